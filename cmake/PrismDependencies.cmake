@@ -1,0 +1,51 @@
+# Finds every dependency prism builds against; a missing one stops the configure with the
+# Debian package that provides it. scripts/install-deps.sh installs them all.
+
+function(prism_missing what package)
+  message(FATAL_ERROR "prism: ${what} not found. Install it with:\n  apt-get install ${package}\n"
+                      "(or run scripts/install-deps.sh, which installs every dependency)")
+endfunction()
+
+find_package(TBB CONFIG QUIET)
+if(NOT TBB_FOUND)
+  prism_missing("oneTBB" "libtbb-dev")
+endif()
+
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc)
+endif()
+if(NOT HWLOC_FOUND)
+  prism_missing("hwloc" "libhwloc-dev")
+endif()
+
+# The BLAS builds are opened at run time with dlopen (lib/blas/blas_library.hpp), never
+# linked: their paths are recorded here. Debian keeps each build in its own directory.
+set(_arch_dir /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
+function(prism_find_blas var dir name package)
+  find_file(${var} ${name} PATHS ${_arch_dir}/${dir} /usr/lib/${dir} /usr/lib64/${dir} NO_DEFAULT_PATH)
+  if(NOT ${var})
+    prism_missing("${dir}/${name}" "${package}")
+  endif()
+endfunction()
+prism_find_blas(PRISM_OPENBLAS_SERIAL_LIB openblas-serial libopenblas.so.0 "libopenblas-serial-dev")
+prism_find_blas(PRISM_OPENBLAS_PTHREAD_LIB openblas-pthread libopenblas.so.0 "libopenblas-pthread-dev (pulled in by libopenblas-dev)")
+prism_find_blas(PRISM_BLIS_SERIAL_LIB blis-serial libblis.so.4 "libblis4-serial")
+prism_find_blas(PRISM_BLIS_PTHREAD_LIB blis-pthread libblis.so.4 "libblis4-pthread")
+
+if(PRISM_WITH_TESTS)
+  find_package(doctest CONFIG QUIET)
+  if(NOT doctest_FOUND)
+    prism_missing("doctest" "doctest-dev")
+  endif()
+  find_package(OpenMP QUIET)
+  if(NOT OpenMP_CXX_FOUND)
+    prism_missing("OpenMP for C++" "g++ (libgomp)")
+  endif()
+endif()
+if(PRISM_WITH_BENCH)
+  find_package(benchmark CONFIG QUIET)
+  if(NOT benchmark_FOUND)
+    prism_missing("Google Benchmark" "libbenchmark-dev")
+  endif()
+endif()

@@ -1,0 +1,91 @@
+// prism/context.hpp — runtime limits that travel with a call instead of living in globals.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace prism {
+
+namespace detail {
+class runtime;  // task arena + workspace pool; lib/runtime/runtime.hpp
+}
+
+/// Which single-threaded BLAS computes the leaves.
+enum class leaf_backend { openblas, blis, automatic };
+
+/// Parses "openblas", "blis" or "auto"; throws prism::error on anything else.
+leaf_backend parse_leaf_backend(const std::string& text);
+
+/// The name of a leaf backend as PRISM_LEAF spells it.
+const char* to_string(leaf_backend b);
+
+/// Limits and choices of one prism call: threads, memory cap, small-problem cut-off, leaves.
+///
+/// A context owns a oneTBB task arena sized to its thread count and a pool of reusable
+/// workspace. Copies share both. Setting fields while another thread uses the same
+/// context is not allowed; concurrent calls that only read a context are fine.
+class context {
+ public:
+  /// Defaults: oneTBB's default concurrency, no memory cap, the built-in small threshold,
+  /// leaf backend "auto", one extra recursion level (see README "How prism plans").
+  context();
+
+  /// Defaults overridden by PRISM_NUM_THREADS, PRISM_MAX_MEMORY, PRISM_SMALL_FLOPS,
+  /// PRISM_LEAF and PRISM_EXTRA_DEPTH; throws prism::error on a malformed value.
+  static context from_env();
+
+  /// Thread budget of a call (>= 1).
+  int threads() const noexcept { return threads_; }
+  /// Sets the thread budget; throws prism::error unless 1 <= t <= 4096.
+  context& set_threads(int t);
+
+  /// Cap on the extra bytes a call may allocate for temporaries (SIZE_MAX: no cap).
+  std::size_t max_memory() const noexcept { return max_memory_; }
+  /// Sets the extra-memory cap in bytes.
+  context& set_max_memory(std::size_t bytes);
+
+  /// Calls with fewer real flops than this run as one leaf on the calling thread (0: never).
+  double small_flops() const noexcept { return small_flops_; }
+  /// Sets the small-problem threshold; 0 forces the recursion even for tiny sizes.
+  context& set_small_flops(double flops);
+
+  /// Leaf backend choice.
+  leaf_backend leaf() const noexcept { return leaf_; }
+  /// Sets the leaf backend.
+  context& set_leaf(leaf_backend b);
+
+  /// BFS levels allowed past one thread per share, for work-stealing balance (0..8).
+  int extra_depth() const noexcept { return extra_depth_; }
+  /// Sets the extra depth; throws prism::error outside 0..8.
+  context& set_extra_depth(int levels);
+
+  /// Smallest leaf (real flops) an extra level may create.
+  double min_leaf_flops() const noexcept { return min_leaf_flops_; }
+  /// Sets the smallest leaf an extra BFS level may create.
+  context& set_min_leaf_flops(double flops);
+
+  /// The shared runtime (arena, pool); internal.
+  detail::runtime& runtime() const;
+
+  /// One-line summary, e.g. "threads=2 max_memory=none small_flops=2097152 leaf=auto".
+  std::string describe() const;
+
+ private:
+  int threads_;
+  std::size_t max_memory_;
+  double small_flops_;
+  leaf_backend leaf_;
+  int extra_depth_;
+  double min_leaf_flops_;
+  std::shared_ptr<detail::runtime> runtime_;
+};
+
+/// The process-wide default context, built once (thread-safely) from the environment.
+const context& default_context();
+
+/// Default small-problem threshold in real flops (measured; see README).
+inline constexpr double default_small_flops = 2.0 * 96 * 96 * 96;
+
+}  // namespace prism

@@ -1,0 +1,9 @@
+// prism/prism.hpp — umbrella header: everything a user of prism needs.
+#pragma once
+
+#include <prism/context.hpp>
+#include <prism/error.hpp>
+#include <prism/gemm.hpp>
+#include <prism/plan.hpp>
+#include <prism/types.hpp>
+#include <prism/version.hpp>

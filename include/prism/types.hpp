@@ -1,0 +1,68 @@
+// prism/types.hpp — scalar types, transposition, layout and the problem descriptor.
+#pragma once
+
+#include <complex>
+#include <concepts>
+#include <cstdint>
+#include <string>
+
+namespace prism {
+
+/// The four BLAS scalar types prism multiplies.
+template <class T>
+concept scalar = std::same_as<T, float> || std::same_as<T, double> ||
+                 std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
+
+/// BLAS type letter: s, d, c, z.
+enum class scalar_type : char { s = 's', d = 'd', c = 'c', z = 'z' };
+
+/// The BLAS type letter of T, e.g. scalar_type_of<double>() == scalar_type::d.
+template <scalar T>
+constexpr scalar_type scalar_type_of() {
+  if constexpr (std::same_as<T, float>) return scalar_type::s;
+  else if constexpr (std::same_as<T, double>) return scalar_type::d;
+  else if constexpr (std::same_as<T, std::complex<float>>) return scalar_type::c;
+  else return scalar_type::z;
+}
+
+/// Bytes of one element of the given type.
+constexpr std::size_t element_size(scalar_type t) {
+  switch (t) {
+    case scalar_type::s: return 4;
+    case scalar_type::d: return 8;
+    case scalar_type::c: return 8;
+    case scalar_type::z: return 16;
+  }
+  return 0;
+}
+
+/// True for c and z.
+constexpr bool is_complex(scalar_type t) { return t == scalar_type::c || t == scalar_type::z; }
+
+/// Storage order of all three matrices of a call.
+enum class layout { col_major, row_major };
+
+/// The three edges of the m x n x k prism of multiply-adds.
+enum class dim : std::uint8_t { m, n, k };
+
+/// One multiplication to plan: C(m x n) = alpha op(A)(m x k) op(B)(k x n) + beta C, column-major.
+struct problem {
+  scalar_type type = scalar_type::d;  ///< element type
+  char transa = 'N';                  ///< 'N', 'T' or 'C' (upper case after normalisation)
+  char transb = 'N';                  ///< 'N', 'T' or 'C'
+  std::int64_t m = 0;                 ///< rows of C
+  std::int64_t n = 0;                 ///< columns of C
+  std::int64_t k = 0;                 ///< inner dimension
+  /// Real flops of the whole product: 2mnk, or 8mnk for complex types.
+  double flops() const {
+    return (is_complex(type) ? 8.0 : 2.0) * double(m) * double(n) * double(k);
+  }
+  friend bool operator==(const problem&, const problem&) = default;
+};
+
+/// Real flops of an m x n x k product of the given type (the single FLOP-count helper).
+inline double gemm_flops(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return problem{t, 'N', 'N', m, n, k}.flops();
+}
+
+}  // namespace prism

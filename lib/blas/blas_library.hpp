@@ -1,0 +1,70 @@
+// lib/blas/blas_library.hpp — a BLAS shared library opened privately with dlopen.
+//
+// prism never links a BLAS into the global symbol namespace. Each library it uses (serial
+// OpenBLAS and serial BLIS for leaves; threaded ones as benchmark peers) is opened with
+// RTLD_LOCAL | RTLD_DEEPBIND, so
+//   - two builds of the same library (serial and pthread OpenBLAS both export cblas_dgemm
+//     and share the soname libopenblas.so.0) live side by side in one process;
+//   - a BLAS the host program already loaded never captures prism's leaf calls, and
+//     prism's copy never captures the host's calls;
+//   - thread settings made on prism's private copy (e.g. BLIS threads = 1) do not leak.
+// Under AddressSanitizer RTLD_DEEPBIND is refused, so sanitizer builds drop it; they load
+// no BLAS globally, so RTLD_LOCAL alone keeps the copies apart there.
+#pragma once
+
+#include <prism/context.hpp>
+#include <prism/types.hpp>
+
+#include <string>
+
+namespace prism::detail {
+
+/// Which BLAS build a library slot refers to.
+enum class blas_build { openblas_serial, openblas_pthread, blis_serial, blis_pthread };
+
+/// "openblas-serial", "openblas-pthread", "blis-serial" or "blis-pthread".
+const char* to_string(blas_build b);
+
+/// Path of a build: env PRISM_LIB_<BUILD> (e.g. PRISM_LIB_OPENBLAS_SERIAL) or the path
+/// CMake found at configure time.
+std::string library_path(blas_build b);
+
+/// CBLAS gemm entry points of one privately opened library.
+class blas_library {
+ public:
+  /// Opens `path` privately and resolves cblas_{s,d,c,z}gemm; throws prism::backend_error.
+  explicit blas_library(const std::string& path);
+  blas_library(const blas_library&) = delete;
+  blas_library& operator=(const blas_library&) = delete;
+
+  /// The library of a build, opened once per process (thread-safe).
+  static const blas_library& get(blas_build b);
+
+  /// Column-major gemm through this library's CBLAS; trans 'N', 'T' or 'C'.
+  template <scalar T>
+  void gemm(char transa, char transb, int m, int n, int k, T alpha, const T* A, int lda,
+            const T* B, int ldb, T beta, T* C, int ldc) const;
+
+  /// Sets the library's own thread count (openblas_set_num_threads or
+  /// bli_thread_set_num_threads); no effect on other copies. Returns false if it has none.
+  bool set_threads(int threads) const;
+
+  /// Any symbol of the library, or nullptr.
+  void* symbol(const char* name) const;
+  /// The path it was opened from.
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+  void* gemm_[4] = {};  // s, d, c, z
+};
+
+/// The serial library behind a leaf backend (openblas or blis; never automatic).
+const blas_library& leaf_library(leaf_backend b);
+
+/// The backend `auto` picks for a leaf of this shape (rule in README "Leaf backends").
+leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n,
+                         std::int64_t k);
+
+}  // namespace prism::detail

@@ -1,0 +1,137 @@
+// lib/recursive/executor.cpp — the recursive executor: BFS parts as oneTBB tasks, DFS parts
+// in sequence, k-BFS temporaries from the call's workspace, single-threaded BLAS leaves.
+#include "executor.hpp"
+
+#include "../blas/blas_library.hpp"
+#include "../runtime/runtime.hpp"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_group.h>
+
+namespace prism::detail {
+
+namespace {
+
+// Reductions of C += C' below this many elements run on one thread: a task costs more.
+constexpr std::int64_t parallel_reduce_elements = 1 << 15;
+
+template <scalar T>
+struct executor {
+  const std::vector<node>& nodes;
+  char ta, tb;
+  T alpha;
+  std::byte* workspace;
+
+  // Where part c of a cut starts inside op(A), op(B) and C. With transa = 'N', op(A) is A
+  // itself (m x k, column-major): row i, column l is A[i + l*lda]. With 'T' or 'C', op(A)
+  // is A^T: its (i, l) is A[l + i*lda]. E.g. an m-cut at row 8 of op(A) with transa 'T'
+  // starts at A + 8*lda; a k-cut at 256 starts at A + 256. Likewise for op(B) (k x n).
+  const T* a_at(const T* A, std::int64_t lda, std::int64_t i, std::int64_t l) const {
+    return ta == 'N' ? A + i + l * lda : A + l + i * lda;
+  }
+  const T* b_at(const T* B, std::int64_t ldb, std::int64_t l, std::int64_t j) const {
+    return tb == 'N' ? B + l + j * ldb : B + j + l * ldb;
+  }
+
+  void run(int index, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+           std::int64_t ldc) const {
+    const node& nd = nodes[index];
+    if (nd.kind == step_kind::leaf) {
+      leaf_library(nd.backend).gemm<T>(ta, tb, int(nd.m), int(nd.n), int(nd.k), alpha, A, int(lda), B,
+                                       int(ldb), beta, C, int(ldc));
+      return;
+    }
+    const std::size_t f = nd.parts.size();
+    // Operands of part c: offsets along the cut edge.
+    auto operands = [&](std::size_t c, std::int64_t off, const T*& a, const T*& b, T*& cc) {
+      (void)c;
+      a = A, b = B, cc = C;
+      if (nd.cut == dim::m) a = a_at(A, lda, off, 0), cc = C + off;
+      else if (nd.cut == dim::n) b = b_at(B, ldb, 0, off), cc = C + off * ldc;
+      else a = a_at(A, lda, 0, off), b = b_at(B, ldb, off, 0);
+    };
+
+    if (nd.kind == step_kind::dfs) {
+      std::int64_t off = 0;
+      for (std::size_t c = 0; c < f; ++c) {
+        const T* a; const T* b; T* cc;
+        operands(c, off, a, b, cc);
+        // DFS on k accumulates: the first slab applies beta, the rest add (beta = 1).
+        const T part_beta = (nd.cut == dim::k && c > 0) ? T(1) : beta;
+        run(nd.children[c], a, lda, b, ldb, part_beta, cc, ldc);
+        off += nd.parts[c].size;
+      }
+      return;
+    }
+
+    // BFS: part 0 runs on this thread, the others as tasks that idle threads steal.
+    const bool k_cut = nd.cut == dim::k;
+    const std::int64_t m = nd.m, n = nd.n;
+    const std::size_t temp_stride = (std::size_t(m) * std::size_t(n) * sizeof(T) + 63) / 64 * 64;
+    auto temp = [&](std::size_t c) {  // C' of part c >= 1 of a k-cut, m x n with ld = m
+      return reinterpret_cast<T*>(workspace + nd.workspace_offset + (c - 1) * temp_stride);
+    };
+    oneapi::tbb::task_group group;
+    std::int64_t off = nd.parts[0].size;
+    for (std::size_t c = 1; c < f; ++c) {
+      const T* a; const T* b; T* cc;
+      operands(c, off, a, b, cc);
+      if (k_cut) {
+        T* t = temp(c);
+        // beta = 0: the leaf writes C' without reading it, so no uninitialised read.
+        group.run([=, this] { run(nd.children[c], a, lda, b, ldb, T(0), t, m); });
+      } else {
+        group.run([=, this] { run(nd.children[c], a, lda, b, ldb, beta, cc, ldc); });
+      }
+      off += nd.parts[c].size;
+    }
+    {
+      const T* a; const T* b; T* cc;
+      operands(0, 0, a, b, cc);
+      run(nd.children[0], a, lda, b, ldb, beta, cc, ldc);
+    }
+    group.wait();
+    if (!k_cut) return;
+
+    // C += C'_1 + ... + C'_(f-1), column by column. The order of the additions is fixed by
+    // the plan, so a fixed plan gives bitwise-identical results from run to run.
+    auto reduce = [&](std::int64_t j0, std::int64_t j1) {
+      for (std::int64_t j = j0; j < j1; ++j) {
+        T* cj = C + j * ldc;
+        for (std::size_t c = 1; c < f; ++c) {
+          const T* tj = temp(c) + j * m;
+          for (std::int64_t i = 0; i < m; ++i) cj[i] += tj[i];
+        }
+      }
+    };
+    if (nd.threads >= 2 && m * n >= parallel_reduce_elements) {
+      oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
+                                [&](const oneapi::tbb::blocked_range<std::int64_t>& r) { reduce(r.begin(), r.end()); });
+    } else {
+      reduce(0, n);
+    }
+  }
+};
+
+}  // namespace
+
+template <scalar T>
+void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
+              T beta, T* C, std::int64_t ldc, const context& ctx) {
+  runtime& rt = ctx.runtime();
+  workspace_pool::lease ws = rt.pool().acquire(p.extra_bytes());
+  executor<T> ex{p.nodes(), p.problem().transa, p.problem().transb, alpha, ws.data()};
+  if (p.nodes()[0].kind == step_kind::leaf) {  // nothing to share: stay on the caller's thread
+    ex.run(0, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  rt.arena().execute([&] { ex.run(0, A, lda, B, ldb, beta, C, ldc); });
+}
+
+template void run_plan<float>(const plan&, float, const float*, std::int64_t, const float*, std::int64_t, float, float*, std::int64_t, const context&);
+template void run_plan<double>(const plan&, double, const double*, std::int64_t, const double*, std::int64_t, double, double*, std::int64_t, const context&);
+template void run_plan<std::complex<float>>(const plan&, std::complex<float>, const std::complex<float>*, std::int64_t, const std::complex<float>*, std::int64_t, std::complex<float>, std::complex<float>*, std::int64_t, const context&);
+template void run_plan<std::complex<double>>(const plan&, std::complex<double>, const std::complex<double>*, std::int64_t, const std::complex<double>*, std::int64_t, std::complex<double>, std::complex<double>*, std::int64_t, const context&);
+
+}  // namespace prism::detail

@@ -1,0 +1,166 @@
+// lib/recursive/gemm.cpp — the one entry prologue (BLIS bli_l3_oapi_ex style): check
+// arguments, return early on trivial cases, send small problems to one leaf, otherwise
+// plan and execute.
+#include <prism/error.hpp>
+#include <prism/gemm.hpp>
+#include <prism/version.hpp>
+
+#include "../blas/blas_library.hpp"
+#include "../runtime/runtime.hpp"
+#include "executor.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+
+namespace prism {
+
+namespace {
+
+template <scalar T>
+std::string routine_name(const char* prefix = "") {
+  return std::string(prefix) + char(scalar_type_of<T>()) + "gemm";
+}
+
+char upper(char c) { return char(std::toupper(static_cast<unsigned char>(c))); }
+bool valid_trans(char c) { return c == 'N' || c == 'T' || c == 'C'; }
+
+// Reference BLAS ?gemm checks, in its order, with its argument positions:
+// 1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda >= max(1, rows of A), 10 ldb, 13 ldc >= max(1, m).
+// A is m x k when transa = 'N', else k x m; B is k x n when transb = 'N', else n x k.
+template <scalar T>
+void check_column_major(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                        std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  const std::string r = routine_name<T>();
+  if (!valid_trans(ta)) throw invalid_argument(r, "transa", 1, "must be 'N', 'T' or 'C'");
+  if (!valid_trans(tb)) throw invalid_argument(r, "transb", 2, "must be 'N', 'T' or 'C'");
+  if (m < 0) throw invalid_argument(r, "m", 3, "must be >= 0, got " + std::to_string(m));
+  if (n < 0) throw invalid_argument(r, "n", 4, "must be >= 0, got " + std::to_string(n));
+  if (k < 0) throw invalid_argument(r, "k", 5, "must be >= 0, got " + std::to_string(k));
+  const std::int64_t rows_a = ta == 'N' ? m : k, rows_b = tb == 'N' ? k : n;
+  if (lda < std::max<std::int64_t>(1, rows_a))
+    throw invalid_argument(r, "lda", 8, "must be >= max(1, " + std::to_string(rows_a) + "), got " + std::to_string(lda));
+  if (ldb < std::max<std::int64_t>(1, rows_b))
+    throw invalid_argument(r, "ldb", 10, "must be >= max(1, " + std::to_string(rows_b) + "), got " + std::to_string(ldb));
+  if (ldc < std::max<std::int64_t>(1, m))
+    throw invalid_argument(r, "ldc", 13, "must be >= max(1, " + std::to_string(m) + "), got " + std::to_string(ldc));
+}
+
+// Reference CBLAS row-major checks. It checks trans itself (positions 2, 3; layout is 1),
+// then calls the Fortran routine on the transposed problem (n, m swapped, B before A),
+// whose errors it maps back to CBLAS positions. So n (5) is checked before m (4), and
+// ldb (11) before lda (9). Row-major A is m x k (lda >= k) when transa = 'N', else k x m.
+template <scalar T>
+void check_row_major(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                     std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  const std::string r = routine_name<T>("cblas_");
+  if (!valid_trans(ta)) throw invalid_argument(r, "transa", 2, "must be 'N', 'T' or 'C'");
+  if (!valid_trans(tb)) throw invalid_argument(r, "transb", 3, "must be 'N', 'T' or 'C'");
+  if (n < 0) throw invalid_argument(r, "n", 5, "must be >= 0, got " + std::to_string(n));
+  if (m < 0) throw invalid_argument(r, "m", 4, "must be >= 0, got " + std::to_string(m));
+  if (k < 0) throw invalid_argument(r, "k", 6, "must be >= 0, got " + std::to_string(k));
+  const std::int64_t cols_a = ta == 'N' ? k : m, cols_b = tb == 'N' ? n : k;
+  if (ldb < std::max<std::int64_t>(1, cols_b))
+    throw invalid_argument(r, "ldb", 11, "must be >= max(1, " + std::to_string(cols_b) + "), got " + std::to_string(ldb));
+  if (lda < std::max<std::int64_t>(1, cols_a))
+    throw invalid_argument(r, "lda", 9, "must be >= max(1, " + std::to_string(cols_a) + "), got " + std::to_string(lda));
+  if (ldc < std::max<std::int64_t>(1, n))
+    throw invalid_argument(r, "ldc", 14, "must be >= max(1, " + std::to_string(n) + "), got " + std::to_string(ldc));
+}
+
+// C = beta C for alpha = 0 or k = 0. beta = 0 writes zeros without reading C, so NaN or
+// Inf already in C do not survive (reference BLAS does the same).
+template <scalar T>
+void scale(std::int64_t m, std::int64_t n, T beta, T* C, std::int64_t ldc) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    T* c = C + j * ldc;
+    if (beta == T(0)) std::fill(c, c + m, T(0));
+    else for (std::int64_t i = 0; i < m; ++i) c[i] *= beta;
+  }
+}
+
+// The leaf BLAS takes 32-bit ints; a leading dimension cannot be cut, so one above
+// 2^31-1 is refused up front (C untouched).
+void check_leading_dimensions(std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  if (lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
+    throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
+}
+
+// Everything after the checks, shared by gemm and execute: trivial cases, then `body`.
+// Returns true when the call is finished (nothing more to do).
+template <scalar T>
+bool trivial(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, T beta, T* C, std::int64_t ldc) {
+  if (m == 0 || n == 0) return true;
+  if ((alpha == T(0) || k == 0) && beta == T(1)) return true;
+  if (alpha == T(0) || k == 0) {
+    scale(m, n, beta, C, ldc);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+template <scalar T>
+void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+          const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+          std::int64_t ldc, const context& ctx) {
+  const char ta = upper(transa), tb = upper(transb);
+  check_column_major<T>(ta, tb, m, n, k, lda, ldb, ldc);
+  if (trivial(m, n, k, alpha, beta, C, ldc)) return;
+  check_leading_dimensions(lda, ldb, ldc);
+  const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
+  if (p.flops() < ctx.small_flops() && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX) {
+    detail::leaf_library(detail::choose_leaf(ctx.leaf(), p.type, m, n, k))
+        .gemm<T>(ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+    return;
+  }
+  auto pl = ctx.runtime().cached_plan(p, [&] { return make_plan(p, ctx); });
+  detail::run_plan<T>(*pl, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+}
+
+template <scalar T>
+void gemm(layout order, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
+          T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+          std::int64_t ldc, const context& ctx) {
+  if (order == layout::col_major) {
+    gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+    return;
+  }
+  const char ta = upper(transa), tb = upper(transb);
+  check_row_major<T>(ta, tb, m, n, k, lda, ldb, ldc);
+  // Row-major C (m x n) is column-major C^T (n x m), and C^T = op(B)^T op(A)^T: the same
+  // call with A and B (and m and n) swapped and the same trans letters.
+  gemm<T>(tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc, ctx);
+}
+
+template <scalar T>
+void execute(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
+             T beta, T* C, std::int64_t ldc, const context& ctx) {
+  const problem& pr = p.problem();
+  if (pr.type != scalar_type_of<T>())
+    throw plan_error(std::string("plan is for type '") + char(pr.type) + "', called with '" +
+                     char(scalar_type_of<T>()) + "'");
+  if (p.nodes().empty()) throw plan_error("empty plan");
+  check_column_major<T>(pr.transa, pr.transb, pr.m, pr.n, pr.k, lda, ldb, ldc);
+  if (trivial(pr.m, pr.n, pr.k, alpha, beta, C, ldc)) return;
+  check_leading_dimensions(lda, ldb, ldc);
+  detail::run_plan<T>(p, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+}
+
+#define PRISM_INSTANTIATE(T)                                                                         \
+  template void gemm<T>(char, char, std::int64_t, std::int64_t, std::int64_t, T, const T*,           \
+                        std::int64_t, const T*, std::int64_t, T, T*, std::int64_t, const context&);  \
+  template void gemm<T>(layout, char, char, std::int64_t, std::int64_t, std::int64_t, T, const T*,   \
+                        std::int64_t, const T*, std::int64_t, T, T*, std::int64_t, const context&);  \
+  template void execute<T>(const plan&, T, const T*, std::int64_t, const T*, std::int64_t, T, T*,    \
+                           std::int64_t, const context&);
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+
+const char* version() noexcept { return PRISM_VERSION_STRING; }
+
+}  // namespace prism

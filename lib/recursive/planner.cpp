@@ -1,0 +1,180 @@
+// lib/recursive/planner.cpp — make_plan: CARMA's recursive split under a thread budget and
+// a memory cap.
+//
+// The rules, in order, at a node of shape m x n x k with t threads and B bytes of budget:
+//  1. A leaf dimension must fit a 32-bit BLAS int: a node with an edge above 2^31-1 is cut
+//     in half by a DFS step (level cache) first.
+//  2. t >= 2 (parallel budget left): cut the largest edge (ties: n, then m, then k) by a
+//     BFS step into two parts with thread shares floor(t/2) and ceil(t/2), the edge split
+//     in proportion to the shares. A BFS on k needs one m x n temporary C'; when it does
+//     not fit in B ("not enough memory", CARMA §III) the step becomes a DFS on the larger
+//     of m and n if the halved C' then fits (each half then runs k-BFS with half the
+//     temporary), else a memory-free BFS on the larger of m and n, else a leaf.
+//  3. t == 1 and extra-depth levels left: BFS steps continue past one thread per share
+//     (CARMA Fig. 5: more tasks than threads let work stealing even out a noisy machine),
+//     as long as each new leaf keeps >= min_leaf_flops and k-temporaries fit in B.
+//  4. Otherwise: a leaf, computed by the backend the context picks for its shape.
+#include <prism/context.hpp>
+#include <prism/error.hpp>
+#include <prism/plan.hpp>
+
+#include "../blas/blas_library.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <limits>
+
+namespace prism {
+
+namespace {
+
+constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
+
+std::size_t round_up64(std::size_t b) { return (b + 63) / 64 * 64; }
+
+// Preferred split granularity along each edge, so parts start on SIMD/cache boundaries:
+// m (the contiguous edge of C, and of A when not transposed): one 64-byte line, e.g. 8
+// doubles; n: 8 columns (a multiple of every BLAS kernel's n-unroll); k: 256, the order of
+// the kernels' k-blocking. Halved while the edge is too short for two aligned parts.
+std::int64_t alignment(dim d, scalar_type t, std::int64_t ext) {
+  std::int64_t a = d == dim::m ? std::int64_t(64 / element_size(t)) : d == dim::n ? 8 : 256;
+  while (a > 1 && ext < 2 * a) a /= 2;
+  return a;
+}
+
+// Size of the first of two parts when `ext` is shared in the ratio share : (total - share),
+// rounded to a multiple of `a` and kept inside [1, ext - 1]. Nothing is ever dropped: the
+// second part is ext minus the first.
+// Example: ext = 16777216 (k), shares 1 of 3, a = 256: 16777216/3 = 5592405.3, nearest
+// multiple of 256 is 5592320, so parts are 5592320 and 11184896.
+std::int64_t first_part(std::int64_t ext, int share, int total, std::int64_t a) {
+  const long double exact = (long double)ext * share / total;
+  std::int64_t s = std::int64_t(exact / a + 0.5L) * a;
+  return std::clamp<std::int64_t>(s, 1, ext - 1);
+}
+
+struct planner {
+  const context& ctx;
+  scalar_type type;
+  std::vector<node> nodes;
+
+  double flops(std::int64_t m, std::int64_t n, std::int64_t k) const { return gemm_flops(type, m, n, k); }
+  std::size_t temp_bytes(std::int64_t m, std::int64_t n) const {
+    return round_up64(std::size_t(m) * std::size_t(n) * element_size(type));
+  }
+  static std::size_t share_of(std::size_t budget, int share, int total) {
+    if (budget == no_cap) return no_cap;
+    return std::size_t((long double)budget * share / total);
+  }
+  // The largest edge; on ties n before m before k (n and m cuts need no temporary, and an
+  // n cut keeps each half of a column-major C contiguous).
+  static dim largest(std::int64_t m, std::int64_t n, std::int64_t k) {
+    if (n >= m && n >= k) return dim::n;
+    if (m >= k) return dim::m;
+    return dim::k;
+  }
+
+  int leaf(std::int64_t m, std::int64_t n, std::int64_t k) {
+    node nd;
+    nd.kind = step_kind::leaf;
+    nd.backend = detail::choose_leaf(ctx.leaf(), type, m, n, k);
+    nodes.push_back(nd);
+    return int(nodes.size()) - 1;
+  }
+
+  // A two-part cut of edge d; shares t1 and t2 (for DFS both equal the node's t).
+  int cut(step_kind kind, level where, dim d, std::int64_t m, std::int64_t n, std::int64_t k,
+          int t1, int t2, int extra, std::size_t b1, std::size_t b2) {
+    const std::int64_t ext = extent(d, m, n, k);
+    const int share = kind == step_kind::dfs ? 1 : t1, total = kind == step_kind::dfs ? 2 : t1 + t2;
+    const std::int64_t s = first_part(ext, share, total, alignment(d, type, ext));
+    const int index = int(nodes.size());
+    nodes.emplace_back();
+    node nd;
+    nd.kind = kind;
+    nd.cut = d;
+    nd.where = where;
+    nd.parts = {part{s, t1}, part{ext - s, t2}};
+    auto sub = [&](std::int64_t size, int t, std::size_t b) {
+      std::int64_t cm = m, cn = n, ck = k;
+      (d == dim::m ? cm : d == dim::n ? cn : ck) = size;
+      return build(cm, cn, ck, t, extra, b);
+    };
+    nd.children.push_back(sub(s, t1, b1));
+    nd.children.push_back(sub(ext - s, t2, b2));
+    nodes[index] = std::move(nd);
+    return index;
+  }
+
+  int build(std::int64_t m, std::int64_t n, std::int64_t k, int t, int extra, std::size_t budget) {
+    // Rule 1: 32-bit leaf range.
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {
+      const dim d = largest(m, n, k);
+      return cut(step_kind::dfs, level::cache, d, m, n, k, t, t, extra, budget, budget);
+    }
+    const dim d = largest(m, n, k);
+    if (extent(d, m, n, k) < 2) return leaf(m, n, k);
+    const dim wide = n >= m ? dim::n : dim::m;  // the larger of m and n
+    const std::int64_t wide_ext = extent(wide, m, n, k);
+
+    if (t >= 2) {  // Rule 2
+      const int t1 = t / 2, t2 = t - t1;
+      if (d != dim::k)
+        return cut(step_kind::bfs, level::thread, d, m, n, k, t1, t2, extra,
+                   share_of(budget, t1, t), share_of(budget, t2, t));
+      const std::size_t temp = temp_bytes(m, n);
+      if (temp <= budget) {
+        const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
+        return cut(step_kind::bfs, level::thread, dim::k, m, n, k, t1, t2, extra,
+                   share_of(rest, t1, t), share_of(rest, t2, t));
+      }
+      if (wide_ext >= 2) {
+        const std::int64_t half = (wide_ext + 1) / 2;
+        const std::size_t half_temp = wide == dim::n ? temp_bytes(m, half) : temp_bytes(half, n);
+        if (half_temp <= budget)
+          return cut(step_kind::dfs, level::thread, wide, m, n, k, t, t, extra, budget, budget);
+        return cut(step_kind::bfs, level::thread, wide, m, n, k, t1, t2, extra,
+                   share_of(budget, t1, t), share_of(budget, t2, t));
+      }
+      return leaf(m, n, k);
+    }
+
+    if (extra > 0 && flops(m, n, k) >= 2 * ctx.min_leaf_flops()) {  // Rule 3
+      if (d != dim::k)
+        return cut(step_kind::bfs, level::thread, d, m, n, k, 1, 1, extra - 1,
+                   share_of(budget, 1, 2), share_of(budget, 1, 2));
+      const std::size_t temp = temp_bytes(m, n);
+      if (temp <= budget) {
+        const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
+        return cut(step_kind::bfs, level::thread, dim::k, m, n, k, 1, 1, extra - 1,
+                   share_of(rest, 1, 2), share_of(rest, 1, 2));
+      }
+      if (wide_ext >= 2)
+        return cut(step_kind::bfs, level::thread, wide, m, n, k, 1, 1, extra - 1,
+                   share_of(budget, 1, 2), share_of(budget, 1, 2));
+    }
+    return leaf(m, n, k);  // Rule 4
+  }
+};
+
+char normalise_trans(char t) {
+  const char u = char(std::toupper(static_cast<unsigned char>(t)));
+  if (u != 'N' && u != 'T' && u != 'C') throw plan_error(std::string("trans must be N, T or C, got '") + t + "'");
+  return u;
+}
+
+}  // namespace
+
+plan make_plan(const problem& p0, const context& ctx) {
+  problem p = p0;
+  p.transa = normalise_trans(p.transa);
+  p.transb = normalise_trans(p.transb);
+  if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
+  planner pl{ctx, p.type, {}};
+  if (p.m == 0 || p.n == 0 || p.k == 0) pl.leaf(p.m, p.n, p.k);
+  else pl.build(p.m, p.n, p.k, ctx.threads(), ctx.extra_depth(), ctx.max_memory());
+  return plan(p, ctx.threads(), std::move(pl.nodes));
+}
+
+}  // namespace prism

@@ -1,0 +1,133 @@
+// lib/runtime/context.cpp — context defaults, environment variables, the default context.
+#include <prism/context.hpp>
+#include <prism/error.hpp>
+
+#include "runtime.hpp"
+
+#include <oneapi/tbb/info.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace prism {
+
+leaf_backend parse_leaf_backend(const std::string& text) {
+  if (text == "openblas") return leaf_backend::openblas;
+  if (text == "blis") return leaf_backend::blis;
+  if (text == "auto") return leaf_backend::automatic;
+  throw error("unknown leaf backend '" + text + "' (expected openblas, blis or auto)");
+}
+
+const char* to_string(leaf_backend b) {
+  switch (b) {
+    case leaf_backend::openblas: return "openblas";
+    case leaf_backend::blis: return "blis";
+    case leaf_backend::automatic: return "auto";
+  }
+  return "?";
+}
+
+context::context()
+    : threads_(std::max(1, oneapi::tbb::info::default_concurrency())),
+      max_memory_(std::numeric_limits<std::size_t>::max()),
+      small_flops_(default_small_flops),
+      leaf_(leaf_backend::automatic),
+      extra_depth_(1),
+      min_leaf_flops_(double(1 << 26)),
+      runtime_(std::make_shared<detail::runtime>(threads_)) {}
+
+context& context::set_threads(int t) {
+  if (t < 1 || t > 4096) throw error("thread count must be in 1..4096, got " + std::to_string(t));
+  if (t != threads_) {
+    threads_ = t;
+    runtime_ = std::make_shared<detail::runtime>(threads_);
+  }
+  return *this;
+}
+
+// Every setter that changes what a plan looks like starts a fresh runtime: plans cached
+// under the old settings must not be reused.
+context& context::set_max_memory(std::size_t bytes) {
+  max_memory_ = bytes;
+  runtime_ = std::make_shared<detail::runtime>(threads_);
+  return *this;
+}
+
+context& context::set_small_flops(double flops) {
+  if (!(flops >= 0)) throw error("small-problem threshold must be >= 0");
+  small_flops_ = flops;
+  return *this;
+}
+
+context& context::set_leaf(leaf_backend b) {
+  leaf_ = b;
+  runtime_ = std::make_shared<detail::runtime>(threads_);
+  return *this;
+}
+
+context& context::set_extra_depth(int levels) {
+  if (levels < 0 || levels > 8) throw error("extra depth must be in 0..8, got " + std::to_string(levels));
+  extra_depth_ = levels;
+  runtime_ = std::make_shared<detail::runtime>(threads_);
+  return *this;
+}
+
+context& context::set_min_leaf_flops(double flops) {
+  if (!(flops >= 0)) throw error("minimum leaf flops must be >= 0");
+  min_leaf_flops_ = flops;
+  runtime_ = std::make_shared<detail::runtime>(threads_);
+  return *this;
+}
+
+detail::runtime& context::runtime() const { return *runtime_; }
+
+std::string context::describe() const {
+  std::ostringstream os;
+  os << "threads=" << threads_ << " max_memory=";
+  if (max_memory_ == std::numeric_limits<std::size_t>::max()) os << "none";
+  else os << max_memory_;
+  os << " small_flops=" << small_flops_ << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_;
+  return os.str();
+}
+
+namespace {
+
+// Reads an unsigned integer env var; accepts an optional K, M or G suffix (powers of 1024)
+// so PRISM_MAX_MEMORY=64M works. Returns false when unset or empty.
+bool env_size(const char* name, unsigned long long& out) {
+  const char* s = std::getenv(name);
+  if (s == nullptr || *s == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s, &end, 10);
+  if (end == s || errno != 0 || (s[0] == '-')) throw error(std::string(name) + ": not a non-negative integer: '" + s + "'");
+  unsigned long long mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
+  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
+  if (*end != '\0') throw error(std::string(name) + ": trailing characters in '" + s + "'");
+  out = v * mult;
+  return true;
+}
+
+}  // namespace
+
+context context::from_env() {
+  context c;
+  unsigned long long v = 0;
+  if (env_size("PRISM_NUM_THREADS", v)) c.set_threads(int(std::min<unsigned long long>(v, 1u << 20)));
+  if (env_size("PRISM_MAX_MEMORY", v)) c.set_max_memory(std::size_t(v));
+  if (env_size("PRISM_SMALL_FLOPS", v)) c.set_small_flops(double(v));
+  if (env_size("PRISM_EXTRA_DEPTH", v)) c.set_extra_depth(int(std::min<unsigned long long>(v, 1000)));
+  if (const char* s = std::getenv("PRISM_LEAF"); s != nullptr && *s != '\0') c.set_leaf(parse_leaf_backend(s));
+  return c;
+}
+
+const context& default_context() {
+  static const context ctx = context::from_env();  // C++11 magic static: built once, thread-safe
+  return ctx;
+}
+
+}  // namespace prism
