@@ -1,0 +1,564 @@
+// bench/prism_bench.cpp — prism against threaded OpenBLAS and BLIS, same process, same run.
+//
+// For every shape and type the same operands are multiplied by five implementations, each
+// registered as its own Google Benchmark:
+//   prism        prism::gemm with the default context (all cores; PRISM_* env honoured)
+//   openblas     OpenBLAS pthread build, openblas_set_num_threads(nproc) before the run
+//   openblas_1t  OpenBLAS serial build (the library prism's leaves use)
+//   blis         BLIS pthread build, bli_thread_set_num_threads(nproc) before the run
+//   blis_1t      BLIS serial build
+// plus fma_peak/{d,s}: the FMA peak of all cores (fma_peak.cpp, built with -march=native).
+//
+// Each BLAS build is opened privately (lib/blas/blas_library.hpp), so the serial and the
+// pthread copies of one library live side by side and a thread setting made on one copy
+// does not touch another.
+//
+// Own flags (everything else goes to Google Benchmark, e.g. --benchmark_out=f.json
+// --benchmark_out_format=json --benchmark_filter=...):
+//   --set=quick|full        shape set (default quick)
+//   --shapes=MxNxK[:TT],... ad-hoc shapes instead of a set (TT = transa transb, default NN)
+//   --type=d|s|both         element type(s) (default both)
+//   --reps=N                repetitions per benchmark (default 5); report.py keeps the best
+//   --min-time=S            minimum seconds per repetition (default 0.5)
+//   --impls=a,b,...         subset of prism,openblas,openblas_1t,blis,blis_1t (default all)
+//   --no-fma                skip the fma_peak benchmarks
+//   --check=0|1             compare prism with OpenBLAS once per shape and type (default 1)
+//   --settle-ms=N           pause before the first run of an implementation (default 50),
+//                           so the previous library's spinning threads go to sleep
+#include <prism/prism.hpp>
+
+#include "blas/blas_library.hpp"
+#include "fma_peak.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using prism::detail::blas_build;
+using prism::detail::blas_library;
+
+// ---------------------------------------------------------------------------------------
+// Shapes and options
+
+struct shape {
+  std::int64_t m = 0, n = 0, k = 0;
+  char transa = 'N', transb = 'N';
+  std::string group;  // "krylov", "carma", "gram", "wide", "square", "cube", "custom"
+};
+
+enum class impl { prism, openblas, openblas_1t, blis, blis_1t };
+constexpr impl kAllImpls[] = {impl::prism, impl::openblas, impl::openblas_1t, impl::blis,
+                              impl::blis_1t};
+
+const char* to_string(impl i) {
+  switch (i) {
+    case impl::prism: return "prism";
+    case impl::openblas: return "openblas";
+    case impl::openblas_1t: return "openblas_1t";
+    case impl::blis: return "blis";
+    case impl::blis_1t: return "blis_1t";
+  }
+  return "?";
+}
+
+struct options {
+  std::string set = "quick";
+  std::vector<shape> shapes;  // from --shapes; empty: the set's
+  bool doubles = true, floats = true;
+  int reps = 5;
+  double min_time = 0.5;
+  std::vector<impl> impls{std::begin(kAllImpls), std::end(kAllImpls)};
+  bool fma = true;
+  bool check = true;
+  int settle_ms = 50;
+};
+
+[[noreturn]] void usage_error(const std::string& why) {
+  std::cerr << "prism_bench: " << why << "\n"
+            << "usage: prism_bench [--set=quick|full] [--shapes=MxNxK[:TT],...] [--type=d|s|both]\n"
+            << "                   [--reps=N] [--min-time=S] [--impls=prism,openblas,openblas_1t,blis,blis_1t]\n"
+            << "                   [--no-fma] [--check=0|1] [--settle-ms=N] [--benchmark_* flags]\n";
+  std::exit(2);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::int64_t parse_int(const std::string& text, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used != text.size() || v < 1) throw std::invalid_argument(text);
+    return v;
+  } catch (const std::exception&) {
+    usage_error("bad " + what + " '" + text + "'");
+  }
+}
+
+// "MxNxK" or "MxNxK:TT", e.g. 32x32x4194304:TN.
+shape parse_shape(const std::string& text) {
+  shape s;
+  s.group = "custom";
+  std::string dims = text;
+  if (const auto colon = text.find(':'); colon != std::string::npos) {
+    const std::string tt = text.substr(colon + 1);
+    dims = text.substr(0, colon);
+    if (tt.size() != 2) usage_error("bad transposes in shape '" + text + "' (want e.g. :TN)");
+    s.transa = static_cast<char>(std::toupper(static_cast<unsigned char>(tt[0])));
+    s.transb = static_cast<char>(std::toupper(static_cast<unsigned char>(tt[1])));
+    for (char t : {s.transa, s.transb})
+      if (t != 'N' && t != 'T') usage_error("transpose must be N or T in '" + text + "'");
+  }
+  const auto parts = split(dims, 'x');
+  if (parts.size() != 3) usage_error("bad shape '" + text + "' (want MxNxK[:TT])");
+  s.m = parse_int(parts[0], "m");
+  s.n = parse_int(parts[1], "n");
+  s.k = parse_int(parts[2], "k");
+  return s;
+}
+
+options parse_options(int& argc, char** argv) {
+  options o;
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* prefix) -> const char* {
+      const std::size_t n = std::strlen(prefix);
+      return a.compare(0, n, prefix) == 0 ? argv[i] + n : nullptr;
+    };
+    if (const char* v = value("--set=")) {
+      o.set = v;
+      if (o.set != "quick" && o.set != "full") usage_error("--set must be quick or full");
+    } else if (const char* v = value("--shapes=")) {
+      for (const auto& s : split(v, ',')) o.shapes.push_back(parse_shape(s));
+      if (o.shapes.empty()) usage_error("--shapes is empty");
+    } else if (const char* v = value("--type=")) {
+      const std::string t = v;
+      if (t == "d") o.doubles = true, o.floats = false;
+      else if (t == "s") o.doubles = false, o.floats = true;
+      else if (t == "both") o.doubles = o.floats = true;
+      else usage_error("--type must be d, s or both");
+    } else if (const char* v = value("--reps=")) {
+      o.reps = static_cast<int>(parse_int(v, "--reps"));
+    } else if (const char* v = value("--min-time=")) {
+      char* end = nullptr;
+      o.min_time = std::strtod(v, &end);
+      if (end == v || *end != '\0' || !(o.min_time > 0)) usage_error("bad --min-time");
+    } else if (const char* v = value("--impls=")) {
+      o.impls.clear();
+      for (const auto& name : split(v, ',')) {
+        bool found = false;
+        for (impl i : kAllImpls)
+          if (name == to_string(i)) o.impls.push_back(i), found = true;
+        if (!found) usage_error("unknown implementation '" + name + "'");
+      }
+    } else if (a == "--no-fma") {
+      o.fma = false;
+    } else if (const char* v = value("--check=")) {
+      o.check = std::string(v) != "0";
+    } else if (const char* v = value("--settle-ms=")) {
+      o.settle_ms = std::atoi(v);
+    } else {
+      argv[out++] = argv[i];  // Google Benchmark's (or unknown: it reports those)
+    }
+  }
+  argc = out;
+  argv[argc] = nullptr;
+  return o;
+}
+
+void add_shape(std::vector<shape>& v, shape s) {
+  // A shape listed in two groups (e.g. 64x64x2^22: block-Krylov and CARMA) runs once.
+  for (auto& old : v)
+    if (old.m == s.m && old.n == s.n && old.k == s.k && old.transa == s.transa &&
+        old.transb == s.transb) {
+      old.group += "+" + s.group;
+      return;
+    }
+  v.push_back(std::move(s));
+}
+
+std::vector<shape> shape_set(const std::string& name) {
+  std::vector<shape> v;
+  auto nn = [&](std::int64_t m, std::int64_t n, std::int64_t k, const char* group) {
+    add_shape(v, shape{m, n, k, 'N', 'N', group});
+  };
+  constexpr std::int64_t p14 = std::int64_t{1} << 14, p17 = std::int64_t{1} << 17,
+                         p20 = std::int64_t{1} << 20, p22 = std::int64_t{1} << 22,
+                         p24 = std::int64_t{1} << 24;
+  if (name == "full") {
+    for (std::int64_t b : {4, 8, 16, 32, 64}) nn(b, b, b <= 8 ? p24 : p22, "krylov");
+    for (std::int64_t k : {p14, p17, p20, p22}) nn(64, 64, k, "carma");
+    add_shape(v, shape{32, 32, p22, 'T', 'N', "gram"});
+    for (std::int64_t b : {1024, 4096, 8192}) nn(b, b, 64, "wide");
+    for (std::int64_t b : {1024, 2048, 4096}) nn(b, b, b, "square");
+    for (std::int64_t b : {16, 32, 64, 96, 128, 192, 256}) nn(b, b, b, "cube");
+  } else {
+    nn(4, 4, p24, "krylov");
+    nn(16, 16, p22, "krylov");
+    nn(64, 64, p22, "krylov");
+    add_shape(v, shape{32, 32, p22, 'T', 'N', "gram"});
+    nn(64, 64, p20, "carma");
+    nn(4096, 4096, 64, "wide");
+    nn(2048, 2048, 2048, "square");
+    for (std::int64_t b : {16, 64, 128}) nn(b, b, b, "cube");
+  }
+  return v;
+}
+
+std::string shape_text(const shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+// ---------------------------------------------------------------------------------------
+// Machine description
+
+int hardware_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) break;
+      std::string m = line.substr(colon + 1);
+      m.erase(0, m.find_first_not_of(" \t"));
+      return m;
+    }
+  return "unknown CPU";
+}
+
+std::string now_text() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", std::localtime(&t));
+  return buf;
+}
+
+// ---------------------------------------------------------------------------------------
+// Operands: allocated for one (shape, type) at a time and shared by every implementation.
+
+struct free_deleter {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+using raw_buffer = std::unique_ptr<std::byte, free_deleter>;
+
+raw_buffer allocate(std::size_t bytes) {
+  const std::size_t align = 64;
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  return raw_buffer(static_cast<std::byte*>(p));
+}
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+constexpr std::uint64_t kSeed = 20240601;
+
+// Element i of stream `id`: uniform in [-1, 1), a pure function of (seed, id, i), so the
+// values do not depend on how many threads fill them. Filling in parallel also places
+// the pages (first touch).
+template <class T>
+void fill_random(T* p, std::size_t count, std::uint64_t id) {
+  const std::uint64_t base = splitmix64(kSeed ^ (id << 56));
+  auto work = [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      const std::uint64_t r = splitmix64(base + i);
+      if constexpr (std::is_same_v<T, double>)
+        p[i] = static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0;
+      else
+        p[i] = static_cast<float>(r >> 40) * 0x1.0p-23f - 1.0f;
+    }
+  };
+  const int threads = hardware_threads();
+  if (count < (std::size_t{1} << 16) || threads == 1) {
+    work(0, count);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back(work, count * t / threads, count * (t + 1) / threads);
+  for (auto& th : pool) th.join();
+}
+
+struct operands {
+  std::string key;  // type + shape; empty: nothing held
+  raw_buffer A, B, C;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  double check_error = -1;  // prism vs OpenBLAS in units of k * eps; -1: not checked
+  bool check_failed = false;
+  std::string check_note;
+};
+
+operands g_ops;
+const options* g_opt = nullptr;
+
+template <class T>
+constexpr char type_letter() {
+  return std::is_same_v<T, double> ? 'd' : 's';
+}
+
+template <class T>
+void check_prism(operands& ops, const shape& s);
+
+// The operands of (shape, T), reallocating only when the previous benchmark used others.
+// Runs untimed, before the benchmark's timing loop.
+template <class T>
+operands& operands_for(const shape& s) {
+  const std::string key = std::string(1, type_letter<T>()) + s.transa + s.transb + shape_text(s);
+  if (g_ops.key == key) return g_ops;
+  g_ops = operands{};  // frees the previous shape's arrays first: the big ones are GiBs
+  const std::size_t m = s.m, n = s.n, k = s.k;
+  const std::size_t arows = s.transa == 'N' ? m : k, acols = s.transa == 'N' ? k : m;
+  const std::size_t brows = s.transb == 'N' ? k : n, bcols = s.transb == 'N' ? n : k;
+  g_ops.lda = static_cast<std::int64_t>(arows);
+  g_ops.ldb = static_cast<std::int64_t>(brows);
+  g_ops.ldc = static_cast<std::int64_t>(m);
+  g_ops.A = allocate(arows * acols * sizeof(T));
+  g_ops.B = allocate(brows * bcols * sizeof(T));
+  g_ops.C = allocate(m * n * sizeof(T));
+  fill_random(reinterpret_cast<T*>(g_ops.A.get()), arows * acols, 1);
+  fill_random(reinterpret_cast<T*>(g_ops.B.get()), brows * bcols, 2);
+  fill_random(reinterpret_cast<T*>(g_ops.C.get()), m * n, 3);
+  g_ops.key = key;
+  if (g_opt->check) check_prism<T>(g_ops, s);
+  return g_ops;
+}
+
+// One untimed prism::gemm against threaded OpenBLAS (beta = 0 into fresh arrays). The
+// error is max |C_prism - C_openblas| / (k * eps): each entry is a sum of k products of
+// values in [-1, 1), so any correct summation order stays well below 1, and a missing or
+// doubled block of the sum shows up as something like sqrt(k) / (k * eps), far above it.
+template <class T>
+void check_prism(operands& ops, const shape& s) {
+  const std::size_t mn = static_cast<std::size_t>(s.m) * static_cast<std::size_t>(s.n);
+  const T* A = reinterpret_cast<const T*>(ops.A.get());
+  const T* B = reinterpret_cast<const T*>(ops.B.get());
+  std::vector<T> ref(mn, T(0)), got(mn, T(0));
+  try {
+    const auto& ob = blas_library::get(blas_build::openblas_pthread);
+    ob.set_threads(hardware_threads());
+    ob.gemm<T>(s.transa, s.transb, int(s.m), int(s.n), int(s.k), T(1), A, int(ops.lda), B,
+               int(ops.ldb), T(0), ref.data(), int(ops.ldc));
+    prism::gemm<T>(s.transa, s.transb, s.m, s.n, s.k, T(1), A, ops.lda, B, ops.ldb, T(0),
+                   got.data(), ops.ldc);
+  } catch (const std::exception& e) {
+    ops.check_failed = true;
+    ops.check_note = std::string("check threw: ") + e.what();
+    std::cerr << "prism_bench: CHECK " << type_letter<T>() << " " << s.transa << s.transb << " "
+              << shape_text(s) << ": " << ops.check_note << "\n";
+    return;
+  }
+  double worst = 0;
+  for (std::size_t i = 0; i < mn; ++i) {
+    const double d = std::fabs(double(got[i]) - double(ref[i]));
+    worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+  }
+  const double unit = double(s.k) * double(std::numeric_limits<T>::epsilon());
+  ops.check_error = worst / unit;
+  ops.check_failed = !(ops.check_error < 1.0);
+  if (ops.check_failed) {
+    std::ostringstream note;
+    note << "prism differs from OpenBLAS: max abs diff " << worst << " = " << ops.check_error
+         << " k*eps";
+    ops.check_note = note.str();
+    std::cerr << "prism_bench: CHECK FAILED " << type_letter<T>() << " " << s.transa << s.transb
+              << " " << shape_text(s) << ": " << ops.check_note << "\n";
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Benchmarks
+
+std::string g_last_impl;  // implementation of the previous benchmark run
+
+void settle(const std::string& who) {
+  if (who != g_last_impl && g_opt->settle_ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(g_opt->settle_ms));
+  g_last_impl = who;
+}
+
+template <class T>
+void bm_gemm(benchmark::State& st, shape s, impl which) {
+  operands* ops = nullptr;
+  try {
+    ops = &operands_for<T>(s);
+  } catch (const std::exception& e) {
+    st.SkipWithError((std::string("allocation failed: ") + e.what()).c_str());
+    return;
+  }
+  const T* A = reinterpret_cast<const T*>(ops->A.get());
+  const T* B = reinterpret_cast<const T*>(ops->B.get());
+  T* C = reinterpret_cast<T*>(ops->C.get());
+  const std::int64_t lda = ops->lda, ldb = ops->ldb, ldc = ops->ldc;
+  const int nproc = hardware_threads();
+
+  std::function<void()> call;
+  int threads = 1;
+  const blas_library* lib = nullptr;
+  try {
+    switch (which) {
+      case impl::prism:
+        threads = prism::default_context().threads();
+        call = [=] { prism::gemm<T>(s.transa, s.transb, s.m, s.n, s.k, T(1), A, lda, B, ldb, T(1), C, ldc); };
+        break;
+      case impl::openblas: lib = &blas_library::get(blas_build::openblas_pthread); threads = nproc; break;
+      case impl::openblas_1t: lib = &blas_library::get(blas_build::openblas_serial); break;
+      case impl::blis: lib = &blas_library::get(blas_build::blis_pthread); threads = nproc; break;
+      case impl::blis_1t: lib = &blas_library::get(blas_build::blis_serial); break;
+    }
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+    return;
+  }
+  if (lib != nullptr) {
+    // Right before the run: a library may be shared with another variant or with prism's
+    // leaves (the serial builds), so its thread count is set every time.
+    lib->set_threads(threads);
+    call = [=] {
+      lib->gemm<T>(s.transa, s.transb, int(s.m), int(s.n), int(s.k), T(1), A, int(lda), B,
+                   int(ldb), T(1), C, int(ldc));
+    };
+  }
+  settle(to_string(which));
+
+  try {
+    for (auto _ : st) {
+      call();
+      benchmark::ClobberMemory();
+    }
+  } catch (const std::exception& e) {
+    st.SkipWithError((std::string(to_string(which)) + " threw: " + e.what()).c_str());
+    return;
+  }
+
+  const double flops = prism::gemm_flops(prism::scalar_type_of<T>(), s.m, s.n, s.k);
+  st.counters["gflops"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["flop"] = flops;
+  st.counters["m"] = double(s.m);
+  st.counters["n"] = double(s.n);
+  st.counters["k"] = double(s.k);
+  st.counters["threads"] = threads;
+  std::string label = std::string("impl=") + to_string(which) + " type=" + type_letter<T>() +
+                      " trans=" + s.transa + s.transb + " shape=" + shape_text(s) +
+                      " group=" + s.group;
+  if (which == impl::prism && ops->check_error >= 0) st.counters["check_k_eps"] = ops->check_error;
+  if (which == impl::prism && ops->check_failed) label += " CHECK_FAILED";
+  st.SetLabel(label);
+}
+
+template <class T>
+void bm_fma_peak(benchmark::State& st) {
+  settle("fma_peak");
+  const int threads = hardware_threads();
+  const std::int64_t steps = std::int64_t{1} << 23;
+  double flops = 0;
+  for (auto _ : st) {
+    flops = std::is_same_v<T, double> ? prism_bench::fma_peak_double(threads, steps)
+                                      : prism_bench::fma_peak_float(threads, steps);
+  }
+  st.counters["gflops"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["gflops_per_thread"] =
+      benchmark::Counter(flops * 1e-9 / threads, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["flop"] = flops;
+  st.counters["threads"] = threads;
+  st.counters["vector_bits"] = prism_bench::fma_vector_bytes() * 8;
+  st.SetLabel(std::string("impl=fma_peak type=") + type_letter<T>() + " isa=" + prism_bench::fma_isa() +
+              " chains=" + std::to_string(prism_bench::fma_chains()));
+}
+
+void configure(benchmark::internal::Benchmark* b, const options& o) {
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(o.min_time)->Repetitions(o.reps)
+      ->ReportAggregatesOnly(false);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const options opt = parse_options(argc, argv);
+  g_opt = &opt;
+  const std::vector<shape> shapes = opt.shapes.empty() ? shape_set(opt.set) : opt.shapes;
+  const std::string set_name = opt.shapes.empty() ? opt.set : "custom";
+
+  const std::string model = cpu_model();
+  const int nproc = hardware_threads();
+  const std::string date = now_text();
+  std::string types = opt.doubles && opt.floats ? "d,s" : opt.doubles ? "d" : "s";
+  std::cerr << "prism_bench: " << model << ", nproc " << nproc << ", " << date << ", prism "
+            << prism::version() << " (" << prism::default_context().describe() << "), set "
+            << set_name << ", types " << types << ", reps " << opt.reps << "\n";
+
+  benchmark::AddCustomContext("cpu_model", model);
+  benchmark::AddCustomContext("nproc", std::to_string(nproc));
+  benchmark::AddCustomContext("prism_version", prism::version());
+  benchmark::AddCustomContext("prism_context", prism::default_context().describe());
+  benchmark::AddCustomContext("shape_set", set_name);
+  benchmark::AddCustomContext("types", types);
+  benchmark::AddCustomContext("reps", std::to_string(opt.reps));
+  benchmark::AddCustomContext("start_time", date);
+  benchmark::AddCustomContext("fma_isa", prism_bench::fma_isa());
+  for (blas_build b : {blas_build::openblas_pthread, blas_build::openblas_serial,
+                       blas_build::blis_pthread, blas_build::blis_serial})
+    benchmark::AddCustomContext(std::string("lib_") + prism::detail::to_string(b),
+                                prism::detail::library_path(b));
+
+  if (opt.fma) {
+    if (opt.doubles) configure(benchmark::RegisterBenchmark("fma_peak/d", bm_fma_peak<double>), opt);
+    if (opt.floats) configure(benchmark::RegisterBenchmark("fma_peak/s", bm_fma_peak<float>), opt);
+  }
+  for (const shape& s : shapes) {
+    for (int t = 0; t < 2; ++t) {
+      const bool dbl = t == 0;
+      if ((dbl && !opt.doubles) || (!dbl && !opt.floats)) continue;
+      for (impl which : opt.impls) {
+        const std::string name = std::string("gemm/") + (dbl ? "d" : "s") + "/" + s.transa +
+                                 s.transb + "/" + shape_text(s) + "/" + to_string(which);
+        auto* b = dbl ? benchmark::RegisterBenchmark(name.c_str(), bm_gemm<double>, s, which)
+                      : benchmark::RegisterBenchmark(name.c_str(), bm_gemm<float>, s, which);
+        configure(b, opt);
+      }
+    }
+  }
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  g_ops = operands{};
+  return 0;
+}

@@ -1,0 +1,123 @@
+// tests/support/reference.hpp — reference gemm (long-double accumulation), random operands
+// and the componentwise error bound every numerical test uses:
+//   |C - C_ref| <= c * k * eps * (|alpha| (|op(A)| |op(B)|) + |beta| |C0|)   elementwise.
+#pragma once
+
+#include <prism/types.hpp>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace prism::test {
+
+template <class T> struct real_of { using type = T; };
+template <class R> struct real_of<std::complex<R>> { using type = R; };
+/// The real type under T (float for complex<float>).
+template <class T> using real_t = typename real_of<T>::type;
+
+/// Wider accumulator: long double, or complex<long double>.
+template <class T> struct wide_of { using type = long double; };
+template <class R> struct wide_of<std::complex<R>> { using type = std::complex<long double>; };
+template <class T> using wide_t = typename wide_of<T>::type;
+
+template <class T> constexpr bool is_complex_v = !std::is_same_v<T, real_t<T>>;
+
+/// Conjugate for complex, identity for real.
+template <class T> T conj_if(T x) {
+  if constexpr (is_complex_v<T>) return std::conj(x);
+  else return x;
+}
+
+/// Uniform in [-1, 1) (both parts for complex).
+template <class T> T random_value(std::mt19937_64& gen) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  if constexpr (is_complex_v<T>) return T(real_t<T>(u(gen)), real_t<T>(u(gen)));
+  else return T(u(gen));
+}
+
+/// A rows x cols column-major matrix with leading dimension ld >= rows; padding holds
+/// `pad` (a sentinel the tests check is never written).
+template <class T>
+std::vector<T> random_matrix(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::mt19937_64& gen,
+                             T pad = T(-777)) {
+  std::vector<T> v(std::size_t(std::max<std::int64_t>(1, ld * std::max<std::int64_t>(cols, 1))), pad);
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) v[std::size_t(i + j * ld)] = random_value<T>(gen);
+  return v;
+}
+
+/// op(X)(i, j) of a column-major X with trans 'N', 'T' or 'C'.
+template <class T>
+T op_at(const T* X, std::int64_t ld, char trans, std::int64_t i, std::int64_t j) {
+  if (trans == 'N' || trans == 'n') return X[i + j * ld];
+  T v = X[j + i * ld];
+  return (trans == 'C' || trans == 'c') ? conj_if(v) : v;
+}
+
+/// Reference result of C = alpha op(A) op(B) + beta C0 (column-major, long-double
+/// accumulation) and the elementwise bound term |alpha| |op(A)||op(B)| + |beta| |C0|.
+template <class T>
+struct reference {
+  std::vector<wide_t<T>> value;     // m x n, ld = m
+  std::vector<long double> scale;   // m x n, ld = m
+};
+
+template <class T>
+reference<T> reference_gemm(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                            const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta,
+                            const T* C0, std::int64_t ldc) {
+  reference<T> r;
+  r.value.assign(std::size_t(m * n), wide_t<T>(0));
+  r.scale.assign(std::size_t(m * n), 0.0L);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) {
+      wide_t<T> acc(0);
+      long double mag = 0;
+      if (alpha != T(0))
+        for (std::int64_t l = 0; l < k; ++l) {
+          const T a = op_at(A, lda, ta, i, l), b = op_at(B, ldb, tb, l, j);
+          acc += wide_t<T>(a) * wide_t<T>(b);
+          mag += (long double)std::abs(a) * (long double)std::abs(b);
+        }
+      wide_t<T> v = wide_t<T>(alpha) * acc;
+      long double s = (long double)std::abs(alpha) * mag;
+      if (beta != T(0)) {  // beta = 0: C0 is not read (it may hold NaN)
+        v += wide_t<T>(beta) * wide_t<T>(C0[i + j * ldc]);
+        s += (long double)std::abs(beta) * (long double)std::abs(C0[i + j * ldc]);
+      }
+      r.value[std::size_t(i + j * m)] = v;
+      r.scale[std::size_t(i + j * m)] = s;
+    }
+  return r;
+}
+
+/// Checks C against the reference with the componentwise bound (c = 4, doubled for
+/// complex: each complex multiply-add is several real ones). Returns "" or a description
+/// of the first violation. Also checks that C's padding rows (ld > m) kept `pad`.
+template <class T>
+std::string check_bound(const reference<T>& r, std::int64_t m, std::int64_t n, std::int64_t k, const T* C,
+                        std::int64_t ldc, T pad = T(-777)) {
+  const long double eps = std::numeric_limits<real_t<T>>::epsilon();
+  const long double c = is_complex_v<T> ? 8.0L : 4.0L;
+  const long double tiny = std::numeric_limits<real_t<T>>::min();
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      const T got = C[i + j * ldc];
+      const long double err = std::abs(wide_t<T>(got) - r.value[std::size_t(i + j * m)]);
+      const long double bound = c * std::max<std::int64_t>(k, 1) * eps * r.scale[std::size_t(i + j * m)] + 4 * tiny;
+      if (!(err <= bound))  // also catches NaN
+        return "C(" + std::to_string(i) + "," + std::to_string(j) + ") error " + std::to_string((double)err) +
+               " > bound " + std::to_string((double)bound);
+    }
+    for (std::int64_t i = m; i < ldc; ++i)
+      if (!(C[i + j * ldc] == pad)) return "padding C(" + std::to_string(i) + "," + std::to_string(j) + ") was written";
+  }
+  return "";
+}
+
+}  // namespace prism::test
