@@ -163,7 +163,7 @@ int run_bench(const options& o) {
 int run_leaves(const options& o) {
   using prism::detail::blas_library;
   using prism::detail::blas_build;
-  const auto& ob = blas_library::get(blas_build::openblas_serial);
+  const auto& ob = blas_library::get(blas_build::openblas64_pthread);  // the openblas leaf
   const auto& bl = blas_library::get(blas_build::blis_serial);
   std::printf("%-22s %12s %12s %8s\n", "leaf m x n x k (d, NN)", "openblas GF", "blis GF", "blis/ob");
   const std::vector<std::array<int, 3>> shapes = {

@@ -30,6 +30,7 @@ function(prism_find_blas var dir name package)
 endfunction()
 prism_find_blas(PRISM_OPENBLAS_SERIAL_LIB openblas-serial libopenblas.so.0 "libopenblas-serial-dev")
 prism_find_blas(PRISM_OPENBLAS_PTHREAD_LIB openblas-pthread libopenblas.so.0 "libopenblas-pthread-dev (pulled in by libopenblas-dev)")
+prism_find_blas(PRISM_OPENBLAS64_PTHREAD_LIB openblas64-pthread libopenblas64.so.0 "libopenblas64-0-pthread")
 prism_find_blas(PRISM_BLIS_SERIAL_LIB blis-serial libblis.so.4 "libblis4-serial")
 prism_find_blas(PRISM_BLIS_PTHREAD_LIB blis-pthread libblis.so.4 "libblis4-pthread")
 

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -24,12 +25,28 @@ namespace {
 constexpr int cblas_col_major = 102;
 int cblas_trans(char t) { return t == 'N' ? 111 : t == 'T' ? 112 : 113; }
 
-using sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
-                          float, float*, int);
-using dgemm_fn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
-                          int, double, double*, int);
-using cgemm_fn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*,
-                          int, const void*, void*, int);
+// cblas_?gemm with integer type I (int for LP64 builds, int64 for ILP64 ones); the
+// layout and trans enumerators stay plain ints in both.
+template <class I>
+using real_gemm_fn = void (*)(int, int, int, I, I, I, double, const double*, I, const double*, I,
+                              double, double*, I);
+template <class I, class T>
+using gemm_fn = void (*)(int, int, int, I, I, I, T, const T*, I, const T*, I, T, T*, I);
+template <class I>
+using complex_gemm_fn = void (*)(int, int, int, I, I, I, const void*, const void*, I, const void*,
+                                 I, const void*, void*, I);
+
+template <class I, class T>
+void call_gemm(void* const* table, int ta, int tb, std::int64_t m, std::int64_t n, std::int64_t k,
+               T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+               std::int64_t ldc) {
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>)
+    reinterpret_cast<gemm_fn<I, T>>(table[std::same_as<T, float> ? 0 : 1])(
+        cblas_col_major, ta, tb, I(m), I(n), I(k), alpha, A, I(lda), B, I(ldb), beta, C, I(ldc));
+  else
+    reinterpret_cast<complex_gemm_fn<I>>(table[std::same_as<T, std::complex<float>> ? 2 : 3])(
+        cblas_col_major, ta, tb, I(m), I(n), I(k), &alpha, A, I(lda), B, I(ldb), &beta, C, I(ldc));
+}
 
 }  // namespace
 
@@ -37,6 +54,7 @@ const char* to_string(blas_build b) {
   switch (b) {
     case blas_build::openblas_serial: return "openblas-serial";
     case blas_build::openblas_pthread: return "openblas-pthread";
+    case blas_build::openblas64_pthread: return "openblas64-pthread";
     case blas_build::blis_serial: return "blis-serial";
     case blas_build::blis_pthread: return "blis-pthread";
   }
@@ -49,6 +67,7 @@ std::string library_path(blas_build b) {
   switch (b) {
     case blas_build::openblas_serial: env = "PRISM_LIB_OPENBLAS_SERIAL"; built = PRISM_OPENBLAS_SERIAL_PATH; break;
     case blas_build::openblas_pthread: env = "PRISM_LIB_OPENBLAS_PTHREAD"; built = PRISM_OPENBLAS_PTHREAD_PATH; break;
+    case blas_build::openblas64_pthread: env = "PRISM_LIB_OPENBLAS64_PTHREAD"; built = PRISM_OPENBLAS64_PTHREAD_PATH; break;
     case blas_build::blis_serial: env = "PRISM_LIB_BLIS_SERIAL"; built = PRISM_BLIS_SERIAL_PATH; break;
     case blas_build::blis_pthread: env = "PRISM_LIB_BLIS_PTHREAD"; built = PRISM_BLIS_PTHREAD_PATH; break;
   }
@@ -56,7 +75,11 @@ std::string library_path(blas_build b) {
   return built;
 }
 
-blas_library::blas_library(const std::string& path) : path_(path) {
+blas_library::blas_library(const std::string& path, bool ilp64) : path_(path), ilp64_(ilp64) {
+  if (void* already = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    shared_ = true;
+    ::dlclose(already);
+  }
   handle_ = ::dlopen(path.c_str(), PRISM_DLOPEN_FLAGS);
   if (handle_ == nullptr) {
     const char* why = ::dlerror();
@@ -72,14 +95,16 @@ blas_library::blas_library(const std::string& path) : path_(path) {
 const blas_library& blas_library::get(blas_build b) {
   // One slot per build, opened on first use; std::call_once makes it thread-safe and a
   // failed open (exception) leaves the flag unset so a later call reports it again.
-  static std::once_flag flags[4];
-  static std::unique_ptr<blas_library> libs[4];
+  static std::once_flag flags[5];
+  static std::unique_ptr<blas_library> libs[5];
   const int i = static_cast<int>(b);
   std::call_once(flags[i], [&] {
-    libs[i] = std::make_unique<blas_library>(library_path(b));
-    // Leaves must be single-threaded whatever build the path points to; the setting only
-    // touches this private copy.
-    if (b == blas_build::openblas_serial || b == blas_build::blis_serial) libs[i]->set_threads(1);
+    libs[i] = std::make_unique<blas_library>(library_path(b), b == blas_build::openblas64_pthread);
+    // Leaf libraries must run single-threaded whatever build the path points to. The
+    // setting touches only prism's private copy; a copy shared with the host is left alone
+    // (leaf_library then avoids it).
+    const bool leaf = b == blas_build::openblas64_pthread || b == blas_build::blis_serial;
+    if (leaf && !libs[i]->shared_with_host()) libs[i]->set_threads(1);
   });
   return *libs[i];
 }
@@ -99,32 +124,41 @@ bool blas_library::set_threads(int threads) const {
 }
 
 template <scalar T>
-void blas_library::gemm(char transa, char transb, int m, int n, int k, T alpha, const T* A, int lda,
-                        const T* B, int ldb, T beta, T* C, int ldc) const {
+void blas_library::gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                        const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+                        std::int64_t ldc) const {
   const int ta = cblas_trans(transa), tb = cblas_trans(transb);
-  if constexpr (std::same_as<T, float>)
-    reinterpret_cast<sgemm_fn>(gemm_[0])(cblas_col_major, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  else if constexpr (std::same_as<T, double>)
-    reinterpret_cast<dgemm_fn>(gemm_[1])(cblas_col_major, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  else
-    reinterpret_cast<cgemm_fn>(gemm_[std::same_as<T, std::complex<float>> ? 2 : 3])(
-        cblas_col_major, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+  if (ilp64_) call_gemm<std::int64_t, T>(gemm_, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  else call_gemm<int, T>(gemm_, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-template void blas_library::gemm<float>(char, char, int, int, int, float, const float*, int, const float*, int, float, float*, int) const;
-template void blas_library::gemm<double>(char, char, int, int, int, double, const double*, int, const double*, int, double, double*, int) const;
-template void blas_library::gemm<std::complex<float>>(char, char, int, int, int, std::complex<float>, const std::complex<float>*, int, const std::complex<float>*, int, std::complex<float>, std::complex<float>*, int) const;
-template void blas_library::gemm<std::complex<double>>(char, char, int, int, int, std::complex<double>, const std::complex<double>*, int, const std::complex<double>*, int, std::complex<double>, std::complex<double>*, int) const;
+#define PRISM_INSTANTIATE(T)                                                                        \
+  template void blas_library::gemm<T>(char, char, std::int64_t, std::int64_t, std::int64_t, T,      \
+                                      const T*, std::int64_t, const T*, std::int64_t, T, T*,        \
+                                      std::int64_t) const;
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
 
 const blas_library& leaf_library(leaf_backend b) {
-  return blas_library::get(b == leaf_backend::blis ? blas_build::blis_serial : blas_build::openblas_serial);
+  if (b == leaf_backend::blis) return blas_library::get(blas_build::blis_serial);
+  const blas_library& ob = blas_library::get(blas_build::openblas64_pthread);
+  if (!ob.shared_with_host()) return ob;
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    std::fprintf(stderr, "prism: warning: %s is already loaded by this process; prism will not change its "
+                         "thread setting, so its leaves use serial BLIS instead\n", ob.path().c_str());
+  });
+  return blas_library::get(blas_build::blis_serial);
 }
 
 leaf_backend choose_leaf(leaf_backend requested, scalar_type, std::int64_t, std::int64_t, std::int64_t) {
   if (requested != leaf_backend::automatic) return requested;
   // Measured on this project's 2-core AMD EPYC (AVX-512) machine with `prism leaves`
-  // (README "Leaf backends"): serial OpenBLAS 0.3.21 beats serial BLIS 0.9.0 on every
-  // leaf shape we sampled, so auto picks OpenBLAS.
+  // (README "Leaf backends"): single-threaded OpenBLAS 0.3.21 beats serial BLIS 0.9.0 on
+  // every leaf shape sampled, so auto picks OpenBLAS.
   return leaf_backend::openblas;
 }
 

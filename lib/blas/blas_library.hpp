@@ -20,9 +20,15 @@
 namespace prism::detail {
 
 /// Which BLAS build a library slot refers to.
-enum class blas_build { openblas_serial, openblas_pthread, blis_serial, blis_pthread };
+///
+/// prism's `openblas` leaves use openblas64_pthread (Debian's ILP64 pthread build) pinned
+/// to one thread, not the serial build: Debian 12's serial OpenBLAS 0.3.21 is built
+/// without locking and returns wrong results when two threads call it at once (shown by
+/// tests/test_leaves.cpp). The ILP64 file is one that host programs do not load, so
+/// prism's copy, and its thread setting, stay private.
+enum class blas_build { openblas_serial, openblas_pthread, openblas64_pthread, blis_serial, blis_pthread };
 
-/// "openblas-serial", "openblas-pthread", "blis-serial" or "blis-pthread".
+/// "openblas-serial", "openblas-pthread", "openblas64-pthread", "blis-serial", "blis-pthread".
 const char* to_string(blas_build b);
 
 /// Path of a build: env PRISM_LIB_<BUILD> (e.g. PRISM_LIB_OPENBLAS_SERIAL) or the path
@@ -32,8 +38,9 @@ std::string library_path(blas_build b);
 /// CBLAS gemm entry points of one privately opened library.
 class blas_library {
  public:
-  /// Opens `path` privately and resolves cblas_{s,d,c,z}gemm; throws prism::backend_error.
-  explicit blas_library(const std::string& path);
+  /// Opens `path` privately and resolves cblas_{s,d,c,z}gemm; `ilp64` says its integers are
+  /// 64-bit. Throws prism::backend_error.
+  blas_library(const std::string& path, bool ilp64);
   blas_library(const blas_library&) = delete;
   blas_library& operator=(const blas_library&) = delete;
 
@@ -42,8 +49,9 @@ class blas_library {
 
   /// Column-major gemm through this library's CBLAS; trans 'N', 'T' or 'C'.
   template <scalar T>
-  void gemm(char transa, char transb, int m, int n, int k, T alpha, const T* A, int lda,
-            const T* B, int ldb, T beta, T* C, int ldc) const;
+  void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+            const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+            std::int64_t ldc) const;
 
   /// Sets the library's own thread count (openblas_set_num_threads or
   /// bli_thread_set_num_threads); no effect on other copies. Returns false if it has none.
@@ -53,14 +61,21 @@ class blas_library {
   void* symbol(const char* name) const;
   /// The path it was opened from.
   const std::string& path() const noexcept { return path_; }
+  /// True when the file was already loaded by the host before prism opened it: then the
+  /// copy is shared and prism must not change its thread setting.
+  bool shared_with_host() const noexcept { return shared_; }
 
  private:
   std::string path_;
+  bool ilp64_ = false;
+  bool shared_ = false;
   void* handle_ = nullptr;
   void* gemm_[4] = {};  // s, d, c, z
 };
 
-/// The serial library behind a leaf backend (openblas or blis; never automatic).
+/// The single-threaded library behind a leaf backend (openblas or blis; never automatic).
+/// Falls back to BLIS, with one warning on stderr, if the OpenBLAS leaf file is shared
+/// with the host.
 const blas_library& leaf_library(leaf_backend b);
 
 /// The backend `auto` picks for a leaf of this shape (rule in README "Leaf backends").

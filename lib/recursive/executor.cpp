@@ -38,8 +38,7 @@ struct executor {
            std::int64_t ldc) const {
     const node& nd = nodes[index];
     if (nd.kind == step_kind::leaf) {
-      leaf_library(nd.backend).gemm<T>(ta, tb, int(nd.m), int(nd.n), int(nd.k), alpha, A, int(lda), B,
-                                       int(ldb), beta, C, int(ldc));
+      leaf_library(nd.backend).gemm<T>(ta, tb, nd.m, nd.n, nd.k, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
     const std::size_t f = nd.parts.size();

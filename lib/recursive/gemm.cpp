@@ -112,7 +112,7 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
   if (p.flops() < ctx.small_flops() && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX) {
     detail::leaf_library(detail::choose_leaf(ctx.leaf(), p.type, m, n, k))
-        .gemm<T>(ta, tb, int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+        .gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
   auto pl = ctx.runtime().cached_plan(p, [&] { return make_plan(p, ctx); });
