@@ -1,0 +1,135 @@
+// tests/test_concurrency.cpp — many callers at once: 8 caller threads, calls from inside a
+// caller's tbb::parallel_for and from inside an OpenMP parallel region. Results must be
+// right, nothing may deadlock (ctest's timeout catches a hang), and the process must not
+// grow threads beyond callers + oneTBB's pool (no oversubscription blow-up).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <prism/prism.hpp>
+
+#include "support/reference.hpp"
+
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <omp.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+using namespace prism;
+using prism::test::check_bound;
+using prism::test::random_matrix;
+using prism::test::reference_gemm;
+
+namespace {
+
+int os_threads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
+// Samples the process's thread count while alive; max() is the peak seen.
+class thread_watch {
+ public:
+  thread_watch() : worker_([this] {
+    while (!stop_) {
+      peak_ = std::max(peak_.load(), os_threads());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }) {}
+  ~thread_watch() { finish(); }
+  int finish() {
+    stop_ = true;
+    if (worker_.joinable()) worker_.join();
+    return peak_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> peak_{0};
+  std::thread worker_;
+};
+
+// One checked call of a tall-skinny product (k-cuts and temporaries), varied by `id`.
+bool checked_call(int id, const context& ctx) {
+  std::mt19937_64 gen(1000 + id);
+  const std::int64_t m = 8 + id % 5, n = 6 + id % 7, k = 20000 + 37 * id;
+  auto A = random_matrix<double>(k, m, k, gen), B = random_matrix<double>(k, n, k, gen);
+  auto C = random_matrix<double>(m, n, m, gen);
+  auto ref = reference_gemm('T', 'N', m, n, k, 1.0, A.data(), k, B.data(), k, 0.5, C.data(), m);
+  gemm<double>('T', 'N', m, n, k, 1.0, A.data(), k, B.data(), k, 0.5, C.data(), m, ctx);
+  return check_bound(ref, m, n, k, C.data(), m).empty();
+}
+
+context forced(int threads) {
+  context c;
+  c.set_threads(threads).set_small_flops(0);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("8 caller threads at once, sharing one context and using their own") {
+  const context shared = forced(3);
+  checked_call(0, shared);  // load the leaf libraries before counting threads
+  const int base = os_threads();
+  std::atomic<int> failures{0};
+  thread_watch watch;
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 8; ++t)
+    callers.emplace_back([&, t] {
+      const context own = forced(1 + t % 4);
+      for (int r = 0; r < 6; ++r) {
+        if (!checked_call(t * 10 + r, shared)) ++failures;
+        if (!checked_call(t * 10 + r + 5, own)) ++failures;
+      }
+    });
+  for (auto& c : callers) c.join();
+  const int peak = watch.finish();
+  CHECK(failures == 0);
+  // Callers + the watcher + oneTBB's worker pool (default concurrency - 1): nothing more.
+  INFO("threads before ", base, ", peak ", peak);
+  CHECK(peak <= base + 8 + 1 + oneapi::tbb::info::default_concurrency());
+}
+
+TEST_CASE("calls from inside a caller's tbb::parallel_for") {
+  const context ctx = forced(2);
+  checked_call(0, ctx);
+  const int base = os_threads();
+  std::atomic<int> failures{0};
+  thread_watch watch;
+  oneapi::tbb::parallel_for(0, 24, [&](int i) {
+    if (!checked_call(i, ctx)) ++failures;
+    if (!checked_call(i + 100, default_context())) ++failures;
+  });
+  const int peak = watch.finish();
+  CHECK(failures == 0);
+  INFO("threads before ", base, ", peak ", peak);
+  CHECK(peak <= base + 1 + oneapi::tbb::info::default_concurrency());
+}
+
+TEST_CASE("calls from inside an OpenMP parallel region") {
+  const context ctx = forced(2);
+  checked_call(0, ctx);
+  std::atomic<int> failures{0};
+  int team = 0;
+  const int base = os_threads();
+  thread_watch watch;
+#pragma omp parallel num_threads(4)
+  {
+#pragma omp single
+    team = omp_get_num_threads();
+#pragma omp for schedule(dynamic)
+    for (int i = 0; i < 16; ++i)
+      if (!checked_call(i, ctx)) ++failures;
+  }
+  const int peak = watch.finish();
+  CHECK(team == 4);
+  CHECK(failures == 0);
+  // The OpenMP team (4, counting this thread) + watcher + oneTBB's pool.
+  INFO("threads before ", base, ", peak ", peak);
+  CHECK(peak <= base + 3 + 1 + oneapi::tbb::info::default_concurrency());
+}
