@@ -6,9 +6,13 @@
 // current x86 cores (4 cycles x 2 pipes). a and b come from volatile loads, so the compiler
 // cannot fold the chains, and the accumulators are summed into a volatile sink, so it
 // cannot drop them. a < 1 and b > 0 keep every lane near the fixed point b / (1 - a) = 1:
-// no overflow, no denormals.
+// no overflow, no denormals. Thread t is pinned to the t-th CPU the process may use.
 #include "fma_peak.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +46,28 @@ using vec [[gnu::vector_size(kVectorBytes)]] = T;
 volatile double g_a = 0.999999;
 volatile double g_b = 0.000001;
 volatile double g_sink = 0.0;
+std::atomic<bool> g_pinned{true};
+
+// The CPUs this process may run on, in order.
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+// Pins the calling thread to one CPU. Without it, a scheduler that packs threads onto few
+// vCPUs (this project's VM boots with sched_vcpu_pack) runs two chains on one core and
+// reports half the peak.
+bool pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
 
 template <class T>
 [[gnu::noinline]] double chains(std::int64_t steps) {
@@ -70,10 +96,15 @@ template <class T>
 double run(int threads, std::int64_t steps) {
   if (threads < 1) threads = 1;
   std::vector<double> results(static_cast<std::size_t>(threads), 0.0);
+  static const std::vector<int> cpus = allowed_cpus();
   std::vector<std::thread> pool;
   pool.reserve(static_cast<std::size_t>(threads));
+  g_pinned = !cpus.empty();
   for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&results, t, steps] { results[static_cast<std::size_t>(t)] = chains<T>(steps); });
+    pool.emplace_back([&results, t, steps] {
+      if (!cpus.empty() && !pin_self(cpus[static_cast<std::size_t>(t) % cpus.size()])) g_pinned = false;
+      results[static_cast<std::size_t>(t)] = chains<T>(steps);
+    });
   for (auto& th : pool) th.join();
   double total = 0;
   for (double r : results) total += r;
@@ -88,6 +119,7 @@ double fma_peak_double(int threads, std::int64_t steps) { return run<double>(thr
 double fma_peak_float(int threads, std::int64_t steps) { return run<float>(threads, steps); }
 int fma_vector_bytes() { return kVectorBytes; }
 int fma_chains() { return kChains; }
+bool fma_pinned() { return g_pinned; }
 
 const char* fma_isa() {
   static const std::string name = std::string(kIsa) + kFma;

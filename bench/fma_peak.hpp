@@ -9,7 +9,7 @@
 
 namespace prism_bench {
 
-/// Runs `threads` threads at once; each performs `steps` steps of the FMA kernel on doubles.
+/// Runs `threads` threads at once, thread t pinned to the t-th allowed CPU; each performs `steps` steps of the FMA kernel on doubles.
 /// Returns the real flops executed by all threads together (2 per lane per FMA).
 double fma_peak_double(int threads, std::int64_t steps);
 
@@ -21,6 +21,9 @@ int fma_vector_bytes();
 
 /// Independent accumulator chains per thread.
 int fma_chains();
+
+/// Whether the last run managed to pin every thread.
+bool fma_pinned();
 
 /// The instruction set the kernel was compiled for, e.g. "avx512f+fma".
 const char* fma_isa();

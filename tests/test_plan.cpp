@@ -157,7 +157,7 @@ TEST_CASE_TEMPLATE("hand-written plans run correctly: k-BFS, k-DFS, uneven share
 }
 
 TEST_CASE("the memory cap holds: peak workspace the executor allocates stays under it, results correct") {
-  const problem pr{scalar_type::d, 'N', 'N', 64, 48, 200000};
+  const problem pr{scalar_type::d, 'N', 'N', 64, 48, 20000};
   const std::size_t temp = 64 * 48 * 8;  // one C' of this shape
   for (std::size_t cap : {std::size_t(0), temp / 2, temp, 3 * temp, std::size_t(-1)}) {
     for (int threads : {2, 3, 5, 8}) {

@@ -43,8 +43,7 @@ struct executor {
     }
     const std::size_t f = nd.parts.size();
     // Operands of part c: offsets along the cut edge.
-    auto operands = [&](std::size_t c, std::int64_t off, const T*& a, const T*& b, T*& cc) {
-      (void)c;
+    auto operands = [&](std::int64_t off, const T*& a, const T*& b, T*& cc) {
       a = A, b = B, cc = C;
       if (nd.cut == dim::m) a = a_at(A, lda, off, 0), cc = C + off;
       else if (nd.cut == dim::n) b = b_at(B, ldb, 0, off), cc = C + off * ldc;
@@ -55,7 +54,7 @@ struct executor {
       std::int64_t off = 0;
       for (std::size_t c = 0; c < f; ++c) {
         const T* a; const T* b; T* cc;
-        operands(c, off, a, b, cc);
+        operands(off, a, b, cc);
         // DFS on k accumulates: the first slab applies beta, the rest add (beta = 1).
         const T part_beta = (nd.cut == dim::k && c > 0) ? T(1) : beta;
         run(nd.children[c], a, lda, b, ldb, part_beta, cc, ldc);
@@ -75,19 +74,20 @@ struct executor {
     std::int64_t off = nd.parts[0].size;
     for (std::size_t c = 1; c < f; ++c) {
       const T* a; const T* b; T* cc;
-      operands(c, off, a, b, cc);
+      operands(off, a, b, cc);
+      const int child = nd.children[c];  // capture the index, not the node (no copy per task)
       if (k_cut) {
         T* t = temp(c);
         // beta = 0: the leaf writes C' without reading it, so no uninitialised read.
-        group.run([=, this] { run(nd.children[c], a, lda, b, ldb, T(0), t, m); });
+        group.run([=, this] { run(child, a, lda, b, ldb, T(0), t, m); });
       } else {
-        group.run([=, this] { run(nd.children[c], a, lda, b, ldb, beta, cc, ldc); });
+        group.run([=, this] { run(child, a, lda, b, ldb, beta, cc, ldc); });
       }
       off += nd.parts[c].size;
     }
     {
       const T* a; const T* b; T* cc;
-      operands(0, 0, a, b, cc);
+      operands(0, a, b, cc);
       run(nd.children[0], a, lda, b, ldb, beta, cc, ldc);
     }
     group.wait();

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Turn prism_bench's Google Benchmark JSON into a markdown table and a PNG plot.
+
+    prism_bench --set=quick --benchmark_out=quick.json --benchmark_out_format=json
+    python3 bench/report.py quick.json --md quick.md --png quick.png
+
+For every (shape, type, implementation) the best repetition is kept (highest GFLOP/s, i.e.
+the shortest real time): repetitions are disturbed by other work, never helped by it.
+The table has one row per shape and type: GFLOP/s of prism and of the four peers, prism
+over the best of all four peers, prism over the best multi-threaded peer, and prism as a
+percentage of the machine's FMA peak for that type (the fma_peak benchmark of the same run).
+
+The PNG needs matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3 if another
+python3 comes first on PATH). The table is printed without it.
+"""
+
+import argparse
+import json
+import math
+import sys
+
+IMPLS = ["prism", "openblas", "openblas_1t", "blis", "blis_1t"]
+PEERS = ["openblas", "openblas_1t", "blis", "blis_1t"]
+MT_PEERS = ["openblas", "blis"]
+TYPE_NAMES = {"d": "double", "s": "float"}
+COLORS = {
+    "prism": "#d62728",
+    "openblas": "#1f77b4",
+    "openblas_1t": "#9ecae1",
+    "blis": "#2ca02c",
+    "blis_1t": "#a1d99b",
+}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("json", help="Google Benchmark JSON written by prism_bench (--benchmark_out=...)")
+    p.add_argument("--md", help="also write the markdown table (and caption) to this file")
+    p.add_argument("--png", help="write the plot to this PNG file")
+    p.add_argument("--caption", default="", help="extra text appended below the table")
+    p.add_argument("--quiet", action="store_true", help="do not print the table to stdout")
+    return p.parse_args()
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def split_name(b):
+    """(kind, type, trans, shape, impl) from a benchmark's run name, or None."""
+    name = b.get("run_name") or b.get("name", "")
+    parts = name.split("/")
+    if parts[0] == "fma_peak" and len(parts) >= 2:
+        return ("fma_peak", parts[1], None, None, "fma_peak")
+    if parts[0] == "gemm" and len(parts) >= 5:
+        return ("gemm", parts[1], parts[2], parts[3], parts[4])
+    return None
+
+
+def collect(data):
+    """Best GFLOP/s per key, and bookkeeping (repetitions seen, failures, check errors)."""
+    best = {}       # (type, trans, shape, impl) -> gflops ; fma: ("fma", type) -> gflops
+    reps = {}       # same key -> number of successful repetitions
+    errors = {}     # same key -> error message (all repetitions failed)
+    check = {}      # (type, trans, shape) -> (err in k*eps, failed?)
+    order = []      # (shape, trans, type) in order of first appearance
+    for b in data.get("benchmarks", []):
+        if b.get("run_type", "iteration") != "iteration":
+            continue  # mean / median / stddev / cv aggregates
+        parsed = split_name(b)
+        if parsed is None:
+            continue
+        kind, typ, trans, shape, impl = parsed
+        key = ("fma", typ) if kind == "fma_peak" else (typ, trans, shape, impl)
+        if kind == "gemm" and (shape, trans, typ) not in order:
+            order.append((shape, trans, typ))
+        if b.get("error_occurred"):
+            errors.setdefault(key, b.get("error_message", "error"))
+            continue
+        g = b.get("gflops")
+        if g is None:  # older output: compute from the flop counter and the real time
+            unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
+            g = b["flop"] / (b["real_time"] * unit) * 1e-9
+        reps[key] = reps.get(key, 0) + 1
+        if g > best.get(key, -1.0):
+            best[key] = g
+        if kind == "gemm" and impl == "prism":
+            failed = "CHECK_FAILED" in b.get("label", "")
+            if "check_err_keps" in b or failed:
+                check[(typ, trans, shape)] = (b.get("check_err_keps", float("nan")), failed)
+    return best, reps, errors, check, order
+
+
+def pow2_text(v):
+    """4194304 -> 2^22 for large powers of two, otherwise the number."""
+    if v >= (1 << 14) and v & (v - 1) == 0:
+        return "2^%d" % (v.bit_length() - 1)
+    return str(v)
+
+
+def shape_label(shape, trans, sep="×"):
+    m, n, k = (int(x) for x in shape.split("x"))
+    text = sep.join(pow2_text(v) for v in (m, n, k))
+    if trans and trans != "NN":
+        text += " " + trans
+    return text
+
+
+def gf(v):
+    if v is None:
+        return "–"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def best_of(best, key_base, impls):
+    found = [(best[key_base + (i,)], i) for i in impls if key_base + (i,) in best]
+    return max(found) if found else (None, None)
+
+
+def build_rows(best, reps, errors, check, order):
+    rows = []
+    for shape, trans, typ in order:
+        base = (typ, trans, shape)
+        vals = {i: best.get(base + (i,)) for i in IMPLS}
+        peer, peer_name = best_of(best, base, PEERS)
+        mt, mt_name = best_of(best, base, MT_PEERS)
+        peak = best.get(("fma", typ))
+        p = vals["prism"]
+        rows.append({
+            "shape": shape, "trans": trans, "type": typ, "vals": vals,
+            "ratio_peer": (p / peer) if p and peer else None, "peer_name": peer_name,
+            "ratio_mt": (p / mt) if p and mt else None, "mt_name": mt_name,
+            "pct_peak": (100.0 * p / peak) if p and peak else None,
+            "check": check.get(base),
+            "errors": {i: errors[base + (i,)] for i in IMPLS if base + (i,) in errors and vals[i] is None},
+            "reps": {i: reps.get(base + (i,), 0) for i in IMPLS},
+        })
+    return rows
+
+
+def context_text(ctx):
+    cpu = ctx.get("cpu_model") or "unknown CPU"
+    ncpu = ctx.get("num_cpus", "?")
+    mhz = ctx.get("mhz_per_cpu")
+    host = ctx.get("host_name", "?")
+    date = ctx.get("date", "?")
+    machine = "%s, %s CPUs%s, host %s" % (cpu, ncpu, " @ %s MHz" % mhz if mhz else "", host)
+    return machine, date
+
+
+def markdown(data, rows, best, args):
+    ctx = data.get("context", {})
+    out = []
+    head = ["shape", "type", "prism GF/s", "openblas", "openblas_1t", "blis", "blis_1t",
+            "prism / best peer", "prism / best MT peer", "prism % of FMA peak"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 2)) + "|")
+    notes = []
+    for r in rows:
+        vals = r["vals"]
+        top = max((v for v in vals.values() if v is not None), default=None)
+        cells = []
+        for i in IMPLS:
+            v = vals[i]
+            if v is None:
+                cell = "err" if i in r["errors"] else "–"
+            else:
+                cell = gf(v)
+                if v == top:
+                    cell = "**%s**" % cell
+            if i == "prism" and r["check"] and r["check"][1]:
+                cell += " ⚠"
+            cells.append(cell)
+        ratio_peer = "–" if r["ratio_peer"] is None else "%.2f (%s)" % (r["ratio_peer"], r["peer_name"])
+        ratio_mt = "–" if r["ratio_mt"] is None else "%.2f (%s)" % (r["ratio_mt"], r["mt_name"])
+        pct = "–" if r["pct_peak"] is None else "%.1f %%" % r["pct_peak"]
+        out.append("| " + " | ".join([shape_label(r["shape"], r["trans"]), r["type"]] + cells +
+                                      [ratio_peer, ratio_mt, pct]) + " |")
+        label = "%s %s" % (shape_label(r["shape"], r["trans"]), r["type"])
+        if r["check"] and r["check"][1]:
+            notes.append("⚠ %s: prism's result differs from OpenBLAS (max error %.3g k·eps)." %
+                         (label, r["check"][0]))
+        for i, msg in r["errors"].items():
+            notes.append("err %s %s: %s" % (label, i, msg))
+
+    machine, date = context_text(ctx)
+    peaks = ", ".join("%s %s GF/s" % (TYPE_NAMES.get(t, t), gf(best[("fma", t)]))
+                      for t in ("d", "s") if ("fma", t) in best)
+    types = sorted({r["type"] for r in rows}, key=lambda t: "ds".find(t))
+    nreps = ctx.get("reps", "?")
+    cap = ["", "*%s set, %s; best of %s repetitions per entry; GFLOP/s = 2mnk / real time. "
+               "Machine: %s; run %s.*" % (
+                   ctx.get("shape_set", "?"),
+                   " and ".join(TYPE_NAMES.get(t, t) for t in types) + (" only" if len(types) == 1 else ""),
+                   nreps, machine, date)]
+    details = []
+    if peaks:
+        details.append("FMA peak (all %s cores): %s." % (ctx.get("num_cpus", "?"), peaks))
+    details.append("prism: %s. openblas / blis: pthread builds with nproc threads; "
+                   "openblas_1t / blis_1t: serial builds. Bold: fastest in the row; "
+                   "ratios name the peer they divide by." % ctx.get("prism_context", "default context"))
+    cores = ", ".join("%s=%s" % (k[len("core_"):], v) for k, v in sorted(ctx.items()) if k.startswith("core_"))
+    if cores:
+        details.append("BLAS kernel sets selected on this CPU: %s." % cores)
+    cap.append("*" + " ".join(details) + "*")
+    if notes:
+        cap.append("")
+        cap.extend("- " + n for n in notes)
+    if args.caption:
+        cap.append("")
+        cap.append(args.caption)
+    return "\n".join(out + cap) + "\n"
+
+
+def plot(data, rows, best, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        sys.stderr.write("report.py: cannot draw %s: %s (install python3-matplotlib, or run "
+                         "/usr/bin/python3 if another python3 comes first on PATH)\n" % (path, e))
+        return False
+    ctx = data.get("context", {})
+    types = [t for t in ("d", "s") if any(r["type"] == t for r in rows)]
+    nshape = max(sum(1 for r in rows if r["type"] == t) for t in types)
+    width = max(11.0, 1.05 * nshape + 2.5)
+    heights = []
+    for _ in types:
+        heights += [3.0, 1.5]
+    fig, axes = plt.subplots(len(heights), 1, figsize=(width, 2.3 * sum(heights) / 1.5 + 1.2),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    axes = axes[:, 0]
+    bar_w = 0.8 / len(IMPLS)
+    for ti, t in enumerate(types):
+        trs = [r for r in rows if r["type"] == t]
+        labels = [shape_label(r["shape"], r["trans"]) for r in trs]
+        x = list(range(len(trs)))
+        ax = axes[2 * ti]
+        for j, impl in enumerate(IMPLS):
+            xs = [xi + (j - (len(IMPLS) - 1) / 2) * bar_w for xi in x]
+            ys = [r["vals"][impl] if r["vals"][impl] else 0 for r in trs]
+            ax.bar(xs, ys, bar_w, label=impl, color=COLORS[impl],
+                   edgecolor="black" if impl == "prism" else "none", linewidth=0.6)
+        peak = best.get(("fma", t))
+        if peak:
+            ax.axhline(peak, color="gray", linestyle="--", linewidth=1)
+            ax.text(len(trs) - 0.5, peak, " FMA peak %s GF/s" % gf(peak), va="bottom", ha="right",
+                    fontsize=8, color="gray")
+        ax.set_yscale("log")
+        ax.set_ylabel("GFLOP/s (log)")
+        ax.set_title("%s (%s): best-of-repetitions GFLOP/s" % (TYPE_NAMES.get(t, t), t), fontsize=10)
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, len(trs) - 0.4)
+        ax.grid(axis="y", which="both", alpha=0.25)
+        ax.legend(ncol=len(IMPLS), fontsize=8, loc="lower left", framealpha=0.85)
+
+        ax = axes[2 * ti + 1]
+        rp = [r["ratio_peer"] or 0 for r in trs]
+        rm = [r["ratio_mt"] or 0 for r in trs]
+        ax.bar([xi - 0.2 for xi in x], rp, 0.4, label="prism / best peer", color="#d62728")
+        ax.bar([xi + 0.2 for xi in x], rm, 0.4, label="prism / best multi-thread peer", color="#ff9896")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        for xi, v in zip(x, rp):
+            if v:
+                ax.text(xi - 0.2, v, "%.2f" % v, ha="center", va="bottom", fontsize=7)
+        top = max([v for v in rp + rm if v] + [1.0])
+        ax.set_ylim(0, min(top * 1.2, max(2.5, top * 1.2)))
+        if top > 4:  # huge ratios (a pathological peer) would flatten everything else
+            ax.set_yscale("log")
+            ax.set_ylim(min([v for v in rp + rm if v] + [1.0]) / 1.5, top * 1.5)
+        ax.set_ylabel("ratio")
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, len(trs) - 0.4)
+        ax.grid(axis="y", alpha=0.25)
+        ax.legend(fontsize=8, loc="upper left", framealpha=0.85)
+
+    machine, date = context_text(ctx)
+    fig.suptitle("prism vs OpenBLAS and BLIS (%s set, best of %s reps)\n%s — %s" % (
+        ctx.get("shape_set", "?"), ctx.get("reps", "?"), machine, date), fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main():
+    args = parse_args()
+    data = load(args.json)
+    best, reps, errors, check, order = collect(data)
+    if not order:
+        sys.stderr.write("report.py: no gemm benchmarks in %s\n" % args.json)
+        return 1
+    rows = build_rows(best, reps, errors, check, order)
+    md = markdown(data, rows, best, args)
+    if not args.quiet:
+        sys.stdout.write(md)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(md)
+    if args.png and not plot(data, rows, best, args.png):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Command 1 of the README: installs what is missing, builds (Release), and runs prism's
+# main job: the benchmark of prism against threaded OpenBLAS and BLIS on the CARMA shapes,
+# in one process, best of N, then prints the markdown table.
+#
+#   bash scripts/bench.sh              quick set (a few minutes on 2 cores)
+#   bash scripts/bench.sh full         the full shape set of the README (much longer)
+#   PRISM_BENCH_REPS=7 bash scripts/bench.sh
+#
+# Results land in bench/results/<set>-<date>.{json,md,png}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+set_name=${1:-quick}
+reps=${PRISM_BENCH_REPS:-5}
+bash scripts/install-deps.sh
+build=${PRISM_BUILD_DIR:-build}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_TESTS=ON -DPRISM_WITH_BENCH=ON > /dev/null
+cmake --build "$build" -j"$(nproc)" --target prism_bench prism_cli
+mkdir -p bench/results
+stamp=$(date -u +%Y-%m-%d)
+out=bench/results/${set_name}-${stamp}
+machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores"
+"$build"/bench/prism_bench --set="$set_name" --reps="$reps" \
+  --benchmark_out="$out.json" --benchmark_out_format=json > "$out.log"
+python3 bench/report.py "$out.json" --md "$out.md" --png "$out.png" \
+  --caption "Machine: ${machine}. Run: ${stamp} (UTC), set '${set_name}', best of ${reps}."
+echo
+echo "bench.sh: table $out.md, plot $out.png, raw $out.json"

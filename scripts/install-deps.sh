@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian package prism builds, tests and benchmarks with. Idempotent: it
+# asks apt only for what is missing, and does nothing when all is present. Run as root
+# on Debian 12 (bookworm).
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config          # toolchain
+  libtbb-dev                         # oneTBB: tasks and arenas
+  libhwloc-dev                       # topology (NUMA level)
+  libopenblas-dev                    # threaded OpenBLAS: benchmark peer and test reference
+  libopenblas-serial-dev             # serial OpenBLAS (single-thread peer)
+  libopenblas64-0-pthread            # ILP64 OpenBLAS: prism's private leaf copy (see README)
+  libblis-dev libblis4-serial libblis4-pthread   # BLIS: second leaf backend and peer
+  libbenchmark-dev                   # Google Benchmark
+  doctest-dev                        # test framework
+  python3-matplotlib                 # benchmark plot
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing ${missing[*]}; run this script as root (or: sudo $0)" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
