@@ -29,7 +29,7 @@ const char* to_string(leaf_backend b);
 class context {
  public:
   /// Defaults: oneTBB's default concurrency, no memory cap, the built-in small threshold,
-  /// leaf backend "auto", one extra recursion level (see README "How prism plans").
+  /// leaf backend "auto", no extra recursion levels (see README "How prism plans").
   context();
 
   /// Defaults overridden by PRISM_NUM_THREADS, PRISM_MAX_MEMORY, PRISM_SMALL_FLOPS,
@@ -86,6 +86,6 @@ class context {
 const context& default_context();
 
 /// Default small-problem threshold in real flops (measured; see README).
-inline constexpr double default_small_flops = 2.0 * 96 * 96 * 96;
+inline constexpr double default_small_flops = 2.0 * 84 * 84 * 84;
 
 }  // namespace prism

@@ -34,7 +34,7 @@ context::context()
       max_memory_(std::numeric_limits<std::size_t>::max()),
       small_flops_(default_small_flops),
       leaf_(leaf_backend::automatic),
-      extra_depth_(1),
+      extra_depth_(0),
       min_leaf_flops_(double(1 << 26)),
       runtime_(std::make_shared<detail::runtime>(threads_)) {}
 
