@@ -4,10 +4,12 @@
 // registered as its own Google Benchmark:
 //   prism        prism::gemm with the default context (all cores; PRISM_* env honoured)
 //   openblas     OpenBLAS pthread build, openblas_set_num_threads(nproc) before the run
-//   openblas_1t  OpenBLAS serial build (the library prism's leaves use)
+//   openblas_1t  OpenBLAS serial build (the kernels of prism's leaves, which call the ILP64
+//                pthread build pinned to one thread)
 //   blis         BLIS pthread build, bli_thread_set_num_threads(nproc) before the run
 //   blis_1t      BLIS serial build
-// plus fma_peak/{d,s}: the FMA peak of all cores (fma_peak.cpp, built with -march=native).
+// plus fma_peak/{d,s}/{first,last}: the FMA peak of all cores, measured before and after the
+// gemms (fma_peak.cpp, built with -march=native).
 //
 // Each BLAS build is opened privately (lib/blas/blas_library.hpp), so the serial and the
 // pthread copies of one library live side by side and a thread setting made on one copy
@@ -17,7 +19,8 @@
 // --benchmark_out_format=json --benchmark_filter=...):
 //   --set=quick|full        shape set (default quick)
 //   --shapes=MxNxK[:TT],... ad-hoc shapes instead of a set (TT = transa transb, default NN)
-//   --type=d|s|both         element type(s) (default both)
+//   --type=d|s|both         element type(s) (default: d for the quick set, both otherwise;
+//                           threaded BLIS alone can take minutes on this VM, see below)
 //   --reps=N                repetitions per benchmark (default 5); report.py keeps the best
 //   --min-time=S            minimum seconds per repetition (default 0.2 quick, 0.5 else)
 //   --impls=a,b,...         subset of prism,openblas,openblas_1t,blis,blis_1t (default all)
@@ -25,6 +28,16 @@
 //   --check=0|1             compare prism with OpenBLAS once per shape and type (default 1)
 //   --settle-ms=N           pause before the first run of an implementation (default 50),
 //                           so the previous library's spinning threads go to sleep
+//   --budget-s=S            wall seconds one benchmark may spend on its repetitions before
+//                           the rest are skipped (reported as errors; default 5 for the
+//                           quick set, 30 otherwise; 0: no limit). A call already running
+//                           is never cut short, so one repetition is always measured.
+//
+// Threaded BLIS 0.9.0 starts its threads on every call and synchronises them with spinning
+// barriers. On a VM whose scheduler packs threads onto one vCPU (sched_vcpu_pack on the
+// kernel command line) a spinning thread and the one it waits for can share a vCPU for a
+// whole time slice, per barrier: calls then take 10-100x longer than on one thread. The
+// budget keeps such runs from dominating the quick set.
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
@@ -44,12 +57,14 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -85,19 +100,22 @@ struct options {
   std::string set = "quick";
   std::vector<shape> shapes;  // from --shapes; empty: the set's
   bool doubles = true, floats = true;
+  bool type_given = false;  // --type seen; otherwise quick runs double only, the rest both
   int reps = 5;
   double min_time = 0;  // 0: 0.2 s for the quick set, 0.5 s otherwise
   std::vector<impl> impls{std::begin(kAllImpls), std::end(kAllImpls)};
   bool fma = true;
   bool check = true;
   int settle_ms = 50;
+  double budget_s = -1;  // < 0: the set's default
 };
 
 [[noreturn]] void usage_error(const std::string& why) {
   std::cerr << "prism_bench: " << why << "\n"
             << "usage: prism_bench [--set=quick|full] [--shapes=MxNxK[:TT],...] [--type=d|s|both]\n"
             << "                   [--reps=N] [--min-time=S] [--impls=prism,openblas,openblas_1t,blis,blis_1t]\n"
-            << "                   [--no-fma] [--check=0|1] [--settle-ms=N] [--benchmark_* flags]\n";
+            << "                   [--no-fma] [--check=0|1] [--settle-ms=N] [--budget-s=S]\n"
+            << "                   [--benchmark_* flags, e.g. --benchmark_out=f.json --benchmark_out_format=json]\n";
   std::exit(2);
 }
 
@@ -160,6 +178,7 @@ options parse_options(int& argc, char** argv) {
       if (o.shapes.empty()) usage_error("--shapes is empty");
     } else if (const char* v = value("--type=")) {
       const std::string t = v;
+      o.type_given = true;
       if (t == "d") o.doubles = true, o.floats = false;
       else if (t == "s") o.doubles = false, o.floats = true;
       else if (t == "both") o.doubles = o.floats = true;
@@ -184,6 +203,10 @@ options parse_options(int& argc, char** argv) {
       o.check = std::string(v) != "0";
     } else if (const char* v = value("--settle-ms=")) {
       o.settle_ms = std::atoi(v);
+    } else if (const char* v = value("--budget-s=")) {
+      char* end = nullptr;
+      o.budget_s = std::strtod(v, &end);
+      if (end == v || *end != '\0' || o.budget_s < 0) usage_error("bad --budget-s");
     } else {
       argv[out++] = argv[i];  // Google Benchmark's (or unknown: it reports those)
     }
@@ -379,6 +402,10 @@ operands& operands_for(const shape& s) {
 // entry by about sqrt(k') / 3, far above the limit in double and for any k' >= 2^8 in float.
 constexpr double kCheckLimit = 8.0;
 
+// Set when any correctness check fails; main then exits with status 3 (ctest's
+// bench_smoke relies on it).
+bool g_any_check_failed = false;
+
 template <class T>
 void check_prism(operands& ops, const shape& s) {
   const std::size_t mn = static_cast<std::size_t>(s.m) * static_cast<std::size_t>(s.n);
@@ -394,6 +421,7 @@ void check_prism(operands& ops, const shape& s) {
                    got.data(), ops.ldc);
   } catch (const std::exception& e) {
     ops.check_failed = true;
+    g_any_check_failed = true;
     ops.check_note = std::string("check threw: ") + e.what();
     std::cerr << "prism_bench: CHECK " << type_letter<T>() << " " << s.transa << s.transb << " "
               << shape_text(s) << ": " << ops.check_note << "\n";
@@ -408,6 +436,7 @@ void check_prism(operands& ops, const shape& s) {
   ops.check_error = worst / unit;
   ops.check_failed = !(ops.check_error <= kCheckLimit);
   if (ops.check_failed) {
+    g_any_check_failed = true;
     std::ostringstream note;
     note << "prism differs from OpenBLAS: max abs diff " << worst << " = " << ops.check_error
          << " k*eps";
@@ -421,6 +450,7 @@ void check_prism(operands& ops, const shape& s) {
 // Benchmarks
 
 std::string g_last_impl;  // implementation of the previous benchmark run
+std::map<std::string, double> g_spent;  // wall seconds each benchmark spent in its timing loops
 
 void settle(const std::string& who) {
   if (who != g_last_impl && g_opt->settle_ms > 0)
@@ -428,14 +458,29 @@ void settle(const std::string& who) {
   g_last_impl = who;
 }
 
+// Ends a benchmark run with an error. Google Benchmark 1.7.1 requires every repetition of
+// a benchmark to report the same iteration count (ComputeStats aborts otherwise), and a
+// run skipped before its loop reports 0, so the error is raised inside the first iteration.
+void skip_run(benchmark::State& st, const std::string& why) {
+  for (auto _ : st) {
+    st.SkipWithError(why.c_str());
+    break;
+  }
+}
+
 template <class T>
-void bm_gemm(benchmark::State& st, shape s, impl which) {
+void bm_gemm(benchmark::State& st, const std::string& id, shape s, impl which) {
+  double& spent = g_spent[id];
+  if (g_opt->budget_s > 0 && spent > g_opt->budget_s) {
+    std::ostringstream why;
+    why << "skipped: earlier repetitions took " << spent << " s (> --budget-s=" << g_opt->budget_s << ")";
+    return skip_run(st, why.str());
+  }
   operands* ops = nullptr;
   try {
     ops = &operands_for<T>(s);
   } catch (const std::exception& e) {
-    st.SkipWithError((std::string("allocation failed: ") + e.what()).c_str());
-    return;
+    return skip_run(st, std::string("allocation failed: ") + e.what());
   }
   const T* A = reinterpret_cast<const T*>(ops->A.get());
   const T* B = reinterpret_cast<const T*>(ops->B.get());
@@ -458,8 +503,7 @@ void bm_gemm(benchmark::State& st, shape s, impl which) {
       case impl::blis_1t: lib = &blas_library::get(blas_build::blis_serial); break;
     }
   } catch (const std::exception& e) {
-    st.SkipWithError(e.what());
-    return;
+    return skip_run(st, e.what());
   }
   if (lib != nullptr) {
     // Right before the run: a library may be shared with another variant or with prism's
@@ -471,15 +515,18 @@ void bm_gemm(benchmark::State& st, shape s, impl which) {
   }
   settle(to_string(which));
 
-  try {
-    for (auto _ : st) {
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : st) {
+    try {
       call();
-      benchmark::ClobberMemory();
+    } catch (const std::exception& e) {
+      st.SkipWithError((std::string(to_string(which)) + " threw: " + e.what()).c_str());
+      break;
     }
-  } catch (const std::exception& e) {
-    st.SkipWithError((std::string(to_string(which)) + " threw: " + e.what()).c_str());
-    return;
+    benchmark::ClobberMemory();
   }
+  spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (st.error_occurred()) return;
 
   const double flops = prism::gemm_flops(prism::scalar_type_of<T>(), s.m, s.n, s.k);
   st.counters["gflops"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -529,6 +576,9 @@ std::string library_core(blas_build b) {
   try {
     const blas_library& lib = blas_library::get(b);
     if (auto* f = reinterpret_cast<char* (*)()>(lib.symbol("openblas_get_corename"))) return f();
+    // BLIS must be initialised first: with BLIS_ARCH_TYPE set, querying the id before
+    // bli_init() aborts ("Accessed uninitialized context in gks").
+    if (auto* init = reinterpret_cast<void (*)()>(lib.symbol("bli_init"))) init();
     auto* id = reinterpret_cast<int (*)()>(lib.symbol("bli_arch_query_id"));
     auto* name = reinterpret_cast<const char* (*)(int)>(lib.symbol("bli_arch_string"));
     if (id != nullptr && name != nullptr) return name(id());
@@ -545,7 +595,9 @@ int main(int argc, char** argv) {
   g_opt = &opt;
   const std::vector<shape> shapes = opt.shapes.empty() ? shape_set(opt.set) : opt.shapes;
   const std::string set_name = opt.shapes.empty() ? opt.set : "custom";
+  if (!opt.type_given && set_name == "quick") opt.floats = false;
   if (opt.min_time <= 0) opt.min_time = set_name == "quick" ? 0.2 : 0.5;
+  if (opt.budget_s < 0) opt.budget_s = set_name == "quick" ? 5 : 30;
 
   const std::string model = cpu_model();
   const int nproc = hardware_threads();
@@ -554,7 +606,7 @@ int main(int argc, char** argv) {
   std::cerr << "prism_bench: " << model << ", nproc " << nproc << ", " << date << ", prism "
             << prism::version() << " (" << prism::default_context().describe() << "), set "
             << set_name << ", types " << types << ", reps " << opt.reps << ", min time "
-            << opt.min_time << " s\n";
+            << opt.min_time << " s, budget " << opt.budget_s << " s per benchmark\n";
 
   benchmark::AddCustomContext("cpu_model", model);
   benchmark::AddCustomContext("nproc", std::to_string(nproc));
@@ -563,7 +615,13 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("shape_set", set_name);
   benchmark::AddCustomContext("types", types);
   benchmark::AddCustomContext("reps", std::to_string(opt.reps));
-  benchmark::AddCustomContext("min_time_s", std::to_string(opt.min_time));
+  auto num = [](double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+  };
+  benchmark::AddCustomContext("min_time_s", num(opt.min_time));
+  benchmark::AddCustomContext("budget_s", num(opt.budget_s));
   benchmark::AddCustomContext("start_time", date);
   benchmark::AddCustomContext("fma_isa", prism_bench::fma_isa());
   std::string cores;
@@ -579,10 +637,18 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("kernel_sched_options", sched);
   std::cerr << "prism_bench: BLAS kernels: " << cores << "; kernel scheduler options: " << sched << "\n";
 
-  if (opt.fma) {
-    if (opt.doubles) configure(benchmark::RegisterBenchmark("fma_peak/d", bm_fma_peak<double>), opt);
-    if (opt.floats) configure(benchmark::RegisterBenchmark("fma_peak/s", bm_fma_peak<float>), opt);
-  }
+  // The FMA peak runs first and again last (report.py keeps the best): the VM's cores are
+  // shared with other guests and a single measurement may land in a busy moment.
+  options fma_opt = opt;
+  fma_opt.reps = std::max(opt.reps, 5);
+  auto register_fma = [&](const char* when) {
+    if (!opt.fma) return;
+    if (opt.doubles)
+      configure(benchmark::RegisterBenchmark((std::string("fma_peak/d/") + when).c_str(), bm_fma_peak<double>), fma_opt);
+    if (opt.floats)
+      configure(benchmark::RegisterBenchmark((std::string("fma_peak/s/") + when).c_str(), bm_fma_peak<float>), fma_opt);
+  };
+  register_fma("first");
   for (const shape& s : shapes) {
     for (int t = 0; t < 2; ++t) {
       const bool dbl = t == 0;
@@ -590,17 +656,23 @@ int main(int argc, char** argv) {
       for (impl which : opt.impls) {
         const std::string name = std::string("gemm/") + (dbl ? "d" : "s") + "/" + s.transa +
                                  s.transb + "/" + shape_text(s) + "/" + to_string(which);
-        auto* b = dbl ? benchmark::RegisterBenchmark(name.c_str(), bm_gemm<double>, s, which)
-                      : benchmark::RegisterBenchmark(name.c_str(), bm_gemm<float>, s, which);
+        auto* b = dbl ? benchmark::RegisterBenchmark(name.c_str(), bm_gemm<double>, name, s, which)
+                      : benchmark::RegisterBenchmark(name.c_str(), bm_gemm<float>, name, s, which);
         configure(b, opt);
       }
     }
   }
+
+  register_fma("last");
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   g_ops = operands{};
+  if (g_any_check_failed) {
+    std::fprintf(stderr, "prism_bench: prism's result failed the check against OpenBLAS (see above)\n");
+    return 3;
+  }
   return 0;
 }

@@ -16,7 +16,7 @@ python3 comes first on PATH). The table is printed without it.
 
 import argparse
 import json
-import math
+import re
 import sys
 
 IMPLS = ["prism", "openblas", "openblas_1t", "blis", "blis_1t"]
@@ -114,7 +114,9 @@ def gf(v):
         return "%.0f" % v
     if v >= 10:
         return "%.1f" % v
-    return "%.2f" % v
+    if v >= 0.1:
+        return "%.2f" % v
+    return "%.2g" % v
 
 
 def best_of(best, key_base, impls):
@@ -137,7 +139,7 @@ def build_rows(best, reps, errors, check, order):
             "ratio_mt": (p / mt) if p and mt else None, "mt_name": mt_name,
             "pct_peak": (100.0 * p / peak) if p and peak else None,
             "check": check.get(base),
-            "errors": {i: errors[base + (i,)] for i in IMPLS if base + (i,) in errors and vals[i] is None},
+            "errors": {i: errors[base + (i,)] for i in IMPLS if base + (i,) in errors},
             "reps": {i: reps.get(base + (i,), 0) for i in IMPLS},
         })
     return rows
@@ -161,6 +163,11 @@ def markdown(data, rows, best, args):
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 2)) + "|")
     notes = []
+    try:
+        wanted = int(ctx.get("reps", "0"))
+    except ValueError:
+        wanted = 0
+    short = []  # entries measured with fewer repetitions than asked for
     for r in rows:
         vals = r["vals"]
         top = max((v for v in vals.values() if v is not None), default=None)
@@ -173,6 +180,10 @@ def markdown(data, rows, best, args):
                 cell = gf(v)
                 if v == top:
                     cell = "**%s**" % cell
+                if wanted and r["reps"][i] < wanted:
+                    cell += " †"
+                    short.append("%s %s %s (%d of %d)" % (shape_label(r["shape"], r["trans"]), r["type"], i,
+                                                         r["reps"][i], wanted))
             if i == "prism" and r["check"] and r["check"][1]:
                 cell += " ⚠"
             cells.append(cell)
@@ -186,18 +197,22 @@ def markdown(data, rows, best, args):
             notes.append("⚠ %s: prism's result differs from OpenBLAS (max error %.3g k·eps)." %
                          (label, r["check"][0]))
         for i, msg in r["errors"].items():
-            notes.append("err %s %s: %s" % (label, i, msg))
+            if r["vals"][i] is None:
+                notes.append("err %s %s: %s" % (label, i, msg))
+    if short:
+        notes.append("† fewer repetitions than asked for: the rest were skipped after the benchmark "
+                     "used its time budget (--budget-s=%s): %s." % (ctx.get("budget_s", "?"), "; ".join(short)))
 
     machine, date = context_text(ctx)
     peaks = ", ".join("%s %s GF/s" % (TYPE_NAMES.get(t, t), gf(best[("fma", t)]))
                       for t in ("d", "s") if ("fma", t) in best)
     types = sorted({r["type"] for r in rows}, key=lambda t: "ds".find(t))
     nreps = ctx.get("reps", "?")
+    type_text = " and ".join(TYPE_NAMES.get(t, t) for t in types) + (" only" if len(types) == 1 else "")
+    if ctx.get("shape_set") == "quick" and types == ["d"]:
+        type_text += " (the quick set's default, to stay within about 3 minutes; --type=both adds float)"
     cap = ["", "*%s set, %s; best of %s repetitions per entry; GFLOP/s = 2mnk / real time. "
-               "Machine: %s; run %s.*" % (
-                   ctx.get("shape_set", "?"),
-                   " and ".join(TYPE_NAMES.get(t, t) for t in types) + (" only" if len(types) == 1 else ""),
-                   nreps, machine, date)]
+               "Machine: %s; run %s.*" % (ctx.get("shape_set", "?"), type_text, nreps, machine, date)]
     details = []
     if peaks:
         details.append("FMA peak (all %s cores): %s." % (ctx.get("num_cpus", "?"), peaks))
@@ -207,6 +222,11 @@ def markdown(data, rows, best, args):
     cores = ", ".join("%s=%s" % (k[len("core_"):], v) for k, v in sorted(ctx.items()) if k.startswith("core_"))
     if cores:
         details.append("BLAS kernel sets selected on this CPU: %s." % cores)
+    sched = ctx.get("kernel_sched_options", "none")
+    if sched and sched != "none":
+        details.append("Kernel scheduler options: %s (threads may be packed onto fewer vCPUs than "
+                       "they could use)." % sched)
+    cap.append("")
     cap.append("*" + " ".join(details) + "*")
     if notes:
         cap.append("")
@@ -222,6 +242,7 @@ def plot(data, rows, best, path):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
     except ImportError as e:
         sys.stderr.write("report.py: cannot draw %s: %s (install python3-matplotlib, or run "
                          "/usr/bin/python3 if another python3 comes first on PATH)\n" % (path, e))
@@ -229,63 +250,83 @@ def plot(data, rows, best, path):
     ctx = data.get("context", {})
     types = [t for t in ("d", "s") if any(r["type"] == t for r in rows)]
     nshape = max(sum(1 for r in rows if r["type"] == t) for t in types)
-    width = max(11.0, 1.05 * nshape + 2.5)
+    width = max(11.0, 1.1 * nshape + 2.5)
     heights = []
     for _ in types:
-        heights += [3.0, 1.5]
-    fig, axes = plt.subplots(len(heights), 1, figsize=(width, 2.3 * sum(heights) / 1.5 + 1.2),
+        heights += [3.0, 1.4]
+    fig, axes = plt.subplots(len(heights), 1, figsize=(width, 1.55 * sum(heights) + 1.6),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     axes = axes[:, 0]
     bar_w = 0.8 / len(IMPLS)
     for ti, t in enumerate(types):
         trs = [r for r in rows if r["type"] == t]
-        labels = [shape_label(r["shape"], r["trans"]) for r in trs]
+        labels = [re.sub(r"2\^(\d+)", r"$2^{\1}$", shape_label(r["shape"], r["trans"])) for r in trs]
         x = list(range(len(trs)))
+        peak = best.get(("fma", t))
+
+        # GFLOP/s per implementation, log scale; a value far below the rest (a pathological
+        # run) would squash the axis, so the axis stops at top / 3000 and such bars are
+        # labelled with their value instead.
         ax = axes[2 * ti]
+        ax.set_axisbelow(True)
+        values = [r["vals"][i] for r in trs for i in IMPLS if r["vals"][i]]
+        top = max(values + ([peak] if peak else []))
+        bottom = max(min(values) / 1.5, top / 3000.0)
         for j, impl in enumerate(IMPLS):
             xs = [xi + (j - (len(IMPLS) - 1) / 2) * bar_w for xi in x]
-            ys = [r["vals"][impl] if r["vals"][impl] else 0 for r in trs]
-            ax.bar(xs, ys, bar_w, label=impl, color=COLORS[impl],
+            ys = [r["vals"][impl] or 0 for r in trs]
+            ax.bar(xs, ys, bar_w, color=COLORS[impl],
                    edgecolor="black" if impl == "prism" else "none", linewidth=0.6)
-        peak = best.get(("fma", t))
+            for xv, yv in zip(xs, ys):
+                if yv and yv < bottom:
+                    ax.text(xv, bottom * 1.08, gf(yv), rotation=90, ha="center", va="bottom",
+                            fontsize=6.5, color=COLORS[impl] if impl != "blis_1t" else "#4a8f3f")
+        for xi, r in zip(x, trs):
+            if r["vals"]["prism"]:
+                ax.text(xi - 2 * bar_w, r["vals"]["prism"] * 1.05, gf(r["vals"]["prism"]),
+                        ha="center", va="bottom", fontsize=6.5, color="#8b0000")
         if peak:
             ax.axhline(peak, color="gray", linestyle="--", linewidth=1)
-            ax.text(len(trs) - 0.5, peak, " FMA peak %s GF/s" % gf(peak), va="bottom", ha="right",
-                    fontsize=8, color="gray")
+            ax.text(len(trs) - 0.45, peak * 1.04, "FMA peak, all cores: %s GF/s" % gf(peak),
+                    va="bottom", ha="right", fontsize=8, color="dimgray")
         ax.set_yscale("log")
-        ax.set_ylabel("GFLOP/s (log)")
-        ax.set_title("%s (%s): best-of-repetitions GFLOP/s" % (TYPE_NAMES.get(t, t), t), fontsize=10)
+        ax.set_ylim(bottom, top * 1.6)
+        ax.set_ylabel("GFLOP/s (log scale)")
+        ax.set_title("%s (%s): GFLOP/s, best of repetitions" % (TYPE_NAMES.get(t, t), t), fontsize=10)
         ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        ax.set_xticklabels(labels, rotation=25, ha="right", fontsize=8)
         ax.set_xlim(-0.6, len(trs) - 0.4)
-        ax.grid(axis="y", which="both", alpha=0.25)
-        ax.legend(ncol=len(IMPLS), fontsize=8, loc="lower left", framealpha=0.85)
+        ax.grid(axis="y", which="major", alpha=0.3)
 
+        # prism over the best peer and over the best multi-threaded peer.
         ax = axes[2 * ti + 1]
+        ax.set_axisbelow(True)
         rp = [r["ratio_peer"] or 0 for r in trs]
         rm = [r["ratio_mt"] or 0 for r in trs]
-        ax.bar([xi - 0.2 for xi in x], rp, 0.4, label="prism / best peer", color="#d62728")
-        ax.bar([xi + 0.2 for xi in x], rm, 0.4, label="prism / best multi-thread peer", color="#ff9896")
+        for off, vals, color in ((-0.18, rp, "#d62728"), (0.18, rm, "#ff9896")):
+            ax.bar([xi + off for xi in x], vals, 0.36, color=color)
+            for xi, v in zip(x, vals):
+                if v:
+                    ax.text(xi + off, v + 0.02, "%.2f" % v, ha="center", va="bottom", fontsize=6.5)
         ax.axhline(1.0, color="black", linewidth=0.8)
-        for xi, v in zip(x, rp):
-            if v:
-                ax.text(xi - 0.2, v, "%.2f" % v, ha="center", va="bottom", fontsize=7)
-        top = max([v for v in rp + rm if v] + [1.0])
-        ax.set_ylim(0, min(top * 1.2, max(2.5, top * 1.2)))
-        if top > 4:  # huge ratios (a pathological peer) would flatten everything else
-            ax.set_yscale("log")
-            ax.set_ylim(min([v for v in rp + rm if v] + [1.0]) / 1.5, top * 1.5)
-        ax.set_ylabel("ratio")
+        ax.set_ylim(0, max([v for v in rp + rm if v] + [1.0]) * 1.2)
+        ax.set_ylabel("prism / peer")
         ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        ax.set_xticklabels(labels, rotation=25, ha="right", fontsize=8)
         ax.set_xlim(-0.6, len(trs) - 0.4)
-        ax.grid(axis="y", alpha=0.25)
-        ax.legend(fontsize=8, loc="upper left", framealpha=0.85)
+        ax.grid(axis="y", alpha=0.3)
 
+    handles = [Patch(facecolor=COLORS[i], edgecolor="black" if i == "prism" else "none", label=i) for i in IMPLS]
+    handles += [Patch(facecolor="#d62728", label="prism / best of all peers"),
+                Patch(facecolor="#ff9896", label="prism / best multi-thread peer")]
     machine, date = context_text(ctx)
-    fig.suptitle("prism vs OpenBLAS and BLIS (%s set, best of %s reps)\n%s — %s" % (
+    fig.suptitle("prism vs OpenBLAS and BLIS (%s set, best of %s repetitions)\n%s — %s" % (
         ctx.get("shape_set", "?"), ctx.get("reps", "?"), machine, date), fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    top_in = 0.72  # inches kept for the title and the legend
+    fig_h = fig.get_size_inches()[1]
+    fig.legend(handles=handles, ncol=len(handles), loc="upper center", fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.62 / fig_h))
+    fig.tight_layout(rect=(0, 0, 1, 1 - top_in / fig_h))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True

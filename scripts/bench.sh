@@ -22,7 +22,8 @@ out=bench/results/${set_name}-${stamp}
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores"
 "$build"/bench/prism_bench --set="$set_name" --reps="$reps" \
   --benchmark_out="$out.json" --benchmark_out_format=json > "$out.log"
-python3 bench/report.py "$out.json" --md "$out.md" --png "$out.png" \
+py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib
+"$py" bench/report.py "$out.json" --md "$out.md" --png "$out.png" \
   --caption "Machine: ${machine}. Run: ${stamp} (UTC), set '${set_name}', best of ${reps}."
 echo
 echo "bench.sh: table $out.md, plot $out.png, raw $out.json"

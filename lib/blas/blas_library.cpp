@@ -142,16 +142,25 @@ PRISM_INSTANTIATE(std::complex<float>)
 PRISM_INSTANTIATE(std::complex<double>)
 #undef PRISM_INSTANTIATE
 
-const blas_library& leaf_library(leaf_backend b) {
-  if (b == leaf_backend::blis) return blas_library::get(blas_build::blis_serial);
+namespace {
+const blas_library& resolve_openblas_leaf() {
   const blas_library& ob = blas_library::get(blas_build::openblas64_pthread);
   if (!ob.shared_with_host()) return ob;
-  static std::once_flag warned;
-  std::call_once(warned, [&] {
-    std::fprintf(stderr, "prism: warning: %s is already loaded by this process; prism will not change its "
-                         "thread setting, so its leaves use serial BLIS instead\n", ob.path().c_str());
-  });
+  std::fprintf(stderr, "prism: warning: %s is already loaded by this process; prism will not change its "
+                       "thread setting, so its leaves use serial BLIS instead\n", ob.path().c_str());
   return blas_library::get(blas_build::blis_serial);
+}
+}  // namespace
+
+const blas_library& leaf_library(leaf_backend b) {
+  // Resolved once; afterwards a leaf call pays one guard check (this is on the
+  // small-problem path, where a few nanoseconds show).
+  if (b == leaf_backend::blis) {
+    static const blas_library& blis = blas_library::get(blas_build::blis_serial);
+    return blis;
+  }
+  static const blas_library& openblas = resolve_openblas_leaf();
+  return openblas;
 }
 
 leaf_backend choose_leaf(leaf_backend requested, scalar_type, std::int64_t, std::int64_t, std::int64_t) {

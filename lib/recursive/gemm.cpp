@@ -31,13 +31,17 @@ bool valid_trans(char c) { return c == 'N' || c == 'T' || c == 'C'; }
 template <scalar T>
 void check_column_major(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
                         std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  const std::int64_t rows_a = ta == 'N' ? m : k, rows_b = tb == 'N' ? k : n;
+  const bool ok = valid_trans(ta) && valid_trans(tb) && m >= 0 && n >= 0 && k >= 0 &&
+                  lda >= std::max<std::int64_t>(1, rows_a) && ldb >= std::max<std::int64_t>(1, rows_b) &&
+                  ldc >= std::max<std::int64_t>(1, m);
+  if (ok) return;  // the common case costs a few compares, no string is built
   const std::string r = routine_name<T>();
   if (!valid_trans(ta)) throw invalid_argument(r, "transa", 1, "must be 'N', 'T' or 'C'");
   if (!valid_trans(tb)) throw invalid_argument(r, "transb", 2, "must be 'N', 'T' or 'C'");
   if (m < 0) throw invalid_argument(r, "m", 3, "must be >= 0, got " + std::to_string(m));
   if (n < 0) throw invalid_argument(r, "n", 4, "must be >= 0, got " + std::to_string(n));
   if (k < 0) throw invalid_argument(r, "k", 5, "must be >= 0, got " + std::to_string(k));
-  const std::int64_t rows_a = ta == 'N' ? m : k, rows_b = tb == 'N' ? k : n;
   if (lda < std::max<std::int64_t>(1, rows_a))
     throw invalid_argument(r, "lda", 8, "must be >= max(1, " + std::to_string(rows_a) + "), got " + std::to_string(lda));
   if (ldb < std::max<std::int64_t>(1, rows_b))
