@@ -165,6 +165,7 @@ int run_leaves(const options& o) {
   using prism::detail::blas_build;
   const auto& ob = blas_library::get(blas_build::openblas64_pthread);  // the openblas leaf
   const auto& bl = blas_library::get(blas_build::blis_serial);
+  std::printf("# kernels: openblas %s, blis %s; best of %d\n", ob.kernel_name().c_str(), bl.kernel_name().c_str(), o.reps);
   std::printf("%-22s %12s %12s %8s\n", "leaf m x n x k (d, NN)", "openblas GF", "blis GF", "blis/ob");
   const std::vector<std::array<int, 3>> shapes = {
       {4, 4, 1 << 20}, {8, 8, 1 << 20}, {16, 16, 1 << 18}, {32, 32, 1 << 18}, {64, 64, 1 << 16},

@@ -50,6 +50,18 @@ TEST_CASE("both leaf backends give exact results when called from 4 threads at o
   CHECK(concurrent_errors(detail::leaf_library(leaf_backend::blis)) == 0);
 }
 
+TEST_CASE("auto: OpenBLAS for small or complex leaves, BLIS for large real ones only with optimised kernels") {
+  using detail::choose_leaf;
+  const bool blis_optimised = detail::leaf_library(leaf_backend::blis).kernel_name() != "generic";
+  INFO("BLIS kernels: ", detail::leaf_library(leaf_backend::blis).kernel_name());
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 4, 4096, 4096) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::z, 4096, 4096, 64) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) ==
+        (blis_optimised ? leaf_backend::blis : leaf_backend::openblas));
+  CHECK(!detail::leaf_library(leaf_backend::openblas).kernel_name().empty());
+}
+
 TEST_CASE("auto resolves to a concrete backend for every leaf") {
   for (auto t : {scalar_type::s, scalar_type::d, scalar_type::c, scalar_type::z})
     CHECK(detail::choose_leaf(leaf_backend::automatic, t, 64, 64, 4096) != leaf_backend::automatic);

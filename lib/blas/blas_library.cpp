@@ -111,6 +111,14 @@ const blas_library& blas_library::get(blas_build b) {
 
 void* blas_library::symbol(const char* name) const { return ::dlsym(handle_, name); }
 
+std::string blas_library::kernel_name() const {
+  if (auto* f = reinterpret_cast<char* (*)()>(symbol("openblas_get_corename"))) return f();
+  auto* query = reinterpret_cast<int (*)()>(symbol("bli_arch_query_id"));
+  auto* name = reinterpret_cast<const char* (*)(int)>(symbol("bli_arch_string"));
+  if (query != nullptr && name != nullptr) return name(query());
+  return "";
+}
+
 bool blas_library::set_threads(int threads) const {
   if (auto* f = reinterpret_cast<void (*)(int)>(symbol("openblas_set_num_threads"))) {
     f(threads);
@@ -163,12 +171,19 @@ const blas_library& leaf_library(leaf_backend b) {
   return openblas;
 }
 
-leaf_backend choose_leaf(leaf_backend requested, scalar_type, std::int64_t, std::int64_t, std::int64_t) {
+leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t) {
   if (requested != leaf_backend::automatic) return requested;
-  // Measured on this project's 2-core AMD EPYC (AVX-512) machine with `prism leaves`
-  // (README "Leaf backends"): single-threaded OpenBLAS 0.3.21 beats serial BLIS 0.9.0 on
-  // every leaf shape sampled, so auto picks OpenBLAS.
-  return leaf_backend::openblas;
+  // Measured with `prism leaves` on this project's 2-core AMD EPYC (README "Leaf
+  // backends"), double precision:
+  //  - as installed, Debian's BLIS 0.9.0 does not recognise the CPU and runs its generic C
+  //    kernels: 0.28-0.53x OpenBLAS on every leaf shape;
+  //  - with optimised kernels on both sides (BLIS_ARCH_TYPE, OPENBLAS_CORETYPE), BLIS is
+  //    1.10-1.21x OpenBLAS once m, n >= 256, about even at 32-64 and slower at <= 16.
+  // So: BLIS for real leaves with m, n >= 128 when its kernels are optimised. Complex
+  // leaves were not measured and stay with OpenBLAS.
+  if (is_complex(t) || m < 128 || n < 128) return leaf_backend::openblas;
+  static const bool blis_optimised = leaf_library(leaf_backend::blis).kernel_name() != "generic";
+  return blis_optimised ? leaf_backend::blis : leaf_backend::openblas;
 }
 
 }  // namespace prism::detail

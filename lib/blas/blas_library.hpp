@@ -57,6 +57,10 @@ class blas_library {
   /// bli_thread_set_num_threads); no effect on other copies. Returns false if it has none.
   bool set_threads(int threads) const;
 
+  /// The kernel set the library picked for this CPU: OpenBLAS's core name (e.g. "Haswell",
+  /// "SkylakeX") or BLIS's architecture (e.g. "generic", "skx"); "" if it does not say.
+  std::string kernel_name() const;
+
   /// Any symbol of the library, or nullptr.
   void* symbol(const char* name) const;
   /// The path it was opened from.
@@ -78,7 +82,9 @@ class blas_library {
 /// with the host.
 const blas_library& leaf_library(leaf_backend b);
 
-/// The backend `auto` picks for a leaf of this shape (rule in README "Leaf backends").
+/// The backend `auto` picks for a leaf of this shape (rule in README "Leaf backends"):
+/// BLIS for real leaves with m, n >= 128 when BLIS runs an optimised kernel set (not its
+/// "generic" C fallback), OpenBLAS otherwise.
 leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n,
                          std::int64_t k);
 
