@@ -33,6 +33,7 @@ struct usage_error : std::runtime_error {
 const char* usage =
     "usage: prism plan M N K [--threads T] [--type s|d|c|z] [--trans XY] [--max-memory BYTES]\n"
     "                        [--extra-depth E] [--leaf openblas|blis|auto]\n"
+    "                        [--topology \"package:2 numa:4 core:16 pu:1\" | FILE.xml]\n"
     "       prism bench M N K [the same options] [--reps R]\n"
     "       prism leaves [--reps R]\n";
 
@@ -86,6 +87,11 @@ options parse(const std::vector<std::string>& args, std::size_t first, bool want
     } else if (a == "--max-memory") o.ctx.set_max_memory(std::size_t(parse_int(value(), "--max-memory", 0)));
     else if (a == "--extra-depth") o.ctx.set_extra_depth(int(parse_int(value(), "--extra-depth", 0)));
     else if (a == "--leaf") o.ctx.set_leaf(prism::parse_leaf_backend(value()));
+    else if (a == "--topology") {
+      const std::string& t = value();
+      o.ctx.set_machine(t.size() > 4 && t.compare(t.size() - 4, 4, ".xml") == 0 ? prism::topology::xml(t)
+                                                                                 : prism::topology::synthetic(t));
+    }
     else if (a == "--reps") o.reps = int(parse_int(value(), "--reps", 1));
     else throw usage_error("unknown option '" + a + "'");
   }
@@ -149,6 +155,31 @@ int bench_one(const options& o) {
   return 0;
 }
 
+std::string megabytes(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f MB", bytes / 1e6);
+  return buf;
+}
+
+// Predicted cross-domain traffic of the plan, and of the m x n-only split a threaded BLAS
+// uses, on the same topology (prism/traffic.hpp has the model).
+void print_traffic(const prism::plan& p, const options& o) {
+  auto line = [](const char* what, const prism::traffic_report& r) {
+    std::cout << "#   " << what << ": " << megabytes(r.remote_total()) << " remote, " << megabytes(r.local_total())
+              << " local; remote per domain:";
+    for (double b : r.remote_bytes) std::cout << ' ' << megabytes(b);
+    std::cout << '\n';
+  };
+  std::cout << "# predicted bytes read by each domain (" << p.domains() << " domains of "
+            << o.ctx.machine().source() << ")\n";
+  line("this plan, placement helper", prism::predict_traffic(p, prism::placement::prism));
+  line("this plan, interleaved memory", prism::predict_traffic(p, prism::placement::interleaved));
+  prism::context mn = o.ctx;
+  mn.set_k_cuts(false);
+  const prism::plan q = prism::make_plan(o.p, mn);
+  if (q.domains() > 1) line("m x n-only split (as threaded BLAS), interleaved", prism::predict_traffic(q, prism::placement::interleaved));
+}
+
 int run_bench(const options& o) {
   switch (o.p.type) {
     case prism::scalar_type::s: return bench_one<float>(o);
@@ -199,6 +230,7 @@ int main(int argc, char** argv) {
       options o = parse(args, 2, true);
       prism::plan p = prism::make_plan(o.p, o.ctx);
       std::cout << "# context: " << o.ctx.describe() << '\n' << p;
+      if (p.domains() > 1) print_traffic(p, o);
       return 0;
     }
     if (cmd == "bench") return run_bench(parse(args, 2, true));

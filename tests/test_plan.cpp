@@ -107,7 +107,7 @@ TEST_CASE("validate rejects broken plans with a message naming the problem") {
   rejects("bfs k thread 4@1 3@1\n leaf\n leaf\n", "sum to 7, not 8");
   rejects("bfs k thread 4@1 4@2\n leaf\n leaf\n", "thread shares sum to 3");
   rejects("bfs k thread 8@1 0@1\n leaf\n leaf\n", "size >= 1");
-  rejects("bfs k cache 4@1 4@1\n leaf\n leaf\n", "thread level");
+  rejects("bfs k cache 4@1 4@1\n leaf\n leaf\n", "at thread or numa level");
   rejects("bfs q thread 4@1 4@1\n leaf\n leaf\n", "dimension must be m, n or k");
   rejects("bfs k thread 4@1 4@1\n leaf\n", "ends early");
   rejects("leaf\nleaf\n", "after the end");

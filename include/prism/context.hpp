@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <prism/topology.hpp>
+
 namespace prism {
 
 namespace detail {
@@ -66,6 +68,18 @@ class context {
   /// Sets the smallest leaf an extra BFS level may create.
   context& set_min_leaf_flops(double flops);
 
+  /// The machine plans are made for: NUMA domains and caches (default: the process-wide
+  /// topology::from_env(), detected once on first use).
+  const topology& machine() const;
+  /// Plans for another topology (e.g. topology::synthetic("package:2 numa:2 core:4 pu:1")).
+  context& set_machine(topology t);
+
+  /// Whether the planner may cut k (default true). false gives the m x n-only split that
+  /// threaded BLAS libraries use, for comparing predicted traffic.
+  bool k_cuts() const noexcept { return k_cuts_; }
+  /// Allows or forbids k cuts.
+  context& set_k_cuts(bool allowed);
+
   /// The shared runtime (arena, pool); internal.
   detail::runtime& runtime() const;
 
@@ -79,8 +93,13 @@ class context {
   leaf_backend leaf_;
   int extra_depth_;
   double min_leaf_flops_;
+  bool k_cuts_ = true;
+  std::shared_ptr<const topology> machine_;  // null: the process-wide default
   std::shared_ptr<detail::runtime> runtime_;
 };
+
+/// The process-wide topology: topology::from_env(), built once (thread-safely) on first use.
+const topology& default_topology();
 
 /// The process-wide default context, built once (thread-safely) from the environment.
 const context& default_context();

@@ -15,7 +15,8 @@
 //       leaf openblas
 //       leaf openblas
 //
-// "SIZE@T" is a part's extent along the cut dimension and its thread share.
+// "SIZE@T" is a part's extent along the cut dimension and its thread share; numa-level
+// steps write "SIZE@T:D", D being the part's number of NUMA domains.
 #pragma once
 
 #include <prism/context.hpp>
@@ -33,14 +34,15 @@ namespace prism {
 /// How a node's parts run: leaf (no cut), bfs (parts concurrently), dfs (one after another).
 enum class step_kind : std::uint8_t { leaf, bfs, dfs };
 
-/// Which level of the machine a step divides: threads (parallel) or caches (sequential).
-/// Later levels (MPI ranks, NUMA domains) extend this list above `thread`.
-enum class level : std::uint8_t { thread, cache };
+/// Which level of the machine a step divides: NUMA domains (parallel, each part on its own
+/// set of domains), threads (parallel) or caches (sequential). MPI ranks will go above numa.
+enum class level : std::uint8_t { thread, cache, numa };
 
 /// One part of a cut: its extent along the cut dimension and its thread share.
 struct part {
   std::int64_t size = 0;  ///< extent along the node's cut dimension
   int threads = 1;        ///< thread share (a DFS part has the node's threads)
+  int domains = 0;        ///< NUMA domains of the part (numa-level steps only; else 0)
   friend bool operator==(const part&, const part&) = default;
 };
 
@@ -55,6 +57,8 @@ struct node {
 
   std::int64_t m = 0, n = 0, k = 0;  ///< derived: shape of this sub-prism
   int threads = 1;                   ///< derived: thread budget of this node
+  int domain_first = 0;              ///< derived: first NUMA domain of this subtree
+  int domain_count = 1;              ///< derived: NUMA domains of this subtree
   std::size_t workspace_offset = 0;  ///< derived: byte offset of its workspace in the call's
   std::size_t workspace_bytes = 0;   ///< derived: bytes this subtree needs (temporaries)
 };
@@ -70,8 +74,9 @@ class plan {
   /// An empty plan (no problem, no nodes); validate() rejects it.
   plan() = default;
   /// Builds a plan from a tree whose node 0 is the root; derives shapes and workspace and
-  /// validates (throws prism::plan_error).
-  plan(prism::problem p, int threads, std::vector<node> nodes);
+  /// validates (throws prism::plan_error). `domains` is the number of NUMA domains the
+  /// plan spreads over (numa-level steps come first and divide them).
+  plan(prism::problem p, int threads, std::vector<node> nodes, int domains = 1);
 
   /// Parses the text form produced by to_string(); throws prism::plan_error.
   static plan parse(std::string_view text);
@@ -80,6 +85,8 @@ class plan {
   const prism::problem& problem() const noexcept { return problem_; }
   /// Thread budget at the root.
   int threads() const noexcept { return threads_; }
+  /// NUMA domains the plan spreads over (1: no numa-level steps).
+  int domains() const noexcept { return domains_; }
   /// All nodes; index 0 is the root.
   const std::vector<node>& nodes() const noexcept { return nodes_; }
   /// Extra bytes of temporaries a run of this plan allocates (its workspace).
@@ -104,6 +111,7 @@ class plan {
 
   prism::problem problem_{};
   int threads_ = 1;
+  int domains_ = 1;
   std::vector<node> nodes_;
 };
 
@@ -118,7 +126,7 @@ plan make_plan(const problem& p, const context& ctx = default_context());
 const char* to_string(dim d);
 /// "leaf", "bfs" or "dfs".
 const char* to_string(step_kind s);
-/// "thread" or "cache".
+/// "thread", "cache" or "numa".
 const char* to_string(level l);
 
 }  // namespace prism

@@ -5,5 +5,7 @@
 #include <prism/error.hpp>
 #include <prism/gemm.hpp>
 #include <prism/plan.hpp>
+#include <prism/topology.hpp>
+#include <prism/traffic.hpp>
 #include <prism/types.hpp>
 #include <prism/version.hpp>

@@ -14,7 +14,7 @@ const char* to_string(dim d) { return d == dim::m ? "m" : d == dim::n ? "n" : "k
 const char* to_string(step_kind s) {
   return s == step_kind::leaf ? "leaf" : s == step_kind::bfs ? "bfs" : "dfs";
 }
-const char* to_string(level l) { return l == level::thread ? "thread" : "cache"; }
+const char* to_string(level l) { return l == level::thread ? "thread" : l == level::cache ? "cache" : "numa"; }
 
 namespace {
 
@@ -30,8 +30,8 @@ std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 }  // namespace
 
-plan::plan(prism::problem p, int threads, std::vector<node> nodes)
-    : problem_(p), threads_(threads), nodes_(std::move(nodes)) {
+plan::plan(prism::problem p, int threads, std::vector<node> nodes, int domains)
+    : problem_(p), threads_(threads), domains_(domains), nodes_(std::move(nodes)) {
   derive();
 }
 
@@ -49,17 +49,25 @@ void plan::derive() {
   for (char t : {problem_.transa, problem_.transb})
     if (t != 'N' && t != 'T' && t != 'C') fail(std::string("trans must be N, T or C, got '") + t + "'");
   if (threads_ < 1) fail("threads must be >= 1");
+  if (domains_ < 1 || domains_ > threads_) fail("domains must be in 1..threads");
   const std::size_t elem = element_size(problem_.type);
   std::vector<char> seen(nodes_.size(), 0);
 
-  std::function<void(int, std::int64_t, std::int64_t, std::int64_t, int)> down =
-      [&](int i, std::int64_t m, std::int64_t n, std::int64_t k, int threads) {
+  // Domains: numa-level steps come first and split the node's domain range among their
+  // parts, e.g. 4 domains cut 2:2 give parts [0,2) and [2,4); below them every node has
+  // one domain. A node spanning several domains must be a numa step.
+  std::function<void(int, std::int64_t, std::int64_t, std::int64_t, int, int, int)> down =
+      [&](int i, std::int64_t m, std::int64_t n, std::int64_t k, int threads, int dfirst, int dcount) {
         if (i < 0 || std::size_t(i) >= nodes_.size()) fail("child index " + std::to_string(i) + " out of range");
         if (seen[i]) fail("node " + std::to_string(i) + " is reached twice: a plan is a tree");
         seen[i] = 1;
         node& nd = nodes_[i];
         nd.m = m, nd.n = n, nd.k = k, nd.threads = threads;
+        nd.domain_first = dfirst, nd.domain_count = dcount;
         const std::string where = "node " + std::to_string(i) + " (" + shape_text(m, n, k) + ")";
+        const bool numa_step = nd.kind == step_kind::bfs && nd.where == level::numa;
+        if (dcount > 1 && !numa_step) fail(where + ": spans " + std::to_string(dcount) + " NUMA domains, so it must be a numa-level bfs step");
+        if (dcount == 1 && nd.where == level::numa && nd.kind != step_kind::leaf) fail(where + ": a numa step needs at least 2 domains");
         if (nd.kind == step_kind::leaf) {
           if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
           if (m > INT_MAX || n > INT_MAX || k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
@@ -81,8 +89,17 @@ void plan::derive() {
         if (total != ext)
           fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut sum to " + std::to_string(total) +
                ", not " + std::to_string(ext));
-        if (nd.kind == step_kind::bfs) {
-          if (nd.where != level::thread) fail(where + ": a bfs step is at thread level");
+        if (numa_step) {
+          int dsum = 0;
+          for (auto& pt : nd.parts) {
+            if (pt.domains < 1) fail(where + ": every part of a numa step has >= 1 domain");
+            if (pt.threads < pt.domains) fail(where + ": a numa part needs at least one thread per domain");
+            dsum += pt.domains;
+          }
+          if (dsum != dcount) fail(where + ": numa parts cover " + std::to_string(dsum) + " domains, not " + std::to_string(dcount));
+          if (share_sum != threads) fail(where + ": numa thread shares sum to " + std::to_string(share_sum) + ", not " + std::to_string(threads));
+        } else if (nd.kind == step_kind::bfs) {
+          if (nd.where != level::thread) fail(where + ": a bfs step is at thread or numa level");
           // t >= 2: the shares partition the budget. t == 1: over-decomposition, each part is a
           // task on the same single thread's budget (work stealing balances them).
           if (threads >= 2 && share_sum != threads)
@@ -91,14 +108,21 @@ void plan::derive() {
             for (auto& pt : nd.parts)
               if (pt.threads != 1) fail(where + ": parts of a 1-thread bfs have 1 thread each");
         } else {
+          if (nd.where == level::numa) fail(where + ": a dfs step is at thread or cache level");
           for (auto& pt : nd.parts)
             if (pt.threads != threads) fail(where + ": dfs parts run with the node's " + std::to_string(threads) + " threads");
         }
+        if (!numa_step)
+          for (auto& pt : nd.parts)
+            if (pt.domains != 0) fail(where + ": only numa steps give their parts domains");
         std::size_t ws = 0;
+        int next_domain = dfirst;
         for (std::size_t c = 0; c < nd.parts.size(); ++c) {
           std::int64_t cm = m, cn = n, ck = k;
           (nd.cut == dim::m ? cm : nd.cut == dim::n ? cn : ck) = nd.parts[c].size;
-          down(nd.children[c], cm, cn, ck, nd.parts[c].threads);
+          const int cd = numa_step ? nd.parts[c].domains : 1;
+          down(nd.children[c], cm, cn, ck, nd.parts[c].threads, numa_step ? next_domain : dfirst, cd);
+          if (numa_step) next_domain += cd;
           const std::size_t child_ws = nodes_[nd.children[c]].workspace_bytes;
           ws = nd.kind == step_kind::dfs ? std::max(ws, child_ws) : ws + child_ws;
         }
@@ -106,7 +130,7 @@ void plan::derive() {
           ws += (nd.parts.size() - 1) * round_up(std::size_t(m) * std::size_t(n) * elem);
         nd.workspace_bytes = ws;
       };
-  down(0, problem_.m, problem_.n, problem_.k, threads_);
+  down(0, problem_.m, problem_.n, problem_.k, threads_, 0, domains_);
   for (std::size_t i = 0; i < seen.size(); ++i)
     if (!seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
 
@@ -151,6 +175,7 @@ std::string plan::to_string() const {
   os << "problem " << char(problem_.type) << ' ' << problem_.transa << problem_.transb << ' '
      << problem_.m << ' ' << problem_.n << ' ' << problem_.k << '\n';
   os << "threads " << threads_ << '\n';
+  if (domains_ > 1) os << "domains " << domains_ << '\n';
   os << "# extra memory " << extra_bytes() << " bytes, depth " << depth() << ", " << leaves() << " leaves\n";
   std::function<void(int, int)> emit = [&](int i, int indent) {
     const node& nd = nodes_[i];
@@ -163,12 +188,17 @@ std::string plan::to_string() const {
       for (auto& pt : nd.parts) {
         line << ' ' << pt.size;
         if (nd.kind == step_kind::bfs) line << '@' << pt.threads;
+        if (nd.where == level::numa) line << ':' << pt.domains;
       }
     }
     std::string text = line.str();
     if (text.size() < 40) text.resize(40, ' ');
     os << text << "  # " << shape_text(nd.m, nd.n, nd.k) << ", " << nd.threads
        << (nd.threads == 1 ? " thread" : " threads");
+    if (domains_ > 1) {
+      if (nd.domain_count == 1) os << ", domain " << nd.domain_first;
+      else os << ", domains " << nd.domain_first << "-" << nd.domain_first + nd.domain_count - 1;
+    }
     if (nd.kind == step_kind::bfs && nd.cut == dim::k)
       os << ", C' " << (nd.parts.size() - 1) * round_up(std::size_t(nd.m) * std::size_t(nd.n) * element_size(problem_.type)) << " B";
     os << '\n';
@@ -231,8 +261,17 @@ plan plan::parse(std::string_view text) {
   ++at;
   if (at >= lines.size() || lines[at].second.size() != 2 || lines[at].second[0] != "threads")
     throw fail("expected 'threads T'");
-  const int threads = int(integer(lines[at].second[1], "threads"));
+  const std::int64_t threads64 = integer(lines[at].second[1], "threads");
+  if (threads64 < 1 || threads64 > 1 << 20) throw fail("threads must be in 1..2^20");
+  const int threads = int(threads64);
   ++at;
+  int domains = 1;
+  if (at < lines.size() && lines[at].second.size() == 2 && lines[at].second[0] == "domains") {
+    const std::int64_t d = integer(lines[at].second[1], "domains");
+    if (d < 1 || d > threads) throw fail("domains must be in 1..threads");
+    domains = int(d);
+    ++at;
+  }
 
   std::vector<node> nodes;
   std::function<int()> parse_node = [&]() -> int {
@@ -263,12 +302,25 @@ plan plan::parse(std::string_view text) {
     else throw fail("dimension must be m, n or k, got '" + t[1] + "'");
     if (t[2] == "thread") nd.where = level::thread;
     else if (t[2] == "cache") nd.where = level::cache;
-    else throw fail("level must be thread or cache, got '" + t[2] + "'");
+    else if (t[2] == "numa") nd.where = level::numa;
+    else throw fail("level must be numa, thread or cache, got '" + t[2] + "'");
     for (std::size_t w = 3; w < t.size(); ++w) {
       part pt;
-      auto atsign = t[w].find('@');
-      pt.size = integer(t[w].substr(0, atsign), "a part size");
-      pt.threads = atsign == std::string::npos ? 0 : int(integer(t[w].substr(atsign + 1), "a thread share"));
+      pt.threads = 0;  // filled in below when the text gives no "@T"
+      std::string word = t[w];
+      if (auto colon = word.find(':'); colon != std::string::npos) {  // SIZE@T:D
+        const std::int64_t d = integer(word.substr(colon + 1), "a domain count");
+        if (d < 1 || d > threads) throw fail("a part's domain count must be in 1..threads");
+        pt.domains = int(d);
+        word.resize(colon);
+      }
+      auto atsign = word.find('@');
+      pt.size = integer(word.substr(0, atsign), "a part size");
+      if (atsign != std::string::npos) {
+        const std::int64_t share = integer(word.substr(atsign + 1), "a thread share");
+        if (share < 1 || share > threads) throw fail("a thread share must be in 1..threads");
+        pt.threads = int(share);
+      }
       nd.parts.push_back(pt);
     }
     ++at;
@@ -289,11 +341,13 @@ plan plan::parse(std::string_view text) {
     }
   };
   fill(0, std::max(threads, 1));
-  return plan(p, threads, std::move(nodes));
+  return plan(p, threads, std::move(nodes), domains);
 }
 
 bool operator==(const plan& a, const plan& b) {
-  if (!(a.problem_ == b.problem_) || a.threads_ != b.threads_ || a.nodes_.empty() != b.nodes_.empty()) return false;
+  if (!(a.problem_ == b.problem_) || a.threads_ != b.threads_ || a.domains_ != b.domains_ ||
+      a.nodes_.empty() != b.nodes_.empty())
+    return false;
   std::function<bool(int, int)> same = [&](int i, int j) {
     const node &x = a.nodes_[i], &y = b.nodes_[j];
     if (x.kind != y.kind || x.parts != y.parts || x.children.size() != y.children.size()) return false;

@@ -14,6 +14,12 @@
 //     (CARMA Fig. 5: more tasks than threads let work stealing even out a noisy machine),
 //     as long as each new leaf keeps >= min_leaf_flops and k-temporaries fit in B.
 //  4. Otherwise: a leaf, computed by the backend the context picks for its shape.
+// Above all of these, with D >= 2 NUMA domains in the context's topology (and at least D
+// threads), the first steps are numa-level BFS cuts that halve the set of domains: the
+// thread shares follow the cores of each half and the edge is split in proportion, so
+// each domain gets work in proportion to its cores. Example: 4 domains of 4 cores and 16
+// threads cut 2:2 (8 and 8 threads), then each half 1:1 (4 and 4); a 3-domain machine
+// with 4, 4 and 8 cores cuts 1:2 (4 and 12 threads), then 1:1 (4 and 8).
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
@@ -21,6 +27,7 @@
 #include "../blas/blas_library.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <climits>
 #include <limits>
@@ -54,6 +61,8 @@ std::int64_t first_part(std::int64_t ext, int share, int total, std::int64_t a) 
   return std::clamp<std::int64_t>(s, 1, ext - 1);
 }
 
+struct too_small {};  // a numa-level cut found an edge shorter than its domain count
+
 struct planner {
   const context& ctx;
   scalar_type type;
@@ -68,8 +77,9 @@ struct planner {
     return std::size_t((long double)budget * share / total);
   }
   // The largest edge; on ties n before m before k (n and m cuts need no temporary, and an
-  // n cut keeps each half of a column-major C contiguous).
-  static dim largest(std::int64_t m, std::int64_t n, std::int64_t k) {
+  // n cut keeps each half of a column-major C contiguous). Without k cuts, k never wins.
+  dim largest(std::int64_t m, std::int64_t n, std::int64_t k) const {
+    if (!ctx.k_cuts()) k = 0;
     if (n >= m && n >= k) return dim::n;
     if (m >= k) return dim::m;
     return dim::k;
@@ -107,10 +117,55 @@ struct planner {
     return index;
   }
 
+  // A numa-level cut of domains [d0, d0 + dc) with t threads (see the file comment).
+  int numa(std::int64_t m, std::int64_t n, std::int64_t k, int t, int d0, int dc, std::size_t budget) {
+    if (dc == 1) return build(m, n, k, t, ctx.extra_depth(), budget);
+    const auto& doms = ctx.machine().domains();
+    const int d1 = dc / 2, d2 = dc - d1;
+    long cores1 = 0, cores_all = 0;
+    for (int d = d0; d < d0 + dc; ++d) {
+      cores_all += doms[std::size_t(d)].cores;
+      if (d < d0 + d1) cores1 += doms[std::size_t(d)].cores;
+    }
+    const int t1 = std::clamp(int(std::llround(double(t) * double(cores1) / double(cores_all))), d1, t - d2);
+    const int t2 = t - t1;
+    dim d = largest(m, n, k);
+    std::size_t b1 = share_of(budget, t1, t), b2 = share_of(budget, t2, t);
+    if (d == dim::k) {
+      const std::size_t temp = temp_bytes(m, n);
+      if (temp <= budget) {
+        const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
+        b1 = share_of(rest, t1, t), b2 = share_of(rest, t2, t);
+      } else {
+        d = n >= m ? dim::n : dim::m;  // no room for C': cut the larger of m, n instead
+      }
+    }
+    const std::int64_t ext = extent(d, m, n, k);
+    if (ext < dc) throw too_small{};
+    const std::int64_t s = first_part(ext, t1, t, alignment(d, type, ext));
+    if (s < d1 || ext - s < d2) throw too_small{};
+    const int index = int(nodes.size());
+    nodes.emplace_back();
+    node nd;
+    nd.kind = step_kind::bfs;
+    nd.cut = d;
+    nd.where = level::numa;
+    nd.parts = {part{s, t1, d1}, part{ext - s, t2, d2}};
+    auto sub = [&](std::int64_t size, int tt, int first, int count, std::size_t b) {
+      std::int64_t cm = m, cn = n, ck = k;
+      (d == dim::m ? cm : d == dim::n ? cn : ck) = size;
+      return numa(cm, cn, ck, tt, first, count, b);
+    };
+    nd.children.push_back(sub(s, t1, d0, d1, b1));
+    nd.children.push_back(sub(ext - s, t2, d0 + d1, d2, b2));
+    nodes[index] = std::move(nd);
+    return index;
+  }
+
   int build(std::int64_t m, std::int64_t n, std::int64_t k, int t, int extra, std::size_t budget) {
     // Rule 1: 32-bit leaf range.
-    if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {
-      const dim d = largest(m, n, k);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {  // the longest edge, k included (a DFS needs no C')
+      const dim d = n >= m && n >= k ? dim::n : m >= k ? dim::m : dim::k;
       return cut(step_kind::dfs, level::cache, d, m, n, k, t, t, extra, budget, budget);
     }
     const dim d = largest(m, n, k);
@@ -172,8 +227,22 @@ plan make_plan(const problem& p0, const context& ctx) {
   p.transb = normalise_trans(p.transb);
   if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
   planner pl{ctx, p.type, {}};
-  if (p.m == 0 || p.n == 0 || p.k == 0) pl.leaf(p.m, p.n, p.k);
-  else pl.build(p.m, p.n, p.k, ctx.threads(), ctx.extra_depth(), ctx.max_memory());
+  if (p.m == 0 || p.n == 0 || p.k == 0) {
+    pl.leaf(p.m, p.n, p.k);
+    return plan(p, ctx.threads(), std::move(pl.nodes));
+  }
+  // NUMA domains used: those of the topology, but never more than the threads (each domain
+  // needs one). A problem too small to give every domain a piece is planned on one.
+  const int domains = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());
+  if (domains >= 2 && !(p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)) {
+    try {
+      pl.numa(p.m, p.n, p.k, ctx.threads(), 0, domains, ctx.max_memory());
+      return plan(p, ctx.threads(), std::move(pl.nodes), domains);
+    } catch (const too_small&) {
+      pl.nodes.clear();
+    }
+  }
+  pl.build(p.m, p.n, p.k, ctx.threads(), ctx.extra_depth(), ctx.max_memory());
   return plan(p, ctx.threads(), std::move(pl.nodes));
 }
 

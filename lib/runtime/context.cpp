@@ -83,6 +83,25 @@ context& context::set_min_leaf_flops(double flops) {
 
 detail::runtime& context::runtime() const { return *runtime_; }
 
+const topology& default_topology() {
+  static const topology t = topology::from_env();  // hwloc runs once, on first use
+  return t;
+}
+
+const topology& context::machine() const { return machine_ ? *machine_ : default_topology(); }
+
+context& context::set_machine(topology t) {
+  machine_ = std::make_shared<const topology>(std::move(t));
+  runtime_ = std::make_shared<detail::runtime>(threads_);
+  return *this;
+}
+
+context& context::set_k_cuts(bool allowed) {
+  k_cuts_ = allowed;
+  runtime_ = std::make_shared<detail::runtime>(threads_);
+  return *this;
+}
+
 std::string context::describe() const {
   std::ostringstream os;
   os << "threads=" << threads_ << " max_memory=";

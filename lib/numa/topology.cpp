@@ -1,0 +1,142 @@
+// lib/numa/topology.cpp — the only code that talks to hwloc (like oneTBB's tbbbind).
+// Everything else asks prism::topology.
+#include <prism/error.hpp>
+#include <prism/topology.hpp>
+
+#include <hwloc.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace prism {
+
+struct topology::impl {
+  hwloc_topology_t handle = nullptr;
+  std::vector<numa_domain> domains;
+  std::vector<cache_level> caches;
+  std::string source;
+  bool this_system = false;
+  ~impl() {
+    if (handle != nullptr) hwloc_topology_destroy(handle);
+  }
+};
+
+namespace {
+
+// Loads a topology through `configure` (synthetic/XML/nothing) and reads what prism needs.
+template <class Configure>
+std::shared_ptr<topology::impl> load(std::string source, Configure&& configure) {
+  auto p = std::make_shared<topology::impl>();
+  p->source = std::move(source);
+  if (hwloc_topology_init(&p->handle) != 0) throw error("hwloc: cannot initialise a topology");
+  configure(p->handle);
+  if (hwloc_topology_load(p->handle) != 0) throw error("hwloc: cannot load topology (" + p->source + ")");
+  p->this_system = hwloc_topology_is_thissystem(p->handle) != 0;
+  const hwloc_topology_t t = p->handle;
+
+  const int numa = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < numa; ++i) {
+    hwloc_obj_t o = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, unsigned(i));
+    numa_domain d;
+    d.index = i;
+    d.os_index = o->os_index;
+    d.memory_bytes = o->attr != nullptr ? o->attr->numanode.local_memory : 0;
+    unsigned pu;
+    hwloc_bitmap_foreach_begin(pu, o->cpuset) d.pus.push_back(int(pu));
+    hwloc_bitmap_foreach_end();
+    d.cores = hwloc_get_nbobjs_inside_cpuset_by_type(t, o->cpuset, HWLOC_OBJ_CORE);
+    if (d.cores <= 0) d.cores = int(d.pus.size());
+    if (!d.pus.empty()) p->domains.push_back(std::move(d));  // memory-only nodes hold no cores
+  }
+  if (p->domains.empty()) {  // no NUMA information: the whole machine is one domain
+    numa_domain d;
+    hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t);
+    unsigned pu;
+    hwloc_bitmap_foreach_begin(pu, all) d.pus.push_back(int(pu));
+    hwloc_bitmap_foreach_end();
+    d.cores = std::max(1, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE));
+    p->domains.push_back(std::move(d));
+  }
+  for (int i = 0; i < int(p->domains.size()); ++i) p->domains[std::size_t(i)].index = i;
+
+  const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE};
+  for (hwloc_obj_type_t type : levels) {
+    const int count = hwloc_get_nbobjs_by_type(t, type);
+    if (count <= 0) continue;
+    hwloc_obj_t o = hwloc_get_obj_by_type(t, type, 0);
+    cache_level c;
+    c.level = int(o->attr->cache.depth);
+    c.size_bytes = o->attr->cache.size;
+    c.line_bytes = o->attr->cache.linesize;
+    c.pus_sharing = hwloc_bitmap_weight(o->cpuset);
+    c.instances = count;
+    p->caches.push_back(c);
+  }
+  return p;
+}
+
+}  // namespace
+
+topology topology::machine() {
+  // A machine whose NUMA information hwloc cannot read is still one domain; only a failure
+  // of hwloc itself is an error.
+  topology t;
+  t.impl_ = load("machine", [](hwloc_topology_t) {});
+  return t;
+}
+
+topology topology::synthetic(const std::string& description) {
+  topology t;
+  t.impl_ = load("synthetic: " + description, [&](hwloc_topology_t h) {
+    if (hwloc_topology_set_synthetic(h, description.c_str()) != 0)
+      throw error("hwloc: invalid synthetic topology '" + description + "'");
+  });
+  return t;
+}
+
+topology topology::xml(const std::string& path) {
+  topology t;
+  t.impl_ = load("xml: " + path, [&](hwloc_topology_t h) {
+    if (hwloc_topology_set_xml(h, path.c_str()) != 0) throw error("hwloc: cannot read topology XML '" + path + "'");
+  });
+  return t;
+}
+
+topology topology::from_env() {
+  auto get = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+  };
+  if (std::string v = get("PRISM_TOPOLOGY"); !v.empty())
+    return v.size() > 4 && v.compare(v.size() - 4, 4, ".xml") == 0 ? xml(v) : synthetic(v);
+  if (std::string v = get("HWLOC_XMLFILE"); !v.empty()) return xml(v);
+  if (std::string v = get("HWLOC_SYNTHETIC"); !v.empty()) return synthetic(v);
+  return machine();
+}
+
+const std::vector<numa_domain>& topology::domains() const { return impl_->domains; }
+const std::vector<cache_level>& topology::caches() const { return impl_->caches; }
+bool topology::is_this_system() const { return impl_->this_system; }
+const std::string& topology::source() const { return impl_->source; }
+void* topology::hwloc_handle() const { return impl_->handle; }
+
+int topology::cores() const {
+  int n = 0;
+  for (auto& d : impl_->domains) n += d.cores;
+  return n;
+}
+
+std::string topology::describe() const {
+  std::ostringstream os;
+  os << "topology (" << source() << (is_this_system() ? ", this machine" : ", not this machine") << "): "
+     << domains().size() << " NUMA domain" << (domains().size() == 1 ? "" : "s") << ", " << cores() << " cores\n";
+  for (auto& d : domains())
+    os << "  domain " << d.index << " (os " << d.os_index << "): " << d.cores << " cores, "
+       << (d.memory_bytes >> 20) << " MiB\n";
+  for (auto& c : caches())
+    os << "  L" << c.level << ": " << (c.size_bytes >> 10) << " KiB, line " << c.line_bytes << " B, shared by "
+       << c.pus_sharing << " PU" << (c.pus_sharing == 1 ? "" : "s") << ", " << c.instances << " instances\n";
+  return os.str();
+}
+
+}  // namespace prism

@@ -1,0 +1,139 @@
+// tests/test_numa.cpp — the NUMA level on hwloc synthetic topologies: topology reading,
+// numa-level steps that give each domain work in proportion to its cores, correct results
+// through numa plans, and the cross-domain traffic prediction on a hand-computed case.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <prism/prism.hpp>
+
+#include "support/reference.hpp"
+
+#include <functional>
+#include <map>
+
+using namespace prism;
+
+namespace {
+
+context on(const std::string& synthetic, int threads) {
+  context c;
+  c.set_machine(topology::synthetic(synthetic)).set_threads(threads);
+  return c;
+}
+
+// Threads and k-extent (work) that the leaves under each domain get.
+std::map<int, std::pair<int, double>> per_domain(const plan& p) {
+  std::map<int, std::pair<int, double>> out;
+  for (const node& nd : p.nodes())
+    if (nd.kind == step_kind::leaf) {
+      out[nd.domain_first].first += nd.threads;
+      out[nd.domain_first].second += double(nd.m) * double(nd.n) * double(nd.k);
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("topologies: machine, synthetic, and bad descriptions") {
+  const topology here = topology::machine();
+  CHECK(here.is_this_system());
+  CHECK(here.domains().size() >= 1);
+  CHECK(here.cores() >= 1);
+  const topology t = topology::synthetic("package:2 numa:2 core:4 pu:1");
+  CHECK_FALSE(t.is_this_system());
+  REQUIRE(t.domains().size() == 4);
+  for (auto& d : t.domains()) CHECK(d.cores == 4);
+  CHECK(t.cores() == 16);
+  const topology caches = topology::synthetic("package:2 [numa] l3:1 l2:4 core:1 pu:1");
+  REQUIRE(caches.caches().size() >= 2);
+  CHECK(caches.caches().back().level == 3);
+  CHECK(caches.caches().back().pus_sharing == 4);
+  CHECK_THROWS_AS(topology::synthetic("numa:banana"), prism::error);
+  CHECK_THROWS_AS(topology::xml("/nonexistent/topology.xml"), prism::error);
+}
+
+TEST_CASE("numa steps split the domains first and give each its share of threads and work") {
+  for (int domains : {2, 3, 4, 8}) {
+    const std::string desc = "numa:" + std::to_string(domains) + " core:2 pu:1";
+    const int threads = 2 * domains;
+    const context ctx = on(desc, threads);
+    const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 1 << 22}, ctx);
+    INFO(p.to_string());
+    CHECK(p.domains() == domains);
+    CHECK(p.nodes()[0].where == level::numa);
+    CHECK(plan::parse(p.to_string()) == p);
+    const auto shares = per_domain(p);
+    REQUIRE(int(shares.size()) == domains);
+    const double total = 64.0 * 64.0 * double(1 << 22);
+    for (auto& [d, tw] : shares) {
+      CHECK(tw.first == 2);                                   // each domain: its 2 cores
+      CHECK(tw.second == doctest::Approx(total / domains).epsilon(0.01));  // its share of the work
+    }
+  }
+}
+
+TEST_CASE("one domain (the real machine, or fewer threads than domains) plans exactly as before") {
+  context plain;
+  plain.set_threads(4);
+  const problem pr{scalar_type::d, 'N', 'N', 64, 64, 1 << 22};
+  const plan a = make_plan(pr, plain);
+  context one = on("numa:1 core:4 pu:1", 4);
+  CHECK(make_plan(pr, one) == a);
+  CHECK(a.domains() == 1);
+  // 1 thread on 4 domains: no numa step (a domain needs a thread).
+  CHECK(make_plan(pr, on("numa:4 core:2 pu:1", 1)).domains() == 1);
+  // A problem too small to give every domain a piece falls back to one domain.
+  CHECK(make_plan(problem{scalar_type::d, 'N', 'N', 1, 1, 2}, on("numa:4 core:2 pu:1", 8)).domains() == 1);
+}
+
+TEST_CASE_TEMPLATE("numa plans compute correct results for every type", T, float, double, std::complex<float>,
+                   std::complex<double>) {
+  for (const char* desc : {"numa:2 core:1 pu:1", "numa:3 core:1 pu:1", "package:2 numa:2 core:1 pu:1"}) {
+    context ctx = on(desc, int(topology::synthetic(desc).domains().size()));
+    ctx.set_small_flops(0);
+    std::mt19937_64 gen(17);
+    for (auto [m, n, k] : {std::array<std::int64_t, 3>{16, 12, 5000}, {301, 40, 77}, {33, 257, 31}}) {
+      auto A = test::random_matrix<T>(k, m, k, gen), B = test::random_matrix<T>(k, n, k, gen);
+      auto C = test::random_matrix<T>(m, n, m, gen);
+      auto ref = test::reference_gemm('C', 'N', m, n, k, T(1), A.data(), k, B.data(), k, T(-1), C.data(), m);
+      gemm<T>('C', 'N', m, n, k, T(1), A.data(), k, B.data(), k, T(-1), C.data(), m, ctx);
+      INFO(desc, " ", m, "x", n, "x", k);
+      CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
+    }
+  }
+}
+
+TEST_CASE("predicted cross-domain traffic matches a hand-computed case") {
+  // 64 x 64 x 2^22 doubles, 4 domains of 4 cores, 16 threads: k cut 2:2, then 1:1.
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 1 << 22}, on("package:2 numa:2 core:4 pu:1", 16));
+  REQUIRE(p.domains() == 4);
+  const double c = 64 * 64 * 8;  // one C' = 32768 bytes
+  // Placement helper: A and B slabs and C blocks are local; only the three C' reductions
+  // cross: domain 0 reads domain 1's C' and half of the {2,3} C'; domain 1 the other half;
+  // domain 2 reads domain 3's.
+  const traffic_report helper = predict_traffic(p, placement::prism);
+  CHECK(helper.remote_bytes[0] == doctest::Approx(c + c / 2));
+  CHECK(helper.remote_bytes[1] == doctest::Approx(c / 2));
+  CHECK(helper.remote_bytes[2] == doctest::Approx(c));
+  CHECK(helper.remote_bytes[3] == doctest::Approx(0));
+  // Interleaved: 3/4 of every slab a domain reads is remote. A slab of A plus one of B is
+  // 2 * 64 * 2^20 * 8 bytes per domain. Domain 3 computes only temporaries C', which live
+  // where they are computed, so its C reads are local.
+  const traffic_report inter = predict_traffic(p, placement::interleaved);
+  const double slabs = 2.0 * 64 * (1 << 20) * 8;
+  CHECK(inter.remote_bytes[3] == doctest::Approx(0.75 * slabs).epsilon(1e-12));
+  // The m x n-only split of threaded BLAS reads whole rows of A and columns of B.
+  context mn = on("package:2 numa:2 core:4 pu:1", 16);
+  mn.set_k_cuts(false);
+  const traffic_report blas = predict_traffic(make_plan(p.problem(), mn), placement::interleaved);
+  CHECK(blas.remote_total() > 10000 * helper.remote_total());
+}
+
+TEST_CASE("numa plans validate their domain bookkeeping") {
+  const char* head = "prism-plan 1\nproblem d NN 8 8 64\nthreads 4\ndomains 2\n";
+  CHECK_NOTHROW(plan::parse(std::string(head) + "bfs k numa 32@2:1 32@2:1\n leaf\n leaf\n"));
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs k thread 32@2 32@2\n leaf\n leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs k numa 32@2:1 32@2:2\n leaf\n leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse("prism-plan 1\nproblem d NN 8 8 64\nthreads 2\ndomains 3\nleaf\n"), plan_error);
+}
