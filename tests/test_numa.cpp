@@ -137,3 +137,72 @@ TEST_CASE("numa plans validate their domain bookkeeping") {
   CHECK_THROWS_AS(plan::parse(std::string(head) + "leaf\n"), plan_error);
   CHECK_THROWS_AS(plan::parse("prism-plan 1\nproblem d NN 8 8 64\nthreads 2\ndomains 3\nleaf\n"), plan_error);
 }
+
+// ---- execution: subtrees run in their domain's arena (internal hooks from lib/numa) ----
+
+#include "numa/domain_arenas.hpp"
+
+#include <sched.h>
+
+#include <atomic>
+
+namespace {
+
+std::atomic<int> leaves_seen{0}, leaves_misplaced{0}, leaves_off_cpu{0};
+
+void check_domain(int planned) {
+  ++leaves_seen;
+  if (prism::detail::current_domain() != planned) ++leaves_misplaced;
+}
+
+// On "numa:2 core:1 pu:1" declared as this machine, domain d is PU d.
+void check_cpu(int planned) {
+  check_domain(planned);
+  if (sched_getcpu() != planned) ++leaves_off_cpu;
+}
+
+template <class Hook>
+void run_with_hook(Hook hook, const context& ctx, std::int64_t m, std::int64_t n, std::int64_t k) {
+  leaves_seen = 0, leaves_misplaced = 0, leaves_off_cpu = 0;
+  std::mt19937_64 gen(5);
+  auto A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
+  auto C = test::random_matrix<double>(m, n, m, gen);
+  auto ref = test::reference_gemm('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m);
+  detail::set_leaf_hook(hook);
+  gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, ctx);
+  detail::set_leaf_hook(nullptr);
+  CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
+}
+
+}  // namespace
+
+TEST_CASE("every leaf of a numa plan runs in its own domain's arena (synthetic, unpinned)") {
+  for (const char* desc : {"numa:2 core:2 pu:1", "numa:3 core:1 pu:1", "package:2 numa:2 core:2 pu:1", "numa:8 core:1 pu:1"}) {
+    const int domains = int(topology::synthetic(desc).domains().size());
+    context ctx = on(desc, 2 * domains);
+    ctx.set_small_flops(0);
+    const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 40, 36, 20000}, ctx);
+    REQUIRE(p.domains() == domains);
+    run_with_hook(&check_domain, ctx, 40, 36, 20000);
+    INFO(desc);
+    CHECK(leaves_seen == int(p.leaves()));
+    CHECK(leaves_misplaced == 0);
+  }
+}
+
+TEST_CASE("on a topology that is this machine, domain threads are bound to their cpuset and the caller's affinity is restored") {
+  cpu_set_t before, after;
+  REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+  if (CPU_COUNT(&before) < 2) {
+    MESSAGE("this machine has fewer than 2 CPUs available: binding to 2 domains cannot be checked here");
+    return;
+  }
+  context ctx;
+  ctx.set_machine(topology::synthetic("numa:2 core:1 pu:1", /*assume_this_system=*/true)).set_threads(2).set_small_flops(0);
+  for (int rep = 0; rep < 3; ++rep) run_with_hook(&check_cpu, ctx, 64, 64, 400000);
+  CHECK(leaves_seen == 2);
+  CHECK(leaves_misplaced == 0);
+  CHECK(leaves_off_cpu == 0);
+  REQUIRE(sched_getaffinity(0, sizeof after, &after) == 0);
+  CHECK(CPU_EQUAL(&before, &after));
+}

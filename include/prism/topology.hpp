@@ -34,7 +34,9 @@ class topology {
   /// This machine, as hwloc detects it.
   static topology machine();
   /// An hwloc synthetic description, e.g. "package:2 numa:2 core:4 pu:1"; throws prism::error.
-  static topology synthetic(const std::string& description);
+  /// `assume_this_system` declares it to describe this machine, so threads are really bound
+  /// to its cpusets (tests use "numa:2 core:1 pu:1" on a 2-core machine).
+  static topology synthetic(const std::string& description, bool assume_this_system = false);
   /// An hwloc XML file; throws prism::error.
   static topology xml(const std::string& path);
   /// PRISM_TOPOLOGY (a synthetic description, or a path ending in .xml), else

@@ -85,11 +85,12 @@ topology topology::machine() {
   return t;
 }
 
-topology topology::synthetic(const std::string& description) {
+topology topology::synthetic(const std::string& description, bool assume_this_system) {
   topology t;
   t.impl_ = load("synthetic: " + description, [&](hwloc_topology_t h) {
     if (hwloc_topology_set_synthetic(h, description.c_str()) != 0)
       throw error("hwloc: invalid synthetic topology '" + description + "'");
+    if (assume_this_system) hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
   });
   return t;
 }

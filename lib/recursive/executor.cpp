@@ -3,6 +3,7 @@
 #include "executor.hpp"
 
 #include "../blas/blas_library.hpp"
+#include "../numa/domain_arenas.hpp"
 #include "../runtime/runtime.hpp"
 
 #include <oneapi/tbb/blocked_range.h>
@@ -22,6 +23,7 @@ struct executor {
   char ta, tb;
   T alpha;
   std::byte* workspace;
+  domain_arenas* numa;  // per-domain arenas when the plan has numa steps, else nullptr
 
   // Where part c of a cut starts inside op(A), op(B) and C. With transa = 'N', op(A) is A
   // itself (m x k, column-major): row i, column l is A[i + l*lda]. With 'T' or 'C', op(A)
@@ -34,10 +36,22 @@ struct executor {
     return tb == 'N' ? B + l + j * ldb : B + j + l * ldb;
   }
 
+  // Runs f in the arena of the child's NUMA domain when a numa step hands the child exactly
+  // one domain; otherwise (thread-level steps, or several domains still to divide) here.
+  template <class F>
+  void in_domain(int child, F&& f) const {
+    const node& cn = nodes[child];
+    if (numa != nullptr && cn.domain_count == 1 && current_domain() != cn.domain_first)
+      numa->arena(cn.domain_first, cn.threads).execute(f);
+    else
+      f();
+  }
+
   void run(int index, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
            std::int64_t ldc) const {
     const node& nd = nodes[index];
     if (nd.kind == step_kind::leaf) {
+      if (auto hook = get_leaf_hook()) hook(nd.domain_first);
       leaf_library(nd.backend).gemm<T>(ta, tb, nd.m, nd.n, nd.k, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
@@ -79,16 +93,16 @@ struct executor {
       if (k_cut) {
         T* t = temp(c);
         // beta = 0: the leaf writes C' without reading it, so no uninitialised read.
-        group.run([=, this] { run(child, a, lda, b, ldb, T(0), t, m); });
+        group.run([=, this] { in_domain(child, [&] { run(child, a, lda, b, ldb, T(0), t, m); }); });
       } else {
-        group.run([=, this] { run(child, a, lda, b, ldb, beta, cc, ldc); });
+        group.run([=, this] { in_domain(child, [&] { run(child, a, lda, b, ldb, beta, cc, ldc); }); });
       }
       off += nd.parts[c].size;
     }
     {
       const T* a; const T* b; T* cc;
       operands(0, a, b, cc);
-      run(nd.children[0], a, lda, b, ldb, beta, cc, ldc);
+      in_domain(nd.children[0], [&] { run(nd.children[0], a, lda, b, ldb, beta, cc, ldc); });
     }
     group.wait();
     if (!k_cut) return;
@@ -120,7 +134,8 @@ void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, 
               T beta, T* C, std::int64_t ldc, const context& ctx) {
   runtime& rt = ctx.runtime();
   workspace_pool::lease ws = rt.pool().acquire(p.extra_bytes());
-  executor<T> ex{p.nodes(), p.problem().transa, p.problem().transb, alpha, ws.data()};
+  domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;
+  executor<T> ex{p.nodes(), p.problem().transa, p.problem().transb, alpha, ws.data(), numa};
   if (p.nodes()[0].kind == step_kind::leaf) {  // nothing to share: stay on the caller's thread
     ex.run(0, A, lda, B, ldb, beta, C, ldc);
     return;

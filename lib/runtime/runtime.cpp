@@ -86,6 +86,11 @@ void workspace_pool::trim() {
 // a call from an outside thread never waits for a worker to become free to start.
 runtime::runtime(int threads) : arena_(threads, 1) {}
 
+domain_arenas& runtime::domains(const topology& t) {
+  std::call_once(domains_once_, [&] { domains_ = std::make_unique<domain_arenas>(t); });
+  return *domains_;
+}
+
 std::shared_ptr<const plan> runtime::cached_plan(const problem& p, const std::function<plan()>& make) {
   {
     std::lock_guard lock(cache_mutex_);

@@ -1,0 +1,109 @@
+// lib/numa/domain_arenas.cpp — per-domain arenas and the observer that binds their threads.
+#include "domain_arenas.hpp"
+
+#include <hwloc.h>
+
+#include <oneapi/tbb/task_scheduler_observer.h>
+
+#include <atomic>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace prism::detail {
+
+namespace {
+
+thread_local int this_thread_domain = -1;
+std::atomic<leaf_hook> installed_hook{nullptr};
+
+// What a thread had before entering a domain arena, restored when it leaves (arenas nest:
+// a thread of prism's main arena enters a domain arena through execute()).
+struct saved_state {
+  int domain;
+  hwloc_bitmap_t cpuset;  // null when binding is off
+};
+thread_local std::vector<saved_state> saved;
+
+}  // namespace
+
+int current_domain() { return this_thread_domain; }
+void set_leaf_hook(leaf_hook hook) { installed_hook.store(hook); }
+leaf_hook get_leaf_hook() { return installed_hook.load(std::memory_order_relaxed); }
+
+// Binds each thread entering `arena` to the domain's cpuset, and unbinds it on leaving.
+struct binder : oneapi::tbb::task_scheduler_observer {
+  hwloc_topology_t topo;
+  hwloc_bitmap_t cpuset = nullptr;
+  int domain;
+  bool bind;
+
+  binder(oneapi::tbb::task_arena& arena, hwloc_topology_t t, const numa_domain& d, bool bind_threads)
+      : oneapi::tbb::task_scheduler_observer(arena), topo(t), domain(d.index), bind(bind_threads) {
+    if (bind) {
+      cpuset = hwloc_bitmap_alloc();
+      for (int pu : d.pus) hwloc_bitmap_set(cpuset, unsigned(pu));
+    }
+    observe(true);
+  }
+  ~binder() override {
+    observe(false);
+    if (cpuset != nullptr) hwloc_bitmap_free(cpuset);
+  }
+  void on_scheduler_entry(bool) override {
+    saved_state s{this_thread_domain, nullptr};
+    if (bind) {
+      s.cpuset = hwloc_bitmap_alloc();
+      hwloc_get_cpubind(topo, s.cpuset, HWLOC_CPUBIND_THREAD);
+      hwloc_set_cpubind(topo, cpuset, HWLOC_CPUBIND_THREAD);
+    }
+    saved.push_back(s);
+    this_thread_domain = domain;
+  }
+  void on_scheduler_exit(bool) override {
+    if (saved.empty()) return;
+    saved_state s = saved.back();
+    saved.pop_back();
+    if (s.cpuset != nullptr) {
+      hwloc_set_cpubind(topo, s.cpuset, HWLOC_CPUBIND_THREAD);
+      hwloc_bitmap_free(s.cpuset);
+    }
+    this_thread_domain = s.domain;
+  }
+};
+
+struct domain_arenas::entry {
+  oneapi::tbb::task_arena arena;
+  std::unique_ptr<binder> observer;  // built after the arena it observes, destroyed before it
+  entry(int threads, hwloc_topology_t t, const numa_domain& d, bool bind) : arena(threads, 1) {
+    arena.initialize();
+    observer = std::make_unique<binder>(arena, t, d, bind);
+  }
+  ~entry() { observer.reset(); }
+};
+
+domain_arenas::domain_arenas(const topology& t) : topo_(t), pinned_(t.is_this_system()) {
+  // One warning per topology per process, however many contexts plan for it.
+  static std::mutex warned_mutex;
+  static std::set<std::string> warned;
+  if (!pinned_ && t.domains().size() > 1) {
+    std::lock_guard lock(warned_mutex);
+    if (warned.insert(t.source()).second)
+      std::fprintf(stderr, "prism: warning: topology '%s' is not this machine; NUMA subtrees run in per-domain "
+                           "arenas without binding their threads\n", t.source().c_str());
+  }
+}
+
+domain_arenas::~domain_arenas() = default;
+
+oneapi::tbb::task_arena& domain_arenas::arena(int domain, int threads) {
+  std::lock_guard lock(mutex_);
+  auto& slot = arenas_[{domain, threads}];
+  if (!slot)
+    slot = std::make_unique<entry>(threads, static_cast<hwloc_topology_t>(topo_.hwloc_handle()),
+                                   topo_.domains().at(std::size_t(domain)), pinned_);
+  return slot->arena;
+}
+
+}  // namespace prism::detail
