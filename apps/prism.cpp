@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -37,7 +38,8 @@ const char* usage =
     "       prism bench M N K [the same options] [--reps R]\n"
     "       prism leaves [--reps R]\n";
 
-std::int64_t parse_int(const std::string& s, const char* what, std::int64_t lo) {
+std::int64_t parse_int(const std::string& s, const char* what, std::int64_t lo,
+                       std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
   std::size_t used = 0;
   long long v;
   try {
@@ -46,7 +48,8 @@ std::int64_t parse_int(const std::string& s, const char* what, std::int64_t lo) 
     throw usage_error(std::string(what) + " must be an integer, got '" + s + "'");
   }
   if (used != s.size()) throw usage_error(std::string(what) + " must be an integer, got '" + s + "'");
-  if (v < lo) throw usage_error(std::string(what) + " must be >= " + std::to_string(lo) + ", got " + s);
+  if (v < lo || v > hi)
+    throw usage_error(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + s);
   return v;
 }
 
@@ -71,28 +74,29 @@ options parse(const std::vector<std::string>& args, std::size_t first, bool want
       if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
       return args[++i];
     };
-    if (a == "--threads") o.ctx.set_threads(int(parse_int(value(), "--threads", 1)));
+    if (a == "--threads") o.ctx.set_threads(int(parse_int(value(), "--threads", 1, 4096)));
     else if (a == "--type") {
       const std::string& t = value();
       if (t.size() != 1 || std::string("sdcz").find(t[0]) == std::string::npos)
         throw usage_error("--type must be s, d, c or z, got '" + t + "'");
       o.p.type = prism::scalar_type(t[0]);
     } else if (a == "--trans") {
-      std::string t = value();
+      const std::string given = value();
+      std::string t = given;
       for (char& c : t) c = char(std::toupper(static_cast<unsigned char>(c)));
       if (t.size() != 2 || std::string("NTC").find(t[0]) == std::string::npos ||
           std::string("NTC").find(t[1]) == std::string::npos)
-        throw usage_error("--trans must be two letters from N, T, C (e.g. TN), got '" + value() + "'");
+        throw usage_error("--trans must be two letters from N, T, C (e.g. TN), got '" + given + "'");
       o.p.transa = t[0], o.p.transb = t[1];
     } else if (a == "--max-memory") o.ctx.set_max_memory(std::size_t(parse_int(value(), "--max-memory", 0)));
-    else if (a == "--extra-depth") o.ctx.set_extra_depth(int(parse_int(value(), "--extra-depth", 0)));
+    else if (a == "--extra-depth") o.ctx.set_extra_depth(int(parse_int(value(), "--extra-depth", 0, 8)));
     else if (a == "--leaf") o.ctx.set_leaf(prism::parse_leaf_backend(value()));
     else if (a == "--topology") {
       const std::string& t = value();
       o.ctx.set_machine(t.size() > 4 && t.compare(t.size() - 4, 4, ".xml") == 0 ? prism::topology::xml(t)
                                                                                  : prism::topology::synthetic(t));
     }
-    else if (a == "--reps") o.reps = int(parse_int(value(), "--reps", 1));
+    else if (a == "--reps") o.reps = int(parse_int(value(), "--reps", 1, 1000000));
     else throw usage_error("unknown option '" + a + "'");
   }
   return o;

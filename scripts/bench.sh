@@ -19,7 +19,8 @@ cmake --build "$build" -j"$(nproc)" --target prism_bench prism_cli
 mkdir -p bench/results
 stamp=$(date -u +%Y-%m-%d)
 out=bench/results/${set_name}-${stamp}
-machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores"
+cpu=$(grep -m1 -E 'model name|^Model|^CPU part' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || true)
+machine="${cpu:-$(uname -m)}, $(nproc) cores"
 "$build"/bench/prism_bench --set="$set_name" --reps="$reps" \
   --benchmark_out="$out.json" --benchmark_out_format=json > "$out.log"
 py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib

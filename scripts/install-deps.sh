@@ -8,8 +8,9 @@ packages=(
   g++ cmake make pkg-config          # toolchain
   libtbb-dev                         # oneTBB: tasks and arenas
   libhwloc-dev                       # topology (NUMA level)
-  libopenblas-dev                    # threaded OpenBLAS: benchmark peer and test reference
-  libopenblas-serial-dev             # serial OpenBLAS (single-thread peer)
+  libopenblas-dev                    # OpenBLAS headers and the default libblas/liblapack
+  libopenblas0-pthread               # threaded OpenBLAS: benchmark peer and test reference
+  libopenblas-serial-dev libopenblas0-serial   # serial OpenBLAS (single-thread peer)
   libopenblas64-0-pthread            # ILP64 OpenBLAS: prism's private leaf copy (see README)
   libblis-dev libblis4-serial libblis4-pthread   # BLIS: second leaf backend and peer
   libbenchmark-dev                   # Google Benchmark

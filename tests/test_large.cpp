@@ -17,8 +17,21 @@ using namespace prism;
 
 namespace {
 
+// Small integers in [-2, 2]: every product and partial sum of a k <= 2^21 dot product is
+// an integer below 2^24, so float and double arithmetic are exact and results must match
+// to the bit. Used where the componentwise bound would be too loose to catch a dropped
+// slab (float with long k).
 template <class T>
-void against_openblas(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, T beta) {
+void integer_fill(std::vector<T>& v, std::mt19937_64& gen) {
+  for (auto& x : v) {
+    if constexpr (test::is_complex_v<T>) x = T(test::real_t<T>(int(gen() % 5) - 2), test::real_t<T>(int(gen() % 5) - 2));
+    else x = T(int(gen() % 5) - 2);
+  }
+}
+
+template <class T>
+void against_openblas(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, T beta,
+                      bool integers = false) {
   using R = test::real_t<T>;
   const auto& ob = detail::blas_library::get(detail::blas_build::openblas_pthread);
   ob.set_threads(oneapi::tbb::info::default_concurrency());
@@ -26,11 +39,18 @@ void against_openblas(char ta, char tb, std::int64_t m, std::int64_t n, std::int
   const std::int64_t ra = ta == 'N' ? m : k, ca = ta == 'N' ? k : m, rb = tb == 'N' ? k : n, cb = tb == 'N' ? n : k;
   auto A = test::random_matrix<T>(ra, ca, ra, gen), B = test::random_matrix<T>(rb, cb, rb, gen);
   auto C0 = test::random_matrix<T>(m, n, m, gen);
+  if (integers) integer_fill(A, gen), integer_fill(B, gen), integer_fill(C0, gen);
   auto C = C0, D = C0;
   context ctx;
   ctx.set_small_flops(0);
   gemm<T>(ta, tb, m, n, k, alpha, A.data(), ra, B.data(), rb, beta, C.data(), m, ctx);
   ob.gemm<T>(ta, tb, m, n, k, alpha, A.data(), ra, B.data(), rb, beta, D.data(), m);
+  if (integers) {  // exact: bit-identical results, and not the untouched C0
+    INFO(char(scalar_type_of<T>()), " ", ta, tb, " ", m, "x", n, "x", k, " (integer-valued)");
+    CHECK(C == D);
+    CHECK(C != C0);
+    return;
+  }
   // |op(A)| |op(B)| in the real type (trans C and T give the same absolute values).
   std::vector<R> absA(A.size()), absB(B.size()), mag(std::size_t(m * n), R(0));
   for (std::size_t i = 0; i < A.size(); ++i) absA[i] = std::abs(A[i]);
@@ -52,7 +72,8 @@ void against_openblas(char ta, char tb, std::int64_t m, std::int64_t n, std::int
 
 TEST_CASE("tall-skinny and Gram shapes match OpenBLAS within the bound") {
   against_openblas<double>('N', 'N', 64, 64, 1 << 21, 1.0, 0.0);
-  against_openblas<float>('T', 'N', 32, 32, 1 << 21, 1.0f, 1.0f);
+  against_openblas<float>('T', 'N', 32, 32, 1 << 21, 1.0f, 1.0f, /*integers=*/true);
+  against_openblas<std::complex<float>>('C', 'N', 8, 8, 1 << 20, {1, 0}, {0, 1}, /*integers=*/true);
   against_openblas<double>('T', 'N', 8, 8, 1 << 22, -1.0, 0.5);
   against_openblas<std::complex<double>>('C', 'N', 16, 16, 1 << 18, {1, 0.5}, {0, 1});
 }

@@ -68,6 +68,10 @@ TEST_CASE("auto resolves to a concrete backend for every leaf") {
   CHECK(detail::choose_leaf(leaf_backend::blis, scalar_type::d, 4, 4, 4) == leaf_backend::blis);
 }
 
+// The common host: a program (NumPy, say) with the system's threaded OpenBLAS loaded
+// globally. prism's leaves are a different file, so this guards against a leaf backend
+// ever being switched to the host's library. The harder case, a host that loaded prism's
+// own leaf file, runs in its own process: test_leaf_shared.
 TEST_CASE("prism leaves are private: the host's OpenBLAS keeps its own thread setting") {
   // Play the host: load the system's threaded OpenBLAS globally, as a program linked with
   // -lopenblas would have it, and give it 2 threads.

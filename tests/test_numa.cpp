@@ -199,7 +199,7 @@ TEST_CASE("on a topology that is this machine, domain threads are bound to their
   }
   context ctx;
   ctx.set_machine(topology::synthetic("numa:2 core:1 pu:1", /*assume_this_system=*/true)).set_threads(2).set_small_flops(0);
-  for (int rep = 0; rep < 3; ++rep) run_with_hook(&check_cpu, ctx, 64, 64, 400000);
+  for (int rep = 0; rep < 3; ++rep) run_with_hook(&check_cpu, ctx, 32, 32, 60000);
   CHECK(leaves_seen == 2);
   CHECK(leaves_misplaced == 0);
   CHECK(leaves_off_cpu == 0);

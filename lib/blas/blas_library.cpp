@@ -88,7 +88,10 @@ blas_library::blas_library(const std::string& path, bool ilp64) : path_(path), i
   const char* names[4] = {"cblas_sgemm", "cblas_dgemm", "cblas_cgemm", "cblas_zgemm"};
   for (int i = 0; i < 4; ++i) {
     gemm_[i] = ::dlsym(handle_, names[i]);
-    if (gemm_[i] == nullptr) throw backend_error("'" + path + "' has no " + names[i]);
+    if (gemm_[i] == nullptr) {
+      ::dlclose(handle_);
+      throw backend_error("'" + path + "' has no " + names[i]);
+    }
   }
 }
 
@@ -182,7 +185,13 @@ leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, 
   // So: BLIS for real leaves with m, n >= 128 when its kernels are optimised. Complex
   // leaves were not measured and stay with OpenBLAS.
   if (is_complex(t) || m < 128 || n < 128) return leaf_backend::openblas;
-  static const bool blis_optimised = leaf_library(leaf_backend::blis).kernel_name() != "generic";
+  static const bool blis_optimised = [] {
+    try {
+      return leaf_library(leaf_backend::blis).kernel_name() != "generic";
+    } catch (const backend_error&) {
+      return false;  // BLIS cannot be loaded: auto simply never picks it
+    }
+  }();
   return blis_optimised ? leaf_backend::blis : leaf_backend::openblas;
 }
 

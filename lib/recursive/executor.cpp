@@ -132,6 +132,10 @@ struct executor {
 template <scalar T>
 void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
               T beta, T* C, std::int64_t ldc, const context& ctx) {
+  // Load every leaf library the plan uses before anything touches C: a library that
+  // cannot be opened then throws with C untouched.
+  for (const node& nd : p.nodes())
+    if (nd.kind == step_kind::leaf) (void)leaf_library(nd.backend);
   runtime& rt = ctx.runtime();
   workspace_pool::lease ws = rt.pool().acquire(p.extra_bytes());
   domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;

@@ -19,10 +19,23 @@ const char* to_string(level l) { return l == level::thread ? "thread" : l == lev
 namespace {
 
 constexpr std::size_t temp_alignment = 64;  // every temporary starts on a cache line
+constexpr int max_depth = 256;              // deeper plans are rejected (recursion limits)
 
 std::size_t round_up(std::size_t bytes) {
   return (bytes + temp_alignment - 1) / temp_alignment * temp_alignment;
 }
+
+// Bytes of one m x n temporary, or SIZE_MAX when the product overflows (never fits).
+std::size_t temp_size(std::int64_t m, std::int64_t n, std::size_t elem) {
+  std::size_t mn = 0, bytes = 0;
+  if (__builtin_mul_overflow(std::size_t(m), std::size_t(n), &mn) || __builtin_mul_overflow(mn, elem, &bytes) ||
+      bytes > SIZE_MAX - temp_alignment)
+    return SIZE_MAX;
+  return round_up(bytes);
+}
+
+// a + b, saturating at SIZE_MAX.
+std::size_t add_sat(std::size_t a, std::size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 
 std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
@@ -56,12 +69,16 @@ void plan::derive() {
   // Domains: numa-level steps come first and split the node's domain range among their
   // parts, e.g. 4 domains cut 2:2 give parts [0,2) and [2,4); below them every node has
   // one domain. A node spanning several domains must be a numa step.
-  std::function<void(int, std::int64_t, std::int64_t, std::int64_t, int, int, int)> down =
-      [&](int i, std::int64_t m, std::int64_t n, std::int64_t k, int threads, int dfirst, int dcount) {
+  std::function<void(int, std::int64_t, std::int64_t, std::int64_t, int, int, int, int)> down =
+      [&](int i, std::int64_t m, std::int64_t n, std::int64_t k, int threads, int dfirst, int dcount, int depth) {
+        if (depth > max_depth) fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
         if (i < 0 || std::size_t(i) >= nodes_.size()) fail("child index " + std::to_string(i) + " out of range");
         if (seen[i]) fail("node " + std::to_string(i) + " is reached twice: a plan is a tree");
         seen[i] = 1;
         node& nd = nodes_[i];
+        if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::numa ||
+            nd.backend > leaf_backend::automatic)
+          fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
         nd.m = m, nd.n = n, nd.k = k, nd.threads = threads;
         nd.domain_first = dfirst, nd.domain_count = dcount;
         const std::string where = "node " + std::to_string(i) + " (" + shape_text(m, n, k) + ")";
@@ -77,20 +94,20 @@ void plan::derive() {
         }
         if (nd.parts.size() < 2) fail(where + ": a cut needs at least 2 parts");
         if (nd.children.size() != nd.parts.size()) fail(where + ": one child per part");
-        std::int64_t total = 0;
-        int share_sum = 0;
+        const std::int64_t ext = extent(nd.cut, m, n, k);
+        std::int64_t total = 0, share_sum = 0;
         for (auto& pt : nd.parts) {
           if (pt.size < 1) fail(where + ": every part has size >= 1");
           if (pt.threads < 1) fail(where + ": every part has >= 1 thread");
+          if (pt.size > ext - total) fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut exceed " + std::to_string(ext));
           total += pt.size;
           share_sum += pt.threads;
         }
-        const std::int64_t ext = extent(nd.cut, m, n, k);
         if (total != ext)
           fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut sum to " + std::to_string(total) +
                ", not " + std::to_string(ext));
         if (numa_step) {
-          int dsum = 0;
+          std::int64_t dsum = 0;
           for (auto& pt : nd.parts) {
             if (pt.domains < 1) fail(where + ": every part of a numa step has >= 1 domain");
             if (pt.threads < pt.domains) fail(where + ": a numa part needs at least one thread per domain");
@@ -121,16 +138,20 @@ void plan::derive() {
           std::int64_t cm = m, cn = n, ck = k;
           (nd.cut == dim::m ? cm : nd.cut == dim::n ? cn : ck) = nd.parts[c].size;
           const int cd = numa_step ? nd.parts[c].domains : 1;
-          down(nd.children[c], cm, cn, ck, nd.parts[c].threads, numa_step ? next_domain : dfirst, cd);
+          down(nd.children[c], cm, cn, ck, nd.parts[c].threads, numa_step ? next_domain : dfirst, cd, depth + 1);
           if (numa_step) next_domain += cd;
           const std::size_t child_ws = nodes_[nd.children[c]].workspace_bytes;
-          ws = nd.kind == step_kind::dfs ? std::max(ws, child_ws) : ws + child_ws;
+          ws = nd.kind == step_kind::dfs ? std::max(ws, child_ws) : add_sat(ws, child_ws);
         }
-        if (nd.kind == step_kind::bfs && nd.cut == dim::k)
-          ws += (nd.parts.size() - 1) * round_up(std::size_t(m) * std::size_t(n) * elem);
+        if (nd.kind == step_kind::bfs && nd.cut == dim::k) {
+          const std::size_t t = temp_size(m, n, elem);
+          if (t == SIZE_MAX || t > SIZE_MAX / nd.parts.size()) fail(where + ": its temporaries C' exceed the address space");
+          ws = add_sat(ws, (nd.parts.size() - 1) * t);
+        }
+        if (ws == SIZE_MAX) fail(where + ": its workspace exceeds the address space");
         nd.workspace_bytes = ws;
       };
-  down(0, problem_.m, problem_.n, problem_.k, threads_, 0, domains_);
+  down(0, problem_.m, problem_.n, problem_.k, threads_, 0, domains_, 0);
   for (std::size_t i = 0; i < seen.size(); ++i)
     if (!seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
 
@@ -140,7 +161,7 @@ void plan::derive() {
     if (nd.kind == step_kind::leaf) return;
     std::size_t next = offset;
     if (nd.kind == step_kind::bfs && nd.cut == dim::k)
-      next += (nd.parts.size() - 1) * round_up(std::size_t(nd.m) * std::size_t(nd.n) * elem);
+      next += (nd.parts.size() - 1) * temp_size(nd.m, nd.n, elem);
     for (int c : nd.children) {
       place(c, next);
       if (nd.kind == step_kind::bfs) next += nodes_[c].workspace_bytes;
@@ -170,6 +191,7 @@ std::size_t plan::count(step_kind kind) const {
 }
 
 std::string plan::to_string() const {
+  if (nodes_.empty()) return "prism-plan 1\n# empty plan (default-constructed): nothing to run\n";
   std::ostringstream os;
   os << "prism-plan 1\n";
   os << "problem " << char(problem_.type) << ' ' << problem_.transa << problem_.transb << ' '
@@ -200,7 +222,7 @@ std::string plan::to_string() const {
       else os << ", domains " << nd.domain_first << "-" << nd.domain_first + nd.domain_count - 1;
     }
     if (nd.kind == step_kind::bfs && nd.cut == dim::k)
-      os << ", C' " << (nd.parts.size() - 1) * round_up(std::size_t(nd.m) * std::size_t(nd.n) * element_size(problem_.type)) << " B";
+      os << ", C' " << (nd.parts.size() - 1) * temp_size(nd.m, nd.n, element_size(problem_.type)) << " B";
     os << '\n';
     for (int c : nd.children) emit(c, indent + 1);
   };
@@ -274,8 +296,10 @@ plan plan::parse(std::string_view text) {
   }
 
   std::vector<node> nodes;
+  int depth = 0;
   std::function<int()> parse_node = [&]() -> int {
     if (at >= lines.size()) throw fail("the tree ends early: a step lacks a child");
+    if (depth > max_depth) throw fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
     auto& t = lines[at].second;
     const int index = int(nodes.size());
     nodes.emplace_back();
@@ -324,7 +348,9 @@ plan plan::parse(std::string_view text) {
       nd.parts.push_back(pt);
     }
     ++at;
+    ++depth;
     for (std::size_t c = 0; c < nd.parts.size(); ++c) nd.children.push_back(parse_node());
+    --depth;
     nodes[index] = std::move(nd);
     return index;
   };

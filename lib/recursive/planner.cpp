@@ -69,8 +69,13 @@ struct planner {
   std::vector<node> nodes;
 
   double flops(std::int64_t m, std::int64_t n, std::int64_t k) const { return gemm_flops(type, m, n, k); }
+  // Bytes of an m x n temporary; SIZE_MAX (never fits) when the product overflows.
   std::size_t temp_bytes(std::int64_t m, std::int64_t n) const {
-    return round_up64(std::size_t(m) * std::size_t(n) * element_size(type));
+    std::size_t mn = 0, bytes = 0;
+    if (__builtin_mul_overflow(std::size_t(m), std::size_t(n), &mn) ||
+        __builtin_mul_overflow(mn, element_size(type), &bytes) || bytes > no_cap - 64)
+      return no_cap;
+    return round_up64(bytes);
   }
   static std::size_t share_of(std::size_t budget, int share, int total) {
     if (budget == no_cap) return no_cap;
@@ -133,7 +138,7 @@ struct planner {
     std::size_t b1 = share_of(budget, t1, t), b2 = share_of(budget, t2, t);
     if (d == dim::k) {
       const std::size_t temp = temp_bytes(m, n);
-      if (temp <= budget) {
+      if (temp != no_cap && temp <= budget) {
         const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
         b1 = share_of(rest, t1, t), b2 = share_of(rest, t2, t);
       } else {
@@ -179,7 +184,7 @@ struct planner {
         return cut(step_kind::bfs, level::thread, d, m, n, k, t1, t2, extra,
                    share_of(budget, t1, t), share_of(budget, t2, t));
       const std::size_t temp = temp_bytes(m, n);
-      if (temp <= budget) {
+      if (temp != no_cap && temp <= budget) {
         const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
         return cut(step_kind::bfs, level::thread, dim::k, m, n, k, t1, t2, extra,
                    share_of(rest, t1, t), share_of(rest, t2, t));
@@ -187,7 +192,7 @@ struct planner {
       if (wide_ext >= 2) {
         const std::int64_t half = (wide_ext + 1) / 2;
         const std::size_t half_temp = wide == dim::n ? temp_bytes(m, half) : temp_bytes(half, n);
-        if (half_temp <= budget)
+        if (half_temp != no_cap && half_temp <= budget)
           return cut(step_kind::dfs, level::thread, wide, m, n, k, t, t, extra, budget, budget);
         return cut(step_kind::bfs, level::thread, wide, m, n, k, t1, t2, extra,
                    share_of(budget, t1, t), share_of(budget, t2, t));
@@ -200,7 +205,7 @@ struct planner {
         return cut(step_kind::bfs, level::thread, d, m, n, k, 1, 1, extra - 1,
                    share_of(budget, 1, 2), share_of(budget, 1, 2));
       const std::size_t temp = temp_bytes(m, n);
-      if (temp <= budget) {
+      if (temp != no_cap && temp <= budget) {
         const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
         return cut(step_kind::bfs, level::thread, dim::k, m, n, k, 1, 1, extra - 1,
                    share_of(rest, 1, 2), share_of(rest, 1, 2));

@@ -127,7 +127,7 @@ bool env_size(const char* name, unsigned long long& out) {
   else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
   else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
   if (*end != '\0') throw error(std::string(name) + ": trailing characters in '" + s + "'");
-  out = v * mult;
+  if (__builtin_mul_overflow(v, mult, &out)) throw error(std::string(name) + ": value too large: '" + s + "'");
   return true;
 }
 

@@ -92,14 +92,24 @@ domain_arenas& runtime::domains(const topology& t) {
 }
 
 std::shared_ptr<const plan> runtime::cached_plan(const problem& p, const std::function<plan()>& make) {
+  auto lookup = [&]() -> std::shared_ptr<const plan> {  // under cache_mutex_; a hit becomes most recent
+    for (auto it = cache_.begin(); it != cache_.end(); ++it)
+      if (it->first == p) {
+        auto hit = *it;
+        cache_.erase(it);
+        cache_.push_back(hit);
+        return hit.second;
+      }
+    return nullptr;
+  };
   {
     std::lock_guard lock(cache_mutex_);
-    for (auto& [key, value] : cache_)
-      if (key == p) return value;
+    if (auto hit = lookup()) return hit;
   }
-  auto built = std::make_shared<const plan>(make());
+  auto built = std::make_shared<const plan>(make());  // planned outside the lock
   std::lock_guard lock(cache_mutex_);
-  if (cache_.size() >= max_cached_plans) cache_.erase(cache_.begin());
+  if (auto hit = lookup()) return hit;  // another thread planned it meanwhile
+  if (cache_.size() >= max_cached_plans) cache_.erase(cache_.begin());  // least recently used
   cache_.emplace_back(p, built);
   return built;
 }
