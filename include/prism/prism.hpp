@@ -4,6 +4,7 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/gemm.hpp>
+#include <prism/placement.hpp>
 #include <prism/plan.hpp>
 #include <prism/topology.hpp>
 #include <prism/traffic.hpp>

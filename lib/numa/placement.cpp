@@ -1,0 +1,153 @@
+// lib/numa/placement.cpp — where each part of A, B and C should live for a plan, and the
+// buffer type that puts it there (hwloc_alloc / hwloc_set_area_membind).
+#include <prism/error.hpp>
+#include <prism/placement.hpp>
+
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+
+namespace prism {
+
+namespace {
+
+struct rect {
+  std::int64_t r0, nr, c0, nc;
+};
+
+}  // namespace
+
+// Walks the numa-level cuts keeping, for each operand, the rectangle of op(X) (logical
+// coordinates) the subtree covers and whether a cut has divided it; at each single-domain
+// subtree the operand's rectangle goes to that domain if divided, else stays shared.
+// Logical op(A) is m x k, op(B) k x n, C m x n; stored coordinates swap rows and columns
+// for a transposed operand, e.g. op(A) rows [8, 16) with transa = 'T' are stored columns.
+std::vector<placed_block> placement_of(const plan& p, operand which) {
+  const problem& pr = p.problem();
+  std::vector<placed_block> out;
+  const bool transposed = which == operand::a ? pr.transa != 'N' : which == operand::b ? pr.transb != 'N' : false;
+  auto emit = [&](rect r, int domain) {
+    placed_block b;
+    if (transposed) b = {r.c0, r.nc, r.r0, r.nr, domain};
+    else b = {r.r0, r.nr, r.c0, r.nc, domain};
+    out.push_back(b);
+  };
+  if (p.nodes().empty()) return out;
+  // which logical dimensions span the operand's rows and columns
+  const dim row_dim = which == operand::b ? dim::k : dim::m;
+  const dim col_dim = which == operand::a ? dim::k : dim::n;
+  std::function<void(int, rect, bool)> walk = [&](int i, rect r, bool divided) {
+    const node& nd = p.nodes()[std::size_t(i)];
+    if (!(nd.kind == step_kind::bfs && nd.where == level::numa)) {
+      emit(r, divided ? nd.domain_first : -1);
+      return;
+    }
+    std::int64_t off = 0;
+    for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+      rect cr = r;
+      bool cd = divided;
+      const std::int64_t size = nd.parts[c].size;
+      if (nd.cut == row_dim) cr.r0 = r.r0 + off, cr.nr = size, cd = true;
+      else if (nd.cut == col_dim) cr.c0 = r.c0 + off, cr.nc = size, cd = true;
+      else if (which == operand::c && nd.cut == dim::k) {
+        if (c > 0) {  // this part computes a temporary C', not C
+          off += size;
+          continue;
+        }
+        cd = true;  // the first part owns C: it writes it and reduces the C' into it
+      }
+      walk(nd.children[c], cr, cd);
+      off += size;
+    }
+  };
+  const std::int64_t rows = which == operand::b ? pr.k : pr.m, cols = which == operand::a ? pr.k : pr.n;
+  walk(0, rect{0, rows, 0, cols}, false);
+  return out;
+}
+
+template <scalar T>
+placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx) {
+  const problem& pr = p.problem();
+  if (pr.type != scalar_type_of<T>()) throw plan_error("placed_matrix: the plan is for another type");
+  const bool transposed = which == operand::a ? pr.transa != 'N' : which == operand::b ? pr.transb != 'N' : false;
+  std::int64_t r = which == operand::b ? pr.k : pr.m, c = which == operand::a ? pr.k : pr.n;
+  if (transposed) std::swap(r, c);
+  rows_ = std::max<std::int64_t>(r, 1), cols_ = std::max<std::int64_t>(c, 0);
+  bytes_ = std::size_t(rows_) * std::size_t(cols_) * sizeof(T);
+
+  // Intended owner of every page: the owner of the element at the page's middle.
+  const std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
+  const std::size_t pages = (bytes_ + page - 1) / page;
+  page_domains_.assign(pages, -1);
+  const auto blocks = placement_of(p, which);
+  for (std::size_t g = 0; g < pages; ++g) {
+    const std::size_t mid = std::min(bytes_ - 1, g * page + page / 2) / sizeof(T);
+    const std::int64_t i = std::int64_t(mid) % rows_, j = std::int64_t(mid) / rows_;
+    for (const auto& b : blocks)
+      if (i >= b.row0 && i < b.row0 + b.rows && j >= b.col0 && j < b.col0 + b.cols) {
+        page_domains_[g] = b.domain;
+        break;
+      }
+  }
+
+  const topology& topo = ctx.machine();
+  auto h = static_cast<hwloc_topology_t>(topo.hwloc_handle());
+  topology_handle_ = h;
+  if (bytes_ == 0) return;
+  if (topo.is_this_system() && p.domains() > 1) {
+    data_ = static_cast<T*>(hwloc_alloc(h, bytes_));
+    from_hwloc_ = data_ != nullptr;
+  }
+  if (data_ == nullptr) {
+    data_ = static_cast<T*>(std::aligned_alloc(page, (bytes_ + page - 1) / page * page));
+    if (data_ == nullptr) throw error("placed_matrix: out of memory");
+  }
+  if (!from_hwloc_) {
+    static std::once_flag warned;
+    if (p.domains() > 1)
+      std::call_once(warned, [&] {
+        std::fprintf(stderr, "prism: warning: placed_matrix on '%s': pages are not bound (not this machine)\n",
+                     topo.source().c_str());
+      });
+    return;
+  }
+  // Bind runs of pages with the same owner; -1 runs are interleaved over all domains.
+  bound_ = true;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  for (std::size_t g = 0; g < pages;) {
+    std::size_t e = g;
+    while (e < pages && page_domains_[e] == page_domains_[g]) ++e;
+    hwloc_bitmap_zero(set);
+    const auto& doms = topo.domains();
+    if (page_domains_[g] >= 0) hwloc_bitmap_set(set, doms[std::size_t(page_domains_[g])].os_index);
+    else for (auto& d : doms) hwloc_bitmap_set(set, d.os_index);
+    const auto policy = page_domains_[g] >= 0 ? HWLOC_MEMBIND_BIND : HWLOC_MEMBIND_INTERLEAVE;
+    if (hwloc_set_area_membind(h, reinterpret_cast<char*>(data_) + g * page, std::min(bytes_ - g * page, (e - g) * page),
+                               set, policy, HWLOC_MEMBIND_BYNODESET) != 0)
+      bound_ = false;
+    g = e;
+  }
+  hwloc_bitmap_free(set);
+  if (!bound_) {
+    static std::once_flag refused;
+    std::call_once(refused, [] { std::fprintf(stderr, "prism: warning: placed_matrix: the OS refused a page binding; memory is unplaced\n"); });
+  }
+}
+
+template <scalar T>
+placed_matrix<T>::~placed_matrix() {
+  if (data_ == nullptr) return;
+  if (from_hwloc_) hwloc_free(static_cast<hwloc_topology_t>(const_cast<void*>(topology_handle_)), data_, bytes_);
+  else std::free(data_);
+}
+
+template class placed_matrix<float>;
+template class placed_matrix<double>;
+template class placed_matrix<std::complex<float>>;
+template class placed_matrix<std::complex<double>>;
+
+}  // namespace prism
