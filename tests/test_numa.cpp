@@ -268,3 +268,39 @@ TEST_CASE("placement of transposed operands and m/n cuts uses stored coordinates
   CHECK(qa[1].col0 == 2048);
   CHECK(qa[1].domain == 1);
 }
+
+#include "runtime/runtime.hpp"
+
+namespace {
+std::atomic<int> reductions_seen{0}, reductions_misplaced{0};
+void check_reduce(int owner) {
+  ++reductions_seen;
+  if (prism::detail::current_domain() != owner) ++reductions_misplaced;
+}
+}  // namespace
+
+TEST_CASE("numa temporaries live on the domain that computes them; the owner of C reduces") {
+  context ctx = on("package:2 numa:2 core:1 pu:1", 4);  // 4 domains, 1 thread each
+  ctx.set_small_flops(0);
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 48, 40, 1 << 18}, ctx);
+  REQUIRE(p.domains() == 4);
+  REQUIRE(p.count(step_kind::bfs) == 3);  // k cut 2:2, then 1:1 twice: three C'
+  reductions_seen = 0, reductions_misplaced = 0;
+  detail::set_reduce_hook(&check_reduce);
+  for (int rep = 0; rep < 3; ++rep) run_with_hook(&check_domain, ctx, 48, 40, 1 << 18);
+  detail::set_reduce_hook(nullptr);
+  CHECK(leaves_misplaced == 0);
+  CHECK(reductions_seen == 3 * 3);
+  CHECK(reductions_misplaced == 0);
+  // The context's own pool is not used by a numa plan; C' of the root cut comes from
+  // domain 2's pool (part 1 starts at domain 2), those of the second level from domains 1
+  // and 3. Three repetitions: blocks were reused, not allocated again.
+  auto& domains = ctx.runtime().domains(ctx.machine());
+  CHECK(ctx.runtime().pool().snapshot().allocations == 0);
+  CHECK(domains.pool(0).snapshot().allocations == 0);
+  for (int d : {1, 2, 3}) {
+    INFO("domain ", d);
+    CHECK(domains.pool(d).snapshot().allocations == 1);
+    CHECK(domains.pool(d).snapshot().bytes_on_loan == 0);
+  }
+}

@@ -17,6 +17,7 @@ namespace {
 
 thread_local int this_thread_domain = -1;
 std::atomic<leaf_hook> installed_hook{nullptr};
+std::atomic<leaf_hook> installed_reduce_hook{nullptr};
 
 // What a thread had before entering a domain arena, restored when it leaves (arenas nest:
 // a thread of prism's main arena enters a domain arena through execute()).
@@ -31,6 +32,8 @@ thread_local std::vector<saved_state> saved;
 int current_domain() { return this_thread_domain; }
 void set_leaf_hook(leaf_hook hook) { installed_hook.store(hook); }
 leaf_hook get_leaf_hook() { return installed_hook.load(std::memory_order_relaxed); }
+void set_reduce_hook(leaf_hook hook) { installed_reduce_hook.store(hook); }
+leaf_hook get_reduce_hook() { return installed_reduce_hook.load(std::memory_order_relaxed); }
 
 // Binds each thread entering `arena` to the domain's cpuset, and unbinds it on leaving.
 struct binder : oneapi::tbb::task_scheduler_observer {
@@ -96,6 +99,33 @@ domain_arenas::domain_arenas(const topology& t) : topo_(t), pinned_(t.is_this_sy
 }
 
 domain_arenas::~domain_arenas() = default;
+
+workspace_pool& domain_arenas::pool(int domain) {
+  std::lock_guard lock(mutex_);
+  if (pools_.empty()) pools_.resize(topo_.domains().size());
+  auto& slot = pools_.at(std::size_t(domain));
+  if (!slot) {
+    if (pinned_) {
+      // Blocks bound to the domain's memory node: the temporaries its subtree writes.
+      auto h = static_cast<hwloc_topology_t>(topo_.hwloc_handle());
+      const unsigned node = topo_.domains().at(std::size_t(domain)).os_index;
+      workspace_pool::allocator a;
+      a.allocate = [h, node](std::size_t bytes) -> void* {
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        hwloc_bitmap_only(set, node);
+        void* p = hwloc_alloc_membind(h, bytes, set, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
+        if (p == nullptr) p = hwloc_alloc(h, bytes);  // the OS refused the binding: plain pages
+        hwloc_bitmap_free(set);
+        return p;
+      };
+      a.deallocate = [h](void* p, std::size_t bytes) { hwloc_free(h, p, bytes); };
+      slot = std::make_unique<workspace_pool>(std::move(a));
+    } else {
+      slot = std::make_unique<workspace_pool>();  // first touch by the domain's threads
+    }
+  }
+  return *slot;
+}
 
 oneapi::tbb::task_arena& domain_arenas::arena(int domain, int threads) {
   std::lock_guard lock(mutex_);

@@ -6,9 +6,12 @@
 
 #include <oneapi/tbb/task_arena.h>
 
+#include "../runtime/workspace_pool.hpp"
+
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace prism::detail {
 
@@ -22,6 +25,11 @@ using leaf_hook = void (*)(int planned_domain);
 void set_leaf_hook(leaf_hook hook);
 /// The installed leaf hook, or nullptr.
 leaf_hook get_leaf_hook();
+/// Called before every numa-level reduction with the domain that owns C (tests check it
+/// equals current_domain()); nullptr disables.
+void set_reduce_hook(leaf_hook hook);
+/// The installed reduce hook, or nullptr.
+leaf_hook get_reduce_hook();
 
 /// Task arenas per NUMA domain of a topology. When the topology is this machine, a
 /// task_scheduler_observer binds each thread that enters a domain's arena to that
@@ -38,6 +46,10 @@ class domain_arenas {
 
   /// The arena of `domain` with `threads` slots.
   oneapi::tbb::task_arena& arena(int domain, int threads);
+  /// The workspace pool of `domain`: its blocks are bound to the domain's memory when the
+  /// topology is this machine (hwloc_alloc_membind), else ordinary memory that the
+  /// domain's threads touch first.
+  workspace_pool& pool(int domain);
   /// True when threads really are bound to their domain's cpuset.
   bool pinned() const noexcept { return pinned_; }
 
@@ -47,6 +59,7 @@ class domain_arenas {
   bool pinned_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, std::unique_ptr<entry>> arenas_;
+  std::vector<std::unique_ptr<workspace_pool>> pools_;
 };
 
 }  // namespace prism::detail

@@ -26,8 +26,22 @@ workspace_pool::lease::~lease() {
   if (pool_ != nullptr && data_ != nullptr) pool_->give_back(data_, bytes_);
 }
 
+std::byte* workspace_pool::allocate(std::size_t bytes) {
+  if (alloc_.allocate) {
+    void* p = alloc_.allocate(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<std::byte*>(p);
+  }
+  return static_cast<std::byte*>(::operator new(bytes, std::align_val_t(block_alignment)));
+}
+
+void workspace_pool::deallocate(std::byte* p, std::size_t bytes) {
+  if (alloc_.deallocate) alloc_.deallocate(p, bytes);
+  else ::operator delete(p, std::align_val_t(block_alignment));
+}
+
 workspace_pool::~workspace_pool() {
-  for (auto& [p, bytes] : free_) ::operator delete(p, std::align_val_t(block_alignment));
+  for (auto& [p, bytes] : free_) deallocate(p, bytes);
 }
 
 workspace_pool::lease workspace_pool::acquire(std::size_t bytes) {
@@ -45,7 +59,7 @@ workspace_pool::lease workspace_pool::acquire(std::size_t bytes) {
     free_.erase(best);
   } else {
     size = (bytes + block_alignment - 1) / block_alignment * block_alignment;
-    data = static_cast<std::byte*>(::operator new(size, std::align_val_t(block_alignment)));
+    data = allocate(size);
     ++stats_.allocations;
     stats_.bytes_held += size;
   }
@@ -62,7 +76,7 @@ void workspace_pool::give_back(std::byte* data, std::size_t bytes) {
     auto smallest = std::min_element(free_.begin(), free_.end(),
                                      [](auto& a, auto& b) { return a.second < b.second; });
     stats_.bytes_held -= smallest->second;
-    ::operator delete(smallest->first, std::align_val_t(block_alignment));
+    deallocate(smallest->first, smallest->second);
     free_.erase(smallest);
   }
 }
@@ -76,7 +90,7 @@ void workspace_pool::trim() {
   std::lock_guard lock(mutex_);
   for (auto& [p, bytes] : free_) {
     stats_.bytes_held -= bytes;
-    ::operator delete(p, std::align_val_t(block_alignment));
+    deallocate(p, bytes);
   }
   free_.clear();
   stats_.peak_on_loan = stats_.bytes_on_loan;
