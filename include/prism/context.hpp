@@ -23,6 +23,9 @@ leaf_backend parse_leaf_backend(const std::string& text);
 /// The name of a leaf backend as PRISM_LEAF spells it.
 const char* to_string(leaf_backend b);
 
+/// Default cache level for cache-aware DFS (0: off; measured, see README "How prism plans").
+inline constexpr int default_cache_level_value = 0;
+
 /// Limits and choices of one prism call: threads, memory cap, small-problem cut-off, leaves.
 ///
 /// A context owns a oneTBB task arena sized to its thread count and a pool of reusable
@@ -80,6 +83,12 @@ class context {
   /// Allows or forbids k cuts.
   context& set_k_cuts(bool allowed);
 
+  /// Cache level whose size bounds a leaf's working set below the thread level (cache-aware
+  /// DFS): 1, 2, 3, ... as the topology reports, or 0 for no cache DFS. See README.
+  int cache_level() const noexcept { return cache_level_; }
+  /// Sets the cache level for DFS (0..4); throws prism::error outside.
+  context& set_cache_level(int level);
+
   /// The shared runtime (arena, pool); internal.
   detail::runtime& runtime() const;
 
@@ -94,6 +103,7 @@ class context {
   int extra_depth_;
   double min_leaf_flops_;
   bool k_cuts_ = true;
+  int cache_level_ = default_cache_level_value;
   std::shared_ptr<const topology> machine_;  // null: the process-wide default
   std::shared_ptr<detail::runtime> runtime_;
 };

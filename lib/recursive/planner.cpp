@@ -13,7 +13,11 @@
 //  3. t == 1 and extra-depth levels left: BFS steps continue past one thread per share
 //     (CARMA Fig. 5: more tasks than threads let work stealing even out a noisy machine),
 //     as long as each new leaf keeps >= min_leaf_flops and k-temporaries fit in B.
-//  4. Otherwise: a leaf, computed by the backend the context picks for its shape.
+//  4. Cache-aware DFS (t == 1, cache level L > 0 in the context): while a leaf's working
+//     set (m k + k n + m n elements) exceeds the size of one level-L cache of the
+//     context's topology, halve its largest edge by a DFS step (level cache); a k-DFS
+//     accumulates into C, so no temporary. Edges of 16 or less are not cut further.
+//  5. Otherwise: a leaf, computed by the backend the context picks for its shape.
 // Above all of these, with D >= 2 NUMA domains in the context's topology (and at least D
 // threads), the first steps are numa-level BFS cuts that halve the set of domains: the
 // thread shares follow the cores of each half and the edge is split in proportion, so
@@ -214,7 +218,21 @@ struct planner {
         return cut(step_kind::bfs, level::thread, wide, m, n, k, 1, 1, extra - 1,
                    share_of(budget, 1, 2), share_of(budget, 1, 2));
     }
-    return leaf(m, n, k);  // Rule 4
+    if (const std::size_t limit = cache_bytes(); limit > 0) {  // Rule 4
+      const double working = double(element_size(type)) * (double(m) * double(k) + double(k) * double(n) + double(m) * double(n));
+      const dim d = n >= m && n >= k ? dim::n : m >= k ? dim::m : dim::k;
+      if (working > double(limit) && extent(d, m, n, k) > 16)
+        return cut(step_kind::dfs, level::cache, d, m, n, k, 1, 1, 0, budget, budget);
+    }
+    return leaf(m, n, k);  // Rule 5
+  }
+
+  // Size of one cache of the context's cache level (0: no cache DFS, or level unknown).
+  std::size_t cache_bytes() const {
+    if (ctx.cache_level() == 0) return 0;
+    for (const auto& c : ctx.machine().caches())
+      if (c.level == ctx.cache_level()) return std::size_t(c.size_bytes);
+    return 0;
   }
 };
 

@@ -96,6 +96,13 @@ context& context::set_machine(topology t) {
   return *this;
 }
 
+context& context::set_cache_level(int level) {
+  if (level < 0 || level > 4) throw error("cache level must be in 0..4, got " + std::to_string(level));
+  cache_level_ = level;
+  runtime_ = std::make_shared<detail::runtime>(threads_);
+  return *this;
+}
+
 context& context::set_k_cuts(bool allowed) {
   k_cuts_ = allowed;
   runtime_ = std::make_shared<detail::runtime>(threads_);
@@ -107,7 +114,8 @@ std::string context::describe() const {
   os << "threads=" << threads_ << " max_memory=";
   if (max_memory_ == std::numeric_limits<std::size_t>::max()) os << "none";
   else os << max_memory_;
-  os << " small_flops=" << small_flops_ << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_;
+  os << " small_flops=" << small_flops_ << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_
+     << " cache_level=" << cache_level_;
   return os.str();
 }
 
@@ -140,6 +148,7 @@ context context::from_env() {
   if (env_size("PRISM_MAX_MEMORY", v)) c.set_max_memory(std::size_t(v));
   if (env_size("PRISM_SMALL_FLOPS", v)) c.set_small_flops(double(v));
   if (env_size("PRISM_EXTRA_DEPTH", v)) c.set_extra_depth(int(std::min<unsigned long long>(v, 1000)));
+  if (env_size("PRISM_CACHE_LEVEL", v)) c.set_cache_level(int(std::min<unsigned long long>(v, 1000)));
   if (const char* s = std::getenv("PRISM_LEAF"); s != nullptr && *s != '\0') c.set_leaf(parse_leaf_backend(s));
   return c;
 }
