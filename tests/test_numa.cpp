@@ -17,7 +17,7 @@ namespace {
 
 context on(const std::string& synthetic, int threads) {
   context c;
-  c.set_machine(topology::synthetic(synthetic)).set_threads(threads);
+  c.set_machine(topology::synthetic(synthetic)).set_threads(threads).set_cache_level(0);
   return c;
 }
 
@@ -74,7 +74,7 @@ TEST_CASE("numa steps split the domains first and give each its share of threads
 
 TEST_CASE("one domain (the real machine, or fewer threads than domains) plans exactly as before") {
   context plain;
-  plain.set_threads(4);
+  plain.set_threads(4).set_cache_level(0);
   const problem pr{scalar_type::d, 'N', 'N', 64, 64, 1 << 22};
   const plan a = make_plan(pr, plain);
   context one = on("numa:1 core:4 pu:1", 4);

@@ -14,8 +14,8 @@
 //     (CARMA Fig. 5: more tasks than threads let work stealing even out a noisy machine),
 //     as long as each new leaf keeps >= min_leaf_flops and k-temporaries fit in B.
 //  4. Cache-aware DFS (t == 1, cache level L > 0 in the context): while a leaf's working
-//     set (m k + k n + m n elements) exceeds the size of one level-L cache of the
-//     context's topology, halve its largest edge by a DFS step (level cache); a k-DFS
+//     set (m k + k n + m n elements) exceeds one thread's share of a level-L cache of
+//     the context's topology, halve its largest edge by a DFS step (level cache); a k-DFS
 //     accumulates into C, so no temporary. Edges of 16 or less are not cut further.
 //  5. Otherwise: a leaf, computed by the backend the context picks for its shape.
 // Above all of these, with D >= 2 NUMA domains in the context's topology (and at least D
@@ -227,11 +227,13 @@ struct planner {
     return leaf(m, n, k);  // Rule 5
   }
 
-  // Size of one cache of the context's cache level (0: no cache DFS, or level unknown).
+  // One thread's share of a cache of the context's cache level: its size divided by the
+  // processing units sharing it, since one leaf per thread runs at once (e.g. a 32 MiB L3
+  // shared by 2 cores gives 16 MiB). 0: no cache DFS, or the level is unknown.
   std::size_t cache_bytes() const {
     if (ctx.cache_level() == 0) return 0;
     for (const auto& c : ctx.machine().caches())
-      if (c.level == ctx.cache_level()) return std::size_t(c.size_bytes);
+      if (c.level == ctx.cache_level()) return std::size_t(c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing)));
     return 0;
   }
 };
