@@ -304,3 +304,46 @@ TEST_CASE("numa temporaries live on the domain that computes them; the owner of 
     CHECK(domains.pool(d).snapshot().bytes_on_loan == 0);
   }
 }
+
+#include <hwloc.h>
+
+#include <cstdio>
+
+TEST_CASE("uneven domains (from XML): threads and work follow each domain's cores") {
+  // Build "numa:3 core:4 pu:1", keep PUs 0-3, 4-5 and 8-11 (4, 2 and 4 cores), export XML.
+  hwloc_topology_t t;
+  REQUIRE(hwloc_topology_init(&t) == 0);
+  REQUIRE(hwloc_topology_set_synthetic(t, "numa:3 core:4 pu:1") == 0);
+  REQUIRE(hwloc_topology_load(t) == 0);
+  hwloc_bitmap_t keep = hwloc_bitmap_alloc();
+  for (unsigned pu : {0u, 1u, 2u, 3u, 4u, 5u, 8u, 9u, 10u, 11u}) hwloc_bitmap_set(keep, pu);
+  REQUIRE(hwloc_topology_restrict(t, keep, 0) == 0);
+  char path[] = "/tmp/prism-uneven-XXXXXX.xml";
+  const int fd = mkstemps(path, 4);
+  REQUIRE(fd >= 0);
+  close(fd);
+  REQUIRE(hwloc_topology_export_xml(t, path, 0) == 0);
+  hwloc_bitmap_free(keep);
+  hwloc_topology_destroy(t);
+
+  const topology uneven = topology::xml(path);
+  std::remove(path);
+  REQUIRE(uneven.domains().size() == 3);
+  CHECK(uneven.domains()[0].cores == 4);
+  CHECK(uneven.domains()[1].cores == 2);
+  CHECK(uneven.domains()[2].cores == 4);
+  context ctx;
+  ctx.set_machine(uneven).set_threads(10).set_cache_level(0).set_small_flops(0);
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 32, 32, 1 << 21}, ctx);
+  INFO(p.to_string());
+  REQUIRE(p.domains() == 3);
+  const auto shares = per_domain(p);
+  const double total = 32.0 * 32.0 * double(1 << 21);
+  const int cores[3] = {4, 2, 4};
+  for (int d = 0; d < 3; ++d) {
+    CHECK(shares.at(d).first == cores[d]);                                         // threads = cores
+    CHECK(shares.at(d).second == doctest::Approx(total * cores[d] / 10).epsilon(0.01));  // work by cores
+  }
+  run_with_hook(&check_domain, ctx, 32, 32, 1 << 16);
+  CHECK(leaves_misplaced == 0);
+}
