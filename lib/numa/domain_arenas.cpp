@@ -25,7 +25,11 @@ struct saved_state {
   int domain;
   hwloc_bitmap_t cpuset;  // null when binding is off
 };
-thread_local std::vector<saved_state> saved;
+// A fixed stack, no heap: a thread nests at most a few arenas (prism's own, then one
+// domain's). Deeper nesting is counted but not saved (never happens in prism's executor).
+constexpr int max_saved = 16;
+thread_local saved_state saved[max_saved];
+thread_local int saved_depth = 0;
 
 }  // namespace
 
@@ -61,13 +65,16 @@ struct binder : oneapi::tbb::task_scheduler_observer {
       hwloc_get_cpubind(topo, s.cpuset, HWLOC_CPUBIND_THREAD);
       hwloc_set_cpubind(topo, cpuset, HWLOC_CPUBIND_THREAD);
     }
-    saved.push_back(s);
+    if (saved_depth < max_saved) saved[saved_depth] = s;
+    else if (s.cpuset != nullptr) hwloc_bitmap_free(s.cpuset);
+    ++saved_depth;
     this_thread_domain = domain;
   }
   void on_scheduler_exit(bool) override {
-    if (saved.empty()) return;
-    saved_state s = saved.back();
-    saved.pop_back();
+    if (saved_depth == 0) return;
+    --saved_depth;
+    if (saved_depth >= max_saved) return;
+    saved_state s = saved[saved_depth];
     if (s.cpuset != nullptr) {
       hwloc_set_cpubind(topo, s.cpuset, HWLOC_CPUBIND_THREAD);
       hwloc_bitmap_free(s.cpuset);
