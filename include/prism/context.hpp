@@ -97,6 +97,8 @@ class context {
   std::string describe() const;
 
  private:
+  void fresh_runtime();  // new arena, pool and plan cache for changed settings
+
   int threads_;
   std::size_t max_memory_;
   double small_flops_;

@@ -1,6 +1,7 @@
 // lib/recursive/executor.cpp — the recursive executor: BFS parts as oneTBB tasks, DFS parts
 // in sequence, k-BFS temporaries from the call's workspace, single-threaded BLAS leaves.
 #include "executor.hpp"
+#include "temporaries.hpp"
 
 #include "../blas/blas_library.hpp"
 #include "../numa/domain_arenas.hpp"
@@ -94,7 +95,7 @@ struct executor {
     const bool k_cut = nd.cut == dim::k;
     const bool numa_step = numa != nullptr && nd.where == level::numa;
     const std::int64_t m = nd.m, n = nd.n;
-    const std::size_t temp_stride = (std::size_t(m) * std::size_t(n) * sizeof(T) + 63) / 64 * 64;
+    const std::size_t temp_stride = temp_bytes(m, n, sizeof(T));  // the plan's layout (derive)
     // C' of part c >= 1 of a k-cut (m x n, ld = m). At thread level it sits in this
     // frame's workspace; at numa level it comes from the pool of the domain that computes
     // it, so it is written and kept where it is produced.

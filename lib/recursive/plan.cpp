@@ -2,6 +2,8 @@
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
 
+#include "temporaries.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <functional>
@@ -18,21 +20,8 @@ const char* to_string(level l) { return l == level::thread ? "thread" : l == lev
 
 namespace {
 
-constexpr std::size_t temp_alignment = 64;  // every temporary starts on a cache line
-constexpr int max_depth = 256;              // deeper plans are rejected (recursion limits)
-
-std::size_t round_up(std::size_t bytes) {
-  return (bytes + temp_alignment - 1) / temp_alignment * temp_alignment;
-}
-
-// Bytes of one m x n temporary, or SIZE_MAX when the product overflows (never fits).
-std::size_t temp_size(std::int64_t m, std::int64_t n, std::size_t elem) {
-  std::size_t mn = 0, bytes = 0;
-  if (__builtin_mul_overflow(std::size_t(m), std::size_t(n), &mn) || __builtin_mul_overflow(mn, elem, &bytes) ||
-      bytes > SIZE_MAX - temp_alignment)
-    return SIZE_MAX;
-  return round_up(bytes);
-}
+constexpr int max_depth = 256;  // deeper plans are rejected (recursion limits)
+using detail::temp_bytes;
 
 // a + b, saturating at SIZE_MAX.
 std::size_t add_sat(std::size_t a, std::size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
@@ -144,7 +133,7 @@ void plan::derive() {
           ws = nd.kind == step_kind::dfs ? std::max(ws, child_ws) : add_sat(ws, child_ws);
         }
         if (nd.kind == step_kind::bfs && nd.cut == dim::k) {
-          const std::size_t t = temp_size(m, n, elem);
+          const std::size_t t = temp_bytes(m, n, elem);
           if (t == SIZE_MAX || t > SIZE_MAX / nd.parts.size()) fail(where + ": its temporaries C' exceed the address space");
           ws = add_sat(ws, (nd.parts.size() - 1) * t);
         }
@@ -161,7 +150,7 @@ void plan::derive() {
     if (nd.kind == step_kind::leaf) return;
     std::size_t next = offset;
     if (nd.kind == step_kind::bfs && nd.cut == dim::k)
-      next += (nd.parts.size() - 1) * temp_size(nd.m, nd.n, elem);
+      next += (nd.parts.size() - 1) * temp_bytes(nd.m, nd.n, elem);
     for (int c : nd.children) {
       place(c, next);
       if (nd.kind == step_kind::bfs) next += nodes_[c].workspace_bytes;
@@ -222,7 +211,7 @@ std::string plan::to_string() const {
       else os << ", domains " << nd.domain_first << "-" << nd.domain_first + nd.domain_count - 1;
     }
     if (nd.kind == step_kind::bfs && nd.cut == dim::k)
-      os << ", C' " << (nd.parts.size() - 1) * temp_size(nd.m, nd.n, element_size(problem_.type)) << " B";
+      os << ", C' " << (nd.parts.size() - 1) * temp_bytes(nd.m, nd.n, element_size(problem_.type)) << " B";
     os << '\n';
     for (int c : nd.children) emit(c, indent + 1);
   };

@@ -29,6 +29,7 @@
 #include <prism/plan.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "temporaries.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +43,6 @@ namespace {
 
 constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
 
-std::size_t round_up64(std::size_t b) { return (b + 63) / 64 * 64; }
 
 // Preferred split granularity along each edge, so parts start on SIMD/cache boundaries:
 // m (the contiguous edge of C, and of A when not transposed): one 64-byte line, e.g. 8
@@ -74,13 +74,7 @@ struct planner {
 
   double flops(std::int64_t m, std::int64_t n, std::int64_t k) const { return gemm_flops(type, m, n, k); }
   // Bytes of an m x n temporary; SIZE_MAX (never fits) when the product overflows.
-  std::size_t temp_bytes(std::int64_t m, std::int64_t n) const {
-    std::size_t mn = 0, bytes = 0;
-    if (__builtin_mul_overflow(std::size_t(m), std::size_t(n), &mn) ||
-        __builtin_mul_overflow(mn, element_size(type), &bytes) || bytes > no_cap - 64)
-      return no_cap;
-    return round_up64(bytes);
-  }
+  std::size_t temp_bytes(std::int64_t m, std::int64_t n) const { return detail::temp_bytes(m, n, element_size(type)); }
   static std::size_t share_of(std::size_t budget, int share, int total) {
     if (budget == no_cap) return no_cap;
     return std::size_t((long double)budget * share / total);

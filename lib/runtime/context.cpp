@@ -42,16 +42,14 @@ context& context::set_threads(int t) {
   if (t < 1 || t > 4096) throw error("thread count must be in 1..4096, got " + std::to_string(t));
   if (t != threads_) {
     threads_ = t;
-    runtime_ = std::make_shared<detail::runtime>(threads_);
+    fresh_runtime();
   }
   return *this;
 }
 
-// Every setter that changes what a plan looks like starts a fresh runtime: plans cached
-// under the old settings must not be reused.
 context& context::set_max_memory(std::size_t bytes) {
   max_memory_ = bytes;
-  runtime_ = std::make_shared<detail::runtime>(threads_);
+  fresh_runtime();
   return *this;
 }
 
@@ -63,25 +61,29 @@ context& context::set_small_flops(double flops) {
 
 context& context::set_leaf(leaf_backend b) {
   leaf_ = b;
-  runtime_ = std::make_shared<detail::runtime>(threads_);
+  fresh_runtime();
   return *this;
 }
 
 context& context::set_extra_depth(int levels) {
   if (levels < 0 || levels > 8) throw error("extra depth must be in 0..8, got " + std::to_string(levels));
   extra_depth_ = levels;
-  runtime_ = std::make_shared<detail::runtime>(threads_);
+  fresh_runtime();
   return *this;
 }
 
 context& context::set_min_leaf_flops(double flops) {
   if (!(flops >= 0)) throw error("minimum leaf flops must be >= 0");
   min_leaf_flops_ = flops;
-  runtime_ = std::make_shared<detail::runtime>(threads_);
+  fresh_runtime();
   return *this;
 }
 
 detail::runtime& context::runtime() const { return *runtime_; }
+
+// A setting that changes plans or the arena starts a new runtime: plans cached under the
+// old settings must not be reused (copies made earlier keep the old one).
+void context::fresh_runtime() { runtime_ = std::make_shared<detail::runtime>(threads_); }
 
 const topology& default_topology() {
   static const topology t = topology::from_env();  // hwloc runs once, on first use
@@ -92,20 +94,20 @@ const topology& context::machine() const { return machine_ ? *machine_ : default
 
 context& context::set_machine(topology t) {
   machine_ = std::make_shared<const topology>(std::move(t));
-  runtime_ = std::make_shared<detail::runtime>(threads_);
+  fresh_runtime();
   return *this;
 }
 
 context& context::set_cache_level(int level) {
   if (level < 0 || level > 4) throw error("cache level must be in 0..4, got " + std::to_string(level));
   cache_level_ = level;
-  runtime_ = std::make_shared<detail::runtime>(threads_);
+  fresh_runtime();
   return *this;
 }
 
 context& context::set_k_cuts(bool allowed) {
   k_cuts_ = allowed;
-  runtime_ = std::make_shared<detail::runtime>(threads_);
+  fresh_runtime();
   return *this;
 }
 
