@@ -16,6 +16,9 @@ packages=(
   libbenchmark-dev                   # Google Benchmark
   doctest-dev                        # test framework
   python3-matplotlib                 # benchmark plot
+  gfortran                           # Fortran test program of the drop-in BLAS
+  python3-numpy                      # NumPy under LD_PRELOAD (drop-in BLAS test)
+  binutils                           # nm: the drop-in's exported symbols are checked
 )
 
 missing=()

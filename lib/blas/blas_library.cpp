@@ -98,11 +98,13 @@ blas_library::blas_library(const std::string& path, bool ilp64) : path_(path), i
 const blas_library& blas_library::get(blas_build b) {
   // One slot per build, opened on first use; std::call_once makes it thread-safe and a
   // failed open (exception) leaves the flag unset so a later call reports it again.
+  // The objects are never destroyed (the libraries stay loaded for the process lifetime):
+  // code that runs at exit, such as libprism_blas's PRISM_STATS summary, may still name them.
   static std::once_flag flags[5];
-  static std::unique_ptr<blas_library> libs[5];
+  static blas_library* libs[5] = {};
   const int i = static_cast<int>(b);
   std::call_once(flags[i], [&] {
-    libs[i] = std::make_unique<blas_library>(library_path(b), b == blas_build::openblas64_pthread);
+    libs[i] = new blas_library(library_path(b), b == blas_build::openblas64_pthread);
     // Leaf libraries must run single-threaded whatever build the path points to. The
     // setting touches only prism's private copy; a copy shared with the host is left alone
     // (leaf_library then avoids it).
@@ -154,11 +156,25 @@ PRISM_INSTANTIATE(std::complex<double>)
 #undef PRISM_INSTANTIATE
 
 namespace {
+// The OpenBLAS leaf: prism's private copy of the ILP64 pthread build, pinned to one thread.
+// If the host already loaded that file (a program using libblas64.so.3, e.g. one linked
+// with libprism_blas64), pinning it would pin the host's BLAS, so the LP64 pthread build
+// is used instead if the host has not loaded that one; serial BLIS is the last resort.
 const blas_library& resolve_openblas_leaf() {
   const blas_library& ob = blas_library::get(blas_build::openblas64_pthread);
   if (!ob.shared_with_host()) return ob;
-  std::fprintf(stderr, "prism: warning: %s is already loaded by this process; prism will not change its "
-                       "thread setting, so its leaves use serial BLIS instead\n", ob.path().c_str());
+  try {
+    const blas_library& lp = blas_library::get(blas_build::openblas_pthread);
+    if (!lp.shared_with_host()) {
+      lp.set_threads(1);
+      return lp;
+    }
+  } catch (const backend_error&) {
+    // not installed: fall through to BLIS
+  }
+  std::fprintf(stderr, "prism: warning: %s (and %s) are already loaded by this process; prism will not change "
+                       "their thread setting, so its leaves use serial BLIS instead\n",
+               ob.path().c_str(), library_path(blas_build::openblas_pthread).c_str());
   return blas_library::get(blas_build::blis_serial);
 }
 }  // namespace

@@ -1,0 +1,136 @@
+// lib/dropin/backend.cpp — locating and opening the user's BLAS (see backend.hpp).
+#include "backend.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+
+namespace prism::dropin {
+
+namespace {
+
+#if PRISM_BLAS_ILP64
+constexpr const char* default_soname = "libblas64.so.3";
+#else
+constexpr const char* default_soname = "libblas.so.3";
+#endif
+
+// Fortran ?gemm_ as gfortran emits it: everything by reference, then one hidden length
+// per CHARACTER argument (size_t since GCC 8).
+template <class T>
+using fortran_gemm = void (*)(const char*, const char*, const blas_int*, const blas_int*, const blas_int*,
+                              const T*, const T*, const blas_int*, const T*, const blas_int*, const T*, T*,
+                              const blas_int*, std::size_t, std::size_t);
+
+// Base address of this shared object, to recognise (and refuse) prism's own symbols.
+const void* own_base() {
+  Dl_info info{};
+  ::dladdr(reinterpret_cast<const void*>(&own_base), &info);
+  return info.dli_fbase;
+}
+
+}  // namespace
+
+// Friend of backend: the only place that constructs one.
+struct backend_loader {
+  static std::unique_ptr<backend> open(const std::string& path, const char* origin, std::string& why) {
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      const char* e = ::dlerror();
+      why = e ? e : "dlopen failed";
+      return nullptr;
+    }
+    std::unique_ptr<backend> b(new backend(path, origin, h));
+    const char* names[4] = {"sgemm_", "dgemm_", "cgemm_", "zgemm_"};
+    for (int i = 0; i < 4; ++i) {
+      b->gemm_[i] = ::dlsym(h, names[i]);
+      Dl_info info{};
+      if (b->gemm_[i] == nullptr) {
+        why = path + " has no " + names[i];
+        ::dlclose(h);
+        return nullptr;
+      }
+      // A backend whose ?gemm_ is prism's own would recurse forever.
+      if (::dladdr(b->gemm_[i], &info) != 0 && info.dli_fbase == own_base()) {
+        why = path + " is prism's own library (its " + names[i] + " is prism's)";
+        ::dlclose(h);
+        return nullptr;
+      }
+    }
+    return b;
+  }
+
+  static std::unique_ptr<backend> find() {
+    std::string why;
+    if (const char* env = std::getenv("PRISM_BLAS_BACKEND"); env != nullptr && *env != '\0') {
+      if (auto b = open(env, "PRISM_BLAS_BACKEND", why)) return b;
+      std::fprintf(stderr, "prism: ERROR: PRISM_BLAS_BACKEND='%s' cannot be used: %s\n", env, why.c_str());
+      return nullptr;  // an explicit choice that fails is not silently replaced
+    }
+    // The next dgemm_ after prism in the global lookup order, if it lives in a shared
+    // library (not the executable itself, which dlopen cannot open).
+    if (void* next = ::dlsym(RTLD_NEXT, "dgemm_")) {
+      Dl_info info{};
+      Dl_info self{};
+      ::dladdr(reinterpret_cast<const void*>(&own_base), &self);
+      if (::dladdr(next, &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] == '/' &&
+          info.dli_fbase != self.dli_fbase) {
+        // dlopen of the path returns the copy already loaded. If dgemm_ lives in the
+        // executable itself, dlopen refuses it and the default below applies.
+        if (auto b = open(info.dli_fname, "link order", why)) return b;
+      }
+    }
+    if (auto b = open(default_soname, "default", why)) return b;
+    std::fprintf(stderr,
+                 "prism: WARNING: no backend BLAS (%s: %s); set PRISM_BLAS_BACKEND to your BLAS. "
+                 "prism computes every call itself, small ones included.\n",
+                 default_soname, why.c_str());
+    return nullptr;
+  }
+};
+
+backend::backend(std::string path, const char* origin, void* handle)
+    : path_(std::move(path)), origin_(origin), handle_(handle) {}
+
+const backend* backend::get() noexcept {
+  // Magic static: found once, thread-safe. Deliberately never freed: the PRISM_STATS
+  // summary at exit still names it, and the library stays loaded for the process lifetime.
+  static const backend* const b = [] {
+    try {
+      return backend_loader::find().release();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "prism: WARNING: backend BLAS lookup failed: %s\n", e.what());
+      return static_cast<backend*>(nullptr);
+    }
+  }();
+  return b;
+}
+
+template <scalar T>
+void backend::gemm(char transa, char transb, blas_int m, blas_int n, blas_int k, const T& alpha,
+                   const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C,
+                   blas_int ldc) const {
+  constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1
+                       : std::same_as<T, std::complex<float>> ? 2 : 3;
+  reinterpret_cast<fortran_gemm<T>>(gemm_[slot])(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb,
+                                                 &beta, C, &ldc, 1, 1);
+}
+
+template void backend::gemm<float>(char, char, blas_int, blas_int, blas_int, const float&, const float*,
+                                   blas_int, const float*, blas_int, const float&, float*, blas_int) const;
+template void backend::gemm<double>(char, char, blas_int, blas_int, blas_int, const double&, const double*,
+                                    blas_int, const double*, blas_int, const double&, double*, blas_int) const;
+template void backend::gemm<std::complex<float>>(char, char, blas_int, blas_int, blas_int,
+                                                 const std::complex<float>&, const std::complex<float>*,
+                                                 blas_int, const std::complex<float>*, blas_int,
+                                                 const std::complex<float>&, std::complex<float>*, blas_int) const;
+template void backend::gemm<std::complex<double>>(char, char, blas_int, blas_int, blas_int,
+                                                  const std::complex<double>&, const std::complex<double>*,
+                                                  blas_int, const std::complex<double>*, blas_int,
+                                                  const std::complex<double>&, std::complex<double>*,
+                                                  blas_int) const;
+
+}  // namespace prism::dropin

@@ -1,0 +1,57 @@
+// lib/dropin/backend.hpp — the user's own BLAS, which gets every call prism does not take.
+//
+// libprism_blas.so exports sgemm_/dgemm_/... itself, so the backend must never be reached
+// through the global symbol namespace (that would resolve back into prism). It is opened
+// with dlopen and its Fortran ?gemm_ entry points are taken with dlsym from that handle.
+// Which file (first that applies):
+//   1. PRISM_BLAS_BACKEND: a path or soname, e.g. /usr/lib/x86_64-linux-gnu/blas/libblas.so.3;
+//   2. the library that defines dgemm_ next after prism in the process's link order (the
+//      BLAS the program was linked with, `-lprism_blas -lopenblas`), found with
+//      dlsym(RTLD_NEXT) + dladdr, then opened by its path;
+//   3. Debian's alternatives-managed BLAS: libblas.so.3 (libblas64.so.3 for the ILP64
+//      library), which is what -lblas links and what NumPy, R and Octave load.
+#pragma once
+
+#include <prism/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace prism::dropin {
+
+#if PRISM_BLAS_ILP64
+/// Integer type of the exported BLAS ABI: 64-bit in libprism_blas64 (Debian's ILP64 ABI).
+using blas_int = std::int64_t;
+#else
+/// Integer type of the exported BLAS ABI: 32-bit in libprism_blas (LP64, as gfortran emits).
+using blas_int = int;
+#endif
+
+/// The backend BLAS, opened once per process.
+class backend {
+ public:
+  /// The process-wide backend, found on first call (thread-safe); nullptr when none could
+  /// be opened (said once on stderr; prism then computes every call itself).
+  static const backend* get() noexcept;
+
+  /// Column-major ?gemm_ of the backend; trans letters 'N', 'T' or 'C', arguments valid.
+  template <scalar T>
+  void gemm(char transa, char transb, blas_int m, blas_int n, blas_int k, const T& alpha, const T* A,
+            blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) const;
+
+  /// The file it was opened from.
+  const std::string& path() const noexcept { return path_; }
+  /// How it was found: "PRISM_BLAS_BACKEND", "link order" or "default".
+  const char* origin() const noexcept { return origin_; }
+
+ private:
+  backend(std::string path, const char* origin, void* handle);
+  std::string path_;
+  const char* origin_;
+  void* handle_;
+  void* gemm_[4] = {};  // sgemm_, dgemm_, cgemm_, zgemm_
+  friend struct backend_loader;
+};
+
+}  // namespace prism::dropin

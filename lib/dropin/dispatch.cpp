@@ -1,0 +1,321 @@
+// lib/dropin/dispatch.cpp — routing, logging and statistics of libprism_blas (dispatch.hpp).
+#include "dispatch.hpp"
+
+#include <prism/context.hpp>
+#include <prism/error.hpp>
+#include <prism/gemm.hpp>
+#include <prism/version.hpp>
+
+#include "../blas/blas_library.hpp"
+#include "../runtime/runtime.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+
+namespace prism::dropin {
+
+namespace {
+
+// auto routing: prism takes a call whose inner dimension is at least this many times its
+// largest output dimension (k >= 2 max(m, n)). Threaded BLAS libraries split only m and n,
+// so on such shapes they leave cores idle and prism's k cut wins (1.1-5.3x in the README
+// table); on squares and wide shapes the two tie (0.97-1.00x) and the call stays with the
+// user's own BLAS. Measured crossover: README "Use prism without changing your code".
+constexpr double k_dominance = 2.0;
+
+enum class route { automatic, prism, backend };
+
+// Everything the environment says, read once at the first call.
+struct settings {
+  int verbose = 0;          // PRISM_VERBOSE: 0 quiet, 1 one line per call, 2 plus the whole plan
+  bool stats = false;       // PRISM_STATS: summary at exit
+  route mode = route::automatic;  // PRISM_BLAS_ROUTE
+  const context* ctx = nullptr;   // null when the PRISM_* context settings are malformed
+  int threads = 0;                // ctx->threads(), kept for the exit summary
+};
+
+bool env_flag(const char* name, int& level) {
+  const char* s = std::getenv(name);
+  if (s == nullptr || *s == '\0' || std::strcmp(s, "0") == 0) return false;
+  level = std::isdigit(static_cast<unsigned char>(s[0])) ? std::max(1, std::atoi(s)) : 1;
+  return true;
+}
+
+settings read_settings() {
+  settings s;
+  int level = 0;
+  if (env_flag("PRISM_VERBOSE", level)) s.verbose = level;
+  s.stats = env_flag("PRISM_STATS", level);
+  if (const char* r = std::getenv("PRISM_BLAS_ROUTE"); r != nullptr && *r != '\0') {
+    if (std::strcmp(r, "prism") == 0) s.mode = route::prism;
+    else if (std::strcmp(r, "backend") == 0) s.mode = route::backend;
+    else if (std::strcmp(r, "auto") != 0)
+      std::fprintf(stderr, "prism: WARNING: PRISM_BLAS_ROUTE='%s' is not auto, prism or backend; using auto\n", r);
+  }
+  try {
+    s.ctx = &default_context();
+    s.threads = s.ctx->threads();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "prism: ERROR: %s. prism's recursion is OFF: every call goes to the backend BLAS.\n",
+                 e.what());
+    s.ctx = nullptr;
+  }
+  return s;
+}
+
+// Namespace-scope storage (not function-local statics): the exit summary below reads
+// them, and objects built on first use would be destroyed before it runs.
+std::once_flag settings_once;
+settings the_settings;
+std::atomic<bool> settings_ready{false};
+
+const settings& config() {
+  std::call_once(settings_once, [] {
+    the_settings = read_settings();
+    settings_ready.store(true, std::memory_order_release);
+  });
+  return the_settings;
+}
+
+// ---- statistics (PRISM_STATS) ----------------------------------------------------------
+
+constexpr int n_paths = 3, n_types = 4;
+struct counters {
+  std::atomic<std::uint64_t> calls[n_paths][n_types] = {};
+  std::atomic<double> flops[n_paths][n_types] = {};
+  std::atomic<std::uint64_t> nanoseconds[n_paths][n_types] = {};
+  std::atomic<std::uint64_t> invalid{0};
+};
+counters the_counters;  // constant-initialised, so it outlives stats_at_exit
+counters& stats() { return the_counters; }
+
+int type_index(scalar_type t) {
+  return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3;
+}
+const char* path_name(path p) {
+  return p == path::trivial ? "trivial" : p == path::backend ? "backend" : "recursion";
+}
+
+// Prints the summary when the library is unloaded (process exit, or dlclose).
+struct stats_printer {
+  ~stats_printer() {
+    if (!settings_ready.load(std::memory_order_acquire) || !the_settings.stats) return;
+    const counters& c = stats();
+    const backend* b = backend::get();  // already opened by the first call
+    std::fprintf(stderr, "prism: PRISM_STATS summary, pid %ld, libprism_blas%s %s\n", long(::getpid()),
+                 PRISM_BLAS_ILP64 ? "64 (ILP64)" : " (LP64)", version());
+    std::fprintf(stderr, "prism:   backend: %s (%s); threads: %d\n", b ? b->path().c_str() : "none",
+                 b ? b->origin() : "-", the_settings.threads);
+    std::fprintf(stderr, "prism:   %-10s %-4s %12s %14s %11s %9s\n", "path", "type", "calls", "Gflop",
+                 "seconds", "GF/s");
+    const char types[] = "sdcz";
+    for (int p = 0; p < n_paths; ++p)
+      for (int t = 0; t < n_types; ++t) {
+        const std::uint64_t n = c.calls[p][t].load();
+        if (n == 0) continue;
+        const double gf = c.flops[p][t].load() * 1e-9, s = double(c.nanoseconds[p][t].load()) * 1e-9;
+        std::fprintf(stderr, "prism:   %-10s %-4c %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)), types[t],
+                     static_cast<unsigned long long>(n), gf, s, s > 0 ? gf / s : 0.0);
+      }
+    bool recursed = false;
+    for (int t = 0; t < n_types; ++t) recursed = recursed || c.calls[int(path::recursion)][t].load() > 0;
+    if (recursed && the_settings.ctx != nullptr && the_settings.ctx->leaf() != leaf_backend::blis) {
+      try {  // already resolved by the recursion's leaves: no loading at exit
+        const detail::blas_library& leaf = detail::leaf_library(leaf_backend::openblas);
+        std::fprintf(stderr, "prism:   leaves: %s (%s)\n", leaf.path().c_str(),
+                     leaf.shared_with_host() ? "shared with the host" : "private copy, 1 thread");
+      } catch (const std::exception&) {
+      }
+    }
+    std::fprintf(stderr, "prism:   invalid calls (xerbla): %llu\n",
+                 static_cast<unsigned long long>(c.invalid.load()));
+  }
+} stats_at_exit;
+
+// ---- routing ---------------------------------------------------------------------------
+
+struct decision {
+  path where;
+  const char* why;
+};
+
+decision choose(const settings& s, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
+  if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
+  // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
+  if (std::max({p.m, p.n, p.k, std::int64_t(lda), std::int64_t(ldb), std::int64_t(ldc)}) > INT_MAX)
+    return {path::backend, "a size or leading dimension above 2^31-1"};
+  if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
+  if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
+  if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
+  if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
+  if (double(p.k) < k_dominance * double(std::max(p.m, p.n)))
+    return {path::backend, "not k-dominant (k < 2 max(m, n))"};
+  return {path::recursion, "k-dominant"};
+}
+
+// The plan's top step in one line, e.g. "bfs k thread 2097152@1 2097152@1; depth 9, 512 leaves,
+// 32768 B extra". PRISM_VERBOSE=2 prints the whole text form instead.
+std::string plan_summary(const plan& pl, int verbose) {
+  const std::string text = pl.to_string();
+  if (verbose >= 2) return "\n" + text;
+  std::string top;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty() || line[0] == '#' || line.rfind("prism-plan", 0) == 0 || line.rfind("problem", 0) == 0 ||
+        line.rfind("threads", 0) == 0)
+      continue;
+    line = line.substr(0, line.find('#'));
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    top = line;
+    break;
+  }
+  return top + "; depth " + std::to_string(pl.depth()) + ", " + std::to_string(pl.leaves()) + " leaves, " +
+         std::to_string(pl.extra_bytes()) + " B extra";
+}
+
+template <scalar T>
+void run_backend(const backend* b, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha, const T* A,
+                 blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) {
+  if (b != nullptr) {
+    b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  // No backend could be opened (said once): prism's own single leaf does the call.
+  context one = config().ctx ? *config().ctx : context();
+  prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, one);
+}
+
+[[noreturn]] void fatal(const char* routine, const char* what) {
+  std::fprintf(stderr, "prism: FATAL: %s failed inside prism's recursion: %s. C may be partly updated; "
+                       "aborting rather than returning a wrong result.\n", routine, what);
+  std::abort();
+}
+
+}  // namespace
+
+bool valid_trans(char c) noexcept {
+  const char u = upper_trans(c);
+  return u == 'N' || u == 'T' || u == 'C';
+}
+
+char upper_trans(char c) noexcept { return char(std::toupper(static_cast<unsigned char>(c))); }
+
+int fortran_info(char transa, char transb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
+                 blas_int ldc) noexcept {
+  // A is m x k when transa = 'N', else k x m; B is k x n when transb = 'N', else n x k.
+  const blas_int rows_a = upper_trans(transa) == 'N' ? m : k, rows_b = upper_trans(transb) == 'N' ? k : n;
+  if (!valid_trans(transa)) return 1;
+  if (!valid_trans(transb)) return 2;
+  if (m < 0) return 3;
+  if (n < 0) return 4;
+  if (k < 0) return 5;
+  if (lda < std::max<blas_int>(1, rows_a)) return 8;
+  if (ldb < std::max<blas_int>(1, rows_b)) return 10;
+  if (ldc < std::max<blas_int>(1, m)) return 13;
+  return 0;
+}
+
+void count_invalid() noexcept {
+  config();  // reads PRISM_STATS, so a program whose only calls were invalid still gets its summary
+  stats().invalid.fetch_add(1, std::memory_order_relaxed);
+}
+
+template <scalar T>
+void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha,
+              const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
+  const settings& s = config();
+  const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
+  // The backend is opened before prism's leaves: if it is the file prism would use for
+  // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
+  // another build rather than pinning the user's BLAS to one thread.
+  const backend* b = backend::get();
+
+  decision d{path::trivial, "quick return"};
+  const bool trivial = m == 0 || n == 0 || alpha == T(0) || k == 0;
+  if (!trivial) d = choose(s, p, lda, ldb, ldc);
+
+  const bool observe = s.verbose > 0 || s.stats;
+  const auto start = observe ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  std::string plan_text;
+  try {
+    if (d.where == path::trivial) {
+      // m = 0, n = 0, or C = beta C without reading A and B: prism's prologue does it.
+      prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, s.ctx ? *s.ctx : context());
+    } else if (d.where == path::backend) {
+      run_backend<T>(b, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else {
+      if (s.verbose > 0) {
+        auto pl = s.ctx->runtime().cached_plan(p, [&] { return make_plan(p, *s.ctx); });
+        plan_text = plan_summary(*pl, s.verbose);
+      }
+      try {
+        prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *s.ctx);
+      } catch (const backend_error& e) {
+        // A leaf library failed to load; prism throws this before touching C.
+        if (b == nullptr) throw;
+        static std::once_flag warned;
+        std::call_once(warned, [&] {
+          std::fprintf(stderr, "prism: WARNING: %s; calls prism would take go to the backend BLAS\n", e.what());
+        });
+        d = {path::backend, "prism's leaf BLAS is unavailable"};
+        run_backend<T>(b, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      }
+    }
+  } catch (const std::exception& e) {
+    fatal(site.routine, e.what());
+  } catch (...) {
+    fatal(site.routine, "unknown exception");
+  }
+  if (!observe) return;
+
+  const double ns = double(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - start).count());
+  const double flops = d.where == path::trivial ? 0.0 : p.flops();
+  if (s.stats) {
+    counters& c = stats();
+    const int pi = int(d.where), ti = type_index(p.type);
+    c.calls[pi][ti].fetch_add(1, std::memory_order_relaxed);
+    c.flops[pi][ti].fetch_add(flops, std::memory_order_relaxed);
+    c.nanoseconds[pi][ti].fetch_add(std::uint64_t(ns), std::memory_order_relaxed);
+  }
+  if (s.verbose > 0) {
+    char head[512];
+    std::snprintf(head, sizeof head, "prism: %s%s%s transa=%c transb=%c m=%lld n=%lld k=%lld -> %s (%s)",
+                  site.routine, *site.layout ? " " : "", site.layout, ta, tb, static_cast<long long>(m),
+                  static_cast<long long>(n), static_cast<long long>(k), path_name(d.where), d.why);
+    std::string line = head;
+    if (d.where == path::backend) line += std::string(" ") + (b ? b->path() : "prism leaf (no backend)");
+    if (!plan_text.empty()) line += " plan: " + plan_text;
+    char tail[128];
+    std::snprintf(tail, sizeof tail, "%s%.3f ms, %.2f GF/s\n", plan_text.find('\n') != std::string::npos ? "" : "; ",
+                  ns * 1e-6, ns > 0 ? flops / ns : 0.0);
+    line += tail;
+    std::fputs(line.c_str(), stderr);  // one write per call: lines of concurrent calls do not interleave
+  }
+}
+
+#define PRISM_INSTANTIATE(T)                                                                                \
+  template void dispatch<T>(const call_site&, char, char, blas_int, blas_int, blas_int, const T&, const T*, \
+                            blas_int, const T*, blas_int, const T&, T*, blas_int) noexcept;
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+
+}  // namespace prism::dropin

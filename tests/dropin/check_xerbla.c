@@ -1,0 +1,133 @@
+/* tests/dropin/check_xerbla.c — invalid arguments to prism's ?gemm_ and cblas_?gemm.
+   Built twice:
+   - OWN_HANDLERS=1: the program defines xerbla_ and cblas_xerbla (as the reference BLAS
+     test programs do); every invalid case must call the right one once, with the right
+     routine name and argument position (reference BLAS / reference CBLAS numbering), and
+     leave C bit-for-bit untouched.
+   - OWN_HANDLERS=0: no handler anywhere (not linked with a BLAS); every call must return
+     with C untouched, and prism prints the reference messages (checked by the ctest
+     wrapper on stderr). */
+#include "blas_abi.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0, checks = 0;
+
+#if OWN_HANDLERS
+#include <stdarg.h>
+static char last_name[32];
+static long long last_info = 0;
+static int calls = 0;
+
+void xerbla_(const char* name, const blas_int* info, size_t len) {
+  size_t n = len < sizeof last_name - 1 ? len : sizeof last_name - 1;
+  memcpy(last_name, name, n);
+  last_name[n] = '\0';
+  last_info = *info;
+  ++calls;
+}
+void cblas_xerbla(blas_int p, const char* rout, const char* form, ...) {
+  (void)form;
+  snprintf(last_name, sizeof last_name, "%s", rout);
+  last_info = p;
+  ++calls;
+}
+#endif
+
+static float Cs[64]; static double Cd[64]; static float Cc[128]; static double Cz[128];
+static unsigned char snapshot[4][1024];
+
+static void* cbuf(int t) { return t == 0 ? (void*)Cs : t == 1 ? (void*)Cd : t == 2 ? (void*)Cc : (void*)Cz; }
+static size_t cbytes(int t) { return t == 0 ? sizeof Cs : t == 1 ? sizeof Cd : t == 2 ? sizeof Cc : sizeof Cz; }
+
+static void expect(int t, const char* what, const char* name, long long info) {
+  ++checks;
+  int ok = memcmp(snapshot[t], cbuf(t), cbytes(t)) == 0;
+#if OWN_HANDLERS
+  ok = ok && calls == 1 && strcmp(last_name, name) == 0 && last_info == info;
+  if (!ok)
+    fprintf(stderr, "FAIL %s: handler calls=%d name='%s' info=%lld, expected '%s' %lld\n", what, calls, last_name,
+            last_info, name, info);
+  calls = 0;
+  last_name[0] = '\0';
+  last_info = 0;
+#else
+  (void)name; (void)info;
+  if (!ok) fprintf(stderr, "FAIL %s: C was modified\n", what);
+#endif
+  if (!ok) ++failures;
+}
+
+/* One Fortran call of type t with the given arguments. */
+static void fcall(int t, char ta, char tb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
+                  blas_int ldc) {
+  static double A[256], B[256];
+  static const double one[2] = {1, 0};
+  switch (t) {
+    case 0: sgemm_(&ta, &tb, &m, &n, &k, (const float*)one, (const float*)A, &lda, (const float*)B, &ldb,
+                   (const float*)one, Cs, &ldc, 1, 1); break;
+    case 1: dgemm_(&ta, &tb, &m, &n, &k, one, A, &lda, B, &ldb, one, Cd, &ldc, 1, 1); break;
+    case 2: cgemm_(&ta, &tb, &m, &n, &k, one, A, &lda, B, &ldb, one, Cc, &ldc, 1, 1); break;
+    default: zgemm_(&ta, &tb, &m, &n, &k, one, A, &lda, B, &ldb, one, Cz, &ldc, 1, 1); break;
+  }
+}
+
+static void ccall(int t, int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
+                  blas_int ldc) {
+  static double A[256], B[256];
+  static const double one[2] = {1, 0};
+  switch (t) {
+    case 0: cblas_sgemm(layout, ta, tb, m, n, k, 1.0f, (const float*)A, lda, (const float*)B, ldb, 1.0f, Cs, ldc); break;
+    case 1: cblas_dgemm(layout, ta, tb, m, n, k, 1.0, A, lda, B, ldb, 1.0, Cd, ldc); break;
+    case 2: cblas_cgemm(layout, ta, tb, m, n, k, one, A, lda, B, ldb, one, Cc, ldc); break;
+    default: cblas_zgemm(layout, ta, tb, m, n, k, one, A, lda, B, ldb, one, Cz, ldc); break;
+  }
+}
+
+int main(void) {
+  const char* fname[4] = {"SGEMM ", "DGEMM ", "CGEMM ", "ZGEMM "};
+  const char* cname[4] = {"cblas_sgemm", "cblas_dgemm", "cblas_cgemm", "cblas_zgemm"};
+  for (int t = 0; t < 4; ++t) {
+    for (size_t i = 0; i < cbytes(t); ++i) ((unsigned char*)cbuf(t))[i] = (unsigned char)(i * 7 + 3);
+    memcpy(snapshot[t], cbuf(t), cbytes(t));
+    /* Fortran: valid shape m=4, n=3, k=5 with lda=4 (N) / 5 (T), ldb=5 (N) / 3 (T), ldc=4. */
+    fcall(t, 'X', 'N', 4, 3, 5, 4, 5, 4); expect(t, "transa", fname[t], 1);
+    fcall(t, 'N', 'q', 4, 3, 5, 4, 5, 4); expect(t, "transb", fname[t], 2);
+    fcall(t, 'N', 'N', -1, 3, 5, 4, 5, 4); expect(t, "m", fname[t], 3);
+    fcall(t, 'N', 'N', 4, -1, 5, 4, 5, 4); expect(t, "n", fname[t], 4);
+    fcall(t, 'N', 'N', 4, 3, -1, 4, 5, 4); expect(t, "k", fname[t], 5);
+    fcall(t, 'N', 'N', 4, 3, 5, 3, 5, 4); expect(t, "lda (N: >= m)", fname[t], 8);
+    fcall(t, 't', 'N', 4, 3, 5, 4, 5, 4); expect(t, "lda (T: >= k)", fname[t], 8);
+    fcall(t, 'N', 'N', 4, 3, 5, 4, 4, 4); expect(t, "ldb (N: >= k)", fname[t], 10);
+    fcall(t, 'N', 'c', 4, 3, 5, 4, 2, 4); expect(t, "ldb (C: >= n)", fname[t], 10);
+    fcall(t, 'N', 'N', 4, 3, 5, 4, 5, 3); expect(t, "ldc", fname[t], 13);
+    fcall(t, 'N', 'N', 0, 3, 5, 0, 5, 1); expect(t, "lda = 0 with m = 0 (>= max(1, 0))", fname[t], 8);
+    fcall(t, 'X', 'N', -1, 3, 5, 0, 5, 0); expect(t, "first error wins", fname[t], 1);
+
+    /* CBLAS column-major: the layout is argument 1, the rest shift by one. */
+    ccall(t, 99, NoTrans, NoTrans, 4, 3, 5, 4, 5, 4); expect(t, "layout", cname[t], 1);
+    ccall(t, ColMajor, 114, NoTrans, 4, 3, 5, 4, 5, 4); expect(t, "TransA (ConjNoTrans is not allowed)", cname[t], 2);
+    ccall(t, ColMajor, NoTrans, 0, 4, 3, 5, 4, 5, 4); expect(t, "TransB", cname[t], 3);
+    ccall(t, ColMajor, NoTrans, NoTrans, -1, 3, 5, 4, 5, 4); expect(t, "col M", cname[t], 4);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, -1, 5, 4, 5, 4); expect(t, "col N", cname[t], 5);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, -1, 4, 5, 4); expect(t, "col K", cname[t], 6);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 3, 5, 4); expect(t, "col lda", cname[t], 9);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 4, 4, 4); expect(t, "col ldb", cname[t], 11);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 4, 5, 3); expect(t, "col ldc", cname[t], 14);
+
+    /* CBLAS row-major: A is m x k with lda >= k (NoTrans), B k x n with ldb >= n, C ldc >= n.
+       Reference CBLAS checks n before m and ldb before lda (it calls Fortran transposed). */
+    ccall(t, RowMajor, NoTrans, NoTrans, -1, 3, 5, 5, 3, 3); expect(t, "row M", cname[t], 4);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, -1, 5, 5, 3, 3); expect(t, "row N", cname[t], 5);
+    ccall(t, RowMajor, NoTrans, NoTrans, -1, -1, 5, 5, 3, 3); expect(t, "row N before M", cname[t], 5);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, -1, 5, 3, 3); expect(t, "row K", cname[t], 6);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 4, 3, 3); expect(t, "row lda (>= k)", cname[t], 9);
+    ccall(t, RowMajor, Trans, NoTrans, 4, 3, 5, 3, 3, 3); expect(t, "row lda (Trans: >= m)", cname[t], 9);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 5, 2, 3); expect(t, "row ldb (>= n)", cname[t], 11);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 4, 2, 3); expect(t, "row ldb before lda", cname[t], 11);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 5, 3, 2); expect(t, "row ldc (>= n)", cname[t], 14);
+  }
+  printf("check_xerbla (%s handlers): %d checks, %d failures\n", OWN_HANDLERS ? "own" : "no", checks, failures);
+  return failures == 0 ? 0 : 1;
+}
