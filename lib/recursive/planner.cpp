@@ -56,12 +56,19 @@ std::int64_t alignment(dim d, scalar_type t, std::int64_t ext) {
 
 // Size of the first of two parts when `ext` is shared in the ratio share : (total - share),
 // rounded to a multiple of `a` and kept inside [1, ext - 1]. Nothing is ever dropped: the
-// second part is ext minus the first.
+// second part is ext minus the first. The alignment is halved while rounding would move the
+// split by more than ext / 32, so alignment never costs more than ~3% of balance.
 // Example: ext = 16777216 (k), shares 1 of 3, a = 256: 16777216/3 = 5592405.3, nearest
-// multiple of 256 is 5592320, so parts are 5592320 and 11184896.
+// multiple of 256 is 5592320 (off by 85 <= 524288), so parts are 5592320 and 11184896.
+// Example: ext = 384 (k), shares 1 of 2, a = 128: 192 would round to 256 (off by 64 > 12),
+// a = 64 gives 192 exactly, so parts are 192 and 192 (not 256 and 128, which ran at 0.75x).
 std::int64_t first_part(std::int64_t ext, int share, int total, std::int64_t a) {
   const long double exact = (long double)ext * share / total;
   std::int64_t s = std::int64_t(exact / a + 0.5L) * a;
+  while (a > 1 && std::fabs((long double)s - exact) > (long double)ext / 32) {
+    a /= 2;
+    s = std::int64_t(exact / a + 0.5L) * a;
+  }
   return std::clamp<std::int64_t>(s, 1, ext - 1);
 }
 
