@@ -3,6 +3,10 @@
 // For every shape and type the same operands are multiplied by five implementations, each
 // registered as its own Google Benchmark:
 //   prism        prism::gemm with the default context (all cores; PRISM_* env honoured)
+//   prism_blas   the drop-in libprism_blas.so's cblas_?gemm (opened with dlopen, as an
+//                LD_PRELOAD would bind it), routing rule included; its backend is the
+//                openblas column's own library (PRISM_BLAS_BACKEND is set to that file), so
+//                prism_blas / openblas is "drop-in over the user's BLAS" in one run
 //   openblas     OpenBLAS pthread build, openblas_set_num_threads(nproc) before the run
 //   openblas_1t  OpenBLAS serial build (the kernels of prism's leaves, which call the ILP64
 //                pthread build pinned to one thread)
@@ -17,13 +21,15 @@
 //
 // Own flags (everything else goes to Google Benchmark, e.g. --benchmark_out=f.json
 // --benchmark_out_format=json --benchmark_filter=...):
-//   --set=quick|full        shape set (default quick)
+//   --set=quick|full|dropin shape set (default quick); dropin: the drop-in library's
+//                           acceptance shapes, impls prism,prism_blas,openblas by default
 //   --shapes=MxNxK[:TT],... ad-hoc shapes instead of a set (TT = transa transb, default NN)
 //   --type=d|s|both         element type(s) (default: d for the quick set, both otherwise;
 //                           threaded BLIS alone can take minutes on this VM, see below)
 //   --reps=N                repetitions per benchmark (default 5); report.py keeps the best
 //   --min-time=S            minimum seconds per repetition (default 0.2 quick, 0.5 else)
-//   --impls=a,b,...         subset of prism,openblas,openblas_1t,blis,blis_1t (default all)
+//   --impls=a,b,...         subset of prism,prism_blas,openblas,openblas_1t,blis,blis_1t
+//                           (default all)
 //   --no-fma                skip the fma_peak benchmarks
 //   --check=0|1             compare prism with OpenBLAS once per shape and type (default 1)
 //   --settle-ms=N           pause before the first run of an implementation (default 50),
@@ -44,6 +50,8 @@
 #include "fma_peak.hpp"
 
 #include <benchmark/benchmark.h>
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -81,13 +89,14 @@ struct shape {
   std::string group;  // "krylov", "carma", "gram", "wide", "square", "cube", "custom"
 };
 
-enum class impl { prism, openblas, openblas_1t, blis, blis_1t };
-constexpr impl kAllImpls[] = {impl::prism, impl::openblas, impl::openblas_1t, impl::blis,
-                              impl::blis_1t};
+enum class impl { prism, prism_blas, openblas, openblas_1t, blis, blis_1t };
+constexpr impl kAllImpls[] = {impl::prism, impl::prism_blas, impl::openblas, impl::openblas_1t,
+                              impl::blis, impl::blis_1t};
 
 const char* to_string(impl i) {
   switch (i) {
     case impl::prism: return "prism";
+    case impl::prism_blas: return "prism_blas";
     case impl::openblas: return "openblas";
     case impl::openblas_1t: return "openblas_1t";
     case impl::blis: return "blis";
@@ -104,6 +113,7 @@ struct options {
   int reps = 5;
   double min_time = 0;  // 0: 0.2 s for the quick set, 0.5 s otherwise
   std::vector<impl> impls{std::begin(kAllImpls), std::end(kAllImpls)};
+  bool impls_given = false;  // --impls seen; otherwise the set's default (all, or for dropin three)
   bool fma = true;
   bool check = true;
   int settle_ms = 50;
@@ -112,8 +122,8 @@ struct options {
 
 [[noreturn]] void usage_error(const std::string& why) {
   std::cerr << "prism_bench: " << why << "\n"
-            << "usage: prism_bench [--set=quick|full] [--shapes=MxNxK[:TT],...] [--type=d|s|both]\n"
-            << "                   [--reps=N] [--min-time=S] [--impls=prism,openblas,openblas_1t,blis,blis_1t]\n"
+            << "usage: prism_bench [--set=quick|full|dropin] [--shapes=MxNxK[:TT],...] [--type=d|s|both]\n"
+            << "                   [--reps=N] [--min-time=S] [--impls=prism,prism_blas,openblas,openblas_1t,blis,blis_1t]\n"
             << "                   [--no-fma] [--check=0|1] [--settle-ms=N] [--budget-s=S]\n"
             << "                   [--benchmark_* flags, e.g. --benchmark_out=f.json --benchmark_out_format=json]\n";
   std::exit(2);
@@ -172,7 +182,8 @@ options parse_options(int& argc, char** argv) {
     };
     if (const char* v = value("--set=")) {
       o.set = v;
-      if (o.set != "quick" && o.set != "full") usage_error("--set must be quick or full");
+      if (o.set != "quick" && o.set != "full" && o.set != "dropin")
+        usage_error("--set must be quick, full or dropin");
     } else if (const char* v = value("--shapes=")) {
       for (const auto& s : split(v, ',')) o.shapes.push_back(parse_shape(s));
       if (o.shapes.empty()) usage_error("--shapes is empty");
@@ -190,6 +201,7 @@ options parse_options(int& argc, char** argv) {
       o.min_time = std::strtod(v, &end);
       if (end == v || *end != '\0' || !(o.min_time > 0)) usage_error("bad --min-time");
     } else if (const char* v = value("--impls=")) {
+      o.impls_given = true;
       o.impls.clear();
       for (const auto& name : split(v, ',')) {
         bool found = false;
@@ -242,6 +254,16 @@ std::vector<shape> shape_set(const std::string& name) {
     for (std::int64_t b : {1024, 4096, 8192}) nn(b, b, 64, "wide");
     for (std::int64_t b : {1024, 2048, 4096}) nn(b, b, b, "square");
     for (std::int64_t b : {16, 32, 64, 96, 128, 192, 256}) nn(b, b, b, "cube");
+  } else if (name == "dropin") {
+    // The drop-in's acceptance shapes: the full set's tall-skinny shapes (prism's recursion
+    // should match the core engine there), its cubes <= 128 and one wide and one square
+    // shape (forwarded to the backend: the drop-in should cost nothing there).
+    for (std::int64_t b : {4, 8, 16, 32, 64}) nn(b, b, b <= 8 ? p24 : p22, "krylov");
+    for (std::int64_t k : {p14, p17, p20}) nn(64, 64, k, "carma");
+    add_shape(v, shape{32, 32, p22, 'T', 'N', "gram"});
+    nn(4096, 4096, 64, "wide");
+    nn(2048, 2048, 2048, "square");
+    for (std::int64_t b : {16, 32, 64, 96, 128}) nn(b, b, b, "cube");
   } else {
     nn(4, 4, p24, "krylov");
     nn(16, 16, p22, "krylov");
@@ -367,6 +389,43 @@ constexpr char type_letter() {
   return std::is_same_v<T, double> ? 'd' : 's';
 }
 
+// ---------------------------------------------------------------------------------------
+// The drop-in library (impl::prism_blas)
+
+// cblas_sgemm / cblas_dgemm of libprism_blas.so, opened once. Its backend is pinned to the
+// file of the openblas column (the same loaded copy), so both columns time the same BLAS
+// for the calls the drop-in forwards.
+class dropin_library {
+ public:
+  static const dropin_library& get() {
+    static const dropin_library lib;
+    return lib;
+  }
+  template <class T>
+  void gemm(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
+            std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) const {
+    auto tr = [](char t) { return t == 'N' ? 111 : t == 'T' ? 112 : 113; };
+    using fn = void (*)(int, int, int, int, int, int, T, const T*, int, const T*, int, T, T*, int);
+    reinterpret_cast<fn>(std::is_same_v<T, float> ? sgemm_ : dgemm_)(
+        102, tr(ta), tr(tb), int(m), int(n), int(k), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  }
+
+ private:
+  dropin_library() {
+    const char* env = std::getenv("PRISM_BENCH_DROPIN");
+    const std::string path = env && *env ? env : PRISM_BENCH_DROPIN_PATH;
+    const std::string backend = prism::detail::library_path(blas_build::openblas_pthread);
+    setenv("PRISM_BLAS_BACKEND", backend.c_str(), 0);  // read at the drop-in's first call
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) throw std::runtime_error("cannot open the drop-in " + path + ": " + dlerror());
+    sgemm_ = dlsym(h, "cblas_sgemm");
+    dgemm_ = dlsym(h, "cblas_dgemm");
+    if (sgemm_ == nullptr || dgemm_ == nullptr) throw std::runtime_error(path + " lacks cblas_?gemm");
+  }
+  void* sgemm_ = nullptr;
+  void* dgemm_ = nullptr;
+};
+
 template <class T>
 void check_prism(operands& ops, const shape& s);
 
@@ -419,6 +478,15 @@ void check_prism(operands& ops, const shape& s) {
                ops.ldc);
     prism::gemm<T>(s.transa, s.transb, s.m, s.n, s.k, T(1), A, ops.lda, B, ops.ldb, T(0),
                    got.data(), ops.ldc);
+    if (std::find(g_opt->impls.begin(), g_opt->impls.end(), impl::prism_blas) != g_opt->impls.end()) {
+      std::vector<T> dropin(mn, T(0));
+      dropin_library::get().gemm<T>(s.transa, s.transb, s.m, s.n, s.k, T(1), A, ops.lda, B, ops.ldb, T(0),
+                                    dropin.data(), ops.ldc);
+      // Check the worse of the two against OpenBLAS: keep, per entry, the one further away.
+      for (std::size_t i = 0; i < mn; ++i)
+        if (!(std::fabs(double(dropin[i]) - double(ref[i])) <= std::fabs(double(got[i]) - double(ref[i]))))
+          got[i] = dropin[i];
+    }
   } catch (const std::exception& e) {
     ops.check_failed = true;
     g_any_check_failed = true;
@@ -438,7 +506,7 @@ void check_prism(operands& ops, const shape& s) {
   if (ops.check_failed) {
     g_any_check_failed = true;
     std::ostringstream note;
-    note << "prism differs from OpenBLAS: max abs diff " << worst << " = " << ops.check_error
+    note << "prism (or prism_blas) differs from OpenBLAS: max abs diff " << worst << " = " << ops.check_error
          << " k*eps";
     ops.check_note = note.str();
     std::cerr << "prism_bench: CHECK FAILED " << type_letter<T>() << " " << s.transa << s.transb
@@ -497,6 +565,15 @@ void bm_gemm(benchmark::State& st, const std::string& id, shape s, impl which) {
         threads = prism::default_context().threads();
         call = [=] { prism::gemm<T>(s.transa, s.transb, s.m, s.n, s.k, T(1), A, lda, B, ldb, T(1), C, ldc); };
         break;
+      case impl::prism_blas: {
+        const dropin_library& d = dropin_library::get();
+        // The drop-in forwards small and wide calls to the openblas column's library: give
+        // it the same nproc threads that column runs with.
+        blas_library::get(blas_build::openblas_pthread).set_threads(nproc);
+        threads = prism::default_context().threads();
+        call = [=, &d] { d.gemm<T>(s.transa, s.transb, s.m, s.n, s.k, T(1), A, lda, B, ldb, T(1), C, ldc); };
+        break;
+      }
       case impl::openblas: lib = &blas_library::get(blas_build::openblas_pthread); threads = nproc; break;
       case impl::openblas_1t: lib = &blas_library::get(blas_build::openblas_serial); break;
       case impl::blis: lib = &blas_library::get(blas_build::blis_pthread); threads = nproc; break;
@@ -596,6 +673,7 @@ int main(int argc, char** argv) {
   const std::vector<shape> shapes = opt.shapes.empty() ? shape_set(opt.set) : opt.shapes;
   const std::string set_name = opt.shapes.empty() ? opt.set : "custom";
   if (!opt.type_given && set_name == "quick") opt.floats = false;
+  if (!opt.impls_given && set_name == "dropin") opt.impls = {impl::prism, impl::prism_blas, impl::openblas};
   if (opt.min_time <= 0) opt.min_time = set_name == "quick" ? 0.2 : 0.5;
   if (opt.budget_s < 0) opt.budget_s = set_name == "quick" ? 5 : 30;
 

@@ -9,6 +9,8 @@ the shortest real time): repetitions are disturbed by other work, never helped b
 The table has one row per shape and type: GFLOP/s of prism and of the four peers, prism
 over the best of all four peers, prism over the best multi-threaded peer, and prism as a
 percentage of the machine's FMA peak for that type (the fma_peak benchmark of the same run).
+When the run has the prism_blas column (the drop-in libprism_blas.so), the table also shows
+it and "drop-in / backend": prism_blas over openblas, the library the drop-in forwards to.
 
 The PNG needs matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3 if another
 python3 comes first on PATH). The table is printed without it.
@@ -19,12 +21,13 @@ import json
 import re
 import sys
 
-IMPLS = ["prism", "openblas", "openblas_1t", "blis", "blis_1t"]
+IMPLS = ["prism", "prism_blas", "openblas", "openblas_1t", "blis", "blis_1t"]
 PEERS = ["openblas", "openblas_1t", "blis", "blis_1t"]
 MT_PEERS = ["openblas", "blis"]
 TYPE_NAMES = {"d": "double", "s": "float"}
 COLORS = {
     "prism": "#d62728",
+    "prism_blas": "#ff7f0e",
     "openblas": "#1f77b4",
     "openblas_1t": "#9ecae1",
     "blis": "#2ca02c",
@@ -137,6 +140,7 @@ def build_rows(best, reps, errors, check, order):
             "shape": shape, "trans": trans, "type": typ, "vals": vals,
             "ratio_peer": (p / peer) if p and peer else None, "peer_name": peer_name,
             "ratio_mt": (p / mt) if p and mt else None, "mt_name": mt_name,
+            "ratio_dropin": (vals["prism_blas"] / vals["openblas"]) if vals["prism_blas"] and vals["openblas"] else None,
             "pct_peak": (100.0 * p / peak) if p and peak else None,
             "check": check.get(base),
             "errors": {i: errors[base + (i,)] for i in IMPLS if base + (i,) in errors},
@@ -155,11 +159,19 @@ def context_text(ctx):
     return machine, date
 
 
+def active_impls(rows):
+    """The implementations the run measured (or tried to), in IMPLS order."""
+    return [i for i in IMPLS if any(r["vals"][i] is not None or i in r["errors"] for r in rows)]
+
+
 def markdown(data, rows, best, args):
     ctx = data.get("context", {})
     out = []
-    head = ["shape", "type", "prism GF/s", "openblas", "openblas_1t", "blis", "blis_1t",
-            "prism / best peer", "prism / best MT peer", "prism % of FMA peak"]
+    impls = active_impls(rows)
+    dropin = "prism_blas" in impls
+    head = ["shape", "type"] + [("prism GF/s" if i == "prism" else i) for i in impls] + \
+           ["prism / best peer", "prism / best MT peer"] + (["drop-in / backend"] if dropin else []) + \
+           ["prism % of FMA peak"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 2)) + "|")
     notes = []
@@ -172,7 +184,7 @@ def markdown(data, rows, best, args):
         vals = r["vals"]
         top = max((v for v in vals.values() if v is not None), default=None)
         cells = []
-        for i in IMPLS:
+        for i in impls:
             v = vals[i]
             if v is None:
                 cell = "err" if i in r["errors"] else "–"
@@ -190,8 +202,9 @@ def markdown(data, rows, best, args):
         ratio_peer = "–" if r["ratio_peer"] is None else "%.2f (%s)" % (r["ratio_peer"], r["peer_name"])
         ratio_mt = "–" if r["ratio_mt"] is None else "%.2f (%s)" % (r["ratio_mt"], r["mt_name"])
         pct = "–" if r["pct_peak"] is None else "%.1f %%" % r["pct_peak"]
+        ratio_dropin = ["–" if r["ratio_dropin"] is None else "%.2f" % r["ratio_dropin"]] if dropin else []
         out.append("| " + " | ".join([shape_label(r["shape"], r["trans"]), r["type"]] + cells +
-                                      [ratio_peer, ratio_mt, pct]) + " |")
+                                      [ratio_peer, ratio_mt] + ratio_dropin + [pct]) + " |")
         label = "%s %s" % (shape_label(r["shape"], r["trans"]), r["type"])
         if r["check"] and r["check"][1]:
             notes.append("⚠ %s: prism's result differs from OpenBLAS (max error %.3g k·eps)." %
@@ -219,6 +232,10 @@ def markdown(data, rows, best, args):
     details.append("prism: %s. openblas / blis: pthread builds with nproc threads; "
                    "openblas_1t / blis_1t: serial builds. Bold: fastest in the row; "
                    "ratios name the peer they divide by." % ctx.get("prism_context", "default context"))
+    if dropin:
+        details.append("prism_blas: the drop-in libprism_blas.so (cblas_?gemm through its routing rule), "
+                       "forwarding what it does not take to the openblas column's library; drop-in / "
+                       "backend = prism_blas / openblas.")
     cores = ", ".join("%s=%s" % (k[len("core_"):], v) for k, v in sorted(ctx.items()) if k.startswith("core_"))
     if cores:
         details.append("BLAS kernel sets selected on this CPU: %s." % cores)
@@ -257,7 +274,8 @@ def plot(data, rows, best, path):
     fig, axes = plt.subplots(len(heights), 1, figsize=(width, 1.55 * sum(heights) + 1.6),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     axes = axes[:, 0]
-    bar_w = 0.8 / len(IMPLS)
+    impls = active_impls(rows)
+    bar_w = 0.8 / len(impls)
     for ti, t in enumerate(types):
         trs = [r for r in rows if r["type"] == t]
         labels = [re.sub(r"2\^(\d+)", r"$2^{\1}$", shape_label(r["shape"], r["trans"])) for r in trs]
@@ -269,11 +287,11 @@ def plot(data, rows, best, path):
         # labelled with their value instead.
         ax = axes[2 * ti]
         ax.set_axisbelow(True)
-        values = [r["vals"][i] for r in trs for i in IMPLS if r["vals"][i]]
+        values = [r["vals"][i] for r in trs for i in impls if r["vals"][i]]
         top = max(values + ([peak] if peak else []))
         bottom = max(min(values) / 1.5, top / 3000.0)
-        for j, impl in enumerate(IMPLS):
-            xs = [xi + (j - (len(IMPLS) - 1) / 2) * bar_w for xi in x]
+        for j, impl in enumerate(impls):
+            xs = [xi + (j - (len(impls) - 1) / 2) * bar_w for xi in x]
             ys = [r["vals"][impl] or 0 for r in trs]
             ax.bar(xs, ys, bar_w, color=COLORS[impl],
                    edgecolor="black" if impl == "prism" else "none", linewidth=0.6)
@@ -283,7 +301,7 @@ def plot(data, rows, best, path):
                             fontsize=6.5, color=COLORS[impl] if impl != "blis_1t" else "#4a8f3f")
         for xi, r in zip(x, trs):
             if r["vals"]["prism"]:
-                ax.text(xi - 2 * bar_w, r["vals"]["prism"] * 1.05, gf(r["vals"]["prism"]),
+                ax.text(xi - (len(impls) - 1) / 2 * bar_w, r["vals"]["prism"] * 1.05, gf(r["vals"]["prism"]),
                         ha="center", va="bottom", fontsize=6.5, color="#8b0000")
         if peak:
             ax.axhline(peak, color="gray", linestyle="--", linewidth=1)
@@ -316,7 +334,7 @@ def plot(data, rows, best, path):
         ax.set_xlim(-0.6, len(trs) - 0.4)
         ax.grid(axis="y", alpha=0.3)
 
-    handles = [Patch(facecolor=COLORS[i], edgecolor="black" if i == "prism" else "none", label=i) for i in IMPLS]
+    handles = [Patch(facecolor=COLORS[i], edgecolor="black" if i == "prism" else "none", label=i) for i in impls]
     handles += [Patch(facecolor="#d62728", label="prism / best of all peers"),
                 Patch(facecolor="#ff9896", label="prism / best multi-thread peer")]
     machine, date = context_text(ctx)

@@ -5,6 +5,7 @@
 #
 #   bash scripts/bench.sh              quick set (a few minutes on 2 cores)
 #   bash scripts/bench.sh full         the full shape set of the README (much longer)
+#   bash scripts/bench.sh dropin       the drop-in libprism_blas vs prism and its backend
 #   PRISM_BENCH_REPS=7 bash scripts/bench.sh
 #
 # Results land in bench/results/<set>-<date>.{json,md,png}.

@@ -2,21 +2,28 @@
 # Puts a benchmark run's table and plot into README.md (between the bench:begin/end
 # markers). Usage: bash scripts/readme-figures.sh bench/results/full-YYYY-MM-DD
 # (the prefix of the .md/.png that scripts/bench.sh wrote). Run bench.sh first.
+# A dropin-* run (bash scripts/bench.sh dropin) goes to the dropin:begin/end block and
+# docs/bench-dropin.png instead (README "Use prism without changing your code").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:?usage: readme-figures.sh bench/results/<set>-<date>}
 [ -f "$prefix.md" ] && [ -f "$prefix.png" ] || { echo "readme-figures: $prefix.md/.png not found" >&2; exit 1; }
+tag=bench png=docs/bench.png alt="prism vs OpenBLAS and BLIS"
+case "$(basename "$prefix")" in
+  dropin-*) tag=dropin png=docs/bench-dropin.png alt="libprism_blas (drop-in) vs prism and its backend" ;;
+esac
 mkdir -p docs
-cp "$prefix.png" docs/bench.png
-python3 - "$prefix.md" <<'PY'
+cp "$prefix.png" "$png"
+python3 - "$prefix.md" "$tag" "$png" "$alt" <<'PY'
 import re, sys
-table = open(sys.argv[1]).read().strip()
+src, tag, png, alt = sys.argv[1:5]
+table = open(src).read().strip()
 readme = open("README.md").read()
-block = ("<!-- bench:begin (written by scripts/readme-figures.sh from a real run; do not edit) -->\n"
-         + table + "\n\n![prism vs OpenBLAS and BLIS](docs/bench.png)\n<!-- bench:end -->")
-new, n = re.subn(r"<!-- bench:begin.*?<!-- bench:end -->", lambda m: block, readme, flags=re.S)
+block = ("<!-- %s:begin (written by scripts/readme-figures.sh from a real run; do not edit) -->\n" % tag
+         + table + "\n\n![%s](%s)\n<!-- %s:end -->" % (alt, png, tag))
+new, n = re.subn(r"<!-- %s:begin.*?<!-- %s:end -->" % (tag, tag), lambda m: block, readme, flags=re.S)
 if n != 1:
-    sys.exit("readme-figures: README.md needs exactly one bench:begin/bench:end block")
+    sys.exit("readme-figures: README.md needs exactly one %s:begin/%s:end block" % (tag, tag))
 open("README.md", "w").write(new)
 PY
-echo "readme-figures: README.md and docs/bench.png updated from $prefix"
+echo "readme-figures: README.md and $png updated from $prefix"

@@ -124,6 +124,12 @@ std::string blas_library::kernel_name() const {
   return "";
 }
 
+int blas_library::threads() const {
+  if (auto* f = reinterpret_cast<int (*)()>(symbol("openblas_get_num_threads"))) return f();
+  if (auto* f = reinterpret_cast<long (*)()>(symbol("bli_thread_get_num_threads"))) return int(f());
+  return 0;
+}
+
 bool blas_library::set_threads(int threads) const {
   if (auto* f = reinterpret_cast<void (*)(int)>(symbol("openblas_set_num_threads"))) {
     f(threads);
@@ -160,9 +166,14 @@ namespace {
 // If the host already loaded that file (a program using libblas64.so.3, e.g. one linked
 // with libprism_blas64), pinning it would pin the host's BLAS, so the LP64 pthread build
 // is used instead if the host has not loaded that one; serial BLIS is the last resort.
+//
+// A shared copy already running one thread is used as it is: prism changes nothing by
+// calling it. That is the case of two prism copies in one process (a program using
+// libprism that also loads libprism_blas, or prism_bench's prism_blas column): the first
+// one pinned the file to one thread.
 const blas_library& resolve_openblas_leaf() {
   const blas_library& ob = blas_library::get(blas_build::openblas64_pthread);
-  if (!ob.shared_with_host()) return ob;
+  if (!ob.shared_with_host() || ob.threads() == 1) return ob;
   try {
     const blas_library& lp = blas_library::get(blas_build::openblas_pthread);
     if (!lp.shared_with_host()) {

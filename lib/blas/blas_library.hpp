@@ -57,6 +57,10 @@ class blas_library {
   /// bli_thread_set_num_threads); no effect on other copies. Returns false if it has none.
   bool set_threads(int threads) const;
 
+  /// The library's own thread count (openblas_get_num_threads or
+  /// bli_thread_get_num_threads); 0 if it has no such query.
+  int threads() const;
+
   /// The kernel set the library picked for this CPU: OpenBLAS's core name (e.g. "Haswell",
   /// "SkylakeX") or BLIS's architecture (e.g. "generic", "skx"); "" if it does not say.
   std::string kernel_name() const;
