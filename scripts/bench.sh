@@ -7,6 +7,7 @@
 #   bash scripts/bench.sh full         the full shape set of the README (much longer)
 #   bash scripts/bench.sh dropin       the drop-in libprism_blas vs prism and its backend
 #   PRISM_BENCH_REPS=7 bash scripts/bench.sh
+#   PRISM_BENCH_MIN_TIME=0.3 bash scripts/bench.sh dropin   (seconds per repetition)
 #
 # Results land in bench/results/<set>-<date>.{json,md,png}.
 set -euo pipefail
@@ -22,7 +23,9 @@ stamp=$(date -u +%Y-%m-%d)
 out=bench/results/${set_name}-${stamp}
 cpu=$(grep -m1 -E 'model name|^Model|^CPU part' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || true)
 machine="${cpu:-$(uname -m)}, $(nproc) cores"
-"$build"/bench/prism_bench --set="$set_name" --reps="$reps" \
+extra=()
+[ -n "${PRISM_BENCH_MIN_TIME:-}" ] && extra+=(--min-time="$PRISM_BENCH_MIN_TIME")
+"$build"/bench/prism_bench --set="$set_name" --reps="$reps" "${extra[@]}" \
   --benchmark_out="$out.json" --benchmark_out_format=json > "$out.log"
 py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib
 "$py" bench/report.py "$out.json" --md "$out.md" --png "$out.png" \

@@ -19,6 +19,7 @@ packages=(
   gfortran                           # Fortran test program of the drop-in BLAS
   python3-numpy                      # NumPy under LD_PRELOAD (drop-in BLAS test)
   binutils                           # nm: the drop-in's exported symbols are checked
+  libopenblas64-pthread-dev          # -lblas64 (ILP64 link line of the drop-in)
 )
 
 missing=()

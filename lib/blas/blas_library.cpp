@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -188,17 +189,32 @@ const blas_library& resolve_openblas_leaf() {
                ob.path().c_str(), library_path(blas_build::openblas_pthread).c_str());
   return blas_library::get(blas_build::blis_serial);
 }
+
+// What leaf_library resolved, for reports that must not load anything.
+std::atomic<const blas_library*> resolved_openblas{nullptr}, resolved_blis{nullptr};
 }  // namespace
 
 const blas_library& leaf_library(leaf_backend b) {
   // Resolved once; afterwards a leaf call pays one guard check (this is on the
   // small-problem path, where a few nanoseconds show).
   if (b == leaf_backend::blis) {
-    static const blas_library& blis = blas_library::get(blas_build::blis_serial);
+    static const blas_library& blis = [] () -> const blas_library& {
+      const blas_library& l = blas_library::get(blas_build::blis_serial);
+      resolved_blis.store(&l);
+      return l;
+    }();
     return blis;
   }
-  static const blas_library& openblas = resolve_openblas_leaf();
+  static const blas_library& openblas = [] () -> const blas_library& {
+    const blas_library& l = resolve_openblas_leaf();
+    resolved_openblas.store(&l);
+    return l;
+  }();
   return openblas;
+}
+
+const blas_library* resolved_leaf_library(leaf_backend b) noexcept {
+  return (b == leaf_backend::blis ? resolved_blis : resolved_openblas).load();
 }
 
 leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t) {

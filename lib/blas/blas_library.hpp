@@ -86,6 +86,10 @@ class blas_library {
 /// with the host.
 const blas_library& leaf_library(leaf_backend b);
 
+/// The library leaf_library(b) resolved, or nullptr if no leaf of that backend ran yet;
+/// loads nothing (for reports at exit).
+const blas_library* resolved_leaf_library(leaf_backend b) noexcept;
+
 /// The backend `auto` picks for a leaf of this shape (rule in README "Leaf backends"):
 /// BLIS for real leaves with m, n >= 128 when BLIS runs an optimised kernel set (not its
 /// "generic" C fallback), OpenBLAS otherwise.

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -17,13 +18,6 @@ constexpr const char* default_soname = "libblas64.so.3";
 #else
 constexpr const char* default_soname = "libblas.so.3";
 #endif
-
-// Fortran ?gemm_ as gfortran emits it: everything by reference, then one hidden length
-// per CHARACTER argument (size_t since GCC 8).
-template <class T>
-using fortran_gemm = void (*)(const char*, const char*, const blas_int*, const blas_int*, const blas_int*,
-                              const T*, const T*, const blas_int*, const T*, const blas_int*, const T*, T*,
-                              const blas_int*, std::size_t, std::size_t);
 
 // Base address of this shared object, to recognise (and refuse) prism's own symbols.
 const void* own_base() {
@@ -71,14 +65,15 @@ struct backend_loader {
       return nullptr;  // an explicit choice that fails is not silently replaced
     }
     // The next dgemm_ after prism in the global lookup order, if it lives in a shared
-    // library (not the executable itself, which dlopen cannot open).
-    if (void* next = ::dlsym(RTLD_NEXT, "dgemm_")) {
+    // library (not the executable itself, which dlopen cannot open). Not for the ILP64
+    // library: a dgemm_ found this way may well be an LP64 one, and nothing tells them apart.
+    if (void* next = PRISM_BLAS_ILP64 ? nullptr : ::dlsym(RTLD_NEXT, "dgemm_")) {
       Dl_info info{};
       Dl_info self{};
       ::dladdr(reinterpret_cast<const void*>(&own_base), &self);
-      if (::dladdr(next, &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] == '/' &&
+      if (::dladdr(next, &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] != '\0' &&
           info.dli_fbase != self.dli_fbase) {
-        // dlopen of the path returns the copy already loaded. If dgemm_ lives in the
+        // dlopen of the name returns the copy already loaded. If dgemm_ lives in the
         // executable itself, dlopen refuses it and the default below applies.
         if (auto b = open(info.dli_fname, "link order", why)) return b;
       }
@@ -95,42 +90,26 @@ struct backend_loader {
 backend::backend(std::string path, const char* origin, void* handle)
     : path_(std::move(path)), origin_(origin), handle_(handle) {}
 
+namespace {
+std::atomic<const backend*> opened{nullptr};
+}
+
+const backend* backend::loaded() noexcept { return opened.load(std::memory_order_acquire); }
+
 const backend* backend::get() noexcept {
   // Magic static: found once, thread-safe. Deliberately never freed: the PRISM_STATS
   // summary at exit still names it, and the library stays loaded for the process lifetime.
   static const backend* const b = [] {
     try {
-      return backend_loader::find().release();
+      const backend* found = backend_loader::find().release();
+      opened.store(found, std::memory_order_release);
+      return found;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "prism: WARNING: backend BLAS lookup failed: %s\n", e.what());
-      return static_cast<backend*>(nullptr);
+      return static_cast<const backend*>(nullptr);
     }
   }();
   return b;
 }
-
-template <scalar T>
-void backend::gemm(char transa, char transb, blas_int m, blas_int n, blas_int k, const T& alpha,
-                   const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C,
-                   blas_int ldc) const {
-  constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1
-                       : std::same_as<T, std::complex<float>> ? 2 : 3;
-  reinterpret_cast<fortran_gemm<T>>(gemm_[slot])(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb,
-                                                 &beta, C, &ldc, 1, 1);
-}
-
-template void backend::gemm<float>(char, char, blas_int, blas_int, blas_int, const float&, const float*,
-                                   blas_int, const float*, blas_int, const float&, float*, blas_int) const;
-template void backend::gemm<double>(char, char, blas_int, blas_int, blas_int, const double&, const double*,
-                                    blas_int, const double*, blas_int, const double&, double*, blas_int) const;
-template void backend::gemm<std::complex<float>>(char, char, blas_int, blas_int, blas_int,
-                                                 const std::complex<float>&, const std::complex<float>*,
-                                                 blas_int, const std::complex<float>*, blas_int,
-                                                 const std::complex<float>&, std::complex<float>*, blas_int) const;
-template void backend::gemm<std::complex<double>>(char, char, blas_int, blas_int, blas_int,
-                                                  const std::complex<double>&, const std::complex<double>*,
-                                                  blas_int, const std::complex<double>*, blas_int,
-                                                  const std::complex<double>&, std::complex<double>*,
-                                                  blas_int) const;
 
 }  // namespace prism::dropin

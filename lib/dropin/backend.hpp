@@ -34,11 +34,23 @@ class backend {
   /// The process-wide backend, found on first call (thread-safe); nullptr when none could
   /// be opened (said once on stderr; prism then computes every call itself).
   static const backend* get() noexcept;
+  /// The backend if get() has already run, else nullptr; never opens anything (for exit).
+  static const backend* loaded() noexcept;
 
   /// Column-major ?gemm_ of the backend; trans letters 'N', 'T' or 'C', arguments valid.
+  /// Inline: it is on the path of every small call.
   template <scalar T>
   void gemm(char transa, char transb, blas_int m, blas_int n, blas_int k, const T& alpha, const T* A,
-            blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) const;
+            blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) const {
+    // Fortran ?gemm_ as gfortran emits it: everything by reference, then one hidden length
+    // per CHARACTER argument (size_t since GCC 8).
+    using fn = void (*)(const char*, const char*, const blas_int*, const blas_int*, const blas_int*, const T*,
+                        const T*, const blas_int*, const T*, const blas_int*, const T*, T*, const blas_int*,
+                        std::size_t, std::size_t);
+    constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1
+                         : std::same_as<T, std::complex<float>> ? 2 : 3;
+    reinterpret_cast<fn>(gemm_[slot])(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+  }
 
   /// The file it was opened from.
   const std::string& path() const noexcept { return path_; }

@@ -33,40 +33,47 @@ bool in_executable(const void* fn) {
   return phdr != nullptr && ::dladdr(phdr, &exe) != 0 && ::dladdr(fn, &f) != 0 && exe.dli_fbase == f.dli_fbase;
 }
 
-// Reference CBLAS argument check; 0 when valid, else the position it passes to
-// cblas_xerbla (layout is 1). It checks TransA (2) and TransB (3) itself, then calls the
-// Fortran routine, whose positions it shifts by one for the layout argument. Row-major
-// calls go to Fortran transposed (B first, n and m swapped), and CBLAS swaps the numbers
-// back: e.g. a bad lda in a row-major call is Fortran's ldb (10) -> 11 -> reported as 9.
-int cblas_info(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
-               blas_int ldc) {
-  if (layout != row_major && layout != col_major) return 1;
-  if (trans_letter(ta) == '?') return 2;
-  if (trans_letter(tb) == '?') return 3;
+// An invalid CBLAS call: the number reference CBLAS passes to cblas_xerbla (`passed`) and
+// the one its cblas_xerbla reports (`reported`, counting the layout as argument 1).
+struct cblas_error {
+  int passed = 0;
+  int reported = 0;
+};
+
+// Reference CBLAS argument check; passed = 0 when valid. It checks the layout (1), TransA
+// (2) and TransB (3) itself, then calls the Fortran routine, whose error number it passes
+// on plus one (the layout argument). A row-major call goes to Fortran transposed (B first,
+// n and m swapped), so the number passed is the transposed call's: a bad M in a row-major
+// call is Fortran's N (4) -> passed 5. Reference cblas_xerbla, and the handler of the
+// reference CBLAS testers, swap 4 <-> 5 and 9 <-> 11 back for a row-major gemm before
+// reporting: reported 4 (M). Likewise a bad lda: Fortran ldb (10) -> passed 11 -> reported 9.
+cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
+                       blas_int ldc) {
+  if (layout != row_major && layout != col_major) return {1, 1};
+  if (trans_letter(ta) == '?') return {2, 2};
+  if (trans_letter(tb) == '?') return {3, 3};
   if (layout == col_major) {
     const int f = fortran_info(trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc);
-    return f == 0 ? 0 : f + 1;
+    return f == 0 ? cblas_error{} : cblas_error{f + 1, f + 1};
   }
-  int f = fortran_info(trans_letter(tb), trans_letter(ta), n, m, k, ldb, lda, ldc);
-  if (f == 0) return 0;
-  f += 1;  // Fortran 3 n, 4 m, 5 k, 8 ldb, 10 lda, 13 ldc -> 4, 5, 6, 9, 11, 14
-  if (f == 4) return 5;    // n
-  if (f == 5) return 4;    // m
-  if (f == 9) return 11;   // ldb
-  if (f == 11) return 9;   // lda
-  return f;
+  const int f = fortran_info(trans_letter(tb), trans_letter(ta), n, m, k, ldb, lda, ldc);
+  if (f == 0) return {};
+  const int passed = f + 1;  // Fortran 3 n, 4 m, 5 k, 8 ldb, 10 lda, 13 ldc -> 4, 5, 6, 9, 11, 14
+  const int reported = passed == 4 ? 5 : passed == 5 ? 4 : passed == 9 ? 11 : passed == 11 ? 9 : passed;
+  return {passed, reported};
 }
 
-void report(const char* rout, int position, int layout, int ta, int tb) {
-  count_invalid();
+void report(const char* rout, cblas_error e, int layout, int ta, int tb) {
+  count_invalid(rout, e.reported);
   const bool own = cblas_xerbla != nullptr && in_executable(reinterpret_cast<const void*>(cblas_xerbla));
+  const int position = e.reported;
   const char* form = position == 1 ? "Illegal layout setting, %d\n"
                      : position == 2 ? "Illegal TransA setting, %d\n"
                      : position == 3 ? "Illegal TransB setting, %d\n" : "";
   const int value = position == 1 ? layout : position == 2 ? ta : tb;
   if (own) {
-    if (position <= 3) cblas_xerbla(position, rout, form, value);
-    else cblas_xerbla(position, rout, "");
+    if (position <= 3) cblas_xerbla(e.passed, rout, form, value);
+    else cblas_xerbla(e.passed, rout, "");
     return;
   }
   // Reference cblas_xerbla's message; it then exits, prism returns with C untouched.
@@ -74,22 +81,27 @@ void report(const char* rout, int position, int layout, int ta, int tb) {
   if (position <= 3) std::fprintf(stderr, form, value);
 }
 
+// alpha and beta come by address (as the complex CBLAS routines take them) and are read
+// only once the arguments are valid, as reference CBLAS does.
 template <scalar T>
-void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T& alpha,
-                const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
-  if (const int info = cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc); info != 0) {
-    report(rout, info, layout, ta, tb);
+void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
+                const T* A, blas_int lda, const T* B, blas_int ldb, const T* beta, T* C, blas_int ldc) noexcept {
+  if (const cblas_error e = cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc); e.passed != 0) {
+    report(rout, e, layout, ta, tb);
     return;
   }
+  const char la = trans_letter(ta), lb = trans_letter(tb);
   if (layout == col_major) {
-    dispatch<T>(call_site{rout, "ColMajor"}, trans_letter(ta), trans_letter(tb), m, n, k, alpha, A, lda, B, ldb,
-                beta, C, ldc);
+    if (try_fast<T>(la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc)) return;
+    dispatch<T>(call_site{rout, "ColMajor", la, lb, m, n, k}, la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C,
+                ldc);
     return;
   }
   // Row-major C (m x n) is column-major C^T (n x m) = op(B)^T op(A)^T: the same call with
   // A and B, m and n swapped and the trans letters kept (conjugation commutes with ^T).
-  dispatch<T>(call_site{rout, "RowMajor"}, trans_letter(tb), trans_letter(ta), n, m, k, alpha, B, ldb, A, lda,
-              beta, C, ldc);
+  if (try_fast<T>(lb, la, n, m, k, *alpha, B, ldb, A, lda, *beta, C, ldc)) return;
+  dispatch<T>(call_site{rout, "RowMajor", la, lb, m, n, k}, lb, la, n, m, k, *alpha, B, ldb, A, lda, *beta, C,
+              ldc);
 }
 
 }  // namespace
@@ -105,30 +117,30 @@ using cdouble = std::complex<double>;
 PRISM_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, float alpha,
                               const float* A, blas_int lda, const float* B, blas_int ldb, float beta, float* C,
                               blas_int ldc) noexcept {
-  cblas_gemm<float>("cblas_sgemm", layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_gemm<float>("cblas_sgemm", layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 
 /// CBLAS dgemm: C = alpha op(A) op(B) + beta C, row- or column-major, double precision.
 PRISM_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, double alpha,
                               const double* A, blas_int lda, const double* B, blas_int ldb, double beta, double* C,
                               blas_int ldc) noexcept {
-  cblas_gemm<double>("cblas_dgemm", layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_gemm<double>("cblas_dgemm", layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 
 /// CBLAS cgemm: single-precision complex; alpha and beta by address (CblasConjTrans conjugates).
 PRISM_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  cblas_gemm<cfloat>("cblas_cgemm", layout, transa, transb, m, n, k, *static_cast<const cfloat*>(alpha),
+  cblas_gemm<cfloat>("cblas_cgemm", layout, transa, transb, m, n, k, static_cast<const cfloat*>(alpha),
                      static_cast<const cfloat*>(A), lda, static_cast<const cfloat*>(B), ldb,
-                     *static_cast<const cfloat*>(beta), static_cast<cfloat*>(C), ldc);
+                     static_cast<const cfloat*>(beta), static_cast<cfloat*>(C), ldc);
 }
 
 /// CBLAS zgemm: double-precision complex; alpha and beta by address (CblasConjTrans conjugates).
 PRISM_EXPORT void cblas_zgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  cblas_gemm<cdouble>("cblas_zgemm", layout, transa, transb, m, n, k, *static_cast<const cdouble*>(alpha),
+  cblas_gemm<cdouble>("cblas_zgemm", layout, transa, transb, m, n, k, static_cast<const cdouble*>(alpha),
                       static_cast<const cdouble*>(A), lda, static_cast<const cdouble*>(B), ldb,
-                      *static_cast<const cdouble*>(beta), static_cast<cdouble*>(C), ldc);
+                      static_cast<const cdouble*>(beta), static_cast<cdouble*>(C), ldc);
 }

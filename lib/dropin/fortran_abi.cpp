@@ -22,8 +22,8 @@ namespace {
 
 // Reports argument `info` of routine `name` (reference spelling, 6 characters padded with
 // blanks: "DGEMM ") and counts it. C is not touched.
-void report(const char (&name)[7], blas_int info) {
-  count_invalid();
+void report(const char (&name)[7], const char* routine, blas_int info) {
+  count_invalid(routine, info);
   if (xerbla_ != nullptr) {
     xerbla_(name, &info, 6);
     return;
@@ -42,11 +42,13 @@ void fortran_gemm(const char (&name)[7], const char* routine, const char* transa
                   const blas_int* lda, const T* B, const blas_int* ldb, const T* beta, T* C,
                   const blas_int* ldc) noexcept {
   if (const int info = fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc); info != 0) {
-    report(name, info);
+    report(name, routine, info);
     return;
   }
-  dispatch<T>(call_site{routine, ""}, upper_trans(*transa), upper_trans(*transb), *m, *n, *k, *alpha, A, *lda,
-              B, *ldb, *beta, C, *ldc);
+  const char ta = upper_trans(*transa), tb = upper_trans(*transb);
+  if (try_fast<T>(ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc)) return;
+  dispatch<T>(call_site{routine, "", ta, tb, *m, *n, *k}, ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C,
+              *ldc);
 }
 
 }  // namespace

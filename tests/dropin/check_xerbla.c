@@ -3,7 +3,12 @@
    - OWN_HANDLERS=1: the program defines xerbla_ and cblas_xerbla (as the reference BLAS
      test programs do); every invalid case must call the right one once, with the right
      routine name and argument position (reference BLAS / reference CBLAS numbering), and
-     leave C bit-for-bit untouched.
+     leave C bit-for-bit untouched. Like reference CBLAS, prism passes a row-major gemm's
+     errors with the numbers of the transposed Fortran call (bad M -> 5, bad lda -> 11);
+     the handler here swaps them back (4 <-> 5, 9 <-> 11) for row-major calls exactly as
+     the reference CBLAS testers' c_xerbla.c does, so the expected numbers below are the
+     ones reference CBLAS reports (layout = 1, M = 4, lda = 9).
+   Built for LP64 (libprism_blas) and ILP64 (BLAS_INT=int64_t, libprism_blas64).
    - OWN_HANDLERS=0: no handler anywhere (not linked with a BLAS); every call must return
      with C untouched, and prism prints the reference messages (checked by the ctest
      wrapper on stderr). */
@@ -19,6 +24,7 @@ static int failures = 0, checks = 0;
 static char last_name[32];
 static long long last_info = 0;
 static int calls = 0;
+static int row_major_call = 0;  /* the testers' RowMajorStrg */
 
 void xerbla_(const char* name, const blas_int* info, size_t len) {
   size_t n = len < sizeof last_name - 1 ? len : sizeof last_name - 1;
@@ -30,6 +36,12 @@ void xerbla_(const char* name, const blas_int* info, size_t len) {
 void cblas_xerbla(blas_int p, const char* rout, const char* form, ...) {
   (void)form;
   snprintf(last_name, sizeof last_name, "%s", rout);
+  if (row_major_call && strstr(rout, "gemm") != NULL) {  /* as reference c_xerbla.c */
+    if (p == 5) p = 4;
+    else if (p == 4) p = 5;
+    else if (p == 11) p = 9;
+    else if (p == 9) p = 11;
+  }
   last_info = p;
   ++calls;
 }
@@ -77,6 +89,9 @@ static void ccall(int t, int layout, int ta, int tb, blas_int m, blas_int n, bla
                   blas_int ldc) {
   static double A[256], B[256];
   static const double one[2] = {1, 0};
+#if OWN_HANDLERS
+  row_major_call = layout == RowMajor;
+#endif
   switch (t) {
     case 0: cblas_sgemm(layout, ta, tb, m, n, k, 1.0f, (const float*)A, lda, (const float*)B, ldb, 1.0f, Cs, ldc); break;
     case 1: cblas_dgemm(layout, ta, tb, m, n, k, 1.0, A, lda, B, ldb, 1.0, Cd, ldc); break;
@@ -118,6 +133,8 @@ int main(void) {
 
     /* CBLAS row-major: A is m x k with lda >= k (NoTrans), B k x n with ldb >= n, C ldc >= n.
        Reference CBLAS checks n before m and ldb before lda (it calls Fortran transposed). */
+    ccall(t, RowMajor, 0, NoTrans, 4, 3, 5, 5, 3, 3); expect(t, "row TransA", cname[t], 2);
+    ccall(t, RowMajor, ConjTrans, 114, 4, 3, 5, 5, 3, 3); expect(t, "row TransB", cname[t], 3);
     ccall(t, RowMajor, NoTrans, NoTrans, -1, 3, 5, 5, 3, 3); expect(t, "row M", cname[t], 4);
     ccall(t, RowMajor, NoTrans, NoTrans, 4, -1, 5, 5, 3, 3); expect(t, "row N", cname[t], 5);
     ccall(t, RowMajor, NoTrans, NoTrans, -1, -1, 5, 5, 3, 3); expect(t, "row N before M", cname[t], 5);

@@ -73,7 +73,7 @@ def main():
         if not threads or threads.group(1) != threads.group(2):
             print("FAIL: the host OpenBLAS's thread count changed across the prism call")
             ok = False
-        leaves = re.search(r"leaves: (\S+) \((private copy)", r2.stderr)
+        leaves = re.search(r"leaves \(openblas\): (\S+) \((private copy)", r2.stderr)
         if not leaves:
             print("FAIL: prism's leaves did not run on a private BLAS copy")
             ok = False
