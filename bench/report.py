@@ -321,14 +321,19 @@ def plot(data, rows, best, path):
         ax.set_axisbelow(True)
         rp = [r["ratio_peer"] or 0 for r in trs]
         rm = [r["ratio_mt"] or 0 for r in trs]
-        for off, vals, color in ((-0.18, rp, "#d62728"), (0.18, rm, "#ff9896")):
-            ax.bar([xi + off for xi in x], vals, 0.36, color=color)
+        series = [(rp, "#d62728"), (rm, "#ff9896")]
+        if "prism_blas" in impls:  # the drop-in over its backend
+            series.append(([r["ratio_dropin"] or 0 for r in trs], COLORS["prism_blas"]))
+        w = 0.72 / len(series)
+        for si, (vals, color) in enumerate(series):
+            off = (si - (len(series) - 1) / 2) * w
+            ax.bar([xi + off for xi in x], vals, w, color=color)
             for xi, v in zip(x, vals):
                 if v:
                     ax.text(xi + off, v + 0.02, "%.2f" % v, ha="center", va="bottom", fontsize=6.5)
         ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_ylim(0, max([v for v in rp + rm if v] + [1.0]) * 1.2)
-        ax.set_ylabel("prism / peer")
+        ax.set_ylim(0, max([v for vals, _ in series for v in vals if v] + [1.0]) * 1.2)
+        ax.set_ylabel("ratio")
         ax.set_xticks(x)
         ax.set_xticklabels(labels, rotation=25, ha="right", fontsize=8)
         ax.set_xlim(-0.6, len(trs) - 0.4)
@@ -337,9 +342,12 @@ def plot(data, rows, best, path):
     handles = [Patch(facecolor=COLORS[i], edgecolor="black" if i == "prism" else "none", label=i) for i in impls]
     handles += [Patch(facecolor="#d62728", label="prism / best of all peers"),
                 Patch(facecolor="#ff9896", label="prism / best multi-thread peer")]
+    if "prism_blas" in impls:
+        handles.append(Patch(facecolor=COLORS["prism_blas"], label="drop-in / backend (prism_blas / openblas)"))
     machine, date = context_text(ctx)
-    fig.suptitle("prism vs OpenBLAS and BLIS (%s set, best of %s repetitions)\n%s — %s" % (
-        ctx.get("shape_set", "?"), ctx.get("reps", "?"), machine, date), fontsize=11)
+    peers = [p for p in ("OpenBLAS", "BLIS") if any(i.startswith(p.lower()) for i in impls)]
+    fig.suptitle("prism vs %s (%s set, best of %s repetitions)\n%s — %s" % (
+        " and ".join(peers) or "peers", ctx.get("shape_set", "?"), ctx.get("reps", "?"), machine, date), fontsize=11)
     top_in = 0.72  # inches kept for the title and the legend
     fig_h = fig.get_size_inches()[1]
     fig.legend(handles=handles, ncol=len(handles), loc="upper center", fontsize=8, frameon=False,
