@@ -108,27 +108,25 @@ void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_i
 }  // namespace prism::dropin
 
 using prism::dropin::cblas_gemm;
-using cfloat = std::complex<float>;
-using cdouble = std::complex<double>;
-
-#define PRISM_EXPORT extern "C" __attribute__((visibility("default")))
+using prism::dropin::cdouble;
+using prism::dropin::cfloat;
 
 /// CBLAS sgemm: C = alpha op(A) op(B) + beta C, row- or column-major, single precision.
-PRISM_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, float alpha,
+PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, float alpha,
                               const float* A, blas_int lda, const float* B, blas_int ldb, float beta, float* C,
                               blas_int ldc) noexcept {
   cblas_gemm<float>("cblas_sgemm", layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 
 /// CBLAS dgemm: C = alpha op(A) op(B) + beta C, row- or column-major, double precision.
-PRISM_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, double alpha,
+PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, double alpha,
                               const double* A, blas_int lda, const double* B, blas_int ldb, double beta, double* C,
                               blas_int ldc) noexcept {
   cblas_gemm<double>("cblas_dgemm", layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 
 /// CBLAS cgemm: single-precision complex; alpha and beta by address (CblasConjTrans conjugates).
-PRISM_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
+PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
   cblas_gemm<cfloat>("cblas_cgemm", layout, transa, transb, m, n, k, static_cast<const cfloat*>(alpha),
@@ -137,7 +135,7 @@ PRISM_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, bl
 }
 
 /// CBLAS zgemm: double-precision complex; alpha and beta by address (CblasConjTrans conjugates).
-PRISM_EXPORT void cblas_zgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
+PRISM_BLAS_EXPORT void cblas_zgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
   cblas_gemm<cdouble>("cblas_zgemm", layout, transa, transb, m, n, k, static_cast<const cdouble*>(alpha),

@@ -8,7 +8,13 @@
 
 #include <atomic>
 
+/// Marks the eight exported entry points; everything else in the drop-in is hidden.
+#define PRISM_BLAS_EXPORT extern "C" __attribute__((visibility("default")))
+
 namespace prism::dropin {
+
+using cfloat = std::complex<float>;    ///< C's float complex, Fortran's COMPLEX
+using cdouble = std::complex<double>;  ///< C's double complex, Fortran's COMPLEX*16
 
 /// How a call was served.
 enum class path { trivial, backend, recursion };

@@ -55,13 +55,11 @@ void fortran_gemm(const char (&name)[7], const char* routine, const char* transa
 }  // namespace prism::dropin
 
 using prism::dropin::fortran_gemm;
-using cfloat = std::complex<float>;
-using cdouble = std::complex<double>;
-
-#define PRISM_EXPORT extern "C" __attribute__((visibility("default")))
+using prism::dropin::cdouble;
+using prism::dropin::cfloat;
 
 /// Fortran SGEMM: C = alpha op(A) op(B) + beta C in single precision.
-PRISM_EXPORT void sgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
+PRISM_BLAS_EXPORT void sgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const float* alpha, const float* A, const blas_int* lda,
                          const float* B, const blas_int* ldb, const float* beta, float* C, const blas_int* ldc,
                          std::size_t, std::size_t) noexcept {
@@ -69,7 +67,7 @@ PRISM_EXPORT void sgemm_(const char* transa, const char* transb, const blas_int*
 }
 
 /// Fortran DGEMM: C = alpha op(A) op(B) + beta C in double precision.
-PRISM_EXPORT void dgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
+PRISM_BLAS_EXPORT void dgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const double* alpha, const double* A, const blas_int* lda,
                          const double* B, const blas_int* ldb, const double* beta, double* C,
                          const blas_int* ldc, std::size_t, std::size_t) noexcept {
@@ -77,7 +75,7 @@ PRISM_EXPORT void dgemm_(const char* transa, const char* transb, const blas_int*
 }
 
 /// Fortran CGEMM: single-precision complex gemm ('C' conjugates).
-PRISM_EXPORT void cgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
+PRISM_BLAS_EXPORT void cgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const void* alpha, const void* A, const blas_int* lda, const void* B,
                          const blas_int* ldb, const void* beta, void* C, const blas_int* ldc, std::size_t,
                          std::size_t) noexcept {
@@ -87,7 +85,7 @@ PRISM_EXPORT void cgemm_(const char* transa, const char* transb, const blas_int*
 }
 
 /// Fortran ZGEMM: double-precision complex gemm ('C' conjugates).
-PRISM_EXPORT void zgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
+PRISM_BLAS_EXPORT void zgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const void* alpha, const void* A, const blas_int* lda, const void* B,
                          const blas_int* ldb, const void* beta, void* C, const blas_int* ldc, std::size_t,
                          std::size_t) noexcept {
