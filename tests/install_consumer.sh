@@ -12,3 +12,4 @@ cmake --build "$work/consumer" > /dev/null
 test -f "$work/prefix/include/prism/prism.hpp"
 test ! -e "$work/prefix/include/prism/runtime.hpp"
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer"
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer_blas"
