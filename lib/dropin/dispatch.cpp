@@ -165,11 +165,13 @@ struct decision {
   const char* why;
 };
 
-decision choose(const settings& s, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
+decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
   if (std::max({p.m, p.n, p.k, std::int64_t(lda), std::int64_t(ldb), std::int64_t(ldc)}) > INT_MAX)
     return {path::backend, "a size or leading dimension above 2^31-1"};
+  // Without a backend prism computes everything (a small call is one leaf on the caller).
+  if (b == nullptr) return {path::recursion, "no backend BLAS"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
@@ -271,7 +273,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
 
   decision d{path::trivial, "quick return"};
   const bool trivial = m == 0 || n == 0 || alpha == T(0) || k == 0;
-  if (!trivial) d = choose(s, p, lda, ldb, ldc);
+  if (!trivial) d = choose(s, b, p, lda, ldb, ldc);
 
   const bool observe = s.verbose > 0 || s.stats;
   const auto start = observe ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
