@@ -264,10 +264,13 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
   // another build rather than pinning the user's BLAS to one thread.
   const backend* b = backend::get();
-  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_relaxed)) {
-    fast_state.b = b;  // the same values whichever thread gets here first
-    fast_state.small_flops = s.small_flops;
-    fast_state.ready.store(true, std::memory_order_release);
+  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire)) {
+    static std::once_flag publish;  // one writer, so concurrent first calls do not race
+    std::call_once(publish, [&] {
+      fast_state.b = b;
+      fast_state.small_flops = s.small_flops;
+      fast_state.ready.store(true, std::memory_order_release);
+    });
   }
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
 
