@@ -74,8 +74,8 @@ settings read_settings() {
     s.leaf = s.ctx->leaf();
     s.small_flops = s.ctx->small_flops();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "prism: ERROR: %s. prism's recursion is OFF: every call goes to the backend BLAS.\n",
-                 e.what());
+    std::fprintf(stderr, "prism: ERROR: %s. prism's recursion is OFF: every call goes to the backend BLAS "
+                         "(or, if there is none, to prism with default settings).\n", e.what());
     s.ctx = nullptr;
   }
   s.fast = s.ctx != nullptr && s.mode == route::automatic && s.verbose == 0 && !s.stats;
@@ -97,6 +97,14 @@ const settings& config() {
     settings_ready.store(true, std::memory_order_release);
   });
   return the_settings;
+}
+
+// The context calls run with: the default context, or, when the PRISM_* settings are
+// malformed and there is no backend either, one built from defaults (never from the env).
+const context& call_context(const settings& s) {
+  if (s.ctx != nullptr) return *s.ctx;
+  static const context defaults;
+  return defaults;
 }
 
 // ---- statistics (PRISM_STATS) ----------------------------------------------------------
@@ -131,8 +139,12 @@ struct stats_printer {
     const backend* b = backend::loaded();  // never opens anything at exit
     std::fprintf(stderr, "prism: PRISM_STATS summary, pid %ld, libprism_blas%s %s\n", long(::getpid()),
                  PRISM_BLAS_ILP64 ? "64 (ILP64)" : " (LP64)", version());
-    std::fprintf(stderr, "prism:   backend: %s (%s); threads: %d\n", b ? b->path().c_str() : "none",
-                 b ? b->origin() : "-", the_settings.threads);
+    if (the_settings.ctx != nullptr)
+      std::fprintf(stderr, "prism:   backend: %s (%s); threads: %d\n", b ? b->path().c_str() : "none",
+                   b ? b->origin() : "-", the_settings.threads);
+    else
+      std::fprintf(stderr, "prism:   backend: %s (%s); threads: default (malformed PRISM_* settings ignored)\n",
+                   b ? b->path().c_str() : "none", b ? b->origin() : "-");
     std::fprintf(stderr, "prism:   %-10s %-4s %12s %14s %11s %9s\n", "path", "type", "calls", "Gflop",
                  "seconds", "GF/s");
     const char types[] = "sdcz";
@@ -153,7 +165,7 @@ struct stats_printer {
                        leaf->shared_with_host() ? "shared with the host, pinned to 1 thread before prism"
                                                 : "private copy, 1 thread");
     }
-    std::fprintf(stderr, "prism:   invalid calls (xerbla): %llu\n",
+    std::fprintf(stderr, "prism:   invalid calls (xerbla_ / cblas_xerbla): %llu\n",
                  static_cast<unsigned long long>(c.invalid.load()));
   }
 } stats_at_exit;
@@ -166,12 +178,13 @@ struct decision {
 };
 
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
-  if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
   if (std::max({p.m, p.n, p.k, std::int64_t(lda), std::int64_t(ldb), std::int64_t(ldc)}) > INT_MAX)
     return {path::backend, "a size or leading dimension above 2^31-1"};
   // Without a backend prism computes everything (a small call is one leaf on the caller).
-  if (b == nullptr) return {path::recursion, "no backend BLAS"};
+  if (b == nullptr)
+    return {path::recursion, s.ctx ? "no backend BLAS" : "no backend BLAS; PRISM_* settings ignored (malformed)"};
+  if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
@@ -206,16 +219,22 @@ std::string plan_summary(const plan& pl, int verbose) {
 }
 
 template <scalar T>
-void run_backend(const backend* b, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha, const T* A,
-                 blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) {
+void run_backend(const settings& s, const backend* b, char ta, char tb, blas_int m, blas_int n, blas_int k,
+                 const T& alpha, const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C,
+                 blas_int ldc) {
   if (b != nullptr) {
     b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
-  // No backend could be opened (said once): prism's own single leaf does the call.
-  context one = config().ctx ? *config().ctx : context();
-  prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, one);
+  // Only a call with a size above 2^31-1 gets here without a backend: prism's prologue
+  // computes it if the planner can cut it, or throws (a leading dimension that large).
+  prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, call_context(s));
 }
+
+// One warning per process, whichever type's call hits it first.
+std::once_flag leaf_warning;
+// One publication of the fast path's state, whichever type's first call gets there.
+std::once_flag fast_publication;
 
 [[noreturn]] void fatal(const char* routine, const char* what) {
   std::fprintf(stderr, "prism: FATAL: %s could not be computed: %s. C may be partly updated; "
@@ -253,65 +272,13 @@ void count_invalid(const char* routine, long long position) noexcept {
   const settings& s = config();  // reads PRISM_STATS, so a program whose only calls were invalid gets its summary
   stats().invalid.fetch_add(1, std::memory_order_relaxed);
   if (s.verbose > 0)
-    std::fprintf(stderr, "prism: %s -> invalid argument %lld (reported to xerbla; C untouched)\n", routine, position);
+    std::fprintf(stderr, "prism: %s -> invalid argument %lld (reported as reference BLAS/CBLAS do; C untouched)\n",
+                 routine, position);
 }
 
-template <scalar T>
-void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha,
-              const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
-  const settings& s = config();
-  // The backend is opened before prism's leaves: if it is the file prism would use for
-  // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
-  // another build rather than pinning the user's BLAS to one thread.
-  const backend* b = backend::get();
-  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire)) {
-    static std::once_flag publish;  // one writer, so concurrent first calls do not race
-    std::call_once(publish, [&] {
-      fast_state.b = b;
-      fast_state.small_flops = s.small_flops;
-      fast_state.ready.store(true, std::memory_order_release);
-    });
-  }
-  const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
-
-  decision d{path::trivial, "quick return"};
-  const bool trivial = m == 0 || n == 0 || alpha == T(0) || k == 0;
-  if (!trivial) d = choose(s, b, p, lda, ldb, ldc);
-
-  const bool observe = s.verbose > 0 || s.stats;
-  const auto start = observe ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  std::string plan_text;
-  try {
-    if (d.where == path::trivial) {
-      // m = 0, n = 0, or C = beta C without reading A and B: prism's prologue does it.
-      prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, s.ctx ? *s.ctx : context());
-    } else if (d.where == path::backend) {
-      run_backend<T>(b, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    } else {
-      if (s.verbose > 0) {
-        auto pl = s.ctx->runtime().cached_plan(p, [&] { return make_plan(p, *s.ctx); });
-        plan_text = plan_summary(*pl, s.verbose);
-      }
-      try {
-        prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, *s.ctx);
-      } catch (const backend_error& e) {
-        // A leaf library failed to load; prism throws this before touching C.
-        if (b == nullptr) throw;
-        static std::once_flag warned;
-        std::call_once(warned, [&] {
-          std::fprintf(stderr, "prism: WARNING: %s; calls prism would take go to the backend BLAS\n", e.what());
-        });
-        d = {path::backend, "prism's leaf BLAS is unavailable"};
-        run_backend<T>(b, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-      }
-    }
-  } catch (const std::exception& e) {
-    fatal(site.routine, e.what());
-  } catch (...) {
-    fatal(site.routine, "unknown exception");
-  }
-  if (!observe) return;
-
+// The PRISM_STATS counters and the PRISM_VERBOSE line of one finished call.
+static void log_call(const settings& s, const call_site& site, const backend* b, const decision& d, const problem& p,
+              const std::string& plan_text, std::chrono::steady_clock::time_point start) {
   const double ns = double(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::steady_clock::now() - start).count());
   const double flops = d.where == path::trivial ? 0.0 : p.flops();
@@ -328,13 +295,74 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
                   site.routine, *site.layout ? " " : "", site.layout, site.transa, site.transb, site.m, site.n,
                   site.k, path_name(d.where), d.why);
     std::string line = head;
-    if (d.where == path::backend) line += std::string(" ") + (b ? b->path() : "prism leaf (no backend)");
+    if (d.where == path::backend && b != nullptr) line += " " + b->path();
     if (!plan_text.empty()) line += " plan: " + plan_text;
     char tail[128];
     std::snprintf(tail, sizeof tail, "%s%.3f ms, %.2f GF/s\n", plan_text.find('\n') != std::string::npos ? "" : "; ",
                   ns * 1e-6, ns > 0 ? flops / ns : 0.0);
     line += tail;
     std::fputs(line.c_str(), stderr);  // one write per call: lines of concurrent calls do not interleave
+  }
+}
+
+template <scalar T>
+void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha,
+              const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
+  const settings& s = config();
+  // The backend is opened before prism's leaves: if it is the file prism would use for
+  // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
+  // another build rather than pinning the user's BLAS to one thread.
+  const backend* b = backend::get();
+  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire)) {
+    std::call_once(fast_publication, [&] {  // one writer, so concurrent first calls do not race
+      fast_state.b = b;
+      fast_state.small_flops = s.small_flops;
+      fast_state.ready.store(true, std::memory_order_release);
+    });
+  }
+  const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
+
+  decision d{path::trivial, "quick return"};
+  const bool trivial = m == 0 || n == 0 || alpha == T(0) || k == 0;
+  if (!trivial) d = choose(s, b, p, lda, ldb, ldc);
+
+  const bool observe = s.verbose > 0 || s.stats;
+  const context& ctx = call_context(s);
+  std::string plan_text;
+  std::chrono::steady_clock::time_point start{};
+  try {
+    if (d.where == path::recursion && s.verbose > 0) {  // before the clock starts
+      auto pl = ctx.runtime().cached_plan(p, [&] { return make_plan(p, ctx); });
+      plan_text = plan_summary(*pl, s.verbose);
+    }
+    if (observe) start = std::chrono::steady_clock::now();
+    if (d.where == path::trivial) {
+      // m = 0, n = 0, or C = beta C without reading A and B: prism's prologue does it.
+      prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+    } else if (d.where == path::backend) {
+      run_backend<T>(s, b, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else {
+      try {
+        prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+      } catch (const backend_error& e) {
+        // A leaf library failed to load; prism throws this before touching C.
+        if (b == nullptr) throw;
+        std::call_once(leaf_warning, [&] {
+          std::fprintf(stderr, "prism: WARNING: %s; calls prism would take go to the backend BLAS\n", e.what());
+        });
+        d = {path::backend, "prism's leaf BLAS is unavailable"};
+        run_backend<T>(s, b, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      }
+    }
+  } catch (const std::exception& e) {
+    fatal(site.routine, e.what());
+  } catch (...) {
+    fatal(site.routine, "unknown exception");
+  }
+  if (!observe) return;
+  try {  // logging must not throw out of a noexcept BLAS entry point (bad_alloc, say)
+    log_call(s, site, b, d, p, plan_text, start);
+  } catch (...) {
   }
 }
 

@@ -1,9 +1,11 @@
-! tests/dropin/check_gemm.F90 — a Fortran program linked with -lprism_blas ahead of the
-! system BLAS. Calls SGEMM, DGEMM, CGEMM, ZGEMM (all trans pairs N/T/C, alpha in
+! tests/dropin/check_gemm.F90 — a Fortran program linked with -lprism_blas (its backend is
+! then the default, libblas.so.3, or libblas64.so.3 when built with -fdefault-integer-8
+! against libprism_blas64). Calls SGEMM, DGEMM, CGEMM, ZGEMM (all trans pairs N/T/C, alpha in
 ! {1, -0.5(+0.25i), 0}, beta in {0, 1, 0.75(-0.5i)}, padded leading dimensions, several
 ! shapes) and compares each result with the backend BLAS's (backend_shim.c) within
 !   |C_prism - C_backend| <= 2 * 4 (k + 2) eps (|alpha| |op(A)| |op(B)| + |beta| |C0|).
-! Padding rows of C must stay untouched. Exit status 1 on any failure.
+! Padding rows of C must stay untouched, and beta = 0 must not read C (it starts as NaN).
+! Exit status 1 on any failure.
 #define SUBNAME check_s
 #define TYPE real(4)
 #define GEMM sgemm
