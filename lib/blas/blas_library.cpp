@@ -28,9 +28,6 @@ int cblas_trans(char t) { return t == 'N' ? 111 : t == 'T' ? 112 : 113; }
 
 // cblas_?gemm with integer type I (int for LP64 builds, int64 for ILP64 ones); the
 // layout and trans enumerators stay plain ints in both.
-template <class I>
-using real_gemm_fn = void (*)(int, int, int, I, I, I, double, const double*, I, const double*, I,
-                              double, double*, I);
 template <class I, class T>
 using gemm_fn = void (*)(int, int, int, I, I, I, T, const T*, I, const T*, I, T, T*, I);
 template <class I>
