@@ -54,6 +54,17 @@ struct backend_loader {
         return nullptr;
       }
     }
+    // The CBLAS entry points are optional (all four or none); none of them may be prism's.
+    const char* cnames[4] = {"cblas_sgemm", "cblas_dgemm", "cblas_cgemm", "cblas_zgemm"};
+    void* c[4] = {};
+    bool all = true;
+    for (int i = 0; i < 4; ++i) {
+      c[i] = ::dlsym(h, cnames[i]);
+      Dl_info info{};
+      all = all && c[i] != nullptr && !(::dladdr(c[i], &info) != 0 && info.dli_fbase == own_base());
+    }
+    if (all)
+      for (int i = 0; i < 4; ++i) b->cblas_[i] = c[i];
     return b;
   }
 

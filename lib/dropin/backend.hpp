@@ -52,6 +52,29 @@ class backend {
     reinterpret_cast<fn>(gemm_[slot])(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
   }
 
+  /// True when the backend also has cblas_sgemm ... cblas_zgemm (OpenBLAS, BLIS and
+  /// reference CBLAS all do).
+  bool has_cblas() const noexcept { return cblas_[0] != nullptr; }
+
+  /// The backend's own cblas_?gemm (has_cblas() must hold): CBLAS calls that go to the
+  /// backend keep their layout and enumerators, with arguments by value. layout/trans are
+  /// the CBLAS enumerators; alpha and beta by value for real types, by address for complex.
+  template <scalar T>
+  void cblas_gemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, const T& alpha,
+                  const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) const {
+    constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1
+                         : std::same_as<T, std::complex<float>> ? 2 : 3;
+    if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
+      using fn = void (*)(int, int, int, blas_int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int, T,
+                          T*, blas_int);
+      reinterpret_cast<fn>(cblas_[slot])(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else {
+      using fn = void (*)(int, int, int, blas_int, blas_int, blas_int, const void*, const void*, blas_int,
+                          const void*, blas_int, const void*, void*, blas_int);
+      reinterpret_cast<fn>(cblas_[slot])(layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+    }
+  }
+
   /// The file it was opened from.
   const std::string& path() const noexcept { return path_; }
   /// How it was found: "PRISM_BLAS_BACKEND", "link order" or "default".
@@ -62,7 +85,8 @@ class backend {
   std::string path_;
   const char* origin_;
   void* handle_;
-  void* gemm_[4] = {};  // sgemm_, dgemm_, cgemm_, zgemm_
+  void* gemm_[4] = {};   // sgemm_, dgemm_, cgemm_, zgemm_
+  void* cblas_[4] = {};  // cblas_sgemm ... cblas_zgemm, all or none
   friend struct backend_loader;
 };
 

@@ -47,7 +47,7 @@ struct cblas_error {
 // call is Fortran's N (4) -> passed 5. Reference cblas_xerbla, and the handler of the
 // reference CBLAS testers, swap 4 <-> 5 and 9 <-> 11 back for a row-major gemm before
 // reporting: reported 4 (M). Likewise a bad lda: Fortran ldb (10) -> passed 11 -> reported 9.
-cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
+inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
                        blas_int ldc) {
   if (layout != row_major && layout != col_major) return {1, 1};
   if (trans_letter(ta) == '?') return {2, 2};
@@ -91,15 +91,14 @@ void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_i
     return;
   }
   const char la = trans_letter(ta), lb = trans_letter(tb);
+  if (try_fast_cblas<T>(layout, ta, tb, la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc)) return;
   if (layout == col_major) {
-    if (try_fast<T>(la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc)) return;
     dispatch<T>(call_site{rout, "ColMajor", la, lb, m, n, k}, la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C,
                 ldc);
     return;
   }
   // Row-major C (m x n) is column-major C^T (n x m) = op(B)^T op(A)^T: the same call with
   // A and B, m and n swapped and the trans letters kept (conjugation commutes with ^T).
-  if (try_fast<T>(lb, la, n, m, k, *alpha, B, ldb, A, lda, *beta, C, ldc)) return;
   dispatch<T>(call_site{rout, "RowMajor", la, lb, m, n, k}, lb, la, n, m, k, *alpha, B, ldb, A, lda, *beta, C,
               ldc);
 }

@@ -60,20 +60,58 @@ inline bool try_fast(char transa, char transb, blas_int m, blas_int n, blas_int 
   return true;
 }
 
+/// try_fast for a CBLAS call, which the backend's own cblas_?gemm takes as it is (layout and
+/// enumerators unchanged); falls back to the column-major try_fast when the backend has no
+/// CBLAS. `ta`, `tb` are the trans letters of the call as made.
+template <scalar T>
+inline bool try_fast_cblas(int layout, int transa, int transb, char ta, char tb, blas_int m, blas_int n, blas_int k,
+                           const T& alpha, const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C,
+                           blas_int ldc) noexcept {
+  if (!fast_state.ready.load(std::memory_order_acquire)) return false;
+  if (m <= 0 || n <= 0 || k <= 0 || alpha == T(0)) return false;  // quick returns: full path
+  const double flops = (is_complex(scalar_type_of<T>()) ? 8.0 : 2.0) * double(m) * double(n) * double(k);
+  if (!(flops < fast_state.small_flops)) return false;
+  if (fast_state.b->has_cblas()) {
+    fast_state.b->cblas_gemm<T>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  } else if (layout == 102) {  // column-major
+    fast_state.b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  } else {  // row-major: the transposed column-major call (see cblas_abi.cpp)
+    fast_state.b->gemm<T>(tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
+  }
+  return true;
+}
+
 /// Counts one call rejected with xerbla / cblas_xerbla (PRISM_STATS) and logs it
 /// (PRISM_VERBOSE): `routine` e.g. "dgemm_", `position` the argument number reported.
 void count_invalid(const char* routine, long long position) noexcept;
 
+/// Upper-case trans letter, ASCII only like reference LSAME (std::toupper would consult the
+/// locale on every call, measurable on a 16x16x16 call).
+inline char upper_trans(char c) noexcept { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; }
+
+/// True for 'N', 'T', 'C' in either case (reference BLAS's LSAME).
+inline bool valid_trans(char c) noexcept {
+  const char u = upper_trans(c);
+  return u == 'N' || u == 'T' || u == 'C';
+}
+
 /// Fortran ?gemm argument check in the reference order; 0 when valid, else the position
 /// reference BLAS passes to xerbla (1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc).
 /// Example: dgemm('N','N', m=5, n=3, k=4, ..., lda=4, ...) returns 8 (lda < max(1, m) = 5).
-int fortran_info(char transa, char transb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
-                 blas_int ldc) noexcept;
-
-/// True for 'N', 'T', 'C' in either case (reference BLAS's LSAME).
-bool valid_trans(char c) noexcept;
-
-/// Upper-case trans letter.
-char upper_trans(char c) noexcept;
+/// Inline: it runs on every call, small ones included.
+inline int fortran_info(char transa, char transb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
+                        blas_int ldc) noexcept {
+  // A is m x k when transa = 'N', else k x m; B is k x n when transb = 'N', else n x k.
+  const blas_int rows_a = upper_trans(transa) == 'N' ? m : k, rows_b = upper_trans(transb) == 'N' ? k : n;
+  if (!valid_trans(transa)) return 1;
+  if (!valid_trans(transb)) return 2;
+  if (m < 0) return 3;
+  if (n < 0) return 4;
+  if (k < 0) return 5;
+  if (lda < (rows_a > 1 ? rows_a : 1)) return 8;
+  if (ldb < (rows_b > 1 ? rows_b : 1)) return 10;
+  if (ldc < (m > 1 ? m : 1)) return 13;
+  return 0;
+}
 
 }  // namespace prism::dropin

@@ -18,6 +18,7 @@ extern "C" void cblas_dgemm(int, int, int, int, int, int, double, const double*,
 
 using prism::dropin::fast_state;
 using prism::dropin::try_fast;
+using prism::dropin::try_fast_cblas;
 
 TEST_CASE("the first call publishes the fast path; small valid calls then take it") {
   REQUIRE_FALSE(fast_state.ready.load());
@@ -36,6 +37,16 @@ TEST_CASE("the first call publishes the fast path; small valid calls then take i
   CHECK_FALSE(try_fast<double>('N', 'N', 4, 4, 0, 1.0, A.data(), 4, B.data(), 4, 0.0, C.data(), 4));
   CHECK_FALSE(try_fast<double>('N', 'N', 4, 4, 4, 0.0, A.data(), 4, B.data(), 4, 0.0, C.data(), 4));
   for (double c : C) CHECK(c == 8.0);
+  // A CBLAS call goes to the backend's own cblas_?gemm, layout unchanged: row-major
+  // A (2 x 3) = [1 2 3; 4 5 6] times B (3 x 2) = [1 0; 0 1; 1 1] is [4 5; 10 11].
+  const double Ar[6] = {1, 2, 3, 4, 5, 6}, Br[6] = {1, 0, 0, 1, 1, 1};
+  double Cr[4] = {-1, -1, -1, -1};
+  CHECK(fast_state.b->has_cblas());
+  CHECK(try_fast_cblas<double>(101, 111, 111, 'N', 'N', 2, 2, 3, 1.0, Ar, 3, Br, 2, 0.0, Cr, 2));
+  CHECK(Cr[0] == 4.0);
+  CHECK(Cr[1] == 5.0);
+  CHECK(Cr[2] == 10.0);
+  CHECK(Cr[3] == 11.0);
   // At or above the small threshold: the full dispatch decides.
   std::vector<double> big(std::size_t(128) * 128, 1.0), out(std::size_t(128) * 128, 0.0);
   CHECK_FALSE(try_fast<double>('N', 'N', 128, 128, 128, 1.0, big.data(), 128, big.data(), 128, 0.0, out.data(), 128));
