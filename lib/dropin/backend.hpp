@@ -52,28 +52,14 @@ class backend {
     reinterpret_cast<fn>(gemm_[slot])(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
   }
 
+  /// The backend's Fortran ?gemm_ (slot s 0, d 1, c 2, z 3).
+  void* fortran_entry(int slot) const noexcept { return gemm_[slot]; }
+  /// The backend's cblas_?gemm, or nullptr when it has no CBLAS.
+  void* cblas_entry(int slot) const noexcept { return cblas_[slot]; }
+
   /// True when the backend also has cblas_sgemm ... cblas_zgemm (OpenBLAS, BLIS and
   /// reference CBLAS all do).
   bool has_cblas() const noexcept { return cblas_[0] != nullptr; }
-
-  /// The backend's own cblas_?gemm (has_cblas() must hold): CBLAS calls that go to the
-  /// backend keep their layout and enumerators, with arguments by value. layout/trans are
-  /// the CBLAS enumerators; alpha and beta by value for real types, by address for complex.
-  template <scalar T>
-  void cblas_gemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, const T& alpha,
-                  const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) const {
-    constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1
-                         : std::same_as<T, std::complex<float>> ? 2 : 3;
-    if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
-      using fn = void (*)(int, int, int, blas_int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int, T,
-                          T*, blas_int);
-      reinterpret_cast<fn>(cblas_[slot])(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    } else {
-      using fn = void (*)(int, int, int, blas_int, blas_int, blas_int, const void*, const void*, blas_int,
-                          const void*, blas_int, const void*, void*, blas_int);
-      reinterpret_cast<fn>(cblas_[slot])(layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
-    }
-  }
 
   /// The file it was opened from.
   const std::string& path() const noexcept { return path_; }

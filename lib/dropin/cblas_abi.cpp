@@ -91,7 +91,6 @@ void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_i
     return;
   }
   const char la = trans_letter(ta), lb = trans_letter(tb);
-  if (try_fast_cblas<T>(layout, ta, tb, la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc)) return;
   if (layout == col_major) {
     dispatch<T>(call_site{rout, "ColMajor", la, lb, m, n, k}, la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C,
                 ldc);
@@ -103,10 +102,53 @@ void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_i
               ldc);
 }
 
+// cblas_?gemm: alpha and beta by value for real types, by address for complex ones.
+// noexcept: a BLAS never throws, and it lets the forward be a tail call.
+template <class T>
+using cblas_real_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int,
+                               T, T*, blas_int) noexcept;
+using cblas_complex_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, const void*, const void*, blas_int,
+                                  const void*, blas_int, const void*, void*, blas_int) noexcept;
+
+// The backend's cblas_?gemm for a small valid call, to be called with the caller's own
+// arguments (a tail call: nothing is copied), or nullptr for the full path (also when the
+// backend has no CBLAS; the full path then uses its Fortran entry).
+template <scalar T>
+inline void* fast_target(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T& alpha,
+                         blas_int lda, blas_int ldb, blas_int ldc) noexcept {
+  if (!fast_path_takes<T>(m, n, k, alpha)) return nullptr;
+  if (cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc).passed != 0) return nullptr;
+  return fast_state.cblas[type_slot<T>()];
+}
+
+// The full path with the entry point's own signature, so that the entry's last action is a
+// jump here or to the backend (both tail calls with the caller's arguments in place).
+constexpr const char* cblas_names[4] = {"cblas_sgemm", "cblas_dgemm", "cblas_cgemm", "cblas_zgemm"};
+
+template <class T>
+[[gnu::noinline]] void cblas_real_slow(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, T alpha,
+                                       const T* A, blas_int lda, const T* B, blas_int ldb, T beta, T* C,
+                                       blas_int ldc) noexcept {
+  cblas_gemm<T>(cblas_names[type_slot<T>()], layout, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+
+template <class T>
+[[gnu::noinline]] void cblas_complex_slow(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k,
+                                          const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
+                                          const void* beta, void* C, blas_int ldc) noexcept {
+  cblas_gemm<T>(cblas_names[type_slot<T>()], layout, ta, tb, m, n, k, static_cast<const T*>(alpha),
+                static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb, static_cast<const T*>(beta),
+                static_cast<T*>(C), ldc);
+}
+
 }  // namespace
 }  // namespace prism::dropin
 
-using prism::dropin::cblas_gemm;
+using prism::dropin::cblas_complex_fn;
+using prism::dropin::cblas_complex_slow;
+using prism::dropin::cblas_real_slow;
+using prism::dropin::cblas_real_fn;
+using prism::dropin::fast_target;
 using prism::dropin::cdouble;
 using prism::dropin::cfloat;
 
@@ -114,30 +156,34 @@ using prism::dropin::cfloat;
 PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, float alpha,
                               const float* A, blas_int lda, const float* B, blas_int ldb, float beta, float* C,
                               blas_int ldc) noexcept {
-  cblas_gemm<float>("cblas_sgemm", layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+  if (void* f = fast_target<float>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc))
+    return reinterpret_cast<cblas_real_fn<float>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return cblas_real_slow<float>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /// CBLAS dgemm: C = alpha op(A) op(B) + beta C, row- or column-major, double precision.
 PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, double alpha,
                               const double* A, blas_int lda, const double* B, blas_int ldb, double beta, double* C,
                               blas_int ldc) noexcept {
-  cblas_gemm<double>("cblas_dgemm", layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+  if (void* f = fast_target<double>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc))
+    return reinterpret_cast<cblas_real_fn<double>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return cblas_real_slow<double>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /// CBLAS cgemm: single-precision complex; alpha and beta by address (CblasConjTrans conjugates).
 PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  cblas_gemm<cfloat>("cblas_cgemm", layout, transa, transb, m, n, k, static_cast<const cfloat*>(alpha),
-                     static_cast<const cfloat*>(A), lda, static_cast<const cfloat*>(B), ldb,
-                     static_cast<const cfloat*>(beta), static_cast<cfloat*>(C), ldc);
+  if (void* f = fast_target<cfloat>(layout, transa, transb, m, n, k, *static_cast<const cfloat*>(alpha), lda, ldb, ldc))
+    return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return cblas_complex_slow<cfloat>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /// CBLAS zgemm: double-precision complex; alpha and beta by address (CblasConjTrans conjugates).
 PRISM_BLAS_EXPORT void cblas_zgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  cblas_gemm<cdouble>("cblas_zgemm", layout, transa, transb, m, n, k, static_cast<const cdouble*>(alpha),
-                      static_cast<const cdouble*>(A), lda, static_cast<const cdouble*>(B), ldb,
-                      static_cast<const cdouble*>(beta), static_cast<cdouble*>(C), ldc);
+  if (void* f = fast_target<cdouble>(layout, transa, transb, m, n, k, *static_cast<const cdouble*>(alpha), lda, ldb, ldc))
+    return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return cblas_complex_slow<cdouble>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -39,46 +39,31 @@ void dispatch(const call_site& site, char transa, char transb, blas_int m, blas_
 /// What the fast path needs, published by the first full dispatch when routing is `auto`
 /// and nothing is logged (PRISM_VERBOSE and PRISM_STATS off) and a backend exists.
 struct fast_path_state {
-  std::atomic<bool> ready{false};  ///< b and small_flops are set
+  std::atomic<bool> ready{false};  ///< the fields below are set
   const backend* b = nullptr;      ///< the backend
   double small_flops = 0;          ///< PRISM_SMALL_FLOPS of the default context
+  void* fortran[4] = {};           ///< the backend's sgemm_ ... zgemm_
+  void* cblas[4] = {};             ///< the backend's cblas_sgemm ... cblas_zgemm, or nulls
 };
 /// The process-wide fast-path state (dispatch.cpp).
 extern fast_path_state fast_state;
 
-/// The most frequent call, a small valid one, straight to the backend: true when done.
-/// Inline in each entry point, so such a call costs the argument check, one acquire load,
-/// a few compares and the backend call (measured: ~3% of a 16x16x16 dgemm).
+/// True when a valid call of this size goes straight to the backend: the fast path is
+/// published, the call is no quick return and it is below PRISM_SMALL_FLOPS. Each entry
+/// point then hands the backend its own arguments unchanged, as a tail call (measured: the
+/// drop-in's share of a 16x16x16 call is then the argument check and this test).
 template <scalar T>
-inline bool try_fast(char transa, char transb, blas_int m, blas_int n, blas_int k, const T& alpha, const T* A,
-                     blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
+inline bool fast_path_takes(blas_int m, blas_int n, blas_int k, const T& alpha) noexcept {
   if (!fast_state.ready.load(std::memory_order_acquire)) return false;
   if (m <= 0 || n <= 0 || k <= 0 || alpha == T(0)) return false;  // quick returns: full path
   const double flops = (is_complex(scalar_type_of<T>()) ? 8.0 : 2.0) * double(m) * double(n) * double(k);
-  if (!(flops < fast_state.small_flops)) return false;
-  fast_state.b->gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  return true;
+  return flops < fast_state.small_flops;
 }
 
-/// try_fast for a CBLAS call, which the backend's own cblas_?gemm takes as it is (layout and
-/// enumerators unchanged); falls back to the column-major try_fast when the backend has no
-/// CBLAS. `ta`, `tb` are the trans letters of the call as made.
+/// Slot of a type in the backend's tables: s 0, d 1, c 2, z 3.
 template <scalar T>
-inline bool try_fast_cblas(int layout, int transa, int transb, char ta, char tb, blas_int m, blas_int n, blas_int k,
-                           const T& alpha, const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C,
-                           blas_int ldc) noexcept {
-  if (!fast_state.ready.load(std::memory_order_acquire)) return false;
-  if (m <= 0 || n <= 0 || k <= 0 || alpha == T(0)) return false;  // quick returns: full path
-  const double flops = (is_complex(scalar_type_of<T>()) ? 8.0 : 2.0) * double(m) * double(n) * double(k);
-  if (!(flops < fast_state.small_flops)) return false;
-  if (fast_state.b->has_cblas()) {
-    fast_state.b->cblas_gemm<T>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  } else if (layout == 102) {  // column-major
-    fast_state.b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  } else {  // row-major: the transposed column-major call (see cblas_abi.cpp)
-    fast_state.b->gemm<T>(tb, ta, n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
-  }
-  return true;
+constexpr int type_slot() {
+  return std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1 : std::same_as<T, std::complex<float>> ? 2 : 3;
 }
 
 /// Counts one call rejected with xerbla / cblas_xerbla (PRISM_STATS) and logs it
