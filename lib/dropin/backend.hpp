@@ -28,6 +28,12 @@ using blas_int = std::int64_t;
 using blas_int = int;
 #endif
 
+/// Slot of a type in the backend's tables: s 0, d 1, c 2, z 3.
+template <scalar T>
+constexpr int type_slot() {
+  return std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1 : std::same_as<T, std::complex<float>> ? 2 : 3;
+}
+
 /// The backend BLAS, opened once per process.
 class backend {
  public:
@@ -47,9 +53,7 @@ class backend {
     using fn = void (*)(const char*, const char*, const blas_int*, const blas_int*, const blas_int*, const T*,
                         const T*, const blas_int*, const T*, const blas_int*, const T*, T*, const blas_int*,
                         std::size_t, std::size_t);
-    constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1
-                         : std::same_as<T, std::complex<float>> ? 2 : 3;
-    reinterpret_cast<fn>(gemm_[slot])(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+    reinterpret_cast<fn>(gemm_[type_slot<T>()])(&transa, &transb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
   }
 
   /// The backend's Fortran ?gemm_ (slot s 0, d 1, c 2, z 3).

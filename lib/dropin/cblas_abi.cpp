@@ -33,34 +33,19 @@ bool in_executable(const void* fn) {
   return phdr != nullptr && ::dladdr(phdr, &exe) != 0 && ::dladdr(fn, &f) != 0 && exe.dli_fbase == f.dli_fbase;
 }
 
-// An invalid CBLAS call: the number reference CBLAS passes to cblas_xerbla (`passed`) and
-// the one its cblas_xerbla reports (`reported`, counting the layout as argument 1).
-struct cblas_error {
-  int passed = 0;
-  int reported = 0;
-};
+using detail::cblas_error;
 
-// Reference CBLAS argument check; passed = 0 when valid. It checks the layout (1), TransA
-// (2) and TransB (3) itself, then calls the Fortran routine, whose error number it passes
-// on plus one (the layout argument). A row-major call goes to Fortran transposed (B first,
-// n and m swapped), so the number passed is the transposed call's: a bad M in a row-major
-// call is Fortran's N (4) -> passed 5. Reference cblas_xerbla, and the handler of the
-// reference CBLAS testers, swap 4 <-> 5 and 9 <-> 11 back for a row-major gemm before
-// reporting: reported 4 (M). Likewise a bad lda: Fortran ldb (10) -> passed 11 -> reported 9.
-inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, blas_int lda, blas_int ldb,
-                       blas_int ldc) {
+// Reference CBLAS argument check; passed = 0 when valid. The layout is argument 1; a
+// column-major call's Fortran numbers shift by one, and a row-major call is checked as
+// reference CBLAS does it (detail::row_major_info: the transposed Fortran call).
+inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, blas_int lda,
+                              blas_int ldb, blas_int ldc) {
   if (layout != row_major && layout != col_major) return {1, 1};
+  if (layout == row_major) return detail::row_major_info(trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc);
   if (trans_letter(ta) == '?') return {2, 2};
   if (trans_letter(tb) == '?') return {3, 3};
-  if (layout == col_major) {
-    const int f = fortran_info(trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc);
-    return f == 0 ? cblas_error{} : cblas_error{f + 1, f + 1};
-  }
-  const int f = fortran_info(trans_letter(tb), trans_letter(ta), n, m, k, ldb, lda, ldc);
-  if (f == 0) return {};
-  const int passed = f + 1;  // Fortran 3 n, 4 m, 5 k, 8 ldb, 10 lda, 13 ldc -> 4, 5, 6, 9, 11, 14
-  const int reported = passed == 4 ? 5 : passed == 5 ? 4 : passed == 9 ? 11 : passed == 11 ? 9 : passed;
-  return {passed, reported};
+  const int f = fortran_info(trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc);
+  return f == 0 ? cblas_error{} : cblas_error{f + 1, f + 1};
 }
 
 void report(const char* rout, cblas_error e, int layout, int ta, int tb) {
@@ -118,7 +103,7 @@ inline void* fast_target(int layout, int ta, int tb, blas_int m, blas_int n, bla
                          blas_int lda, blas_int ldb, blas_int ldc) noexcept {
   if (!fast_path_takes<T>(m, n, k, alpha)) return nullptr;
   if (cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc).passed != 0) return nullptr;
-  return fast_state.cblas[type_slot<T>()];
+  return fast_state.b->cblas_entry(type_slot<T>());
 }
 
 // The full path with the entry point's own signature, so that the entry's last action is a

