@@ -26,8 +26,8 @@ std::map<int, std::pair<int, double>> per_domain(const plan& p) {
   std::map<int, std::pair<int, double>> out;
   for (const node& nd : p.nodes())
     if (nd.kind == step_kind::leaf) {
-      out[nd.domain_first].first += nd.threads;
-      out[nd.domain_first].second += double(nd.m) * double(nd.n) * double(nd.k);
+      out[nd.owns.domains.first].first += nd.owns.threads;
+      out[nd.owns.domains.first].second += double(nd.shape.m) * double(nd.shape.n) * double(nd.shape.k);
     }
   return out;
 }
@@ -130,7 +130,7 @@ TEST_CASE("predicted cross-domain traffic matches a hand-computed case") {
 }
 
 TEST_CASE("numa plans validate their domain bookkeeping") {
-  const char* head = "prism-plan 1\nproblem d NN 8 8 64\nthreads 4\ndomains 2\n";
+  const char* head = "prism-plan 1\nproblem d NN 8 8 64\nthreads 4\ndomains 2\n";  // version 1 text
   CHECK_NOTHROW(plan::parse(std::string(head) + "bfs k numa 32@2:1 32@2:1\n leaf\n leaf\n"));
   CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs k thread 32@2 32@2\n leaf\n leaf\n"), plan_error);
   CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs k numa 32@2:1 32@2:2\n leaf\n leaf\n"), plan_error);
@@ -346,4 +346,65 @@ TEST_CASE("uneven domains (from XML): threads and work follow each domain's core
   }
   run_with_hook(&check_domain, ctx, 32, 32, 1 << 16);
   CHECK(leaves_misplaced == 0);
+}
+
+TEST_CASE("3 domains: the planner cuts k 1:1:1 in one step (one reduction pass), 4 domains by halving") {
+  const problem pr{scalar_type::d, 'N', 'N', 64, 64, 1 << 22};
+  const plan three = make_plan(pr, on("numa:3 core:2 pu:1", 6));
+  INFO(three.to_string());
+  const node& root = three.nodes()[0];
+  REQUIRE(root.where == level::numa);
+  CHECK(root.cut == dim::k);
+  REQUIRE(root.parts.size() == 3);
+  for (const part& pt : root.parts) {
+    CHECK(pt.domains == 1);
+    CHECK(pt.threads == 2);
+  }
+  CHECK(three.extra_bytes() >= 2 * 64 * 64 * 8);  // two C', reduced by domain 0 in one pass
+  CHECK(three.to_string().find("bfs k numa 1398016@1d,2t 1398272@1d,2t 1398016@1d,2t") != std::string::npos);
+  const plan four = make_plan(pr, on("numa:4 core:2 pu:1", 8));
+  CHECK(four.nodes()[0].parts.size() == 2);
+  CHECK(four.count(step_kind::bfs) >= 3);
+  // An m x n cut over 3 domains stays a halving (no reduction to save).
+  const plan wide = make_plan(problem{scalar_type::d, 'N', 'N', 4096, 4096, 64}, on("numa:3 core:2 pu:1", 6));
+  CHECK(wide.nodes()[0].parts.size() == 2);
+}
+
+TEST_CASE_TEMPLATE("a hand-written 3-part numa plan runs every part in its domain, results within the bound", T, float,
+                   double, std::complex<float>, std::complex<double>) {
+  context ctx = on("numa:3 core:1 pu:1", 3);
+  ctx.set_small_flops(0);
+  const char type = char(scalar_type_of<T>());
+  for (const char* tree : {"bfs k numa 1000@1d,1t 3000@1d,1t 997@1d,1t\n leaf\n leaf blis\n leaf\n",
+                           "bfs n numa 5@1d,1t 3@1d,1t 9@1d,1t\n leaf\n bfs k thread 2000@1t 2997@1t\n  leaf\n  leaf\n leaf\n",
+                           "bfs m numa 10@2d,2t 3@1d,1t\n bfs k numa 2500@1d,1t 2497@1d,1t\n  leaf\n  leaf\n leaf\n"}) {
+    const plan p = plan::parse(std::string("prism-plan 2\nproblem ") + type + " TN 13 17 4997\nthreads 3\ndomains 3\n" + tree);
+    INFO(p.to_string());
+    CHECK(plan::parse(p.to_string()) == p);
+    leaves_seen = 0, leaves_misplaced = 0;
+    detail::set_leaf_hook(&check_domain);
+    std::mt19937_64 gen(11);
+    auto A = test::random_matrix<T>(4997, 13, 4997, gen), B = test::random_matrix<T>(4997, 17, 4999, gen);
+    auto C = test::random_matrix<T>(13, 17, 15, gen);
+    auto ref = test::reference_gemm('T', 'N', 13, 17, 4997, T(2), A.data(), 4997, B.data(), 4999, T(-1), C.data(), 15);
+    execute<T>(p, T(2), A.data(), 4997, B.data(), 4999, T(-1), C.data(), 15, ctx);
+    detail::set_leaf_hook(nullptr);
+    CHECK(test::check_bound(ref, 13, 17, 4997, C.data(), 15) == "");
+    CHECK(leaves_seen == int(p.leaves()));
+    CHECK(leaves_misplaced == 0);
+  }
+}
+
+TEST_CASE("placed_matrix keeps its topology alive: destroying the context first is safe") {
+  // "Declared this system", so the pages come from hwloc_alloc and must go back through the
+  // same hwloc topology, which only the context held before.
+  auto ctx = std::make_unique<context>();
+  ctx->set_machine(topology::synthetic("numa:2 core:1 pu:1", /*assume_this_system=*/true)).set_threads(2);
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 1 << 16}, *ctx);
+  REQUIRE(p.domains() == 2);
+  auto A = std::make_unique<placed_matrix<double>>(p, operand::a, *ctx);
+  ctx.reset();  // the context, and with it its only other reference to the topology
+  for (std::int64_t i = 0; i < A->rows() * A->cols(); ++i) A->data()[i] = 1.0;
+  CHECK(A->data()[A->rows() * A->cols() - 1] == 1.0);
+  A.reset();  // frees through the topology the matrix kept
 }

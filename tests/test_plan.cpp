@@ -109,14 +109,15 @@ TEST_CASE("validate rejects broken plans with a message naming the problem") {
   rejects("bfs k thread 4@1 3@1\n leaf\n leaf\n", "sum to 7, not 8");
   rejects("bfs k thread 4@1 4@2\n leaf\n leaf\n", "thread shares sum to 3");
   rejects("bfs k thread 8@1 0@1\n leaf\n leaf\n", "size >= 1");
-  rejects("bfs k cache 4@1 4@1\n leaf\n leaf\n", "at thread or numa level");
+  rejects("bfs k cache 4@1 4@1\n leaf\n leaf\n", "at rank, numa or thread level");
   rejects("bfs q thread 4@1 4@1\n leaf\n leaf\n", "dimension must be m, n or k");
   rejects("bfs k thread 4@1 4@1\n leaf\n", "ends early");
   rejects("leaf\nleaf\n", "after the end");
   rejects("leaf mkl\n", "openblas or blis");
   rejects("dfs k thread 4@1 4@1\n leaf\n leaf\n", "node's 2 threads");
   rejects("bfs k thread 8@2\n leaf\n", "a step reads");
-  CHECK_THROWS_AS(plan::parse("prism-plan 2\n"), plan_error);
+  rejects("bfs k rank 4@1 4@1\n leaf\n leaf\n", "level must be");  // version 1 has no rank level
+  CHECK_THROWS_AS(plan::parse("prism-plan 3\n"), plan_error);
   CHECK_THROWS_AS(plan::parse("prism-plan 1\nproblem x NN 1 1 1\nthreads 1\nleaf\n"), plan_error);
   CHECK_THROWS_AS(plan::parse("prism-plan 1\nproblem d NX 1 1 1\nthreads 1\nleaf\n"), plan_error);
   // A plan for one type cannot run another.
@@ -213,7 +214,8 @@ TEST_CASE("cache-aware DFS: below the thread level, leaves shrink until their wo
   for (const node& nd : p.nodes()) {
     if (nd.kind == step_kind::dfs) CHECK(nd.where == level::cache);
     if (nd.kind == step_kind::leaf)
-      CHECK(8.0 * (double(nd.m) * nd.k + double(nd.k) * nd.n + double(nd.m) * nd.n) <= 4.0 * 1024 * 1024);
+      CHECK(8.0 * (double(nd.shape.m) * nd.shape.k + double(nd.shape.k) * nd.shape.n + double(nd.shape.m) * nd.shape.n) <=
+            4.0 * 1024 * 1024);
   }
   CHECK(p.extra_bytes() == 512 * 512 * 8);  // the thread-level C' only: DFS adds no temporary
   run_and_check<double>(p, ctx);
@@ -222,4 +224,121 @@ TEST_CASE("cache-aware DFS: below the thread level, leaves shrink until their wo
   CHECK(make_plan(p.problem(), ctx).leaves() > p.leaves());
   ctx.set_cache_level(0);
   CHECK(make_plan(p.problem(), ctx).count(step_kind::dfs) == 0);
+}
+
+TEST_CASE("version 2 text: shares with units, f-part cuts, and version 1 texts still parse") {
+  // The README's version 1 example parses into the plan make_plan builds today.
+  const char* v1 =
+      "prism-plan 1\nproblem d NN 64 64 16777216\nthreads 3\n"
+      "bfs k thread 5592320@1 11184896@2\n  leaf openblas\n  bfs k thread 5592576@1 5592320@1\n    leaf openblas\n"
+      "    leaf openblas\n";
+  const plan old = plan::parse(v1);
+  CHECK(old == make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 16777216}, with_threads(3)));
+  const std::string v2 = old.to_string();
+  CHECK(v2.rfind("prism-plan 2\n", 0) == 0);
+  CHECK(v2.find("bfs k thread 5592320@1t 11184896@2t") != std::string::npos);
+  CHECK(plan::parse(v2) == old);
+  // A v1 DFS part's "@T" is its node's threads; v2 writes no share for it.
+  const plan dfs = plan::parse("prism-plan 1\nproblem d NN 8 8 64\nthreads 2\ndfs k thread 32@2 32@2\n leaf\n leaf\n");
+  CHECK(dfs.nodes()[0].parts[0].threads == 0);
+  CHECK(dfs.to_string().find("dfs k thread 32 32") != std::string::npos);
+  // A v1 DFS at cache level above thread steps (the old 32-bit rule) becomes a thread step.
+  const plan big = plan::parse("prism-plan 1\nproblem d NN 8 8 64\nthreads 2\ndfs k cache 32 32\n bfs k thread 16@1 16@1\n  leaf\n  leaf\n leaf\n");
+  CHECK(big.nodes()[0].where == level::thread);
+  // Version 2 parts: unit letters, comma-separated, each at most once; DFS parts take none.
+  const char* head = "prism-plan 2\nproblem d NN 30 8 8\nthreads 3\n";
+  const plan three = plan::parse(std::string(head) + "bfs m thread 10@1t 10@1t 10@1t\n leaf\n leaf\n leaf\n");
+  CHECK(three.nodes()[0].parts.size() == 3);
+  CHECK(plan::parse(three.to_string()) == three);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@1x 20@2t\n leaf\n leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@1t,1t 20@2t\n leaf\n leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "dfs m thread 10@3t 20@3t\n leaf\n leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@1r 20@2r\n leaf\n leaf\n"), plan_error);
+}
+
+TEST_CASE("levels: outer before inner on every path, and a node spanning ranks or domains divides them") {
+  auto rejects = [](const std::string& text, const std::string& needle) {
+    INFO(text);
+    try {
+      plan::parse(text);
+      FAIL("accepted");
+    } catch (const plan_error& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(needle) != std::string::npos, std::string(e.what()));
+    }
+  };
+  const std::string head = "prism-plan 2\nproblem d NN 8 8 64\nthreads 2\n";
+  rejects(head + "dfs k cache 32 32\n bfs k thread 16@1t 16@1t\n  leaf\n  leaf\n leaf\n", "outer levels come first");
+  rejects(head + "domains 2\nbfs k thread 32@1t 32@1t\n leaf\n leaf\n", "must be a numa-level step");
+  rejects(head + "ranks 2\nleaf\n", "must be a rank-level step");
+  rejects(head + "bfs k rank 32@1r 32@1r\n leaf\n leaf\n", "needs at least 2 ranks");
+  rejects(head + "ranks 3\nbfs k rank 32@1r 32@1r\n leaf\n leaf\n", "rank shares sum to 2, not 3");
+  rejects(head + "ranks 2\nbfs k rank 32@1r,2t 32@1r,2t\n leaf\n leaf\n", "share ranks only");
+  rejects(head + "domains 2\nbfs k numa 32@1d,1t 32@1d\n leaf\n leaf\n", "one thread per domain");
+  // A rank plan: 7 ranks cut 3:4 on n, then the 3 and the 4 on k; each rank's subtree is
+  // planned below for its own threads. It validates, prints and parses back.
+  const plan ranks = plan::parse(
+      "prism-plan 2\nproblem d NN 64 70 1024\nthreads 2\nranks 7\n"
+      "bfs n rank 30@3r 40@4r\n"
+      "  bfs k rank 512@1r 256@1r 256@1r\n    leaf\n    leaf\n    bfs m thread 32@1t 32@1t\n      leaf\n      leaf\n"
+      "  bfs k rank 256@1r 256@1r 256@1r 256@1r\n    leaf\n    leaf\n    leaf\n    leaf\n");
+  CHECK(ranks.ranks() == 7);
+  CHECK(ranks.nodes()[0].parts[1].ranks == 4);
+  const node& fourth = ranks.nodes()[std::size_t(ranks.nodes()[0].children[1])];
+  CHECK(fourth.owns.ranks == span{3, 4});
+  CHECK(fourth.shape == box{64, 40, 1024, 0, 30, 0});
+  CHECK(plan::parse(ranks.to_string()) == ranks);
+  CHECK(ranks.to_string().find("bfs n rank 30@3r 40@4r") != std::string::npos);
+  // It cannot run without the MPI level: refused before C is touched.
+  std::vector<double> a(64 * 1024, 1.0), b(1024 * 70, 1.0), c(64 * 70, 7.0);
+  CHECK_THROWS_AS(execute<double>(ranks, 1.0, a.data(), 64, b.data(), 1024, 0.0, c.data(), 64, with_threads(2)), plan_error);
+  for (double x : c) REQUIRE(x == 7.0);
+}
+
+TEST_CASE("for_each_child is the one walker: child boxes and resources from part sizes and shares") {
+  node nd;
+  nd.kind = step_kind::bfs;
+  nd.cut = dim::k;
+  nd.where = level::numa;
+  nd.parts = {part{1000, 0, 1, 2}, part{2000, 0, 2, 4}};
+  const box whole{64, 64, 3000, 0, 0, 0};
+  const resources r{span{0, 1}, span{0, 3}, 6};
+  std::vector<child_step> seen;
+  for_each_child(nd, whole, r, [&](const child_step& ch) { seen.push_back(ch); });
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].shape == box{64, 64, 1000, 0, 0, 0});
+  CHECK(seen[1].shape == box{64, 64, 2000, 0, 0, 1000});
+  CHECK(seen[0].owns == resources{span{0, 1}, span{0, 1}, 2});
+  CHECK(seen[1].owns == resources{span{0, 1}, span{1, 2}, 4});
+  // Every derived box of a plan is its parent's, narrowed along the cut by the walker.
+  const plan p = make_plan(problem{scalar_type::d, 'T', 'N', 1000, 999, 998}, with_threads(7));
+  for (const node& x : p.nodes())
+    for_each_child(x, x.shape, x.owns, [&](const child_step& ch) {
+      CHECK(p.nodes()[std::size_t(ch.node)].shape == ch.shape);
+      CHECK(p.nodes()[std::size_t(ch.node)].owns == ch.owns);
+    });
+}
+
+TEST_CASE("execute refuses a plan that does not fit the context before C is touched") {
+  // A hand-written 2-domain plan on a 1-domain machine: refused up front (it used to reach
+  // the second domain's arena inside a task after part 0 had written C).
+  const plan two = plan::parse("prism-plan 2\nproblem d NN 16 16 4096\nthreads 2\ndomains 2\n"
+                               "bfs k numa 2048@1d,1t 2048@1d,1t\n leaf\n leaf\n");
+  context one;
+  one.set_machine(topology::synthetic("numa:1 core:2 pu:1")).set_threads(2);
+  std::vector<double> a(16 * 4096, 1.0), b(4096 * 16, 1.0), c(16 * 16, 3.0);
+  for (double alpha : {1.0, 0.0}) {  // alpha = 0 would only scale C: also refused first
+    try {
+      execute<double>(two, alpha, a.data(), 16, b.data(), 4096, 0.0, c.data(), 16, one);
+      FAIL("accepted");
+    } catch (const plan_error& e) {
+      CHECK(std::string(e.what()).find("2 NUMA domains") != std::string::npos);
+    }
+    for (double x : c) REQUIRE(x == 3.0);
+  }
+  // More threads than the context allows.
+  const plan three = plan::parse("prism-plan 2\nproblem d NN 16 16 4096\nthreads 3\nbfs k thread 1024@1t 1024@1t 2048@1t\n leaf\n leaf\n leaf\n");
+  CHECK_THROWS_WITH_AS(execute<double>(three, 1.0, a.data(), 16, b.data(), 4096, 0.0, c.data(), 16, with_threads(2)),
+                       doctest::Contains("3 threads"), plan_error);
+  for (double x : c) REQUIRE(x == 3.0);
+  run_and_check<double>(three, with_threads(3));  // and it runs where it fits
 }

@@ -7,21 +7,13 @@
 #include <string>
 
 #include <prism/topology.hpp>
+#include <prism/types.hpp>
 
 namespace prism {
 
 namespace detail {
 class runtime;  // task arena + workspace pool; lib/runtime/runtime.hpp
 }
-
-/// Which single-threaded BLAS computes the leaves.
-enum class leaf_backend { openblas, blis, automatic };
-
-/// Parses "openblas", "blis" or "auto"; throws prism::error on anything else.
-leaf_backend parse_leaf_backend(const std::string& text);
-
-/// The name of a leaf backend as PRISM_LEAF spells it.
-const char* to_string(leaf_backend b);
 
 /// Default cache level for cache-aware DFS: L3, one thread's share (measured: L2 cost 8-10%
 /// on large leaves here, L3 is within noise; README "How prism plans").

@@ -60,7 +60,7 @@ class placed_matrix {
   std::vector<int> page_domains_;
   bool bound_ = false;
   bool from_hwloc_ = false;
-  const void* topology_handle_ = nullptr;
+  topology topology_;  // keeps the hwloc topology that allocated the pages alive until they are freed
 };
 
 }  // namespace prism

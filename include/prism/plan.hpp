@@ -1,25 +1,28 @@
 // prism/plan.hpp — the recursion of one multiplication, as a value.
 //
-// A plan is a tree. Each inner node cuts its m x n x k sub-prism along one dimension
-// into parts; a BFS node runs the parts at once on disjoint thread shares, a DFS node
-// runs them one after another with all of its threads. Leaves call a single-threaded
-// BLAS. Plans print themselves as text and parse back from it, so tests and users can
-// hand-write them:
+// A plan is a tree. Each inner node cuts its m x n x k sub-prism along one dimension into
+// f >= 2 parts; a BFS node runs the parts at once on disjoint shares of one level of the
+// machine, a DFS node runs them one after another with all of its resources. The levels,
+// outermost first, are MPI ranks, NUMA domains (inside a rank), threads (inside a domain)
+// and caches (inside a thread); on every root-to-leaf path a step is never at a level
+// outside its parent step's. Leaves call a single-threaded BLAS. Plans print themselves as
+// text and parse back from it, so tests and users can hand-write them:
 //
-//   prism-plan 1
+//   prism-plan 2
 //   problem d NN 64 64 16777216
 //   threads 3
-//   bfs k thread 5592400@1 11184816@2   # 64x64x16777216, 3 threads
-//     leaf openblas                     # 64x64x5592400
-//     bfs k thread 5592408@1 5592408@1  # 64x64x11184816, 2 threads
+//   bfs k thread 5592320@1t 11184896@2t     # 64x64x16777216, 3 threads
+//     leaf openblas                         # 64x64x5592320
+//     bfs k thread 5592576@1t 5592320@1t    # 64x64x11184896, 2 threads
 //       leaf openblas
 //       leaf openblas
 //
-// "SIZE@T" is a part's extent along the cut dimension and its thread share; numa-level
-// steps write "SIZE@T:D", D being the part's number of NUMA domains.
+// "SIZE@SHARES" is a part's extent along the cut dimension and its share of each level the
+// step divides: "3r" ranks, "2d" NUMA domains, "4t" threads, comma-separated (a numa part
+// is "1048576@1d,4t"). DFS parts have no share. README "How to read a plan" has more.
+// Version 1 texts ("SIZE@T", "SIZE@T:D") still parse.
 #pragma once
 
-#include <prism/context.hpp>
 #include <prism/types.hpp>
 
 #include <cstddef>
@@ -31,34 +34,65 @@
 
 namespace prism {
 
+class context;                     // prism/context.hpp: planning takes one, a plan does not
+const context& default_context();  // the process-wide default (prism/context.hpp)
+
 /// How a node's parts run: leaf (no cut), bfs (parts concurrently), dfs (one after another).
 enum class step_kind : std::uint8_t { leaf, bfs, dfs };
 
-/// Which level of the machine a step divides: NUMA domains (parallel, each part on its own
-/// set of domains), threads (parallel) or caches (sequential). MPI ranks will go above numa.
-enum class level : std::uint8_t { thread, cache, numa };
+/// The level of the machine a step divides, outermost first: MPI ranks, NUMA domains of a
+/// rank, threads of a domain, caches of a thread (cache steps are DFS only).
+enum class level : std::uint8_t { rank, numa, thread, cache };
 
-/// One part of a cut: its extent along the cut dimension and its thread share.
+/// A contiguous range [first, first + count) of ranks or of NUMA domains.
+struct span {
+  int first = 0;  ///< first member
+  int count = 1;  ///< number of members (>= 1)
+  /// True when i is in the range.
+  bool contains(int i) const noexcept { return i >= first && i < first + count; }
+  friend bool operator==(const span&, const span&) = default;
+};
+
+/// What a subtree runs on at each parallel level: ranks, NUMA domains (numbered within each
+/// rank's machine) and a thread budget (per rank).
+struct resources {
+  span ranks;       ///< MPI ranks of the communicator
+  span domains;     ///< NUMA domains
+  int threads = 1;  ///< thread budget
+  friend bool operator==(const resources&, const resources&) = default;
+};
+
+/// One part of a cut: its extent along the cut dimension and its share of each parallel
+/// level the step divides; a share of 0 means "not divided here: the node's own".
+/// A rank step sets `ranks`; a numa step `domains` and `threads` (threads follow cores); a
+/// thread step `threads`; a DFS step none.
 struct part {
   std::int64_t size = 0;  ///< extent along the node's cut dimension
-  int threads = 1;        ///< thread share (a DFS part has the node's threads)
-  int domains = 0;        ///< NUMA domains of the part (numa-level steps only; else 0)
+  int ranks = 0;          ///< ranks of the part (rank-level BFS)
+  int domains = 0;        ///< NUMA domains of the part (numa-level BFS)
+  int threads = 0;        ///< thread share (numa- and thread-level BFS)
   friend bool operator==(const part&, const part&) = default;
 };
 
-/// One node of a plan's tree. Fields after `children` are derived by the plan.
+/// A sub-prism of the whole product: rows [i, i + m) of C and op(A), columns [j, j + n) of
+/// C and op(B), and [l, l + k) of the inner dimension.
+struct box {
+  std::int64_t m = 0, n = 0, k = 0;  ///< extents
+  std::int64_t i = 0, j = 0, l = 0;  ///< origin in the whole product
+  friend bool operator==(const box&, const box&) = default;
+};
+
+/// One node of a plan's tree. Fields after `backend` are derived by the plan.
 struct node {
   step_kind kind = step_kind::leaf;  ///< leaf, bfs or dfs
   dim cut = dim::m;                  ///< dimension a bfs/dfs node cuts
-  level where = level::thread;       ///< machine level of the step
+  level where = level::thread;       ///< machine level of the step (ignored for leaves)
   std::vector<part> parts;           ///< the pieces of the cut, in order
   std::vector<int> children;         ///< node index of each part's subtree
   leaf_backend backend = leaf_backend::openblas;  ///< leaves: openblas or blis
 
-  std::int64_t m = 0, n = 0, k = 0;  ///< derived: shape of this sub-prism
-  int threads = 1;                   ///< derived: thread budget of this node
-  int domain_first = 0;              ///< derived: first NUMA domain of this subtree
-  int domain_count = 1;              ///< derived: NUMA domains of this subtree
+  box shape;                         ///< derived: this node's sub-prism
+  resources owns;                    ///< derived: the ranks, domains and threads it runs on
   std::size_t workspace_offset = 0;  ///< derived: byte offset of its workspace in the call's
   std::size_t workspace_bytes = 0;   ///< derived: bytes this subtree needs (temporaries)
 };
@@ -68,25 +102,62 @@ constexpr std::int64_t extent(dim d, std::int64_t m, std::int64_t n, std::int64_
   return d == dim::m ? m : d == dim::n ? n : k;
 }
 
-/// The recursion of one multiplication: problem, thread budget and a tree of steps.
+/// One child of a cut, as for_each_child yields it.
+struct child_step {
+  std::size_t part = 0;  ///< position among the node's parts
+  int node = -1;         ///< node index of its subtree (-1 while a planner builds the node)
+  box shape;             ///< its sub-prism
+  resources owns;        ///< what it runs on
+};
+
+/// Calls f(child_step) for each part of `nd`, a node whose sub-prism is `b` on resources
+/// `r`. The one place where part sizes become child offsets and shares become child
+/// resources; the planner, the plan's derivation, the executor, traffic and placement all
+/// walk the tree through it. Example: a bfs numa k-cut of box {64, 64, 3000, 0, 0, 0} on
+/// domains [0, 3) with parts 1000@1d,2t 2000@2d,4t yields k-range [0, 1000) on domain 0
+/// with 2 threads, then [1000, 3000) on domains [1, 3) with 4 threads.
+template <class F>
+void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
+  std::int64_t offset = 0;
+  int next_rank = r.ranks.first, next_domain = r.domains.first;
+  for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+    const part& pt = nd.parts[c];
+    child_step ch{c, c < nd.children.size() ? nd.children[c] : -1, b, r};
+    if (nd.cut == dim::m) ch.shape.i = b.i + offset, ch.shape.m = pt.size;
+    else if (nd.cut == dim::n) ch.shape.j = b.j + offset, ch.shape.n = pt.size;
+    else ch.shape.l = b.l + offset, ch.shape.k = pt.size;
+    offset += pt.size;
+    if (pt.ranks > 0) ch.owns.ranks = span{next_rank, pt.ranks}, next_rank += pt.ranks;
+    if (pt.domains > 0) ch.owns.domains = span{next_domain, pt.domains}, next_domain += pt.domains;
+    if (pt.threads > 0) ch.owns.threads = pt.threads;
+    f(static_cast<const child_step&>(ch));
+  }
+}
+
+/// The recursion of one multiplication: problem, resources at the root and a tree of steps.
 class plan {
  public:
   /// An empty plan (no problem, no nodes); validate() rejects it.
   plan() = default;
-  /// Builds a plan from a tree whose node 0 is the root; derives shapes and workspace and
-  /// validates (throws prism::plan_error). `domains` is the number of NUMA domains the
-  /// plan spreads over (numa-level steps come first and divide them).
-  plan(prism::problem p, int threads, std::vector<node> nodes, int domains = 1);
+  /// Builds a plan from a tree whose node 0 is the root, running on `root` (ranks [0, P),
+  /// domains [0, D), T threads); derives shapes, resources and workspace and validates
+  /// (throws prism::plan_error).
+  plan(prism::problem p, resources root, std::vector<node> nodes);
 
-  /// Parses the text form produced by to_string(); throws prism::plan_error.
+  /// Parses the text form produced by to_string() (version 2, or version 1); throws
+  /// prism::plan_error naming the line.
   static plan parse(std::string_view text);
 
   /// The multiplication this plan computes.
   const prism::problem& problem() const noexcept { return problem_; }
-  /// Thread budget at the root.
-  int threads() const noexcept { return threads_; }
-  /// NUMA domains the plan spreads over (1: no numa-level steps).
-  int domains() const noexcept { return domains_; }
+  /// Resources at the root: ranks [0, ranks()), domains [0, domains()), threads().
+  const resources& root() const noexcept { return root_; }
+  /// Thread budget at the root (of each rank).
+  int threads() const noexcept { return root_.threads; }
+  /// NUMA domains the plan spreads over (of each rank; 1: no numa-level steps).
+  int domains() const noexcept { return root_.domains.count; }
+  /// MPI ranks the plan spreads over (1: no rank-level steps).
+  int ranks() const noexcept { return root_.ranks.count; }
   /// All nodes; index 0 is the root.
   const std::vector<node>& nodes() const noexcept { return nodes_; }
   /// Extra bytes of temporaries a run of this plan allocates (its workspace).
@@ -100,33 +171,32 @@ class plan {
 
   /// Checks every invariant; throws prism::plan_error naming the first one broken.
   void validate() const;
-  /// The text form (see the file comment); parse(to_string()) == *this.
+  /// The text form, version 2 (see the file comment); parse(to_string()) == *this.
   std::string to_string() const;
 
-  /// Structural equality (problem, threads, steps, parts, backends).
+  /// Structural equality (problem, root resources, steps, parts, backends).
   friend bool operator==(const plan& a, const plan& b);
 
  private:
   void derive();  // fills the derived fields of nodes_
 
   prism::problem problem_{};
-  int threads_ = 1;
-  int domains_ = 1;
+  resources root_{};
   std::vector<node> nodes_;
 };
 
 /// Prints plan.to_string().
 std::ostream& operator<<(std::ostream& os, const plan& p);
 
-/// Builds the CARMA plan for a problem under a context (thread budget, memory cap, leaves).
-/// The depth rule and the memory rule are described in README "How prism plans".
+/// Builds the CARMA plan for a problem under a context (thread budget, memory cap, NUMA
+/// topology, leaves). The rules are described in README "How prism plans".
 plan make_plan(const problem& p, const context& ctx = default_context());
 
 /// The lowercase name of a dimension: "m", "n" or "k".
 const char* to_string(dim d);
 /// "leaf", "bfs" or "dfs".
 const char* to_string(step_kind s);
-/// "thread", "cache" or "numa".
+/// "rank", "numa", "thread" or "cache".
 const char* to_string(level l);
 
 }  // namespace prism

@@ -65,4 +65,13 @@ inline double gemm_flops(scalar_type t, std::int64_t m, std::int64_t n, std::int
   return problem{t, 'N', 'N', m, n, k}.flops();
 }
 
+/// Which single-threaded BLAS computes the leaves.
+enum class leaf_backend { openblas, blis, automatic };
+
+/// Parses "openblas", "blis" or "auto"; throws prism::error on anything else.
+leaf_backend parse_leaf_backend(const std::string& text);
+
+/// The name of a leaf backend as PRISM_LEAF spells it.
+const char* to_string(leaf_backend b);
+
 }  // namespace prism

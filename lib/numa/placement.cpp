@@ -13,59 +13,41 @@
 
 namespace prism {
 
-namespace {
-
-struct rect {
-  std::int64_t r0, nr, c0, nc;
-};
-
-}  // namespace
-
-// Walks the numa-level cuts keeping, for each operand, the rectangle of op(X) (logical
-// coordinates) the subtree covers and whether a cut has divided it; at each single-domain
-// subtree the operand's rectangle goes to that domain if divided, else stays shared.
-// Logical op(A) is m x k, op(B) k x n, C m x n; stored coordinates swap rows and columns
-// for a transposed operand, e.g. op(A) rows [8, 16) with transa = 'T' are stored columns.
+// Walks the numa-level cuts keeping, for each operand, whether a cut has divided it; at
+// each single-domain subtree the operand's block of that subtree (the rows and columns of
+// op(X) its box covers) goes to that domain if divided, else stays shared. Logical op(A)
+// is m x k, op(B) k x n, C m x n; stored coordinates swap rows and columns for a
+// transposed operand, e.g. op(A) rows [8, 16) with transa = 'T' are stored columns.
 std::vector<placed_block> placement_of(const plan& p, operand which) {
   const problem& pr = p.problem();
   std::vector<placed_block> out;
-  const bool transposed = which == operand::a ? pr.transa != 'N' : which == operand::b ? pr.transb != 'N' : false;
-  auto emit = [&](rect r, int domain) {
-    placed_block b;
-    if (transposed) b = {r.c0, r.nc, r.r0, r.nr, domain};
-    else b = {r.r0, r.nr, r.c0, r.nc, domain};
-    out.push_back(b);
-  };
   if (p.nodes().empty()) return out;
+  const bool transposed = which == operand::a ? pr.transa != 'N' : which == operand::b ? pr.transb != 'N' : false;
   // which logical dimensions span the operand's rows and columns
   const dim row_dim = which == operand::b ? dim::k : dim::m;
   const dim col_dim = which == operand::a ? dim::k : dim::n;
-  std::function<void(int, rect, bool)> walk = [&](int i, rect r, bool divided) {
+  auto emit = [&](const box& x, int domain) {
+    const std::int64_t r0 = row_dim == dim::m ? x.i : x.l, nr = row_dim == dim::m ? x.m : x.k;
+    const std::int64_t c0 = col_dim == dim::k ? x.l : x.j, nc = col_dim == dim::k ? x.k : x.n;
+    out.push_back(transposed ? placed_block{c0, nc, r0, nr, domain} : placed_block{r0, nr, c0, nc, domain});
+  };
+  std::function<void(int, bool)> walk = [&](int i, bool divided) {
     const node& nd = p.nodes()[std::size_t(i)];
-    if (!(nd.kind == step_kind::bfs && nd.where == level::numa)) {
-      emit(r, divided ? nd.domain_first : -1);
+    if (nd.owns.domains.count == 1) {
+      emit(nd.shape, divided ? nd.owns.domains.first : -1);
       return;
     }
-    std::int64_t off = 0;
-    for (std::size_t c = 0; c < nd.parts.size(); ++c) {
-      rect cr = r;
-      bool cd = divided;
-      const std::int64_t size = nd.parts[c].size;
-      if (nd.cut == row_dim) cr.r0 = r.r0 + off, cr.nr = size, cd = true;
-      else if (nd.cut == col_dim) cr.c0 = r.c0 + off, cr.nc = size, cd = true;
-      else if (which == operand::c && nd.cut == dim::k) {
-        if (c > 0) {  // this part computes a temporary C', not C
-          off += size;
-          continue;
-        }
-        cd = true;  // the first part owns C: it writes it and reduces the C' into it
+    const bool bfs = nd.kind == step_kind::bfs;
+    for (std::size_t c = 0; c < nd.children.size(); ++c) {
+      bool cd = divided || (bfs && (nd.cut == row_dim || nd.cut == col_dim));
+      if (bfs && which == operand::c && nd.cut == dim::k) {
+        if (c > 0) continue;  // this part computes a temporary C', not C
+        cd = true;            // the first part owns C: it writes it and reduces the C' into it
       }
-      walk(nd.children[c], cr, cd);
-      off += size;
+      walk(nd.children[c], cd);
     }
   };
-  const std::int64_t rows = which == operand::b ? pr.k : pr.m, cols = which == operand::a ? pr.k : pr.n;
-  walk(0, rect{0, rows, 0, cols}, false);
+  walk(0, false);
   return out;
 }
 
@@ -94,9 +76,9 @@ placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx
       }
   }
 
-  const topology& topo = ctx.machine();
+  topology_ = ctx.machine();  // a copy shares the hwloc topology, which frees the pages
+  const topology& topo = topology_;
   auto h = static_cast<hwloc_topology_t>(topo.hwloc_handle());
-  topology_handle_ = h;
   if (bytes_ == 0) return;
   if (topo.is_this_system() && p.domains() > 1) {
     data_ = static_cast<T*>(hwloc_alloc(h, bytes_));
@@ -141,7 +123,7 @@ placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx
 template <scalar T>
 placed_matrix<T>::~placed_matrix() {
   if (data_ == nullptr) return;
-  if (from_hwloc_) hwloc_free(static_cast<hwloc_topology_t>(const_cast<void*>(topology_handle_)), data_, bytes_);
+  if (from_hwloc_) hwloc_free(static_cast<hwloc_topology_t>(topology_.hwloc_handle()), data_, bytes_);
   else std::free(data_);
 }
 

@@ -1,4 +1,5 @@
 // lib/numa/traffic.cpp — the cross-domain traffic model of prism/traffic.hpp.
+#include <prism/error.hpp>
 #include <prism/traffic.hpp>
 
 #include <functional>
@@ -9,70 +10,63 @@ namespace prism {
 double traffic_report::remote_total() const { return std::accumulate(remote_bytes.begin(), remote_bytes.end(), 0.0); }
 double traffic_report::local_total() const { return std::accumulate(local_bytes.begin(), local_bytes.end(), 0.0); }
 
-namespace {
-
-struct range {  // a contiguous set of domains [first, first + count)
-  int first = 0, count = 1;
-  bool contains(int d) const { return d >= first && d < first + count; }
-};
-
-}  // namespace
-
-// Walks the numa-level part of the tree carrying, for each of A, B and C, the set of
-// domains its current block is spread over. A numa cut narrows the sets of the matrices
-// it partitions to the part's domains (prism placement) or leaves every set as all
+// Walks the numa-level part of the tree carrying, for each of A, B and C, the span of
+// domains its current block is spread over. A numa cut narrows the spans of the matrices
+// it partitions to the part's domains (prism placement) or leaves every span as all
 // domains (interleaved). Worked example, 64 x 64 x K doubles on 4 domains, prism
 // placement, k cut 2:2 then 1:1: every domain's A and B slabs are its own, C blocks too
 // (the first part owns C, the others write a local C'); the only remote reads are the
 // three 32768-byte C' reductions: domain 0 reads domain 1's and half of {2,3}'s, domain 2
 // reads domain 3's, domain 1 reads the other half: 49152, 16384, 32768, 0 bytes.
 traffic_report predict_traffic(const plan& p, placement where) {
+  if (p.ranks() > 1) throw plan_error("predict_traffic: cross-domain traffic is per rank; this plan spans ranks");
   const int D = p.domains();
   traffic_report r;
   r.local_bytes.assign(std::size_t(D), 0.0);
   r.remote_bytes.assign(std::size_t(D), 0.0);
   const double elem = double(element_size(p.problem().type));
-  const range all{0, D};
   const bool narrow = where == placement::prism;
+  const auto& nodes = p.nodes();
 
   // Charges `bytes` read by domain d of a block spread over `s`.
-  auto read = [&](int d, double bytes, range s) {
+  auto read = [&](int d, double bytes, span s) {
     const double local = s.contains(d) ? bytes / s.count : 0.0;
     r.local_bytes[std::size_t(d)] += local;
     r.remote_bytes[std::size_t(d)] += bytes - local;
   };
 
-  std::function<void(int, range, range, range)> walk = [&](int i, range a, range b, range c) {
-    const node& nd = p.nodes()[std::size_t(i)];
-    const bool numa_step = nd.kind == step_kind::bfs && nd.where == level::numa;
-    if (!numa_step) {  // one domain from here down: it reads its blocks once
-      const int d = nd.domain_first;
-      read(d, elem * double(nd.m) * double(nd.k), a);
-      read(d, elem * double(nd.k) * double(nd.n), b);
-      read(d, elem * double(nd.m) * double(nd.n), c);
+  std::function<void(int, span, span, span)> walk = [&](int i, span a, span b, span c) {
+    const node& nd = nodes[std::size_t(i)];
+    const box& x = nd.shape;
+    if (nd.owns.domains.count == 1) {  // one domain from here down: it reads its blocks once
+      const int d = nd.owns.domains.first;
+      read(d, elem * double(x.m) * double(x.k), a);
+      read(d, elem * double(x.k) * double(x.n), b);
+      read(d, elem * double(x.m) * double(x.n), c);
       return;
     }
-    const range owner{nd.domain_first + 0, nd.parts[0].domains};
-    int first = nd.domain_first;
-    for (std::size_t c_i = 0; c_i < nd.parts.size(); ++c_i) {
-      const range mine{first, nd.parts[c_i].domains};
-      range ca = a, cb = b, cc = c;
+    const bool temporaries = nd.kind == step_kind::bfs && nd.cut == dim::k;
+    const span owner = nodes[std::size_t(nd.children[0])].owns.domains;
+    for (std::size_t c_i = 0; c_i < nd.children.size(); ++c_i) {
+      const node& child = nodes[std::size_t(nd.children[c_i])];
+      const span mine = child.owns.domains;
+      span ca = a, cb = b, cc = c;
       if (narrow) {
         if (nd.cut == dim::m) ca = mine, cc = mine;
         else if (nd.cut == dim::n) cb = mine, cc = mine;
         else ca = mine, cb = mine, cc = mine;  // k: slabs of A and B; C (part 0) or a local C'
-      } else if (nd.cut == dim::k && c_i > 0) {
+      } else if (temporaries && c_i > 0) {
         cc = mine;  // a temporary C' is always allocated where it is computed
       }
       walk(nd.children[c_i], ca, cb, cc);
-      if (nd.cut == dim::k && c_i > 0) {
+      if (temporaries && c_i > 0) {
         // The owners of C read this part's C' for the reduction, split evenly among them.
-        const double bytes = elem * double(nd.m) * double(nd.n);
+        const double bytes = elem * double(x.m) * double(x.n);
         for (int d = owner.first; d < owner.first + owner.count; ++d) read(d, bytes / owner.count, mine);
       }
-      first += nd.parts[c_i].domains;
     }
   };
+  const span all{0, D};
   walk(0, all, all, all);
   return r;
 }

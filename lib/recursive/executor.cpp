@@ -1,7 +1,9 @@
-// lib/recursive/executor.cpp — the recursive executor: BFS parts as oneTBB tasks, DFS parts
-// in sequence, k-BFS temporaries from the call's workspace, single-threaded BLAS leaves.
+// lib/recursive/executor.cpp — the executor and the step runners of the numa, thread and
+// cache levels (the rank level's lives in lib/dist).
 #include "executor.hpp"
 #include "temporaries.hpp"
+
+#include <prism/error.hpp>
 
 #include "../blas/blas_library.hpp"
 #include "../numa/domain_arenas.hpp"
@@ -11,6 +13,8 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_group.h>
 
+#include <vector>
+
 namespace prism::detail {
 
 namespace {
@@ -18,180 +22,213 @@ namespace {
 // Reductions of C += C' below this many elements run on one thread: a task costs more.
 constexpr std::int64_t parallel_reduce_elements = 1 << 15;
 
-// Where a subtree's workspace lives: node.workspace_offset bytes into the plan's layout
-// is at base + (offset - origin). The whole tree of a plain plan uses one block (origin 0);
-// a single-domain subtree of a numa plan gets a block from its domain's pool whose first
-// byte stands for the subtree root's offset.
-struct frame {
-  std::byte* base = nullptr;
-  std::size_t origin = 0;
-  std::byte* at(std::size_t offset) const { return base + (offset - origin); }
+// The frame a k-cut's part c >= 1 writes: temporary t holds nd's m x n block (ld = m).
+template <scalar T>
+c_frame<T> temp_frame(const node& nd, T* t) {
+  return c_frame<T>{t, std::max<std::int64_t>(1, nd.shape.m), nd.shape.i, nd.shape.j};
+}
+
+// Thread level: BFS parts are oneTBB tasks in the current arena (part 0 on this thread,
+// the others for idle threads to steal); a k-cut's C' sit in this frame's workspace, at
+// the node's offset, and the node's thread reduces them into C. DFS parts run in order.
+template <scalar T>
+class thread_runner final : public step_runner<T> {
+ public:
+  void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const override {
+    if (nd.kind == step_kind::dfs) return ex.run_in_sequence(nd, ws, out, beta);
+    const bool k_cut = nd.cut == dim::k;
+    const std::size_t stride = temp_bytes(nd.shape.m, nd.shape.n, sizeof(T));  // the plan's layout (derive)
+    std::vector<T*> temps;
+    if (k_cut)
+      for (std::size_t c = 1; c < nd.parts.size(); ++c)
+        temps.push_back(reinterpret_cast<T*>(ws.at(nd.workspace_offset) + (c - 1) * stride));
+    oneapi::tbb::task_group group;
+    for (std::size_t c = 1; c < nd.parts.size(); ++c) {
+      const int child = nd.children[c];
+      // beta = 0 into C': the leaf writes it without reading it, so no uninitialised read.
+      const c_frame<T> to = k_cut ? temp_frame(nd, temps[c - 1]) : out;
+      const T b = k_cut ? T(0) : beta;
+      group.run([&ex, child, ws, to, b] { ex.run(child, ws, to, b); });
+    }
+    ex.run(nd.children[0], ws, out, beta);
+    group.wait();
+    if (k_cut) ex.reduce(nd, out, temps.data(), nd.owns.threads);
+  }
+};
+
+// NUMA level: each part whose subtree has one domain runs in that domain's arena, on
+// workspace from that domain's pool; a k-cut's C' comes from the pool of the domain that
+// computes it, so it is written and kept where it is produced; C's owner (the first
+// part's first domain, where the placement helper puts C) adds the C' into C in its arena.
+template <scalar T>
+class numa_runner final : public step_runner<T> {
+ public:
+  void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const override {
+    if (nd.kind == step_kind::dfs) return ex.run_in_sequence(nd, ws, out, beta);
+    domain_arenas& numa = *ex.numa();
+    const auto& nodes = ex.nodes();
+    const bool k_cut = nd.cut == dim::k;
+    const std::size_t stride = temp_bytes(nd.shape.m, nd.shape.n, sizeof(T));
+    std::vector<workspace_pool::lease> leases;
+    std::vector<T*> temps;
+    if (k_cut) {
+      leases.reserve(nd.parts.size() - 1);
+      for (std::size_t c = 1; c < nd.parts.size(); ++c) {
+        leases.push_back(numa.pool(nodes[std::size_t(nd.children[c])].owns.domains.first).acquire(stride));
+        temps.push_back(reinterpret_cast<T*>(leases.back().data()));
+      }
+    }
+    // Runs child's subtree: a single-domain subtree in its domain's arena, always (where
+    // it runs is the plan's decision, not the thread-local current_domain(), which a
+    // worker may still hold from an arena it left), a multi-domain one (another numa
+    // step) right here. A thread already in that arena runs the functor inline.
+    auto in_domain = [&ex, &numa, &nodes, ws](int child, c_frame<T> to, T b) {
+      const node& cn = nodes[std::size_t(child)];
+      const int d = cn.owns.domains.first;
+      if (cn.owns.domains.count == 1) {
+        numa.arena(d, cn.owns.threads).execute([&] {
+          workspace_pool::lease own = numa.pool(d).acquire(cn.workspace_bytes);
+          ex.run(child, workspace_frame{own.data(), cn.workspace_offset}, to, b);
+        });
+      } else {
+        ex.run(child, ws, to, b);
+      }
+    };
+    oneapi::tbb::task_group group;
+    for (std::size_t c = 1; c < nd.parts.size(); ++c) {
+      const int child = nd.children[c];
+      const c_frame<T> to = k_cut ? temp_frame(nd, temps[c - 1]) : out;
+      const T b = k_cut ? T(0) : beta;
+      group.run([&in_domain, child, to, b] { in_domain(child, to, b); });
+    }
+    in_domain(nd.children[0], out, beta);
+    group.wait();
+    if (!k_cut) return;
+    const node& owner = nodes[std::size_t(nd.children[0])];
+    const int threads = std::max(1, owner.owns.threads / owner.owns.domains.count);
+    numa.arena(owner.owns.domains.first, threads).execute([&] {
+      if (auto hook = get_reduce_hook()) hook(owner.owns.domains.first);
+      ex.reduce(nd, out, temps.data(), threads);
+    });
+  }
+};
+
+// Cache level: DFS only (parts in sequence, k accumulating into C).
+template <scalar T>
+class cache_runner final : public step_runner<T> {
+ public:
+  void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const override {
+    ex.run_in_sequence(nd, ws, out, beta);
+  }
 };
 
 template <scalar T>
-struct executor {
-  const std::vector<node>& nodes;
-  char ta, tb;
-  T alpha;
-  domain_arenas* numa;  // per-domain arenas when the plan has numa steps, else nullptr
-
-  // Where part c of a cut starts inside op(A), op(B) and C. With transa = 'N', op(A) is A
-  // itself (m x k, column-major): row i, column l is A[i + l*lda]. With 'T' or 'C', op(A)
-  // is A^T: its (i, l) is A[l + i*lda]. E.g. an m-cut at row 8 of op(A) with transa 'T'
-  // starts at A + 8*lda; a k-cut at 256 starts at A + 256. Likewise for op(B) (k x n).
-  const T* a_at(const T* A, std::int64_t lda, std::int64_t i, std::int64_t l) const {
-    return ta == 'N' ? A + i + l * lda : A + l + i * lda;
+const step_runner<T>& runner_of(level l, const step_runner<T>* rank) {
+  static const numa_runner<T> numa;
+  static const thread_runner<T> thread;
+  static const cache_runner<T> cache;
+  switch (l) {
+    case level::rank:
+      if (rank == nullptr) throw plan_error("a rank-level step needs the MPI level (prism::dist)");
+      return *rank;
+    case level::numa: return numa;
+    case level::thread: return thread;
+    case level::cache: return cache;
   }
-  const T* b_at(const T* B, std::int64_t ldb, std::int64_t l, std::int64_t j) const {
-    return tb == 'N' ? B + l + j * ldb : B + j + l * ldb;
-  }
-
-  // Runs child's subtree. When a numa step hands the child exactly one domain, it runs in
-  // that domain's arena on workspace from that domain's pool; otherwise here, in `fr`.
-  template <class F>
-  void in_domain(int child, frame fr, F&& body) const {
-    const node& cn = nodes[child];
-    if (numa != nullptr && cn.domain_count == 1 && current_domain() != cn.domain_first) {
-      numa->arena(cn.domain_first, cn.threads).execute([&] {
-        workspace_pool::lease ws = numa->pool(cn.domain_first).acquire(cn.workspace_bytes);
-        body(frame{ws.data(), cn.workspace_offset});
-      });
-    } else {
-      body(fr);
-    }
-  }
-
-  void run(int index, frame fr, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
-           std::int64_t ldc) const {
-    const node& nd = nodes[index];
-    if (nd.kind == step_kind::leaf) {
-      if (auto hook = get_leaf_hook()) hook(nd.domain_first);
-      leaf_library(nd.backend).gemm<T>(ta, tb, nd.m, nd.n, nd.k, alpha, A, lda, B, ldb, beta, C, ldc);
-      return;
-    }
-    const std::size_t f = nd.parts.size();
-    // Operands of part c: offsets along the cut edge.
-    auto operands = [&](std::int64_t off, const T*& a, const T*& b, T*& cc) {
-      a = A, b = B, cc = C;
-      if (nd.cut == dim::m) a = a_at(A, lda, off, 0), cc = C + off;
-      else if (nd.cut == dim::n) b = b_at(B, ldb, 0, off), cc = C + off * ldc;
-      else a = a_at(A, lda, 0, off), b = b_at(B, ldb, off, 0);
-    };
-
-    if (nd.kind == step_kind::dfs) {
-      std::int64_t off = 0;
-      for (std::size_t c = 0; c < f; ++c) {
-        const T* a; const T* b; T* cc;
-        operands(off, a, b, cc);
-        // DFS on k accumulates: the first slab applies beta, the rest add (beta = 1).
-        const T part_beta = (nd.cut == dim::k && c > 0) ? T(1) : beta;
-        run(nd.children[c], fr, a, lda, b, ldb, part_beta, cc, ldc);
-        off += nd.parts[c].size;
-      }
-      return;
-    }
-
-    // BFS: part 0 runs on this thread, the others as tasks that idle threads steal.
-    const bool k_cut = nd.cut == dim::k;
-    const bool numa_step = numa != nullptr && nd.where == level::numa;
-    const std::int64_t m = nd.m, n = nd.n;
-    const std::size_t temp_stride = temp_bytes(m, n, sizeof(T));  // the plan's layout (derive)
-    // C' of part c >= 1 of a k-cut (m x n, ld = m). At thread level it sits in this
-    // frame's workspace; at numa level it comes from the pool of the domain that computes
-    // it, so it is written and kept where it is produced.
-    std::vector<workspace_pool::lease> numa_temps;
-    if (k_cut && numa_step) {
-      numa_temps.reserve(f - 1);
-      for (std::size_t c = 1; c < f; ++c)
-        numa_temps.push_back(numa->pool(nodes[nd.children[c]].domain_first).acquire(temp_stride));
-    }
-    auto temp = [&](std::size_t c) {
-      if (numa_step) return reinterpret_cast<T*>(numa_temps[c - 1].data());
-      return reinterpret_cast<T*>(fr.at(nd.workspace_offset) + (c - 1) * temp_stride);
-    };
-    oneapi::tbb::task_group group;
-    std::int64_t off = nd.parts[0].size;
-    for (std::size_t c = 1; c < f; ++c) {
-      const T* a; const T* b; T* cc;
-      operands(off, a, b, cc);
-      const int child = nd.children[c];  // capture the index, not the node (no copy per task)
-      if (k_cut) {
-        T* t = temp(c);
-        // beta = 0: the leaf writes C' without reading it, so no uninitialised read.
-        group.run([=, this] { in_domain(child, fr, [&](frame sub) { run(child, sub, a, lda, b, ldb, T(0), t, m); }); });
-      } else {
-        group.run([=, this] { in_domain(child, fr, [&](frame sub) { run(child, sub, a, lda, b, ldb, beta, cc, ldc); }); });
-      }
-      off += nd.parts[c].size;
-    }
-    {
-      const T* a; const T* b; T* cc;
-      operands(0, a, b, cc);
-      in_domain(nd.children[0], fr, [&](frame sub) { run(nd.children[0], sub, a, lda, b, ldb, beta, cc, ldc); });
-    }
-    group.wait();
-    if (!k_cut) return;
-
-    // C += C'_1 + ... + C'_(f-1), column by column. The order of the additions is fixed by
-    // the plan, so a fixed plan gives bitwise-identical results from run to run.
-    auto reduce = [&](std::int64_t j0, std::int64_t j1) {
-      for (std::int64_t j = j0; j < j1; ++j) {
-        T* cj = C + j * ldc;
-        for (std::size_t c = 1; c < f; ++c) {
-          const T* tj = temp(c) + j * m;
-          for (std::int64_t i = 0; i < m; ++i) cj[i] += tj[i];
-        }
-      }
-    };
-    auto reduce_all = [&] {
-      if (nd.threads >= 2 && m * n >= parallel_reduce_elements) {
-        oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
-                                  [&](const oneapi::tbb::blocked_range<std::int64_t>& r) { reduce(r.begin(), r.end()); });
-      } else {
-        reduce(0, n);
-      }
-    };
-    // At numa level the domain that owns C (the first part's first domain, where the
-    // placement helper puts C) adds the C' into it.
-    if (numa_step) {
-      const node& owner = nodes[nd.children[0]];
-      const int threads = nodes[nd.children[0]].domain_count == 1 ? owner.threads : std::max(1, owner.threads / owner.domain_count);
-      numa->arena(owner.domain_first, threads).execute([&] {
-        if (auto hook = get_reduce_hook()) hook(owner.domain_first);
-        reduce_all();
-      });
-    } else {
-      reduce_all();
-    }
-  }
-};
+  return cache;
+}
 
 }  // namespace
 
 template <scalar T>
+executor<T>::executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
+                      const step_runner<T>* rank, domain_arenas* numa)
+    : nodes_(p.nodes()), ta_(p.problem().transa), tb_(p.problem().transb), alpha_(alpha), A_(A), lda_(lda),
+      B_(B), ldb_(ldb), rank_(rank), numa_(numa) {}
+
+template <scalar T>
+void executor<T>::run(int index, workspace_frame ws, c_frame<T> out, T beta) const {
+  const node& nd = nodes_[std::size_t(index)];
+  if (nd.kind != step_kind::leaf) return runner_of<T>(nd.where, rank_).run(*this, nd, ws, out, beta);
+  if (auto hook = get_leaf_hook()) hook(nd.owns.domains.first);
+  // op(A) is m x k: with transa = 'N' its (i, l) is A[i + l*lda], else A[l + i*lda]; e.g.
+  // the leaf at rows [8, 16), k-range [256, 512) of a 'T' operand starts at A + 256 + 8*lda.
+  // Likewise op(B), k x n.
+  const box& b = nd.shape;
+  const T* a = ta_ == 'N' ? A_ + b.i + b.l * lda_ : A_ + b.l + b.i * lda_;
+  const T* bb = tb_ == 'N' ? B_ + b.l + b.j * ldb_ : B_ + b.j + b.l * ldb_;
+  leaf_library(nd.backend).gemm<T>(ta_, tb_, b.m, b.n, b.k, alpha_, a, lda_, bb, ldb_, beta, out.at(b.i, b.j), out.ldc);
+}
+
+template <scalar T>
+void executor<T>::run_in_sequence(const node& nd, workspace_frame ws, c_frame<T> out, T beta) const {
+  for (std::size_t c = 0; c < nd.parts.size(); ++c)
+    run(nd.children[c], ws, out, nd.cut == dim::k && c > 0 ? T(1) : beta);
+}
+
+template <scalar T>
+void executor<T>::reduce(const node& nd, c_frame<T> out, T* const* temps, int threads) const {
+  const std::int64_t m = nd.shape.m, n = nd.shape.n;
+  const std::size_t f = nd.parts.size();
+  auto columns = [&](std::int64_t j0, std::int64_t j1) {
+    for (std::int64_t j = j0; j < j1; ++j) {
+      T* cj = out.at(nd.shape.i, nd.shape.j + j);
+      for (std::size_t c = 1; c < f; ++c) {
+        const T* tj = temps[c - 1] + j * m;
+        for (std::int64_t i = 0; i < m; ++i) cj[i] += tj[i];
+      }
+    }
+  };
+  if (threads >= 2 && m * n >= parallel_reduce_elements)
+    oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
+                              [&](const oneapi::tbb::blocked_range<std::int64_t>& r) { columns(r.begin(), r.end()); });
+  else
+    columns(0, n);
+}
+
+void check_fits(const plan& p, const context& ctx, bool have_rank_runner) {
+  if (p.ranks() > 1 && !have_rank_runner)
+    throw plan_error("plan spans " + std::to_string(p.ranks()) +
+                     " MPI ranks; it runs through the MPI level, not prism::execute");
+  const int domains = int(ctx.machine().domains().size());
+  if (p.domains() > domains)
+    throw plan_error("plan spans " + std::to_string(p.domains()) + " NUMA domains, the context's machine (" +
+                     ctx.machine().source() + ") has " + std::to_string(domains));
+  if (p.threads() > ctx.threads())
+    throw plan_error("plan needs " + std::to_string(p.threads()) + " threads, the context allows " +
+                     std::to_string(ctx.threads()));
+}
+
+template <scalar T>
 void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-              T beta, T* C, std::int64_t ldc, const context& ctx) {
+              T beta, T* C, std::int64_t ldc, const context& ctx, const step_runner<T>* rank) {
   // Load every leaf library the plan uses before anything touches C: a library that
   // cannot be opened then throws with C untouched.
   for (const node& nd : p.nodes())
     if (nd.kind == step_kind::leaf) (void)leaf_library(nd.backend);
   runtime& rt = ctx.runtime();
   domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;
-  // A numa plan takes its workspace per domain as it goes (in_domain, numa C'); a plain
-  // plan takes one block for the whole tree.
+  // A numa plan takes its workspace per domain as it goes (numa_runner); a plain plan
+  // takes one block for the whole tree.
   workspace_pool::lease ws = numa != nullptr ? workspace_pool::lease{} : rt.pool().acquire(p.extra_bytes());
-  executor<T> ex{p.nodes(), p.problem().transa, p.problem().transb, alpha, numa};
-  const frame root{ws.data(), 0};
+  const executor<T> ex(p, alpha, A, lda, B, ldb, rank, numa);
+  const workspace_frame root{ws.data(), 0};
+  const c_frame<T> out{C, ldc, 0, 0};
   if (p.nodes()[0].kind == step_kind::leaf) {  // nothing to share: stay on the caller's thread
-    ex.run(0, root, A, lda, B, ldb, beta, C, ldc);
+    ex.run(0, root, out, beta);
     return;
   }
-  rt.arena().execute([&] { ex.run(0, root, A, lda, B, ldb, beta, C, ldc); });
+  rt.arena().execute([&] { ex.run(0, root, out, beta); });
 }
 
-template void run_plan<float>(const plan&, float, const float*, std::int64_t, const float*, std::int64_t, float, float*, std::int64_t, const context&);
-template void run_plan<double>(const plan&, double, const double*, std::int64_t, const double*, std::int64_t, double, double*, std::int64_t, const context&);
-template void run_plan<std::complex<float>>(const plan&, std::complex<float>, const std::complex<float>*, std::int64_t, const std::complex<float>*, std::int64_t, std::complex<float>, std::complex<float>*, std::int64_t, const context&);
-template void run_plan<std::complex<double>>(const plan&, std::complex<double>, const std::complex<double>*, std::int64_t, const std::complex<double>*, std::int64_t, std::complex<double>, std::complex<double>*, std::int64_t, const context&);
+#define PRISM_INSTANTIATE(T)                                                                                   \
+  template class executor<T>;                                                                                  \
+  template void run_plan<T>(const plan&, T, const T*, std::int64_t, const T*, std::int64_t, T, T*, std::int64_t, \
+                            const context&, const step_runner<T>*);
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
 
 }  // namespace prism::detail

@@ -1,17 +1,108 @@
-// lib/recursive/executor.hpp — runs a plan's tree over the operands.
+// lib/recursive/executor.hpp — runs a plan's tree over the operands, one step runner per
+// level of the machine.
+//
+// The executor walks the tree; at each step it calls the runner of the step's level:
+// thread (parts as oneTBB tasks in the context's arena, C' in the call's workspace), numa
+// (parts in their domain's arena, C' from the computing domain's pool, C's owner reduces),
+// cache (parts in sequence). Rank-level steps need a runner that can talk to the other
+// ranks; lib/dist provides one and passes it to run_plan. Leaves address A, B and C from
+// their node's box (the sub-prism the plan derived with for_each_child), so no runner
+// computes an offset of its own.
 #pragma once
 
 #include <prism/context.hpp>
 #include <prism/plan.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace prism::detail {
 
-/// Runs plan `p` (already validated, sizes non-trivial) inside ctx's task arena:
-/// C = alpha op(A) op(B) + beta C, column-major, trans letters from the plan.
+class domain_arenas;
+
+/// Where a subtree writes its block of C: element (i, j) of the whole product lives at
+/// C + (i - i0) + (j - j0) * ldc. A k-cut's part c >= 1 writes a temporary C' of its node's
+/// m x n block, whose frame starts at the node's corner: for a node at (i, j) = (64, 32),
+/// C' holds (64, 32) at C'[0] and (65, 33) at C'[1 + m].
+template <scalar T>
+struct c_frame {
+  T* C = nullptr;             ///< first element of the frame
+  std::int64_t ldc = 1;       ///< its leading dimension
+  std::int64_t i0 = 0, j0 = 0;  ///< the product's (row, column) at C[0]
+  /// Address of element (i, j) of the product.
+  T* at(std::int64_t i, std::int64_t j) const { return C + (i - i0) + (j - j0) * ldc; }
+};
+
+/// Where a subtree's workspace lives: node.workspace_offset bytes into the plan's layout
+/// is at base + (offset - origin). A plain plan uses one block for the whole tree (origin
+/// 0); a single-domain subtree of a numa plan gets a block from its domain's pool whose
+/// first byte stands for the subtree root's offset.
+struct workspace_frame {
+  std::byte* base = nullptr;  ///< first byte of the block
+  std::size_t origin = 0;     ///< the plan offset base stands for
+  /// Address of a plan workspace offset.
+  std::byte* at(std::size_t offset) const { return base + (offset - origin); }
+};
+
+template <scalar T>
+class executor;
+
+/// Runs the steps of one level of the machine. A runner owns where its temporaries live
+/// and who reduces them; it runs children through executor::run.
+template <scalar T>
+class step_runner {
+ public:
+  virtual ~step_runner() = default;
+  /// Runs node nd (a bfs or dfs step of this runner's level) writing into `out` with `beta`.
+  virtual void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const = 0;
+};
+
+/// The walk of one plan over one call's operands: C = alpha op(A) op(B) + beta C.
+template <scalar T>
+class executor {
+ public:
+  /// Binds a validated plan to the operands; `rank` runs rank-level steps (none: the plan
+  /// must have none), `numa` is the context's per-domain arenas when the plan has numa steps.
+  executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
+           const step_runner<T>* rank, domain_arenas* numa);
+
+  /// Runs node `index`'s subtree: a leaf itself, a step through its level's runner.
+  void run(int index, workspace_frame ws, c_frame<T> out, T beta) const;
+  /// Runs nd's parts one after another (any level's DFS): each child writes into `out`; on
+  /// a k-cut the first applies beta and the others accumulate (beta = 1), so no temporary.
+  void run_in_sequence(const node& nd, workspace_frame ws, c_frame<T> out, T beta) const;
+  /// out's block of nd += the f - 1 temporaries C'_c (nd.shape.m x nd.shape.n, ld = m) in
+  /// part order, column by column (a fixed order: a fixed plan gives bitwise-equal results),
+  /// on up to `threads` threads of the current arena.
+  void reduce(const node& nd, c_frame<T> out, T* const* temps, int threads) const;
+
+  /// The plan's nodes.
+  const std::vector<node>& nodes() const noexcept { return nodes_; }
+  /// The per-domain arenas (numa plans), else nullptr.
+  domain_arenas* numa() const noexcept { return numa_; }
+
+ private:
+  const std::vector<node>& nodes_;
+  char ta_, tb_;
+  T alpha_;
+  const T* A_;
+  std::int64_t lda_;
+  const T* B_;
+  std::int64_t ldb_;
+  const step_runner<T>* rank_;
+  domain_arenas* numa_;
+};
+
+/// Throws prism::plan_error, before anything is computed, when plan p does not fit ctx:
+/// more threads than ctx.threads(), more NUMA domains than ctx.machine() has, or rank
+/// steps when no rank runner is given (prism::execute has none: ranks need lib/dist).
+void check_fits(const plan& p, const context& ctx, bool have_rank_runner);
+
+/// Runs plan `p` (validated, fitting ctx, sizes non-trivial) inside ctx's task arena:
+/// C = alpha op(A) op(B) + beta C, column-major, trans letters from the plan. `rank` runs
+/// rank-level steps (nullptr: the plan has none).
 template <scalar T>
 void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-              T beta, T* C, std::int64_t ldc, const context& ctx);
+              T beta, T* C, std::int64_t ldc, const context& ctx, const step_runner<T>* rank = nullptr);
 
 }  // namespace prism::detail

@@ -144,6 +144,7 @@ void execute(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, s
                      char(scalar_type_of<T>()) + "'");
   if (p.nodes().empty()) throw plan_error("empty plan");
   check_column_major<T>(pr.transa, pr.transb, pr.m, pr.n, pr.k, lda, ldb, ldc);
+  detail::check_fits(p, ctx, false);  // before C is touched, the alpha = 0 scaling included
   if (trivial(pr.m, pr.n, pr.k, alpha, beta, C, ldc)) return;
   check_leading_dimensions(lda, ldb, ldc);
   detail::run_plan<T>(p, alpha, A, lda, B, ldb, beta, C, ldc, ctx);

@@ -16,29 +16,59 @@ const char* to_string(dim d) { return d == dim::m ? "m" : d == dim::n ? "n" : "k
 const char* to_string(step_kind s) {
   return s == step_kind::leaf ? "leaf" : s == step_kind::bfs ? "bfs" : "dfs";
 }
-const char* to_string(level l) { return l == level::thread ? "thread" : l == level::cache ? "cache" : "numa"; }
+const char* to_string(level l) {
+  switch (l) {
+    case level::rank: return "rank";
+    case level::numa: return "numa";
+    case level::thread: return "thread";
+    case level::cache: return "cache";
+  }
+  return "?";
+}
 
 namespace {
 
 constexpr int max_depth = 256;  // deeper plans are rejected (recursion limits)
+constexpr int max_resources = 1 << 20;  // ranks, domains or threads a text may name
 using detail::temp_bytes;
 
 // a + b, saturating at SIZE_MAX.
 std::size_t add_sat(std::size_t a, std::size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 
-std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+std::string shape_text(const box& b) {
+  return std::to_string(b.m) + "x" + std::to_string(b.n) + "x" + std::to_string(b.k);
 }
+
+std::string range_text(const char* one, const char* many, const span& s) {
+  if (s.count == 1) return std::string(one) + " " + std::to_string(s.first);
+  return std::string(many) + " " + std::to_string(s.first) + "-" + std::to_string(s.first + s.count - 1);
+}
+
+// Bytes of the temporaries a node allocates itself: f - 1 partial products C' of its
+// m x n block for a k-cut BFS at numa or thread level (parts 1.., part 0 writes C); one for
+// a rank-level k-cut, since each rank runs one part and holds its own partial block.
+std::size_t own_temp_bytes(const node& nd, std::size_t elem) {
+  if (nd.kind != step_kind::bfs || nd.cut != dim::k) return 0;
+  const std::size_t t = temp_bytes(nd.shape.m, nd.shape.n, elem);
+  if (nd.where == level::rank) return t;
+  if (t == SIZE_MAX || t > SIZE_MAX / nd.parts.size()) return SIZE_MAX;
+  return (nd.parts.size() - 1) * t;
+}
+
+// Whether the children of a step run on disjoint resources at once, each needing its own
+// workspace (thread and numa BFS), or share one region: DFS parts run one after another,
+// and a rank BFS runs one part per rank.
+bool children_side_by_side(const node& nd) { return nd.kind == step_kind::bfs && nd.where != level::rank; }
 
 }  // namespace
 
-plan::plan(prism::problem p, int threads, std::vector<node> nodes, int domains)
-    : problem_(p), threads_(threads), domains_(domains), nodes_(std::move(nodes)) {
+plan::plan(prism::problem p, resources root, std::vector<node> nodes)
+    : problem_(p), root_(root), nodes_(std::move(nodes)) {
   derive();
 }
 
-// Walks the tree from the root, checking each invariant and filling m, n, k, threads,
-// workspace_bytes (bottom-up) and workspace_offset (top-down).
+// Walks the tree from the root with for_each_child, checking each invariant and filling
+// shape, owns, workspace_bytes (bottom-up) and workspace_offset (top-down).
 //
 // Workspace of a k-BFS node with parts p0..p(f-1): parts 1..f-1 each write an m x n
 // temporary C'_i, laid out first; then the children's own workspaces, side by side since
@@ -50,110 +80,112 @@ void plan::derive() {
   if (problem_.m < 0 || problem_.n < 0 || problem_.k < 0) fail("problem sizes must be >= 0");
   for (char t : {problem_.transa, problem_.transb})
     if (t != 'N' && t != 'T' && t != 'C') fail(std::string("trans must be N, T or C, got '") + t + "'");
-  if (threads_ < 1) fail("threads must be >= 1");
-  if (domains_ < 1 || domains_ > threads_) fail("domains must be in 1..threads");
+  if (root_.threads < 1) fail("threads must be >= 1");
+  if (root_.ranks.first != 0 || root_.ranks.count < 1) fail("ranks must be >= 1");
+  if (root_.domains.first != 0 || root_.domains.count < 1 || root_.domains.count > root_.threads)
+    fail("domains must be in 1..threads");
   const std::size_t elem = element_size(problem_.type);
   std::vector<char> seen(nodes_.size(), 0);
 
-  // Domains: numa-level steps come first and split the node's domain range among their
-  // parts, e.g. 4 domains cut 2:2 give parts [0,2) and [2,4); below them every node has
-  // one domain. A node spanning several domains must be a numa step.
-  std::function<void(int, std::int64_t, std::int64_t, std::int64_t, int, int, int, int)> down =
-      [&](int i, std::int64_t m, std::int64_t n, std::int64_t k, int threads, int dfirst, int dcount, int depth) {
+  // `outer`: the level of the nearest step above (steps below it may not be further out).
+  std::function<void(int, const box&, const resources&, level, int)> down =
+      [&](int i, const box& b, const resources& r, level outer, int depth) {
         if (depth > max_depth) fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
         if (i < 0 || std::size_t(i) >= nodes_.size()) fail("child index " + std::to_string(i) + " out of range");
         if (seen[i]) fail("node " + std::to_string(i) + " is reached twice: a plan is a tree");
         seen[i] = 1;
         node& nd = nodes_[i];
-        if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::numa ||
+        if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::cache ||
             nd.backend > leaf_backend::automatic)
           fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
-        nd.m = m, nd.n = n, nd.k = k, nd.threads = threads;
-        nd.domain_first = dfirst, nd.domain_count = dcount;
-        const std::string where = "node " + std::to_string(i) + " (" + shape_text(m, n, k) + ")";
-        const bool numa_step = nd.kind == step_kind::bfs && nd.where == level::numa;
-        if (dcount > 1 && !numa_step) fail(where + ": spans " + std::to_string(dcount) + " NUMA domains, so it must be a numa-level bfs step");
-        if (dcount == 1 && nd.where == level::numa && nd.kind != step_kind::leaf) fail(where + ": a numa step needs at least 2 domains");
+        nd.shape = b, nd.owns = r;
+        const std::string where = "node " + std::to_string(i) + " (" + shape_text(b) + ")";
+        // A node that spans several ranks (domains) must divide them, at that level.
+        if (r.ranks.count > 1 && !(nd.kind != step_kind::leaf && nd.where == level::rank))
+          fail(where + ": spans " + std::to_string(r.ranks.count) + " ranks, so it must be a rank-level step");
+        if (r.domains.count > 1 && !(nd.kind != step_kind::leaf && nd.where <= level::numa))
+          fail(where + ": spans " + std::to_string(r.domains.count) + " NUMA domains, so it must be a numa-level step");
         if (nd.kind == step_kind::leaf) {
           if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
-          if (m > INT_MAX || n > INT_MAX || k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
+          if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
           if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas or blis");
           nd.workspace_bytes = 0;
           return;
         }
+        if (nd.where < outer)
+          fail(where + ": a " + prism::to_string(nd.where) + " step below a " + prism::to_string(outer) +
+               " step (outer levels come first: rank, numa, thread, cache)");
+        if (nd.where == level::rank && r.ranks.count < 2) fail(where + ": a rank step needs at least 2 ranks");
+        if (nd.where == level::numa && r.domains.count < 2) fail(where + ": a numa step needs at least 2 domains");
+        if (nd.kind == step_kind::bfs && nd.where == level::cache) fail(where + ": a bfs step is at rank, numa or thread level");
         if (nd.parts.size() < 2) fail(where + ": a cut needs at least 2 parts");
         if (nd.children.size() != nd.parts.size()) fail(where + ": one child per part");
-        const std::int64_t ext = extent(nd.cut, m, n, k);
-        std::int64_t total = 0, share_sum = 0;
-        for (auto& pt : nd.parts) {
+        const std::int64_t ext = extent(nd.cut, b.m, b.n, b.k);
+        std::int64_t total = 0, ranks = 0, domains = 0, threads = 0;
+        for (const part& pt : nd.parts) {
           if (pt.size < 1) fail(where + ": every part has size >= 1");
-          if (pt.threads < 1) fail(where + ": every part has >= 1 thread");
           if (pt.size > ext - total) fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut exceed " + std::to_string(ext));
-          total += pt.size;
-          share_sum += pt.threads;
+          if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0) fail(where + ": shares are >= 0");
+          total += pt.size, ranks += pt.ranks, domains += pt.domains, threads += pt.threads;
         }
         if (total != ext)
           fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut sum to " + std::to_string(total) +
                ", not " + std::to_string(ext));
-        if (numa_step) {
-          std::int64_t dsum = 0;
-          for (auto& pt : nd.parts) {
+        auto only = [&](bool r_ok, bool d_ok, bool t_ok, const std::string& what) {
+          for (const part& pt : nd.parts)
+            if ((pt.ranks != 0 && !r_ok) || (pt.domains != 0 && !d_ok) || (pt.threads != 0 && !t_ok)) fail(where + ": " + what);
+        };
+        if (nd.kind == step_kind::dfs) {
+          only(false, false, false, "dfs parts take no share: they run with the node's " + std::to_string(r.threads) + " threads");
+        } else if (nd.where == level::rank) {
+          only(true, false, false, "rank parts share ranks only (each rank has the node's domains and threads)");
+          for (const part& pt : nd.parts)
+            if (pt.ranks < 1) fail(where + ": every part of a rank step has >= 1 rank");
+          if (ranks != r.ranks.count) fail(where + ": rank shares sum to " + std::to_string(ranks) + ", not " + std::to_string(r.ranks.count));
+        } else if (nd.where == level::numa) {
+          only(false, true, true, "numa parts share domains and threads only");
+          for (const part& pt : nd.parts) {
             if (pt.domains < 1) fail(where + ": every part of a numa step has >= 1 domain");
             if (pt.threads < pt.domains) fail(where + ": a numa part needs at least one thread per domain");
-            dsum += pt.domains;
           }
-          if (dsum != dcount) fail(where + ": numa parts cover " + std::to_string(dsum) + " domains, not " + std::to_string(dcount));
-          if (share_sum != threads) fail(where + ": numa thread shares sum to " + std::to_string(share_sum) + ", not " + std::to_string(threads));
-        } else if (nd.kind == step_kind::bfs) {
-          if (nd.where != level::thread) fail(where + ": a bfs step is at thread or numa level");
+          if (domains != r.domains.count) fail(where + ": numa parts cover " + std::to_string(domains) + " domains, not " + std::to_string(r.domains.count));
+          if (threads != r.threads) fail(where + ": numa thread shares sum to " + std::to_string(threads) + ", not " + std::to_string(r.threads));
+        } else {
+          only(false, false, true, "thread parts share threads only");
+          for (const part& pt : nd.parts)
+            if (pt.threads < 1) fail(where + ": every part has >= 1 thread");
           // t >= 2: the shares partition the budget. t == 1: over-decomposition, each part is a
           // task on the same single thread's budget (work stealing balances them).
-          if (threads >= 2 && share_sum != threads)
-            fail(where + ": bfs thread shares sum to " + std::to_string(share_sum) + ", not " + std::to_string(threads));
-          if (threads == 1)
-            for (auto& pt : nd.parts)
+          if (r.threads >= 2 && threads != r.threads)
+            fail(where + ": bfs thread shares sum to " + std::to_string(threads) + ", not " + std::to_string(r.threads));
+          if (r.threads == 1)
+            for (const part& pt : nd.parts)
               if (pt.threads != 1) fail(where + ": parts of a 1-thread bfs have 1 thread each");
-        } else {
-          if (nd.where == level::numa) fail(where + ": a dfs step is at thread or cache level");
-          for (auto& pt : nd.parts)
-            if (pt.threads != threads) fail(where + ": dfs parts run with the node's " + std::to_string(threads) + " threads");
         }
-        if (!numa_step)
-          for (auto& pt : nd.parts)
-            if (pt.domains != 0) fail(where + ": only numa steps give their parts domains");
         std::size_t ws = 0;
-        int next_domain = dfirst;
-        for (std::size_t c = 0; c < nd.parts.size(); ++c) {
-          std::int64_t cm = m, cn = n, ck = k;
-          (nd.cut == dim::m ? cm : nd.cut == dim::n ? cn : ck) = nd.parts[c].size;
-          const int cd = numa_step ? nd.parts[c].domains : 1;
-          down(nd.children[c], cm, cn, ck, nd.parts[c].threads, numa_step ? next_domain : dfirst, cd, depth + 1);
-          if (numa_step) next_domain += cd;
-          const std::size_t child_ws = nodes_[nd.children[c]].workspace_bytes;
-          ws = nd.kind == step_kind::dfs ? std::max(ws, child_ws) : add_sat(ws, child_ws);
-        }
-        if (nd.kind == step_kind::bfs && nd.cut == dim::k) {
-          const std::size_t t = temp_bytes(m, n, elem);
-          if (t == SIZE_MAX || t > SIZE_MAX / nd.parts.size()) fail(where + ": its temporaries C' exceed the address space");
-          ws = add_sat(ws, (nd.parts.size() - 1) * t);
-        }
+        for_each_child(nd, b, r, [&](const child_step& ch) {
+          down(ch.node, ch.shape, ch.owns, nd.where, depth + 1);
+          const std::size_t child_ws = nodes_[std::size_t(ch.node)].workspace_bytes;
+          ws = children_side_by_side(nd) ? add_sat(ws, child_ws) : std::max(ws, child_ws);
+        });
+        const std::size_t own = own_temp_bytes(nd, elem);
+        if (own == SIZE_MAX) fail(where + ": its temporaries C' exceed the address space");
+        ws = add_sat(ws, own);
         if (ws == SIZE_MAX) fail(where + ": its workspace exceeds the address space");
         nd.workspace_bytes = ws;
       };
-  down(0, problem_.m, problem_.n, problem_.k, threads_, 0, domains_, 0);
+  const box whole{problem_.m, problem_.n, problem_.k, 0, 0, 0};
+  down(0, whole, root_, level::rank, 0);
   for (std::size_t i = 0; i < seen.size(); ++i)
     if (!seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
 
   std::function<void(int, std::size_t)> place = [&](int i, std::size_t offset) {
-    node& nd = nodes_[i];
+    node& nd = nodes_[std::size_t(i)];
     nd.workspace_offset = offset;
-    if (nd.kind == step_kind::leaf) return;
-    std::size_t next = offset;
-    if (nd.kind == step_kind::bfs && nd.cut == dim::k)
-      next += (nd.parts.size() - 1) * temp_bytes(nd.m, nd.n, elem);
+    std::size_t next = offset + own_temp_bytes(nd, elem);
     for (int c : nd.children) {
       place(c, next);
-      if (nd.kind == step_kind::bfs) next += nodes_[c].workspace_bytes;
+      if (children_side_by_side(nd)) next += nodes_[std::size_t(c)].workspace_bytes;
     }
   };
   place(0, 0);
@@ -167,7 +199,7 @@ void plan::validate() const {
 int plan::depth() const {
   std::function<int(int)> d = [&](int i) {
     int best = 0;
-    for (int c : nodes_[i].children) best = std::max(best, 1 + d(c));
+    for (int c : nodes_[std::size_t(i)].children) best = std::max(best, 1 + d(c));
     return best;
   };
   return nodes_.empty() ? 0 : d(0);
@@ -180,38 +212,39 @@ std::size_t plan::count(step_kind kind) const {
 }
 
 std::string plan::to_string() const {
-  if (nodes_.empty()) return "prism-plan 1\n# empty plan (default-constructed): nothing to run\n";
+  if (nodes_.empty()) return "prism-plan 2\n# empty plan (default-constructed): nothing to run\n";
   std::ostringstream os;
-  os << "prism-plan 1\n";
+  os << "prism-plan 2\n";
   os << "problem " << char(problem_.type) << ' ' << problem_.transa << problem_.transb << ' '
      << problem_.m << ' ' << problem_.n << ' ' << problem_.k << '\n';
-  os << "threads " << threads_ << '\n';
-  if (domains_ > 1) os << "domains " << domains_ << '\n';
-  os << "# extra memory " << extra_bytes() << " bytes, depth " << depth() << ", " << leaves() << " leaves\n";
+  os << "threads " << threads() << '\n';
+  if (domains() > 1) os << "domains " << domains() << '\n';
+  if (ranks() > 1) os << "ranks " << ranks() << '\n';
+  os << "# extra memory " << extra_bytes() << " bytes" << (ranks() > 1 ? " per rank" : "") << ", depth " << depth()
+     << ", " << leaves() << " leaves\n";
   std::function<void(int, int)> emit = [&](int i, int indent) {
-    const node& nd = nodes_[i];
+    const node& nd = nodes_[std::size_t(i)];
     std::ostringstream line;
-    line << std::string(2 * indent, ' ');
+    line << std::string(2 * std::size_t(indent), ' ');
     if (nd.kind == step_kind::leaf) {
       line << "leaf " << prism::to_string(nd.backend);
     } else {
       line << prism::to_string(nd.kind) << ' ' << prism::to_string(nd.cut) << ' ' << prism::to_string(nd.where);
-      for (auto& pt : nd.parts) {
+      for (const part& pt : nd.parts) {
         line << ' ' << pt.size;
-        if (nd.kind == step_kind::bfs) line << '@' << pt.threads;
-        if (nd.where == level::numa) line << ':' << pt.domains;
+        char sep = '@';
+        auto share = [&](int v, char unit) {
+          if (v > 0) line << sep << v << unit, sep = ',';
+        };
+        share(pt.ranks, 'r'), share(pt.domains, 'd'), share(pt.threads, 't');
       }
     }
     std::string text = line.str();
     if (text.size() < 40) text.resize(40, ' ');
-    os << text << "  # " << shape_text(nd.m, nd.n, nd.k) << ", " << nd.threads
-       << (nd.threads == 1 ? " thread" : " threads");
-    if (domains_ > 1) {
-      if (nd.domain_count == 1) os << ", domain " << nd.domain_first;
-      else os << ", domains " << nd.domain_first << "-" << nd.domain_first + nd.domain_count - 1;
-    }
-    if (nd.kind == step_kind::bfs && nd.cut == dim::k)
-      os << ", C' " << (nd.parts.size() - 1) * temp_bytes(nd.m, nd.n, element_size(problem_.type)) << " B";
+    os << text << "  # " << shape_text(nd.shape) << ", " << nd.owns.threads << (nd.owns.threads == 1 ? " thread" : " threads");
+    if (ranks() > 1) os << ", " << range_text("rank", "ranks", nd.owns.ranks);
+    if (domains() > 1) os << ", " << range_text("domain", "domains", nd.owns.domains);
+    if (const std::size_t t = own_temp_bytes(nd, element_size(problem_.type)); t > 0) os << ", C' " << t << " B";
     os << '\n';
     for (int c : nd.children) emit(c, indent + 1);
   };
@@ -253,9 +286,18 @@ plan plan::parse(std::string_view text) {
     if (used != s.size()) throw fail(std::string("expected an integer for ") + what + ", got '" + s + "'");
     return v;
   };
+  auto count = [&](const std::string& s, const char* what) {
+    const std::int64_t v = integer(s, what);
+    if (v < 1 || v > max_resources) throw fail(std::string(what) + " must be in 1..2^20, got " + s);
+    return int(v);
+  };
 
-  if (lines.empty() || lines[0].second != std::vector<std::string>{"prism-plan", "1"})
-    throw fail("a plan starts with 'prism-plan 1'");
+  int version = 0;
+  if (!lines.empty() && lines[0].second.size() == 2 && lines[0].second[0] == "prism-plan") {
+    if (lines[0].second[1] == "1") version = 1;
+    if (lines[0].second[1] == "2") version = 2;
+  }
+  if (version == 0) throw fail("a plan starts with 'prism-plan 2' (or 'prism-plan 1')");
   ++at;
   if (at >= lines.size() || lines[at].second.size() != 6 || lines[at].second[0] != "problem")
     throw fail("expected 'problem TYPE TRANS M N K', e.g. 'problem d NN 64 64 1024'");
@@ -272,17 +314,47 @@ plan plan::parse(std::string_view text) {
   ++at;
   if (at >= lines.size() || lines[at].second.size() != 2 || lines[at].second[0] != "threads")
     throw fail("expected 'threads T'");
-  const std::int64_t threads64 = integer(lines[at].second[1], "threads");
-  if (threads64 < 1 || threads64 > 1 << 20) throw fail("threads must be in 1..2^20");
-  const int threads = int(threads64);
+  resources root;
+  root.threads = count(lines[at].second[1], "threads");
   ++at;
-  int domains = 1;
-  if (at < lines.size() && lines[at].second.size() == 2 && lines[at].second[0] == "domains") {
-    const std::int64_t d = integer(lines[at].second[1], "domains");
-    if (d < 1 || d > threads) throw fail("domains must be in 1..threads");
-    domains = int(d);
-    ++at;
+  for (bool more = true; more && at < lines.size() && lines[at].second.size() == 2;) {
+    const std::string& key = lines[at].second[0];
+    if (key == "domains") root.domains.count = count(lines[at].second[1], "domains");
+    else if (key == "ranks" && version >= 2) root.ranks.count = count(lines[at].second[1], "ranks");
+    else more = false;
+    if (more) ++at;
   }
+  if (root.domains.count > root.threads) throw fail("domains must be in 1..threads");
+
+  // One part: "SIZE", or "SIZE@" followed by shares. Version 2: comma-separated shares
+  // with a unit, "3r", "2d", "4t" (e.g. 1048576@1d,4t). Version 1: "@T" (threads), and
+  // "@T:D" (threads, domains) at numa level.
+  auto parse_part = [&](const std::string& word) {
+    part pt;
+    const auto atsign = word.find('@');
+    pt.size = integer(word.substr(0, atsign), "a part size");
+    if (atsign == std::string::npos) return pt;
+    const std::string shares = word.substr(atsign + 1);
+    if (version == 1) {
+      std::string threads = shares;
+      if (auto colon = shares.find(':'); colon != std::string::npos) {
+        pt.domains = count(shares.substr(colon + 1), "a domain count");
+        threads.resize(colon);
+      }
+      pt.threads = count(threads, "a thread share");
+      return pt;
+    }
+    std::istringstream in(shares);
+    for (std::string s; std::getline(in, s, ',');) {
+      if (s.size() < 2) throw fail("a share is a count and a unit (r, d or t), e.g. 4t; got '" + s + "'");
+      const char unit = s.back();
+      int* slot = unit == 'r' ? &pt.ranks : unit == 'd' ? &pt.domains : unit == 't' ? &pt.threads : nullptr;
+      if (slot == nullptr) throw fail("a share's unit is r (ranks), d (domains) or t (threads); got '" + s + "'");
+      if (*slot != 0) throw fail(std::string("a part names its share of ") + unit + " twice: '" + word + "'");
+      *slot = count(s.substr(0, s.size() - 1), "a share");
+    }
+    return pt;
+  };
 
   std::vector<node> nodes;
   int depth = 0;
@@ -294,7 +366,7 @@ plan plan::parse(std::string_view text) {
     nodes.emplace_back();
     if (t[0] == "leaf") {
       if (t.size() > 2) throw fail("'leaf' takes at most a backend name");
-      node& nd = nodes[index];
+      node& nd = nodes[std::size_t(index)];
       nd.kind = step_kind::leaf;
       if (t.size() == 2) {
         if (t[1] == "openblas") nd.backend = leaf_backend::openblas;
@@ -308,63 +380,61 @@ plan plan::parse(std::string_view text) {
     if (t[0] == "bfs") nd.kind = step_kind::bfs;
     else if (t[0] == "dfs") nd.kind = step_kind::dfs;
     else throw fail("expected leaf, bfs or dfs, got '" + t[0] + "'");
-    if (t.size() < 5) throw fail("a step reads 'bfs|dfs m|n|k thread|cache SIZE[@T] SIZE[@T] ...'");
+    if (t.size() < 5) throw fail("a step reads 'bfs|dfs m|n|k rank|numa|thread|cache SIZE[@SHARES] SIZE[@SHARES] ...'");
     if (t[1] == "m") nd.cut = dim::m;
     else if (t[1] == "n") nd.cut = dim::n;
     else if (t[1] == "k") nd.cut = dim::k;
     else throw fail("dimension must be m, n or k, got '" + t[1] + "'");
-    if (t[2] == "thread") nd.where = level::thread;
-    else if (t[2] == "cache") nd.where = level::cache;
+    if (t[2] == "rank" && version >= 2) nd.where = level::rank;
     else if (t[2] == "numa") nd.where = level::numa;
-    else throw fail("level must be numa, thread or cache, got '" + t[2] + "'");
+    else if (t[2] == "thread") nd.where = level::thread;
+    else if (t[2] == "cache") nd.where = level::cache;
+    else throw fail("level must be rank, numa, thread or cache, got '" + t[2] + "'");
     for (std::size_t w = 3; w < t.size(); ++w) {
-      part pt;
-      pt.threads = 0;  // filled in below when the text gives no "@T"
-      std::string word = t[w];
-      if (auto colon = word.find(':'); colon != std::string::npos) {  // SIZE@T:D
-        const std::int64_t d = integer(word.substr(colon + 1), "a domain count");
-        if (d < 1 || d > threads) throw fail("a part's domain count must be in 1..threads");
-        pt.domains = int(d);
-        word.resize(colon);
-      }
-      auto atsign = word.find('@');
-      pt.size = integer(word.substr(0, atsign), "a part size");
-      if (atsign != std::string::npos) {
-        const std::int64_t share = integer(word.substr(atsign + 1), "a thread share");
-        if (share < 1 || share > threads) throw fail("a thread share must be in 1..threads");
-        pt.threads = int(share);
-      }
+      part pt = parse_part(t[w]);
+      if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads) != 0)
+        throw fail("a dfs part takes no share: it runs with the node's resources");
+      // A thread-level BFS part written without a share gets 1 thread.
+      if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0) pt.threads = 1;
       nd.parts.push_back(pt);
     }
     ++at;
     ++depth;
     for (std::size_t c = 0; c < nd.parts.size(); ++c) nd.children.push_back(parse_node());
     --depth;
-    nodes[index] = std::move(nd);
+    nodes[std::size_t(index)] = std::move(nd);
     return index;
   };
   parse_node();
   if (at < lines.size()) throw fail("text after the end of the tree");
-
-  // A DFS part written without "@T" runs with its node's threads; a BFS part without "@T"
-  // gets 1 thread. Thread budgets are known top-down, so fill them in before deriving.
-  std::function<void(int, int)> fill = [&](int i, int t) {
-    node& nd = nodes[i];
-    for (std::size_t c = 0; c < nd.parts.size(); ++c) {
-      if (nd.parts[c].threads == 0) nd.parts[c].threads = nd.kind == step_kind::dfs ? t : 1;
-      fill(nd.children[c], nd.parts[c].threads);
-    }
-  };
-  fill(0, std::max(threads, 1));
-  return plan(p, threads, std::move(nodes), domains);
+  if (version == 1) {
+    // Version 1 wrote a DFS part's threads ("@T", equal to its node's), and put a DFS that
+    // halves an edge above 2^31-1 at cache level even above thread steps. Version 2
+    // writes no share for DFS parts and calls that DFS a thread step.
+    std::function<bool(int, int)> upgrade = [&](int i, int t) {  // true: a non-cache step below
+      node& nd = nodes[std::size_t(i)];
+      bool outer_below = false;
+      for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+        part& pt = nd.parts[c];
+        if (nd.kind == step_kind::dfs) {
+          if (pt.threads != 0 && pt.threads != t)
+            throw plan_error("dfs parts run with the node's " + std::to_string(t) + " threads");
+          pt.threads = 0;
+        }
+        outer_below |= upgrade(nd.children[c], pt.threads > 0 ? pt.threads : t);
+      }
+      if (nd.kind == step_kind::dfs && nd.where == level::cache && outer_below) nd.where = level::thread;
+      return nd.kind != step_kind::leaf && (nd.where != level::cache || outer_below);
+    };
+    upgrade(0, root.threads);
+  }
+  return plan(p, root, std::move(nodes));
 }
 
 bool operator==(const plan& a, const plan& b) {
-  if (!(a.problem_ == b.problem_) || a.threads_ != b.threads_ || a.domains_ != b.domains_ ||
-      a.nodes_.empty() != b.nodes_.empty())
-    return false;
+  if (!(a.problem_ == b.problem_) || !(a.root_ == b.root_) || a.nodes_.empty() != b.nodes_.empty()) return false;
   std::function<bool(int, int)> same = [&](int i, int j) {
-    const node &x = a.nodes_[i], &y = b.nodes_[j];
+    const node &x = a.nodes_[std::size_t(i)], &y = b.nodes_[std::size_t(j)];
     if (x.kind != y.kind || x.parts != y.parts || x.children.size() != y.children.size()) return false;
     if (x.kind == step_kind::leaf) return x.backend == y.backend;
     if (x.cut != y.cut || x.where != y.where) return false;

@@ -3,7 +3,7 @@
 //
 // The rules, in order, at a node of shape m x n x k with t threads and B bytes of budget:
 //  1. A leaf dimension must fit a 32-bit BLAS int: a node with an edge above 2^31-1 is cut
-//     in half by a DFS step (level cache) first.
+//     in half by a DFS step (level thread: it runs its halves with all the node's threads).
 //  2. t >= 2 (parallel budget left): cut the largest edge (ties: n, then m, then k) by a
 //     BFS step into two parts with thread shares floor(t/2) and ceil(t/2), the edge split
 //     in proportion to the shares. A BFS on k needs one m x n temporary C'; when it does
@@ -19,11 +19,13 @@
 //     accumulates into C, so no temporary. Edges of 16 or less are not cut further.
 //  5. Otherwise: a leaf, computed by the backend the context picks for its shape.
 // Above all of these, with D >= 2 NUMA domains in the context's topology (and at least D
-// threads), the first steps are numa-level BFS cuts that halve the set of domains: the
-// thread shares follow the cores of each half and the edge is split in proportion, so
-// each domain gets work in proportion to its cores. Example: 4 domains of 4 cores and 16
-// threads cut 2:2 (8 and 8 threads), then each half 1:1 (4 and 4); a 3-domain machine
-// with 4, 4 and 8 cores cuts 1:2 (4 and 12 threads), then 1:1 (4 and 8).
+// threads), the first steps are numa-level BFS cuts of the set of domains: into halves,
+// except a k-cut over 3 domains, which is cut 1:1:1 in one step (flat_k_cut: the partial
+// products are then reduced in one pass). Thread shares follow the cores of each part and
+// the edge is split in proportion, so each domain gets work in proportion to its cores.
+// Example: 4 domains of 4 cores and 16 threads cut 2:2 (8 and 8 threads), then each half
+// 1:1 (4 and 4); a 3-domain machine with 4, 2 and 4 cores and 10 threads cuts k 4:2:4.
+// Binary halving stays the rule at the thread level: it has not been measured otherwise.
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
@@ -36,6 +38,8 @@
 #include <cctype>
 #include <climits>
 #include <limits>
+#include <numeric>
+#include <vector>
 
 namespace prism {
 
@@ -72,6 +76,47 @@ std::int64_t first_part(std::int64_t ext, int share, int total, std::int64_t a) 
   return std::clamp<std::int64_t>(s, 1, ext - 1);
 }
 
+// Sizes of the parts of an edge `ext` shared out in the ratio of `shares`: boundary c sits
+// where first_part puts the first of two parts holding shares[0..c) of the total, so a
+// two-part split is exactly first_part's. Example: ext = 3000 (k), shares 4:2:4, a = 256:
+// boundaries at 1200 -> 1280 (off 80 <= 93.75) and 1800 -> 1792, sizes 1280, 512, 1208.
+// A part can come out empty when ext is short; callers check.
+std::vector<std::int64_t> split(std::int64_t ext, const std::vector<int>& shares, std::int64_t a) {
+  const int total = std::accumulate(shares.begin(), shares.end(), 0);
+  std::vector<std::int64_t> sizes;
+  std::int64_t prev = 0;
+  int cum = 0;
+  for (std::size_t c = 0; c + 1 < shares.size(); ++c) {
+    cum += shares[c];
+    const std::int64_t boundary = std::max(prev, first_part(ext, cum, total, a));
+    sizes.push_back(boundary - prev);
+    prev = boundary;
+  }
+  sizes.push_back(ext - prev);
+  return sizes;
+}
+
+// The cost of reducing the partial products of a k-cut over D NUMA domains, on its
+// critical path: remote reads of one m x n block, then reduction passes. A flat cut into
+// D parts has C's owner read the D - 1 others' C' in one pass; halving reduces each half
+// first (in parallel), then reads the other half's C' once. Halving wins from 4 domains
+// on (2 remote reads against 3); at 3 domains both read 2 remotely and the flat cut
+// saves one pass, so 3 domains are cut 1:1:1. 2 domains cut 1:1 either way.
+struct reduction_cost {
+  int remote = 0, passes = 0;
+  auto operator<=>(const reduction_cost&) const = default;
+};
+reduction_cost halving_cost(int domains);
+reduction_cost flat_cost(int domains) { return {domains - 1, 1}; }
+reduction_cost best_cost(int domains) {
+  return domains == 1 ? reduction_cost{} : std::min(halving_cost(domains), flat_cost(domains));
+}
+reduction_cost halving_cost(int domains) {
+  const reduction_cost worse = std::max(best_cost(domains / 2), best_cost(domains - domains / 2));
+  return {worse.remote + 1, worse.passes + 1};
+}
+bool flat_k_cut(int domains) { return domains > 2 && flat_cost(domains) < halving_cost(domains); }
+
 struct too_small {};  // a numa-level cut found an edge shorter than its domain count
 
 struct planner {
@@ -79,7 +124,7 @@ struct planner {
   scalar_type type;
   std::vector<node> nodes;
 
-  double flops(std::int64_t m, std::int64_t n, std::int64_t k) const { return gemm_flops(type, m, n, k); }
+  double flops(const box& b) const { return gemm_flops(type, b.m, b.n, b.k); }
   // Bytes of an m x n temporary; SIZE_MAX (never fits) when the product overflows.
   std::size_t temp_bytes(std::int64_t m, std::int64_t n) const { return detail::temp_bytes(m, n, element_size(type)); }
   static std::size_t share_of(std::size_t budget, int share, int total) {
@@ -88,144 +133,141 @@ struct planner {
   }
   // The largest edge; on ties n before m before k (n and m cuts need no temporary, and an
   // n cut keeps each half of a column-major C contiguous). Without k cuts, k never wins.
-  dim largest(std::int64_t m, std::int64_t n, std::int64_t k) const {
-    if (!ctx.k_cuts()) k = 0;
-    if (n >= m && n >= k) return dim::n;
-    if (m >= k) return dim::m;
+  dim largest(const box& b) const {
+    const std::int64_t k = ctx.k_cuts() ? b.k : 0;
+    if (b.n >= b.m && b.n >= k) return dim::n;
+    if (b.m >= k) return dim::m;
     return dim::k;
   }
 
-  int leaf(std::int64_t m, std::int64_t n, std::int64_t k) {
+  int leaf(const box& b) {
     node nd;
     nd.kind = step_kind::leaf;
-    nd.backend = detail::choose_leaf(ctx.leaf(), type, m, n, k);
+    nd.backend = detail::choose_leaf(ctx.leaf(), type, b.m, b.n, b.k);
     nodes.push_back(nd);
     return int(nodes.size()) - 1;
   }
 
-  // A two-part cut of edge d; shares t1 and t2 (for DFS both equal the node's t).
-  int cut(step_kind kind, level where, dim d, std::int64_t m, std::int64_t n, std::int64_t k,
-          int t1, int t2, int extra, std::size_t b1, std::size_t b2) {
-    const std::int64_t ext = extent(d, m, n, k);
-    const int share = kind == step_kind::dfs ? 1 : t1, total = kind == step_kind::dfs ? 2 : t1 + t2;
-    const std::int64_t s = first_part(ext, share, total, alignment(d, type, ext));
+  // Adds a step cutting b's edge d into `parts`, then plans each child with
+  // plan_child(child_step) (for_each_child gives its shape and resources).
+  template <class F>
+  int add_step(step_kind kind, level where, dim d, std::vector<part> parts, const box& b, const resources& r,
+               F&& plan_child) {
     const int index = int(nodes.size());
     nodes.emplace_back();
     node nd;
     nd.kind = kind;
     nd.cut = d;
     nd.where = where;
-    nd.parts = {part{s, t1}, part{ext - s, t2}};
-    auto sub = [&](std::int64_t size, int t, std::size_t b) {
-      std::int64_t cm = m, cn = n, ck = k;
-      (d == dim::m ? cm : d == dim::n ? cn : ck) = size;
-      return build(cm, cn, ck, t, extra, b);
-    };
-    nd.children.push_back(sub(s, t1, b1));
-    nd.children.push_back(sub(ext - s, t2, b2));
-    nodes[index] = std::move(nd);
+    nd.parts = std::move(parts);
+    for_each_child(nd, b, r, [&](const child_step& ch) { nd.children.push_back(plan_child(ch)); });
+    nodes[std::size_t(index)] = std::move(nd);
     return index;
   }
 
-  // A numa-level cut of domains [d0, d0 + dc) with t threads (see the file comment).
-  int numa(std::int64_t m, std::int64_t n, std::int64_t k, int t, int d0, int dc, std::size_t budget) {
-    if (dc == 1) return build(m, n, k, t, ctx.extra_depth(), budget);
+  // A two-part thread- or cache-level cut of edge d; BFS thread shares t1 and t2 (a DFS
+  // part runs with the node's threads), memory budgets b1 and b2.
+  int cut(step_kind kind, level where, dim d, const box& b, const resources& r, int t1, int t2, int extra,
+          std::size_t b1, std::size_t b2) {
+    const std::int64_t ext = extent(d, b.m, b.n, b.k);
+    const bool bfs = kind == step_kind::bfs;
+    const std::vector<std::int64_t> sizes = split(ext, bfs ? std::vector<int>{t1, t2} : std::vector<int>{1, 1}, alignment(d, type, ext));
+    std::vector<part> parts = {part{sizes[0], 0, 0, bfs ? t1 : 0}, part{sizes[1], 0, 0, bfs ? t2 : 0}};
+    return add_step(kind, where, d, std::move(parts), b, r,
+                    [&](const child_step& ch) { return build(ch.shape, ch.owns, extra, ch.part == 0 ? b1 : b2); });
+  }
+
+  // A numa-level cut of the node's domains (see the file comment): into halves, or into
+  // one part per domain where that reduces k-cut temporaries faster (flat_k_cut).
+  int numa(const box& b, const resources& r, std::size_t budget) {
+    const int dc = r.domains.count, d0 = r.domains.first, t = r.threads;
+    if (dc == 1) return build(b, r, ctx.extra_depth(), budget);
+    dim d = largest(b);
+    const std::size_t temp = temp_bytes(b.m, b.n);
+    const bool temp_fits = temp != no_cap && temp <= budget;
+    const bool flat = d == dim::k && flat_k_cut(dc) && temp_fits && temp <= budget / std::size_t(dc - 1);
+    if (d == dim::k && !temp_fits) d = b.n >= b.m ? dim::n : dim::m;  // no room for C': cut the larger of m, n
+    const int f = flat ? dc : 2;
+    std::vector<int> domains = flat ? std::vector<int>(std::size_t(dc), 1) : std::vector<int>{dc / 2, dc - dc / 2};
+    // Thread shares follow cores: boundary c at the cores before it, at least one thread
+    // per domain on either side. E.g. 10 threads over domains of 4, 2, 4 cores: 4, 2, 4.
     const auto& doms = ctx.machine().domains();
-    const int d1 = dc / 2, d2 = dc - d1;
-    long cores1 = 0, cores_all = 0;
-    for (int d = d0; d < d0 + dc; ++d) {
-      cores_all += doms[std::size_t(d)].cores;
-      if (d < d0 + d1) cores1 += doms[std::size_t(d)].cores;
+    long cores_all = 0;
+    for (int x = d0; x < d0 + dc; ++x) cores_all += doms[std::size_t(x)].cores;
+    std::vector<int> threads;
+    long cores_before = 0;
+    int domains_before = 0, prev = 0;
+    for (int c = 0; c < f; ++c) {
+      for (int x = 0; x < domains[std::size_t(c)]; ++x) cores_before += doms[std::size_t(d0 + domains_before + x)].cores;
+      domains_before += domains[std::size_t(c)];
+      const int boundary = c + 1 == f ? t
+                                      : std::clamp(int(std::llround(double(t) * double(cores_before) / double(cores_all))),
+                                                   std::max(prev + domains[std::size_t(c)], domains_before), t - (dc - domains_before));
+      threads.push_back(boundary - prev);
+      prev = boundary;
     }
-    const int t1 = std::clamp(int(std::llround(double(t) * double(cores1) / double(cores_all))), d1, t - d2);
-    const int t2 = t - t1;
-    dim d = largest(m, n, k);
-    std::size_t b1 = share_of(budget, t1, t), b2 = share_of(budget, t2, t);
-    if (d == dim::k) {
-      const std::size_t temp = temp_bytes(m, n);
-      if (temp != no_cap && temp <= budget) {
-        const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
-        b1 = share_of(rest, t1, t), b2 = share_of(rest, t2, t);
-      } else {
-        d = n >= m ? dim::n : dim::m;  // no room for C': cut the larger of m, n instead
-      }
-    }
-    const std::int64_t ext = extent(d, m, n, k);
+    const std::int64_t ext = extent(d, b.m, b.n, b.k);
     if (ext < dc) throw too_small{};
-    const std::int64_t s = first_part(ext, t1, t, alignment(d, type, ext));
-    if (s < d1 || ext - s < d2) throw too_small{};
-    const int index = int(nodes.size());
-    nodes.emplace_back();
-    node nd;
-    nd.kind = step_kind::bfs;
-    nd.cut = d;
-    nd.where = level::numa;
-    nd.parts = {part{s, t1, d1}, part{ext - s, t2, d2}};
-    auto sub = [&](std::int64_t size, int tt, int first, int count, std::size_t b) {
-      std::int64_t cm = m, cn = n, ck = k;
-      (d == dim::m ? cm : d == dim::n ? cn : ck) = size;
-      return numa(cm, cn, ck, tt, first, count, b);
-    };
-    nd.children.push_back(sub(s, t1, d0, d1, b1));
-    nd.children.push_back(sub(ext - s, t2, d0 + d1, d2, b2));
-    nodes[index] = std::move(nd);
-    return index;
+    const std::vector<std::int64_t> sizes = split(ext, threads, alignment(d, type, ext));
+    std::vector<part> parts;
+    for (int c = 0; c < f; ++c) {
+      if (sizes[std::size_t(c)] < domains[std::size_t(c)]) throw too_small{};
+      parts.push_back(part{sizes[std::size_t(c)], 0, domains[std::size_t(c)], threads[std::size_t(c)]});
+    }
+    const std::size_t rest = d != dim::k || budget == no_cap ? budget : budget - std::size_t(f - 1) * temp;
+    return add_step(step_kind::bfs, level::numa, d, std::move(parts), b, r, [&](const child_step& ch) {
+      return numa(ch.shape, ch.owns, share_of(rest, ch.owns.threads, t));
+    });
   }
 
-  int build(std::int64_t m, std::int64_t n, std::int64_t k, int t, int extra, std::size_t budget) {
-    // Rule 1: 32-bit leaf range.
-    if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {  // the longest edge, k included (a DFS needs no C')
-      const dim d = n >= m && n >= k ? dim::n : m >= k ? dim::m : dim::k;
-      return cut(step_kind::dfs, level::cache, d, m, n, k, t, t, extra, budget, budget);
+  int build(const box& b, const resources& r, int extra, std::size_t budget) {
+    const int t = r.threads;
+    // Rule 1: 32-bit leaf range. The longest edge, k included (a DFS needs no C').
+    if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) {
+      const dim d = b.n >= b.m && b.n >= b.k ? dim::n : b.m >= b.k ? dim::m : dim::k;
+      return cut(step_kind::dfs, level::thread, d, b, r, t, t, extra, budget, budget);
     }
-    const dim d = largest(m, n, k);
-    if (extent(d, m, n, k) < 2) return leaf(m, n, k);
-    const dim wide = n >= m ? dim::n : dim::m;  // the larger of m and n
-    const std::int64_t wide_ext = extent(wide, m, n, k);
+    const dim d = largest(b);
+    if (extent(d, b.m, b.n, b.k) < 2) return leaf(b);
+    const dim wide = b.n >= b.m ? dim::n : dim::m;  // the larger of m and n
+    const std::int64_t wide_ext = extent(wide, b.m, b.n, b.k);
 
     if (t >= 2) {  // Rule 2
       const int t1 = t / 2, t2 = t - t1;
       if (d != dim::k)
-        return cut(step_kind::bfs, level::thread, d, m, n, k, t1, t2, extra,
-                   share_of(budget, t1, t), share_of(budget, t2, t));
-      const std::size_t temp = temp_bytes(m, n);
+        return cut(step_kind::bfs, level::thread, d, b, r, t1, t2, extra, share_of(budget, t1, t), share_of(budget, t2, t));
+      const std::size_t temp = temp_bytes(b.m, b.n);
       if (temp != no_cap && temp <= budget) {
         const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
-        return cut(step_kind::bfs, level::thread, dim::k, m, n, k, t1, t2, extra,
-                   share_of(rest, t1, t), share_of(rest, t2, t));
+        return cut(step_kind::bfs, level::thread, dim::k, b, r, t1, t2, extra, share_of(rest, t1, t), share_of(rest, t2, t));
       }
       if (wide_ext >= 2) {
         const std::int64_t half = (wide_ext + 1) / 2;
-        const std::size_t half_temp = wide == dim::n ? temp_bytes(m, half) : temp_bytes(half, n);
+        const std::size_t half_temp = wide == dim::n ? temp_bytes(b.m, half) : temp_bytes(half, b.n);
         if (half_temp != no_cap && half_temp <= budget)
-          return cut(step_kind::dfs, level::thread, wide, m, n, k, t, t, extra, budget, budget);
-        return cut(step_kind::bfs, level::thread, wide, m, n, k, t1, t2, extra,
-                   share_of(budget, t1, t), share_of(budget, t2, t));
+          return cut(step_kind::dfs, level::thread, wide, b, r, t, t, extra, budget, budget);
+        return cut(step_kind::bfs, level::thread, wide, b, r, t1, t2, extra, share_of(budget, t1, t), share_of(budget, t2, t));
       }
-      return leaf(m, n, k);
+      return leaf(b);
     }
 
-    if (extra > 0 && flops(m, n, k) >= 2 * ctx.min_leaf_flops()) {  // Rule 3
-      if (d != dim::k)
-        return cut(step_kind::bfs, level::thread, d, m, n, k, 1, 1, extra - 1,
-                   share_of(budget, 1, 2), share_of(budget, 1, 2));
-      const std::size_t temp = temp_bytes(m, n);
+    if (extra > 0 && flops(b) >= 2 * ctx.min_leaf_flops()) {  // Rule 3
+      const std::size_t half = share_of(budget, 1, 2);
+      if (d != dim::k) return cut(step_kind::bfs, level::thread, d, b, r, 1, 1, extra - 1, half, half);
+      const std::size_t temp = temp_bytes(b.m, b.n);
       if (temp != no_cap && temp <= budget) {
-        const std::size_t rest = budget == no_cap ? no_cap : budget - temp;
-        return cut(step_kind::bfs, level::thread, dim::k, m, n, k, 1, 1, extra - 1,
-                   share_of(rest, 1, 2), share_of(rest, 1, 2));
+        const std::size_t rest = budget == no_cap ? no_cap : share_of(budget - temp, 1, 2);
+        return cut(step_kind::bfs, level::thread, dim::k, b, r, 1, 1, extra - 1, rest, rest);
       }
-      if (wide_ext >= 2)
-        return cut(step_kind::bfs, level::thread, wide, m, n, k, 1, 1, extra - 1,
-                   share_of(budget, 1, 2), share_of(budget, 1, 2));
+      if (wide_ext >= 2) return cut(step_kind::bfs, level::thread, wide, b, r, 1, 1, extra - 1, half, half);
     }
     if (const std::size_t limit = cache_bytes(); limit > 0) {  // Rule 4
-      const double working = double(element_size(type)) * (double(m) * double(k) + double(k) * double(n) + double(m) * double(n));
-      const dim d = n >= m && n >= k ? dim::n : m >= k ? dim::m : dim::k;
-      if (working > double(limit) && extent(d, m, n, k) > 16)
-        return cut(step_kind::dfs, level::cache, d, m, n, k, 1, 1, 0, budget, budget);
+      const double working = double(element_size(type)) * (double(b.m) * double(b.k) + double(b.k) * double(b.n) + double(b.m) * double(b.n));
+      const dim longest = b.n >= b.m && b.n >= b.k ? dim::n : b.m >= b.k ? dim::m : dim::k;
+      if (working > double(limit) && extent(longest, b.m, b.n, b.k) > 16)
+        return cut(step_kind::dfs, level::cache, longest, b, r, 1, 1, 0, budget, budget);
     }
-    return leaf(m, n, k);  // Rule 5
+    return leaf(b);  // Rule 5
   }
 
   // One thread's share of a cache of the context's cache level: its size divided by the
@@ -253,23 +295,27 @@ plan make_plan(const problem& p0, const context& ctx) {
   p.transb = normalise_trans(p.transb);
   if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
   planner pl{ctx, p.type, {}};
+  const box whole{p.m, p.n, p.k, 0, 0, 0};
+  resources root{span{0, 1}, span{0, 1}, ctx.threads()};
   if (p.m == 0 || p.n == 0 || p.k == 0) {
-    pl.leaf(p.m, p.n, p.k);
-    return plan(p, ctx.threads(), std::move(pl.nodes));
+    pl.leaf(whole);
+    return plan(p, root, std::move(pl.nodes));
   }
   // NUMA domains used: those of the topology, but never more than the threads (each domain
   // needs one). A problem too small to give every domain a piece is planned on one.
   const int domains = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());
   if (domains >= 2 && !(p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)) {
     try {
-      pl.numa(p.m, p.n, p.k, ctx.threads(), 0, domains, ctx.max_memory());
-      return plan(p, ctx.threads(), std::move(pl.nodes), domains);
+      resources spread = root;
+      spread.domains.count = domains;
+      pl.numa(whole, spread, ctx.max_memory());
+      return plan(p, spread, std::move(pl.nodes));
     } catch (const too_small&) {
       pl.nodes.clear();
     }
   }
-  pl.build(p.m, p.n, p.k, ctx.threads(), ctx.extra_depth(), ctx.max_memory());
-  return plan(p, ctx.threads(), std::move(pl.nodes));
+  pl.build(whole, root, ctx.extra_depth(), ctx.max_memory());
+  return plan(p, root, std::move(pl.nodes));
 }
 
 }  // namespace prism
