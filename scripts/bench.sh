@@ -6,6 +6,8 @@
 #   bash scripts/bench.sh              quick set (a few minutes on 2 cores)
 #   bash scripts/bench.sh full         the full shape set of the README (much longer)
 #   bash scripts/bench.sh dropin       the drop-in libprism_blas vs prism and its backend
+#   bash scripts/bench.sh dropin-cubes the dropin set's cubes <= 128 again: prism_blas and
+#                                      openblas only, 15 repetitions in random interleaved order
 #   PRISM_BENCH_REPS=7 bash scripts/bench.sh
 #   PRISM_BENCH_MIN_TIME=0.3 bash scripts/bench.sh dropin   (seconds per repetition)
 #
@@ -14,6 +16,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 set_name=${1:-quick}
 reps=${PRISM_BENCH_REPS:-5}
+set_args=(--set="$set_name")
+what="set '${set_name}', best of ${reps}"
+if [ "$set_name" = dropin-cubes ]; then  # README "Use prism without changing your code"
+  reps=${PRISM_BENCH_REPS:-15}
+  set_args=(--shapes=16x16x16,32x32x32,64x64x64,96x96x96,128x128x128 --type=both
+            --impls=prism_blas,openblas --no-fma --min-time=0.2 --benchmark_enable_random_interleaving=true)
+  what="cubes <= 128, prism_blas and openblas only, ${reps} repetitions each in random interleaved order (--benchmark_enable_random_interleaving), best kept"
+fi
 bash scripts/install-deps.sh
 build=${PRISM_BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_TESTS=ON -DPRISM_WITH_BENCH=ON > /dev/null
@@ -25,10 +35,10 @@ cpu=$(grep -m1 -E 'model name|^Model|^CPU part' /proc/cpuinfo | cut -d: -f2 | se
 machine="${cpu:-$(uname -m)}, $(nproc) cores"
 extra=()
 [ -n "${PRISM_BENCH_MIN_TIME:-}" ] && extra+=(--min-time="$PRISM_BENCH_MIN_TIME")
-"$build"/bench/prism_bench --set="$set_name" --reps="$reps" "${extra[@]}" \
+"$build"/bench/prism_bench "${set_args[@]}" --reps="$reps" "${extra[@]}" \
   --benchmark_out="$out.json" --benchmark_out_format=json > "$out.log"
 py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib
 "$py" bench/report.py "$out.json" --md "$out.md" --png "$out.png" \
-  --caption "Machine: ${machine}. Run: ${stamp} (UTC), set '${set_name}', best of ${reps}."
+  --caption "Machine: ${machine}. Run: ${stamp} (UTC), ${what}."
 echo
 echo "bench.sh: table $out.md, plot $out.png, raw $out.json"

@@ -10,6 +10,7 @@ prefix=${1:?usage: readme-figures.sh bench/results/<set>-<date>}
 [ -f "$prefix.md" ] && [ -f "$prefix.png" ] || { echo "readme-figures: $prefix.md/.png not found" >&2; exit 1; }
 tag=bench png=docs/bench.png alt="prism vs OpenBLAS and BLIS"
 case "$(basename "$prefix")" in
+  dropin-cubes-*) echo "readme-figures: $prefix has no README block (the README's cubes table quotes it)" >&2; exit 1 ;;
   dropin-*) tag=dropin png=docs/bench-dropin.png alt="libprism_blas (drop-in) vs prism and its backend" ;;
 esac
 mkdir -p docs
