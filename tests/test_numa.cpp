@@ -110,11 +110,11 @@ TEST_CASE("predicted cross-domain traffic matches a hand-computed case") {
   REQUIRE(p.domains() == 4);
   const double c = 64 * 64 * 8;  // one C' = 32768 bytes
   // Placement helper: A and B slabs and C blocks are local; only the three C' reductions
-  // cross: domain 0 reads domain 1's C' and half of the {2,3} C'; domain 1 the other half;
-  // domain 2 reads domain 3's.
+  // cross, each read by the first domain of C's owner (where the executor reduces):
+  // domain 2 reads domain 3's C', then domain 0 reads domain 1's and domain 2's.
   const traffic_report helper = predict_traffic(p, placement::prism);
-  CHECK(helper.remote_bytes[0] == doctest::Approx(c + c / 2));
-  CHECK(helper.remote_bytes[1] == doctest::Approx(c / 2));
+  CHECK(helper.remote_bytes[0] == doctest::Approx(2 * c));
+  CHECK(helper.remote_bytes[1] == doctest::Approx(0));
   CHECK(helper.remote_bytes[2] == doctest::Approx(c));
   CHECK(helper.remote_bytes[3] == doctest::Approx(0));
   // Interleaved: 3/4 of every slab a domain reads is remote. A slab of A plus one of B is
@@ -406,4 +406,36 @@ TEST_CASE("placed_matrix keeps its topology alive: destroying the context first 
   for (std::int64_t i = 0; i < A->rows() * A->cols(); ++i) A->data()[i] = 1.0;
   CHECK(A->data()[A->rows() * A->cols() - 1] == 1.0);
   A.reset();  // frees through the topology the matrix kept
+  // A plan for more domains than the context's machine is refused, as execute() does.
+  context one;
+  one.set_machine(topology::synthetic("numa:1 core:2 pu:1", true)).set_threads(2);
+  CHECK_THROWS_AS(placed_matrix<double>(p, operand::a, one), plan_error);
+}
+
+TEST_CASE("a flat numa cut that cannot give every domain a piece falls back to halving, not to one domain") {
+  // k = 3 over 3 domains of 1, 1 and 8 cores: a 1:1:1 cut in proportion to 1:1:8 threads
+  // leaves the middle part no k; halving (1 domain : 2 domains) still places every domain.
+  hwloc_topology_t t;
+  REQUIRE(hwloc_topology_init(&t) == 0);
+  REQUIRE(hwloc_topology_set_synthetic(t, "numa:3 core:8 pu:1") == 0);
+  REQUIRE(hwloc_topology_load(t) == 0);
+  hwloc_bitmap_t keep = hwloc_bitmap_alloc();
+  for (unsigned pu : {0u, 8u, 16u, 17u, 18u, 19u, 20u, 21u, 22u, 23u}) hwloc_bitmap_set(keep, pu);
+  REQUIRE(hwloc_topology_restrict(t, keep, 0) == 0);
+  char path[] = "/tmp/prism-skewed-XXXXXX.xml";
+  const int fd = mkstemps(path, 4);
+  REQUIRE(fd >= 0);
+  close(fd);
+  REQUIRE(hwloc_topology_export_xml(t, path, 0) == 0);
+  hwloc_bitmap_free(keep);
+  hwloc_topology_destroy(t);
+  const topology skewed = topology::xml(path);
+  std::remove(path);
+  REQUIRE(skewed.domains().size() == 3);
+  context ctx;
+  ctx.set_machine(skewed).set_threads(10).set_cache_level(0);
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 1, 1, 3}, ctx);
+  INFO(p.to_string());
+  CHECK(p.domains() == 3);
+  CHECK(p.nodes()[0].parts.size() == 2);
 }

@@ -254,6 +254,16 @@ TEST_CASE("version 2 text: shares with units, f-part cuts, and version 1 texts s
   CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@1t,1t 20@2t\n leaf\n leaf\n"), plan_error);
   CHECK_THROWS_AS(plan::parse(std::string(head) + "dfs m thread 10@3t 20@3t\n leaf\n leaf\n"), plan_error);
   CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@1r 20@2r\n leaf\n leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@ 20@2t\n leaf\n leaf\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10 20@2t\n leaf\n leaf\n"), plan_error);  // v2 names it
+  // The old 32-bit DFS, written at cache level by version 1 even with one thread, reads
+  // back as the thread-level step make_plan writes now.
+  const problem huge{scalar_type::d, 'N', 'N', 4, 4, 3000000000LL};
+  const plan now = make_plan(huge, with_threads(1));
+  std::string old_text = now.to_string();
+  old_text.replace(0, 12, "prism-plan 1");
+  old_text.replace(old_text.find("dfs k thread"), 12, "dfs k cache ");
+  CHECK(plan::parse(old_text) == now);
 }
 
 TEST_CASE("levels: outer before inner on every path, and a node spanning ranks or domains divides them") {

@@ -34,8 +34,10 @@
 
 namespace prism {
 
-class context;                     // prism/context.hpp: planning takes one, a plan does not
-const context& default_context();  // the process-wide default (prism/context.hpp)
+class context;  // prism/context.hpp: planning takes one, a plan does not
+/// The process-wide default context; declared in prism/context.hpp, repeated here for
+/// make_plan's default argument.
+const context& default_context();
 
 /// How a node's parts run: leaf (no cut), bfs (parts concurrently), dfs (one after another).
 enum class step_kind : std::uint8_t { leaf, bfs, dfs };
@@ -112,8 +114,8 @@ struct child_step {
 
 /// Calls f(child_step) for each part of `nd`, a node whose sub-prism is `b` on resources
 /// `r`. The one place where part sizes become child offsets and shares become child
-/// resources; the planner, the plan's derivation, the executor, traffic and placement all
-/// walk the tree through it. Example: a bfs numa k-cut of box {64, 64, 3000, 0, 0, 0} on
+/// resources: the planner builds children through it, the plan derives every node's
+/// shape and owns with it, and the executor, traffic and placement read those. Example: a bfs numa k-cut of box {64, 64, 3000, 0, 0, 0} on
 /// domains [0, 3) with parts 1000@1d,2t 2000@2d,4t yields k-range [0, 1000) on domain 0
 /// with 2 threads, then [1000, 3000) on domains [1, 3) with 4 threads.
 template <class F>

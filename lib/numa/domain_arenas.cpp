@@ -1,6 +1,8 @@
 // lib/numa/domain_arenas.cpp — per-domain arenas and the observer that binds their threads.
 #include "domain_arenas.hpp"
 
+#include <prism/error.hpp>
+
 #include <hwloc.h>
 
 #include <oneapi/tbb/task_scheduler_observer.h>
@@ -34,6 +36,13 @@ thread_local int saved_depth = 0;
 }  // namespace
 
 int current_domain() { return this_thread_domain; }
+
+void check_domains(const plan& p, const topology& t) {
+  const int domains = int(t.domains().size());
+  if (p.domains() > domains)
+    throw plan_error("plan spans " + std::to_string(p.domains()) + " NUMA domains, the context's machine (" + t.source() +
+                     ") has " + std::to_string(domains));
+}
 void set_leaf_hook(leaf_hook hook) { installed_hook.store(hook); }
 leaf_hook get_leaf_hook() { return installed_hook.load(std::memory_order_relaxed); }
 void set_reduce_hook(leaf_hook hook) { installed_reduce_hook.store(hook); }

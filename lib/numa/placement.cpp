@@ -3,6 +3,8 @@
 #include <prism/error.hpp>
 #include <prism/placement.hpp>
 
+#include "domain_arenas.hpp"
+
 #include <hwloc.h>
 #include <unistd.h>
 
@@ -55,6 +57,7 @@ template <scalar T>
 placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx) {
   const problem& pr = p.problem();
   if (pr.type != scalar_type_of<T>()) throw plan_error("placed_matrix: the plan is for another type");
+  detail::check_domains(p, ctx.machine());
   const bool transposed = which == operand::a ? pr.transa != 'N' : which == operand::b ? pr.transb != 'N' : false;
   std::int64_t r = which == operand::b ? pr.k : pr.m, c = which == operand::a ? pr.k : pr.n;
   if (transposed) std::swap(r, c);

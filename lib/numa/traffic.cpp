@@ -16,8 +16,9 @@ double traffic_report::local_total() const { return std::accumulate(local_bytes.
 // domains (interleaved). Worked example, 64 x 64 x K doubles on 4 domains, prism
 // placement, k cut 2:2 then 1:1: every domain's A and B slabs are its own, C blocks too
 // (the first part owns C, the others write a local C'); the only remote reads are the
-// three 32768-byte C' reductions: domain 0 reads domain 1's and half of {2,3}'s, domain 2
-// reads domain 3's, domain 1 reads the other half: 49152, 16384, 32768, 0 bytes.
+// three 32768-byte C' reductions, each by the first domain of the part that owns C, as
+// the executor runs them: domain 2 reads domain 3's C' into its own, then domain 0 reads
+// domain 1's and domain 2's: 65536, 0, 32768, 0 bytes.
 traffic_report predict_traffic(const plan& p, placement where) {
   if (p.ranks() > 1) throw plan_error("predict_traffic: cross-domain traffic is per rank; this plan spans ranks");
   const int D = p.domains();
@@ -59,11 +60,8 @@ traffic_report predict_traffic(const plan& p, placement where) {
         cc = mine;  // a temporary C' is always allocated where it is computed
       }
       walk(nd.children[c_i], ca, cb, cc);
-      if (temporaries && c_i > 0) {
-        // The owners of C read this part's C' for the reduction, split evenly among them.
-        const double bytes = elem * double(x.m) * double(x.n);
-        for (int d = owner.first; d < owner.first + owner.count; ++d) read(d, bytes / owner.count, mine);
-      }
+      if (temporaries && c_i > 0)  // C's owner reduces this part's C' in its first domain (numa_runner)
+        read(owner.first, elem * double(x.m) * double(x.n), mine);
     }
   };
   const span all{0, D};

@@ -37,11 +37,10 @@ class thread_runner final : public step_runner<T> {
   void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const override {
     if (nd.kind == step_kind::dfs) return ex.run_in_sequence(nd, ws, out, beta);
     const bool k_cut = nd.cut == dim::k;
-    const std::size_t stride = temp_bytes(nd.shape.m, nd.shape.n, sizeof(T));  // the plan's layout (derive)
     std::vector<T*> temps;
     if (k_cut)
       for (std::size_t c = 1; c < nd.parts.size(); ++c)
-        temps.push_back(reinterpret_cast<T*>(ws.at(nd.workspace_offset) + (c - 1) * stride));
+        temps.push_back(reinterpret_cast<T*>(ws.at(nd.workspace_offset + temp_offset(nd, c, sizeof(T)))));
     oneapi::tbb::task_group group;
     for (std::size_t c = 1; c < nd.parts.size(); ++c) {
       const int child = nd.children[c];
@@ -190,10 +189,7 @@ void check_fits(const plan& p, const context& ctx, bool have_rank_runner) {
   if (p.ranks() > 1 && !have_rank_runner)
     throw plan_error("plan spans " + std::to_string(p.ranks()) +
                      " MPI ranks; it runs through the MPI level, not prism::execute");
-  const int domains = int(ctx.machine().domains().size());
-  if (p.domains() > domains)
-    throw plan_error("plan spans " + std::to_string(p.domains()) + " NUMA domains, the context's machine (" +
-                     ctx.machine().source() + ") has " + std::to_string(domains));
+  check_domains(p, ctx.machine());
   if (p.threads() > ctx.threads())
     throw plan_error("plan needs " + std::to_string(p.threads()) + " threads, the context allows " +
                      std::to_string(ctx.threads()));

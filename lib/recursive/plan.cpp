@@ -30,7 +30,7 @@ namespace {
 
 constexpr int max_depth = 256;  // deeper plans are rejected (recursion limits)
 constexpr int max_resources = 1 << 20;  // ranks, domains or threads a text may name
-using detail::temp_bytes;
+using detail::node_temp_bytes;
 
 // a + b, saturating at SIZE_MAX.
 std::size_t add_sat(std::size_t a, std::size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
@@ -42,17 +42,6 @@ std::string shape_text(const box& b) {
 std::string range_text(const char* one, const char* many, const span& s) {
   if (s.count == 1) return std::string(one) + " " + std::to_string(s.first);
   return std::string(many) + " " + std::to_string(s.first) + "-" + std::to_string(s.first + s.count - 1);
-}
-
-// Bytes of the temporaries a node allocates itself: f - 1 partial products C' of its
-// m x n block for a k-cut BFS at numa or thread level (parts 1.., part 0 writes C); one for
-// a rank-level k-cut, since each rank runs one part and holds its own partial block.
-std::size_t own_temp_bytes(const node& nd, std::size_t elem) {
-  if (nd.kind != step_kind::bfs || nd.cut != dim::k) return 0;
-  const std::size_t t = temp_bytes(nd.shape.m, nd.shape.n, elem);
-  if (nd.where == level::rank) return t;
-  if (t == SIZE_MAX || t > SIZE_MAX / nd.parts.size()) return SIZE_MAX;
-  return (nd.parts.size() - 1) * t;
 }
 
 // Whether the children of a step run on disjoint resources at once, each needing its own
@@ -168,7 +157,7 @@ void plan::derive() {
           const std::size_t child_ws = nodes_[std::size_t(ch.node)].workspace_bytes;
           ws = children_side_by_side(nd) ? add_sat(ws, child_ws) : std::max(ws, child_ws);
         });
-        const std::size_t own = own_temp_bytes(nd, elem);
+        const std::size_t own = node_temp_bytes(nd, elem);
         if (own == SIZE_MAX) fail(where + ": its temporaries C' exceed the address space");
         ws = add_sat(ws, own);
         if (ws == SIZE_MAX) fail(where + ": its workspace exceeds the address space");
@@ -182,7 +171,7 @@ void plan::derive() {
   std::function<void(int, std::size_t)> place = [&](int i, std::size_t offset) {
     node& nd = nodes_[std::size_t(i)];
     nd.workspace_offset = offset;
-    std::size_t next = offset + own_temp_bytes(nd, elem);
+    std::size_t next = offset + node_temp_bytes(nd, elem);
     for (int c : nd.children) {
       place(c, next);
       if (children_side_by_side(nd)) next += nodes_[std::size_t(c)].workspace_bytes;
@@ -244,7 +233,7 @@ std::string plan::to_string() const {
     os << text << "  # " << shape_text(nd.shape) << ", " << nd.owns.threads << (nd.owns.threads == 1 ? " thread" : " threads");
     if (ranks() > 1) os << ", " << range_text("rank", "ranks", nd.owns.ranks);
     if (domains() > 1) os << ", " << range_text("domain", "domains", nd.owns.domains);
-    if (const std::size_t t = own_temp_bytes(nd, element_size(problem_.type)); t > 0) os << ", C' " << t << " B";
+    if (const std::size_t t = node_temp_bytes(nd, element_size(problem_.type)); t > 0) os << ", C' " << t << " B";
     os << '\n';
     for (int c : nd.children) emit(c, indent + 1);
   };
@@ -344,6 +333,7 @@ plan plan::parse(std::string_view text) {
       pt.threads = count(threads, "a thread share");
       return pt;
     }
+    if (shares.empty()) throw fail("'" + word + "' has an '@' but no share");
     std::istringstream in(shares);
     for (std::string s; std::getline(in, s, ',');) {
       if (s.size() < 2) throw fail("a share is a count and a unit (r, d or t), e.g. 4t; got '" + s + "'");
@@ -394,8 +384,11 @@ plan plan::parse(std::string_view text) {
       part pt = parse_part(t[w]);
       if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads) != 0)
         throw fail("a dfs part takes no share: it runs with the node's resources");
-      // A thread-level BFS part written without a share gets 1 thread.
-      if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0) pt.threads = 1;
+      // A thread-level BFS part needs its thread share; version 1 let it default to 1.
+      if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0) {
+        if (version >= 2) throw fail("a thread-level bfs part names its thread share, e.g. " + t[w] + "@1t");
+        pt.threads = 1;
+      }
       nd.parts.push_back(pt);
     }
     ++at;
@@ -408,9 +401,10 @@ plan plan::parse(std::string_view text) {
   parse_node();
   if (at < lines.size()) throw fail("text after the end of the tree");
   if (version == 1) {
-    // Version 1 wrote a DFS part's threads ("@T", equal to its node's), and put a DFS that
-    // halves an edge above 2^31-1 at cache level even above thread steps. Version 2
-    // writes no share for DFS parts and calls that DFS a thread step.
+    // Version 1 wrote a DFS part's threads ("@T", equal to its node's), and put the DFS
+    // that halves an edge above 2^31-1 at cache level, even above thread steps. Version 2
+    // writes no share for DFS parts and calls that DFS a thread step (a cache step below
+    // a thread step, or one that cuts an edge no leaf could take).
     std::function<bool(int, int)> upgrade = [&](int i, int t) {  // true: a non-cache step below
       node& nd = nodes[std::size_t(i)];
       bool outer_below = false;
@@ -423,7 +417,10 @@ plan plan::parse(std::string_view text) {
         }
         outer_below |= upgrade(nd.children[c], pt.threads > 0 ? pt.threads : t);
       }
-      if (nd.kind == step_kind::dfs && nd.where == level::cache && outer_below) nd.where = level::thread;
+      std::int64_t cut_extent = 0;
+      for (const part& pt : nd.parts) cut_extent += pt.size;
+      if (nd.kind == step_kind::dfs && nd.where == level::cache && (outer_below || cut_extent > INT_MAX))
+        nd.where = level::thread;
       return nd.kind != step_kind::leaf && (nd.where != level::cache || outer_below);
     };
     upgrade(0, root.threads);

@@ -178,19 +178,33 @@ struct planner {
   }
 
   // A numa-level cut of the node's domains (see the file comment): into halves, or into
-  // one part per domain where that reduces k-cut temporaries faster (flat_k_cut).
+  // one part per domain where that reduces k-cut temporaries faster (flat_k_cut) and
+  // every part gets a piece of the edge.
   int numa(const box& b, const resources& r, std::size_t budget) {
-    const int dc = r.domains.count, d0 = r.domains.first, t = r.threads;
+    const int dc = r.domains.count, t = r.threads;
     if (dc == 1) return build(b, r, ctx.extra_depth(), budget);
     dim d = largest(b);
     const std::size_t temp = temp_bytes(b.m, b.n);
     const bool temp_fits = temp != no_cap && temp <= budget;
-    const bool flat = d == dim::k && flat_k_cut(dc) && temp_fits && temp <= budget / std::size_t(dc - 1);
     if (d == dim::k && !temp_fits) d = b.n >= b.m ? dim::n : dim::m;  // no room for C': cut the larger of m, n
-    const int f = flat ? dc : 2;
-    std::vector<int> domains = flat ? std::vector<int>(std::size_t(dc), 1) : std::vector<int>{dc / 2, dc - dc / 2};
-    // Thread shares follow cores: boundary c at the cores before it, at least one thread
-    // per domain on either side. E.g. 10 threads over domains of 4, 2, 4 cores: 4, 2, 4.
+    const bool flat_fits = temp_fits && temp <= budget / std::size_t(dc - 1);
+    std::vector<part> parts;
+    if (!(d == dim::k && flat_k_cut(dc) && flat_fits && numa_parts(b, r, d, std::vector<int>(std::size_t(dc), 1), parts)) &&
+        !numa_parts(b, r, d, {dc / 2, dc - dc / 2}, parts))
+      throw too_small{};
+    const std::size_t rest = d != dim::k || budget == no_cap ? budget : budget - std::size_t(parts.size() - 1) * temp;
+    return add_step(step_kind::bfs, level::numa, d, std::move(parts), b, r, [&](const child_step& ch) {
+      return numa(ch.shape, ch.owns, share_of(rest, ch.owns.threads, t));
+    });
+  }
+
+  // The parts of a numa cut of b's edge d giving `domains[c]` of r's domains to part c:
+  // thread shares follow cores (boundary c at the cores before it, at least one thread
+  // per domain on either side; e.g. 10 threads over domains of 4, 2, 4 cores: 4, 2, 4),
+  // and the edge is split in proportion. False when a part would get less of the edge
+  // than it has domains.
+  bool numa_parts(const box& b, const resources& r, dim d, const std::vector<int>& domains, std::vector<part>& parts) const {
+    const int dc = r.domains.count, d0 = r.domains.first, t = r.threads, f = int(domains.size());
     const auto& doms = ctx.machine().domains();
     long cores_all = 0;
     for (int x = d0; x < d0 + dc; ++x) cores_all += doms[std::size_t(x)].cores;
@@ -207,17 +221,14 @@ struct planner {
       prev = boundary;
     }
     const std::int64_t ext = extent(d, b.m, b.n, b.k);
-    if (ext < dc) throw too_small{};
+    if (ext < dc) return false;
     const std::vector<std::int64_t> sizes = split(ext, threads, alignment(d, type, ext));
-    std::vector<part> parts;
+    parts.clear();
     for (int c = 0; c < f; ++c) {
-      if (sizes[std::size_t(c)] < domains[std::size_t(c)]) throw too_small{};
+      if (sizes[std::size_t(c)] < domains[std::size_t(c)]) return false;
       parts.push_back(part{sizes[std::size_t(c)], 0, domains[std::size_t(c)], threads[std::size_t(c)]});
     }
-    const std::size_t rest = d != dim::k || budget == no_cap ? budget : budget - std::size_t(f - 1) * temp;
-    return add_step(step_kind::bfs, level::numa, d, std::move(parts), b, r, [&](const child_step& ch) {
-      return numa(ch.shape, ch.owns, share_of(rest, ch.owns.threads, t));
-    });
+    return true;
   }
 
   int build(const box& b, const resources& r, int extra, std::size_t budget) {
