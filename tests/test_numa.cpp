@@ -308,25 +308,35 @@ TEST_CASE("numa temporaries live on the domain that computes them; the owner of 
 
 #include <cstdio>
 
-TEST_CASE("uneven domains (from XML): threads and work follow each domain's cores") {
-  // Build "numa:3 core:4 pu:1", keep PUs 0-3, 4-5 and 8-11 (4, 2 and 4 cores), export XML.
+namespace {
+
+// An XML topology of the synthetic `description` restricted to the PUs `keep`, read back
+// through topology::xml (the way a user hands prism an uneven machine).
+topology restricted_xml(const char* description, std::initializer_list<unsigned> keep) {
   hwloc_topology_t t;
   REQUIRE(hwloc_topology_init(&t) == 0);
-  REQUIRE(hwloc_topology_set_synthetic(t, "numa:3 core:4 pu:1") == 0);
+  REQUIRE(hwloc_topology_set_synthetic(t, description) == 0);
   REQUIRE(hwloc_topology_load(t) == 0);
-  hwloc_bitmap_t keep = hwloc_bitmap_alloc();
-  for (unsigned pu : {0u, 1u, 2u, 3u, 4u, 5u, 8u, 9u, 10u, 11u}) hwloc_bitmap_set(keep, pu);
-  REQUIRE(hwloc_topology_restrict(t, keep, 0) == 0);
-  char path[] = "/tmp/prism-uneven-XXXXXX.xml";
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  for (unsigned pu : keep) hwloc_bitmap_set(set, pu);
+  REQUIRE(hwloc_topology_restrict(t, set, 0) == 0);
+  char path[] = "/tmp/prism-restricted-XXXXXX.xml";
   const int fd = mkstemps(path, 4);
   REQUIRE(fd >= 0);
   close(fd);
   REQUIRE(hwloc_topology_export_xml(t, path, 0) == 0);
-  hwloc_bitmap_free(keep);
+  hwloc_bitmap_free(set);
   hwloc_topology_destroy(t);
-
-  const topology uneven = topology::xml(path);
+  topology out = topology::xml(path);
   std::remove(path);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("uneven domains (from XML): threads and work follow each domain's cores") {
+  // "numa:3 core:4 pu:1" keeping PUs 0-3, 4-5 and 8-11: 4, 2 and 4 cores.
+  const topology uneven = restricted_xml("numa:3 core:4 pu:1", {0, 1, 2, 3, 4, 5, 8, 9, 10, 11});
   REQUIRE(uneven.domains().size() == 3);
   CHECK(uneven.domains()[0].cores == 4);
   CHECK(uneven.domains()[1].cores == 2);
@@ -415,22 +425,7 @@ TEST_CASE("placed_matrix keeps its topology alive: destroying the context first 
 TEST_CASE("a flat numa cut that cannot give every domain a piece falls back to halving, not to one domain") {
   // k = 3 over 3 domains of 1, 1 and 8 cores: a 1:1:1 cut in proportion to 1:1:8 threads
   // leaves the middle part no k; halving (1 domain : 2 domains) still places every domain.
-  hwloc_topology_t t;
-  REQUIRE(hwloc_topology_init(&t) == 0);
-  REQUIRE(hwloc_topology_set_synthetic(t, "numa:3 core:8 pu:1") == 0);
-  REQUIRE(hwloc_topology_load(t) == 0);
-  hwloc_bitmap_t keep = hwloc_bitmap_alloc();
-  for (unsigned pu : {0u, 8u, 16u, 17u, 18u, 19u, 20u, 21u, 22u, 23u}) hwloc_bitmap_set(keep, pu);
-  REQUIRE(hwloc_topology_restrict(t, keep, 0) == 0);
-  char path[] = "/tmp/prism-skewed-XXXXXX.xml";
-  const int fd = mkstemps(path, 4);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(hwloc_topology_export_xml(t, path, 0) == 0);
-  hwloc_bitmap_free(keep);
-  hwloc_topology_destroy(t);
-  const topology skewed = topology::xml(path);
-  std::remove(path);
+  const topology skewed = restricted_xml("numa:3 core:8 pu:1", {0, 8, 16, 17, 18, 19, 20, 21, 22, 23});
   REQUIRE(skewed.domains().size() == 3);
   context ctx;
   ctx.set_machine(skewed).set_threads(10).set_cache_level(0);
