@@ -27,7 +27,8 @@ struct traffic_report {
 /// domain reads the op(A), op(B) and C blocks it covers once; a matrix region spread
 /// over S domains is read 1/|S| locally when the reader is one of them; k-cut
 /// temporaries C' live on the domains that compute them and are read once, for the
-/// reduction, by the first domain of the part that owns C (where the executor reduces). README "Predicted cross-domain traffic" works an example.
+/// reduction, by the first domain of the part that owns C (where the executor reduces).
+/// README "Predicted cross-domain traffic" works an example.
 traffic_report predict_traffic(const plan& p, placement where);
 
 }  // namespace prism
