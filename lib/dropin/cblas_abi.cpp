@@ -48,14 +48,18 @@ inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n
   return f == 0 ? cblas_error{} : cblas_error{f + 1, f + 1};
 }
 
-void report(const char* rout, cblas_error e, int layout, int ta, int tb) {
-  count_invalid(rout, e.reported);
+// Reports a rejected call (C untouched): to the program's own cblas_xerbla, else with
+// reference cblas_xerbla's message; prism's line naming the argument comes first when there
+// is no handler or under PRISM_VERBOSE.
+void report(const char* rout, cblas_error e, int layout, int ta, int tb, const detail::gemm_arguments& args) {
+  const bool verbose = count_invalid();
   const bool own = cblas_xerbla != nullptr && in_executable(reinterpret_cast<const void*>(cblas_xerbla));
   const int position = e.reported;
   const char* form = position == 1 ? "Illegal layout setting, %d\n"
                      : position == 2 ? "Illegal TransA setting, %d\n"
                      : position == 3 ? "Illegal TransB setting, %d\n" : "";
   const int value = position == 1 ? layout : position == 2 ? ta : tb;
+  if (verbose || !own) report_invalid(rout, position, true, layout == row_major, args);
   if (own) {
     if (position <= 3) cblas_xerbla(e.passed, rout, form, value);
     else cblas_xerbla(e.passed, rout, "");
@@ -72,7 +76,7 @@ template <scalar T>
 void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
                 const T* A, blas_int lda, const T* B, blas_int ldb, const T* beta, T* C, blas_int ldc) noexcept {
   if (const cblas_error e = cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc); e.passed != 0) {
-    report(rout, e, layout, ta, tb);
+    report(rout, e, layout, ta, tb, {trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc});
     return;
   }
   const char la = trans_letter(ta), lb = trans_letter(tb);

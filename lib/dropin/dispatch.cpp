@@ -245,12 +245,19 @@ std::once_flag fast_publication;
 }  // namespace
 
 
-void count_invalid(const char* routine, long long position) noexcept {
+bool count_invalid() noexcept {
   const settings& s = config();  // reads PRISM_STATS, so a program whose only calls were invalid gets its summary
   stats().invalid.fetch_add(1, std::memory_order_relaxed);
-  if (s.verbose > 0)
-    std::fprintf(stderr, "prism: %s -> invalid argument %lld (reported as reference BLAS/CBLAS do; C untouched)\n",
-                 routine, position);
+  return s.verbose > 0;
+}
+
+void report_invalid(const char* routine, int position, bool cblas, bool row_major,
+                    const detail::gemm_arguments& args) noexcept {
+  try {  // the message is built only for a rejected call; a failed allocation drops the line
+    const invalid_argument e = detail::argument_error(routine, position, cblas, row_major, args);
+    std::fprintf(stderr, "prism: %s; C untouched\n", e.what());
+  } catch (...) {
+  }
 }
 
 // The PRISM_STATS counters and the PRISM_VERBOSE line of one finished call.

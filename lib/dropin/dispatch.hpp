@@ -58,9 +58,15 @@ inline bool fast_path_takes(blas_int m, blas_int n, blas_int k, const T& alpha) 
   return gemm_flops(scalar_type_of<T>(), m, n, k) < fast_state.small_flops;
 }
 
-/// Counts one call rejected with xerbla / cblas_xerbla (PRISM_STATS) and logs it
-/// (PRISM_VERBOSE): `routine` e.g. "dgemm_", `position` the argument number reported.
-void count_invalid(const char* routine, long long position) noexcept;
+/// Counts one call rejected with xerbla_ / cblas_xerbla (PRISM_STATS); true when
+/// PRISM_VERBOSE asks for report_invalid's line.
+bool count_invalid() noexcept;
+
+/// Prints the line naming a rejected argument, the text prism::gemm throws for it
+/// (detail::argument_error), e.g. "prism: cblas_dgemm: argument 9 (lda) must be >= max(1, 3),
+/// got 2; C untouched". `routine` is "dgemm" for the Fortran entry, "cblas_dgemm" for CBLAS.
+void report_invalid(const char* routine, int position, bool cblas, bool row_major,
+                    const detail::gemm_arguments& args) noexcept;
 
 // The reference argument checks, shared with prism::gemm's prologue.
 using detail::fortran_info;

@@ -28,17 +28,23 @@ using fortran_fn = void (*)(const char*, const char*, const blas_int*, const bla
                             std::size_t, std::size_t) noexcept;
 
 // Reports argument `info` of routine `name` (reference spelling, 6 characters padded with
-// blanks: "DGEMM ") and counts it. C is not touched.
-void report(const char (&name)[7], const char* routine, blas_int info) {
-  count_invalid(routine, info);
+// blanks: "DGEMM ") and counts it. C is not touched. Without a handler (and under
+// PRISM_VERBOSE) prism first prints its own line naming the argument, as prism::gemm does.
+void report(const char (&name)[7], blas_int info, const detail::gemm_arguments& args) {
+  const bool verbose = count_invalid();
+  int len = 6;
+  while (len > 0 && name[len - 1] == ' ') --len;
+  if (verbose || xerbla_ == nullptr) {
+    char routine[7] = {};  // "dgemm", as prism::gemm names it
+    for (int i = 0; i < len; ++i) routine[i] = char(name[i] - 'A' + 'a');
+    report_invalid(routine, int(info), false, false, args);
+  }
   if (xerbla_ != nullptr) {
     xerbla_(name, &info, 6);
     return;
   }
   // Reference XERBLA's FORMAT: ' ** On entry to ', A, ' parameter number ', I2, ' had an
   // illegal value' with the name trimmed; it then STOPs, prism returns (as OpenBLAS does).
-  int len = 6;
-  while (len > 0 && name[len - 1] == ' ') --len;
   std::fprintf(stderr, " ** On entry to %.*s parameter number %2lld had an illegal value\n", len, name,
                static_cast<long long>(info));
 }
@@ -49,7 +55,7 @@ void fortran_gemm(const char (&name)[7], const char* routine, const char* transa
                   const blas_int* lda, const T* B, const blas_int* ldb, const T* beta, T* C,
                   const blas_int* ldc) noexcept {
   if (const int info = fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc); info != 0) {
-    report(name, routine, info);
+    report(name, info, {upper_trans(*transa), upper_trans(*transb), *m, *n, *k, *lda, *ldb, *ldc});
     return;
   }
   const char ta = upper_trans(*transa), tb = upper_trans(*transb);

@@ -1,9 +1,13 @@
 // lib/recursive/arguments.hpp — reference BLAS / CBLAS ?gemm argument checks as numbers:
 // which argument the reference implementation rejects first, or 0. prism::gemm turns the
-// number into a prism::invalid_argument; libprism_blas passes it to xerbla_/cblas_xerbla.
+// number into a prism::invalid_argument; libprism_blas passes it to xerbla_/cblas_xerbla and
+// prints the same text as prism::gemm's exception (argument_error below).
 #pragma once
 
+#include <prism/error.hpp>
+
 #include <cstdint>
+#include <string>
 
 namespace prism::detail {
 
@@ -57,6 +61,38 @@ inline cblas_error row_major_info(char transa, char transb, std::int64_t m, std:
   const int passed = f + 1;  // Fortran 3 n, 4 m, 5 k, 8 ldb, 10 lda, 13 ldc -> 4, 5, 6, 9, 11, 14
   const int reported = passed == 4 ? 5 : passed == 5 ? 4 : passed == 9 ? 11 : passed == 11 ? 9 : passed;
   return {passed, reported};
+}
+
+/// A rejected ?gemm call's arguments as its API passed them (trans letters upper case).
+struct gemm_arguments {
+  char transa, transb;
+  std::int64_t m, n, k, lda, ldb, ldc;
+};
+
+/// The error for argument `position` of a rejected call: the exception prism::gemm throws and
+/// the line libprism_blas prints, e.g. "dgemm: argument 8 (lda) must be >= max(1, 5), got 4".
+/// `cblas`: positions count the layout as argument 1 (CBLAS, and prism's row-major form);
+/// `row_major`: the operands are row-major (A is m x k with lda >= k for transa = 'N', ldc >= n).
+inline invalid_argument argument_error(const std::string& routine, int position, bool cblas, bool row_major,
+                                       const gemm_arguments& a) {
+  auto at_least = [](std::int64_t need, std::int64_t got) {
+    return "must be >= max(1, " + std::to_string(need) + "), got " + std::to_string(got);
+  };
+  auto non_negative = [](std::int64_t got) { return "must be >= 0, got " + std::to_string(got); };
+  const bool a_n = a.transa == 'N', b_n = a.transb == 'N';
+  const std::int64_t need_a = row_major ? (a_n ? a.k : a.m) : (a_n ? a.m : a.k);
+  const std::int64_t need_b = row_major ? (b_n ? a.n : a.k) : (b_n ? a.k : a.n);
+  switch (cblas ? position - 1 : position) {  // Fortran numbering from here on
+    case 0: return invalid_argument(routine, "layout", position, "must be CblasRowMajor (101) or CblasColMajor (102)");
+    case 1: return invalid_argument(routine, "transa", position, "must be 'N', 'T' or 'C'");
+    case 2: return invalid_argument(routine, "transb", position, "must be 'N', 'T' or 'C'");
+    case 3: return invalid_argument(routine, "m", position, non_negative(a.m));
+    case 4: return invalid_argument(routine, "n", position, non_negative(a.n));
+    case 5: return invalid_argument(routine, "k", position, non_negative(a.k));
+    case 8: return invalid_argument(routine, "lda", position, at_least(need_a, a.lda));
+    case 10: return invalid_argument(routine, "ldb", position, at_least(need_b, a.ldb));
+    default: return invalid_argument(routine, "ldc", position, at_least(row_major ? a.n : a.m, a.ldc));
+  }
 }
 
 }  // namespace prism::detail

@@ -25,27 +25,6 @@ std::string routine_name(const char* prefix = "") {
 
 using detail::upper_trans;
 
-// The argument a position names, and why it is wrong (the same text for both layouts).
-[[noreturn]] void throw_argument(const std::string& routine, int position, bool row_major, std::int64_t m,
-                                 std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
-                                 std::int64_t ldc, std::int64_t rows_a, std::int64_t rows_b) {
-  auto at_least = [](std::int64_t need, std::int64_t got) {
-    return "must be >= max(1, " + std::to_string(need) + "), got " + std::to_string(got);
-  };
-  auto non_negative = [](std::int64_t got) { return "must be >= 0, got " + std::to_string(got); };
-  const int p = row_major ? position - 1 : position;  // Fortran numbering; CBLAS adds the layout
-  switch (p) {
-    case 1: throw invalid_argument(routine, "transa", position, "must be 'N', 'T' or 'C'");
-    case 2: throw invalid_argument(routine, "transb", position, "must be 'N', 'T' or 'C'");
-    case 3: throw invalid_argument(routine, "m", position, non_negative(m));
-    case 4: throw invalid_argument(routine, "n", position, non_negative(n));
-    case 5: throw invalid_argument(routine, "k", position, non_negative(k));
-    case 8: throw invalid_argument(routine, "lda", position, at_least(rows_a, lda));
-    case 10: throw invalid_argument(routine, "ldb", position, at_least(rows_b, ldb));
-    default: throw invalid_argument(routine, "ldc", position, at_least(row_major ? n : m, ldc));
-  }
-}
-
 // Reference BLAS ?gemm checks, in its order, with its argument positions
 // (detail::fortran_info): 1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc.
 template <scalar T>
@@ -53,7 +32,7 @@ void check_column_major(char ta, char tb, std::int64_t m, std::int64_t n, std::i
                         std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
   const int info = detail::fortran_info(ta, tb, m, n, k, lda, ldb, ldc);
   if (info == 0) return;  // the common case costs a few compares, no string is built
-  throw_argument(routine_name<T>(), info, false, m, n, k, lda, ldb, ldc, ta == 'N' ? m : k, tb == 'N' ? k : n);
+  throw detail::argument_error(routine_name<T>(), info, false, false, {ta, tb, m, n, k, lda, ldb, ldc});
 }
 
 // Reference CBLAS row-major checks (detail::row_major_info): trans 2, 3, then n (5) before
@@ -64,9 +43,7 @@ void check_row_major(char ta, char tb, std::int64_t m, std::int64_t n, std::int6
                      std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
   const int reported = detail::row_major_info(ta, tb, m, n, k, lda, ldb, ldc).reported;
   if (reported == 0) return;
-  // Reported CBLAS positions 9 (lda) and 11 (ldb) are Fortran's 8 and 10 after the layout.
-  throw_argument(routine_name<T>("cblas_"), reported, true, m, n, k, lda, ldb, ldc, ta == 'N' ? k : m,
-                 tb == 'N' ? n : k);
+  throw detail::argument_error(routine_name<T>("cblas_"), reported, true, true, {ta, tb, m, n, k, lda, ldb, ldc});
 }
 
 // C = beta C for alpha = 0 or k = 0. beta = 0 writes zeros without reading C, so NaN or
