@@ -7,13 +7,18 @@
 
 #include <prism/prism.hpp>
 
+#include "runtime/runtime.hpp"
 #include "support/reference.hpp"
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <omp.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -64,6 +69,24 @@ bool checked_call(int id, const context& ctx) {
   return check_bound(ref, m, n, k, C.data(), m).empty();
 }
 
+// What f writes on this process's stderr (file descriptor 2, so oneTBB's own warnings too).
+template <class F>
+std::string stderr_of(F&& f) {
+  std::fflush(stderr);
+  std::FILE* file = std::tmpfile();
+  const int saved = ::dup(2);
+  ::dup2(::fileno(file), 2);
+  f();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::rewind(file);
+  std::string text;
+  for (int c; (c = std::fgetc(file)) != EOF;) text += char(c);
+  std::fclose(file);
+  return text;
+}
+
 context forced(int threads) {
   context c;
   c.set_threads(threads).set_small_flops(0);
@@ -90,9 +113,10 @@ TEST_CASE("8 caller threads at once, sharing one context and using their own") {
   for (auto& c : callers) c.join();
   const int peak = watch.finish();
   CHECK(failures == 0);
-  // Callers + the watcher + oneTBB's worker pool (default concurrency - 1): nothing more.
+  // Callers + the watcher + oneTBB's worker pool (the largest budget, 4, or the default
+  // concurrency, less one for the caller): nothing more.
   INFO("threads before ", base, ", peak ", peak);
-  CHECK(peak <= base + 8 + 1 + oneapi::tbb::info::default_concurrency());
+  CHECK(peak <= base + 8 + 1 + std::max(4, oneapi::tbb::info::default_concurrency()));
 }
 
 TEST_CASE("calls from inside a caller's tbb::parallel_for") {
@@ -132,4 +156,30 @@ TEST_CASE("calls from inside an OpenMP parallel region") {
   // The OpenMP team (4, counting this thread) + watcher + oneTBB's pool.
   INFO("threads before ", base, ", peak ", peak);
   CHECK(peak <= base + 3 + 1 + oneapi::tbb::info::default_concurrency());
+}
+
+TEST_CASE("a thread budget above the core count gets its threads, without oneTBB's warning") {
+  const int threads = 4 * oneapi::tbb::info::default_concurrency();  // 8 on 2 cores
+  const context ctx = forced(threads);
+  std::atomic<int> failures{0};
+  const std::string err = stderr_of([&] {
+    for (int i = 0; i < 4; ++i)
+      if (!checked_call(i, ctx)) ++failures;
+  });
+  CHECK(failures == 0);
+  CHECK(err.find("number of workers") == std::string::npos);  // "TBB Warning: The number of workers is ..."
+  CHECK(ctx.runtime().arena().max_concurrency() == threads);
+}
+
+TEST_CASE("a program's own lower oneTBB limit wins: prism's arena is sized to it") {
+  oneapi::tbb::global_control limit(oneapi::tbb::global_control::max_allowed_parallelism, 2);
+  const context ctx = forced(6);
+  std::atomic<int> failures{0};
+  const std::string err = stderr_of([&] {
+    for (int i = 0; i < 4; ++i)
+      if (!checked_call(i, ctx)) ++failures;
+  });
+  CHECK(failures == 0);
+  CHECK(err.find("number of workers") == std::string::npos);
+  CHECK(ctx.runtime().arena().max_concurrency() == 2);
 }

@@ -3,6 +3,8 @@
 
 #include <prism/error.hpp>
 
+#include "../runtime/runtime.hpp"
+
 #include <hwloc.h>
 
 #include <oneapi/tbb/task_scheduler_observer.h>
@@ -95,7 +97,7 @@ struct binder : oneapi::tbb::task_scheduler_observer {
 struct domain_arenas::entry {
   oneapi::tbb::task_arena arena;
   std::unique_ptr<binder> observer;  // built after the arena it observes, destroyed before it
-  entry(int threads, hwloc_topology_t t, const numa_domain& d, bool bind) : arena(threads, 1) {
+  entry(int threads, hwloc_topology_t t, const numa_domain& d, bool bind) : arena(allowed_concurrency(threads), 1) {
     arena.initialize();
     observer = std::make_unique<binder>(arena, t, d, bind);
   }
