@@ -1,121 +1,240 @@
-// apps/prism.cpp — the prism command-line tool.
+// apps/prism.cpp — the prism command-line tool (`prism help` lists the commands).
 //
-//   prism plan M N K [--threads T] [--type s|d|c|z] [--trans NN|NT|TN|...] [--max-memory B]
-//                    [--extra-depth E] [--leaf openblas|blis|auto]
-//       prints the plan prism would run for that shape on this machine
-//   prism bench M N K [same options] [--reps R]
-//       times prism against threaded OpenBLAS (all cores) on one shape, same run, best of R
-//   prism leaves [--reps R]
-//       times serial OpenBLAS against serial BLIS on leaf shapes (backs PRISM_LEAF=auto)
+// Its promise: every bad input (command, option, value, PRISM_* variable, a size this machine
+// cannot hold) gets one line on stderr naming what was wrong and exit status 2; any other
+// failure exits 1.
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "runtime/runtime.hpp"
 
 #include <oneapi/tbb/info.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
-#include <map>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace {
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// Bad input: printed as "prism: <what>", plus a pointer to the help when `hint` names a command.
+struct bad_input : std::runtime_error {
+  std::string hint;  // "plan", "" for the general help, or "-" for none
+  bad_input(const std::string& what, std::string help = "-") : std::runtime_error(what), hint(std::move(help)) {}
 };
 
-const char* usage =
-    "usage: prism plan M N K [--threads T] [--type s|d|c|z] [--trans XY] [--max-memory BYTES]\n"
-    "                        [--extra-depth E] [--leaf openblas|blis|auto]\n"
-    "                        [--topology \"package:2 numa:4 core:16 pu:1\" | FILE.xml]\n"
-    "       prism bench M N K [the same options] [--reps R]\n"
-    "       prism leaves [--reps R]\n";
+const char* general_help =
+    "usage: prism <command> [arguments]\n"
+    "\n"
+    "  plan M N K [options]     print the plan prism::gemm runs for an M x N x K product\n"
+    "  bench M N K [options]    time prism against threaded OpenBLAS on one shape\n"
+    "  leaves [--reps R]        time serial OpenBLAS against serial BLIS on leaf shapes\n"
+    "  help [command]           this text, or one command's options\n"
+    "\n"
+    "prism --version prints the version. Defaults come from the PRISM_* environment variables.\n"
+    "Bad input gets one line on stderr and exit status 2; other failures exit 1.\n";
 
-std::int64_t parse_int(const std::string& s, const char* what, std::int64_t lo,
-                       std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
+const char* shape_options =
+    "  --threads T          thread budget, 1..4096 (default PRISM_NUM_THREADS, else all cores)\n"
+    "  --type s|d|c|z       element type (default d)\n"
+    "  --trans XY           op(A) and op(B), each N, T or C (default NN)\n"
+    "  --max-memory BYTES   cap on extra memory; K, M, G suffixes as PRISM_MAX_MEMORY (default none)\n"
+    "  --small-flops F      calls below F flops run as one leaf; 0 always plans (PRISM_SMALL_FLOPS)\n"
+    "  --extra-depth E      BFS levels past one thread per share, 0..8 (PRISM_EXTRA_DEPTH)\n"
+    "  --leaf L             leaf backend: openblas, blis or auto (PRISM_LEAF)\n"
+    "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
+    "                       or an XML file ending in .xml (PRISM_TOPOLOGY)\n";
+
+struct command {
+  const char* name;
+  bool shape;         // takes M N K and the shape options
+  bool reps;          // takes --reps
+  const char* usage;  // first lines of its help
+};
+
+const command commands[] = {
+    {"plan", true, false,
+     "usage: prism plan M N K [options]\n"
+     "  Prints the plan prism::gemm runs for this shape on this machine (the text form that\n"
+     "  prism::plan::parse reads). A call below the small-call threshold runs as one leaf on the\n"
+     "  caller's thread, and the plan says so; with several NUMA domains it also prints the\n"
+     "  predicted bytes each domain reads.\n"},
+    {"bench", true, true,
+     "usage: prism bench M N K [options] [--reps R]\n"
+     "  Times prism against threaded OpenBLAS (all cores) on one shape in one process, best of R\n"
+     "  timings (default 5). Each timing repeats the call until it lasts at least 0.05 s.\n"},
+    {"leaves", false, true,
+     "usage: prism leaves [--reps R]\n"
+     "  Times serial OpenBLAS against serial BLIS on leaf shapes (the measurement behind\n"
+     "  PRISM_LEAF=auto), best of R timings (default 5).\n"},
+};
+
+const command* find_command(const std::string& name) {
+  for (const command& c : commands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+void print_help(const command& c) {
+  std::fputs(c.usage, stdout);
+  if (c.shape || c.reps) std::fputs("options:\n", stdout);
+  if (c.shape) std::fputs(shape_options, stdout);
+  if (c.reps) std::fputs("  --reps R             timings to take the best of, 1..1000000 (default 5)\n", stdout);
+}
+
+std::int64_t parse_int(const std::string& s, const std::string& what, std::int64_t lo, std::int64_t hi,
+                       const std::string& hint) {
   std::size_t used = 0;
-  long long v;
+  long long v = 0;
+  bool ok = !s.empty() && s[0] != ' ';
   try {
-    v = std::stoll(s, &used);
+    if (ok) v = std::stoll(s, &used);
   } catch (const std::exception&) {
-    throw usage_error(std::string(what) + " must be an integer, got '" + s + "'");
+    ok = false;
   }
-  if (used != s.size()) throw usage_error(std::string(what) + " must be an integer, got '" + s + "'");
-  if (v < lo || v > hi)
-    throw usage_error(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + s);
+  if (!ok || used != s.size() || v < lo || v > hi) {
+    const std::string range = hi == std::numeric_limits<std::int64_t>::max()
+                                  ? ">= " + std::to_string(lo)
+                                  : "in " + std::to_string(lo) + ".." + std::to_string(hi);
+    throw bad_input(what + " must be a whole number " + range + ", got '" + s + "'", hint);
+  }
   return v;
 }
 
 struct options {
+  const command* cmd = nullptr;
   prism::problem p;
-  prism::context ctx = prism::context::from_env();
+  prism::context ctx;
   int reps = 5;
 };
 
-options parse(const std::vector<std::string>& args, std::size_t first, bool want_shape) {
+options parse(const command& cmd, const std::vector<std::string>& args) {
   options o;
-  std::size_t i = first;
-  if (want_shape) {
-    if (args.size() < first + 3) throw usage_error("expected M N K");
-    o.p.m = parse_int(args[i++], "M", 0);
-    o.p.n = parse_int(args[i++], "N", 0);
-    o.p.k = parse_int(args[i++], "K", 0);
+  o.cmd = &cmd;
+  const std::string hint = cmd.name;
+  std::size_t i = 2;
+  if (cmd.shape) {
+    if (args.size() < 5) throw bad_input(std::string("prism ") + cmd.name + " needs M N K", hint);
+    const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    o.p.m = parse_int(args[i++], "M", 0, max, hint);
+    o.p.n = parse_int(args[i++], "N", 0, max, hint);
+    o.p.k = parse_int(args[i++], "K", 0, max, hint);
   }
+  try {  // a malformed PRISM_* variable is bad input too
+    o.ctx = prism::context::from_env();
+  } catch (const prism::error& e) {
+    throw bad_input(e.what());
+  }
+  bool topology_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--threads") o.ctx.set_threads(int(parse_int(value(), "--threads", 1, 4096)));
-    else if (a == "--type") {
-      const std::string& t = value();
-      if (t.size() != 1 || std::string("sdcz").find(t[0]) == std::string::npos)
-        throw usage_error("--type must be s, d, c or z, got '" + t + "'");
-      o.p.type = prism::scalar_type(t[0]);
-    } else if (a == "--trans") {
-      const std::string given = value();
-      std::string t = given;
-      for (char& c : t) c = char(std::toupper(static_cast<unsigned char>(c)));
-      if (t.size() != 2 || std::string("NTC").find(t[0]) == std::string::npos ||
-          std::string("NTC").find(t[1]) == std::string::npos)
-        throw usage_error("--trans must be two letters from N, T, C (e.g. TN), got '" + given + "'");
-      o.p.transa = t[0], o.p.transb = t[1];
-    } else if (a == "--max-memory") o.ctx.set_max_memory(std::size_t(parse_int(value(), "--max-memory", 0)));
-    else if (a == "--extra-depth") o.ctx.set_extra_depth(int(parse_int(value(), "--extra-depth", 0, 8)));
-    else if (a == "--leaf") o.ctx.set_leaf(prism::parse_leaf_backend(value()));
-    else if (a == "--topology") {
-      const std::string& t = value();
-      o.ctx.set_machine(t.size() > 4 && t.compare(t.size() - 4, 4, ".xml") == 0 ? prism::topology::xml(t)
-                                                                                 : prism::topology::synthetic(t));
+    const bool known = a == "--reps" ? cmd.reps
+                       : a == "--threads" || a == "--type" || a == "--trans" || a == "--max-memory" ||
+                               a == "--small-flops" || a == "--extra-depth" || a == "--leaf" || a == "--topology"
+                           ? cmd.shape
+                           : false;
+    if (!known) throw bad_input("unknown option '" + a + "' for 'prism " + cmd.name + "'", hint);
+    if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
+    const std::string& v = args[++i];
+    try {
+      if (a == "--threads") o.ctx.set_threads(int(parse_int(v, a, 1, 4096, hint)));
+      else if (a == "--type") {
+        if (v.size() != 1 || std::string("sdcz").find(v[0]) == std::string::npos)
+          throw bad_input("--type must be s, d, c or z, got '" + v + "'", hint);
+        o.p.type = prism::scalar_type(v[0]);
+      } else if (a == "--trans") {
+        std::string t = v;
+        for (char& c : t) c = char(std::toupper(static_cast<unsigned char>(c)));
+        if (t.size() != 2 || std::string("NTC").find(t[0]) == std::string::npos ||
+            std::string("NTC").find(t[1]) == std::string::npos)
+          throw bad_input("--trans must be two letters from N, T, C (e.g. TN), got '" + v + "'", hint);
+        o.p.transa = t[0], o.p.transb = t[1];
+      } else if (a == "--max-memory") {
+        o.ctx.set_max_memory(std::size_t(prism::parse_size(v)));
+      } else if (a == "--small-flops") {
+        o.ctx.set_small_flops(double(prism::parse_size(v)));
+      } else if (a == "--extra-depth") {
+        o.ctx.set_extra_depth(int(parse_int(v, a, 0, 8, hint)));
+      } else if (a == "--leaf") {
+        o.ctx.set_leaf(prism::parse_leaf_backend(v));
+      } else if (a == "--topology") {
+        o.ctx.set_machine(prism::topology::parse(v));
+        topology_given = true;
+      } else {
+        o.reps = int(parse_int(v, a, 1, 1000000, hint));
+      }
+    } catch (const prism::error& e) {  // the library's own check of the value
+      throw bad_input(a + ": " + e.what(), hint);
     }
-    else if (a == "--reps") o.reps = int(parse_int(value(), "--reps", 1, 1000000));
-    else throw usage_error("unknown option '" + a + "'");
+  }
+  if (!topology_given) {  // PRISM_TOPOLOGY / HWLOC_* are read on first use: read them now
+    try {
+      (void)o.ctx.machine();
+    } catch (const prism::error& e) {
+      throw bad_input(e.what());
+    }
   }
   return o;
+}
+
+// "74.5 PiB": bytes in binary units, three significant digits.
+std::string binary_size(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 8) bytes /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+  return buf;
+}
+
+// "1.234 us": a duration in the unit that keeps three digits before rounding to zero.
+std::string duration(double seconds) {
+  char buf[32];
+  if (seconds >= 1) std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+  else if (seconds >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
+  else if (seconds >= 1e-6) std::snprintf(buf, sizeof buf, "%.3f us", seconds * 1e6);
+  else std::snprintf(buf, sizeof buf, "%.1f ns", seconds * 1e9);
+  return buf;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Best-of-reps wall time of f().
+// Seconds per call of f: the best of `reps` timings, each of `calls` back-to-back calls,
+// `calls` chosen (doubling from 1) so that one timing lasts at least min_timing seconds.
+struct timing {
+  double seconds;  // per call
+  long calls;      // per timing
+};
+constexpr double min_timing = 0.05;
+
 template <class F>
-double best_time(int reps, F&& f) {
-  double best = 1e300;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, seconds_since(t0));
+timing time_calls(int reps, F&& f) {
+  auto batch = [&](long calls) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long r = 0; r < calls; ++r) f();
+    return seconds_since(t0);
+  };
+  long calls = 1;
+  double t = batch(calls);  // also the warm-up
+  while (t < min_timing && calls < (1L << 40)) {
+    calls = t > min_timing / 100 ? long(std::ceil(double(calls) * 1.2 * min_timing / t)) : calls * 100;
+    t = batch(calls);
   }
-  return best;
+  double best = t;
+  for (int r = 1; r < reps; ++r) best = std::min(best, batch(calls));
+  return {best / double(calls), calls};
 }
 
 template <class T>
@@ -124,39 +243,78 @@ std::vector<T> random_matrix(std::size_t count, unsigned seed) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   for (auto& x : v) {
-    if constexpr (prism::scalar<T> && (std::same_as<T, float> || std::same_as<T, double>)) x = T(u(gen));
+    if constexpr (std::same_as<T, float> || std::same_as<T, double>) x = T(u(gen));
     else x = T(typename T::value_type(u(gen)), typename T::value_type(u(gen)));
   }
   return v;
 }
 
+// Refuses, before allocating anything, operands that do not fit in this machine's memory.
+void check_memory(const prism::problem& p) {
+  const double rows_a = double(p.transa == 'N' ? p.m : p.k), cols_a = double(p.transa == 'N' ? p.k : p.m);
+  const double rows_b = double(p.transb == 'N' ? p.k : p.n), cols_b = double(p.transb == 'N' ? p.n : p.k);
+  const double e = double(prism::element_size(p.type));
+  const double bytes[3] = {std::max(1.0, rows_a) * cols_a * e, std::max(1.0, rows_b) * cols_b * e,
+                           std::max(1.0, double(p.m)) * double(p.n) * e};
+  const double total = bytes[0] + bytes[1] + bytes[2];
+  const double ram = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  const char* names[3] = {"A", "B", "C"};
+  double sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    sum += bytes[i];
+    if (sum > ram)
+      throw bad_input(std::string("not enough memory for ") + names[i] + ": " + binary_size(bytes[i]) +
+                      " (A, B and C need " + binary_size(total) + ", this machine has " + binary_size(ram) + ")");
+  }
+}
+
 template <class T>
 int bench_one(const options& o) {
   const auto& p = o.p;
+  check_memory(p);
   const std::int64_t rows_a = p.transa == 'N' ? p.m : p.k, cols_a = p.transa == 'N' ? p.k : p.m;
   const std::int64_t rows_b = p.transb == 'N' ? p.k : p.n, cols_b = p.transb == 'N' ? p.n : p.k;
-  auto A = random_matrix<T>(std::size_t(rows_a * cols_a), 1);
-  auto B = random_matrix<T>(std::size_t(rows_b * cols_b), 2);
-  std::vector<T> C(std::size_t(p.m * p.n), T(0));
   const std::int64_t lda = std::max<std::int64_t>(1, rows_a), ldb = std::max<std::int64_t>(1, rows_b),
                      ldc = std::max<std::int64_t>(1, p.m);
+  auto A = random_matrix<T>(std::size_t(lda * cols_a), 1);
+  auto B = random_matrix<T>(std::size_t(ldb * cols_b), 2);
+  std::vector<T> C(std::size_t(ldc * p.n), T(0));
   const auto& openblas = prism::detail::blas_library::get(prism::detail::blas_build::openblas_pthread);
   const int cores = oneapi::tbb::info::default_concurrency();
   const double flops = p.flops();
-  double t_prism = best_time(o.reps, [&] {
+  // beta = 0: every repeat computes the same C.
+  const timing t_prism = time_calls(o.reps, [&] {
     prism::gemm<T>(p.transa, p.transb, p.m, p.n, p.k, T(1), A.data(), lda, B.data(), ldb, T(0), C.data(), ldc, o.ctx);
   });
   openblas.set_threads(cores);
-  double t_ob = best_time(o.reps, [&] {
+  const timing t_ob = time_calls(o.reps, [&] {
     openblas.gemm<T>(p.transa, p.transb, int(p.m), int(p.n), int(p.k), T(1), A.data(), int(lda), B.data(), int(ldb),
                      T(0), C.data(), int(ldc));
   });
-  std::printf("shape %lldx%lldx%lld type %c trans %c%c, best of %d\n", (long long)p.m, (long long)p.n,
-              (long long)p.k, char(p.type), p.transa, p.transb, o.reps);
-  std::printf("  prism (%d threads)     %10.4f s  %8.2f GFLOP/s\n", o.ctx.threads(), t_prism, flops / t_prism * 1e-9);
-  std::printf("  openblas (%d threads)  %10.4f s  %8.2f GFLOP/s\n", cores, t_ob, flops / t_ob * 1e-9);
-  std::printf("  ratio prism/openblas  %.3f\n", t_ob / t_prism);
+  std::printf("shape %lldx%lldx%lld type %c trans %c%c, best of %d timings of >= %g s each\n", (long long)p.m,
+              (long long)p.n, (long long)p.k, char(p.type), p.transa, p.transb, o.reps, min_timing);
+  auto line = [&](const std::string& who, const timing& t) {
+    std::printf("  %-22s %12s per call %10.2f GFLOP/s  (%ld calls per timing)\n", who.c_str(),
+                duration(t.seconds).c_str(), flops / t.seconds * 1e-9, t.calls);
+  };
+  line("prism (" + std::to_string(o.ctx.threads()) + " threads)", t_prism);
+  line("openblas (" + std::to_string(cores) + " threads)", t_ob);
+  std::printf("  ratio prism/openblas  %.3f\n", t_ob.seconds / t_prism.seconds);
   return 0;
+}
+
+int run_bench(const options& o) {
+  const std::int64_t int_max = std::numeric_limits<int>::max();
+  if (std::max({o.p.m, o.p.n, o.p.k}) > int_max)
+    throw bad_input("prism bench compares with 32-bit OpenBLAS: M, N and K must be at most " + std::to_string(int_max),
+                    "bench");
+  switch (o.p.type) {
+    case prism::scalar_type::s: return bench_one<float>(o);
+    case prism::scalar_type::d: return bench_one<double>(o);
+    case prism::scalar_type::c: return bench_one<std::complex<float>>(o);
+    case prism::scalar_type::z: return bench_one<std::complex<double>>(o);
+  }
+  return 1;
 }
 
 std::string megabytes(double bytes) {
@@ -184,14 +342,37 @@ void print_traffic(const prism::plan& p, const options& o) {
   if (q.domains() > 1) line("m x n-only split (as threaded BLAS), interleaved", prism::predict_traffic(q, prism::placement::interleaved));
 }
 
-int run_bench(const options& o) {
-  switch (o.p.type) {
-    case prism::scalar_type::s: return bench_one<float>(o);
-    case prism::scalar_type::d: return bench_one<double>(o);
-    case prism::scalar_type::c: return bench_one<std::complex<float>>(o);
-    case prism::scalar_type::z: return bench_one<std::complex<double>>(o);
+// The plan prism::gemm runs: none for an empty product, one leaf for a small call
+// (detail::runs_as_one_leaf, the test gemm itself makes), else make_plan's.
+int run_plan(const options& o) {
+  const prism::problem& p = o.p;
+  std::string why;  // a comment line before the plan
+  prism::plan pl;
+  if (p.m == 0 || p.n == 0 || p.k == 0) {
+    why = "# empty product (m, n or k is 0): gemm runs no plan; it returns at once, or only scales C by beta "
+          "when k is 0\n";
+  } else if (prism::detail::runs_as_one_leaf(p, o.ctx)) {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "# small call: %.0f flops < PRISM_SMALL_FLOPS %.0f, runs as one leaf on the caller's thread\n",
+                  p.flops(), o.ctx.small_flops());
+    why = line;
+    prism::node leaf;
+    leaf.backend = prism::detail::choose_leaf(o.ctx.leaf(), p.type, p.m, p.n, p.k);
+    pl = prism::plan(p, prism::resources{}, {leaf});  // one rank, one domain, one thread: the caller's
+  } else {
+    try {
+      pl = prism::make_plan(p, o.ctx);
+    } catch (const std::bad_alloc&) {
+      throw bad_input("not enough memory to plan a " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
+                      std::to_string(p.k) + " product (std::bad_alloc)");
+    }
   }
-  return 1;
+  std::cout << "# context: " << o.ctx.describe() << '\n' << why;
+  if (pl.nodes().empty()) return 0;
+  std::cout << pl;
+  if (pl.domains() > 1) print_traffic(pl, o);
+  return 0;
 }
 
 // Serial OpenBLAS vs serial BLIS on leaf shapes: the measurement behind PRISM_LEAF=auto.
@@ -210,12 +391,9 @@ int run_leaves(const options& o) {
     auto A = random_matrix<double>(std::size_t(m) * k, 1), B = random_matrix<double>(std::size_t(k) * n, 2);
     std::vector<double> C(std::size_t(m) * n);
     const double flops = prism::gemm_flops(prism::scalar_type::d, m, n, k);
-    const int inner = std::max(1, int(2e8 / flops));  // ~0.1 s per timing at ~20 GFLOP/s
     auto time = [&](const blas_library& lib) {
-      return best_time(o.reps, [&] {
-        for (int r = 0; r < inner; ++r)
-          lib.gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m);
-      }) / inner;
+      return time_calls(o.reps, [&] { lib.gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m); })
+          .seconds;
     };
     const double to = time(ob), tb = time(bl);
     std::printf("%6d x %5d x %8d %12.2f %12.2f %8.2f\n", m, n, k, flops / to * 1e-9, flops / tb * 1e-9, to / tb);
@@ -223,29 +401,50 @@ int run_leaves(const options& o) {
   return 0;
 }
 
+int run(const std::vector<std::string>& args) {
+  if (args.size() < 2) throw bad_input("missing command (plan, bench, leaves or help)", "");
+  const std::string& name = args[1];
+  if (name == "--version") {
+    if (args.size() > 2) throw bad_input("--version takes no arguments", "");
+    std::printf("prism %s\n", prism::version());
+    return 0;
+  }
+  if (name == "help" || name == "--help" || name == "-h") {
+    if (args.size() > 3) throw bad_input("help takes at most one command", "");
+    if (args.size() == 2) {
+      std::fputs(general_help, stdout);
+      return 0;
+    }
+    const command* c = find_command(args[2]);
+    if (c == nullptr) throw bad_input("unknown command '" + args[2] + "'", "");
+    print_help(*c);
+    return 0;
+  }
+  const command* c = find_command(name);
+  if (c == nullptr) throw bad_input("unknown command '" + name + "'", "");
+  for (std::size_t i = 2; i < args.size(); ++i)
+    if (args[i] == "--help" || args[i] == "-h") {
+      print_help(*c);
+      return 0;
+    }
+  const options o = parse(*c, args);
+  if (c == &commands[0]) return run_plan(o);
+  if (c == &commands[1]) return run_bench(o);
+  return run_leaves(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
   try {
-    if (args.size() < 2) throw usage_error("missing command (plan, bench or leaves)");
-    const std::string& cmd = args[1];
-    if (cmd == "plan") {
-      options o = parse(args, 2, true);
-      prism::plan p = prism::make_plan(o.p, o.ctx);
-      std::cout << "# context: " << o.ctx.describe() << '\n' << p;
-      if (p.domains() > 1) print_traffic(p, o);
-      return 0;
-    }
-    if (cmd == "bench") return run_bench(parse(args, 2, true));
-    if (cmd == "leaves") return run_leaves(parse(args, 2, false));
-    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-      std::fputs(usage, stdout);
-      return 0;
-    }
-    throw usage_error("unknown command '" + cmd + "'");
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "prism: %s (see 'prism --help')\n", e.what());
+    return run(std::vector<std::string>(argv, argv + argc));
+  } catch (const bad_input& e) {
+    if (e.hint == "-") std::fprintf(stderr, "prism: %s\n", e.what());
+    else if (e.hint.empty()) std::fprintf(stderr, "prism: %s (see 'prism help')\n", e.what());
+    else std::fprintf(stderr, "prism: %s (see 'prism help %s')\n", e.what(), e.hint.c_str());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "prism: not enough memory (std::bad_alloc)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "prism: %s\n", e.what());

@@ -15,6 +15,10 @@ namespace detail {
 class runtime;  // task arena + workspace pool; lib/runtime/runtime.hpp
 }
 
+/// Parses a count with an optional K, M or G suffix (powers of 1024), as PRISM_MAX_MEMORY
+/// and `prism plan --max-memory` take it: "64M" gives 67108864; throws prism::error.
+std::uint64_t parse_size(const std::string& text);
+
 /// Default cache level for cache-aware DFS: L3, one thread's share (the leaf BLAS blocks
 /// for L1 and L2 itself; README "How prism plans").
 inline constexpr int default_cache_level_value = 3;
@@ -31,7 +35,8 @@ class context {
   context();
 
   /// Defaults overridden by PRISM_NUM_THREADS, PRISM_MAX_MEMORY, PRISM_SMALL_FLOPS,
-  /// PRISM_LEAF and PRISM_EXTRA_DEPTH; throws prism::error on a malformed value.
+  /// PRISM_LEAF, PRISM_EXTRA_DEPTH and PRISM_CACHE_LEVEL; throws prism::error naming the
+  /// variable on a malformed value (e.g. "PRISM_MAX_MEMORY: not a non-negative integer: 'x'").
   static context from_env();
 
   /// Thread budget of a call (>= 1).

@@ -103,15 +103,27 @@ topology topology::xml(const std::string& path) {
   return t;
 }
 
+topology topology::parse(const std::string& spec) {
+  return spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".xml") == 0 ? xml(spec) : synthetic(spec);
+}
+
 topology topology::from_env() {
-  auto get = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v != nullptr ? v : "";
-  };
-  if (std::string v = get("PRISM_TOPOLOGY"); !v.empty())
-    return v.size() > 4 && v.compare(v.size() - 4, 4, ".xml") == 0 ? xml(v) : synthetic(v);
-  if (std::string v = get("HWLOC_XMLFILE"); !v.empty()) return xml(v);
-  if (std::string v = get("HWLOC_SYNTHETIC"); !v.empty()) return synthetic(v);
+  // The first variable set wins; an error names it (e.g. "PRISM_TOPOLOGY: hwloc: invalid ...").
+  const struct {
+    const char* name;
+    topology (*load)(const std::string&);
+  } sources[] = {{"PRISM_TOPOLOGY", &parse},
+                 {"HWLOC_XMLFILE", &xml},
+                 {"HWLOC_SYNTHETIC", [](const std::string& d) { return synthetic(d); }}};
+  for (const auto& s : sources) {
+    const char* v = std::getenv(s.name);
+    if (v == nullptr || *v == '\0') continue;
+    try {
+      return s.load(v);
+    } catch (const error& e) {
+      throw error(std::string(s.name) + ": " + e.what());
+    }
+  }
   return machine();
 }
 

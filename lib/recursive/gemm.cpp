@@ -88,7 +88,7 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
   if (trivial(m, n, k, alpha, beta, C, ldc)) return;
   check_leading_dimensions(lda, ldb, ldc);
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
-  if (p.flops() < ctx.small_flops() && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX) {
+  if (detail::runs_as_one_leaf(p, ctx)) {
     detail::leaf_library(detail::choose_leaf(ctx.leaf(), p.type, m, n, k))
         .gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return;

@@ -6,6 +6,8 @@
 
 #include <oneapi/tbb/info.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -121,37 +123,49 @@ std::string context::describe() const {
   return os.str();
 }
 
-namespace {
-
-// Reads an unsigned integer env var; accepts an optional K, M or G suffix (powers of 1024)
-// so PRISM_MAX_MEMORY=64M works. Returns false when unset or empty.
-bool env_size(const char* name, unsigned long long& out) {
-  const char* s = std::getenv(name);
-  if (s == nullptr || *s == '\0') return false;
+std::uint64_t parse_size(const std::string& text) {
+  const char* s = text.c_str();
   errno = 0;
   char* end = nullptr;
-  unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || errno != 0 || (s[0] == '-')) throw error(std::string(name) + ": not a non-negative integer: '" + s + "'");
-  unsigned long long mult = 1;
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  if (end == s || errno != 0 || text.find('-') != std::string::npos || std::isspace(static_cast<unsigned char>(s[0])))
+    throw error("not a non-negative integer: '" + text + "'");
+  std::uint64_t mult = 1;
   if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
   else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
   else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
-  if (*end != '\0') throw error(std::string(name) + ": trailing characters in '" + s + "'");
-  if (__builtin_mul_overflow(v, mult, &out)) throw error(std::string(name) + ": value too large: '" + s + "'");
-  return true;
+  if (*end != '\0') throw error("trailing characters in '" + text + "' (the suffix may be K, M or G)");
+  std::uint64_t out = 0;
+  if (__builtin_mul_overflow(std::uint64_t(v), mult, &out)) throw error("value too large: '" + text + "'");
+  return out;
+}
+
+namespace {
+
+// Applies `set` to environment variable `name` when it is set and not empty; an error
+// names the variable ("PRISM_LEAF: unknown leaf backend 'mkl' ...").
+template <class F>
+void from_variable(const char* name, F&& set) {
+  const char* s = std::getenv(name);
+  if (s == nullptr || *s == '\0') return;
+  try {
+    set(std::string(s));
+  } catch (const error& e) {
+    throw error(std::string(name) + ": " + e.what());
+  }
 }
 
 }  // namespace
 
 context context::from_env() {
   context c;
-  unsigned long long v = 0;
-  if (env_size("PRISM_NUM_THREADS", v)) c.set_threads(int(std::min<unsigned long long>(v, 1u << 20)));
-  if (env_size("PRISM_MAX_MEMORY", v)) c.set_max_memory(std::size_t(v));
-  if (env_size("PRISM_SMALL_FLOPS", v)) c.set_small_flops(double(v));
-  if (env_size("PRISM_EXTRA_DEPTH", v)) c.set_extra_depth(int(std::min<unsigned long long>(v, 1000)));
-  if (env_size("PRISM_CACHE_LEVEL", v)) c.set_cache_level(int(std::min<unsigned long long>(v, 1000)));
-  if (const char* s = std::getenv("PRISM_LEAF"); s != nullptr && *s != '\0') c.set_leaf(parse_leaf_backend(s));
+  auto capped = [](const std::string& s, std::uint64_t cap) { return std::min(parse_size(s), cap); };
+  from_variable("PRISM_NUM_THREADS", [&](const std::string& s) { c.set_threads(int(capped(s, 1u << 20))); });
+  from_variable("PRISM_MAX_MEMORY", [&](const std::string& s) { c.set_max_memory(std::size_t(parse_size(s))); });
+  from_variable("PRISM_SMALL_FLOPS", [&](const std::string& s) { c.set_small_flops(double(parse_size(s))); });
+  from_variable("PRISM_EXTRA_DEPTH", [&](const std::string& s) { c.set_extra_depth(int(capped(s, 1000))); });
+  from_variable("PRISM_CACHE_LEVEL", [&](const std::string& s) { c.set_cache_level(int(capped(s, 1000))); });
+  from_variable("PRISM_LEAF", [&](const std::string& s) { c.set_leaf(parse_leaf_backend(s)); });
   return c;
 }
 

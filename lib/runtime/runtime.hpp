@@ -1,6 +1,7 @@
 // lib/runtime/runtime.hpp — what a context owns: a task arena, a workspace pool, a plan cache.
 #pragma once
 
+#include <prism/context.hpp>
 #include <prism/plan.hpp>
 
 #include "../numa/domain_arenas.hpp"
@@ -16,6 +17,13 @@
 #include <vector>
 
 namespace prism::detail {
+
+/// True when prism::gemm runs p as one leaf on the caller's thread instead of planning: it
+/// has fewer flops than ctx.small_flops() and every size fits the 32-bit leaf BLAS.
+inline bool runs_as_one_leaf(const problem& p, const context& ctx) noexcept {
+  constexpr std::int64_t int_max = 2147483647;
+  return p.flops() < ctx.small_flops() && p.m <= int_max && p.n <= int_max && p.k <= int_max;
+}
 
 /// The arena concurrency oneTBB allows now for a budget of `threads`: the budget, or the
 /// program's own lower oneTBB limit (global_control max_allowed_parallelism).

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# tests/cli_errors.sh PRISM — walks the command line's promise (apps/prism.cpp): every bad
+# input (command, option, value, PRISM_* variable, a size this machine cannot hold) exits 2
+# with exactly one line on stderr naming it; good invocations exit 0 with nothing on stderr.
+set -uo pipefail
+prism=${1:?usage: cli_errors.sh PATH/TO/prism}
+failures=0 cases=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# bad PATTERN [VAR=VALUE...] -- ARGS...: exit 2, one stderr line matching PATTERN (grep -E).
+bad() {
+  local pattern=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  cases=$((cases + 1))
+  env "${envs[@]}" "$prism" "$@" >"$out" 2>"$err"
+  local rc=$? lines
+  lines=$(wc -l <"$err")
+  echo "${envs[*]} prism $* -> $rc: $(cat "$err")"
+  [ "$rc" -eq 2 ] || fail "'${envs[*]} prism $*' exited $rc, expected 2"
+  [ "$lines" -eq 1 ] || fail "'${envs[*]} prism $*' wrote $lines lines on stderr, expected 1"
+  grep -Eq -- "$pattern" "$err" || fail "'${envs[*]} prism $*': stderr does not match /$pattern/"
+}
+
+# good PATTERN [VAR=VALUE...] -- ARGS...: exit 0, stdout matching PATTERN, stderr empty.
+good() {
+  local pattern=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  cases=$((cases + 1))
+  env "${envs[@]}" "$prism" "$@" >"$out" 2>"$err"
+  local rc=$?
+  echo "${envs[*]} prism $* -> $rc"
+  [ "$rc" -eq 0 ] || fail "'${envs[*]} prism $*' exited $rc, expected 0"
+  [ -s "$err" ] && fail "'${envs[*]} prism $*' wrote on stderr: $(cat "$err")"
+  grep -Eq -- "$pattern" "$out" || { cat "$out"; fail "'${envs[*]} prism $*': stdout does not match /$pattern/"; }
+}
+
+# Commands.
+bad "^prism: missing command" --
+bad "^prism: unknown command 'frob' \(see 'prism help'\)$" -- frob
+bad "^prism: unknown command 'frob'" -- help frob
+bad "^prism: help takes at most one command" -- help plan bench
+bad "^prism: --version takes no arguments" -- --version plan
+# Shapes.
+bad "^prism: prism plan needs M N K \(see 'prism help plan'\)$" -- plan 8 8
+bad "^prism: K must be a whole number >= 0, got 'x'" -- plan 8 8 x
+bad "^prism: M must be a whole number >= 0, got '-1'" -- plan -1 8 8
+bad "^prism: N must be a whole number >= 0, got '99999999999999999999'" -- plan 8 99999999999999999999 8
+# Options and their values.
+bad "^prism: unknown option '--frob' for 'prism plan'" -- plan 8 8 8 --frob
+bad "^prism: unknown option '--reps' for 'prism plan'" -- plan 8 8 8 --reps 3
+bad "^prism: unknown option '--threads' for 'prism leaves'" -- leaves --threads 2
+bad "^prism: --threads needs a value \(see 'prism help plan'\)$" -- plan 8 8 8 --threads
+bad "^prism: --threads must be a whole number in 1\.\.4096, got '0'" -- plan 8 8 8 --threads 0
+bad "^prism: --threads must be a whole number in 1\.\.4096, got 'many'" -- plan 8 8 8 --threads many
+bad "^prism: --type must be s, d, c or z, got 'q'" -- plan 8 8 8 --type q
+bad "^prism: --trans must be two letters from N, T, C" -- plan 8 8 8 --trans XY
+bad "^prism: --max-memory: not a non-negative integer: 'banana'" -- plan 8 8 8 --max-memory banana
+bad "^prism: --max-memory: trailing characters in '1X'" -- plan 8 8 8 --max-memory 1X
+bad "^prism: --small-flops: not a non-negative integer: '-5'" -- plan 8 8 8 --small-flops -5
+bad "^prism: --extra-depth must be a whole number in 0\.\.8, got '9'" -- plan 8 8 8 --extra-depth 9
+bad "^prism: --leaf: unknown leaf backend 'mkl' \(expected openblas, blis or auto\)" -- plan 8 8 8 --leaf mkl
+bad "^prism: --topology: hwloc: invalid synthetic topology 'nonsense'" -- plan 8 8 8 --topology nonsense
+bad "^prism: --topology: hwloc: cannot read topology XML '/nonexistent.xml'" -- plan 8 8 8 --topology /nonexistent.xml
+bad "^prism: --reps must be a whole number in 1\.\.1000000, got '0'" -- bench 8 8 8 --reps 0
+# Sizes this machine cannot hold are refused before anything is allocated.
+bad "^prism: not enough memory for A: [0-9.]+ PiB \(A, B and C need [0-9.]+ PiB, this machine has [0-9.]+ [GTM]iB\)$" \
+  -- bench 99999999 99999999 99999999
+bad "^prism: prism bench compares with 32-bit OpenBLAS" -- bench 8 8 3000000000
+# The environment.
+bad "^prism: PRISM_MAX_MEMORY: not a non-negative integer: 'banana'$" PRISM_MAX_MEMORY=banana -- plan 8 8 8
+bad "^prism: PRISM_LEAF: unknown leaf backend 'mkl'" PRISM_LEAF=mkl -- plan 8 8 8
+bad "^prism: PRISM_NUM_THREADS: thread count must be in 1\.\.4096, got 0$" PRISM_NUM_THREADS=0 -- plan 8 8 8
+bad "^prism: PRISM_EXTRA_DEPTH: extra depth must be in 0\.\.8, got 9$" PRISM_EXTRA_DEPTH=9 -- plan 8 8 8
+bad "^prism: PRISM_SMALL_FLOPS: not a non-negative integer: '-1'$" PRISM_SMALL_FLOPS=-1 -- plan 8 8 8
+bad "^prism: PRISM_TOPOLOGY: hwloc: invalid synthetic topology 'nonsense'$" PRISM_TOPOLOGY=nonsense -- plan 8 8 8
+
+# What works.
+good "^prism [0-9]+\.[0-9]+\.[0-9]+$" -- --version
+good "^usage: prism <command>" -- help
+good "^usage: prism <command>" -- --help
+good "^usage: prism plan M N K" -- help plan
+good "^usage: prism plan M N K" -- plan --help
+good "^usage: prism bench M N K" -- bench 8 8 8 -h
+good "max_memory=1073741824" -- plan 8 8 8 --max-memory 1G
+good "max_memory=65536 " PRISM_MAX_MEMORY=64K -- plan 8 8 8
+good "^# empty product" -- plan 0 8 8
+good "^# small call: 8192 flops < PRISM_SMALL_FLOPS 1185408, runs as one leaf on the caller's thread$" -- plan 16 16 16
+[ "$(grep -c '^ *leaf' "$out")" -eq 1 ] || fail "prism plan 16 16 16 shows more than one leaf"
+good "^bfs [mnk] thread" -- plan 16 16 16 --small-flops 0 --trans tn --type z
+good "^bfs k thread" -- plan 64 64 65536 --threads 8
+good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --topology "package:2 numa:2 core:2 pu:1"
+# A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
+good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
+# A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).
+good "^  prism \(8 threads\)" -- bench 64 64 65536 --reps 1 --threads 8
+
+echo "cli_errors: $cases cases, $failures failures"
+[ "$failures" -eq 0 ]
