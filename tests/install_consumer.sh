@@ -1,15 +1,45 @@
 #!/usr/bin/env bash
-# ctest: installs the build tree into a temporary prefix, then configures, builds and runs
-# tests/consumer against it (find_package(prism), prism::prism, public headers only).
+# ctest install_consumer BUILD SRC [CXXFLAGS]: installs the build tree into a temporary
+# prefix and uses it as a user would, with a clean environment (env -i: no LD_LIBRARY_PATH,
+# no ldconfig, no CMAKE_PREFIX_PATH or PKG_CONFIG_PATH beyond what is passed):
+#   - the installed bin/prism runs (--version, plan);
+#   - a CMake project (tests/consumer: find_package(prism REQUIRED) with CMAKE_PREFIX_PATH)
+#     builds and runs the README's example (examples/gram.cpp) and a prism::prism_blas user;
+#   - a pkg-config project links prism_blas by `pkg-config --libs prism_blas` and runs.
 set -euo pipefail
-build=$1; src=$2; flags=${3:-}
+build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); flags=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build" --prefix "$work/prefix" > /dev/null
-cmake -S "$src/tests/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_FLAGS="$flags" > /dev/null
-cmake --build "$work/consumer" > /dev/null
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" > /dev/null
+
+# A clean environment; a sanitizer build keeps its runtime options.
+clean=(env -i PATH=/usr/bin:/bin HOME="$work")
+for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS; do
+  [ -n "${!v:-}" ] && clean+=("$v=${!v}")
+done
+run() { echo "+ $*"; "${clean[@]}" "$@"; }
+
 # Only the public headers were installed: no lib/ internals.
-test -f "$work/prefix/include/prism/prism.hpp"
-test ! -e "$work/prefix/include/prism/runtime.hpp"
-LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer"
-LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer_blas"
+test -f "$prefix/include/prism/prism.hpp"
+test ! -e "$prefix/include/prism/runtime.hpp"
+
+# The installed tool finds the installed libprism by its own RUNPATH ($ORIGIN/../lib...).
+run "$prefix/bin/prism" --version | grep -Eq '^prism [0-9]+\.[0-9]+\.[0-9]+$'
+run "$prefix/bin/prism" plan 64 64 65536 --threads 2 | grep -q '^bfs k thread'
+
+# CMake: find_package(prism REQUIRED) through CMAKE_PREFIX_PATH alone.
+run cmake -S "$src/tests/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DPRISM_EXAMPLES_DIR="$src/examples" -DCMAKE_CXX_FLAGS="$flags" > /dev/null
+run cmake --build "$work/cmake" > /dev/null
+run "$work/cmake/examples/gram"
+run "$work/cmake/consumer_blas"
+
+# pkg-config: the .pc file's Libs carry the rpath, so the program runs as linked.
+pc=$(find "$prefix" -name prism_blas.pc)
+libs=$("${clean[@]}" PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --libs prism_blas)
+echo "pkg-config --libs prism_blas: $libs"
+# shellcheck disable=SC2086
+run c++ $flags "$src/tests/consumer/consumer_blas.cpp" -o "$work/pkgconfig_blas" $libs -lblas
+run "$work/pkgconfig_blas"
+echo "install_consumer: PASS"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/dropin/readme_commands.sh BUILD_DIR — the README's "Use prism without changing your
 # code" commands, run as written except for the install prefix (a temporary directory
-# instead of /usr/local, hence PKG_CONFIG_PATH and an rpath instead of ldconfig):
+# instead of /usr/local, hence PKG_CONFIG_PATH; the .pc file's rpath replaces ldconfig):
 #   cmake --install; cc ... $(pkg-config --libs prism_blas) -lblas; the same in gfortran;
 #   the ILP64 library with -lblas64; LD_PRELOAD into python3 (NumPy); PRISM_STATS.
 # Each program's gemm must take prism's recursion and give the exact (integer-valued) result.
@@ -47,13 +47,12 @@ program solver
 end program
 F
 
-rpath="-Wl,-rpath,$libdir"
 # shellcheck disable=SC2046
-cc app.c -o app $(pkg-config --libs prism_blas) -lblas $rpath
+cc app.c -o app $(pkg-config --libs prism_blas) -lblas
 # shellcheck disable=SC2046
-gfortran solver.f90 -o solver $(pkg-config --libs prism_blas) -lblas $rpath
+gfortran solver.f90 -o solver $(pkg-config --libs prism_blas) -lblas
 # shellcheck disable=SC2046
-cc -DBLAS_INT=int64_t app.c -o app64 $(pkg-config --libs prism_blas64) -lblas64 $rpath
+cc -DBLAS_INT=int64_t app.c -o app64 $(pkg-config --libs prism_blas64) -lblas64
 
 check() {  # check NAME COMMAND...: runs with PRISM_STATS=1, wants "ok"/"6.0" and a recursion line
   local name=$1; shift
