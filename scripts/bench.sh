@@ -11,7 +11,10 @@
 #   PRISM_BENCH_REPS=7 bash scripts/bench.sh
 #   PRISM_BENCH_MIN_TIME=0.3 bash scripts/bench.sh dropin   (seconds per repetition)
 #
-# Results land in bench/results/<set>-<date>.{json,md,png}.
+# Each run lands in a folder of its own, bench/runs/<set>-<UTC time>/ (ignored by git):
+# bench.json (raw), bench.md (table), bench.png (plot), bench.log. A run never writes
+# bench/results/, which holds the runs the README quotes; to keep one, record it:
+#   bash scripts/record-bench.sh bench/runs/<set>-<UTC time>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 set_name=${1:-quick}
@@ -28,9 +31,12 @@ bash scripts/install-deps.sh
 build=${PRISM_BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_TESTS=ON -DPRISM_WITH_BENCH=ON > /dev/null
 cmake --build "$build" -j"$(nproc)" --target prism_bench prism_cli
-mkdir -p bench/results
-stamp=$(date -u +%Y-%m-%d)
-out=bench/results/${set_name}-${stamp}
+now=$(date -u +%s)
+run=bench/runs/${set_name}-$(date -u -d "@$now" +%Y-%m-%dT%H%M%SZ)
+when=$(date -u -d "@$now" '+%Y-%m-%d %H:%M')
+mkdir -p bench/runs
+mkdir "$run"  # fails rather than reuse the folder of another run started the same second
+out=$run/bench
 cpu=$(grep -m1 -E 'model name|^Model|^CPU part' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || true)
 machine="${cpu:-$(uname -m)}, $(nproc) cores"
 extra=()
@@ -39,6 +45,7 @@ extra=()
   --benchmark_out="$out.json" --benchmark_out_format=json > "$out.log"
 py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib
 "$py" bench/report.py "$out.json" --md "$out.md" --png "$out.png" \
-  --caption "Machine: ${machine}. Run: ${stamp} (UTC), ${what}."
+  --caption "Machine: ${machine}. Run: ${when} UTC, ${what}."
 echo
 echo "bench.sh: table $out.md, plot $out.png, raw $out.json"
+echo "bench.sh: to keep this run for the README: bash scripts/record-bench.sh $run"

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Puts a benchmark run's table and plot into README.md (between the bench:begin/end
-# markers). Usage: bash scripts/readme-figures.sh bench/results/full-YYYY-MM-DD
-# (the prefix of the .md/.png that scripts/bench.sh wrote). Run bench.sh first.
+# Puts a recorded benchmark run's table and plot into README.md (between the
+# bench:begin/end markers). Usage: bash scripts/readme-figures.sh bench/results/<set>-<UTC time>
+# (the prefix of the .md/.png that scripts/record-bench.sh copied from a bench.sh run).
+# Only recorded (committed) results go into the README, never a local bench/runs/ folder.
 # A dropin-* run (bash scripts/bench.sh dropin) goes to the dropin:begin/end block and
 # docs/bench-dropin.png instead (README "Use prism without changing your code").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prefix=${1:?usage: readme-figures.sh bench/results/<set>-<date>}
+prefix=${1:?usage: readme-figures.sh bench/results/<set>-<UTC time>}
+case "$prefix" in
+  bench/results/*) ;;
+  *) echo "readme-figures: '$prefix' is not under bench/results/; record the run first:" \
+          "bash scripts/record-bench.sh bench/runs/<set>-<UTC time>" >&2; exit 2 ;;
+esac
 [ -f "$prefix.md" ] && [ -f "$prefix.png" ] || { echo "readme-figures: $prefix.md/.png not found" >&2; exit 1; }
 tag=bench png=docs/bench.png alt="prism vs OpenBLAS and BLIS"
 case "$(basename "$prefix")" in
