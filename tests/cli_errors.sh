@@ -4,41 +4,43 @@
 # with exactly one line on stderr naming it; good invocations exit 0 with nothing on stderr.
 set -uo pipefail
 prism=${1:?usage: cli_errors.sh PATH/TO/prism}
-failures=0 cases=0
+failures=0 cases=0 rc=0 what=""
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# bad PATTERN [VAR=VALUE...] -- ARGS...: exit 2, one stderr line matching PATTERN (grep -E).
-bad() {
-  local pattern=$1; shift
+# call [VAR=VALUE...] -- ARGS...: runs prism with those variables; sets rc and what.
+call() {
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   cases=$((cases + 1))
+  what="${envs[*]} prism $*"
   env "${envs[@]}" "$prism" "$@" >"$out" 2>"$err"
-  local rc=$? lines
+  rc=$?
+}
+
+# bad PATTERN [VAR=VALUE...] -- ARGS...: exit 2, one stderr line matching PATTERN (grep -E).
+bad() {
+  local pattern=$1; shift
+  call "$@"
+  local lines
   lines=$(wc -l <"$err")
-  echo "${envs[*]} prism $* -> $rc: $(cat "$err")"
-  [ "$rc" -eq 2 ] || fail "'${envs[*]} prism $*' exited $rc, expected 2"
-  [ "$lines" -eq 1 ] || fail "'${envs[*]} prism $*' wrote $lines lines on stderr, expected 1"
-  grep -Eq -- "$pattern" "$err" || fail "'${envs[*]} prism $*': stderr does not match /$pattern/"
+  echo "$what -> $rc: $(cat "$err")"
+  [ "$rc" -eq 2 ] || fail "'$what' exited $rc, expected 2"
+  [ "$lines" -eq 1 ] || fail "'$what' wrote $lines lines on stderr, expected 1"
+  grep -Eq -- "$pattern" "$err" || fail "'$what': stderr does not match /$pattern/"
 }
 
 # good PATTERN [VAR=VALUE...] -- ARGS...: exit 0, stdout matching PATTERN, stderr empty.
 good() {
   local pattern=$1; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  cases=$((cases + 1))
-  env "${envs[@]}" "$prism" "$@" >"$out" 2>"$err"
-  local rc=$?
-  echo "${envs[*]} prism $* -> $rc"
-  [ "$rc" -eq 0 ] || fail "'${envs[*]} prism $*' exited $rc, expected 0"
-  [ -s "$err" ] && fail "'${envs[*]} prism $*' wrote on stderr: $(cat "$err")"
-  grep -Eq -- "$pattern" "$out" || { cat "$out"; fail "'${envs[*]} prism $*': stdout does not match /$pattern/"; }
+  call "$@"
+  echo "$what -> $rc"
+  [ "$rc" -eq 0 ] || fail "'$what' exited $rc, expected 0"
+  [ -s "$err" ] && fail "'$what' wrote on stderr: $(cat "$err")"
+  grep -Eq -- "$pattern" "$out" || { cat "$out"; fail "'$what': stdout does not match /$pattern/"; }
 }
 
 # Commands.
