@@ -113,10 +113,9 @@ TEST_CASE("8 caller threads at once, sharing one context and using their own") {
   for (auto& c : callers) c.join();
   const int peak = watch.finish();
   CHECK(failures == 0);
-  // Callers + the watcher + oneTBB's worker pool (the largest budget, 4, or the default
-  // concurrency, less one for the caller): nothing more.
+  // Callers + the watcher + oneTBB's worker pool (default concurrency - 1): nothing more.
   INFO("threads before ", base, ", peak ", peak);
-  CHECK(peak <= base + 8 + 1 + std::max(4, oneapi::tbb::info::default_concurrency()));
+  CHECK(peak <= base + 8 + 1 + oneapi::tbb::info::default_concurrency());
 }
 
 TEST_CASE("calls from inside a caller's tbb::parallel_for") {
@@ -158,9 +157,9 @@ TEST_CASE("calls from inside an OpenMP parallel region") {
   CHECK(peak <= base + 3 + 1 + oneapi::tbb::info::default_concurrency());
 }
 
-TEST_CASE("a thread budget above the core count gets its threads, without oneTBB's warning") {
-  const int threads = 4 * oneapi::tbb::info::default_concurrency();  // 8 on 2 cores
-  const context ctx = forced(threads);
+TEST_CASE("a thread budget above the core count runs without oneTBB's warning") {
+  const int cores = oneapi::tbb::info::default_concurrency();
+  const context ctx = forced(4 * cores);  // 8 on 2 cores
   std::atomic<int> failures{0};
   const std::string err = stderr_of([&] {
     for (int i = 0; i < 4; ++i)
@@ -168,12 +167,13 @@ TEST_CASE("a thread budget above the core count gets its threads, without oneTBB
   });
   CHECK(failures == 0);
   CHECK(err.find("number of workers") == std::string::npos);  // "TBB Warning: The number of workers is ..."
-  CHECK(ctx.runtime().arena().max_concurrency() == threads);
+  CHECK(ctx.runtime().arena().max_concurrency() == cores);     // oneTBB's limit: the cores
 }
 
-TEST_CASE("a program's own lower oneTBB limit wins: prism's arena is sized to it") {
-  oneapi::tbb::global_control limit(oneapi::tbb::global_control::max_allowed_parallelism, 2);
-  const context ctx = forced(6);
+TEST_CASE("a program's own tbb::global_control sets the limit prism's arena follows") {
+  const int above = 3 * oneapi::tbb::info::default_concurrency();
+  oneapi::tbb::global_control limit(oneapi::tbb::global_control::max_allowed_parallelism, std::size_t(above));
+  const context ctx = forced(above);
   std::atomic<int> failures{0};
   const std::string err = stderr_of([&] {
     for (int i = 0; i < 4; ++i)
@@ -181,5 +181,6 @@ TEST_CASE("a program's own lower oneTBB limit wins: prism's arena is sized to it
   });
   CHECK(failures == 0);
   CHECK(err.find("number of workers") == std::string::npos);
-  CHECK(ctx.runtime().arena().max_concurrency() == 2);
+  CHECK(ctx.runtime().arena().max_concurrency() == above);
+  CHECK(forced(above + 1).runtime().arena().max_concurrency() == above);  // above the program's limit
 }

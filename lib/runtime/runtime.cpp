@@ -2,14 +2,12 @@
 #include "runtime.hpp"
 
 #include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/info.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <set>
 
 namespace prism::detail {
 
@@ -106,79 +104,36 @@ void workspace_pool::trim() {
 // ---- oneTBB's thread limit ---------------------------------------------------------------
 // oneTBB caps the threads of the whole process at max_allowed_parallelism (default: the
 // cores it may use) and prints "The number of workers is currently limited to ..." when an
-// arena asks for more. A context's budget is the user's choice (PRISM_NUM_THREADS=8 on 2
-// cores oversubscribes on purpose), so prism raises the limit itself: one global_control at
-// the largest budget of its live runtimes, replaced as they come and go. oneTBB takes the
-// smallest of all live global_controls, so a program's own lower limit still wins; then the
-// arena is sized to that limit instead (allowed_concurrency), with one line under PRISM_VERBOSE.
+// arena asks for more. prism sizes its arenas to that limit instead and says so once under
+// PRISM_VERBOSE: a budget above it still gets a plan with that many shares and a correct
+// result, computed by the threads oneTBB allows. A program that wants more threads than
+// cores raises the limit with its own tbb::global_control, and prism's arenas follow it.
+// prism does not raise the limit itself: tried with a global_control at the largest budget,
+// test_numa's numa plans (synthetic topologies, more threads than the 2 cores) crashed now
+// and then in a leaf writing its C', a race that more threads expose.
 
 namespace {
-
-using oneapi::tbb::global_control;
-
-struct limit_registry {
-  std::mutex mutex;
-  std::multiset<int> budgets;                // of the live leases
-  std::unique_ptr<global_control> control;  // at *budgets.rbegin(), when above the default
-  int value = 0;                             // the control's value, 0 without one
-
-  void update() {  // under mutex
-    const int want = budgets.empty() ? 0 : *budgets.rbegin();
-    const int needed = want > oneapi::tbb::info::default_concurrency() ? want : 0;
-    if (needed == value) return;
-    // The new control first: the limit never dips below a live budget in between.
-    std::unique_ptr<global_control> next;
-    if (needed > 0) next = std::make_unique<global_control>(global_control::max_allowed_parallelism, std::size_t(needed));
-    control = std::move(next);
-    value = needed;
-  }
-};
-
-// Never destroyed: contexts in static storage (the default context) release their lease
-// during exit, after function-local statics of this file may be gone.
-limit_registry& registry() {
-  static limit_registry* r = new limit_registry;
-  return *r;
-}
-
 std::once_flag clamp_note;
-
 }  // namespace
 
 int allowed_concurrency(int threads) {
-  const std::size_t limit = global_control::active_value(global_control::max_allowed_parallelism);
-  return limit < std::size_t(threads) ? std::max(1, int(limit)) : threads;
-}
-
-parallelism_lease::parallelism_lease(int threads) : threads_(threads) {
-  limit_registry& r = registry();
-  {
-    std::lock_guard lock(r.mutex);
-    r.budgets.insert(threads);
-    r.update();
-  }
-  concurrency_ = allowed_concurrency(threads);
-  if (concurrency_ < threads) {
-    const char* v = std::getenv("PRISM_VERBOSE");
-    if (v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0)
-      std::call_once(clamp_note, [&] {
-        std::fprintf(stderr, "prism: thread budget %d is above the program's oneTBB limit (global_control "
-                             "max_allowed_parallelism %d); prism's arena uses %d threads\n",
-                     threads, concurrency_, concurrency_);
-      });
-  }
-}
-
-parallelism_lease::~parallelism_lease() {
-  limit_registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  r.budgets.erase(r.budgets.find(threads_));
-  r.update();
+  const std::size_t limit =
+      oneapi::tbb::global_control::active_value(oneapi::tbb::global_control::max_allowed_parallelism);
+  if (limit >= std::size_t(threads)) return threads;
+  const int allowed = std::max(1, int(limit));
+  const char* v = std::getenv("PRISM_VERBOSE");
+  if (v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0)
+    std::call_once(clamp_note, [&] {
+      std::fprintf(stderr, "prism: thread budget %d is above oneTBB's limit of %d threads (max_allowed_parallelism); "
+                           "prism's arena uses %d (a tbb::global_control in the program can raise the limit)\n",
+                   threads, allowed, allowed);
+    });
+  return allowed;
 }
 
 // One slot is reserved for the calling ("master") thread, as oneTBB does by default:
 // a call from an outside thread never waits for a worker to become free to start.
-runtime::runtime(int threads) : lease_(threads), arena_(lease_.concurrency(), 1) {}
+runtime::runtime(int threads) : arena_(allowed_concurrency(threads), 1) {}
 
 domain_arenas& runtime::domains(const topology& t) {
   std::call_once(domains_once_, [&] { domains_ = std::make_unique<domain_arenas>(t); });

@@ -25,34 +25,16 @@ inline bool runs_as_one_leaf(const problem& p, const context& ctx) noexcept {
   return p.flops() < ctx.small_flops() && p.m <= int_max && p.n <= int_max && p.k <= int_max;
 }
 
-/// The arena concurrency oneTBB allows now for a budget of `threads`: the budget, or the
-/// program's own lower oneTBB limit (global_control max_allowed_parallelism).
+/// The arena concurrency oneTBB allows for a budget of `threads`: the budget, or oneTBB's
+/// process-wide limit when that is lower (max_allowed_parallelism: the cores it may use,
+/// unless the program changed it with a tbb::global_control).
 int allowed_concurrency(int threads);
-
-/// Keeps oneTBB's process-wide thread limit (max_allowed_parallelism) at or above `threads`
-/// while it lives, so a budget above the core count neither warns nor is cut to the cores.
-/// prism holds one global_control, at the largest budget of its live leases (runtime.cpp).
-class parallelism_lease {
- public:
-  /// Raises the limit to `threads` if it is lower and no lease holds it higher.
-  explicit parallelism_lease(int threads);
-  /// Lowers prism's limit to the largest remaining lease (or drops it).
-  ~parallelism_lease();
-  parallelism_lease(const parallelism_lease&) = delete;
-  parallelism_lease& operator=(const parallelism_lease&) = delete;
-  /// The arena concurrency this budget gets: allowed_concurrency(threads) once raised.
-  int concurrency() const noexcept { return concurrency_; }
-
- private:
-  int threads_;
-  int concurrency_;
-};
 
 /// The shared state of a context: its task arena, workspace pool and recent plans.
 class runtime {
  public:
-  /// An arena of `threads` slots (one of them for the calling thread), fewer only when the
-  /// program's own oneTBB limit is lower (said once under PRISM_VERBOSE).
+  /// An arena of `threads` slots (one of them for the calling thread), or of oneTBB's limit
+  /// when that is lower (allowed_concurrency; said once under PRISM_VERBOSE).
   explicit runtime(int threads);
   /// The task arena sized to the context's thread budget.
   oneapi::tbb::task_arena& arena() { return arena_; }
@@ -65,7 +47,6 @@ class runtime {
   std::shared_ptr<const plan> cached_plan(const problem& p, const std::function<plan()>& make);
 
  private:
-  parallelism_lease lease_;  // before the arena: the limit must be up when it starts
   oneapi::tbb::task_arena arena_;
   workspace_pool pool_;
   std::once_flag domains_once_;
