@@ -14,14 +14,17 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <new>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -112,15 +115,21 @@ std::int64_t parse_int(const std::string& s, const std::string& what, std::int64
 }
 
 struct options {
-  const command* cmd = nullptr;
   prism::problem p;
   prism::context ctx;
   int reps = 5;
 };
 
+// True when `cmd` takes option `a` (shape_options lists the shape commands' options).
+bool takes(const command& cmd, const std::string& a) {
+  static const char* const shape_flags[] = {"--threads",     "--type",        "--trans", "--max-memory",
+                                            "--small-flops", "--extra-depth", "--leaf",  "--topology"};
+  if (a == "--reps") return cmd.reps;
+  return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
+}
+
 options parse(const command& cmd, const std::vector<std::string>& args) {
   options o;
-  o.cmd = &cmd;
   const std::string hint = cmd.name;
   std::size_t i = 2;
   if (cmd.shape) {
@@ -138,12 +147,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
   bool topology_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
-    const bool known = a == "--reps" ? cmd.reps
-                       : a == "--threads" || a == "--type" || a == "--trans" || a == "--max-memory" ||
-                               a == "--small-flops" || a == "--extra-depth" || a == "--leaf" || a == "--topology"
-                           ? cmd.shape
-                           : false;
-    if (!known) throw bad_input("unknown option '" + a + "' for 'prism " + cmd.name + "'", hint);
+    if (!takes(cmd, a)) throw bad_input("unknown option '" + a + "' for 'prism " + cmd.name + "'", hint);
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
     const std::string& v = args[++i];
     try {
