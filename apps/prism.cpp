@@ -370,6 +370,9 @@ int run_plan(const options& o) {
     } catch (const std::bad_alloc&) {
       throw bad_input("not enough memory to plan a " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
                       std::to_string(p.k) + " product (std::bad_alloc)");
+    } catch (const prism::plan_error& e) {  // a shape no plan can hold (temporaries beyond the address space)
+      throw bad_input(std::string("cannot plan a ") + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
+                      std::to_string(p.k) + " product: " + e.what(), "-");
     }
   }
   std::cout << "# context: " << o.ctx.describe() << '\n' << why;

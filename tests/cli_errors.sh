@@ -75,6 +75,8 @@ bad "^prism: --reps must be a whole number in 1\.\.1000000, got '0'" -- bench 8 
 bad "^prism: not enough memory for A: [0-9.]+ PiB \(A, B and C need [0-9.]+ PiB, this machine has [0-9.]+ [GTM]iB\)$" \
   -- bench 99999999 99999999 99999999
 bad "^prism: prism bench compares with 32-bit OpenBLAS" -- bench 8 8 3000000000
+bad "^prism: cannot plan a 9999999999x9999999999x9999999999 product: prism plan: .*exceed the address space$" \
+  -- plan 9999999999 9999999999 9999999999
 # The environment.
 bad "^prism: PRISM_MAX_MEMORY: not a non-negative integer: 'banana'$" PRISM_MAX_MEMORY=banana -- plan 8 8 8
 bad "^prism: PRISM_LEAF: unknown leaf backend 'mkl'" PRISM_LEAF=mkl -- plan 8 8 8
@@ -97,6 +99,7 @@ good "^# small call: 8192 flops < PRISM_SMALL_FLOPS 1185408, runs as one leaf on
 [ "$(grep -c '^ *leaf' "$out")" -eq 1 ] || fail "prism plan 16 16 16 shows more than one leaf"
 good "^bfs [mnk] thread" -- plan 16 16 16 --small-flops 0 --trans tn --type z
 good "^bfs k thread" -- plan 64 64 65536 --threads 8
+good "^# extra memory 0 bytes, depth 11, 2048 leaves$" -- plan 99999999 99999999 99999999 --threads 2 --topology "package:1 l3:1(size=8MB) core:2 pu:1"  # bounded cache DFS
 good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --topology "package:2 numa:2 core:2 pu:1"
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2

@@ -16,7 +16,8 @@
 //  4. Cache-aware DFS (t == 1, cache level L > 0 in the context): while a leaf's working
 //     set (m k + k n + m n elements) exceeds one thread's share of a level-L cache of
 //     the context's topology, halve its largest edge by a DFS step (level cache); a k-DFS
-//     accumulates into C, so no temporary. Edges of 16 or less are not cut further.
+//     accumulates into C, so no temporary. Edges of 16 or less are not cut further, and
+//     a leaf is cut at most max_cache_cuts times.
 //  5. Otherwise: a leaf, computed by the backend the context picks for its shape.
 // Above all of these, with D >= 2 NUMA domains in the context's topology (and at least D
 // threads), the first steps are numa-level BFS cuts of the set of domains: into halves,
@@ -46,6 +47,11 @@ namespace prism {
 namespace {
 
 constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
+// Rule 4 cuts a leaf at most this many times (up to 2^10 leaves per thread): enough to
+// bring a 4 GiB working set under a 16 MiB cache share, and a bounded plan for any shape.
+constexpr int max_cache_cuts = 10;
+// No plan has more nodes (rule 1 on edges far above 2^31-1 in several dimensions would).
+constexpr std::size_t max_nodes = std::size_t(1) << 22;
 
 
 // Preferred split granularity along each edge, so parts start on SIMD/cache boundaries:
@@ -140,7 +146,16 @@ struct planner {
     return dim::k;
   }
 
+  // Stops a plan that would not fit in memory (edges above 2^31-1 in several dimensions
+  // need 2^(cuts) leaves): a plan_error, not an allocation failure deep in the planner.
+  void count_node() const {
+    if (nodes.size() >= max_nodes)
+      throw plan_error("a plan for this shape would have more than " + std::to_string(max_nodes) +
+                       " nodes (its leaves must fit 32-bit BLAS calls)");
+  }
+
   int leaf(const box& b) {
+    count_node();
     node nd;
     nd.kind = step_kind::leaf;
     nd.backend = detail::choose_leaf(ctx.leaf(), type, b.m, b.n, b.k);
@@ -153,6 +168,7 @@ struct planner {
   template <class F>
   int add_step(step_kind kind, level where, dim d, std::vector<part> parts, const box& b, const resources& r,
                F&& plan_child) {
+    count_node();
     const int index = int(nodes.size());
     nodes.emplace_back();
     node nd;
@@ -168,13 +184,13 @@ struct planner {
   // A two-part thread- or cache-level cut of edge d; BFS thread shares t1 and t2 (a DFS
   // part runs with the node's threads), memory budgets b1 and b2.
   int cut(step_kind kind, level where, dim d, const box& b, const resources& r, int t1, int t2, int extra,
-          std::size_t b1, std::size_t b2) {
+          std::size_t b1, std::size_t b2, int cache_cuts = 0) {
     const std::int64_t ext = extent(d, b.m, b.n, b.k);
     const bool bfs = kind == step_kind::bfs;
     const std::vector<std::int64_t> sizes = split(ext, bfs ? std::vector<int>{t1, t2} : std::vector<int>{1, 1}, alignment(d, type, ext));
     std::vector<part> parts = {part{sizes[0], 0, 0, bfs ? t1 : 0}, part{sizes[1], 0, 0, bfs ? t2 : 0}};
     return add_step(kind, where, d, std::move(parts), b, r,
-                    [&](const child_step& ch) { return build(ch.shape, ch.owns, extra, ch.part == 0 ? b1 : b2); });
+                    [&](const child_step& ch) { return build(ch.shape, ch.owns, extra, ch.part == 0 ? b1 : b2, cache_cuts); });
   }
 
   // A numa-level cut of the node's domains (see the file comment): into halves, or into
@@ -231,7 +247,8 @@ struct planner {
     return true;
   }
 
-  int build(const box& b, const resources& r, int extra, std::size_t budget) {
+  // cache_cuts: cache-level DFS steps above this node (rule 4 stops at max_cache_cuts).
+  int build(const box& b, const resources& r, int extra, std::size_t budget, int cache_cuts = 0) {
     const int t = r.threads;
     // Rule 1: 32-bit leaf range. The longest edge, k included (a DFS needs no C').
     if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) {
@@ -275,8 +292,8 @@ struct planner {
     if (const std::size_t limit = cache_bytes(); limit > 0) {  // Rule 4
       const double working = double(element_size(type)) * (double(b.m) * double(b.k) + double(b.k) * double(b.n) + double(b.m) * double(b.n));
       const dim longest = b.n >= b.m && b.n >= b.k ? dim::n : b.m >= b.k ? dim::m : dim::k;
-      if (working > double(limit) && extent(longest, b.m, b.n, b.k) > 16)
-        return cut(step_kind::dfs, level::cache, longest, b, r, 1, 1, 0, budget, budget);
+      if (working > double(limit) && extent(longest, b.m, b.n, b.k) > 16 && cache_cuts < max_cache_cuts)
+        return cut(step_kind::dfs, level::cache, longest, b, r, 1, 1, 0, budget, budget, cache_cuts + 1);
     }
     return leaf(b);  // Rule 5
   }
