@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Turn prism_bench's Google Benchmark JSON into a markdown table and a PNG plot.
+"""Turn prism_bench's Google Benchmark JSON into a markdown table and PNG charts.
 
     prism_bench --set=quick --benchmark_out=quick.json --benchmark_out_format=json
     python3 bench/report.py quick.json --md quick.md --png quick.png
+    python3 bench/report.py full.json --png-ratio ratio.png --png-gflops gflops.png
 
 For every (shape, type, implementation) the best repetition is kept (highest GFLOP/s, i.e.
 the shortest real time): repetitions are disturbed by other work, never helped by it.
@@ -12,7 +13,18 @@ percentage of the machine's FMA peak for that type (the fma_peak benchmark of th
 When the run has the prism_blas column (the drop-in libprism_blas.so), the table also shows
 it and "drop-in / backend": prism_blas over openblas, the library the drop-in forwards to.
 
-The PNG needs matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3 if another
+Charts (10 inches wide, 150 dpi: 1500 px, legible when shown 1000 px wide):
+  --png-ratio   the headline: one bar per shape and type, prism / best peer of the row (linear
+                axis, a dashed line at 1.0, shapes grouped tall-skinny / large / small); for a
+                run of the drop-in against its backend only (the dropin set), drop-in / backend
+                with prism / backend as a black tick. Bars above --ratio-max are clipped there,
+                hatched, with their true value written.
+  --png-gflops  absolute GFLOP/s, one panel per shape class and type, one colour per
+                implementation; a value too small to see is a hatched stub with its value
+                written; a stalled run (1000 times below its row's best) or an entry with
+                fewer repetitions than asked for (table †) is explained under the chart.
+  --png         both in one image, the ratio chart above the GF/s chart.
+They need matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3 if another
 python3 comes first on PATH). The table is printed without it.
 """
 
@@ -39,7 +51,18 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("json", help="Google Benchmark JSON written by prism_bench (--benchmark_out=...)")
     p.add_argument("--md", help="also write the markdown table (and caption) to this file")
-    p.add_argument("--png", help="write the plot to this PNG file")
+    p.add_argument("--png", help="write both charts, --png-ratio's above --png-gflops', into one PNG file")
+    p.add_argument("--png-ratio", metavar="FILE",
+                   help="write the headline chart: prism / best peer per shape and type (linear axis, "
+                        "a line at 1.0), or drop-in / backend, see --ratio")
+    p.add_argument("--png-gflops", metavar="FILE",
+                   help="write absolute GFLOP/s per implementation, one panel per shape class and type")
+    p.add_argument("--ratio", choices=["auto", "peer", "dropin"], default="auto",
+                   help="what the headline chart divides: peer = prism / best of the peer columns; "
+                        "dropin = prism_blas / openblas (the drop-in over its backend); auto (default) = "
+                        "dropin when the run measured prism_blas and no peer but openblas, else peer")
+    p.add_argument("--ratio-max", type=float, default=3.0, metavar="X",
+                   help="clip ratio bars above X (their true value is written on them; default 3)")
     p.add_argument("--caption", default="", help="extra text appended below the table")
     p.add_argument("--quiet", action="store_true", help="do not print the table to stdout")
     return p.parse_args()
@@ -254,107 +277,409 @@ def markdown(data, rows, best, args):
     return "\n".join(out + cap) + "\n"
 
 
-def plot(data, rows, best, path):
+# ----------------------------------------------------------------------------------------------
+# Plots. Two charts, each readable at README width (about 1000 px):
+#   ratio chart: one bar per shape and type, prism / best peer (or, for a run of the drop-in
+#                against its backend only, drop-in / backend), linear axis with a line at 1.0;
+#                a bar above --ratio-max is clipped there and its true value written on it.
+#   GF/s chart:  absolute GFLOP/s, one panel per shape class (rows) and type (columns), one
+#                colour per implementation; a bar too small to see on the panel's linear axis
+#                is drawn as a hatched stub with its value written, and a pathological value
+#                (far below its row) or a short entry (table †) is explained below the chart.
+
+SHAPE_CLASSES = [  # key, panel title; see shape_class()
+    ("tall", "tall-skinny: k ≥ 16·max(m, n)"),
+    ("wide", "large: wide and square"),
+    ("small", "small: all sides ≤ 256"),
+]
+CLASS_SHORT = {"tall": "tall-skinny", "wide": "large", "small": "small"}
+IMPL_LABELS = {
+    "prism": "prism",
+    "prism_blas": "prism_blas (drop-in)",
+    "openblas": "openblas (threaded)",
+    "openblas_1t": "openblas_1t (1 thread)",
+    "blis": "blis (threaded)",
+    "blis_1t": "blis_1t (1 thread)",
+}
+TYPE_COLORS = {"d": "#5e3c99", "s": "#b2abd2"}  # ratio chart: one colour per type
+ANOMALY = 1000.0  # a value more than this many times below its row's best is pathological
+SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def shape_dims(shape):
+    return tuple(int(x) for x in shape.split("x"))
+
+
+def shape_class(shape):
+    """tall: k at least 16 times the larger of m, n (the CARMA / block-Krylov shapes);
+    small: every side at most 256; large: the rest (wide m, n with small k, and big squares)."""
+    m, n, k = shape_dims(shape)
+    if k >= 16 * max(m, n):
+        return "tall"
+    if max(m, n, k) <= 256:
+        return "small"
+    return "wide"
+
+
+def short_label(shape, trans, math=True):
+    """4×4×2²⁴, 128³, 32×32×2²² TN: large powers of two as powers, cubes as n³ (matplotlib
+    mathtext superscripts, or Unicode ones with math=False)."""
+    m, n, k = shape_dims(shape)
+    if m == n == k:
+        text = pow2_text(m) + "^3" if m < (1 << 14) else "(%s)^3" % pow2_text(m)
+    else:
+        text = "×".join(pow2_text(v) for v in (m, n, k))
+    if math:
+        text = re.sub(r"\^(\d+)", r"$^{\1}$", text)
+    else:
+        text = re.sub(r"\^(\d+)", lambda g: g.group(1).translate(SUP), text)
+    if trans and trans != "NN":
+        text += " " + trans
+    return text
+
+
+def shape_order(rows):
+    """(shape, trans) in a readable order: by class, then by size within the class."""
+    seen = []
+    for r in rows:
+        if (r["shape"], r["trans"]) not in seen:
+            seen.append((r["shape"], r["trans"]))
+    rank = {c: i for i, (c, _) in enumerate(SHAPE_CLASSES)}
+
+    def key(st):
+        (m, n, k), c = shape_dims(st[0]), shape_class(st[0])
+        inner = {"tall": (max(m, n), k), "wide": (k, m * n), "small": (m * n * k,)}[c]
+        return (rank[c],) + inner + (st[1] != "NN", st[1])
+    return sorted(seen, key=key)
+
+
+def run_title(ctx):
+    machine, date = context_text(ctx)
+    m = re.match(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d)", date)
+    when = "%s %s UTC" % m.groups() if m else date
+    return "%s set · %s · run %s · best of %s repetitions" % (
+        ctx.get("shape_set", "?"), machine, when, ctx.get("reps", "?"))
+
+
+def ratio_mode(rows, mode):
+    """'dropin' for a run that measured the drop-in against its backend only, else 'peer'."""
+    if mode != "auto":
+        return mode
+    impls = active_impls(rows)
+    return "dropin" if "prism_blas" in impls and [i for i in impls if i in PEERS] == ["openblas"] else "peer"
+
+
+def import_pyplot(path):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.patches import Patch
     except ImportError as e:
         sys.stderr.write("report.py: cannot draw %s: %s (install python3-matplotlib, or run "
                          "/usr/bin/python3 if another python3 comes first on PATH)\n" % (path, e))
-        return False
+        return None
+    plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
+                         "xtick.labelsize": 10, "ytick.labelsize": 10, "legend.fontsize": 10})
+    return plt
+
+
+def ratio_figure(plt, data, rows, mode, cap):
+    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D
     ctx = data.get("context", {})
+    mode = ratio_mode(rows, mode)
+    order = shape_order(rows)
     types = [t for t in ("d", "s") if any(r["type"] == t for r in rows)]
-    nshape = max(sum(1 for r in rows if r["type"] == t) for t in types)
-    width = max(11.0, 1.1 * nshape + 2.5)
-    heights = []
-    for _ in types:
-        heights += [3.0, 1.4]
-    fig, axes = plt.subplots(len(heights), 1, figsize=(width, 1.55 * sum(heights) + 1.6),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
-    axes = axes[:, 0]
-    impls = active_impls(rows)
-    bar_w = 0.8 / len(impls)
+    by = {(r["shape"], r["trans"], r["type"]): r for r in rows}
+
+    def value(r):
+        if r is None:
+            return None
+        if mode == "dropin":
+            return r["ratio_dropin"]
+        return r["ratio_peer"]
+
+    def prism_over_backend(r):
+        v = r["vals"] if r else {}
+        return v["prism"] / v["openblas"] if r and v.get("prism") and v.get("openblas") else None
+
+    vals = [value(by.get(st + (t,))) for st in order for t in types]
+    vmax = max([v for v in vals if v] + [1.0])
+    if mode == "dropin":
+        vmax = max([vmax] + [prism_over_backend(by.get(st + (t,))) or 0 for st in order for t in types])
+    clipped = vmax > cap
+    top = cap * 1.14 if clipped else max(1.25, vmax * 1.16)
+
+    fig, ax = plt.subplots(figsize=(10, 5.4))
+    ax.set_axisbelow(True)
+    w = 0.8 / len(types)
+    x = list(range(len(order)))
     for ti, t in enumerate(types):
-        trs = [r for r in rows if r["type"] == t]
-        labels = [re.sub(r"2\^(\d+)", r"$2^{\1}$", shape_label(r["shape"], r["trans"])) for r in trs]
-        x = list(range(len(trs)))
-        peak = best.get(("fma", t))
+        off = (ti - (len(types) - 1) / 2) * w
+        for xi, st in zip(x, order):
+            r = by.get(st + (t,))
+            v = value(r)
+            xb = xi + off
+            if v is None:
+                ax.text(xb, 0.03 * top, "n/a", rotation=90, ha="center", va="bottom", fontsize=10, color="gray")
+                continue
+            over = v > cap
+            h = cap if over else v
+            ax.bar(xb, h, w * 0.92, color=TYPE_COLORS[t], hatch="//" if over else None,
+                   edgecolor="white" if over else "none", linewidth=0)
+            if over:  # clipped: a break mark at the top, the true value on the bar
+                ax.text(xb, cap - 0.03 * top, "%.2f ↑" % v, rotation=90, ha="center", va="top",
+                        fontsize=10, color="white" if t == "d" else "black", fontweight="bold",
+                        bbox=dict(boxstyle="square,pad=0.15", fc=TYPE_COLORS[t], ec="none"))
+            p = prism_over_backend(r) if mode == "dropin" else None
+            if p is not None:
+                ax.plot([xb - w * 0.46, xb + w * 0.46], [min(p, cap)] * 2, color="black", lw=2.2,
+                        solid_capstyle="butt")
+            if not over:
+                ax.text(xb, max(h, min(p or 0, cap)) + 0.015 * top, "%.2f" % v, rotation=90, ha="center",
+                        va="bottom", fontsize=10,
+                        bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none", alpha=0.85))
+    ax.axhline(1.0, color="black", lw=1.2, ls="--", zorder=0.5)
+    one = "1.0 = as fast as the backend" if mode == "dropin" else "1.0 = as fast as the best peer"
+    if clipped:
+        ax.axhline(cap, color="gray", lw=0.8, ls=":")
+    ax.set_ylim(0, top)
+    ax.set_xlim(-0.6, len(order) - 0.4)
+    ax.set_xticks(x)
+    ax.set_xticklabels([short_label(*st) for st in order], rotation=40, ha="right", rotation_mode="anchor")
+    ax.grid(axis="y", alpha=0.3)
+    if mode == "dropin":
+        ax.set_ylabel("drop-in / backend (higher is better)")
+        title = "libprism_blas (drop-in, unchanged cblas_?gemm calls) over its backend, openblas (threaded)"
+    else:
+        peers = [i for i in active_impls(rows) if i in PEERS]
+        ax.set_ylabel("prism / best peer (higher is better)")
+        title = "prism over the fastest peer of each row (%s)" % ", ".join(peers)
+    # Shape classes: a separator between them, the class name at the top of its span.
+    classes = [shape_class(st[0]) for st in order]
+    start = 0
+    for i in range(1, len(order) + 1):
+        if i == len(order) or classes[i] != classes[start]:
+            if i < len(order):
+                ax.axvline(i - 0.5, color="gray", lw=0.8)
+            ax.text((start + i - 1) / 2, 0.985, CLASS_SHORT[classes[start]], transform=ax.get_xaxis_transform(),
+                    ha="center", va="top", fontsize=10, style="italic", color="dimgray")
+            start = i
+    handles = [Patch(facecolor=TYPE_COLORS[t], label=TYPE_NAMES.get(t, t)) for t in types]
+    handles.append(Line2D([], [], color="black", lw=1.2, ls="--", label=one))
+    if mode == "dropin":
+        handles.append(Line2D([], [], color="black", lw=2.2, label="prism (C++ API) / backend"))
+    if clipped:
+        handles.append(Patch(facecolor="#888888", hatch="//", edgecolor="white",
+                             label="off scale (> %g×): true value written" % cap))
+    fig.suptitle(title, fontsize=12)
+    ax.set_title(run_title(ctx), fontsize=10, color="dimgray")
+    fig.tight_layout()
+    # The legend goes to the upper corner (or the middle) where it covers no bar and no written
+    # value; where none is free, the axis grows until the best place is.
+    occupied = []  # per shape: the top of its highest bar or marker, in data units
+    for st in order:
+        tops = [min(max(value(r), prism_over_backend(r) or 0) if mode == "dropin" else value(r), cap)
+                for r in (by.get(st + (t,)) for t in types) if value(r) is not None]
+        occupied.append(max(tops, default=0.0))
+    text_frac = 0.5 / (ax.get_position().height * fig.get_size_inches()[1])  # a written value
+    x0, x1 = ax.get_xlim()
+    choice = None
+    for loc, anchor in (("upper right", (1.0, 0.93)), ("upper left", (0.0, 0.93)), ("upper center", (0.5, 0.93))):
+        leg = ax.legend(handles=handles, loc=loc, bbox_to_anchor=anchor, framealpha=0.95)
+        fig.canvas.draw()
+        bb = leg.get_window_extent().transformed(ax.transAxes.inverted())
+        under = [o for i, o in enumerate(occupied)
+                 if (i + 0.45 - x0) / (x1 - x0) >= bb.x0 and (i - 0.45 - x0) / (x1 - x0) <= bb.x1]
+        need = max(under, default=0.0) / max(bb.y0 - text_frac, 0.05)
+        if choice is None or need < choice[0]:
+            choice = (need, loc, anchor)
+        if need <= top:
+            break
+    need, loc, anchor = choice
+    ax.legend(handles=handles, loc=loc, bbox_to_anchor=anchor, framealpha=0.95)
+    if need > top:
+        ax.set_ylim(0, need)
+    return fig
 
-        # GFLOP/s per implementation, log scale; a value far below the rest (a pathological
-        # run) would squash the axis, so the axis stops at top / 3000 and such bars are
-        # labelled with their value instead.
-        ax = axes[2 * ti]
-        ax.set_axisbelow(True)
-        values = [r["vals"][i] for r in trs for i in impls if r["vals"][i]]
-        top = max(values + ([peak] if peak else []))
-        bottom = max(min(values) / 1.5, top / 3000.0)
-        for j, impl in enumerate(impls):
-            xs = [xi + (j - (len(impls) - 1) / 2) * bar_w for xi in x]
-            ys = [r["vals"][impl] or 0 for r in trs]
-            ax.bar(xs, ys, bar_w, color=COLORS[impl],
-                   edgecolor="black" if impl == "prism" else "none", linewidth=0.6)
-            for xv, yv in zip(xs, ys):
-                if yv and yv < bottom:
-                    ax.text(xv, bottom * 1.08, gf(yv), rotation=90, ha="center", va="bottom",
-                            fontsize=6.5, color=COLORS[impl] if impl != "blis_1t" else "#4a8f3f")
-        for xi, r in zip(x, trs):
-            if r["vals"]["prism"]:
-                ax.text(xi - (len(impls) - 1) / 2 * bar_w, r["vals"]["prism"] * 1.05, gf(r["vals"]["prism"]),
-                        ha="center", va="bottom", fontsize=6.5, color="#8b0000")
-        if peak:
-            ax.axhline(peak, color="gray", linestyle="--", linewidth=1)
-            ax.text(len(trs) - 0.45, peak * 1.04, "FMA peak, all cores: %s GF/s" % gf(peak),
-                    va="bottom", ha="right", fontsize=8, color="dimgray")
-        ax.set_yscale("log")
-        ax.set_ylim(bottom, top * 1.6)
-        ax.set_ylabel("GFLOP/s (log scale)")
-        ax.set_title("%s (%s): GFLOP/s, best of repetitions" % (TYPE_NAMES.get(t, t), t), fontsize=10)
-        ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=25, ha="right", fontsize=8)
-        ax.set_xlim(-0.6, len(trs) - 0.4)
-        ax.grid(axis="y", which="major", alpha=0.3)
 
-        # prism over the best peer and over the best multi-threaded peer.
-        ax = axes[2 * ti + 1]
+def gflops_figure(plt, data, rows, best):
+    import textwrap
+    from matplotlib.colors import to_rgb
+    from matplotlib.patches import Patch
+    ctx = data.get("context", {})
+    impls = active_impls(rows)
+    order = shape_order(rows)
+    types = [t for t in ("d", "s") if any(r["type"] == t for r in rows)]
+    classes = [c for c, _ in SHAPE_CLASSES if any(shape_class(st[0]) == c for st in order)]
+    by = {(r["shape"], r["trans"], r["type"]): r for r in rows}
+    try:
+        wanted = int(ctx.get("reps", "0"))
+    except ValueError:
+        wanted = 0
+    counts = [sum(1 for st in order if shape_class(st[0]) == c) for c in classes]
+    if len(types) > 1:  # a row per class, a column per type
+        grid = [[(c, t) for t in types] for c in classes]
+        gs = {"height_ratios": [1] * len(classes)}
+        panel_h = 2.9 * len(classes)
+    else:  # one type: the classes side by side, as wide as their number of shapes
+        grid = [[(c, types[0]) for c in classes]]
+        gs = {"width_ratios": [max(n, 2.2) for n in counts]}
+        panel_h = 3.6
+    notes = []
+    stubs = False
+    head_in, legend_rows = 0.75, (len(impls) + 2) // 3
+    legend_in = 0.28 * legend_rows + 0.15
+
+    def dark(color):
+        return tuple(0.55 * x for x in to_rgb(color))
+
+    bar_w = 0.84 / len(impls)
+    panels = []
+    for row in grid:
+        for c, t in row:
+            panels.append((c, t))
+    fig, axes = plt.subplots(len(grid), len(grid[0]), figsize=(10, panel_h), squeeze=False, gridspec_kw=gs)
+    axis_h_in = panel_h / len(grid) - 1.0  # about: less the title and the tick labels
+    for (c, t), ax in zip(panels, axes.flat):
+        sts = [st for st in order if shape_class(st[0]) == c]
+        if len(types) > 1:
+            panel_w_in = 8.8 / len(types)
+        else:
+            panel_w_in = 8.8 * gs["width_ratios"][classes.index(c)] / sum(gs["width_ratios"])
         ax.set_axisbelow(True)
-        rp = [r["ratio_peer"] or 0 for r in trs]
-        rm = [r["ratio_mt"] or 0 for r in trs]
-        series = [(rp, "#d62728"), (rm, "#ff9896")]
-        if "prism_blas" in impls:  # the drop-in over its backend
-            series.append(([r["ratio_dropin"] or 0 for r in trs], COLORS["prism_blas"]))
-        w = 0.72 / len(series)
-        for si, (vals, color) in enumerate(series):
-            off = (si - (len(series) - 1) / 2) * w
-            ax.bar([xi + off for xi in x], vals, w, color=color)
-            for xi, v in zip(x, vals):
-                if v:
-                    ax.text(xi + off, v + 0.02, "%.2f" % v, ha="center", va="bottom", fontsize=6.5)
-        ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_ylim(0, max([v for vals, _ in series for v in vals if v] + [1.0]) * 1.2)
-        ax.set_ylabel("ratio")
-        ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=25, ha="right", fontsize=8)
-        ax.set_xlim(-0.6, len(trs) - 0.4)
+        trs = [by.get(st + (t,)) for st in sts]
+        values = [r["vals"][i] for r in trs if r for i in impls if r["vals"][i]]
+        top = max(values + [1.0]) * 1.16
+        stub = 0.015 * top  # a bar lower than this would be invisible
+        for xi, r in enumerate(trs):
+            if r is None:
+                continue
+            row_best = max(x for x in r["vals"].values() if x)
+            heights = [max(r["vals"][i] or 0, stub) for i in impls]
+            text_top = -1.0  # top of the last value written in this group (data units)
+            for j, impl in enumerate(impls):
+                xb = xi + (j - (len(impls) - 1) / 2) * bar_w
+                v = r["vals"][impl]
+                # a written value goes above this bar and its neighbours, so it overlaps none
+                y_text = max(heights[max(j - 1, 0):j + 2] + [text_top]) + 0.02 * top
+                if v is None:
+                    if impl in r["errors"]:
+                        ax.text(xb, y_text, "err", rotation=90, ha="center", va="bottom", fontsize=10)
+                    continue
+                short = wanted and r["reps"][impl] < wanted
+                stalled = v * ANOMALY < row_best
+                if v < stub:  # too small to see: a hatched stub, its value written above
+                    stubs = True
+                    ax.bar(xb, stub, bar_w, color=COLORS[impl], hatch="////", edgecolor=dark(COLORS[impl]),
+                           linewidth=0)
+                    text = "%s%s%s" % ("▼ " if stalled else "", gf(v), " †" if short else "")
+                    ax.text(xb, y_text, text, rotation=90, ha="center", va="bottom", fontsize=10,
+                            color=dark(COLORS[impl]), fontweight="bold" if stalled else "normal")
+                    # the next label in this group starts above this one (10 pt digits: ~0.09 in)
+                    text_top = y_text + (0.09 * len(text) + 0.05) / axis_h_in * top
+                else:
+                    ax.bar(xb, v, bar_w, color=COLORS[impl],
+                           edgecolor="black" if impl == "prism" else "none", linewidth=0.6)
+                    if short or stalled:
+                        ax.text(xb, v + 0.01 * top, "▼" if stalled else "†", ha="center", va="bottom", fontsize=10)
+                if stalled or short:
+                    why = []
+                    if stalled:
+                        why.append("%s times below the fastest in its row, a stalled run rather than the "
+                                   "library's speed" % "{:,}".format(int(round(row_best / v, -2))))
+                    if short:
+                        why.append("only %d of %d repetitions ran within the time budget (--budget-s=%s), "
+                                   "marked † in the table" % (r["reps"][impl], wanted, ctx.get("budget_s", "?")))
+                    notes.append("%s %s, %s, %s: %s GF/s, %s." % (
+                        "▼" if stalled else "†", short_label(r["shape"], r["trans"]), TYPE_NAMES.get(t, t), impl,
+                        gf(v), "; ".join(why)))
+        ax.set_ylim(0, top)
+        ax.set_xlim(-0.55, len(sts) - 0.45)
+        ax.set_xticks(range(len(sts)))
+        longest = max(len(re.sub(r"\$\^\{(\d+)\}\$", r"\1", short_label(*st))) for st in sts)
+        crowded = longest * 0.09 > 0.9 * panel_w_in / len(sts)  # horizontal labels would touch
+        ax.set_xticklabels([short_label(*st) for st in sts], rotation=30 if crowded else 0,
+                           ha="right" if crowded else "center", rotation_mode="anchor")
         ax.grid(axis="y", alpha=0.3)
+        if len(types) > 1:
+            ax.set_title("%s, %s" % (dict(SHAPE_CLASSES)[c], TYPE_NAMES.get(t, t)), fontsize=11)
+        else:
+            ax.set_title(dict(SHAPE_CLASSES)[c], fontsize=11)
+        if ax in axes[:, 0]:
+            ax.set_ylabel("GFLOP/s" if len(types) > 1 else "GFLOP/s, %s" % TYPE_NAMES.get(t, t))
+    handles = [Patch(facecolor=COLORS[i], edgecolor="black" if i == "prism" else "none",
+                     linewidth=0.6, label=IMPL_LABELS.get(i, i)) for i in impls]
+    peaks = ", ".join("%s %s" % (TYPE_NAMES.get(t, t), gf(best[("fma", t)])) for t in types if ("fma", t) in best)
+    foot = ["Higher is better; a linear axis per panel."
+            + (" Hatched stub: a value under 1.5 % of its panel's axis, drawn at that height with its value "
+               "written." if stubs else "")
+            + (" FMA peak of the machine (all cores): %s GF/s." % peaks if peaks else "")]
+    foot += sorted(set(notes), key=notes.index)
+    foot_text = "\n".join(textwrap.fill(n, 135) for n in foot)
+    foot_in = 0.19 * (foot_text.count("\n") + 1) + 0.15
+    fig_h = panel_h + head_in + legend_in + foot_in
+    fig.set_size_inches(10, fig_h)
+    fig.text(0.5, 1 - 0.12 / fig_h, "GFLOP/s by shape class", ha="center", va="top", fontsize=12)
+    fig.text(0.5, 1 - 0.42 / fig_h, run_title(ctx), ha="center", va="top", fontsize=10, color="dimgray")
+    fig.legend(handles=handles, ncol=min(3, len(handles)), loc="upper center", frameon=False,
+               bbox_to_anchor=(0.5, 1 - (head_in - 0.05) / fig_h), columnspacing=1.5)
+    fig.text(0.012, 0.08 / fig_h, foot_text, ha="left", va="bottom", fontsize=10, color="#333333")
+    fig.tight_layout(rect=(0, foot_in / fig_h, 1, 1 - (head_in + legend_in) / fig_h), h_pad=1.0, w_pad=1.0)
+    return fig
 
-    handles = [Patch(facecolor=COLORS[i], edgecolor="black" if i == "prism" else "none", label=i) for i in impls]
-    handles += [Patch(facecolor="#d62728", label="prism / best of all peers"),
-                Patch(facecolor="#ff9896", label="prism / best multi-thread peer")]
-    if "prism_blas" in impls:
-        handles.append(Patch(facecolor=COLORS["prism_blas"], label="drop-in / backend (prism_blas / openblas)"))
-    machine, date = context_text(ctx)
-    peers = [p for p in ("OpenBLAS", "BLIS") if any(i.startswith(p.lower()) for i in impls)]
-    fig.suptitle("prism vs %s (%s set, best of %s repetitions)\n%s — %s" % (
-        " and ".join(peers) or "peers", ctx.get("shape_set", "?"), ctx.get("reps", "?"), machine, date), fontsize=11)
-    top_in = 0.72  # inches kept for the title and the legend
-    fig_h = fig.get_size_inches()[1]
-    fig.legend(handles=handles, ncol=len(handles), loc="upper center", fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, 1 - 0.62 / fig_h))
-    fig.tight_layout(rect=(0, 0, 1, 1 - top_in / fig_h))
-    fig.savefig(path, dpi=110)
+
+DPI = 150
+
+
+def save(fig, path):
+    fig.savefig(path, dpi=DPI)
+
+
+def plot_ratio(data, rows, path, mode="auto", cap=3.0):
+    plt = import_pyplot(path)
+    if plt is None:
+        return False
+    fig = ratio_figure(plt, data, rows, mode, cap)
+    save(fig, path)
     plt.close(fig)
+    return True
+
+
+def plot_gflops(data, rows, best, path):
+    plt = import_pyplot(path)
+    if plt is None:
+        return False
+    fig = gflops_figure(plt, data, rows, best)
+    save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def plot(data, rows, best, path, mode="auto", cap=3.0):
+    """--png: the ratio chart above the GF/s chart, in one image."""
+    plt = import_pyplot(path)
+    if plt is None:
+        return False
+    import io
+    import numpy as np
+    import matplotlib.image as mpimg
+    parts = []
+    for fig in (ratio_figure(plt, data, rows, mode, cap), gflops_figure(plt, data, rows, best)):
+        buf = io.BytesIO()
+        fig.savefig(buf, dpi=DPI, format="png")
+        plt.close(fig)
+        buf.seek(0)
+        parts.append(mpimg.imread(buf, format="png"))
+    width = max(p.shape[1] for p in parts)
+    padded = []
+    for p in parts:
+        if p.shape[1] < width:
+            pad = np.ones((p.shape[0], width - p.shape[1], p.shape[2]), dtype=p.dtype)
+            p = np.concatenate([p, pad], axis=1)
+        padded.append(p)
+    gap = np.ones((int(0.15 * DPI), width, parts[0].shape[2]), dtype=parts[0].dtype)
+    mpimg.imsave(path, np.concatenate([padded[0], gap, padded[1]], axis=0))
     return True
 
 
@@ -372,7 +697,14 @@ def main():
     if args.md:
         with open(args.md, "w") as f:
             f.write(md)
-    if args.png and not plot(data, rows, best, args.png):
+    ok = True
+    if args.png:
+        ok = plot(data, rows, best, args.png, args.ratio, args.ratio_max) and ok
+    if args.png_ratio:
+        ok = plot_ratio(data, rows, args.png_ratio, args.ratio, args.ratio_max) and ok
+    if args.png_gflops:
+        ok = plot_gflops(data, rows, best, args.png_gflops) and ok
+    if not ok:
         return 1
     return 0
 
