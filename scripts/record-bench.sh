@@ -4,7 +4,7 @@
 # (commit those). A recorded result is never overwritten: the script refuses instead.
 #   bash scripts/record-bench.sh bench/runs/quick-2026-11-22T083412Z
 # then, to put its table and plot into README.md:
-#   bash scripts/readme-figures.sh bench/results/quick-2026-11-22T083412Z
+#   bash scripts/performance-figures.sh bench/results/quick-2026-11-22T083412Z
 set -euo pipefail
 usage="usage: record-bench.sh bench/runs/<set>-<UTC time>"
 [ $# -eq 1 ] || { echo "$usage" >&2; exit 2; }
@@ -21,4 +21,4 @@ for ext in json md png; do
   [ -f "$run/bench.$ext" ] && cp --no-clobber "$run/bench.$ext" "$dest.$ext"
 done
 echo "record-bench: recorded $dest.{json,md$([ -f "$dest.png" ] && echo ,png)}"
-echo "record-bench: to show it in README.md: bash scripts/readme-figures.sh $dest"
+echo "record-bench: to show it in docs/performance.md: bash scripts/performance-figures.sh $dest"

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Keeps the README's sample outputs and quoted files true to the current code.
+
+Two kinds of block in a markdown file:
+
+    <!-- sample: COMMAND -->
+    ```
+    $ COMMAND
+    ...its output (stdout and stderr)...
+    ```
+    <!-- /sample -->
+
+    <!-- include: PATH -->
+    ```cpp
+    ...the file, verbatim...
+    ```
+    <!-- /include -->
+
+`--write` runs each COMMAND (bash, from the repository root, `build/` standing for the
+build folder given with --build) and puts its output in the block; it copies each
+included file. Without --write it checks: a block whose text differs from what the code
+produces now is reported with a diff and the exit status is 1. Numbers with a decimal
+point (timings, rates) and process ids are compared as placeholders, so a sample that
+prints a time stays checkable.
+
+    python3 scripts/readme-samples.py --write            # after changing what a sample prints
+    python3 scripts/readme-samples.py --build build      # the check ctest runs (readme_samples)
+"""
+import argparse
+import difflib
+import os
+import re
+import subprocess
+import sys
+
+BLOCK = re.compile(r"<!-- (sample|include): (.*?) -->\n```([a-z]*)\n(.*?)```\n<!-- /\1 -->", re.S)
+VOLATILE = re.compile(r"\b\d+\.\d+\b|pid \d+")
+
+
+def produce(kind, arg, build, root):
+    """The text a block should hold now."""
+    if kind == "include":
+        with open(os.path.join(root, arg)) as f:
+            return f.read()
+    command = arg.replace("build/", build.rstrip("/") + "/")
+    env = dict(os.environ, PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""))  # Debian's python3 (NumPy)
+    run = subprocess.run(["bash", "-c", command], cwd=root, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=300)
+    if run.returncode not in (0, 2):  # 2: the CLI's bad-input samples
+        sys.exit("readme-samples: '%s' exited %d:\n%s" % (arg, run.returncode, run.stdout))
+    return "$ " + arg + "\n" + run.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--file", default="README.md", help="markdown file (default README.md)")
+    ap.add_argument("--build", default="build", help="build folder the commands' build/ stands for")
+    ap.add_argument("--write", action="store_true", help="rewrite the blocks instead of checking them")
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, a.file)
+    text = open(path).read()
+    stale = []
+
+    def replace(m):
+        kind, arg, lang, old = m.group(1), m.group(2), m.group(3), m.group(4)
+        new = produce(kind, arg, a.build, root)
+        if not new.endswith("\n"):
+            new += "\n"
+        if VOLATILE.sub("#", new) != VOLATILE.sub("#", old):
+            stale.append((arg, old, new))
+        return "<!-- %s: %s -->\n```%s\n%s```\n<!-- /%s -->" % (kind, arg, lang, new, kind)
+
+    updated, count = BLOCK.subn(replace, text)
+    if count == 0:
+        sys.exit("readme-samples: no sample or include blocks in " + a.file)
+    if a.write:
+        open(path, "w").write(updated)
+        print("readme-samples: %d blocks written in %s (%d changed)" % (count, a.file, len(stale)))
+        return 0
+    for arg, old, new in stale:
+        print("stale block: %s" % arg)
+        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "README", "now"))
+    print("readme-samples: %d blocks, %d stale" % (count, len(stale)))
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
