@@ -20,7 +20,7 @@ Charts (10 inches wide, 150 dpi: 1500 px, legible when shown 1000 px wide):
                 with prism / backend as a black tick. Bars above --ratio-max are clipped there,
                 hatched, with their true value written.
   --png-gflops  absolute GFLOP/s, one panel per shape class and type, one colour per
-                implementation; a value too small to see is a hatched stub with its value
+                implementation; a value too small to see is a short hatched bar with its value
                 written; a stalled run (1000 times below its row's best) or an entry with
                 fewer repetitions than asked for (table †) is explained under the chart.
   --png         both in one image, the ratio chart above the GF/s chart.
@@ -284,7 +284,7 @@ def markdown(data, rows, best, args):
 #                a bar above --ratio-max is clipped there and its true value written on it.
 #   GF/s chart:  absolute GFLOP/s, one panel per shape class (rows) and type (columns), one
 #                colour per implementation; a bar too small to see on the panel's linear axis
-#                is drawn as a hatched stub with its value written, and a pathological value
+#                is drawn as a short hatched bar with its value written, and a pathological value
 #                (far below its row) or a short entry (table †) is explained below the chart.
 
 SHAPE_CLASSES = [  # key, panel title; see shape_class()
@@ -527,7 +527,7 @@ def gflops_figure(plt, data, rows, best):
         gs = {"width_ratios": [max(n, 2.2) for n in counts]}
         panel_h = 3.6
     notes = []
-    stubs = False
+    short_bars = False
     head_in, legend_rows = 0.75, (len(impls) + 2) // 3
     legend_in = 0.28 * legend_rows + 0.15
 
@@ -551,12 +551,12 @@ def gflops_figure(plt, data, rows, best):
         trs = [by.get(st + (t,)) for st in sts]
         values = [r["vals"][i] for r in trs if r for i in impls if r["vals"][i]]
         top = max(values + [1.0]) * 1.16
-        stub = 0.015 * top  # a bar lower than this would be invisible
+        floor = 0.015 * top  # a bar lower than this would be invisible
         for xi, r in enumerate(trs):
             if r is None:
                 continue
             row_best = max(x for x in r["vals"].values() if x)
-            heights = [max(r["vals"][i] or 0, stub) for i in impls]
+            heights = [max(r["vals"][i] or 0, floor) for i in impls]
             text_top = -1.0  # top of the last value written in this group (data units)
             for j, impl in enumerate(impls):
                 xb = xi + (j - (len(impls) - 1) / 2) * bar_w
@@ -569,9 +569,9 @@ def gflops_figure(plt, data, rows, best):
                     continue
                 short = wanted and r["reps"][impl] < wanted
                 stalled = v * ANOMALY < row_best
-                if v < stub:  # too small to see: a hatched stub, its value written above
-                    stubs = True
-                    ax.bar(xb, stub, bar_w, color=COLORS[impl], hatch="////", edgecolor=dark(COLORS[impl]),
+                if v < floor:  # too small to see: a short hatched bar, its value written above
+                    short_bars = True
+                    ax.bar(xb, floor, bar_w, color=COLORS[impl], hatch="////", edgecolor=dark(COLORS[impl]),
                            linewidth=0)
                     text = "%s%s%s" % ("▼ " if stalled else "", gf(v), " †" if short else "")
                     ax.text(xb, y_text, text, rotation=90, ha="center", va="bottom", fontsize=10,
@@ -612,8 +612,8 @@ def gflops_figure(plt, data, rows, best):
                      linewidth=0.6, label=IMPL_LABELS.get(i, i)) for i in impls]
     peaks = ", ".join("%s %s" % (TYPE_NAMES.get(t, t), gf(best[("fma", t)])) for t in types if ("fma", t) in best)
     foot = ["Higher is better; a linear axis per panel."
-            + (" Hatched stub: a value under 1.5 % of its panel's axis, drawn at that height with its value "
-               "written." if stubs else "")
+            + (" Short hatched bar: a value under 1.5 % of its panel's axis, drawn at that height with its value "
+               "written." if short_bars else "")
             + (" FMA peak of the machine (all cores): %s GF/s." % peaks if peaks else "")]
     foot += sorted(set(notes), key=notes.index)
     foot_text = "\n".join(textwrap.fill(n, 135) for n in foot)
