@@ -3,9 +3,11 @@
 // Its promise: every bad input (command, option, value, PRISM_* variable, a size this machine
 // cannot hold) gets one line on stderr naming what was wrong and exit status 2; any other
 // failure exits 1.
+#include <prism/rank_model.hpp>
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "prism_run.hpp"
 #include "runtime/runtime.hpp"
 
 #include <oneapi/tbb/info.h>
@@ -42,6 +44,7 @@ const char* general_help =
     "  plan M N K [options]     print the plan prism::gemm runs for an M x N x K product\n"
     "  bench M N K [options]    time prism against threaded OpenBLAS on one shape\n"
     "  leaves [--reps R]        time serial OpenBLAS against serial BLIS on leaf shapes\n"
+    "  run M N K [options]      (under mpirun) one distributed multiply: plan, time, bytes per rank\n"
     "  help [command]           this text, or one command's options\n"
     "\n"
     "prism --version prints the version. Defaults come from the PRISM_* environment variables.\n"
@@ -56,7 +59,12 @@ const char* shape_options =
     "  --extra-depth E      BFS levels past one thread per share, 0..8 (PRISM_EXTRA_DEPTH)\n"
     "  --leaf L             leaf backend: openblas, blis or auto (PRISM_LEAF)\n"
     "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
-    "                       or an XML file ending in .xml (PRISM_TOPOLOGY)\n";
+    "                       or an XML file ending in .xml (PRISM_TOPOLOGY)\n"
+    "  --ranks P            plan over P MPI ranks, 1..65536 (rank-level steps on top; prism run\n"
+    "                       takes P from mpirun); --max-memory then caps each rank's footprint\n"
+    "  --ranks-per-node R   ranks sharing a node's memory, for the default per-rank memory (1)\n"
+    "  --rank-flops F       modelled flop/s of one rank (PRISM_RANK_FLOPS; default 40G x threads)\n"
+    "  --rank-bandwidth B   modelled bytes/s one rank receives (PRISM_RANK_BANDWIDTH; default 5G)\n";
 
 struct command {
   const char* name;
@@ -76,6 +84,15 @@ const command commands[] = {
      "usage: prism bench M N K [options] [--reps R]\n"
      "  Times prism against threaded OpenBLAS (all cores) on one shape in one process, best of R\n"
      "  timings (default 5). Each timing repeats the call until it lasts at least 0.05 s.\n"},
+    {"run", true, true,
+     "usage: mpirun -np P prism run M N K [options] [--reps R] [--check] [--json] [--beta B] [--seed S]\n"
+     "  Runs C = A B + beta C (alpha 1, beta 0.5 unless --beta) over the P ranks of MPI_COMM_WORLD\n"
+     "  on random data that each rank makes in prism's native layout, R times (default 3), and\n"
+     "  prints on rank 0 the rank-level plan, the best time (slowest rank), GF/s and the bytes each\n"
+     "  rank received (max, mean) beside the plan's prediction and the lower bound. --check then\n"
+     "  verifies C (outside the timed calls); --json prints one JSON line instead. --threads is\n"
+     "  each rank's budget (default: the node's cores / its ranks); --memory S (as --max-memory)\n"
+     "  caps each rank's footprint. Needs the MPI build (PRISM_WITH_MPI=ON).\n"},
     {"leaves", false, true,
      "usage: prism leaves [--reps R]\n"
      "  Times serial OpenBLAS against serial BLIS on leaf shapes (the measurement behind\n"
@@ -118,13 +135,17 @@ struct options {
   prism::problem p;
   prism::context ctx;
   int reps = 5;
+  prism_app::run_options run;  // `prism run`'s own settings
 };
 
 // True when `cmd` takes option `a` (shape_options lists the shape commands' options).
 bool takes(const command& cmd, const std::string& a) {
-  static const char* const shape_flags[] = {"--threads",     "--type",        "--trans", "--max-memory",
-                                            "--small-flops", "--extra-depth", "--leaf",  "--topology"};
+  static const char* const shape_flags[] = {"--threads",     "--type",        "--trans",          "--max-memory",
+                                            "--small-flops", "--extra-depth", "--leaf",           "--topology",
+                                            "--ranks",       "--ranks-per-node", "--rank-flops",  "--rank-bandwidth"};
   if (a == "--reps") return cmd.reps;
+  if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed" || a == "--memory"))
+    return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
@@ -148,10 +169,14 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (!takes(cmd, a)) throw bad_input("unknown option '" + a + "' for 'prism " + cmd.name + "'", hint);
+    if (a == "--check" || a == "--json") {  // flags of `prism run`
+      (a == "--check" ? o.run.check : o.run.json) = true;
+      continue;
+    }
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
     const std::string& v = args[++i];
     try {
-      if (a == "--threads") o.ctx.set_threads(int(parse_int(v, a, 1, 4096, hint)));
+      if (a == "--threads") o.ctx.set_threads(int(parse_int(v, a, 1, 4096, hint))), o.run.threads_given = true;
       else if (a == "--type") {
         if (v.size() != 1 || std::string("sdcz").find(v[0]) == std::string::npos)
           throw bad_input("--type must be s, d, c or z, got '" + v + "'", hint);
@@ -163,7 +188,19 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
             std::string("NTC").find(t[1]) == std::string::npos)
           throw bad_input("--trans must be two letters from N, T, C (e.g. TN), got '" + v + "'", hint);
         o.p.transa = t[0], o.p.transb = t[1];
-      } else if (a == "--max-memory") {
+      } else if (a == "--beta") {
+        std::size_t used = 0;
+        double b = 0;
+        try {
+          b = std::stod(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != v.size() || v.empty() || !std::isfinite(b)) throw bad_input("--beta must be a finite number, got '" + v + "'", hint);
+        o.run.beta = b;
+      } else if (a == "--seed") {
+        o.run.seed = std::uint64_t(parse_int(v, a, 0, std::numeric_limits<std::int64_t>::max(), hint));
+      } else if (a == "--max-memory" || a == "--memory") {
         o.ctx.set_max_memory(std::size_t(prism::parse_size(v)));
       } else if (a == "--small-flops") {
         o.ctx.set_small_flops(double(prism::parse_size(v)));
@@ -171,11 +208,19 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         o.ctx.set_extra_depth(int(parse_int(v, a, 0, 8, hint)));
       } else if (a == "--leaf") {
         o.ctx.set_leaf(prism::parse_leaf_backend(v));
+      } else if (a == "--ranks") {
+        o.ctx.set_ranks(int(parse_int(v, a, 1, 65536, hint)));
+      } else if (a == "--ranks-per-node") {
+        o.ctx.set_ranks_per_node(int(parse_int(v, a, 1, 65536, hint)));
+      } else if (a == "--rank-flops") {
+        o.ctx.set_rank_rates(double(prism::parse_size(v)), o.ctx.rank_bandwidth());
+      } else if (a == "--rank-bandwidth") {
+        o.ctx.set_rank_rates(o.ctx.rank_flops(), double(prism::parse_size(v)));
       } else if (a == "--topology") {
         o.ctx.set_machine(prism::topology::parse(v));
         topology_given = true;
       } else {
-        o.reps = int(parse_int(v, a, 1, 1000000, hint));
+        o.reps = o.run.reps = int(parse_int(v, a, 1, 1000000, hint));
       }
     } catch (const prism::error& e) {  // the library's own check of the value
       throw bad_input(a + ": " + e.what(), hint);
@@ -346,12 +391,27 @@ void print_traffic(const prism::plan& p, const options& o) {
   if (q.domains() > 1) line("m x n-only split (as threaded BLAS), interleaved", prism::predict_traffic(q, prism::placement::interleaved));
 }
 
+// The plan over ranks (prism::dist::gemm's), then why: P' and the grid, the predicted
+// volume per rank beside the lower bound, and the candidates the planner scored.
+int run_rank_plan(const options& o) {
+  prism::rank_choice choice;
+  try {
+    choice = prism::choose_ranks(o.p, o.ctx);
+  } catch (const prism::plan_error& e) {
+    throw bad_input(std::string("cannot plan over ") + std::to_string(o.ctx.ranks()) + " ranks: " + e.what(), "-");
+  }
+  std::cout << "# context: " << o.ctx.describe() << '\n' << choice.chosen;
+  prism::print_rank_report(std::cout, choice);
+  return 0;
+}
+
 // The plan prism::gemm runs: none for an empty product, one leaf for a small call
 // (detail::runs_as_one_leaf, the test gemm itself makes), else make_plan's.
 int run_plan(const options& o) {
   const prism::problem& p = o.p;
   std::string why;  // a comment line before the plan
   prism::plan pl;
+  if (o.ctx.ranks() > 1) return run_rank_plan(o);
   if (p.m == 0 || p.n == 0 || p.k == 0) {
     why = "# empty product (m, n or k is 0): gemm runs no plan; it returns at once, or only scales C by beta "
           "when k is 0\n";
@@ -434,9 +494,18 @@ int run(const std::vector<std::string>& args) {
       print_help(*c);
       return 0;
     }
-  const options o = parse(*c, args);
+  options o = parse(*c, args);
   if (c == &commands[0]) return run_plan(o);
   if (c == &commands[1]) return run_bench(o);
+  if (std::string(c->name) == "run") {
+#ifdef PRISM_HAVE_MPI
+    o.run.p = o.p;
+    o.run.ctx = o.ctx;
+    return prism_app::run_distributed(o.run);
+#else
+    throw bad_input("prism run needs the MPI build: configure with -DPRISM_WITH_MPI=ON (libopenmpi-dev)", "-");
+#endif
+  }
   return run_leaves(o);
 }
 

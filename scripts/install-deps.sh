@@ -20,6 +20,8 @@ packages=(
   python3-numpy                      # NumPy under LD_PRELOAD (drop-in BLAS test)
   binutils                           # nm: the drop-in's exported symbols are checked
   libopenblas64-pthread-dev          # -lblas64 (ILP64 link line of the drop-in)
+  libopenmpi-dev openmpi-bin         # MPI: the rank level (lib/dist, prism run)
+  libscalapack-openmpi-dev           # ScaLAPACK pdgemm: the distributed benchmark's peer
 )
 
 missing=()

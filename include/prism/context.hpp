@@ -23,6 +23,13 @@ std::uint64_t parse_size(const std::string& text);
 /// for L1 and L2 itself; README "How prism plans").
 inline constexpr int default_cache_level_value = 3;
 
+/// Default modelled flop rate of one rank per thread, flop/s: one core's single-threaded
+/// dgemm here (OpenBLAS, forced Haswell kernels: ~45 GF/s; README "Distributed").
+inline constexpr double default_rank_flops_per_thread = 40e9;
+/// Default modelled bandwidth one rank receives at, bytes/s (Open MPI shared memory here,
+/// 2 ranks, 16 MB messages: README "Distributed").
+inline constexpr double default_rank_bandwidth = 5e9;
+
 /// Limits and choices of one prism call: threads, memory cap, small-problem cut-off, leaves.
 ///
 /// A context owns a oneTBB task arena sized to its thread count and a pool of reusable
@@ -44,10 +51,30 @@ class context {
   /// Sets the thread budget; throws prism::error unless 1 <= t <= 4096.
   context& set_threads(int t);
 
-  /// Cap on the extra bytes a call may allocate for temporaries (SIZE_MAX: no cap).
+  /// Cap on the extra bytes a call may allocate for temporaries (SIZE_MAX: no cap). In a
+  /// plan over ranks (ranks() > 1) it caps each rank's whole footprint instead: its blocks
+  /// of A, B and C in the native layout, the exchange buffers and its local temporaries
+  /// (SIZE_MAX there means default_rank_memory(): README "Distributed").
   std::size_t max_memory() const noexcept { return max_memory_; }
   /// Sets the extra-memory cap in bytes.
   context& set_max_memory(std::size_t bytes);
+
+  /// MPI ranks a plan spreads over (default 1: no rank-level steps); prism::dist sets it
+  /// from the communicator, `prism plan --ranks P` from its option.
+  int ranks() const noexcept { return ranks_; }
+  /// Sets the rank count; throws prism::error unless 1 <= p <= 65536.
+  context& set_ranks(int p);
+  /// Ranks sharing one node's memory (for the default per-rank memory; default 1).
+  int ranks_per_node() const noexcept { return ranks_per_node_; }
+  /// Sets the ranks per node; throws prism::error unless 1 <= r <= 65536.
+  context& set_ranks_per_node(int r);
+  /// Modelled flop rate of one rank, flop/s (rank planning: time = flops / F + bytes / B);
+  /// unless set, default_rank_flops_per_thread times threads().
+  double rank_flops() const noexcept { return rank_flops_set_ ? rank_flops_ : rank_flops_ * threads_; }
+  /// Modelled bandwidth one rank receives at, bytes/s.
+  double rank_bandwidth() const noexcept { return rank_bandwidth_; }
+  /// Sets F (flop/s per rank) and B (bytes/s per rank); throws prism::error unless both > 0.
+  context& set_rank_rates(double flops_per_second, double bytes_per_second);
 
   /// Calls with fewer real flops than this run as one leaf on the calling thread (0: never).
   double small_flops() const noexcept { return small_flops_; }
@@ -104,9 +131,18 @@ class context {
   double min_leaf_flops_;
   bool k_cuts_ = true;
   int cache_level_ = default_cache_level_value;
+  int ranks_ = 1;
+  int ranks_per_node_ = 1;
+  double rank_flops_ = default_rank_flops_per_thread;  // times threads() unless set
+  double rank_bandwidth_ = default_rank_bandwidth;
+  bool rank_flops_set_ = false;
   std::shared_ptr<const topology> machine_;  // null: the process-wide default
   std::shared_ptr<detail::runtime> runtime_;
 };
+
+/// The per-rank memory a rank plan assumes when the context sets no cap: half of this
+/// node's physical memory divided by ranks_per_node, e.g. 24 GiB and 2 ranks: 6 GiB.
+std::size_t default_rank_memory(int ranks_per_node);
 
 /// The process-wide topology: topology::from_env(), built once (thread-safely) on first use.
 const topology& default_topology();

@@ -9,9 +9,6 @@
 
 namespace prism {
 
-/// The three operands of a gemm call.
-enum class operand { a, b, c };
-
 /// A rectangle of a stored (column-major) matrix and the NUMA domain that should hold it;
 /// domain -1 means "spread over several domains" (no numa cut divides it: interleave).
 struct placed_block {

@@ -191,7 +191,8 @@ class plan {
 std::ostream& operator<<(std::ostream& os, const plan& p);
 
 /// Builds the CARMA plan for a problem under a context (thread budget, memory cap, NUMA
-/// topology, leaves). The rules are described in README "How prism plans".
+/// topology, leaves; ranks: with ctx.ranks() > 1, choose_ranks() in prism/rank_model.hpp).
+/// The rules are described in README "How prism plans".
 plan make_plan(const problem& p, const context& ctx = default_context());
 
 /// The lowercase name of a dimension: "m", "n" or "k".

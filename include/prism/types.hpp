@@ -65,6 +65,12 @@ inline double gemm_flops(scalar_type t, std::int64_t m, std::int64_t n, std::int
   return problem{t, 'N', 'N', m, n, k}.flops();
 }
 
+/// The three operands of C = alpha op(A) op(B) + beta C.
+enum class operand : std::uint8_t { a, b, c };
+
+/// "A", "B" or "C".
+const char* to_string(operand o);
+
 /// Which single-threaded BLAS computes the leaves.
 enum class leaf_backend { openblas, blis, automatic };
 

@@ -1,5 +1,5 @@
 // lib/recursive/executor.cpp — the executor and the step runners of the numa, thread and
-// cache levels (the rank level's lives in lib/dist).
+// cache levels (the rank level is prism::dist's: lib/dist/gemm.cpp).
 #include "executor.hpp"
 #include "temporaries.hpp"
 
@@ -122,14 +122,13 @@ class cache_runner final : public step_runner<T> {
 };
 
 template <scalar T>
-const step_runner<T>& runner_of(level l, const step_runner<T>* rank) {
+const step_runner<T>& runner_of(level l) {
   static const numa_runner<T> numa;
   static const thread_runner<T> thread;
   static const cache_runner<T> cache;
   switch (l) {
-    case level::rank:
-      if (rank == nullptr) throw plan_error("a rank-level step needs the MPI level (prism::dist)");
-      return *rank;
+    case level::rank:  // check_fits refuses such plans; prism::dist runs each rank's subtree
+      throw plan_error("rank-level steps run through prism::dist, one local subtree per rank");
     case level::numa: return numa;
     case level::thread: return thread;
     case level::cache: return cache;
@@ -141,21 +140,23 @@ const step_runner<T>& runner_of(level l, const step_runner<T>* rank) {
 
 template <scalar T>
 executor<T>::executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-                      const step_runner<T>* rank, domain_arenas* numa)
+                      domain_arenas* numa, const box& origin)
     : nodes_(p.nodes()), ta_(p.problem().transa), tb_(p.problem().transb), alpha_(alpha), A_(A), lda_(lda),
-      B_(B), ldb_(ldb), rank_(rank), numa_(numa) {}
+      B_(B), ldb_(ldb), numa_(numa), origin_(origin) {}
+
 
 template <scalar T>
 void executor<T>::run(int index, workspace_frame ws, c_frame<T> out, T beta) const {
   const node& nd = nodes_[std::size_t(index)];
-  if (nd.kind != step_kind::leaf) return runner_of<T>(nd.where, rank_).run(*this, nd, ws, out, beta);
+  if (nd.kind != step_kind::leaf) return runner_of<T>(nd.where).run(*this, nd, ws, out, beta);
   if (auto hook = get_leaf_hook()) hook(nd.owns.domains.first);
   // op(A) is m x k: with transa = 'N' its (i, l) is A[i + l*lda], else A[l + i*lda]; e.g.
   // the leaf at rows [8, 16), k-range [256, 512) of a 'T' operand starts at A + 256 + 8*lda.
-  // Likewise op(B), k x n.
+  // Likewise op(B), k x n. Operands holding only a subtree's block count from its origin.
   const box& b = nd.shape;
-  const T* a = ta_ == 'N' ? A_ + b.i + b.l * lda_ : A_ + b.l + b.i * lda_;
-  const T* bb = tb_ == 'N' ? B_ + b.l + b.j * ldb_ : B_ + b.j + b.l * ldb_;
+  const std::int64_t i = b.i - origin_.i, j = b.j - origin_.j, l = b.l - origin_.l;
+  const T* a = ta_ == 'N' ? A_ + i + l * lda_ : A_ + l + i * lda_;
+  const T* bb = tb_ == 'N' ? B_ + l + j * ldb_ : B_ + j + l * ldb_;
   leaf_library(nd.backend).gemm<T>(ta_, tb_, b.m, b.n, b.k, alpha_, a, lda_, bb, ldb_, beta, out.at(b.i, b.j), out.ldc);
 }
 
@@ -185,8 +186,8 @@ void executor<T>::reduce(const node& nd, c_frame<T> out, T* const* temps, int th
     columns(0, n);
 }
 
-void check_fits(const plan& p, const context& ctx, bool have_rank_runner) {
-  if (p.ranks() > 1 && !have_rank_runner)
+void check_fits(const plan& p, const context& ctx, bool ranks_allowed) {
+  if (p.ranks() > 1 && !ranks_allowed)
     throw plan_error("plan spans " + std::to_string(p.ranks()) +
                      " MPI ranks; it runs through the MPI level, not prism::execute");
   check_domains(p, ctx.machine());
@@ -196,8 +197,9 @@ void check_fits(const plan& p, const context& ctx, bool have_rank_runner) {
 }
 
 template <scalar T>
-void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-              T beta, T* C, std::int64_t ldc, const context& ctx, const step_runner<T>* rank) {
+void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
+                 T beta, T* C, std::int64_t ldc, const context& ctx) {
+  const node& top = p.nodes().at(std::size_t(index));
   // Load every leaf library the plan uses before anything touches C: a library that
   // cannot be opened then throws with C untouched.
   for (const node& nd : p.nodes())
@@ -205,22 +207,30 @@ void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, 
   runtime& rt = ctx.runtime();
   domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;
   // A numa plan takes its workspace per domain as it goes (numa_runner); a plain plan
-  // takes one block for the whole tree.
-  workspace_pool::lease ws = numa != nullptr ? workspace_pool::lease{} : rt.pool().acquire(p.extra_bytes());
-  const executor<T> ex(p, alpha, A, lda, B, ldb, rank, numa);
-  const workspace_frame root{ws.data(), 0};
-  const c_frame<T> out{C, ldc, 0, 0};
-  if (p.nodes()[0].kind == step_kind::leaf) {  // nothing to share: stay on the caller's thread
-    ex.run(0, root, out, beta);
+  // takes one block for the whole subtree, standing for its offsets from top's on.
+  workspace_pool::lease ws = numa != nullptr ? workspace_pool::lease{} : rt.pool().acquire(top.workspace_bytes);
+  const executor<T> ex(p, alpha, A, lda, B, ldb, numa, top.shape);
+  const workspace_frame root{ws.data(), top.workspace_offset};
+  const c_frame<T> out{C, ldc, top.shape.i, top.shape.j};
+  if (top.kind == step_kind::leaf) {  // nothing to share: stay on the caller's thread
+    ex.run(index, root, out, beta);
     return;
   }
-  rt.arena().execute([&] { ex.run(0, root, out, beta); });
+  rt.arena().execute([&] { ex.run(index, root, out, beta); });
+}
+
+template <scalar T>
+void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
+              T beta, T* C, std::int64_t ldc, const context& ctx) {
+  run_subtree(p, 0, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
 }
 
 #define PRISM_INSTANTIATE(T)                                                                                   \
   template class executor<T>;                                                                                  \
   template void run_plan<T>(const plan&, T, const T*, std::int64_t, const T*, std::int64_t, T, T*, std::int64_t, \
-                            const context&, const step_runner<T>*);
+                            const context&);                                                                \
+  template void run_subtree<T>(const plan&, int, T, const T*, std::int64_t, const T*, std::int64_t, T, T*,      \
+                               std::int64_t, const context&);
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)

@@ -4,8 +4,9 @@
 // The executor walks the tree; at each step it calls the runner of the step's level:
 // thread (parts as oneTBB tasks in the context's arena, C' in the call's workspace), numa
 // (parts in their domain's arena, C' from the computing domain's pool, C's owner reduces),
-// cache (parts in sequence). Rank-level steps need a runner that can talk to the other
-// ranks; lib/dist provides one and passes it to run_plan. Leaves address A, B and C from
+// cache (parts in sequence). Rank-level steps are prism::dist's (lib/dist/gemm.cpp): it
+// exchanges blocks as prism::rank_model describes and runs each rank's own subtree here
+// with run_subtree. Leaves address A, B and C from
 // their node's box (the sub-prism the plan derived with for_each_child), so no runner
 // computes an offset of its own.
 #pragma once
@@ -61,10 +62,12 @@ class step_runner {
 template <scalar T>
 class executor {
  public:
-  /// Binds a validated plan to the operands; `rank` runs rank-level steps (none: the plan
-  /// must have none), `numa` is the context's per-domain arenas when the plan has numa steps.
+  /// Binds a validated plan to the operands; `numa` is the context's per-domain arenas
+  /// when the plan has numa steps. A and B hold the block of box `origin` (the whole
+  /// product by default): op(A)'s (i, l) is at A's (i - origin.i, l - origin.l), likewise
+  /// op(B)'s (l, j).
   executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-           const step_runner<T>* rank, domain_arenas* numa);
+           domain_arenas* numa, const box& origin = {});
 
   /// Runs node `index`'s subtree: a leaf itself, a step through its level's runner.
   void run(int index, workspace_frame ws, c_frame<T> out, T beta) const;
@@ -89,20 +92,27 @@ class executor {
   std::int64_t lda_;
   const T* B_;
   std::int64_t ldb_;
-  const step_runner<T>* rank_;
   domain_arenas* numa_;
+  box origin_;
 };
 
 /// Throws prism::plan_error, before anything is computed, when plan p does not fit ctx:
-/// more threads than ctx.threads(), more NUMA domains than ctx.machine() has, or rank
-/// steps when no rank runner is given (prism::execute has none: ranks need lib/dist).
-void check_fits(const plan& p, const context& ctx, bool have_rank_runner);
+/// more threads than ctx.threads(), more NUMA domains than ctx.machine() has, or (unless
+/// `ranks_allowed`: prism::dist) rank-level steps.
+void check_fits(const plan& p, const context& ctx, bool ranks_allowed);
 
-/// Runs plan `p` (validated, fitting ctx, sizes non-trivial) inside ctx's task arena:
-/// C = alpha op(A) op(B) + beta C, column-major, trans letters from the plan. `rank` runs
-/// rank-level steps (nullptr: the plan has none).
+/// Runs the subtree of node `index` of plan `p` (validated, fitting ctx) on operands that
+/// hold only that node's block: A and B its blocks of op(A) and op(B) as stored (A is
+/// shape.m x shape.k when transa = 'N', else shape.k x shape.m), C its shape.m x shape.n
+/// block. The local step of prism::dist: each rank runs its own subtree on its buffers.
+template <scalar T>
+void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
+                 T beta, T* C, std::int64_t ldc, const context& ctx);
+
+/// Runs plan `p` (validated, fitting ctx, no rank steps, sizes non-trivial) inside ctx's
+/// task arena: C = alpha op(A) op(B) + beta C, column-major, trans letters from the plan.
 template <scalar T>
 void run_plan(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-              T beta, T* C, std::int64_t ldc, const context& ctx, const step_runner<T>* rank = nullptr);
+              T beta, T* C, std::int64_t ldc, const context& ctx);
 
 }  // namespace prism::detail

@@ -104,7 +104,8 @@ void plan::derive() {
         if (nd.where < outer)
           fail(where + ": a " + prism::to_string(nd.where) + " step below a " + prism::to_string(outer) +
                " step (outer levels come first: rank, numa, thread, cache)");
-        if (nd.where == level::rank && r.ranks.count < 2) fail(where + ": a rank step needs at least 2 ranks");
+        if (nd.where == level::rank && nd.kind == step_kind::bfs && r.ranks.count < 2)
+          fail(where + ": a rank bfs step needs at least 2 ranks");
         if (nd.where == level::numa && r.domains.count < 2) fail(where + ": a numa step needs at least 2 domains");
         if (nd.kind == step_kind::bfs && nd.where == level::cache) fail(where + ": a bfs step is at rank, numa or thread level");
         if (nd.parts.size() < 2) fail(where + ": a cut needs at least 2 parts");
@@ -209,7 +210,7 @@ std::string plan::to_string() const {
   os << "threads " << threads() << '\n';
   if (domains() > 1) os << "domains " << domains() << '\n';
   if (ranks() > 1) os << "ranks " << ranks() << '\n';
-  os << "# extra memory " << extra_bytes() << " bytes" << (ranks() > 1 ? " per rank" : "") << ", depth " << depth()
+  os << "# extra memory " << extra_bytes() << " bytes" << (ranks() > 1 ? " per rank (local temporaries; exchange buffers: prism::rank_model)" : "") << ", depth " << depth()
      << ", " << leaves() << " leaves\n";
   std::function<void(int, int)> emit = [&](int i, int indent) {
     const node& nd = nodes_[std::size_t(i)];

@@ -30,8 +30,11 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
+#include <prism/rank_model.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "local_planner.hpp"
+#include "split.hpp"
 #include "temporaries.hpp"
 
 #include <algorithm>
@@ -46,6 +49,9 @@ namespace prism {
 
 namespace {
 
+using detail::alignment;
+using detail::split;
+
 constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
 // Rule 4 cuts a leaf at most this many times (up to 2^10 leaves per thread): enough to
 // bring a 4 GiB working set under a 16 MiB cache share, and a bounded plan for any shape.
@@ -53,54 +59,6 @@ constexpr int max_cache_cuts = 10;
 // No plan has more nodes (rule 1 on edges far above 2^31-1 in several dimensions would).
 constexpr std::size_t max_nodes = std::size_t(1) << 22;
 
-
-// Preferred split granularity along each edge, so parts start on SIMD/cache boundaries:
-// m (the contiguous edge of C, and of A when not transposed): one 64-byte line, e.g. 8
-// doubles; n: 8 columns (a multiple of every BLAS kernel's n-unroll); k: 256, the order of
-// the kernels' k-blocking. Halved while the edge is too short for two aligned parts.
-std::int64_t alignment(dim d, scalar_type t, std::int64_t ext) {
-  std::int64_t a = d == dim::m ? std::int64_t(64 / element_size(t)) : d == dim::n ? 8 : 256;
-  while (a > 1 && ext < 2 * a) a /= 2;
-  return a;
-}
-
-// Size of the first of two parts when `ext` is shared in the ratio share : (total - share),
-// rounded to a multiple of `a` and kept inside [1, ext - 1]. Nothing is ever dropped: the
-// second part is ext minus the first. The alignment is halved while rounding would move the
-// split by more than ext / 32, so alignment never costs more than ~3% of balance.
-// Example: ext = 16777216 (k), shares 1 of 3, a = 256: 16777216/3 = 5592405.3, nearest
-// multiple of 256 is 5592320 (off by 85 <= 524288), so parts are 5592320 and 11184896.
-// Example: ext = 384 (k), shares 1 of 2, a = 128: 192 would round to 256 (off by 64 > 12),
-// a = 64 gives 192 exactly, so parts are 192 and 192 (not 256 and 128, which ran at 0.75x).
-std::int64_t first_part(std::int64_t ext, int share, int total, std::int64_t a) {
-  const long double exact = (long double)ext * share / total;
-  std::int64_t s = std::int64_t(exact / a + 0.5L) * a;
-  while (a > 1 && std::fabs((long double)s - exact) > (long double)ext / 32) {
-    a /= 2;
-    s = std::int64_t(exact / a + 0.5L) * a;
-  }
-  return std::clamp<std::int64_t>(s, 1, ext - 1);
-}
-
-// Sizes of the parts of an edge `ext` shared out in the ratio of `shares`: boundary c sits
-// where first_part puts the first of two parts holding shares[0..c) of the total, so a
-// two-part split is exactly first_part's. Example: ext = 3000 (k), shares 4:2:4, a = 256:
-// boundaries at 1200 -> 1280 (off 80 <= 93.75) and 1800 -> 1792, sizes 1280, 512, 1208.
-// A part can come out empty when ext is short; callers check.
-std::vector<std::int64_t> split(std::int64_t ext, const std::vector<int>& shares, std::int64_t a) {
-  const int total = std::accumulate(shares.begin(), shares.end(), 0);
-  std::vector<std::int64_t> sizes;
-  std::int64_t prev = 0;
-  int cum = 0;
-  for (std::size_t c = 0; c + 1 < shares.size(); ++c) {
-    cum += shares[c];
-    const std::int64_t boundary = std::max(prev, first_part(ext, cum, total, a));
-    sizes.push_back(boundary - prev);
-    prev = boundary;
-  }
-  sizes.push_back(ext - prev);
-  return sizes;
-}
 
 // The cost of reducing the partial products of a k-cut over D NUMA domains, on its
 // critical path: remote reads of one m x n block, then reduction passes. A flat cut into
@@ -317,33 +275,57 @@ char normalise_trans(char t) {
 
 }  // namespace
 
+namespace detail {
+
+char normalised_trans(char t) { return normalise_trans(t); }
+
+int plan_local(std::vector<node>& nodes, const problem& p, const box& b, const resources& r, const context& ctx,
+               std::size_t budget) {
+  planner pl{ctx, p.type, std::move(nodes)};
+  const std::size_t mark = pl.nodes.size();
+  int index = -1;
+  if (r.domains.count >= 2) {  // numa steps first; not for empty or 32-bit-overflowing boxes
+    if (b.m > 0 && b.n > 0 && b.k > 0 && b.m <= INT_MAX && b.n <= INT_MAX && b.k <= INT_MAX) {
+      try {
+        index = pl.numa(b, r, budget);
+      } catch (const too_small&) {
+        pl.nodes.resize(mark);
+      }
+    }
+  } else if (b.m == 0 || b.n == 0 || b.k == 0) {
+    index = pl.leaf(b);
+  } else {
+    index = pl.build(b, r, ctx.extra_depth(), budget);
+  }
+  nodes = std::move(pl.nodes);
+  return index;
+}
+
+}  // namespace detail
+
 plan make_plan(const problem& p0, const context& ctx) {
+  if (ctx.ranks() > 1) return choose_ranks(p0, ctx).chosen;
   problem p = p0;
   p.transa = normalise_trans(p.transa);
   p.transb = normalise_trans(p.transb);
   if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
-  planner pl{ctx, p.type, {}};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
   resources root{span{0, 1}, span{0, 1}, ctx.threads()};
+  std::vector<node> nodes;
   if (p.m == 0 || p.n == 0 || p.k == 0) {
-    pl.leaf(whole);
-    return plan(p, root, std::move(pl.nodes));
+    detail::plan_local(nodes, p, whole, root, ctx, ctx.max_memory());
+    return plan(p, root, std::move(nodes));
   }
   // NUMA domains used: those of the topology, but never more than the threads (each domain
   // needs one). A problem too small to give every domain a piece is planned on one.
   const int domains = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());
-  if (domains >= 2 && !(p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)) {
-    try {
-      resources spread = root;
-      spread.domains.count = domains;
-      pl.numa(whole, spread, ctx.max_memory());
-      return plan(p, spread, std::move(pl.nodes));
-    } catch (const too_small&) {
-      pl.nodes.clear();
-    }
+  if (domains >= 2) {
+    resources spread = root;
+    spread.domains.count = domains;
+    if (detail::plan_local(nodes, p, whole, spread, ctx, ctx.max_memory()) >= 0) return plan(p, spread, std::move(nodes));
   }
-  pl.build(whole, root, ctx.extra_depth(), ctx.max_memory());
-  return plan(p, root, std::move(pl.nodes));
+  detail::plan_local(nodes, p, whole, root, ctx, ctx.max_memory());
+  return plan(p, root, std::move(nodes));
 }
 
 }  // namespace prism

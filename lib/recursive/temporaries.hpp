@@ -27,12 +27,12 @@ inline std::size_t temp_bytes(std::int64_t m, std::int64_t n, std::size_t elem) 
 
 /// Bytes of the temporaries node nd allocates itself at its workspace offset: f - 1
 /// partial products C' of its m x n block for a k-cut BFS at numa or thread level (parts
-/// 1.. write one each, part 0 writes C); one for a rank-level k-cut, since each rank runs
-/// one part and holds its own partial block; else 0. SIZE_MAX when it overflows.
+/// 1.. write one each, part 0 writes C); else 0. A rank-level step holds none here: its
+/// blocks and exchange buffers are sized by the rank model (prism/rank_model.hpp) and
+/// allocated by prism::dist. SIZE_MAX when it overflows.
 inline std::size_t node_temp_bytes(const node& nd, std::size_t elem) {
-  if (nd.kind != step_kind::bfs || nd.cut != dim::k) return 0;
+  if (nd.kind != step_kind::bfs || nd.cut != dim::k || nd.where == level::rank) return 0;
   const std::size_t t = temp_bytes(nd.shape.m, nd.shape.n, elem);
-  if (nd.where == level::rank) return t;
   if (t == std::numeric_limits<std::size_t>::max() || t > std::numeric_limits<std::size_t>::max() / nd.parts.size())
     return std::numeric_limits<std::size_t>::max();
   return (nd.parts.size() - 1) * t;

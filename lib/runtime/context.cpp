@@ -13,6 +13,8 @@
 #include <limits>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace prism {
 
 leaf_backend parse_leaf_backend(const std::string& text) {
@@ -81,6 +83,33 @@ context& context::set_min_leaf_flops(double flops) {
   return *this;
 }
 
+context& context::set_ranks(int p) {
+  if (p < 1 || p > 65536) throw error("rank count must be in 1..65536, got " + std::to_string(p));
+  ranks_ = p;
+  return *this;
+}
+
+context& context::set_ranks_per_node(int r) {
+  if (r < 1 || r > 65536) throw error("ranks per node must be in 1..65536, got " + std::to_string(r));
+  ranks_per_node_ = r;
+  return *this;
+}
+
+context& context::set_rank_rates(double flops_per_second, double bytes_per_second) {
+  if (!(flops_per_second > 0) || !(bytes_per_second > 0))
+    throw error("rank flop rate and bandwidth must be > 0");
+  rank_flops_ = flops_per_second;
+  rank_bandwidth_ = bytes_per_second;
+  rank_flops_set_ = true;
+  return *this;
+}
+
+std::size_t default_rank_memory(int ranks_per_node) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const double node = pages > 0 && page > 0 ? double(pages) * double(page) : double(std::uint64_t(8) << 30);
+  return std::size_t(node / 2 / double(std::max(1, ranks_per_node)));
+}
+
 detail::runtime& context::runtime() const { return *runtime_; }
 
 // A setting that changes plans or the arena starts a new runtime: plans cached under the
@@ -120,6 +149,7 @@ std::string context::describe() const {
   else os << max_memory_;
   os << " small_flops=" << small_flops_ << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_
      << " cache_level=" << cache_level_;
+  if (ranks_ > 1) os << " ranks=" << ranks_ << " rank_flops=" << rank_flops() << " rank_bandwidth=" << rank_bandwidth_;
   return os.str();
 }
 
@@ -166,6 +196,11 @@ context context::from_env() {
   from_variable("PRISM_EXTRA_DEPTH", [&](const std::string& s) { c.set_extra_depth(int(capped(s, 1000))); });
   from_variable("PRISM_CACHE_LEVEL", [&](const std::string& s) { c.set_cache_level(int(capped(s, 1000))); });
   from_variable("PRISM_LEAF", [&](const std::string& s) { c.set_leaf(parse_leaf_backend(s)); });
+  double flops = 0, bandwidth = 0;
+  from_variable("PRISM_RANK_FLOPS", [&](const std::string& s) { flops = double(parse_size(s)); });
+  from_variable("PRISM_RANK_BANDWIDTH", [&](const std::string& s) { bandwidth = double(parse_size(s)); });
+  if (flops > 0 || bandwidth > 0)
+    c.set_rank_rates(flops > 0 ? flops : c.rank_flops(), bandwidth > 0 ? bandwidth : c.rank_bandwidth());
   return c;
 }
 

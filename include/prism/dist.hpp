@@ -1,0 +1,155 @@
+// prism/dist.hpp — the MPI rank level: C = alpha op(A) op(B) + beta C over a communicator,
+// with A, B and C in prism's native layout (prism/rank_model.hpp), each rank's share run
+// by the shared-memory engine with its own threads. Link prism::prism_dist.
+//
+//   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+//   auto L = prism::dist::layout::make(MPI_COMM_WORLD, prism::problem{prism::scalar_type::d, 'N', 'N', m, n, k});
+//   prism::dist::matrix<double> A(L, prism::operand::a), B(L, prism::operand::b), C(L, prism::operand::c);
+//   A.scatter(0, a_full, lda);  // or A.fill([](i, j) { ... }): each rank makes its own pieces
+//   B.scatter(0, b_full, ldb);
+//   prism::dist::gemm(MPI_COMM_WORLD, L->source(), 1.0, A, B, 0.0, C);
+//   C.gather(0, c_full, ldc);
+//
+// Every call is collective over the communicator. Arguments that differ between ranks give
+// every rank a prism::invalid_argument naming the argument and the rank; no rank hangs and
+// no rank writes C. MPI_THREAD_FUNNELED suffices: only the calling thread calls MPI.
+#pragma once
+
+#include <prism/context.hpp>
+#include <prism/rank_model.hpp>
+#include <prism/types.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace prism::dist {
+
+/// What this rank moved in its last gemm call (exact counts from MPI statuses).
+struct traffic {
+  std::int64_t bytes_received = 0;     ///< bytes received
+  std::int64_t bytes_sent = 0;         ///< bytes sent
+  std::int64_t messages_received = 0;  ///< messages received
+  std::int64_t messages_sent = 0;      ///< messages sent
+  double seconds = 0;                  ///< wall time of the call on this rank
+};
+
+/// A plan over a communicator's ranks with its native layout and exchange schedule.
+/// Made collectively, cached on the communicator per (problem, settings), shared by the
+/// matrices laid out for it.
+class layout {
+ public:
+  /// Plans problem p over comm's ranks (collective): rank 0 runs prism::choose_ranks with
+  /// ctx (ranks = the communicator's size, ranks per node from MPI) and every rank gets its
+  /// plan. A second call with the same problem, communicator and settings returns the
+  /// cached layout. Throws prism::plan_error on every rank when no plan fits.
+  static std::shared_ptr<const layout> make(MPI_Comm comm, const problem& p, const context& ctx = default_context());
+  /// Lays out a given plan (collective; every rank passes the same plan, checked), e.g. a
+  /// hand-written one parsed with prism::plan::parse. Its ranks must not exceed comm's.
+  static std::shared_ptr<const layout> make(MPI_Comm comm, const plan& p, const context& ctx = default_context());
+
+  /// The plan.
+  const plan& source() const noexcept { return model_.source(); }
+  /// The native layout and exchanges the plan implies.
+  const rank_model& model() const noexcept { return model_; }
+  /// The planner's reasons (on rank 0 of a layout made from a problem; else nullptr).
+  const rank_choice* choice() const noexcept { return choice_.get(); }
+  /// This process's rank in the communicator.
+  int rank() const noexcept { return rank_; }
+  /// The communicator's size (ranks >= the plan's ranks; the others sit out).
+  int size() const noexcept { return size_; }
+  /// Whether this rank has work in the plan (rank < source().ranks()).
+  bool active() const noexcept { return rank_ < model_.ranks(); }
+  /// Elements of operand o this rank stores.
+  std::int64_t local_size(operand o) const { return active() ? model_.local_size(o, rank_) : 0; }
+  /// The library's private duplicate of the communicator (its messages never meet yours).
+  MPI_Comm comm() const noexcept { return comm_; }
+
+  /// Internal: use make().
+  layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why);
+
+ private:
+  MPI_Comm comm_;
+  int rank_, size_;
+  rank_model model_;
+  std::unique_ptr<rank_choice> choice_;
+};
+
+/// One operand of a layout: this rank's pieces of it, stored one after another in the
+/// order of rank_model::pieces (each piece a run of a cell's column-major elements).
+template <scalar T>
+class matrix {
+ public:
+  /// This rank's pieces of operand `which`, zero-filled.
+  matrix(std::shared_ptr<const layout> l, operand which);
+
+  /// The operand it holds.
+  operand which() const noexcept { return which_; }
+  /// Its layout.
+  const std::shared_ptr<const layout>& where() const noexcept { return layout_; }
+  /// Rows of the whole stored matrix.
+  std::int64_t rows() const { return layout_->model().rows(which_); }
+  /// Columns of the whole stored matrix.
+  std::int64_t cols() const { return layout_->model().cols(which_); }
+  /// This rank's elements.
+  T* data() noexcept { return local_.data(); }
+  /// This rank's elements.
+  const T* data() const noexcept { return local_.data(); }
+  /// Number of elements this rank stores.
+  std::int64_t size() const noexcept { return std::int64_t(local_.size()); }
+
+  /// Calls f(row, col, value) for each element this rank stores, in storage order, with
+  /// its (row, col) in the whole stored matrix; f may assign to value.
+  template <class F>
+  void for_each(F&& f) {
+    visit([&](std::int64_t i, std::int64_t j, std::int64_t at) { f(i, j, local_[std::size_t(at)]); });
+  }
+  /// Sets every element this rank stores to f(row, col): no communication.
+  template <class F>
+  void fill(F&& f) {
+    visit([&](std::int64_t i, std::int64_t j, std::int64_t at) { local_[std::size_t(at)] = T(f(i, j)); });
+  }
+
+  /// Collective: rank `root` holds the whole stored matrix (column-major, leading
+  /// dimension ld >= rows) and each rank receives its pieces.
+  void scatter(int root, const T* full, std::int64_t ld);
+  /// Collective: rank `root` receives the whole stored matrix into full (ld >= rows).
+  void gather(int root, T* full, std::int64_t ld) const;
+
+ private:
+  template <class F>
+  void visit(F&& f) const {
+    if (!layout_->active()) return;
+    const rank_model& m = layout_->model();
+    std::int64_t at = 0;
+    for (const piece& pc : m.pieces(which_, layout_->rank())) {
+      const block& cell = m.cells(which_)[std::size_t(pc.cell)];
+      for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e, ++at)
+        f(cell.row + e % cell.rows, cell.col + e / cell.rows, at);
+    }
+  }
+
+  std::shared_ptr<const layout> layout_;
+  operand which_;
+  std::vector<T> local_;
+};
+
+/// C = alpha op(A) op(B) + beta C over comm (collective), op and sizes from plan p, which
+/// must be the plan of A's, B's and C's layout. BLAS semantics: beta = 0 never reads C,
+/// alpha = 0 or k = 0 only scales C. Throws prism::invalid_argument on every rank when
+/// arguments differ between ranks or do not match the layout, with C untouched.
+template <scalar T>
+void gemm(MPI_Comm comm, const plan& p, T alpha, const matrix<T>& A, const matrix<T>& B, T beta, matrix<T>& C,
+          const context& ctx = default_context());
+
+/// As above, for the problem the layout was made for (checked).
+template <scalar T>
+void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const matrix<T>& B, T beta, matrix<T>& C,
+          const context& ctx = default_context());
+
+/// This rank's counts for its last gemm call.
+traffic last_traffic();
+
+}  // namespace prism::dist

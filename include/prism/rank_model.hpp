@@ -1,0 +1,207 @@
+// prism/rank_model.hpp — what a plan over MPI ranks means for data: the native layout (who
+// holds which elements of A, B and C before and after the call), the exchanges of each
+// phase, and their exact cost per rank. No MPI here: `prism plan --ranks P` and the rank
+// planner use it without a communicator; prism::dist executes exactly what it describes.
+//
+// The rank steps of a plan sit above all other levels: optionally rank-level DFS steps
+// (each part a "phase", run by all ranks one after another), then rank-level BFS steps
+// down to one rank per subtree. In phase q, rank r computes the box task(q, r).shape with
+// its local subtree (numa / thread / cache levels). It needs the blocks of the stored A
+// and B that box reads, and produces a partial block of C.
+//
+// Cells. For each operand, the boundaries of every task's block along the rows and the
+// columns of the stored matrix cut it into a grid of cells; a cell is needed whole by the
+// set of ranks ("holders") whose tasks cover it. Native layout: a cell of N elements held
+// by ranks h_0 < ... < h_{s-1} is split among them in its column-major order, holder t
+// owning elements [floor(t N / s), floor((t + 1) N / s)). Each rank stores its pieces one
+// after another, in cell order (cells column-major over the cell grid).
+// Example: P = 2, 4 x 4 x 4, one BFS n-cut 2@1r 2@1r: A (4 x 4) is one cell held by both
+// ranks, rank 0 owning its elements 0..7 (columns 0-1), rank 1 elements 8..15; B has two
+// cells (columns 0-1 for rank 0, 2-3 for rank 1), each held by one rank.
+//
+// Exchanges of a phase. A and B: a rank receives every piece of each cell its task needs
+// from that piece's owner (N - own elements per cell). C: a rank sends its partial of each
+// piece of a cell it computed to the piece's owner; an owner receives one partial per other
+// rank computing the cell in that phase, and adds them to beta C in rank order. So at a
+// rank BFS step on m (n) only B (A) moves, among the ranks sharing it; on k, partial C are
+// reduce-scattered. For a grid pm x pn x pk this gives the per-rank volume
+// mk/(pm pk)(1 - 1/pn) + kn/(pk pn)(1 - 1/pm) + mn/(pm pn)(1 - 1/pk).
+#pragma once
+
+#include <prism/plan.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace prism {
+
+/// A rectangle of a stored matrix: rows [row, row + rows), columns [col, col + cols).
+struct block {
+  std::int64_t row = 0, col = 0, rows = 0, cols = 0;  ///< origin and extents
+  /// Elements in the block.
+  std::int64_t size() const noexcept { return rows * cols; }
+  friend bool operator==(const block&, const block&) = default;
+};
+
+/// A rank's piece of a cell: elements [first, first + count) of the cell, column-major.
+struct piece {
+  int cell = 0;             ///< cell index
+  std::int64_t first = 0;   ///< first element (column-major within the cell)
+  std::int64_t count = 0;   ///< elements
+};
+
+/// What one rank does in one phase: the box it computes and its local subtree.
+struct rank_task {
+  box shape;      ///< sub-prism (m, n or k may be 0 for an idle rank: then node is -1)
+  int node = -1;  ///< plan node of its local subtree (-1: nothing to compute)
+};
+
+/// One message of an exchange: `elements` elements between this rank and `peer`.
+struct transfer {
+  int peer = 0;               ///< the other rank
+  std::int64_t elements = 0;  ///< elements in the message
+};
+
+/// Exact costs of one rank over a whole call, from the model (elements, bytes, flops).
+struct rank_cost {
+  std::int64_t received[3] = {0, 0, 0};  ///< elements received per operand (A, B, C)
+  std::int64_t sent[3] = {0, 0, 0};      ///< elements sent per operand
+  std::int64_t messages = 0;             ///< messages received
+  double flops = 0;                      ///< real flops of its tasks
+  std::size_t owned_bytes = 0;           ///< its pieces of A, B and C (native layout)
+  std::size_t buffer_bytes = 0;          ///< peak of blocks, exchange buffers, local workspace
+  /// Elements received in all.
+  std::int64_t received_total() const noexcept { return received[0] + received[1] + received[2]; }
+  /// Peak bytes: owned pieces plus buffers.
+  std::size_t peak_bytes() const noexcept { return owned_bytes + buffer_bytes; }
+};
+
+/// The native layout and exchanges of a plan over ranks (see the file comment).
+class rank_model {
+ public:
+  /// Builds the model of plan p (validated; any number of ranks, 1 included). Throws
+  /// prism::plan_error when a rank-level DFS step sits below a rank-level BFS step.
+  explicit rank_model(const plan& p);
+
+  /// The plan this models.
+  const plan& source() const noexcept { return plan_; }
+  /// Ranks the plan uses (P').
+  int ranks() const noexcept { return plan_.ranks(); }
+  /// Phases (parts of the rank-level DFS steps, in order; 1 without such steps).
+  int phases() const noexcept { return int(phase_boxes_.size()); }
+  /// The box of phase q.
+  const box& phase_box(int q) const { return phase_boxes_.at(std::size_t(q)); }
+  /// Rank r's task in phase q.
+  const rank_task& task(int q, int r) const { return tasks_.at(std::size_t(q) * std::size_t(ranks()) + std::size_t(r)); }
+
+  /// Rows of the stored operand (A: m x k when not transposed, else k x m; likewise B).
+  std::int64_t rows(operand o) const;
+  /// Columns of the stored operand.
+  std::int64_t cols(operand o) const;
+  /// The block of stored operand o that a box reads (A, B) or writes (C).
+  block needed(operand o, const box& b) const;
+
+  /// Cells of operand o, in cell order.
+  const std::vector<block>& cells(operand o) const { return op(o).cells; }
+  /// Holders of cell c of operand o, ascending.
+  const std::vector<int>& holders(operand o, int c) const { return op(o).holders.at(std::size_t(c)); }
+  /// Rank r's pieces of operand o, in storage order.
+  const std::vector<piece>& pieces(operand o, int r) const { return op(o).pieces.at(std::size_t(r)); }
+  /// Elements of operand o that rank r stores (its local buffer's length).
+  std::int64_t local_size(operand o, int r) const;
+  /// The piece of cell c that holder rank r owns: [first, first + count) (count 0 if none).
+  piece owned_piece(operand o, int c, int r) const;
+  /// Cells of operand o that block b covers, in cell order (b is a task's needed block).
+  std::vector<int> cells_in(operand o, const block& b) const;
+
+  /// Rank r's messages of phase q for operand o: received (`incoming`) or sent.
+  std::vector<transfer> incoming(operand o, int q, int r) const;
+  /// Messages rank r sends in phase q for operand o.
+  std::vector<transfer> outgoing(operand o, int q, int r) const;
+  /// Ranks computing cell c of C in phase q, ascending.
+  std::vector<int> computers(int q, int c) const;
+  /// The first phase that computes cell c of C (beta is applied there).
+  int first_phase(int c) const { return first_phase_.at(std::size_t(c)); }
+
+  /// Exact costs of rank r.
+  const rank_cost& cost(int r) const { return costs_.at(std::size_t(r)); }
+  /// Largest elements received by any rank.
+  std::int64_t max_received() const;
+  /// Mean elements received per rank (over ranks()).
+  double mean_received() const;
+  /// Largest peak bytes of any rank.
+  std::size_t max_peak_bytes() const;
+  /// Largest real flops of any rank; and the mean over ranks().
+  double max_flops() const;
+  /// Mean real flops per rank.
+  double mean_flops() const;
+
+  /// Compact text of the rank-level steps, e.g. "m(3r: n3 | 4r: m2 n2)" or "n2 m2 k2";
+  /// rank-level DFS shows as "dfs k2 > ...".
+  std::string grid() const;
+
+ private:
+  struct operand_cells {
+    std::vector<std::int64_t> row_cuts, col_cuts;  // boundaries, first 0, last rows/cols
+    std::vector<block> cells;                      // (ri, ci) at ci * row cells + ri
+    std::vector<std::vector<int>> holders;
+    std::vector<std::vector<piece>> pieces;        // per rank
+  };
+  const operand_cells& op(operand o) const { return ops_[int(o)]; }
+  void build_cells(operand o);
+  void build_costs();
+
+  plan plan_;
+  std::vector<box> phase_boxes_;
+  std::vector<rank_task> tasks_;  // phase-major
+  operand_cells ops_[3];
+  std::vector<int> first_phase_;
+  std::vector<rank_cost> costs_;
+};
+
+/// Per-rank lower bound on elements received (COSMA, SC'19, Theorem 2, minus what a rank
+/// already holds under a balanced layout): min{2mnk/(P sqrt S) + S, 3 (mnk/P)^(2/3)} -
+/// (mk + kn + mn)/P, for S elements of memory per rank; 0 when that is negative. E.g.
+/// 2048^3 on 8 ranks with ample memory: 3 * 2^20 - 3 * 2^22 / 8 = 1572864 elements.
+double rank_volume_bound(std::int64_t m, std::int64_t n, std::int64_t k, int ranks, double memory_elements);
+
+/// One rank-level tree the planner weighed, with its exact cost.
+struct rank_candidate {
+  int ranks = 0;                 ///< P' it uses
+  std::string grid;              ///< rank_model::grid()
+  std::int64_t max_received = 0; ///< elements, exact
+  double max_flops = 0;          ///< real flops of the busiest rank
+  double mean_flops = 0;         ///< mean over the P' ranks
+  std::size_t peak_bytes = 0;    ///< largest per-rank footprint
+  double seconds = 0;            ///< modelled time: max over ranks of flops / F + bytes / B
+  bool fits = true;              ///< peak_bytes within the memory per rank
+};
+
+/// Why the rank planner chose its plan: the candidates it scored exactly, best first.
+struct rank_choice {
+  int ranks_given = 1;                   ///< P
+  std::size_t memory = 0;                ///< bytes per rank the plan had to fit
+  double flop_rate = 0, bandwidth = 0;   ///< F and B of the model
+  std::vector<rank_candidate> candidates;  ///< scored trees, the chosen one first
+  std::string reason;                    ///< one line: why the chosen one won
+  plan chosen;                           ///< the plan make_plan returns
+};
+
+/// Plans a problem over ctx.ranks() MPI ranks (rank-level steps on top, each rank's local
+/// levels below) and says why: searches rank trees whose cuts give each part a share of the
+/// ranks (prime factors, or two unequal parts such as 3 + 4), on P' <= P ranks, scores
+/// the best by the exact rank_model cost, keeps those within the memory per rank and picks
+/// the least modelled time; adds rank-level DFS phases when none fits. README
+/// "Distributed" has the rules. Throws prism::plan_error when even the layout of A, B and C
+/// alone exceeds the memory per rank.
+rank_choice choose_ranks(const problem& p, const context& ctx);
+
+/// Prints, as '#' comment lines: P and P', the grid, why, the predicted volume per rank
+/// (max, mean) beside rank_volume_bound, flop balance, peak memory, and the candidates.
+void print_rank_report(std::ostream& os, const rank_choice& choice);
+
+}  // namespace prism

@@ -1,0 +1,49 @@
+// lib/dist/comm.hpp — what every collective of prism::dist shares: MPI datatypes of the
+// scalar types, a wait that does not spin, and the argument agreement check that makes
+// every rank fail together instead of some of them waiting forever.
+#pragma once
+
+#include <prism/error.hpp>
+#include <prism/types.hpp>
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prism::dist::detail {
+
+/// The MPI datatype of a prism scalar.
+template <scalar T>
+MPI_Datatype mpi_type() {
+  if constexpr (std::same_as<T, float>) return MPI_FLOAT;
+  else if constexpr (std::same_as<T, double>) return MPI_DOUBLE;
+  else if constexpr (std::same_as<T, std::complex<float>>) return MPI_C_FLOAT_COMPLEX;
+  else return MPI_C_DOUBLE_COMPLEX;
+}
+
+/// Throws prism::error when an MPI call did not return MPI_SUCCESS.
+void check_mpi(int rc, const char* what);
+
+/// Completes every request, sleeping between polls (doubling up to 1 ms after a short
+/// burst of spins), so a rank whose part is done does not burn a core while others
+/// compute; fills `statuses`.
+void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses);
+
+/// One named value every rank must pass identically (or a per-rank verdict to spread).
+struct agreed {
+  const char* name;   ///< argument name, e.g. "m"
+  int position;       ///< its 1-based place in the call (0: not an argument)
+  std::int64_t value; ///< this rank's value (bit pattern for scalars)
+};
+
+/// Collective over comm: every rank passes the same list (names and order); throws
+/// prism::invalid_argument on every rank naming the first argument whose value differs
+/// from rank 0's and the rank that differs, or the first rank whose `local_error` is not
+/// empty (a problem only that rank can see, e.g. its buffer). Returns normally on all
+/// ranks otherwise.
+void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error);
+
+}  // namespace prism::dist::detail

@@ -1,0 +1,278 @@
+// lib/dist/layout.cpp — layouts (planned on rank 0, shared by broadcast, cached on the
+// communicator), native-layout matrices (scatter, gather), and the collective helpers.
+#include <prism/dist.hpp>
+#include <prism/error.hpp>
+
+#include "../recursive/executor.hpp"
+#include "comm.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace prism::dist {
+
+namespace detail {
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw error(std::string("prism::dist: ") + what + " failed: " + std::string(text, std::size_t(len)));
+}
+
+void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses) {
+  statuses.resize(requests.size());
+  if (requests.empty()) return;
+  int done = 0, spins = 0;
+  auto nap = std::chrono::microseconds(1);
+  for (;;) {
+    check_mpi(MPI_Testall(int(requests.size()), requests.data(), &done, statuses.data()), "MPI_Testall");
+    if (done) return;
+    if (++spins < 64) continue;  // a message in flight usually lands within a few polls
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(1000));
+  }
+}
+
+void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  // Each rank contributes its values and whether it saw a local error; the first 200
+  // bytes of that error travel too, so every rank can report it.
+  constexpr std::size_t text = 200;
+  const std::size_t n = args.size();
+  std::vector<std::int64_t> mine(n + 1 + text / 8 + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) mine[i] = args[i].value;
+  mine[n] = local_error.empty() ? 0 : 1;
+  std::memcpy(&mine[n + 1], local_error.data(), std::min(local_error.size(), text));
+  std::vector<std::int64_t> all(mine.size() * std::size_t(size));
+  check_mpi(MPI_Allgather(mine.data(), int(mine.size()), MPI_INT64_T, all.data(), int(mine.size()), MPI_INT64_T, comm),
+            "MPI_Allgather");
+  auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * mine.size() + i]; };
+  for (std::size_t i = 0; i < n; ++i)
+    for (int r = 1; r < size; ++r)
+      if (at(r, i) != at(0, i))
+        throw invalid_argument(routine, args[i].name, args[i].position,
+                               "differs between ranks: rank 0 passed " + std::to_string(at(0, i)) + ", rank " +
+                                   std::to_string(r) + " passed " + std::to_string(at(r, i)));
+  for (int r = 0; r < size; ++r)
+    if (at(r, n) != 0) {
+      char buf[text + 1] = {};
+      std::memcpy(buf, &all[std::size_t(r) * mine.size() + n + 1], text);
+      throw invalid_argument(routine, "rank " + std::to_string(r), 0, std::string("rejected the call: ") + buf);
+    }
+}
+
+}  // namespace detail
+
+using detail::check_mpi;
+
+namespace {
+
+// The layouts made on one communicator, keyed by problem and settings; attached to the
+// communicator as an MPI attribute, so it lives as long as the communicator.
+struct comm_cache {
+  MPI_Comm own = MPI_COMM_NULL;  // the library's duplicate
+  std::map<std::string, std::shared_ptr<const layout>> layouts;
+};
+
+int delete_cache(MPI_Comm, int, void* value, void*) {
+  delete static_cast<comm_cache*>(value);
+  return MPI_SUCCESS;
+}
+
+comm_cache& cache_of(MPI_Comm comm) {
+  static int keyval = MPI_KEYVAL_INVALID;
+  if (keyval == MPI_KEYVAL_INVALID)
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &keyval, nullptr), "MPI_Comm_create_keyval");
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, keyval, &value, &found), "MPI_Comm_get_attr");
+  if (found) return *static_cast<comm_cache*>(value);
+  auto* c = new comm_cache;
+  check_mpi(MPI_Comm_dup(comm, &c->own), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_set_attr(comm, keyval, c), "MPI_Comm_set_attr");
+  return *c;
+}
+
+// Rank 0's text (a plan, or an error when ok is false) on every rank.
+std::pair<bool, std::string> broadcast_text(MPI_Comm comm, bool ok, std::string text) {
+  std::int64_t head[2] = {ok ? 1 : 0, std::int64_t(text.size())};
+  check_mpi(MPI_Bcast(head, 2, MPI_INT64_T, 0, comm), "MPI_Bcast");
+  text.resize(std::size_t(head[1]));
+  check_mpi(MPI_Bcast(text.data(), int(head[1]), MPI_CHAR, 0, comm), "MPI_Bcast");
+  return {head[0] != 0, text};
+}
+
+std::int64_t hash_text(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return std::int64_t(h >> 1);
+}
+
+int ranks_per_node(MPI_Comm comm) {
+  MPI_Comm local;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+  int n = 1;
+  MPI_Comm_size(local, &n);
+  MPI_Comm_free(&local);
+  return n;
+}
+
+std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_choice> why, const context& ctx) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(own, &rank);
+  MPI_Comm_size(own, &size);
+  std::string local;
+  try {
+    prism::detail::check_fits(p, ctx, true);
+  } catch (const plan_error& e) {
+    local = e.what();
+  }
+  detail::agree(own, "prism::dist::layout", {{"plan", 0, hash_text(p.to_string())}}, local);
+  if (p.ranks() > size)
+    throw plan_error("the plan spans " + std::to_string(p.ranks()) + " ranks, the communicator has " + std::to_string(size));
+  auto l = std::make_shared<const layout>(own, rank, size, std::move(p), std::move(why));
+  if (rank == 0 && std::getenv("PRISM_VERBOSE") != nullptr && *std::getenv("PRISM_VERBOSE") != '\0' &&
+      std::string(std::getenv("PRISM_VERBOSE")) != "0") {
+    std::cerr << "prism-dist: layout over " << size << " ranks\n" << l->source();
+    if (l->choice() != nullptr) print_rank_report(std::cerr, *l->choice());
+  }
+  return l;
+}
+
+}  // namespace
+
+layout::layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why)
+    : comm_(own), rank_(rank), size_(size), model_(p), choice_(std::move(why)) {}
+
+std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const context& ctx0) {
+  comm_cache& cache = cache_of(comm);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(cache.own, &rank);
+  MPI_Comm_size(cache.own, &size);
+  context ctx = ctx0;
+  ctx.set_ranks(size).set_ranks_per_node(ranks_per_node(cache.own));
+  std::ostringstream key;
+  key << char(p.type) << p.transa << p.transb << ' ' << p.m << ' ' << p.n << ' ' << p.k << ' ' << ctx.describe()
+      << ' ' << ctx.ranks_per_node();
+  detail::agree(cache.own, "prism::dist::layout",
+                {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb}, {"m", 4, p.m},
+                 {"n", 5, p.n}, {"k", 6, p.k}, {"context settings", 7, hash_text(key.str())}},
+                "");
+  if (auto it = cache.layouts.find(key.str()); it != cache.layouts.end()) return it->second;
+  std::unique_ptr<rank_choice> why;
+  bool ok = true;
+  std::string text;
+  if (rank == 0) {
+    try {
+      why = std::make_unique<rank_choice>(choose_ranks(p, ctx));
+      text = why->chosen.to_string();
+    } catch (const error& e) {
+      ok = false;
+      text = e.what();
+    }
+  }
+  auto [fine, shared] = broadcast_text(cache.own, ok, text);
+  if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
+  plan pl = rank == 0 ? why->chosen : plan::parse(shared);
+  auto l = finish(cache.own, std::move(pl), std::move(why), ctx);
+  cache.layouts.emplace(key.str(), l);
+  return l;
+}
+
+std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const context& ctx) {
+  comm_cache& cache = cache_of(comm);
+  p.validate();
+  return finish(cache.own, p, nullptr, ctx);
+}
+
+template <scalar T>
+matrix<T>::matrix(std::shared_ptr<const layout> l, operand which)
+    : layout_(std::move(l)), which_(which), local_(std::size_t(layout_->local_size(which)), T(0)) {}
+
+// Elements of rank r's pieces, in storage order, copied between the whole stored matrix
+// (column-major, ld) and a packed run: to_full = false packs, true unpacks. E.g. a piece
+// of elements 5..9 of a 4 x 3 cell at (8, 0) covers (9, 1), (10, 1), (11, 1), (8, 2), (9, 2).
+template <scalar T>
+void copy_pieces(const rank_model& m, operand o, int r, T* full, std::int64_t ld, T* packed, bool to_full) {
+  std::int64_t at = 0;
+  for (const piece& pc : m.pieces(o, r)) {
+    const block& cell = m.cells(o)[std::size_t(pc.cell)];
+    for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e, ++at) {
+      T* f = full + (cell.row + e % cell.rows) + (cell.col + e / cell.rows) * ld;
+      if (to_full) *f = packed[at];
+      else packed[at] = *f;
+    }
+  }
+}
+
+template <scalar T>
+void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
+  const layout& l = *layout_;
+  std::string local;
+  if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
+    local = "scatter: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
+            " (and the matrix non-null)";
+  detail::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::scatter", "root", 1, "is not a rank");
+  std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
+  std::vector<T> packed;
+  if (l.rank() == root) {
+    std::int64_t total = 0;
+    for (int r = 0; r < l.model().ranks(); ++r) {
+      counts[std::size_t(r)] = int(l.model().local_size(which_, r));
+      displs[std::size_t(r)] = int(total);
+      total += counts[std::size_t(r)];
+    }
+    packed.resize(std::size_t(total));
+    for (int r = 0; r < l.model().ranks(); ++r)
+      copy_pieces(l.model(), which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
+  }
+  check_mpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), detail::mpi_type<T>(), local_.data(),
+                         int(local_.size()), detail::mpi_type<T>(), root, l.comm()),
+            "MPI_Scatterv");
+}
+
+template <scalar T>
+void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
+  const layout& l = *layout_;
+  std::string local;
+  if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
+    local = "gather: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
+            " (and the matrix non-null)";
+  detail::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::gather", "root", 1, "is not a rank");
+  std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
+  std::vector<T> packed;
+  std::int64_t total = 0;
+  if (l.rank() == root) {
+    for (int r = 0; r < l.model().ranks(); ++r) {
+      counts[std::size_t(r)] = int(l.model().local_size(which_, r));
+      displs[std::size_t(r)] = int(total);
+      total += counts[std::size_t(r)];
+    }
+    packed.resize(std::size_t(total));
+  }
+  check_mpi(MPI_Gatherv(local_.data(), int(local_.size()), detail::mpi_type<T>(), packed.data(), counts.data(),
+                        displs.data(), detail::mpi_type<T>(), root, l.comm()),
+            "MPI_Gatherv");
+  if (l.rank() == root)
+    for (int r = 0; r < l.model().ranks(); ++r)
+      copy_pieces(l.model(), which_, r, full, ld, packed.data() + displs[std::size_t(r)], true);
+}
+
+template class matrix<float>;
+template class matrix<double>;
+template class matrix<std::complex<float>>;
+template class matrix<std::complex<double>>;
+
+}  // namespace prism::dist

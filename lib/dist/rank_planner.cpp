@@ -1,0 +1,432 @@
+// lib/dist/rank_planner.cpp — choose_ranks: the rank-level steps of a plan, chosen by cost.
+//
+// 1. Search. For a box on p ranks, every way to cut one edge into parts that each get a
+//    share of the ranks: f equal parts for each prime factor f of p, or two unequal parts
+//    p1 + p2 (all of them up to p = 32, near-halves and "largest power of two + rest"
+//    above), when p has a prime factor above 5. The edge is split in proportion to the
+//    ranks, to the nearest element (no alignment: each rank copies its blocks into
+//    buffers of its own anyway), so flops stay balanced. Each
+//    option is scored by a recursive model: at a cut, a rank of part c (p_c ranks) receives
+//    |X| (1/p_c - 1/p) elements of the operand X the cut does not split (B for m, A for
+//    n, C for k) — for equal parts this sums to the grid formula of rank_model.hpp — and
+//    the time of the slowest rank is max over parts of (those bytes / B + the part's time),
+//    a rank's own leaf costing its flops / F. The best subtree of each (box, p) is kept.
+// 2. Ranks used. Every P' <= P is searched (P' near P, and products of small primes,
+//    above P = 64), so ranks sit out only when the modelled time is lower with fewer.
+// 3. Exact score. The best trees by the recursive model (top 12, more when memory is
+//    short) become plans and are scored by rank_model: exact elements received (rounding
+//    included), exact flops per rank, exact peak memory per rank. The chosen plan has the
+//    least modelled time max_r(flops_r / F + bytes_r / B) among those whose footprint
+//    (pieces of A, B, C + blocks + exchange buffers) fits the memory per rank S.
+// 4. Memory. When none fits, rank-level DFS phases are added on top: f = 2, 3, ... parts
+//    along m, n or k, each phase planned as in 1-3; the smallest f that fits wins. Each
+//    rank's local levels get the memory left over as their temporaries budget.
+// Example: P = 7, 2048^3 doubles: 1-D n7 would receive 28.8 MB per rank; the search
+// picks a two-level tree of 3 + 4 ranks (e.g. m(3r: n3 | 4r: m2 n2)), ~17 MB, every
+// rank within 1% of the mean flops.
+#include <prism/context.hpp>
+#include <prism/error.hpp>
+#include <prism/rank_model.hpp>
+
+#include "../recursive/local_planner.hpp"
+#include "../recursive/split.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+namespace prism {
+
+namespace {
+
+constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
+constexpr std::size_t exact_top = 12;  // trees scored exactly when the best fits
+constexpr std::size_t exact_more = 200;
+constexpr int max_phases = 64;
+
+// A rank-level subtree: a leaf (one rank) when kids is empty.
+struct subtree {
+  dim d = dim::m;
+  std::vector<int> ranks;
+  std::vector<std::int64_t> sizes;
+  std::vector<std::shared_ptr<const subtree>> kids;
+  double seconds = 0;  // recursive model, slowest rank
+};
+using tree_ptr = std::shared_ptr<const subtree>;
+
+std::vector<int> prime_factors(int p) {
+  std::vector<int> f;
+  for (int q = 2; q * q <= p; ++q)
+    if (p % q == 0) {
+      f.push_back(q);
+      while (p % q == 0) p /= q;
+    }
+  if (p > 1) f.push_back(p);
+  return f;
+}
+
+// The rank shares of each way to cut p ranks: equal parts per prime factor, then, when p
+// has a prime factor above 5 (equal parts would be many thin slabs), unequal pairs.
+// Example: p = 7 gives {7 x 1}, {1, 6}, {2, 5}, {3, 4}; p = 12 gives {2 x 6}, {3 x 4}.
+std::vector<std::vector<int>> rank_splits(int p) {
+  std::vector<std::vector<int>> out;
+  const std::vector<int> factors = prime_factors(p);
+  for (int f : factors) out.push_back(std::vector<int>(std::size_t(f), p / f));
+  if (factors.empty() || factors.back() <= 5) return out;
+  auto pair = [&](int p1) {
+    if (p1 >= 1 && 2 * p1 < p) out.push_back({p1, p - p1});
+  };
+  if (p <= 32) {
+    for (int p1 = 1; 2 * p1 < p; ++p1) pair(p1);
+  } else {
+    for (int p1 = p / 2 - 2; p1 <= p / 2; ++p1) pair(p1);
+    int pow2 = 1;
+    while (pow2 * 2 <= p) pow2 *= 2;
+    pair(p - pow2);
+  }
+  return out;
+}
+
+struct search {
+  const context& ctx;
+  problem prob;
+  double F, B;
+  std::size_t elem;
+  std::map<std::array<std::int64_t, 4>, tree_ptr> memo;
+
+  double leaf_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const {
+    return gemm_flops(prob.type, m, n, k) / F;
+  }
+
+  // Every cut of box m x n x k over p ranks, children at their best; empty if p == 1.
+  std::vector<tree_ptr> options(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    std::vector<tree_ptr> out;
+    if (p == 1) return out;
+    for (dim d : {dim::m, dim::n, dim::k}) {
+      const std::int64_t ext = extent(d, m, n, k);
+      // The operand the cut does not split, whose block every part needs.
+      const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
+      for (const std::vector<int>& shares : rank_splits(p)) {
+        if (ext < std::int64_t(shares.size())) continue;
+        const std::vector<std::int64_t> sizes = detail::split(ext, shares, 1);
+        auto t = std::make_shared<subtree>();
+        t->d = d;
+        t->ranks = shares;
+        t->sizes = sizes;
+        bool ok = true;
+        for (std::size_t c = 0; c < shares.size() && ok; ++c) {
+          if (sizes[c] < 1) { ok = false; break; }
+          const std::int64_t cm = d == dim::m ? sizes[c] : m, cn = d == dim::n ? sizes[c] : n, ck = d == dim::k ? sizes[c] : k;
+          tree_ptr kid = best(cm, cn, ck, shares[c]);
+          if (!kid) { ok = false; break; }
+          const double words = shared * (1.0 / shares[c] - 1.0 / p);
+          t->seconds = std::max(t->seconds, words * double(elem) / B + kid->seconds);
+          t->kids.push_back(std::move(kid));
+        }
+        if (ok) out.push_back(std::move(t));
+      }
+    }
+    return out;
+  }
+
+  // The best subtree of m x n x k on p ranks by the recursive model; null when the box
+  // cannot give each of p ranks a piece.
+  tree_ptr best(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    const std::array<std::int64_t, 4> key{m, n, k, p};
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    tree_ptr choice;
+    if (p == 1) {
+      auto t = std::make_shared<subtree>();
+      t->seconds = leaf_seconds(m, n, k);
+      choice = std::move(t);
+    } else {
+      for (tree_ptr& t : options(m, n, k, p))
+        if (!choice || t->seconds < choice->seconds) choice = std::move(t);
+    }
+    memo.emplace(key, choice);
+    return choice;
+  }
+};
+
+int tree_ranks(const subtree& t) {
+  int r = 0;
+  for (int x : t.ranks) r += x;
+  return t.kids.empty() ? 1 : r;
+}
+
+// Builds plan nodes for the rank subtree t on box b and resources r; each rank's local
+// levels get `local_budget` bytes of temporaries. Returns the subtree root, -1 when a
+// rank's box is too small for its NUMA domains.
+int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resources& r, const problem& p,
+         const context& ctx, std::size_t local_budget) {
+  if (t.kids.empty()) return detail::plan_local(nodes, p, b, r, ctx, local_budget);
+  const int index = int(nodes.size());
+  nodes.emplace_back();
+  node nd;
+  nd.kind = step_kind::bfs;
+  nd.cut = t.d;
+  nd.where = level::rank;
+  for (std::size_t c = 0; c < t.sizes.size(); ++c) nd.parts.push_back(part{t.sizes[c], t.ranks[c], 0, 0});
+  bool ok = true;
+  for_each_child(nd, b, r, [&](const child_step& ch) {
+    if (!ok) return;
+    const int kid = emit(nodes, *t.kids[ch.part], ch.shape, ch.owns, p, ctx, local_budget);
+    if (kid < 0) ok = false;
+    nd.children.push_back(kid);
+  });
+  if (!ok) return -1;
+  nodes[std::size_t(index)] = std::move(nd);
+  return index;
+}
+
+// A plan from rank subtrees: one per phase, under a rank-level DFS of `phase_dim` into
+// phases.size() parts when there are several. Empty optional when a rank's box is too
+// small for its domains (the caller retries on one domain).
+struct built {
+  bool ok = false;
+  plan p;
+};
+built make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
+           dim phase_dim, const std::vector<std::int64_t>& phase_sizes, std::size_t local_budget) {
+  std::vector<node> nodes;
+  const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
+  const box whole{p.m, p.n, p.k, 0, 0, 0};
+  if (phase_trees.size() == 1) {
+    if (emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget) < 0) return {};
+  } else {
+    nodes.emplace_back();
+    node nd;
+    nd.kind = step_kind::dfs;
+    nd.cut = phase_dim;
+    nd.where = level::rank;
+    for (std::int64_t s : phase_sizes) nd.parts.push_back(part{s, 0, 0, 0});
+    bool ok = true;
+    for_each_child(nd, whole, root, [&](const child_step& ch) {
+      const int kid = ok ? emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget) : -1;
+      if (kid < 0) ok = false;
+      nd.children.push_back(kid);
+    });
+    if (!ok) return {};
+    nodes[0] = std::move(nd);
+  }
+  return {true, plan(p, root, std::move(nodes))};
+}
+
+struct scored {
+  rank_candidate info;
+  plan p;
+};
+
+}  // namespace
+
+rank_choice choose_ranks(const problem& p0, const context& ctx) {
+  problem p = p0;
+  p.transa = detail::normalised_trans(p.transa);
+  p.transb = detail::normalised_trans(p.transb);
+  if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
+  const int P = ctx.ranks();
+  rank_choice out;
+  out.ranks_given = P;
+  out.memory = ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
+  out.flop_rate = ctx.rank_flops();
+  out.bandwidth = ctx.rank_bandwidth();
+  const std::size_t elem = element_size(p.type);
+  const int domains_all = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());
+
+  search s{ctx, p, out.flop_rate, out.bandwidth, elem, {}};
+
+  // Ranks that could be used: P and the three below it, and every product of 2, 3 and 5
+  // up to P (e.g. P = 13: 13, 12, 11, 10, 9, 8, 6, 5, 4, 3, 2, 1).
+  std::vector<int> used;
+  for (int q = P; q >= 1; --q) {
+    int r = q;
+    for (int f : {2, 3, 5})
+      while (r % f == 0) r /= f;
+    if (q >= P - 3 || r == 1) used.push_back(q);
+  }
+
+  // Scores a set of phase trees exactly (and keeps the plan).
+  auto score = [&](int ranks, const std::vector<tree_ptr>& trees, dim phase_dim,
+                   const std::vector<std::int64_t>& phase_sizes) -> std::optional<scored> {
+    built b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes, no_cap);
+    if (!b.ok && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes, no_cap);
+    if (!b.ok) return std::nullopt;
+    const rank_model model(b.p);
+    scored sc{{}, std::move(b.p)};
+    rank_candidate& c = sc.info;
+    c.ranks = ranks;
+    c.grid = model.grid();
+    c.max_received = model.max_received();
+    c.max_flops = model.max_flops();
+    c.mean_flops = model.mean_flops();
+    std::size_t local_ws = 0;
+    for (const node& nd : sc.p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
+    c.peak_bytes = model.max_peak_bytes();
+    for (int r = 0; r < ranks; ++r) {
+      const rank_cost& rc = model.cost(r);
+      c.seconds = std::max(c.seconds, rc.flops / out.flop_rate + double(rc.received_total()) * double(elem) / out.bandwidth);
+    }
+    // The local levels can always do without temporaries (m / n cuts), so what must fit is
+    // the footprint without them.
+    c.fits = c.peak_bytes - std::min(c.peak_bytes, local_ws) <= out.memory;
+    return sc;
+  };
+
+  std::vector<scored> pool;
+  auto consider_single_phase = [&](std::size_t how_many) {
+    std::vector<tree_ptr> trees;
+    for (int q : used) {
+      if (q == 1) {
+        trees.push_back(s.best(p.m, p.n, p.k, 1));
+        continue;
+      }
+      for (tree_ptr& t : s.options(p.m, p.n, p.k, q)) trees.push_back(std::move(t));
+    }
+    std::stable_sort(trees.begin(), trees.end(), [](const tree_ptr& a, const tree_ptr& b) { return a->seconds < b->seconds; });
+    pool.clear();
+    for (std::size_t i = 0; i < trees.size() && pool.size() < how_many; ++i)
+      if (auto sc = score(tree_ranks(*trees[i]), {trees[i]}, dim::m, {}); sc) pool.push_back(std::move(*sc));
+    // The best tree on all P ranks is always shown, so the choice to sit ranks out is visible.
+    if (tree_ptr all = P > 1 ? s.best(p.m, p.n, p.k, P) : nullptr; all &&
+        std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.info.ranks == P; }))
+      if (auto sc = score(P, {all}, dim::m, {}); sc) pool.push_back(std::move(*sc));
+  };
+  // Fitting first, then modelled time, then volume, then footprint.
+  auto better = [](const scored& a, const scored& b) {
+    if (a.info.fits != b.info.fits) return a.info.fits;
+    if (a.info.seconds != b.info.seconds) return a.info.seconds < b.info.seconds;
+    if (a.info.max_received != b.info.max_received) return a.info.max_received < b.info.max_received;
+    return a.info.peak_bytes < b.info.peak_bytes;
+  };
+
+  consider_single_phase(exact_top);
+  std::stable_sort(pool.begin(), pool.end(), better);
+  if (!pool.empty() && !pool[0].info.fits) {
+    consider_single_phase(exact_more);
+    std::stable_sort(pool.begin(), pool.end(), better);
+  }
+  std::string dfs_note;
+  if (pool.empty() || !pool[0].info.fits) {
+    // Rank-level DFS: phases along one edge, each planned on the same ranks.
+    std::optional<scored> found;
+    for (int f = 2; f <= max_phases && !found; ++f)
+      for (dim d : {dim::m, dim::n, dim::k}) {
+        const std::int64_t ext = extent(d, p.m, p.n, p.k);
+        if (ext < f) continue;
+        const std::vector<std::int64_t> sizes = detail::split(ext, std::vector<int>(std::size_t(f), 1), 1);
+        for (int q : used) {
+          std::vector<tree_ptr> trees;
+          for (std::int64_t sz : sizes) {
+            const std::int64_t m = d == dim::m ? sz : p.m, n = d == dim::n ? sz : p.n, k = d == dim::k ? sz : p.k;
+            tree_ptr t = s.best(m, n, k, q);
+            if (!t) break;
+            trees.push_back(std::move(t));
+          }
+          if (trees.size() != sizes.size()) continue;
+          auto sc = score(q, trees, d, sizes);
+          if (sc && sc->info.fits && (!found || better(*sc, *found))) found = std::move(sc);
+        }
+      }
+    if (!found) {
+      std::ostringstream os;
+      const std::size_t least = pool.empty() ? 0 : std::min_element(pool.begin(), pool.end(), [](const scored& a, const scored& b) {
+        return a.info.peak_bytes < b.info.peak_bytes; })->info.peak_bytes;
+      os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << " ranks fits " << out.memory
+         << " bytes per rank (the least footprint found: " << least << " bytes; up to " << max_phases
+         << " rank-level dfs phases tried)";
+      throw plan_error(os.str());
+    }
+    dfs_note = "; no single-phase tree fits " + std::to_string(out.memory) + " bytes per rank, so " +
+               std::to_string(found->p.nodes()[0].parts.size()) + " rank-level dfs phases on " +
+               to_string(found->p.nodes()[0].cut);
+    pool.insert(pool.begin(), std::move(*found));
+  }
+
+  // The chosen plan, rebuilt with its local levels' share of the memory as their budget.
+  scored& best = pool[0];
+  {
+    const rank_model model(best.p);
+    std::size_t local_ws = 0;
+    for (const node& nd : best.p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
+    const std::size_t fixed = model.max_peak_bytes() - std::min(model.max_peak_bytes(), local_ws);
+    if (model.max_peak_bytes() > out.memory && fixed <= out.memory) {
+      const std::size_t budget = out.memory - fixed;
+      // Every rank's local subtree again, under the budget; the rank steps stay.
+      std::vector<node> nodes;
+      bool ok = true;
+      const auto& old = best.p.nodes();
+      std::function<int(int)> copy = [&](int i) -> int {
+        const node& nd = old[std::size_t(i)];
+        if (nd.kind != step_kind::leaf && nd.where == level::rank) {
+          const int index = int(nodes.size());
+          nodes.emplace_back();
+          node fresh = nd;
+          fresh.children.clear();
+          for (int c : nd.children) fresh.children.push_back(copy(c));
+          nodes[std::size_t(index)] = std::move(fresh);
+          return index;
+        }
+        const int local = detail::plan_local(nodes, p, nd.shape, nd.owns, ctx, budget);
+        if (local < 0) ok = false;
+        return local;
+      };
+      copy(0);
+      if (ok) {
+        plan rebuilt(p, best.p.root(), std::move(nodes));
+        best.p = std::move(rebuilt);
+        best.info.peak_bytes = rank_model(best.p).max_peak_bytes();
+      }
+    }
+  }
+
+  for (scored& sc : pool) out.candidates.push_back(sc.info);
+  std::ostringstream why;
+  const rank_candidate& c = out.candidates[0];
+  why << "least modelled time (flops / " << out.flop_rate / 1e9 << " GF/s + bytes received / " << out.bandwidth / 1e9
+      << " GB/s per rank)";
+  if (c.ranks < P) why << "; " << P - c.ranks << " of " << P << " ranks sit out: fewer ranks model faster here";
+  why << dfs_note;
+  out.reason = why.str();
+  out.chosen = std::move(best.p);
+  return out;
+}
+
+void print_rank_report(std::ostream& os, const rank_choice& choice) {
+  const plan& pl = choice.chosen;
+  const rank_model model(pl);
+  const problem& pr = pl.problem();
+  const double elem = double(element_size(pr.type));
+  const double bound = rank_volume_bound(pr.m, pr.n, pr.k, choice.ranks_given, double(choice.memory) / elem);
+  char line[512];
+  auto mb = [](double bytes) { return bytes / 1e6; };
+  std::snprintf(line, sizeof line, "# rank level: %d ranks given, %d used; grid %s\n", choice.ranks_given,
+                pl.ranks(), model.grid().c_str());
+  os << line << "# why: " << choice.reason << '\n';
+  std::snprintf(line, sizeof line,
+                "# predicted per rank: received max %.3f MB, mean %.3f MB; lower bound %.3f MB (COSMA Thm 2 "
+                "minus owned, %d ranks); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
+                mb(double(model.max_received()) * elem), mb(model.mean_received() * elem), mb(bound * elem),
+                choice.ranks_given, model.mean_flops() > 0 ? model.max_flops() / model.mean_flops() : 1.0,
+                mb(double(model.max_peak_bytes())), mb(double(choice.memory)));
+  os << line;
+  os << "# candidates scored exactly, best first:\n";
+  std::snprintf(line, sizeof line, "#   %5s  %-36s %10s %10s %10s %10s  %s\n", "ranks", "grid", "max MB", "flops x",
+                "peak MB", "model ms", "fits");
+  os << line;
+  for (const rank_candidate& c : choice.candidates) {
+    std::snprintf(line, sizeof line, "#   %5d  %-36s %10.3f %10.4f %10.3f %10.3f  %s\n", c.ranks, c.grid.c_str(),
+                  mb(double(c.max_received) * elem), c.mean_flops > 0 ? c.max_flops / c.mean_flops : 1.0,
+                  mb(double(c.peak_bytes)), c.seconds * 1e3, c.fits ? "yes" : "no");
+    os << line;
+  }
+}
+
+}  // namespace prism

@@ -1,0 +1,218 @@
+// prism::dist under mpiexec (ctest runs it on 1..8 ranks, oversubscribed): random shapes,
+// all four types, N/T/C, alpha and beta in {0, 1, -1, other}, NaN in C with beta = 0,
+// memory caps forcing rank-level DFS phases, hand-written 3- and 7-part rank plans,
+// arguments that disagree between ranks, and the byte counter against the prediction.
+// Every rank runs every case (the calls are collective); rank 0 checks C, all ranks CHECK
+// its verdict.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <prism/dist.hpp>
+#include <prism/error.hpp>
+
+#include "support/reference.hpp"
+
+#include <mpi.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+using namespace prism;
+using prism::test::random_matrix;
+
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+context one_thread() {
+  context c;
+  c.set_threads(1);
+  return c;
+}
+
+// Runs C = alpha op(A) op(B) + beta C0 through a layout (scatter, gemm, gather) and checks
+// it on rank 0 against the long-double reference; returns rank 0's verdict on every rank
+// ("" when it holds). Also checks this rank's byte counts against the model.
+template <class T>
+std::string run_case(const std::shared_ptr<const dist::layout>& L, T alpha, T beta, std::uint64_t seed, bool nan_c) {
+  const problem& p = L->source().problem();
+  const rank_model& m = L->model();
+  std::mt19937_64 gen(seed);  // the same operands on every rank; rank 0's are scattered
+  const std::int64_t lda = std::max<std::int64_t>(1, m.rows(operand::a)), ldb = std::max<std::int64_t>(1, m.rows(operand::b)),
+                     ldc = std::max<std::int64_t>(1, p.m);
+  auto A = random_matrix<T>(m.rows(operand::a), m.cols(operand::a), lda, gen);
+  auto B = random_matrix<T>(m.rows(operand::b), m.cols(operand::b), ldb, gen);
+  auto C0 = random_matrix<T>(p.m, p.n, ldc, gen);
+  if (nan_c)
+    for (auto& x : C0) x = T(std::numeric_limits<test::real_t<T>>::quiet_NaN());
+  dist::matrix<T> dA(L, operand::a), dB(L, operand::b), dC(L, operand::c);
+  dA.scatter(0, A.data(), lda);
+  dB.scatter(0, B.data(), ldb);
+  dC.scatter(0, C0.data(), ldc);
+  dist::gemm<T>(MPI_COMM_WORLD, L->source(), alpha, dA, dB, beta, dC, one_thread());
+  // The counter is the multiply's own: exactly the model's messages for this rank.
+  const dist::traffic tr = dist::last_traffic();
+  if (L->active() && p.m > 0 && p.n > 0 && p.k > 0 && alpha != T(0)) {
+    CHECK(tr.bytes_received == m.cost(L->rank()).received_total() * std::int64_t(sizeof(T)));
+    CHECK(tr.messages_received == m.cost(L->rank()).messages);
+  } else {
+    CHECK(tr.bytes_received == 0);
+  }
+  std::vector<T> C(std::size_t(ldc * std::max<std::int64_t>(1, p.n)), T(-777));
+  dC.gather(0, C.data(), ldc);
+  std::string verdict;
+  if (L->rank() == 0) {
+    const auto ref = test::reference_gemm<T>(p.transa, p.transb, p.m, p.n, p.k, alpha, A.data(), lda, B.data(), ldb,
+                                             beta, C0.data(), ldc);
+    verdict = test::check_bound<T>(ref, p.m, p.n, p.k, C.data(), ldc);
+  }
+  int len = int(verdict.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  verdict.resize(std::size_t(len));
+  MPI_Bcast(verdict.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return verdict;
+}
+
+template <class T>
+T pick_scalar(int which) {
+  switch (which) {
+    case 0: return T(0);
+    case 1: return T(1);
+    case 2: return T(-1);
+    default:
+      if constexpr (test::is_complex_v<T>) return T(0.75, -0.5);
+      else return T(0.75);
+  }
+}
+
+template <class T>
+void sweep(std::uint64_t seed, int cases) {
+  std::mt19937_64 gen(seed);  // the same draws on every rank
+  const std::int64_t sizes[] = {0, 1, 2, 3, 5, 7, 13, 17, 31, 40, 64, 97};
+  const char trans[] = {'N', 'T', 'C'};
+  for (int c = 0; c < cases; ++c) {
+    problem p{scalar_type_of<T>(), trans[gen() % 3], trans[gen() % 3], sizes[gen() % 12], sizes[gen() % 12],
+              sizes[gen() % 12]};
+    if (c % 4 == 0) p.m = 1 + std::int64_t(gen() % 150), p.n = 1 + std::int64_t(gen() % 90), p.k = 1 + std::int64_t(gen() % 300);
+    const T alpha = pick_scalar<T>(int(gen() % 4)), beta = pick_scalar<T>(int(gen() % 4));
+    const bool nan_c = beta == T(0) && gen() % 2 == 0;
+    CAPTURE(p.m);
+    CAPTURE(p.n);
+    CAPTURE(p.k);
+    CAPTURE(p.transa);
+    CAPTURE(p.transb);
+    auto L = dist::layout::make(MPI_COMM_WORLD, p, one_thread());
+    CHECK(run_case<T>(L, alpha, beta, seed + std::uint64_t(c), nan_c) == "");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("random shapes, four types, N/T/C, alpha and beta in {0, 1, -1, other}") {
+  sweep<double>(11, 40);
+  sweep<float>(12, 16);
+  sweep<std::complex<float>>(13, 16);
+  sweep<std::complex<double>>(14, 16);
+}
+
+TEST_CASE("a memory cap that forces rank-level dfs phases") {
+  const problem p{scalar_type::d, 'N', 'T', 96, 80, 1200};
+  // Each rank's share of A, B and C, and half as much again for blocks and buffers.
+  const std::size_t owned = 8 * std::size_t(96 * 1200 + 80 * 1200 + 96 * 80) / std::size_t(world_size());
+  context c = one_thread();
+  c.set_max_memory(owned + owned / 2);
+  auto L = dist::layout::make(MPI_COMM_WORLD, p, c);
+  CHECK(L->model().phases() >= 2);
+  CHECK(L->model().max_peak_bytes() <= owned + owned / 2);
+  CHECK(run_case<double>(L, 1.5, -0.5, 99, false) == "");
+  CHECK(run_case<double>(L, 1.0, 0.0, 98, true) == "");
+}
+
+TEST_CASE("hand-written 3-part and 7-part rank plans run") {
+  const plan three = plan::parse(
+      "prism-plan 2\nproblem z NC 30 20 61\nthreads 1\nranks 3\n"
+      "bfs k rank 20@1r 20@1r 21@1r\n  leaf openblas\n  leaf openblas\n  leaf openblas\n");
+  const plan seven = plan::parse(
+      "prism-plan 2\nproblem d TN 70 50 40\nthreads 1\nranks 7\n"
+      "bfs m rank 30@3r 40@4r\n  bfs n rank 17@1r 17@1r 16@1r\n    leaf openblas\n    leaf openblas\n    leaf openblas\n"
+      "  bfs n rank 25@2r 25@2r\n    bfs m rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n"
+      "    bfs m rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n");
+  if (world_size() >= 3) {
+    auto L = dist::layout::make(MPI_COMM_WORLD, three, one_thread());
+    CHECK(run_case<std::complex<double>>(L, {1, 2}, {0.5, 0}, 7, false) == "");
+  }
+  if (world_size() >= 7) {
+    auto L = dist::layout::make(MPI_COMM_WORLD, seven, one_thread());
+    CHECK(run_case<double>(L, -1.0, 2.0, 8, false) == "");
+  } else {  // more ranks than the communicator has: every rank refuses
+    CHECK_THROWS_AS(dist::layout::make(MPI_COMM_WORLD, seven, one_thread()), plan_error);
+  }
+}
+
+TEST_CASE("ranks sit out when there is nothing to share, and still agree") {
+  auto L = dist::layout::make(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', 1, 1, 1}, one_thread());
+  CHECK(L->source().ranks() == 1);
+  CHECK(run_case<double>(L, 2.0, 3.0, 5, false) == "");
+}
+
+TEST_CASE("arguments that differ between ranks: every rank errors, none hangs, C untouched") {
+  const int last = world_size() - 1;
+  if (last == 0) return;  // nothing can disagree on one rank
+  const bool odd = world_rank() == last;
+  // The shape.
+  try {
+    (void)dist::layout::make(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', odd ? 65 : 64, 32, 48}, one_thread());
+    FAIL("no error");
+  } catch (const invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK(e.name() == "m");
+    CHECK(what.find("rank " + std::to_string(last)) != std::string::npos);
+  }
+  // alpha, in gemm: C keeps its values.
+  auto L = dist::layout::make(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', 64, 32, 48}, one_thread());
+  dist::matrix<double> A(L, operand::a), B(L, operand::b), C(L, operand::c);
+  A.fill([](std::int64_t i, std::int64_t j) { return double(i + j); });
+  B.fill([](std::int64_t i, std::int64_t j) { return double(i - j); });
+  C.fill([](std::int64_t i, std::int64_t j) { return double(i * j); });
+  const std::vector<double> before(C.data(), C.data() + C.size());
+  try {
+    dist::gemm<double>(MPI_COMM_WORLD, L->source(), odd ? 2.0 : 1.0, A, B, 0.0, C, one_thread());
+    FAIL("no error");
+  } catch (const invalid_argument& e) {
+    CHECK(e.name() == "alpha");
+    CHECK(std::string(e.what()).find("rank " + std::to_string(last)) != std::string::npos);
+  }
+  CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
+  // A problem that is not the layout's, on one rank.
+  CHECK_THROWS_AS(dist::gemm<double>(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', 64, 32, odd ? 47 : 48}, 1.0, A,
+                                     B, 0.0, C, one_thread()),
+                  invalid_argument);
+  CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
+  // A bad leading dimension at the root of a scatter: every rank hears of it.
+  std::vector<double> full(64 * 48, 1.0);
+  CHECK_THROWS_AS(A.scatter(0, full.data(), world_rank() == 0 ? 10 : 64), invalid_argument);
+  // A root that differs between ranks.
+  CHECK_THROWS_AS(A.scatter(odd ? 1 : 0, full.data(), 64), invalid_argument);
+}
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  doctest::Context ctx(argc, argv);
+  if (world_rank() != 0) ctx.setOption("no-intro", true), ctx.setOption("no-version", true);
+  int failed = ctx.run() != 0 ? 1 : 0, any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any;
+}

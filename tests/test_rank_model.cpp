@@ -1,0 +1,184 @@
+// Rank-level planning and the native layout, without MPI: the volume the planner picks
+// against COSMA's measured figures (issue 11's yardsticks) and the grid formula, flop
+// balance, memory as a hard limit, the layout's bookkeeping, hand-written rank plans.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <prism/context.hpp>
+#include <prism/error.hpp>
+#include <prism/plan.hpp>
+#include <prism/rank_model.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+using namespace prism;
+
+namespace {
+
+context ranks_ctx(int P, std::size_t memory = SIZE_MAX) {
+  context c;
+  c.set_threads(1).set_ranks(P);
+  if (memory != SIZE_MAX) c.set_max_memory(memory);
+  return c;
+}
+
+double max_mb(const rank_model& m) { return double(m.max_received()) * 8 / 1e6; }
+
+// Every element of every operand is owned by exactly one rank, and each rank's pieces
+// lie inside cells it holds.
+void check_bookkeeping(const rank_model& m) {
+  for (operand o : {operand::a, operand::b, operand::c}) {
+    std::int64_t total = 0;
+    for (int r = 0; r < m.ranks(); ++r) total += m.local_size(o, r);
+    CHECK(total == m.rows(o) * m.cols(o));
+    std::map<int, std::int64_t> covered;  // cell -> elements owned
+    for (int r = 0; r < m.ranks(); ++r)
+      for (const piece& pc : m.pieces(o, r)) {
+        const auto& h = m.holders(o, pc.cell);
+        CHECK(std::binary_search(h.begin(), h.end(), r));
+        covered[pc.cell] += pc.count;
+      }
+    for (std::size_t c = 0; c < m.cells(o).size(); ++c) CHECK(covered[int(c)] == m.cells(o)[c].size());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("rank plans receive no more than COSMA where P has small factors, and much less at 7 and 13") {
+  struct row {
+    int P;
+    double cube, tall, wide;  // COSMA 2.8.4, MB per rank, issue 11
+  };
+  const row cosma[] = {{2, 16.78, 0.26, 4.19},  {4, 16.78, 0.39, 4.19}, {7, 28.77, 0.45, 7.21},  {8, 12.58, 0.46, 4.19},
+                       {12, 11.19, 0.48, 3.50}, {13, 30.21, 0.49, 7.77}, {16, 10.49, 0.49, 3.15}};
+  for (const row& r : cosma) {
+    CAPTURE(r.P);
+    const problem cube{scalar_type::d, 'N', 'N', 2048, 2048, 2048}, tall{scalar_type::d, 'N', 'N', 256, 256, 262144},
+        wide{scalar_type::d, 'N', 'N', 4096, 4096, 256};
+    const rank_model mc(make_plan(cube, ranks_ctx(r.P))), mt(make_plan(tall, ranks_ctx(r.P))), mw(make_plan(wide, ranks_ctx(r.P)));
+    // COSMA's figures are rounded to 10 kB.
+    CHECK(max_mb(mt) <= r.tall + 0.005);
+    if (r.P == 7 || r.P == 13) {
+      CHECK(max_mb(mc) <= 0.7 * r.cube);
+      CHECK(max_mb(mw) <= 0.7 * r.wide);
+      for (const rank_model* m : {&mc, &mw}) {
+        CHECK(m->ranks() == r.P);  // nobody sits out: that is what balance needs here
+        for (int q = 0; q < r.P; ++q) CHECK(std::fabs(m->cost(q).flops / m->mean_flops() - 1) <= 0.05);
+      }
+    } else {
+      CHECK(max_mb(mc) <= r.cube + 0.005);
+      CHECK(max_mb(mw) <= r.wide + 0.005);
+    }
+    check_bookkeeping(mc);
+  }
+}
+
+TEST_CASE("a pm x pn x pk grid receives the grid formula exactly") {
+  // m2 n2 k2 over 64 x 48 x 40: W = mk/(pm pk)(1 - 1/pn) + kn/(pk pn)(1 - 1/pm) + mn/(pm pn)(1 - 1/pk)
+  const plan p = plan::parse(
+      "prism-plan 2\nproblem d NN 64 48 40\nthreads 1\nranks 8\n"
+      "bfs m rank 32@4r 32@4r\n"
+      "  bfs n rank 24@2r 24@2r\n    bfs k rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n"
+      "    bfs k rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n"
+      "  bfs n rank 24@2r 24@2r\n    bfs k rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n"
+      "    bfs k rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n");
+  const rank_model m(p);
+  const std::int64_t W = 64 * 40 / 4 / 2 + 40 * 48 / 4 / 2 + 64 * 48 / 4 / 2;
+  for (int r = 0; r < 8; ++r) CHECK(m.cost(r).received_total() == W);
+  CHECK(m.grid() == "m2 n2 k2");
+  check_bookkeeping(m);
+}
+
+TEST_CASE("hand-written 3-part and 7-part rank plans parse, validate and have a layout") {
+  const plan three = plan::parse(
+      "prism-plan 2\nproblem z TC 30 20 61\nthreads 1\nranks 3\n"
+      "bfs k rank 20@1r 20@1r 21@1r\n  leaf openblas\n  leaf openblas\n  leaf openblas\n");
+  const rank_model m3(three);
+  CHECK(m3.grid() == "k3");
+  // A k-cut moves only C: each rank receives its third of C from the two others.
+  std::int64_t c_in = 0;
+  for (int r = 0; r < 3; ++r) {
+    c_in += m3.cost(r).received[int(operand::c)];
+    CHECK(m3.cost(r).received[0] == 0);
+  }
+  CHECK(c_in == 2 * 30 * 20);
+  check_bookkeeping(m3);
+  const plan seven = plan::parse(
+      "prism-plan 2\nproblem d NN 70 50 40\nthreads 1\nranks 7\n"
+      "bfs m rank 30@3r 40@4r\n  bfs n rank 17@1r 17@1r 16@1r\n    leaf openblas\n    leaf openblas\n    leaf openblas\n"
+      "  bfs n rank 25@2r 25@2r\n    bfs m rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n"
+      "    bfs m rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n");
+  const rank_model m7(seven);
+  CHECK(m7.ranks() == 7);
+  CHECK(m7.grid() == "m(3r: n3 | 4r: n2 m2)");
+  check_bookkeeping(m7);
+  CHECK(plan::parse(seven.to_string()) == seven);
+}
+
+TEST_CASE("a rank-level dfs below a rank-level bfs is refused by the model") {
+  const plan p = plan::parse(
+      "prism-plan 2\nproblem d NN 8 8 8\nthreads 1\nranks 2\n"
+      "bfs m rank 4@1r 4@1r\n  leaf openblas\n  leaf openblas\n");
+  CHECK_NOTHROW(rank_model{p});
+  CHECK_THROWS_AS(rank_model(plan::parse("prism-plan 2\nproblem d NN 8 8 8\nthreads 1\nranks 4\n"
+                                         "bfs m rank 4@2r 4@2r\n  dfs n rank 4 4\n    bfs k rank 4@1r 4@1r\n      leaf openblas\n      leaf openblas\n"
+                                         "    bfs k rank 4@1r 4@1r\n      leaf openblas\n      leaf openblas\n"
+                                         "  bfs n rank 4@1r 4@1r\n    leaf openblas\n    leaf openblas\n")),
+                  plan_error);
+}
+
+TEST_CASE("memory per rank is a hard limit: rank-level dfs phases when the best tree does not fit") {
+  const problem p{scalar_type::d, 'N', 'N', 2048, 2048, 2048};
+  const rank_choice free = choose_ranks(p, ranks_ctx(4));
+  const std::size_t roomy = rank_model(free.chosen).max_peak_bytes();
+  const std::size_t cap = roomy * 3 / 5;
+  const rank_choice tight = choose_ranks(p, ranks_ctx(4, cap));
+  const rank_model m(tight.chosen);
+  CHECK(m.max_peak_bytes() <= cap);
+  CHECK((m.phases() > 1 || m.grid() != rank_model(free.chosen).grid()));
+  // The matrices alone (3 x 32 MiB over 4 ranks = 25 MB) cannot fit in 20 MB.
+  CHECK_THROWS_AS(choose_ranks(p, ranks_ctx(4, 20'000'000)), plan_error);
+}
+
+TEST_CASE("forced phases: a cap that no single-phase tree meets gives rank dfs steps, still exact and balanced") {
+  const problem p{scalar_type::d, 'N', 'N', 512, 512, 4096};
+  const std::size_t owned = 8 * (512 * 4096 * 2 + 512 * 512) / 4;  // A, B, C over 4 ranks
+  const rank_choice c = choose_ranks(p, ranks_ctx(4, owned + owned / 2));
+  const rank_model m(c.chosen);
+  CHECK(m.phases() >= 2);
+  CHECK(c.chosen.nodes()[0].kind == step_kind::dfs);
+  CHECK(c.chosen.nodes()[0].where == level::rank);
+  CHECK(m.max_peak_bytes() <= owned + owned / 2);
+  CHECK(c.reason.find("dfs phases") != std::string::npos);
+  check_bookkeeping(m);
+}
+
+TEST_CASE("ranks sit out only when that models faster") {
+  const rank_choice tiny = choose_ranks(problem{scalar_type::d, 'N', 'N', 1, 1, 1}, ranks_ctx(4));
+  CHECK(tiny.chosen.ranks() == 1);  // nothing to share
+  CHECK(tiny.reason.find("sit out") != std::string::npos);
+  const rank_choice big = choose_ranks(problem{scalar_type::d, 'N', 'N', 2048, 2048, 2048}, ranks_ctx(13));
+  CHECK(big.chosen.ranks() == 13);
+  // With a very slow network the volume decides; the chosen tree is still the least modelled.
+  context slow = ranks_ctx(13);
+  slow.set_rank_rates(40e9, 1e6);
+  const rank_choice s = choose_ranks(problem{scalar_type::d, 'N', 'N', 2048, 2048, 2048}, slow);
+  for (const rank_candidate& c : s.candidates) CHECK(s.candidates[0].seconds <= c.seconds + 1e-12);
+}
+
+TEST_CASE("one rank: no exchange, the whole of each operand owned") {
+  const rank_model m(make_plan(problem{scalar_type::s, 'T', 'N', 33, 17, 65}, ranks_ctx(1)));
+  CHECK(m.ranks() == 1);
+  CHECK(m.max_received() == 0);
+  CHECK(m.local_size(operand::a, 0) == 33 * 65);
+  check_bookkeeping(m);
+}
+
+TEST_CASE("the bound is COSMA's Theorem 2 minus what a rank holds") {
+  // 2048^3 on 8 ranks, ample memory: 3 (2^30)^(2/3) - 3 * 2^22 / 8.
+  CHECK(rank_volume_bound(2048, 2048, 2048, 8, 0) == doctest::Approx(3.0 * 1048576 - 3.0 * 4194304 / 8));
+  CHECK(rank_volume_bound(256, 256, 262144, 8, 0) == 0);  // flat: owning is already enough
+}
