@@ -1,0 +1,339 @@
+// bench/dist/pdgemm_bench.cpp — the peer of `prism run` in the distributed benchmark:
+// Debian's ScaLAPACK pdgemm (libscalapack-openmpi, BLAS = whatever libblas.so.3 points to,
+// OpenBLAS on this machine) on the same shapes, in the same run (scripts/bench-dist.sh).
+//
+//   mpirun -np 2 prism_pdgemm_bench M N K [--reps R] [--nb NB] [--grid PRxPC] [--check]
+//
+// C = A * B (alpha = 1, beta = 0 for timing; --check uses beta = 0.5 so C's old values count)
+// with A (M x K), B (K x N), C (M x N) block-cyclic on a PR x PC BLACS grid (row-major
+// ranks). The default grid is the most square one for np, PR >= PC (2 -> 2x1, 12 -> 4x3,
+// 13 -> 13x1). Block sizes: A is mb x kb, B kb x nb, C mb x nb with mb = min(NB, M),
+// nb = min(NB, N), kb = min(NB, K) (NB default 256): the clamp keeps small matrices in one
+// block, and the three satisfy pdgemm's alignment rules.
+//
+// Each element is a function of (matrix, global row, global column, seed) only, uniform in
+// [-1, 1): the operands are the same whatever the grid, and rank 0 can regenerate them.
+// Every repetition starts with MPI_Barrier; its time is the slowest rank's; best_s is the
+// best repetition. Rank 0 prints one JSON line:
+//   {"tool":"scalapack_pdgemm","np":2,"grid":"2x1","nb":256,"m":..,"n":..,"k":..,
+//    "best_s":..,"gflops":..,"threads_env":"1","check":"skipped"}
+// threads_env is OPENBLAS_NUM_THREADS as rank 0 saw it ("unset" when it is not set):
+// Debian's OpenBLAS is the pthread build, so set it to 1 per rank unless the ranks are
+// meant to share cores with BLAS threads.
+//
+// --check (small shapes): after the timed runs, one more pdgemm with beta = 0.5 onto a
+// freshly filled C; rank 0 gathers C, recomputes C^ = A B + 0.5 C0 serially (plain loops,
+// independent of BLAS) and requires |C - C^| <= 2 k eps (|A||B| + 0.5 |C0|) componentwise.
+// A failed check prints "check":"failed" and exits 1.
+#include <mpi.h>
+
+#include <link.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+extern "C" {
+// BLACS C interface and ScaLAPACK / PBLAS Fortran entry points (LP64 integers, as in
+// Debian's libscalapack-openmpi). pdgemm_ is PBLAS C code taking char pointers, so no hidden
+// Fortran string lengths are passed.
+void Cblacs_pinfo(int* mypnum, int* nprocs);
+void Cblacs_get(int icontxt, int what, int* val);
+void Cblacs_gridinit(int* icontxt, const char* order, int nprow, int npcol);
+void Cblacs_gridinfo(int icontxt, int* nprow, int* npcol, int* myrow, int* mycol);
+void Cblacs_gridexit(int icontxt);
+void Cblacs_exit(int notdone);
+int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
+               const int* icsrc, const int* ictxt, const int* lld, int* info);
+void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+             const double* alpha, const double* a, const int* ia, const int* ja, const int* desca,
+             const double* b, const int* ib, const int* jb, const int* descb, const double* beta,
+             double* c, const int* ic, const int* jc, const int* descc);
+}
+
+namespace {
+
+constexpr std::uint64_t kSeed = 0x5eed'd157'0000'0001ULL;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Element (i, j) of matrix `which` (0 = A, 1 = B, 2 = C), uniform in [-1, 1).
+double element(int which, std::int64_t i, std::int64_t j) {
+  std::uint64_t h = splitmix64(kSeed ^ (std::uint64_t(which) << 58) ^
+                               splitmix64((std::uint64_t(i) << 32) ^ std::uint64_t(j)));
+  return double(h >> 11) * 0x1.0p-52 - 1.0;
+}
+
+// Global index of local index l (0-based) in a dimension cut in blocks of nb over np
+// processes, for process p, source process 0.
+std::int64_t global_index(std::int64_t l, int nb, int p, int np) {
+  return (l / nb) * std::int64_t(np) * nb + std::int64_t(p) * nb + l % nb;
+}
+
+struct Local {
+  int rows = 0, cols = 0, lld = 1;
+  int desc[9] = {};
+  std::vector<double> data;
+};
+
+Local make_local(int ctxt, int which, int m, int n, int mb, int nb, int myrow, int mycol, int pr,
+                 int pc, bool fill) {
+  Local x;
+  const int zero = 0;
+  x.rows = numroc_(&m, &mb, &myrow, &zero, &pr);
+  x.cols = numroc_(&n, &nb, &mycol, &zero, &pc);
+  x.lld = std::max(1, x.rows);
+  int info = 0;
+  descinit_(x.desc, &m, &n, &mb, &nb, &zero, &zero, &ctxt, &x.lld, &info);
+  if (info != 0) {
+    std::fprintf(stderr, "pdgemm_bench: descinit failed (info %d)\n", info);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  x.data.assign(std::size_t(x.lld) * std::size_t(std::max(1, x.cols)), 0.0);
+  if (fill) {
+    for (int lj = 0; lj < x.cols; ++lj) {
+      const std::int64_t gj = global_index(lj, nb, mycol, pc);
+      double* col = x.data.data() + std::size_t(lj) * std::size_t(x.lld);
+      for (int li = 0; li < x.rows; ++li) col[li] = element(which, global_index(li, mb, myrow, pr), gj);
+    }
+  }
+  return x;
+}
+
+// The BLAS this process actually loaded (libscalapack-openmpi's libblas.so.3 resolves
+// through Debian's alternatives, e.g. to openblas-pthread/libblas.so.3), for the JSON.
+std::string loaded_blas() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        const char* name = info->dlpi_name;
+        if (name != nullptr && std::strstr(name, "blas") != nullptr && std::strstr(name, "scalapack") == nullptr) {
+          auto* s = static_cast<std::string*>(out);
+          char* real = realpath(name, nullptr);  // through the alternatives symlinks
+          if (!s->empty()) *s += ";";
+          *s += real != nullptr ? real : name;
+          std::free(real);
+        }
+        return 0;
+      },
+      &found);
+  return found.empty() ? "unknown" : found;
+}
+
+[[noreturn]] void usage(int rank, const char* why) {
+  if (rank == 0) {
+    std::fprintf(stderr,
+                 "pdgemm_bench: %s\nusage: mpirun -np P prism_pdgemm_bench M N K [--reps R] [--nb NB] "
+                 "[--grid PRxPC] [--check]\n",
+                 why);
+  }
+  MPI_Finalize();
+  std::exit(2);
+}
+
+bool parse_int(const char* s, long long lo, long long hi, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
+  *out = int(v);
+  return true;
+}
+
+// Gathers the distributed C on rank 0 as a column-major m x n matrix.
+std::vector<double> gather(const Local& c, int m, int n, int mb, int nb, int myrow, int mycol, int pr,
+                           int pc, int rank, int np) {
+  // Each rank sends its (rows, cols, myrow, mycol) header and its packed local block.
+  std::vector<double> packed(std::size_t(c.rows) * std::size_t(c.cols));
+  for (int lj = 0; lj < c.cols; ++lj)
+    for (int li = 0; li < c.rows; ++li)
+      packed[std::size_t(lj) * c.rows + li] = c.data[std::size_t(lj) * c.lld + li];
+  int header[4] = {c.rows, c.cols, myrow, mycol};
+  std::vector<int> headers(rank == 0 ? 4 * np : 0);
+  MPI_Gather(header, 4, MPI_INT, headers.data(), 4, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<int> counts, displs;
+  std::vector<double> all;
+  if (rank == 0) {
+    counts.resize(np);
+    displs.resize(np);
+    int total = 0;
+    for (int p = 0; p < np; ++p) {
+      counts[p] = headers[4 * p] * headers[4 * p + 1];
+      displs[p] = total;
+      total += counts[p];
+    }
+    all.resize(std::size_t(total));
+  }
+  MPI_Gatherv(packed.data(), int(packed.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+              MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::vector<double> full;
+  if (rank == 0) {
+    full.assign(std::size_t(m) * std::size_t(n), std::numeric_limits<double>::quiet_NaN());
+    for (int p = 0; p < np; ++p) {
+      const int rows = headers[4 * p], cols = headers[4 * p + 1], prow = headers[4 * p + 2],
+                pcol = headers[4 * p + 3];
+      const double* src = all.data() + displs[p];
+      for (int lj = 0; lj < cols; ++lj) {
+        const std::int64_t gj = global_index(lj, nb, pcol, pc);
+        for (int li = 0; li < rows; ++li)
+          full[std::size_t(gj) * m + std::size_t(global_index(li, mb, prow, pr))] = src[std::size_t(lj) * rows + li];
+      }
+    }
+  }
+  return full;
+}
+
+// Rank 0: recompute C^ = A B + beta C0 from the generator and compare componentwise.
+bool check_on_root(const std::vector<double>& c, int m, int n, int k, double beta, double* worst_ratio) {
+  std::vector<double> a(std::size_t(m) * k), b(std::size_t(k) * n);
+  for (int j = 0; j < k; ++j)
+    for (int i = 0; i < m; ++i) a[std::size_t(j) * m + i] = element(0, i, j);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < k; ++i) b[std::size_t(j) * k + i] = element(1, i, j);
+  const double eps = std::numeric_limits<double>::epsilon();
+  bool ok = true;
+  *worst_ratio = 0.0;
+  std::vector<double> ref(m), mag(m);
+  for (int j = 0; j < n; ++j) {
+    for (int i = 0; i < m; ++i) {
+      const double c0 = element(2, i, j);
+      ref[i] = beta * c0;
+      mag[i] = std::fabs(beta) * std::fabs(c0);
+    }
+    for (int p = 0; p < k; ++p) {
+      const double bpj = b[std::size_t(j) * k + p];
+      const double* ap = a.data() + std::size_t(p) * m;
+      for (int i = 0; i < m; ++i) {
+        ref[i] += ap[i] * bpj;
+        mag[i] += std::fabs(ap[i]) * std::fabs(bpj);
+      }
+    }
+    for (int i = 0; i < m; ++i) {
+      const double got = c[std::size_t(j) * m + i];
+      const double bound = 2.0 * double(k) * eps * mag[i];
+      const double diff = std::fabs(got - ref[i]);
+      if (!(diff <= bound)) ok = false;  // NaN (an element nobody owned) fails too
+      if (bound > 0) *worst_ratio = std::max(*worst_ratio, diff / bound);
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, np = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+
+  int dims[3] = {0, 0, 0}, ndims = 0, reps = 3, nb_req = 256, pr = 0, pc = 0;
+  bool check = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) usage(rank, (std::string(name) + " needs a value").c_str());
+      return argv[++i];
+    };
+    if (a == "--reps") {
+      if (!parse_int(value("--reps"), 1, 1000, &reps)) usage(rank, "--reps: an integer in [1, 1000]");
+    } else if (a == "--nb") {
+      if (!parse_int(value("--nb"), 1, 1 << 20, &nb_req)) usage(rank, "--nb: a positive integer");
+    } else if (a == "--grid") {
+      const std::string g = value("--grid");
+      const auto x = g.find('x');
+      if (x == std::string::npos || !parse_int(g.substr(0, x).c_str(), 1, 1 << 20, &pr) ||
+          !parse_int(g.substr(x + 1).c_str(), 1, 1 << 20, &pc))
+        usage(rank, "--grid: PRxPC, e.g. 2x1");
+      if (pr * pc != np) usage(rank, "--grid: PR * PC must equal the number of ranks");
+    } else if (a == "--check") {
+      check = true;
+    } else if (a == "-h" || a == "--help") {
+      usage(rank, "help");
+    } else if (ndims < 3 && parse_int(a.c_str(), 1, std::numeric_limits<int>::max(), &dims[ndims])) {
+      ++ndims;
+    } else {
+      usage(rank, ("unexpected argument '" + a + "'").c_str());
+    }
+  }
+  if (ndims != 3) usage(rank, "M N K are required");
+  const int m = dims[0], n = dims[1], k = dims[2];
+  if (pr == 0) {  // most square grid, PR >= PC
+    pc = 1;
+    for (int d = 1; std::int64_t(d) * d <= np; ++d)
+      if (np % d == 0) pc = d;
+    pr = np / pc;
+  }
+  const int mb = std::min(nb_req, m), nb = std::min(nb_req, n), kb = std::min(nb_req, k);
+
+  int ctxt = 0, myrow = 0, mycol = 0, gpr = 0, gpc = 0;
+  Cblacs_get(0, 0, &ctxt);  // default system context (MPI_COMM_WORLD)
+  Cblacs_gridinit(&ctxt, "Row", pr, pc);
+  Cblacs_gridinfo(ctxt, &gpr, &gpc, &myrow, &mycol);
+  if (gpr != pr || gpc != pc) {
+    if (rank == 0) std::fprintf(stderr, "pdgemm_bench: BLACS made a %dx%d grid, not %dx%d\n", gpr, gpc, pr, pc);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+
+  Local A = make_local(ctxt, 0, m, k, mb, kb, myrow, mycol, pr, pc, true);
+  Local B = make_local(ctxt, 1, k, n, kb, nb, myrow, mycol, pr, pc, true);
+  Local C = make_local(ctxt, 2, m, n, mb, nb, myrow, mycol, pr, pc, false);
+
+  const int one = 1;
+  const double alpha = 1.0, beta0 = 0.0;
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    pdgemm_("N", "N", &m, &n, &k, &alpha, A.data.data(), &one, &one, A.desc, B.data.data(), &one, &one,
+            B.desc, &beta0, C.data.data(), &one, &one, C.desc);
+    double t = MPI_Wtime() - t0, tmax = 0.0;
+    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    best = std::min(best, tmax);
+  }
+
+  std::string check_status = "skipped";
+  double worst = 0.0;
+  if (check) {
+    const double beta = 0.5;
+    C = make_local(ctxt, 2, m, n, mb, nb, myrow, mycol, pr, pc, true);
+    pdgemm_("N", "N", &m, &n, &k, &alpha, A.data.data(), &one, &one, A.desc, B.data.data(), &one, &one,
+            B.desc, &beta, C.data.data(), &one, &one, C.desc);
+    std::vector<double> full = gather(C, m, n, mb, nb, myrow, mycol, pr, pc, rank, np);
+    int ok = 1;
+    if (rank == 0) ok = check_on_root(full, m, n, k, beta, &worst) ? 1 : 0;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    check_status = ok ? "passed" : "failed";
+  }
+
+  if (rank == 0) {
+    const char* env = std::getenv("OPENBLAS_NUM_THREADS");
+    const double flops = 2.0 * double(m) * double(n) * double(k);
+    std::printf(
+        "{\"tool\":\"scalapack_pdgemm\",\"np\":%d,\"grid\":\"%dx%d\",\"nb\":%d,\"m\":%d,\"n\":%d,\"k\":%d,"
+        "\"reps\":%d,\"best_s\":%.6g,\"gflops\":%.4g,\"threads_env\":\"%s\",\"blas\":\"%s\",\"check\":\"%s\"",
+        np, pr, pc, nb_req, m, n, k, reps, best, flops / best * 1e-9, env ? env : "unset", loaded_blas().c_str(),
+        check_status.c_str());
+    if (check) std::printf(",\"check_worst_ratio\":%.3g", worst);
+    std::printf("}\n");
+    std::fflush(stdout);
+  }
+
+  Cblacs_gridexit(ctxt);
+  Cblacs_exit(1);  // 1: leave MPI running, it is finalised below
+  MPI_Finalize();
+  return check_status == "failed" ? 1 : 0;
+}
