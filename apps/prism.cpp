@@ -63,7 +63,7 @@ const char* shape_options =
     "  --ranks P            plan over P MPI ranks, 1..65536 (rank-level steps on top; prism run\n"
     "                       takes P from mpirun); --max-memory then caps each rank's footprint\n"
     "  --ranks-per-node R   ranks sharing a node's memory, for the default per-rank memory (1)\n"
-    "  --rank-flops F       modelled flop/s of one rank (PRISM_RANK_FLOPS; default 40G x threads)\n"
+    "  --rank-flops F       modelled flop/s of one rank (PRISM_RANK_FLOPS; default 50G x threads)\n"
     "  --rank-bandwidth B   modelled bytes/s one rank receives (PRISM_RANK_BANDWIDTH; default 5G)\n";
 
 struct command {

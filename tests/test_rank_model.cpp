@@ -113,7 +113,7 @@ TEST_CASE("hand-written 3-part and 7-part rank plans parse, validate and have a 
       "    bfs m rank 20@1r 20@1r\n      leaf openblas\n      leaf openblas\n");
   const rank_model m7(seven);
   CHECK(m7.ranks() == 7);
-  CHECK(m7.grid() == "m(3r: n3 | 4r: n2 m2)");
+  CHECK(m7.grid() == "m(3r: n3 + 4r: n2 m2)");
   check_bookkeeping(m7);
   CHECK(plan::parse(seven.to_string()) == seven);
 }

@@ -23,11 +23,12 @@ std::uint64_t parse_size(const std::string& text);
 /// for L1 and L2 itself; README "How prism plans").
 inline constexpr int default_cache_level_value = 3;
 
-/// Default modelled flop rate of one rank per thread, flop/s: one core's single-threaded
-/// dgemm here (OpenBLAS, forced Haswell kernels: ~45 GF/s; README "Distributed").
-inline constexpr double default_rank_flops_per_thread = 40e9;
-/// Default modelled bandwidth one rank receives at, bytes/s (Open MPI shared memory here,
-/// 2 ranks, 16 MB messages: README "Distributed").
+/// Default modelled flop rate of one rank per thread, flop/s: one core's dgemm here
+/// (`prism bench 2048 2048 2048 --threads 1`: 52 GF/s with OPENBLAS_CORETYPE=Haswell,
+/// 2026-11-23; README "Distributed").
+inline constexpr double default_rank_flops_per_thread = 50e9;
+/// Default modelled bandwidth one rank receives at, bytes/s: Open MPI 4.1 shared memory
+/// here, 2 ranks exchanging 16 MB each way, 5.9 GB/s (2026-11-23; README "Distributed").
 inline constexpr double default_rank_bandwidth = 5e9;
 
 /// Limits and choices of one prism call: threads, memory cap, small-problem cut-off, leaves.

@@ -21,6 +21,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -69,8 +70,13 @@ class layout {
 
   /// Internal: use make().
   layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why);
+  /// Internal: gemm's blocks and exchange buffers, at least `bytes` (16-byte aligned),
+  /// allocated on first need and kept for later calls on this layout.
+  std::byte* buffers(std::size_t bytes) const;
 
  private:
+  mutable std::unique_ptr<std::byte[]> buffers_;
+  mutable std::size_t buffer_bytes_ = 0;
   MPI_Comm comm_;
   int rank_, size_;
   rank_model model_;

@@ -140,7 +140,7 @@ class rank_model {
   /// Mean real flops per rank.
   double mean_flops() const;
 
-  /// Compact text of the rank-level steps, e.g. "m(3r: n3 | 4r: m2 n2)" or "n2 m2 k2";
+  /// Compact text of the rank-level steps, e.g. "m(3r: n3 + 4r: m2 n2)" or "n2 m2 k2";
   /// rank-level DFS shows as "dfs k2 > ...".
   std::string grid() const;
 

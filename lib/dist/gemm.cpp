@@ -7,7 +7,8 @@
 // (4) sends each partial piece of C to its owner and receives those of its own pieces,
 // (5) adds them, in rank order, into beta C (first phase of the cell) or C. Exactly the
 // messages prism::rank_model lists, so the bytes counted equal its prediction. Buffers are
-// sized from the model and allocated once per call; only the calling thread calls MPI.
+// sized from the model and allocated once (kept by the layout, reused by later calls);
+// only the calling thread calls MPI.
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
@@ -90,6 +91,16 @@ struct call {
 
   static int tag(int q, operand o) { return q * 4 + int(o); }
 
+  // When my block of operand o in phase q is one cell that only I hold, my storage of it
+  // is that block, column-major with ld = its rows: no copy. Returns its cell, else -1.
+  int sole_cell(operand o, int q) const {
+    const rank_task& t = m.task(q, me);
+    if (t.node < 0) return -1;
+    const std::vector<int> cells = m.cells_in(o, m.needed(o, t.shape));
+    if (cells.size() != 1 || m.holders(o, cells[0]).size() != 1) return -1;
+    return cells[0];
+  }
+
   void post_recv(T* into, const transfer& x, int tg) {
     if (x.elements > std::int64_t(INT32_MAX)) throw error("prism::dist: one message over 2^31 elements");
     requests.emplace_back();
@@ -171,8 +182,8 @@ struct call {
       const std::int64_t ab = volume(operand::a) + volume(operand::b), c = volume(operand::c);
       nStage = std::max({nStage, ab, c});
     }
-    std::vector<T> buffer(std::size_t(nA + nB + nC + nStage));  // the call's one allocation
-    T* a_blk = buffer.data();
+    // The layout's buffers: allocated by the first call that needs them, reused after.
+    T* a_blk = reinterpret_cast<T*>(L.buffers(std::size_t(nA + nB + nC + nStage) * sizeof(T)));
     T* b_blk = a_blk + nA;
     T* c_blk = b_blk + nB;
     T* stage = c_blk + nC;
@@ -182,20 +193,29 @@ struct call {
       T* next = post_gather(operand::a, q, A, stage, from_a);
       post_gather(operand::b, q, B, next, from_b);
       complete();
+      int direct_c = -1;
       if (t.node >= 0) {
-        unpack(operand::a, q, A, from_a, a_blk);
-        unpack(operand::b, q, B, from_b, b_blk);
+        const int sa = sole_cell(operand::a, q), sb = sole_cell(operand::b, q);
+        const T* a = sa >= 0 ? A + offset[0][std::size_t(sa)] : a_blk;
+        const T* b = sb >= 0 ? B + offset[1][std::size_t(sb)] : b_blk;
+        if (sa < 0) unpack(operand::a, q, A, from_a, a_blk);
+        if (sb < 0) unpack(operand::b, q, B, from_b, b_blk);
         const block ba = m.needed(operand::a, t.shape), bb = m.needed(operand::b, t.shape);
-        prism::detail::run_subtree<T>(p, t.node, alpha, a_blk, std::max<std::int64_t>(1, ba.rows), b_blk,
-                                      std::max<std::int64_t>(1, bb.rows), T(0), c_blk,
+        // My block of C is one cell only I compute: the local engine writes my storage,
+        // with the caller's beta in the cell's first phase, accumulating after.
+        direct_c = sole_cell(operand::c, q);
+        T* c = direct_c >= 0 ? C + offset[2][std::size_t(direct_c)] : c_blk;
+        const T b_eff = direct_c < 0 ? T(0) : m.first_phase(direct_c) == q ? beta : T(1);
+        prism::detail::run_subtree<T>(p, t.node, alpha, a, std::max<std::int64_t>(1, ba.rows), b,
+                                      std::max<std::int64_t>(1, bb.rows), b_eff, c,
                                       std::max<std::int64_t>(1, t.shape.m), ctx);
       }
-      reduce(q, beta, C, stage, c_blk);
+      reduce(q, beta, C, stage, c_blk, direct_c);
     }
   }
 
   // (4)-(5) for phase q: partial pieces of C to their owners, then my pieces summed.
-  void reduce(int q, T beta, T* C, T* stage, const T* c_blk) {
+  void reduce(int q, T beta, T* C, T* stage, const T* c_blk, int direct_c) {
     const rank_task& t = m.task(q, me);
     const block mine = t.node >= 0 ? m.needed(operand::c, t.shape) : block{};
     std::map<int, T*> from;
@@ -222,35 +242,33 @@ struct call {
       }
     }
     complete();
+    // dst = beta C (first phase of the cell; 0 when beta = 0, C unread) or C, then += each
+    // partial in rank order: a fixed order, so a fixed plan gives the same bits every run.
     std::int64_t at_mine = 0;
     for (const piece& pc : m.pieces(operand::c, me)) {
       T* dst = C + at_mine;
       at_mine += pc.count;
+      if (pc.cell == direct_c) continue;  // computed in place
       const std::vector<int> comps = m.computers(q, pc.cell);
       if (comps.empty()) continue;
-      const bool first = m.first_phase(pc.cell) == q;
-      const block& cell = m.cells(operand::c)[std::size_t(pc.cell)];
-      // acc = sum of the partials in rank order; mine read from my block of C.
-      for (std::int64_t e = 0; e < pc.count; ++e) {
-        T acc = T(0);
-        bool any = false;
-        for (int s : comps) {
-          T v;
-          if (s == me) {
-            const std::int64_t x = pc.first + e;
-            v = c_blk[(cell.row - mine.row + x % cell.rows) + (cell.col - mine.col + x / cell.rows) * mine.rows];
-          } else {
-            v = from[s][e];
-          }
-          acc = any ? acc + v : v;
-          any = true;
-        }
-        if (!first) dst[e] += acc;
-        else if (beta == T(0)) dst[e] = acc;
-        else dst[e] = beta * dst[e] + acc;
+      if (m.first_phase(pc.cell) == q) {
+        if (beta == T(0)) std::fill_n(dst, pc.count, T(0));
+        else if (beta != T(1)) for (std::int64_t e = 0; e < pc.count; ++e) dst[e] *= beta;
       }
-      for (int s : comps)
-        if (s != me) from[s] += pc.count;
+      const block& cell = m.cells(operand::c)[std::size_t(pc.cell)];
+      for (int s : comps) {
+        if (s == me) {
+          piece_segments<T>(cell, mine, pc.first, pc.count, [&](std::int64_t at_blk, std::int64_t at, std::int64_t len) {
+            const T* src = c_blk + at_blk;
+            T* out = dst + at;
+            for (std::int64_t i = 0; i < len; ++i) out[i] += src[i];
+          });
+        } else {
+          const T* src = from[s];
+          for (std::int64_t e = 0; e < pc.count; ++e) dst[e] += src[e];
+          from[s] += pc.count;
+        }
+      }
     }
   }
 };

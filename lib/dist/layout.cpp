@@ -154,6 +154,15 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
 layout::layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why)
     : comm_(own), rank_(rank), size_(size), model_(p), choice_(std::move(why)) {}
 
+std::byte* layout::buffers(std::size_t bytes) const {
+  if (bytes > buffer_bytes_) {
+    buffers_.reset();  // not both at once
+    buffers_.reset(new std::byte[bytes]);  // uninitialised: every byte is written before it is read
+    buffer_bytes_ = bytes;
+  }
+  return buffers_.get();
+}
+
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const context& ctx0) {
   comm_cache& cache = cache_of(comm);
   int rank = 0, size = 1;

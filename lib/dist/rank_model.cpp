@@ -310,7 +310,7 @@ std::string rank_model::grid() const {
     }
     std::string out = head + "(";
     for (std::size_t c = 0; c < kids.size(); ++c) {
-      if (c > 0) out += " | ";
+      if (c > 0) out += " + ";
       out += nd.kind == step_kind::dfs ? std::string() : std::to_string(nd.parts[c].ranks) + "r";
       if (!kids[c].empty()) out += (nd.kind == step_kind::dfs ? "" : ": ") + kids[c];
     }

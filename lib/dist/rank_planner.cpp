@@ -22,7 +22,7 @@
 //    along m, n or k, each phase planned as in 1-3; the smallest f that fits wins. Each
 //    rank's local levels get the memory left over as their temporaries budget.
 // Example: P = 7, 2048^3 doubles: 1-D n7 would receive 28.8 MB per rank; the search
-// picks a two-level tree of 3 + 4 ranks (e.g. m(3r: n3 | 4r: m2 n2)), ~17 MB, every
+// picks a two-level tree of 3 + 4 ranks (k(3r: m3 + 4r: m2 n2)), 15.2 MB, every
 // rank within 1% of the mean flops.
 #include <prism/context.hpp>
 #include <prism/error.hpp>
