@@ -4,7 +4,8 @@
 # no ldconfig, no CMAKE_PREFIX_PATH or PKG_CONFIG_PATH beyond what is passed):
 #   - the installed bin/prism runs (--version, plan);
 #   - a CMake project (tests/consumer: find_package(prism REQUIRED) with CMAKE_PREFIX_PATH)
-#     builds and runs the README's example (examples/gram.cpp) and a prism::prism_blas user;
+#     builds and runs the README's example (examples/gram.cpp), a prism::prism_blas user and,
+#     in an MPI build, a prism::prism_dist user on 2 ranks;
 #   - a pkg-config project links prism_blas by `pkg-config --libs prism_blas` and runs.
 set -euo pipefail
 build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); flags=${3:-}
@@ -34,6 +35,11 @@ run cmake -S "$src/tests/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix
 run cmake --build "$work/cmake" > /dev/null
 run "$work/cmake/examples/gram"
 run "$work/cmake/consumer_blas"
+# prism::prism_dist, when prism was built with MPI: 2 ranks under mpiexec.
+if [ -f "$prefix/include/prism/dist.hpp" ]; then
+  test -x "$work/cmake/consumer_dist"
+  run OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpiexec --oversubscribe -np 2 "$work/cmake/consumer_dist"
+fi
 
 # pkg-config: the .pc file's Libs carry the rpath, so the program runs as linked.
 pc=$(find "$prefix" -name prism_blas.pc)
