@@ -54,7 +54,8 @@ const char* shape_options =
     "  --threads T          thread budget, 1..4096 (default PRISM_NUM_THREADS, else all cores)\n"
     "  --type s|d|c|z       element type (default d)\n"
     "  --trans XY           op(A) and op(B), each N, T or C (default NN)\n"
-    "  --max-memory BYTES   cap on extra memory; K, M, G suffixes as PRISM_MAX_MEMORY (default none)\n"
+    "  --max-memory BYTES   cap on extra memory; K, M, G suffixes as PRISM_MAX_MEMORY (default none);\n"
+    "                       --memory is the same option\n"
     "  --small-flops F      calls below F flops run as one leaf; 0 always plans (PRISM_SMALL_FLOPS)\n"
     "  --extra-depth E      BFS levels past one thread per share, 0..8 (PRISM_EXTRA_DEPTH)\n"
     "  --leaf L             leaf backend: openblas, blis or auto (PRISM_LEAF)\n"
@@ -142,10 +143,10 @@ struct options {
 bool takes(const command& cmd, const std::string& a) {
   static const char* const shape_flags[] = {"--threads",     "--type",        "--trans",          "--max-memory",
                                             "--small-flops", "--extra-depth", "--leaf",           "--topology",
-                                            "--ranks",       "--ranks-per-node", "--rank-flops",  "--rank-bandwidth"};
+                                            "--ranks",       "--ranks-per-node", "--rank-flops",  "--rank-bandwidth",
+                                            "--memory"};
   if (a == "--reps") return cmd.reps;
-  if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed" || a == "--memory"))
-    return true;
+  if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 

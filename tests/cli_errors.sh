@@ -101,6 +101,14 @@ good "^bfs [mnk] thread" -- plan 16 16 16 --small-flops 0 --trans tn --type z
 good "^bfs k thread" -- plan 64 64 65536 --threads 8
 good "^# extra memory 0 bytes, depth 11, 2048 leaves$" -- plan 99999999 99999999 99999999 --threads 2 --topology "package:1 l3:1(size=8MB) core:2 pu:1"  # bounded cache DFS
 good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --topology "package:2 numa:2 core:2 pu:1"
+# Plans over MPI ranks (no MPI needed to plan).
+good "^# rank level: 7 ranks given, 7 used" -- plan 2048 2048 2048 --ranks 7 --threads 1
+good "rank-level dfs phases" -- plan 512 512 4096 --ranks 4 --threads 1 --memory 13M
+bad "^prism: --ranks must be a whole number in 1\.\.65536, got '0'" -- plan 64 64 64 --ranks 0
+bad "^prism: --ranks must be a whole number" -- plan 64 64 64 --ranks x
+bad "^prism: cannot plan over 4 ranks: .*fits 1048576 bytes per rank" -- plan 2048 2048 2048 --ranks 4 --memory 1M
+bad "^prism: --rank-bandwidth: " -- plan 64 64 64 --ranks 2 --rank-bandwidth 0
+bad "^prism: unknown option '--check' for 'prism plan'" -- plan 64 64 64 --check
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).
