@@ -70,6 +70,8 @@ class layout {
 
   /// Internal: use make().
   layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why);
+  /// A hash of the plan's text, the same on every rank that has the same plan.
+  std::int64_t plan_hash() const noexcept { return plan_hash_; }
   /// Internal: gemm's blocks and exchange buffers, at least `bytes` (16-byte aligned),
   /// allocated on first need and kept for later calls on this layout.
   std::byte* buffers(std::size_t bytes) const;
@@ -81,6 +83,7 @@ class layout {
   int rank_, size_;
   rank_model model_;
   std::unique_ptr<rank_choice> choice_;
+  std::int64_t plan_hash_ = 0;  // after model_: computed from it
 };
 
 /// One operand of a layout: this rank's pieces of it, stored one after another in the

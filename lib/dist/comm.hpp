@@ -24,6 +24,13 @@ MPI_Datatype mpi_type() {
   else return MPI_C_DOUBLE_COMPLEX;
 }
 
+/// A 63-bit FNV-1a hash of a text (plans and settings are agreed by hash).
+inline std::int64_t text_hash(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return std::int64_t(h >> 1);
+}
+
 /// Throws prism::error when an MPI call did not return MPI_SUCCESS.
 void check_mpi(int rc, const char* what);
 

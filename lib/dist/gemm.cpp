@@ -46,12 +46,6 @@ std::int64_t imag_bits(T x) {
   else return bits(double(x.imag()));
 }
 
-std::int64_t text_hash(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-  return std::int64_t(h >> 1);
-}
-
 // Copies elements [first, first + count) of a cell (column-major) between a packed run
 // and a block holding the cell (column-major, ld = blk.rows), one column segment at a
 // time. E.g. a 4 x 3 cell at (8, 4) in a block at (8, 0) of 16 rows: element 5 is cell
@@ -313,7 +307,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
                  {"alpha (imaginary part)", 6, imag_bits(alpha)},
                  {"beta", 9, real_bits(beta)},
                  {"beta (imaginary part)", 9, imag_bits(beta)},
-                 {"plan", 0, text_hash(p.to_string())}},
+                 {"plan", 0, L.plan_hash()}},
                 local);
   if (pr.m > 0 && pr.n > 0 && L.active()) {
     if (pr.k == 0 || alpha == T(0)) {  // C = beta C, without reading C when beta = 0

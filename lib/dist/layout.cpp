@@ -112,12 +112,6 @@ std::pair<bool, std::string> broadcast_text(MPI_Comm comm, bool ok, std::string 
   return {head[0] != 0, text};
 }
 
-std::int64_t hash_text(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-  return std::int64_t(h >> 1);
-}
-
 int ranks_per_node(MPI_Comm comm) {
   MPI_Comm local;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
@@ -137,7 +131,7 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
   } catch (const plan_error& e) {
     local = e.what();
   }
-  detail::agree(own, "prism::dist::layout", {{"plan", 0, hash_text(p.to_string())}}, local);
+  detail::agree(own, "prism::dist::layout", {{"plan", 0, detail::text_hash(p.to_string())}}, local);
   if (p.ranks() > size)
     throw plan_error("the plan spans " + std::to_string(p.ranks()) + " ranks, the communicator has " + std::to_string(size));
   auto l = std::make_shared<const layout>(own, rank, size, std::move(p), std::move(why));
@@ -152,7 +146,8 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
 }  // namespace
 
 layout::layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why)
-    : comm_(own), rank_(rank), size_(size), model_(p), choice_(std::move(why)) {}
+    : comm_(own), rank_(rank), size_(size), model_(p), choice_(std::move(why)),
+      plan_hash_(detail::text_hash(model_.source().to_string())) {}
 
 std::byte* layout::buffers(std::size_t bytes) const {
   if (bytes > buffer_bytes_) {
@@ -175,7 +170,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
       << ' ' << ctx.ranks_per_node();
   detail::agree(cache.own, "prism::dist::layout",
                 {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb}, {"m", 4, p.m},
-                 {"n", 5, p.n}, {"k", 6, p.k}, {"context settings", 7, hash_text(key.str())}},
+                 {"n", 5, p.n}, {"k", 6, p.k}, {"context settings", 7, detail::text_hash(key.str())}},
                 "");
   if (auto it = cache.layouts.find(key.str()); it != cache.layouts.end()) return it->second;
   std::unique_ptr<rank_choice> why;
