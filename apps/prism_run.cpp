@@ -151,9 +151,7 @@ int run_typed(const run_options& o, int rank, int size) {
                   double(m.max_received()) * elem / 1e6, m.mean_received() * elem * m.ranks() / size / 1e6, bound / 1e6,
                   s.msgs_max, double(m.max_peak_bytes()) / 1e6, verdict.c_str());
     } else {
-      std::ostringstream plan_lines;  // the rank-level steps only; `prism plan --ranks` prints it all
-      for (const std::string& line : {L->source().to_string()}) plan_lines << line;
-      std::istringstream in(plan_lines.str());
+      std::istringstream in(L->source().to_string());  // rank-level steps only; `prism plan --ranks` prints all
       std::cout << "# plan, rank-level steps (" << size << " ranks, " << o.ctx.threads() << " thread"
                 << (o.ctx.threads() == 1 ? "" : "s") << " each):\n";
       for (std::string line; std::getline(in, line);)

@@ -118,12 +118,15 @@ class rank_model {
   /// Cells of operand o that block b covers, in cell order (b is a task's needed block).
   std::vector<int> cells_in(operand o, const block& b) const;
 
-  /// Rank r's messages of phase q for operand o: received (`incoming`) or sent.
-  std::vector<transfer> incoming(operand o, int q, int r) const;
-  /// Messages rank r sends in phase q for operand o.
-  std::vector<transfer> outgoing(operand o, int q, int r) const;
+  /// Messages rank r receives in phase q for operand o, by ascending peer (computed once,
+  /// when the model is built).
+  const std::vector<transfer>& incoming(operand o, int q, int r) const { return in_[int(o)].at(slot(q, r)); }
+  /// Messages rank r sends in phase q for operand o, by ascending peer.
+  const std::vector<transfer>& outgoing(operand o, int q, int r) const { return out_[int(o)].at(slot(q, r)); }
   /// Ranks computing cell c of C in phase q, ascending.
-  std::vector<int> computers(int q, int c) const;
+  const std::vector<int>& computers(int q, int c) const {
+    return computers_.at(std::size_t(q) * cells(operand::c).size() + std::size_t(c));
+  }
   /// The first phase that computes cell c of C (beta is applied there).
   int first_phase(int c) const { return first_phase_.at(std::size_t(c)); }
 
@@ -153,13 +156,17 @@ class rank_model {
   };
   const operand_cells& op(operand o) const { return ops_[int(o)]; }
   void build_cells(operand o);
+  void build_exchanges();
   void build_costs();
+  std::size_t slot(int q, int r) const { return std::size_t(q) * std::size_t(ranks()) + std::size_t(r); }
 
   plan plan_;
   std::vector<box> phase_boxes_;
   std::vector<rank_task> tasks_;  // phase-major
   operand_cells ops_[3];
   std::vector<int> first_phase_;
+  std::vector<std::vector<int>> computers_;       // phase-major, per cell of C
+  std::vector<std::vector<transfer>> in_[3], out_[3];  // per operand, phase-major per rank
   std::vector<rank_cost> costs_;
 };
 

@@ -243,7 +243,7 @@ struct call {
       T* dst = C + at_mine;
       at_mine += pc.count;
       if (pc.cell == direct_c) continue;  // computed in place
-      const std::vector<int> comps = m.computers(q, pc.cell);
+      const std::vector<int>& comps = m.computers(q, pc.cell);
       if (comps.empty()) continue;
       if (m.first_phase(pc.cell) == q) {
         if (beta == T(0)) std::fill_n(dst, pc.count, T(0));

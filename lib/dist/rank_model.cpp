@@ -57,6 +57,7 @@ rank_model::rank_model(const plan& p) : plan_(p) {
   };
   phases(0);
   for (operand o : all_operands) build_cells(o);
+  build_exchanges();
   build_costs();
 }
 
@@ -166,19 +167,6 @@ piece rank_model::owned_piece(operand o, int c, int r) const {
   return piece{c, t * N / s, (t + 1) * N / s - t * N / s};
 }
 
-std::vector<int> rank_model::computers(int q, int c) const {
-  std::vector<int> out;
-  const block& cell = cells(operand::c)[std::size_t(c)];
-  for (int r = 0; r < ranks(); ++r) {
-    const rank_task& t = task(q, r);
-    if (t.node < 0) continue;
-    const block b = needed(operand::c, t.shape);
-    if (cell.row >= b.row && cell.row < b.row + b.rows && cell.col >= b.col && cell.col < b.col + b.cols)
-      out.push_back(r);
-  }
-  return out;
-}
-
 namespace {
 // Adds `elements` to the message with `peer`, keeping messages ordered by peer.
 void add(std::map<int, std::int64_t>& to, int peer, std::int64_t elements) {
@@ -191,38 +179,53 @@ std::vector<transfer> as_list(const std::map<int, std::int64_t>& m) {
 }
 }  // namespace
 
-std::vector<transfer> rank_model::incoming(operand o, int q, int r) const {
-  std::map<int, std::int64_t> from;
-  const rank_task& t = task(q, r);
-  if (o != operand::c) {
-    if (t.node < 0) return {};
-    for (int c : cells_in(o, needed(o, t.shape)))
-      for (int h : holders(o, c))
-        if (h != r) add(from, h, owned_piece(o, c, h).count);
-  } else {
-    for (const piece& pc : pieces(operand::c, r))
-      for (int s : computers(q, pc.cell))
-        if (s != r) add(from, s, pc.count);
-  }
-  return as_list(from);
-}
-
-std::vector<transfer> rank_model::outgoing(operand o, int q, int r) const {
-  std::map<int, std::int64_t> to;
-  if (o != operand::c) {
-    for (int d = 0; d < ranks(); ++d) {
-      const rank_task& t = task(q, d);
-      if (d == r || t.node < 0) continue;
-      for (int c : cells_in(o, needed(o, t.shape))) add(to, d, owned_piece(o, c, r).count);
+// Every message of every phase, once: gemm and the costs read these lists.
+void rank_model::build_exchanges() {
+  const int P = ranks();
+  const std::size_t nc = cells(operand::c).size();
+  computers_.assign(std::size_t(phases()) * nc, {});
+  for (int q = 0; q < phases(); ++q)
+    for (int r = 0; r < P; ++r) {
+      const rank_task& t = task(q, r);
+      if (t.node < 0) continue;
+      for (int c : cells_in(operand::c, needed(operand::c, t.shape))) computers_[std::size_t(q) * nc + std::size_t(c)].push_back(r);
     }
-  } else {
-    const rank_task& t = task(q, r);
-    if (t.node < 0) return {};
-    for (int c : cells_in(operand::c, needed(operand::c, t.shape)))
-      for (int h : holders(operand::c, c))
-        if (h != r) add(to, h, owned_piece(operand::c, c, h).count);
+  for (operand o : {operand::a, operand::b, operand::c}) {
+    in_[int(o)].assign(std::size_t(phases()) * std::size_t(P), {});
+    out_[int(o)].assign(std::size_t(phases()) * std::size_t(P), {});
   }
-  return as_list(to);
+  for (int q = 0; q < phases(); ++q)
+    for (int r = 0; r < P; ++r) {
+      const rank_task& t = task(q, r);
+      for (operand o : {operand::a, operand::b}) {
+        // Receives: every other holder's piece of each cell my task needs. Sends: my piece
+        // of each cell another rank's task needs.
+        std::map<int, std::int64_t> from, to;
+        if (t.node >= 0)
+          for (int c : cells_in(o, needed(o, t.shape)))
+            for (int h : holders(o, c))
+              if (h != r) add(from, h, owned_piece(o, c, h).count);
+        for (int d = 0; d < P; ++d) {
+          const rank_task& td = task(q, d);
+          if (d == r || td.node < 0) continue;
+          for (int c : cells_in(o, needed(o, td.shape))) add(to, d, owned_piece(o, c, r).count);
+        }
+        in_[int(o)][slot(q, r)] = as_list(from);
+        out_[int(o)][slot(q, r)] = as_list(to);
+      }
+      // C: my pieces' partials from every other rank computing them; my partials of each
+      // cell I compute to its other owners.
+      std::map<int, std::int64_t> from, to;
+      for (const piece& pc : pieces(operand::c, r))
+        for (int s : computers(q, pc.cell))
+          if (s != r) add(from, s, pc.count);
+      if (t.node >= 0)
+        for (int c : cells_in(operand::c, needed(operand::c, t.shape)))
+          for (int h : holders(operand::c, c))
+            if (h != r) add(to, h, owned_piece(operand::c, c, h).count);
+      in_[int(operand::c)][slot(q, r)] = as_list(from);
+      out_[int(operand::c)][slot(q, r)] = as_list(to);
+    }
 }
 
 void rank_model::build_costs() {
