@@ -39,6 +39,9 @@ void check_mpi(int rc, const char* what);
 /// compute; fills `statuses`.
 void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses);
 
+/// Ranks of comm that share this rank's node (MPI_COMM_TYPE_SHARED); collective.
+int ranks_per_node(MPI_Comm comm);
+
 /// One named value every rank must pass identically (or a per-rank verdict to spread).
 struct agreed {
   const char* name;   ///< argument name, e.g. "m"

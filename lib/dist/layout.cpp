@@ -71,6 +71,15 @@ void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, 
     }
 }
 
+int ranks_per_node(MPI_Comm comm) {
+  MPI_Comm local;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+  int n = 1;
+  MPI_Comm_size(local, &n);
+  MPI_Comm_free(&local);
+  return n;
+}
+
 }  // namespace detail
 
 using detail::check_mpi;
@@ -110,15 +119,6 @@ std::pair<bool, std::string> broadcast_text(MPI_Comm comm, bool ok, std::string 
   text.resize(std::size_t(head[1]));
   check_mpi(MPI_Bcast(text.data(), int(head[1]), MPI_CHAR, 0, comm), "MPI_Bcast");
   return {head[0] != 0, text};
-}
-
-int ranks_per_node(MPI_Comm comm) {
-  MPI_Comm local;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
-  int n = 1;
-  MPI_Comm_size(local, &n);
-  MPI_Comm_free(&local);
-  return n;
 }
 
 std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_choice> why, const context& ctx) {
@@ -164,7 +164,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   MPI_Comm_rank(cache.own, &rank);
   MPI_Comm_size(cache.own, &size);
   context ctx = ctx0;
-  ctx.set_ranks(size).set_ranks_per_node(ranks_per_node(cache.own));
+  ctx.set_ranks(size).set_ranks_per_node(detail::ranks_per_node(cache.own));
   std::ostringstream key;
   key << char(p.type) << p.transa << p.transb << ' ' << p.m << ' ' << p.n << ' ' << p.k << ' ' << ctx.describe()
       << ' ' << ctx.ranks_per_node();

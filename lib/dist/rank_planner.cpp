@@ -37,6 +37,7 @@
 #include <limits>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <memory>
 #include <optional>
 #include <cstdio>
@@ -137,6 +138,40 @@ struct search {
     return out;
   }
 
+  // The tree that cuts by `cuts` level by level (every part of a level cut alike), e.g.
+  // {{m, 2}, {n, 2}}: a 2 x 2 grid; null when an edge is shorter than its parts.
+  tree_ptr grid_tree(std::int64_t m, std::int64_t n, std::int64_t k, const rank_grid& cuts, std::size_t level = 0) {
+    if (level == cuts.size()) {
+      auto t = std::make_shared<subtree>();
+      t->seconds = leaf_seconds(m, n, k);
+      return t;
+    }
+    const dim d = cuts[level].d;
+    const int f = cuts[level].parts;
+    const std::int64_t ext = extent(d, m, n, k);
+    if (f < 1 || ext < f) return nullptr;
+    int below = 1;
+    for (std::size_t l = level + 1; l < cuts.size(); ++l) below *= cuts[l].parts;
+    if (f == 1) return grid_tree(m, n, k, cuts, level + 1);
+    const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
+    auto t = std::make_shared<subtree>();
+    t->d = d;
+    t->ranks.assign(std::size_t(f), below);
+    const std::vector<std::int64_t>& given = cuts[level].sizes;
+    const bool fits_edge = given.size() == std::size_t(f) &&
+                           std::accumulate(given.begin(), given.end(), std::int64_t(0)) == ext &&
+                           std::all_of(given.begin(), given.end(), [](std::int64_t x) { return x >= 1; });
+    t->sizes = fits_edge ? given : detail::split(ext, t->ranks, 1);
+    for (std::int64_t sz : t->sizes) {
+      const std::int64_t cm = d == dim::m ? sz : m, cn = d == dim::n ? sz : n, ck = d == dim::k ? sz : k;
+      tree_ptr kid = grid_tree(cm, cn, ck, cuts, level + 1);
+      if (!kid) return nullptr;
+      t->seconds = std::max(t->seconds, shared * (1.0 / below - 1.0 / (below * f)) * double(elem) / B + kid->seconds);
+      t->kids.push_back(std::move(kid));
+    }
+    return t;
+  }
+
   // The best subtree of m x n x k on p ranks by the recursive model; null when the box
   // cannot give each of p ranks a piece.
   tree_ptr best(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
@@ -227,7 +262,8 @@ struct scored {
 
 }  // namespace
 
-rank_choice choose_ranks(const problem& p0, const context& ctx) {
+rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_rescore& rescore,
+                         const std::vector<rank_grid>& seeds) {
   problem p = p0;
   p.transa = detail::normalised_trans(p.transa);
   p.transb = detail::normalised_trans(p.transb);
@@ -277,6 +313,7 @@ rank_choice choose_ranks(const problem& p0, const context& ctx) {
     // The local levels can always do without temporaries (m / n cuts), so what must fit is
     // the footprint without them.
     c.fits = c.peak_bytes - std::min(c.peak_bytes, local_ws) <= out.memory;
+    if (rescore) rescore(sc.p, model, c);
     return sc;
   };
 
@@ -294,6 +331,18 @@ rank_choice choose_ranks(const problem& p0, const context& ctx) {
     pool.clear();
     for (std::size_t i = 0; i < trees.size() && pool.size() < how_many; ++i)
       if (auto sc = score(tree_ranks(*trees[i]), {trees[i]}, dim::m, {}); sc) pool.push_back(std::move(*sc));
+    // The caller's trees (e.g. grids matching a ScaLAPACK layout) are always scored.
+    for (const rank_grid& g : seeds) {
+      int q = 1;
+      for (const rank_cut& c : g) q *= c.parts;
+      if (q < 1 || q > P) continue;
+      tree_ptr t = s.grid_tree(p.m, p.n, p.k, g);
+      if (!t) continue;
+      auto sc = score(tree_ranks(*t), {t}, dim::m, {});
+      if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) {
+            return x.p == sc->p; }))
+        pool.push_back(std::move(*sc));
+    }
     // The best tree on all P ranks is always shown, so the choice to sit ranks out is visible.
     if (tree_ptr all = P > 1 ? s.best(p.m, p.n, p.k, P) : nullptr; all &&
         std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.info.ranks == P; }))

@@ -1,0 +1,214 @@
+// lib/scalapack/layout_plan.cpp — see layout_plan.hpp.
+#include "layout_plan.hpp"
+
+#include <prism/error.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+namespace prism::scalapack {
+
+namespace {
+
+constexpr std::int64_t max_runs = 1 << 16;  // a grouped view counted run by run stays cheap
+
+std::int64_t extent_of(const problem& p, int d) { return d == 0 ? p.m : d == 1 ? p.n : p.k; }
+
+// Operand o's distribution along dimension d (o must span d).
+const cyclic_dim& along(const caller_layout& L, const problem& p, operand o, int d) {
+  return dim_of(p, o, false) == d ? L.op[int(o)].rows : L.op[int(o)].cols;
+}
+
+// The two operands spanning each dimension: m (A, C), n (B, C), k (A, B).
+operand spanner(int d, view_spec s) {
+  if (d == 0) return s == 1 ? operand::a : operand::c;
+  if (d == 1) return s == 1 ? operand::b : operand::c;
+  return s == 1 ? operand::a : operand::b;
+}
+
+// The views worth trying for dimension d: the identity, and each grouping that differs
+// from the identity and from the other one, and stays cheap to count.
+std::vector<view_spec> options(const caller_layout& L, const problem& p, int d) {
+  std::vector<view_spec> out{0};
+  for (view_spec s : {1, 2}) {
+    const cyclic_dim& g = grouping(L, p, d, s);
+    if (g.procs == 1 || g.n == 0) continue;
+    if (s == 2 && grouping(L, p, d, 1).procs > 1 && grouping(L, p, d, 1).same_owners(g)) continue;
+    bool cheap = true;
+    for (view_spec t : {1, 2})
+      if (!along(L, p, spanner(d, t), d).same_owners(g) && g.n / g.block > max_runs) cheap = false;
+    if (cheap) out.push_back(s);
+  }
+  return out;
+}
+
+const char* dim_name(int d) { return d == 0 ? "m" : d == 1 ? "n" : "k"; }
+
+}  // namespace
+
+int dim_of(const problem& p, operand o, bool cols) {
+  switch (o) {
+    case operand::a: return (p.transa == 'N') != cols ? 0 : 2;  // N: rows m, cols k
+    case operand::b: return (p.transb == 'N') != cols ? 2 : 1;  // N: rows k, cols n
+    default: return cols ? 1 : 0;
+  }
+}
+
+const cyclic_dim& grouping(const caller_layout& L, const problem& p, int d, view_spec s) {
+  return along(L, p, spanner(d, s), d);
+}
+
+dim_view make_view(const caller_layout& L, const problem& p, int d, view_spec s) {
+  return s == 0 ? dim_view::identity(extent_of(p, d)) : dim_view::grouped(grouping(L, p, d, s));
+}
+
+int process_of(const layout_fit& f, const caller_layout& L, int r) {
+  // Column-major: plan ranks 0, 1, 2, 3 on a 2 x 2 grid go to processes (0,0) (1,0) (0,1)
+  // (1,1), i.e. g = 0, 2, 1, 3.
+  return f.column_major ? (r % L.nprow) * L.npcol + r / L.nprow : r;
+}
+
+std::string layout_fit::describe() const {
+  static const char* const by[3][3] = {{"as is", "by A", "by C rows"}, {"as is", "by B", "by C columns"}, {"as is", "by A", "by B"}};
+  std::ostringstream os;
+  for (int d = 0; d < 3; ++d) os << (d ? ", " : "") << dim_name(d) << ' ' << by[d][views[d]];
+  os << "; plan ranks " << (column_major ? "column-major" : "row-major");
+  return os.str();
+}
+
+void cost_fit(const rank_model& model, const caller_layout& L, double F, double B, layout_fit& f) {
+  const problem& p = model.source().problem();
+  const int P = L.procs();
+  const dim_view view[3] = {make_view(L, p, 0, f.views[0]), make_view(L, p, 1, f.views[1]), make_view(L, p, 2, f.views[2])};
+  f.received.assign(std::size_t(P), 0);
+  f.flops.assign(std::size_t(P), 0);
+  const operand_layout& lc = L.op[int(operand::c)];
+  for (int r = 0; r < model.ranks(); ++r) f.flops[std::size_t(process_of(f, L, r))] += model.cost(r).flops;
+  for (int q = 0; q < model.phases(); ++q)
+    for (int r = 0; r < model.ranks(); ++r) {
+      const rank_task& t = model.task(q, r);
+      if (t.node < 0) continue;
+      const int g = process_of(f, L, r), prow = g / L.npcol, pcol = g % L.npcol;
+      for (operand o : {operand::a, operand::b}) {
+        const block blk = model.needed(o, t.shape);
+        const dim_view& rv = view[dim_of(p, o, false)];
+        const dim_view& cv = view[dim_of(p, o, true)];
+        const std::int64_t own = rv.count(blk.row, blk.row + blk.rows, L.op[int(o)].rows, prow) *
+                                 cv.count(blk.col, blk.col + blk.cols, L.op[int(o)].cols, pcol);
+        f.received[std::size_t(g)] += blk.size() - own;
+      }
+      // Partial C: each holder of an element of the box, other than g, receives it.
+      const block blk = model.needed(operand::c, t.shape);
+      for (int pr = 0; pr < L.nprow; ++pr) {
+        const std::int64_t rc = view[0].count(blk.row, blk.row + blk.rows, lc.rows, pr);
+        if (rc == 0) continue;
+        for (int pc = 0; pc < L.npcol; ++pc) {
+          const int o = pr * L.npcol + pc;
+          if (o != g) f.received[std::size_t(o)] += rc * view[1].count(blk.col, blk.col + blk.cols, lc.cols, pc);
+        }
+      }
+    }
+  const double elem = double(element_size(p.type));
+  f.max_received = 0;
+  f.seconds = 0;
+  double sum = 0;
+  for (int g = 0; g < P; ++g) {
+    f.max_received = std::max(f.max_received, f.received[std::size_t(g)]);
+    sum += double(f.received[std::size_t(g)]);
+    f.seconds = std::max(f.seconds, f.flops[std::size_t(g)] / F + double(f.received[std::size_t(g)]) * elem / B);
+  }
+  f.mean_received = sum / P;
+}
+
+layout_fit fit_plan(const rank_model& model, const caller_layout& L, double F, double B) {
+  const problem& p = model.source().problem();
+  layout_fit best;
+  bool have = false;
+  const std::vector<view_spec> om = options(L, p, 0), on = options(L, p, 1), ok = options(L, p, 2);
+  for (bool cm : {false, true}) {
+    if (cm && (L.nprow == 1 || L.npcol == 1)) continue;  // the same map
+    for (view_spec a : om)
+      for (view_spec b : on)
+        for (view_spec c : ok) {
+          layout_fit f;
+          f.views[0] = a, f.views[1] = b, f.views[2] = c;
+          f.column_major = cm;
+          cost_fit(model, L, F, B, f);
+          const bool better = !have || f.seconds < best.seconds ||
+                              (f.seconds == best.seconds && (f.max_received < best.max_received ||
+                                                             (f.max_received == best.max_received && f.mean_received < best.mean_received)));
+          if (better) best = std::move(f), have = true;
+        }
+  }
+  return best;
+}
+
+double scalapack_elements(const problem& p, const caller_layout& L) {
+  const double m = double(p.m), n = double(p.n), k = double(p.k), pr = L.nprow, pc = L.npcol;
+  // PBLAS's own choice (pdgemm_.c, its estimates for A, B not transposed, CBRATIO 2):
+  // AB keeps C in place, AC keeps B, BC keeps A; AB unless another is 1.3 x cheaper.
+  const double ab_est = k * ((pc == 1 ? 0 : m / pr) + (pr == 1 ? 0 : n / pc));
+  const double ac_est = m * ((pc == 1 ? 0 : k / pr) + std::max(k / pr, k / pc) + 2 * (pr == 1 ? 0 : n / pc));
+  const double bc_est = n * (2 * (pc == 1 ? 0 : m / pr) + (pr == 1 ? 0 : k / pc) + std::max(k / pc, k / pr));
+  const bool ab = ab_est <= 1.3 * bc_est && ab_est <= 1.3 * ac_est;
+  const bool bc = !ab && bc_est <= ac_est && 1.3 * bc_est <= ab_est;
+  // Per process received: AB: its rows of A and columns of B, less what it holds; AC: its
+  // k-rows' share of A, and partial C reduced along process columns; BC likewise.
+  if (ab) return m / pr * k * (1 - 1 / pc) + k * n / pc * (1 - 1 / pr);
+  if (bc) return k / pc * n * (1 - 1 / pr) + m / pr * n * (1 - 1 / pc);
+  return m * k / pr * (1 - 1 / pc) + m * n / pc * (1 - 1 / pr);
+}
+
+layout_choice plan_for_layout(const problem& p, const caller_layout& L, const context& ctx0) {
+  context ctx = ctx0;
+  ctx.set_ranks(L.procs());
+  const double F = ctx.rank_flops(), B = ctx.rank_bandwidth();
+  layout_choice out;
+  // Trees shaped like the caller's grid, whichever edges they cut (m x n is SUMMA's
+  // layout; m x k or k x n keep A or B in place), and the 1-D ones.
+  // Each cut comes evenly split and, where a distribution along its edge has as many
+  // processes as parts, split at that distribution's group boundaries (so the boxes are
+  // exactly the processes' own rows or columns).
+  std::vector<rank_grid> seeds;
+  const dim dims[3] = {dim::m, dim::n, dim::k};
+  auto cuts = [&](dim d, int parts) {
+    std::vector<rank_cut> out{{d, parts, {}}};
+    for (view_spec s : {1, 2}) {
+      const cyclic_dim& g = grouping(L, p, int(d), s);
+      if (g.procs != parts || parts == 1) continue;
+      rank_cut c{d, parts, {}};
+      for (int q = 0; q < parts; ++q) c.sizes.push_back(g.owned_before(q, g.n));
+      if (std::find_if(out.begin(), out.end(), [&](const rank_cut& x) { return x.sizes == c.sizes; }) == out.end())
+        out.push_back(std::move(c));
+    }
+    return out;
+  };
+  for (auto [a, b] : {std::pair{L.nprow, L.npcol}, std::pair{L.npcol, L.nprow}})
+    for (dim d1 : dims)
+      for (dim d2 : dims)
+        if (d1 != d2 && a > 1 && b > 1)
+          for (const rank_cut& c1 : cuts(d1, a))
+            for (const rank_cut& c2 : cuts(d2, b)) seeds.push_back({c1, c2});
+  for (dim d : dims)
+    for (const rank_cut& c : cuts(d, L.procs())) seeds.push_back({c});
+  out.why = choose_ranks(
+      p, ctx,
+      [&](const plan&, const rank_model& model, rank_candidate& c) {
+        const layout_fit f = fit_plan(model, L, F, B);
+        c.max_received = f.max_received;
+        c.seconds = f.seconds;
+      },
+      seeds);
+  const rank_model model(out.why.chosen);
+  out.fit = fit_plan(model, L, F, B);
+  out.native_max_received = model.max_received();
+  out.scalapack_elements = scalapack_elements(out.why.chosen.problem(), L);
+  // ScaLAPACK's busiest process computes the product for the largest C block any process
+  // holds (e.g. 1000^2 in blocks of 128 on 2 x 2: 512 x 512 of 1000 x 1000, 1.05 x the mean).
+  const operand_layout& lc = L.op[int(operand::c)];
+  const double share = p.m > 0 && p.n > 0 ? double(lc.rows.max_owned()) * double(lc.cols.max_owned()) / (double(p.m) * double(p.n)) : 0;
+  out.scalapack_seconds = gemm_flops(p.type, p.m, p.n, p.k) * share / F + out.scalapack_elements * double(element_size(p.type)) / B;
+  return out;
+}
+
+}  // namespace prism::scalapack

@@ -1,0 +1,103 @@
+// lib/scalapack/layout_plan.hpp — a rank plan fitted to the caller's block-cyclic layout
+// (issue 12, "layout-adaptive planning"). No MPI: the drop-in (pgemm.cpp) and the tests
+// use it alike.
+//
+// prism's rank plan gives each rank a box of the m x n x k prism per phase; the rank needs
+// the blocks of A and B the box reads and produces a partial block of C. Under the
+// caller's layout, a rank already holds some of those elements; everything else comes
+// straight from the rank that holds it in the caller's layout, and partial C goes straight
+// to the holder of each C element: the move into prism's layout and the plan's own
+// replication are one exchange, so an operand that gets replicated anyway costs nothing
+// extra to redistribute.
+//
+// What is fitted, for each candidate plan of the rank planner (choose_ranks with a
+// rescore hook, so the layout's cost ranks the candidates):
+//   - a view per dimension m, n, k: the identity order, or its indices grouped by one of
+//     the distributions along it (e.g. m by C's rows), so that a plan's contiguous cuts
+//     follow the caller's process rows or columns (block_cyclic.hpp);
+//   - the map from plan ranks to grid processes: row-major or column-major.
+// The cost of each fit is exact: per process, the elements it receives (A and B pieces it
+// lacks, partial C of its elements computed elsewhere). The fit with the least modelled
+// time max_p(flops_p / F + bytes_p / B) wins.
+// Example: 2048^3 on a 2 x 2 grid, blocks of 128: the plan m2 n2 with m grouped by C's
+// rows and n by C's columns gives each process exactly the C elements it holds: it
+// receives half of its rows of A and half of its columns of B, 16.8 MB, as pdgemm does.
+#pragma once
+
+#include <prism/context.hpp>
+#include <prism/plan.hpp>
+#include <prism/rank_model.hpp>
+
+#include "block_cyclic.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prism::scalapack {
+
+/// The caller's layout of one stored operand (submatrix rows and columns).
+struct operand_layout {
+  cyclic_dim rows;  ///< its rows' distribution over process rows
+  cyclic_dim cols;  ///< its columns' distribution over process columns
+};
+
+/// The caller's layouts of A, B and C on one BLACS grid (process g = prow * npcol + pcol).
+struct caller_layout {
+  int nprow = 1, npcol = 1;  ///< grid shape
+  operand_layout op[3];      ///< A, B, C (as stored: A is k x m when transa != 'N')
+  /// Processes in the grid.
+  int procs() const noexcept { return nprow * npcol; }
+};
+
+/// How a dimension is numbered: 0 identity, 1 grouped by its first distribution (m: A,
+/// n: B, k: A), 2 grouped by its second (m: C, n: C, k: B).
+using view_spec = int;
+
+/// A plan fitted to a layout: the views, the rank map and the exact exchange volume.
+struct layout_fit {
+  view_spec views[3] = {0, 0, 0};       ///< per dimension m, n, k
+  bool column_major = false;            ///< plan rank r -> process (r % nprow) * npcol + r / nprow
+  std::vector<std::int64_t> received;   ///< per process: elements received in all phases
+  std::vector<double> flops;            ///< per process: real flops
+  std::int64_t max_received = 0;        ///< largest of received
+  double mean_received = 0;             ///< mean over all processes
+  double seconds = 0;                   ///< max over processes of flops / F + bytes / B
+  /// One line, e.g. "m by C rows, n by C columns, k as is; plan ranks row-major".
+  std::string describe() const;
+};
+
+/// The process of plan rank r under fit f.
+int process_of(const layout_fit& f, const caller_layout& L, int r);
+/// The distribution of dimension d (0 m, 1 n, 2 k) that spec s groups by (s = 1 or 2).
+const cyclic_dim& grouping(const caller_layout& L, const problem& p, int d, view_spec s);
+/// The view of dimension d (0 m, 1 n, 2 k) under spec s.
+dim_view make_view(const caller_layout& L, const problem& p, int d, view_spec s);
+/// The dimension (0 m, 1 n, 2 k) of operand o's stored rows (cols = false) or columns.
+int dim_of(const problem& p, operand o, bool cols);
+
+/// The best fit of plan p to layout L (exact cost, every view and rank map tried), with
+/// F flop/s and B bytes/s per rank.
+layout_fit fit_plan(const rank_model& model, const caller_layout& L, double F, double B);
+/// The cost of one given fit (views and rank map set in f).
+void cost_fit(const rank_model& model, const caller_layout& L, double F, double B, layout_fit& f);
+
+/// ScaLAPACK's own per-process volume for this call, in elements: the algorithm PBLAS's
+/// pdgemm picks by its estimates (C, B or A in place), and that algorithm's volume.
+/// Example: 2048^3 on 2 x 2 keeps C in place: (1024 * 2048 + 2048 * 1024) / 2.
+double scalapack_elements(const problem& p, const caller_layout& L);
+
+/// The layout-adaptive choice: the rank plan and its fit.
+struct layout_choice {
+  rank_choice why;          ///< the rank planner's candidates (costs under the layout)
+  layout_fit fit;           ///< the chosen plan's fit
+  std::int64_t native_max_received = 0;  ///< the same plan in prism's native layout
+  double scalapack_elements = 0;         ///< ScaLAPACK's modelled per-process volume
+  double scalapack_seconds = 0;          ///< its modelled time (busiest process's flops / F + bytes / B)
+};
+
+/// Plans p over the layout's processes (ctx.ranks() is set to them) with layout-aware
+/// scoring. Throws prism::plan_error as choose_ranks does.
+layout_choice plan_for_layout(const problem& p, const caller_layout& L, const context& ctx);
+
+}  // namespace prism::scalapack

@@ -1,0 +1,789 @@
+// lib/scalapack/pgemm.cpp — libprism_scalapack.so: psgemm_ pdgemm_ pcgemm_ pzgemm_ with
+// ScaLAPACK's ABI, run on prism's rank recursion in the caller's own block-cyclic layout,
+// or forwarded to the real ScaLAPACK (README "Use prism from ScaLAPACK codes").
+//
+// One call, on every process of the BLACS grid:
+//  1. Arguments are checked as reference PBLAS checks them (PB_Cchkmat: the same INFO
+//     numbers), then agreed over the grid with one MPI_Allgather: the first grid process
+//     with an error, or the first argument that differs between processes, gives every
+//     process the same INFO, reported through pxerbla_ (which the program may replace);
+//     C is untouched and nobody waits. (Reference PBLAS aborts the job after its message.)
+//  2. m = 0 or n = 0 returns; alpha = 0 or k = 0 scales C (beta = 0: zeros, C unread).
+//  3. Route (grid rank 0's PRISM_SCALAPACK_ROUTE): backend, prism, or auto — prism when
+//     its modelled time under this layout is below ScaLAPACK's by the measured margin
+//     (route_margin) and the call is big enough (route_min_flops); see README.
+//  4. prism: grid rank 0 fits a rank plan to the caller's layout (layout_plan.hpp) and
+//     broadcasts it; plans are cached per call signature. Per phase each process receives
+//     the pieces of A and B its box needs straight from their holders in the caller's
+//     layout, runs its box with the shared-memory engine (detail::run_subtree), and sends
+//     partial C to the holders of C, which add them, in plan-rank order, to beta C.
+// The real p?gemm_ is found with dlsym(RTLD_NEXT) (the ScaLAPACK linked after prism, or
+// the program's when preloaded) or from PRISM_SCALAPACK_BACKEND; never prism's own.
+#include <prism/context.hpp>
+#include <prism/error.hpp>
+#include <prism/plan.hpp>
+
+#include "../dist/comm.hpp"
+#include "../recursive/executor.hpp"
+#include "../recursive/local_planner.hpp"
+#include "block_cyclic.hpp"
+#include "layout_plan.hpp"
+
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" {
+// From the ScaLAPACK library the program loads (BLACS and PBLAS's error handler).
+void Cblacs_gridinfo(int ctxt, int* nprow, int* npcol, int* myrow, int* mycol);
+void Cigsum2d(int ctxt, const char* scope, const char* top, int m, int n, int* A, int lda, int rdest, int cdest);
+void pxerbla_(const int* ictxt, const char* srname, const int* info, std::size_t srname_len);
+}
+
+namespace prism::scalapack {
+
+namespace {
+
+using dist::detail::check_mpi;
+
+// Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/dist-2026-11-23 (README
+// "Use prism from ScaLAPACK codes"): prism when its modelled time is below this share of
+// ScaLAPACK's and the call has at least this many flops.
+constexpr double route_margin = 0.9;
+constexpr double route_min_flops = 2e8;
+
+// Internal descriptor entries (PBLAS's, after PB_CargFtoC): a 9-entry Fortran descriptor
+// has no IMB/INB (they equal MB/NB), so its MB is entry 5, RSRC entry 9 in INFO numbers.
+enum entry { DTYPE_ = 0, CTXT_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_, LLD_, DLEN_ };
+constexpr int descmult = 100, bignum = 10000;
+
+struct descriptor {
+  int e[DLEN_] = {};
+  /// PB_CargFtoC: a BLOCK_CYCLIC_2D (type 1) descriptor as the internal type 2 one.
+  explicit descriptor(const int* d) {
+    if (d[0] == 1) {
+      const int v[DLEN_] = {2, d[1], d[2], d[3], d[4], d[5], d[4], d[5], d[6], d[7], d[8]};
+      std::copy(v, v + DLEN_, e);
+    } else if (d[0] == 2) {
+      std::copy(d, d + DLEN_, e);
+    } else {
+      e[DTYPE_] = d[0];
+      e[CTXT_] = d[1];
+    }
+  }
+};
+
+template <scalar T>
+const char* routine_name() {
+  if constexpr (std::same_as<T, float>) return "PSGEMM";
+  else if constexpr (std::same_as<T, double>) return "PDGEMM";
+  else if constexpr (std::same_as<T, std::complex<float>>) return "PCGEMM";
+  else return "PZGEMM";
+}
+
+// PB_Cchkmat: checks sub(X) = X(ia:ia+M-1, ja:ja+N-1) (ia, ja 0-based here) and its
+// descriptor at argument dpos0 (ia at dpos0 - 2, ja at dpos0 - 1), merging into info.
+// Example: desc A (argument 10) with MB = 0: entry MB_ = 6 -> 10 * 100 + 1 + 6, so INFO
+// = -1005 (the MB of a 9-entry descriptor is its 5th entry).
+void check_matrix(int ictxt, int nprow, int npcol, int myrow, int mycol, int M, int mpos0, int N, int npos0, int ia,
+                  int ja, const descriptor& D, int dpos0, int& info) {
+  const int* d = D.e;
+  long inf = info >= 0 ? bignum : info < -descmult ? -long(info) : -long(info) * descmult;
+  const long mpos = long(mpos0) * descmult, npos = long(npos0) * descmult, iapos = long(dpos0 - 2) * descmult,
+             japos = long(dpos0 - 1) * descmult, dpos = long(dpos0) * descmult + 1;
+  auto finish = [&] { info = inf == bignum ? 0 : inf % descmult == 0 ? int(-(inf / descmult)) : int(-inf); };
+  if (M < 0) inf = std::min(inf, mpos);
+  if (N < 0) inf = std::min(inf, npos);
+  if (ia < 0) inf = std::min(inf, iapos);
+  if (ja < 0) inf = std::min(inf, japos);
+  if (d[DTYPE_] != 2) return inf = std::min(inf, dpos + DTYPE_), finish();
+  if (d[CTXT_] != ictxt) return inf = std::min(inf, dpos + CTXT_), finish();
+  if (d[IMB_] < 1) inf = std::min(inf, dpos + IMB_);
+  if (d[INB_] < 1) inf = std::min(inf, dpos + INB_);
+  if (d[MB_] < 1) inf = std::min(inf, dpos + MB_);
+  if (d[NB_] < 1) inf = std::min(inf, dpos + NB_);
+  if (d[RSRC_] < -1 || d[RSRC_] >= nprow) inf = std::min(inf, dpos + RSRC_);
+  if (d[CSRC_] < -1 || d[CSRC_] >= npcol) inf = std::min(inf, dpos + CSRC_);
+  if (M == 0 || N == 0) {
+    if (d[M_] < 0) inf = std::min(inf, dpos + M_);
+    if (d[N_] < 0) inf = std::min(inf, dpos + N_);
+    if (d[LLD_] < 1) inf = std::min(inf, dpos + LLD_);
+  } else {
+    if (d[M_] < 1) inf = std::min(inf, dpos + M_);
+    if (d[N_] < 1) inf = std::min(inf, dpos + N_);
+    if (d[M_] >= 1 && d[N_] >= 1) {
+      if (long(ia) + M > d[M_]) inf = std::min(inf, iapos);
+      if (long(ja) + N > d[N_]) inf = std::min(inf, japos);
+    }
+    if (inf == bignum) {
+      // Rows of X this process holds (all of them when RSRC = -1: replicated).
+      auto held = [](int n, int first, int blk, int me, int src, int procs) -> std::int64_t {
+        if (src < 0) return n;
+        return cyclic_dim{n, 0, first, blk, src, procs}.owned_before(me, n);
+      };
+      const std::int64_t np = held(d[M_], d[IMB_], d[MB_], myrow, d[RSRC_], nprow);
+      if (d[LLD_] < std::max<std::int64_t>(1, np)) {
+        const std::int64_t nq = held(d[N_], d[INB_], d[NB_], mycol, d[CSRC_], npcol);
+        if (d[LLD_] < 1 || nq > 0) inf = std::min(inf, dpos + LLD_);
+      }
+    }
+  }
+  finish();
+}
+
+// The grid's processes as an MPI communicator (ranks in grid order g = prow * npcol +
+// pcol), made once per context with MPI_Comm_create_group: collective over the grid
+// only. Which MPI_COMM_WORLD rank sits at each grid position is learnt through BLACS
+// itself (an integer sum over the grid, each process adding its rank at its position):
+// BLACS's own process numbers are its grid's, not MPI's.
+// Example: a 2 x 2 grid made in column-major order from world ranks 0-3 gives world =
+// {0, 2, 1, 3}: process (0, 1), g = 1, is world rank 2.
+struct grid {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int nprow = 0, npcol = 0, me = 0, ranks_per_node = 1;
+  std::vector<int> world;  // world rank of each grid process
+};
+
+const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
+  // Keyed by the world ranks of the grid, which every grid process learns alike each
+  // call, so all of them find, or all of them create, the communicator (a context number
+  // is local and may be reused for another grid).
+  static std::map<std::vector<int>, grid> grids;
+  int initialized = 0, world_rank = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return nullptr;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  const int me = myrow * npcol + mycol;
+  std::vector<int> world(std::size_t(nprow) * std::size_t(npcol), 0);
+  world[std::size_t(me)] = world_rank;
+  Cigsum2d(ctxt, "All", " ", int(world.size()), 1, world.data(), int(world.size()), -1, -1);
+  world.push_back(nprow);  // the key: ranks in grid order and the grid's shape
+  if (auto it = grids.find(world); it != grids.end()) return &it->second;
+  grid gr;
+  gr.nprow = nprow, gr.npcol = npcol, gr.me = me, gr.world.assign(world.begin(), world.end() - 1);
+  MPI_Group all, sub;
+  MPI_Comm_group(MPI_COMM_WORLD, &all);
+  MPI_Group_incl(all, int(gr.world.size()), gr.world.data(), &sub);
+  check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, sub, 0x5ca1, &gr.comm), "MPI_Comm_create_group");
+  MPI_Group_free(&sub);
+  MPI_Group_free(&all);
+  gr.ranks_per_node = dist::detail::ranks_per_node(gr.comm);
+  return &grids.emplace(std::move(world), std::move(gr)).first->second;
+}
+
+enum class route { automatic, prism, backend };
+
+route route_from_env() {
+  const char* r = std::getenv("PRISM_SCALAPACK_ROUTE");
+  if (r == nullptr || *r == '\0' || std::strcmp(r, "auto") == 0) return route::automatic;
+  if (std::strcmp(r, "prism") == 0) return route::prism;
+  if (std::strcmp(r, "backend") == 0) return route::backend;
+  static std::once_flag said;
+  std::call_once(said, [&] { std::fprintf(stderr, "prism-scalapack: PRISM_SCALAPACK_ROUTE=%s is not auto, prism or backend; using auto\n", r); });
+  return route::automatic;
+}
+
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+template <scalar T>
+std::int64_t real_bits(T x) {
+  double v;
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>) v = double(x);
+  else v = double(x.real());
+  std::int64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+template <scalar T>
+std::int64_t imag_bits(T x) {
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>) return 0;
+  else {
+    const double v = double(x.imag());
+    std::int64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  }
+}
+
+// One value every grid process must pass alike, with the INFO it reports when not.
+struct global_arg {
+  std::int64_t value;
+  int info;
+};
+
+// Step 1's agreement: returns the INFO every grid process reports (0: go on) and grid
+// rank 0's route. Example: grid rank 2 alone passes m = 5: every process reports -3.
+int agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine, route& chosen) {
+  const std::size_t n = args.size() + 2;
+  std::vector<std::int64_t> v(n), all(n * g.world.size());
+  v[0] = local_info;
+  v[1] = int(mine);
+  for (std::size_t i = 0; i < args.size(); ++i) v[i + 2] = args[i].value;
+  check_mpi(MPI_Allgather(v.data(), int(n), MPI_INT64_T, all.data(), int(n), MPI_INT64_T, g.comm), "MPI_Allgather");
+  chosen = route(all[1]);
+  for (std::size_t r = 0; r < g.world.size(); ++r)
+    if (all[r * n] != 0) return int(all[r * n]);
+  for (std::size_t i = 0; i < args.size(); ++i)
+    for (std::size_t r = 1; r < g.world.size(); ++r)
+      if (all[r * n + i + 2] != all[i + 2]) return args[i].info;
+  return 0;
+}
+
+// The real p?gemm_ (PBLAS's C entry: 19 pointers), never prism's own.
+using pgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const void*, const void*,
+                          const int*, const int*, const int*, const void*, const int*, const int*, const int*,
+                          const void*, void*, const int*, const int*, const int*, std::size_t, std::size_t);
+
+template <scalar T>
+const char* symbol_name() {
+  if constexpr (std::same_as<T, float>) return "psgemm_";
+  else if constexpr (std::same_as<T, double>) return "pdgemm_";
+  else if constexpr (std::same_as<T, std::complex<float>>) return "pcgemm_";
+  else return "pzgemm_";
+}
+
+template <scalar T>
+pgemm_fn backend(void* self) {
+  static pgemm_fn fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    const char* path = std::getenv("PRISM_SCALAPACK_BACKEND");
+    void* where = RTLD_NEXT;
+    if (path != nullptr && *path != '\0') {
+      where = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+      if (where == nullptr) std::fprintf(stderr, "prism-scalapack: PRISM_SCALAPACK_BACKEND=%s: %s\n", path, dlerror());
+    }
+    void* f = where != nullptr ? dlsym(where, symbol_name<T>()) : nullptr;
+    if (f == self) f = nullptr;  // that would call prism again
+    fn = reinterpret_cast<pgemm_fn>(f);
+    if (fn == nullptr)
+      std::fprintf(stderr, "prism-scalapack: no ScaLAPACK %s found after prism; prism computes every call\n", symbol_name<T>());
+  });
+  return fn;
+}
+
+// A run of positions [pos, pos + len) of a box's dimension that one process holds at
+// local indices [local, local + len).
+struct run {
+  std::int64_t pos, local, len;
+};
+using runs = std::vector<run>;
+
+// The runs of positions [x0, x1) of view v whose indices process p holds under d;
+// positions relative to x0. Example: view grouped by d itself, p's group [4, 8) and
+// x0 = 4: one run (0, base, 4).
+runs runs_of(const dim_view& v, const cyclic_dim& d, std::int64_t x0, std::int64_t x1, int p) {
+  runs out;
+  v.runs(x0, x1, [&](std::int64_t x, std::int64_t index, std::int64_t len) {
+    d.segments(index, index + len, [&](std::int64_t i, std::int64_t l, int owner, std::int64_t loc) {
+      if (owner != p) return;
+      const std::int64_t pos = x - x0 + (i - index);
+      if (!out.empty() && out.back().pos + out.back().len == pos && out.back().local + out.back().len == loc)
+        out.back().len += l;
+      else
+        out.push_back({pos, loc, l});
+    });
+  });
+  return out;
+}
+
+std::int64_t total(const runs& r) {
+  std::int64_t n = 0;
+  for (const run& x : r) n += x.len;
+  return n;
+}
+
+// Visits the elements of rows x cols in message order (column runs, columns, row runs):
+// f(box offset, local offset, len) with box column-major (ld) and local storage (lld).
+template <class F>
+void each_segment(const runs& rows, const runs& cols, std::int64_t ld, std::int64_t lld, F&& f) {
+  for (const run& c : cols)
+    for (std::int64_t j = 0; j < c.len; ++j)
+      for (const run& r : rows) f(r.pos + (c.pos + j) * ld, r.local + (c.local + j) * lld, r.len);
+}
+
+// A plan fitted to one call signature, as every grid process holds it.
+struct prepared {
+  bool use_prism = false;
+  std::string reason;  // why this route
+  plan p;
+  std::unique_ptr<rank_model> model;
+  layout_fit fit;
+  double scalapack_mb = 0, native_mb = 0;
+  std::vector<int> proc_of_rank, rank_of_proc;
+};
+
+// Per-process buffers kept between calls (grown when a call needs more).
+std::byte* arena(std::size_t bytes) {
+  static std::unique_ptr<std::byte[]> mem;
+  static std::size_t have = 0;
+  if (bytes > have) {
+    mem.reset();
+    mem.reset(new std::byte[bytes]);
+    have = bytes;
+  }
+  return mem.get();
+}
+
+struct call_args {
+  char ta, tb;
+  int m, n, k;
+  int ia, ja, ib, jb, ic, jc;  // 0-based
+  descriptor da, db, dc;
+};
+
+caller_layout layout_of(const call_args& a, const grid& g) {
+  caller_layout L;
+  L.nprow = g.nprow, L.npcol = g.npcol;
+  auto dim = [](std::int64_t n, int off, int first, int blk, int src, int procs) {
+    // The submatrix starts at global index off; the first block's remainder is handled
+    // by cyclic_dim itself.
+    return cyclic_dim{n, off, first, blk, src, procs};
+  };
+  auto op = [&](const descriptor& D, std::int64_t rows, std::int64_t cols, int i, int j) {
+    const int* d = D.e;
+    return operand_layout{dim(rows, i, d[IMB_], d[MB_], d[RSRC_], g.nprow), dim(cols, j, d[INB_], d[NB_], d[CSRC_], g.npcol)};
+  };
+  const bool na = a.ta == 'N', nb = a.tb == 'N';
+  L.op[0] = op(a.da, na ? a.m : a.k, na ? a.k : a.m, a.ia, a.ja);
+  L.op[1] = op(a.db, nb ? a.k : a.n, nb ? a.n : a.k, a.ib, a.jb);
+  L.op[2] = op(a.dc, a.m, a.n, a.ic, a.jc);
+  return L;
+}
+
+template <scalar T>
+std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chosen, bool have_backend, const context& ctx) {
+  static std::map<std::string, std::shared_ptr<prepared>> cache;
+  const problem pr{scalar_type_of<T>(), a.ta, a.tb, a.m, a.n, a.k};
+  const caller_layout L = layout_of(a, g);
+  std::ostringstream key;
+  key << char(pr.type) << a.ta << a.tb << ' ' << a.m << ' ' << a.n << ' ' << a.k << ' ' << g.comm << ' ' << int(chosen)
+      << have_backend << ' ' << ctx.describe();
+  for (const operand_layout& o : L.op)
+    for (const cyclic_dim* d : {&o.rows, &o.cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
+  if (auto it = cache.find(key.str()); it != cache.end()) return it->second;
+
+  // Grid rank 0 decides and plans; the others receive its verdict and plan text.
+  std::vector<std::int64_t> head(7, 0);
+  std::string text, reason;
+  std::unique_ptr<layout_choice> choice;
+  if (g.me == 0) {
+    bool unsupported = false;
+    for (const operand_layout& o : L.op)
+      if (o.rows.src < 0 || o.cols.src < 0) unsupported = true;
+    if (unsupported) reason = "a replicated operand (RSRC or CSRC = -1)";
+    else if (chosen == route::backend) reason = "PRISM_SCALAPACK_ROUTE=backend";
+    else {
+      try {
+        choice = std::make_unique<layout_choice>(plan_for_layout(pr, L, ctx));
+        const rank_model model(choice->why.chosen);
+        std::int64_t biggest = 0;
+        for (int q = 0; q < model.phases(); ++q)
+          for (int r = 0; r < model.ranks(); ++r)
+            for (operand o : {operand::a, operand::b, operand::c})
+              biggest = std::max(biggest, model.needed(o, model.task(q, r).shape).size());
+        const double flops = gemm_flops(pr.type, pr.m, pr.n, pr.k);
+        std::ostringstream why;
+        if (biggest > INT_MAX) {
+          why << "a block over 2^31 elements";
+        } else if (chosen == route::prism || !have_backend) {
+          head[0] = 1;
+          why << (chosen == route::prism ? "PRISM_SCALAPACK_ROUTE=prism" : "no backend p?gemm_");
+        } else if (flops < route_min_flops) {
+          why << "small: " << flops << " flops < " << route_min_flops;
+        } else if (!(choice->fit.seconds < route_margin * choice->scalapack_seconds)) {
+          why << "modelled " << choice->fit.seconds << " s is not below " << route_margin << " x ScaLAPACK's "
+              << choice->scalapack_seconds << " s";
+        } else {
+          head[0] = 1;
+          why << "modelled " << choice->fit.seconds << " s < " << route_margin << " x ScaLAPACK's "
+              << choice->scalapack_seconds << " s";
+        }
+        reason = why.str();
+        if (head[0] != 0) {
+          text = choice->why.chosen.to_string();
+          head[1] = choice->fit.views[0], head[2] = choice->fit.views[1], head[3] = choice->fit.views[2];
+          head[4] = choice->fit.column_major;
+        }
+      } catch (const plan_error& e) {
+        reason = std::string("no plan: ") + e.what();
+      }
+    }
+    head[5] = std::int64_t(text.size());
+    head[6] = std::int64_t(reason.size());
+  }
+  check_mpi(MPI_Bcast(head.data(), int(head.size()), MPI_INT64_T, 0, g.comm), "MPI_Bcast");
+  text.resize(std::size_t(head[5]));
+  reason.resize(std::size_t(head[6]));
+  check_mpi(MPI_Bcast(text.data(), int(text.size()), MPI_CHAR, 0, g.comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(reason.data(), int(reason.size()), MPI_CHAR, 0, g.comm), "MPI_Bcast");
+
+  auto out = std::make_shared<prepared>();
+  out->use_prism = head[0] != 0;
+  out->reason = reason;
+  if (out->use_prism) {
+    out->p = plan::parse(text);
+    out->model = std::make_unique<rank_model>(out->p);
+    for (int d = 0; d < 3; ++d) out->fit.views[d] = int(head[1 + d]);
+    out->fit.column_major = head[4] != 0;
+    cost_fit(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth(), out->fit);
+    out->proc_of_rank.resize(std::size_t(out->model->ranks()));
+    out->rank_of_proc.assign(std::size_t(L.procs()), -1);
+    for (int r = 0; r < out->model->ranks(); ++r) {
+      out->proc_of_rank[std::size_t(r)] = process_of(out->fit, L, r);
+      out->rank_of_proc[std::size_t(out->proc_of_rank[std::size_t(r)])] = r;
+    }
+    const double elem = double(element_size(pr.type));
+    out->native_mb = double(out->model->max_received()) * elem / 1e6;
+    out->scalapack_mb = scalapack_elements(out->p.problem(), L) * elem / 1e6;
+  }
+  if (g.me == 0 && env_on("PRISM_VERBOSE")) {
+    std::cerr << "prism-scalapack: " << routine_name<T>() << ' ' << a.ta << a.tb << ' ' << a.m << 'x' << a.n << 'x' << a.k
+              << " on a " << g.nprow << 'x' << g.npcol << " grid: route " << (out->use_prism ? "prism" : "backend") << " ("
+              << reason << ")\n";
+    if (out->use_prism) {
+      std::cerr << out->p;
+      if (choice) print_rank_report(std::cerr, choice->why);
+      std::cerr << "# layout fit: " << out->fit.describe() << "; received max " << double(out->fit.max_received) * double(element_size(pr.type)) / 1e6
+                << " MB (prism's native layout " << out->native_mb << " MB; ScaLAPACK modelled " << out->scalapack_mb << " MB)\n";
+    }
+  }
+  cache.emplace(key.str(), out);
+  return out;
+}
+
+// The prism route: C = alpha op(A) op(B) + beta C on the caller's layout.
+template <scalar T>
+struct engine {
+  const call_args& a;
+  const grid& g;
+  const prepared& prep;
+  const caller_layout L;
+  const context& ctx;
+  MPI_Datatype type = dist::detail::mpi_type<T>();
+  dim_view view[3];
+  int myrow, mycol;
+  std::vector<MPI_Request> requests;
+  std::vector<MPI_Status> statuses;
+  std::int64_t bytes_received = 0;
+
+  engine(const call_args& args, const grid& gr, const prepared& pp, const context& c)
+      : a(args), g(gr), prep(pp), L(layout_of(args, gr)), ctx(c), myrow(gr.me / gr.npcol), mycol(gr.me % gr.npcol) {
+    const problem& pr = prep.p.problem();
+    for (int d = 0; d < 3; ++d) view[d] = make_view(L, pr, d, prep.fit.views[d]);
+  }
+
+  const dim_view& rview(operand o) const { return view[dim_of(prep.p.problem(), o, false)]; }
+  const dim_view& cview(operand o) const { return view[dim_of(prep.p.problem(), o, true)]; }
+
+  void recv(T* into, std::int64_t count, int peer, int tag) {
+    requests.emplace_back();
+    check_mpi(MPI_Irecv(into, int(count), type, peer, tag, g.comm, &requests.back()), "MPI_Irecv");
+    bytes_received += count * std::int64_t(sizeof(T));
+  }
+  void send(const T* from, std::int64_t count, int peer, int tag) {
+    requests.emplace_back();
+    check_mpi(MPI_Isend(from, int(count), type, peer, tag, g.comm, &requests.back()), "MPI_Isend");
+  }
+  void complete() {
+    dist::detail::wait_all(requests, statuses);
+    requests.clear();
+  }
+
+  // beta sub(C) on my elements, before any partial is added (beta = 0: zeros, C unread).
+  static void scale(const call_args& a, const grid& g, const caller_layout& L, T beta, T* C) {
+    if (beta == T(1)) return;
+    const operand_layout& lc = L.op[2];
+    const int lld = a.dc.e[LLD_];
+    const runs rows = runs_of(dim_view::identity(a.m), lc.rows, 0, a.m, g.me / g.npcol);
+    const runs cols = runs_of(dim_view::identity(a.n), lc.cols, 0, a.n, g.me % g.npcol);
+    each_segment(rows, cols, 0, lld, [&](std::int64_t, std::int64_t at, std::int64_t len) {
+      T* c = C + at;
+      if (beta == T(0)) std::fill_n(c, len, T(0));
+      else
+        for (std::int64_t i = 0; i < len; ++i) c[i] *= beta;
+    });
+  }
+
+  void run(T alpha, const T* A, const T* B, T beta, T* C) {
+    const rank_model& m = *prep.model;
+    const plan& p = prep.p;
+    const int me = g.me, my_rank = prep.rank_of_proc[std::size_t(me)];
+    const int P = L.procs();
+    const T* local[2] = {A, B};
+    const int lld[3] = {a.da.e[LLD_], a.db.e[LLD_], a.dc.e[LLD_]};
+    scale(a, g, L, beta, C);
+    for (int q = 0; q < m.phases(); ++q) {
+      const rank_task* mine = my_rank >= 0 && m.task(q, my_rank).node >= 0 ? &m.task(q, my_rank) : nullptr;
+      // Sizes first, then one arena: my blocks of A, B, C, then messages.
+      block blk[3] = {};
+      if (mine)
+        for (operand o : {operand::a, operand::b, operand::c}) blk[int(o)] = m.needed(o, mine->shape);
+      struct message {
+        int peer;
+        runs rows, cols;
+        std::int64_t count;
+        T* data = nullptr;
+      };
+      std::vector<message> in[3], out[3];
+      for (operand o : {operand::a, operand::b}) {
+        const operand_layout& lo = L.op[int(o)];
+        if (mine) {  // from each holder of part of my block
+          std::vector<runs> by_row(std::size_t(L.nprow)), by_col(std::size_t(L.npcol));
+          for (int pr = 0; pr < L.nprow; ++pr) by_row[std::size_t(pr)] = runs_of(rview(o), lo.rows, blk[int(o)].row, blk[int(o)].row + blk[int(o)].rows, pr);
+          for (int pc = 0; pc < L.npcol; ++pc) by_col[std::size_t(pc)] = runs_of(cview(o), lo.cols, blk[int(o)].col, blk[int(o)].col + blk[int(o)].cols, pc);
+          for (int s = 0; s < P; ++s) {
+            message x{s, by_row[std::size_t(s / L.npcol)], by_col[std::size_t(s % L.npcol)], 0};
+            x.count = total(x.rows) * total(x.cols);
+            if (x.count > 0) in[int(o)].push_back(std::move(x));
+          }
+        }
+        for (int r = 0; r < m.ranks(); ++r) {  // to each other rank whose block I hold part of
+          const rank_task& t = m.task(q, r);
+          if (t.node < 0 || r == my_rank) continue;
+          const block b = m.needed(o, t.shape);
+          message x{prep.proc_of_rank[std::size_t(r)], runs_of(rview(o), lo.rows, b.row, b.row + b.rows, myrow),
+                    runs_of(cview(o), lo.cols, b.col, b.col + b.cols, mycol), 0};
+          x.count = total(x.rows) * total(x.cols);
+          if (x.count > 0) out[int(o)].push_back(std::move(x));
+        }
+      }
+      {  // partial C: from each rank computing elements I hold; mine to their holders
+        const operand_layout& lc = L.op[2];
+        for (int r = 0; r < m.ranks(); ++r) {
+          const rank_task& t = m.task(q, r);
+          if (t.node < 0 || r == my_rank) continue;
+          const block b = m.needed(operand::c, t.shape);
+          message x{prep.proc_of_rank[std::size_t(r)], runs_of(view[0], lc.rows, b.row, b.row + b.rows, myrow),
+                    runs_of(view[1], lc.cols, b.col, b.col + b.cols, mycol), 0};
+          x.count = total(x.rows) * total(x.cols);
+          if (x.count > 0) in[2].push_back(std::move(x));
+        }
+        if (mine)
+          for (int s = 0; s < P; ++s) {
+            message x{s, runs_of(view[0], lc.rows, blk[2].row, blk[2].row + blk[2].rows, s / L.npcol),
+                      runs_of(view[1], lc.cols, blk[2].col, blk[2].col + blk[2].cols, s % L.npcol), 0};
+            x.count = total(x.rows) * total(x.cols);
+            if (x.count > 0) out[2].push_back(std::move(x));  // s == me: added from my block directly
+          }
+      }
+      std::int64_t need = blk[0].size() + blk[1].size() + blk[2].size();
+      for (int o = 0; o < 3; ++o) {
+        for (message& x : in[o]) need += x.peer == me ? 0 : x.count;
+        for (message& x : out[o]) need += x.peer == me ? 0 : x.count;
+      }
+      T* at = reinterpret_cast<T*>(arena(std::size_t(need) * sizeof(T)));
+      T* block_data[3];
+      for (int o = 0; o < 3; ++o) block_data[o] = at, at += blk[o].size();
+      for (int o = 0; o < 3; ++o) {
+        for (message& x : in[o])
+          if (x.peer != me) x.data = at, at += x.count;
+        for (message& x : out[o])
+          if (x.peer != me) x.data = at, at += x.count;
+      }
+
+      // (1) A and B: post receives, pack and send my pieces, copy my own part.
+      const int tag_ab[2] = {3 * q, 3 * q + 1};
+      for (int o = 0; o < 2; ++o) {
+        for (message& x : in[o])
+          if (x.peer != me) recv(x.data, x.count, x.peer, tag_ab[o]);
+        for (message& x : out[o]) {
+          T* d = x.data;
+          each_segment(x.rows, x.cols, 0, lld[o], [&](std::int64_t, std::int64_t l, std::int64_t len) {
+            std::copy_n(local[o] + l, len, d);
+            d += len;
+          });
+          send(x.data, x.count, x.peer, tag_ab[o]);
+        }
+        for (message& x : in[o])
+          if (x.peer == me)
+            each_segment(x.rows, x.cols, blk[o].rows, lld[o], [&](std::int64_t b, std::int64_t l, std::int64_t len) {
+              std::copy_n(local[o] + l, len, block_data[o] + b);
+            });
+      }
+      complete();
+      for (int o = 0; o < 2; ++o)
+        for (message& x : in[o])
+          if (x.peer != me) {
+            const T* s = x.data;
+            each_segment(x.rows, x.cols, blk[o].rows, 0, [&](std::int64_t b, std::int64_t, std::int64_t len) {
+              std::copy_n(s, len, block_data[o] + b);
+              s += len;
+            });
+          }
+      // (2) my box with the shared-memory engine, into my block of C.
+      if (mine)
+        prism::detail::run_subtree<T>(p, mine->node, alpha, block_data[0], std::max<std::int64_t>(1, blk[0].rows),
+                                      block_data[1], std::max<std::int64_t>(1, blk[1].rows), T(0), block_data[2],
+                                      std::max<std::int64_t>(1, blk[2].rows), ctx);
+      // (3) partial C to its holders; theirs to me; added in plan-rank order.
+      const int tag_c = 3 * q + 2;
+      for (message& x : in[2]) recv(x.data, x.count, x.peer, tag_c);
+      for (message& x : out[2]) {
+        if (x.peer == me) continue;
+        T* d = x.data;
+        each_segment(x.rows, x.cols, blk[2].rows, 0, [&](std::int64_t b, std::int64_t, std::int64_t len) {
+          std::copy_n(block_data[2] + b, len, d);
+          d += len;
+        });
+        send(x.data, x.count, x.peer, tag_c);
+      }
+      complete();
+      std::map<int, const message*> from;  // by plan rank
+      for (message& x : in[2]) from[prep.rank_of_proc[std::size_t(x.peer)]] = &x;
+      if (mine)
+        for (message& x : out[2])
+          if (x.peer == me) from[my_rank] = &x;
+      for (const auto& [r, x] : from) {
+        if (r == my_rank) {
+          each_segment(x->rows, x->cols, blk[2].rows, lld[2], [&](std::int64_t b, std::int64_t l, std::int64_t len) {
+            for (std::int64_t i = 0; i < len; ++i) C[l + i] += block_data[2][b + i];
+          });
+        } else {
+          const T* s = x->data;
+          each_segment(x->rows, x->cols, 0, lld[2], [&](std::int64_t, std::int64_t l, std::int64_t len) {
+            for (std::int64_t i = 0; i < len; ++i) C[l + i] += s[i];
+            s += len;
+          });
+        }
+      }
+    }
+  }
+};
+
+template <scalar T>
+void pgemm(void* self, const char* transa, const char* transb, const int* M, const int* N, const int* K, const T* alpha,
+           const T* A, const int* IA, const int* JA, const int* DESCA, const T* B, const int* IB, const int* JB,
+           const int* DESCB, const T* beta, T* C, const int* IC, const int* JC, const int* DESCC) {
+  const auto t0 = std::chrono::steady_clock::now();
+  call_args a{char(std::toupper(static_cast<unsigned char>(*transa))), char(std::toupper(static_cast<unsigned char>(*transb))),
+              *M, *N, *K, *IA - 1, *JA - 1, *IB - 1, *JB - 1, *IC - 1, *JC - 1, descriptor(DESCA), descriptor(DESCB),
+              descriptor(DESCC)};
+  const int ctxt = a.da.e[CTXT_];
+  int nprow = -1, npcol = -1, myrow = -1, mycol = -1;
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  // (1) PBLAS's checks, in its order.
+  int info = nprow == -1 ? -(1001 + CTXT_) : 0;
+  if (info == 0) {
+    const bool na = a.ta == 'N', nb = a.tb == 'N';
+    if (!na && a.ta != 'T' && a.ta != 'C') info = -1;
+    else if (!nb && a.tb != 'T' && a.tb != 'C') info = -2;
+    if (na) check_matrix(ctxt, nprow, npcol, myrow, mycol, a.m, 3, a.k, 5, a.ia, a.ja, a.da, 10, info);
+    else check_matrix(ctxt, nprow, npcol, myrow, mycol, a.k, 5, a.m, 3, a.ia, a.ja, a.da, 10, info);
+    if (nb) check_matrix(ctxt, nprow, npcol, myrow, mycol, a.k, 5, a.n, 4, a.ib, a.jb, a.db, 14, info);
+    else check_matrix(ctxt, nprow, npcol, myrow, mycol, a.n, 4, a.k, 5, a.ib, a.jb, a.db, 14, info);
+    check_matrix(ctxt, nprow, npcol, myrow, mycol, a.m, 3, a.n, 4, a.ic, a.jc, a.dc, 19, info);
+  }
+  const char* name = routine_name<T>();
+  if (nprow == -1) {  // not in the grid: nobody to agree with
+    pxerbla_(&ctxt, name, &info, std::strlen(name));
+    return;
+  }
+  const grid* g = grid_of(ctxt, nprow, npcol, myrow, mycol);
+  pgemm_fn real = backend<T>(self);
+  if (g == nullptr) {  // no MPI under BLACS: the backend's, checks and all
+    if (real != nullptr) real(transa, transb, M, N, K, alpha, A, IA, JA, DESCA, B, IB, JB, DESCB, beta, C, IC, JC, DESCC, 1, 1);
+    else std::fprintf(stderr, "prism-scalapack: %s: MPI is not initialised and there is no backend\n", name);
+    return;
+  }
+  std::vector<global_arg> args{{a.ta, -1}, {a.tb, -2}, {a.m, -3}, {a.n, -4}, {a.k, -5}, {real_bits(*alpha), -6},
+                               {imag_bits(*alpha), -6}, {a.ia, -8}, {a.ja, -9}, {a.ib, -12}, {a.jb, -13},
+                               {real_bits(*beta), -15}, {imag_bits(*beta), -15}, {a.ic, -17}, {a.jc, -18}};
+  for (auto [d, pos] : {std::pair{&a.da, 10}, std::pair{&a.db, 14}, std::pair{&a.dc, 19}})
+    for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({d->e[e], -(pos * descmult + 1 + e)});
+  route chosen = route::automatic;
+  info = agree(*g, info, args, route_from_env(), chosen);
+  if (info != 0) {
+    pxerbla_(&ctxt, name, &info, std::strlen(name));
+    return;
+  }
+  // (2) quick returns, as the reference.
+  if (a.m == 0 || a.n == 0) return;
+  if (*alpha == T(0) || a.k == 0) {
+    if (*beta != T(1)) engine<T>::scale(a, *g, layout_of(a, *g), *beta, C);
+    return;
+  }
+  // (3)-(4)
+  context ctx = default_context();
+  if (std::getenv("PRISM_NUM_THREADS") == nullptr)
+    ctx.set_threads(std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, g->ranks_per_node)));
+  ctx.set_ranks(g->nprow * g->npcol).set_ranks_per_node(g->ranks_per_node);
+  const std::shared_ptr<prepared> prep = prepare<T>(a, *g, chosen, real != nullptr, ctx);
+  std::int64_t received = 0;
+  if (!prep->use_prism) {
+    real(transa, transb, M, N, K, alpha, A, IA, JA, DESCA, B, IB, JB, DESCB, beta, C, IC, JC, DESCC, 1, 1);
+  } else {
+    try {
+      engine<T> e(a, *g, *prep, ctx);
+      e.run(*alpha, A, B, *beta, C);
+      received = e.bytes_received;
+    } catch (const std::exception& ex) {  // a rank alone cannot back out of a collective
+      std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s\n", name, g->me, ex.what());
+      MPI_Abort(g->comm, 1);
+    }
+  }
+  if (env_on("PRISM_STATS")) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double mine[2] = {double(received), secs}, mx[2], sum[2];
+    MPI_Reduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, 0, g->comm);
+    MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, g->comm);
+    if (g->me == 0) {
+      const int P = g->nprow * g->npcol;
+      if (prep->use_prism) {
+        const double elem = double(sizeof(T));
+        std::fprintf(stderr,
+                     "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.3f "
+                     "recv_mean_MB=%.3f pred_max_MB=%.3f pred_mean_MB=%.3f native_max_MB=%.3f scalapack_model_MB=%.3f "
+                     "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
+                     name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
+                     double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
+                     prep->scalapack_mb, mx[1], rank_model(prep->p).grid().c_str(), prep->fit.describe().c_str(),
+                     prep->reason.c_str());
+      } else {
+        std::fprintf(stderr, "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",
+                     name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[1], prep->reason.c_str());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace prism::scalapack
+
+// The exported entry points (the version script exports exactly these four).
+#define PRISM_PGEMM(NAME, T)                                                                                       \
+  extern "C" __attribute__((visibility("default"))) void NAME(                                                    \
+      const char* transa, const char* transb, const int* m, const int* n, const int* k, const T* alpha, const T* a, \
+      const int* ia, const int* ja, const int* desca, const T* b, const int* ib, const int* jb, const int* descb,   \
+      const T* beta, T* c, const int* ic, const int* jc, const int* descc) {                                       \
+    prism::scalapack::pgemm<T>(reinterpret_cast<void*>(&NAME), transa, transb, m, n, k, alpha, a, ia, ja, desca, b, \
+                               ib, jb, descb, beta, c, ic, jc, descc);                                             \
+  }
+/// ScaLAPACK psgemm_: sub(C) = alpha op(sub(A)) op(sub(B)) + beta sub(C), single precision.
+PRISM_PGEMM(psgemm_, float)
+/// ScaLAPACK pdgemm_, double precision.
+PRISM_PGEMM(pdgemm_, double)
+/// ScaLAPACK pcgemm_, single complex.
+PRISM_PGEMM(pcgemm_, std::complex<float>)
+/// ScaLAPACK pzgemm_, double complex.
+PRISM_PGEMM(pzgemm_, std::complex<double>)
+#undef PRISM_PGEMM
