@@ -64,8 +64,8 @@ using dist::detail::check_mpi;
 // Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/dist-2026-11-23 (README
 // "Use prism from ScaLAPACK codes"): prism when its modelled time is below this share of
 // ScaLAPACK's and the call has at least this many flops.
-constexpr double route_margin = 0.9;
-constexpr double route_min_flops = 2e8;
+constexpr double route_margin = 1.0;
+constexpr double route_min_flops = 5e7;
 
 // Internal descriptor entries (PBLAS's, after PB_CargFtoC): a 9-entry Fortran descriptor
 // has no IMB/INB (they equal MB/NB), so its MB is entry 5, RSRC entry 9 in INFO numbers.
@@ -530,7 +530,6 @@ struct engine {
     const int P = L.procs();
     const T* local[2] = {A, B};
     const int lld[3] = {a.da.e[LLD_], a.db.e[LLD_], a.dc.e[LLD_]};
-    scale(a, g, L, beta, C);
     for (int q = 0; q < m.phases(); ++q) {
       const rank_task* mine = my_rank >= 0 && m.task(q, my_rank).node >= 0 ? &m.task(q, my_rank) : nullptr;
       // Sizes first, then one arena: my blocks of A, B, C, then messages.
@@ -585,14 +584,36 @@ struct engine {
             if (x.count > 0) out[2].push_back(std::move(x));  // s == me: added from my block directly
           }
       }
-      std::int64_t need = blk[0].size() + blk[1].size() + blk[2].size();
+      // Direct: a block that is wholly this process's own, one run of rows and one of
+      // columns in its local storage, is used there (ld = LLD) instead of copied; C only
+      // when nobody else computes its elements and there is one phase (then beta goes to
+      // the local engine and C is not pre-scaled). E.g. 2048^3 on 2 x 2 in blocks of 128:
+      // each process's C box is its own 1024 x 1024, computed in place.
+      auto whole = [](const message& x, const block& b) {
+        return x.rows.size() == 1 && x.cols.size() == 1 && x.rows[0].len == b.rows && x.cols[0].len == b.cols;
+      };
+      const T* direct_ab[2] = {nullptr, nullptr};
+      for (int o = 0; o < 2; ++o)
+        if (mine && blk[o].size() > 0 && in[o].size() == 1 && in[o][0].peer == me && whole(in[o][0], blk[o]))
+          direct_ab[o] = local[o] + in[o][0].rows[0].local + in[o][0].cols[0].local * std::int64_t(lld[o]);
+      T* direct_c = nullptr;
+      if (mine && m.phases() == 1 && blk[2].size() > 0 && in[2].empty() && out[2].size() == 1 && out[2][0].peer == me &&
+          whole(out[2][0], blk[2]))
+        direct_c = C + out[2][0].rows[0].local + out[2][0].cols[0].local * std::int64_t(lld[2]);
+      if (q == 0 && direct_c == nullptr) scale(a, g, L, beta, C);
+      std::int64_t need = 0;
+      for (int o = 0; o < 2; ++o) need += direct_ab[o] ? 0 : blk[o].size();
+      need += direct_c ? 0 : blk[2].size();
       for (int o = 0; o < 3; ++o) {
         for (message& x : in[o]) need += x.peer == me ? 0 : x.count;
         for (message& x : out[o]) need += x.peer == me ? 0 : x.count;
       }
       T* at = reinterpret_cast<T*>(arena(std::size_t(need) * sizeof(T)));
       T* block_data[3];
-      for (int o = 0; o < 3; ++o) block_data[o] = at, at += blk[o].size();
+      for (int o = 0; o < 3; ++o) {
+        const bool direct = o < 2 ? direct_ab[o] != nullptr : direct_c != nullptr;
+        block_data[o] = at, at += direct ? 0 : blk[o].size();
+      }
       for (int o = 0; o < 3; ++o) {
         for (message& x : in[o])
           if (x.peer != me) x.data = at, at += x.count;
@@ -614,7 +635,7 @@ struct engine {
           send(x.data, x.count, x.peer, tag_ab[o]);
         }
         for (message& x : in[o])
-          if (x.peer == me)
+          if (x.peer == me && direct_ab[o] == nullptr)
             each_segment(x.rows, x.cols, blk[o].rows, lld[o], [&](std::int64_t b, std::int64_t l, std::int64_t len) {
               std::copy_n(local[o] + l, len, block_data[o] + b);
             });
@@ -630,10 +651,14 @@ struct engine {
             });
           }
       // (2) my box with the shared-memory engine, into my block of C.
-      if (mine)
-        prism::detail::run_subtree<T>(p, mine->node, alpha, block_data[0], std::max<std::int64_t>(1, blk[0].rows),
-                                      block_data[1], std::max<std::int64_t>(1, blk[1].rows), T(0), block_data[2],
-                                      std::max<std::int64_t>(1, blk[2].rows), ctx);
+      if (mine) {
+        auto ld = [&](int o, bool direct) { return direct ? std::int64_t(lld[o]) : std::max<std::int64_t>(1, blk[o].rows); };
+        prism::detail::run_subtree<T>(p, mine->node, alpha, direct_ab[0] ? direct_ab[0] : block_data[0],
+                                      ld(0, direct_ab[0] != nullptr), direct_ab[1] ? direct_ab[1] : block_data[1],
+                                      ld(1, direct_ab[1] != nullptr), direct_c ? beta : T(0),
+                                      direct_c ? direct_c : block_data[2], ld(2, direct_c != nullptr), ctx);
+      }
+      if (direct_c != nullptr) continue;  // nothing to send or add: every element was mine alone
       // (3) partial C to its holders; theirs to me; added in plan-rank order.
       const int tag_c = 3 * q + 2;
       for (message& x : in[2]) recv(x.data, x.count, x.peer, tag_c);
