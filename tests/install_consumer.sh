@@ -5,8 +5,10 @@
 #   - the installed bin/prism runs (--version, plan);
 #   - a CMake project (tests/consumer: find_package(prism REQUIRED) with CMAKE_PREFIX_PATH)
 #     builds and runs the README's example (examples/gram.cpp), a prism::prism_blas user and,
-#     in an MPI build, a prism::prism_dist user on 2 ranks;
-#   - a pkg-config project links prism_blas by `pkg-config --libs prism_blas` and runs.
+#     in an MPI build, a prism::prism_dist user and a prism::prism_scalapack user on 2 ranks;
+#   - a pkg-config project links prism_blas by `pkg-config --libs prism_blas` and runs, and
+#     in an MPI build a ScaLAPACK program links `pkg-config --libs prism_scalapack` ahead of
+#     -lscalapack-openmpi and its pdgemm_ call is prism's (PRISM_STATS says route=prism).
 set -euo pipefail
 build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); flags=${3:-}
 work=$(mktemp -d)
@@ -39,6 +41,12 @@ run "$work/cmake/consumer_blas"
 if [ -f "$prefix/include/prism/dist.hpp" ]; then
   test -x "$work/cmake/consumer_dist"
   run OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpiexec --oversubscribe -np 2 "$work/cmake/consumer_dist"
+  test -x "$work/cmake/consumer_scalapack"
+  run OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PRISM_SCALAPACK_ROUTE=prism PRISM_STATS=1 \
+    mpiexec --oversubscribe -np 2 -x PRISM_SCALAPACK_ROUTE -x PRISM_STATS "$work/cmake/consumer_scalapack" 2>&1 |
+    tee "$work/scalapack.log"
+  grep -q "prism-scalapack: route=prism" "$work/scalapack.log"
+  grep -q "consumer_scalapack: ok" "$work/scalapack.log"
 fi
 
 # pkg-config: the .pc file's Libs carry the rpath, so the program runs as linked.
@@ -48,4 +56,16 @@ echo "pkg-config --libs prism_blas: $libs"
 # shellcheck disable=SC2086
 run c++ $flags "$src/tests/consumer/consumer_blas.cpp" -o "$work/pkgconfig_blas" $libs -lblas
 run "$work/pkgconfig_blas"
+if [ -f "$prefix/include/prism/dist.hpp" ]; then
+  pc=$(find "$prefix" -name prism_scalapack.pc)
+  libs=$("${clean[@]}" PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --libs prism_scalapack)
+  echo "pkg-config --libs prism_scalapack: $libs"
+  # shellcheck disable=SC2086
+  run mpicxx $flags "$src/tests/consumer/consumer_scalapack.cpp" -o "$work/pkgconfig_scalapack" $libs -lscalapack-openmpi
+  run OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PRISM_SCALAPACK_ROUTE=prism PRISM_STATS=1 \
+    mpiexec --oversubscribe -np 2 -x PRISM_SCALAPACK_ROUTE -x PRISM_STATS "$work/pkgconfig_scalapack" 2>&1 |
+    tee "$work/scalapack-pc.log"
+  grep -q "prism-scalapack: route=prism" "$work/scalapack-pc.log"
+  grep -q "consumer_scalapack: ok" "$work/scalapack-pc.log"
+fi
 echo "install_consumer: PASS"
