@@ -17,6 +17,12 @@
 //     the pieces of A and B its box needs straight from their holders in the caller's
 //     layout, runs its box with the shared-memory engine (detail::run_subtree), and sends
 //     partial C to the holders of C, which add them, in plan-rank order, to beta C.
+// PRISM_STATS=1: grid rank 0 prints one line per call: the route and why, and for prism
+// the measured and predicted bytes received (max, mean over processes), split into the
+// plan's own multiply volume (multiply_max_MB: what the same plan moves in prism's native
+// layout) and what the caller's layout adds (redistribution_max_MB = predicted max minus
+// that; negative when the caller's layout suits the plan better than the native one).
+// PRISM_VERBOSE=1 prints the plan, the scored candidates and the layout fit once per plan.
 // The real p?gemm_ is found with dlsym(RTLD_NEXT) (the ScaLAPACK linked after prism, or
 // the program's when preloaded) or from PRISM_SCALAPACK_BACKEND; never prism's own.
 #include <prism/context.hpp>
@@ -776,10 +782,12 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
         const double elem = double(sizeof(T));
         std::fprintf(stderr,
                      "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.3f "
-                     "recv_mean_MB=%.3f pred_max_MB=%.3f pred_mean_MB=%.3f native_max_MB=%.3f scalapack_model_MB=%.3f "
+                     "recv_mean_MB=%.3f pred_max_MB=%.3f pred_mean_MB=%.3f multiply_max_MB=%.3f redistribution_max_MB=%.3f "
+                     "scalapack_model_MB=%.3f "
                      "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
                      name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
                      double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
+                     double(prep->fit.max_received) * elem / 1e6 - prep->native_mb,
                      prep->scalapack_mb, mx[1], rank_model(prep->p).grid().c_str(), prep->fit.describe().c_str(),
                      prep->reason.c_str());
       } else {
