@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tests/scalapack/preload_test.sh — libprism_scalapack.so as a drop-in for an unmodified
+# ScaLAPACK program (ctest entry scalapack_preload).
+#
+#   preload_test.sh MPIEXEC UNMODIFIED_PDGEMM LIBPRISM_SCALAPACK OUTDIR
+#
+# Runs unmodified_pdgemm (linked only to MPI and Debian's ScaLAPACK) on 4 ranks twice:
+#   1. plainly: ScaLAPACK's pdgemm_, no "prism-scalapack:" line on stderr;
+#   2. with LD_PRELOAD=LIBPRISM_SCALAPACK PRISM_STATS=1 PRISM_SCALAPACK_ROUTE=prism (given to
+#      the ranks with -x, not to mpiexec itself): pdgemm_ comes from that library, and stderr
+#      has one "prism-scalapack: route=prism" line per call and no route=backend line.
+# Each run checks C against a serial loop itself (exit 1 on a mismatch). The two dumps of C
+# must be identical: every value is a small integer, so every sum is exact in any order
+# (the componentwise error bound is 0). Prints "scalapack_preload: PASS" and exits 0, or
+# names what failed and exits 1.
+set -u
+mpiexec=$1 prog=$2 lib=$3 out=$4
+mkdir -p "$out"
+rm -f "$out"/plain.* "$out"/prism.*
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+run=("$mpiexec" -n 4 --oversubscribe --bind-to none -x OMPI_MCA_mpi_yield_when_idle=1 -x OPENBLAS_NUM_THREADS=1)
+fail=0
+
+# fail MESSAGE: reports one failed check.
+fail() { echo "scalapack_preload: FAIL: $*"; fail=1; }
+# show NAME: prints a run's stdout and stderr (for the log).
+show() { echo "--- $1 stdout:"; cat "$out/$1.out"; echo "--- $1 stderr (route lines elided):"; grep -v '^prism-scalapack: route=' "$out/$1.err"; }
+
+env -u LD_PRELOAD -u PRISM_STATS -u PRISM_SCALAPACK_ROUTE \
+  "${run[@]}" "$prog" "$out/plain.dump" >"$out/plain.out" 2>"$out/plain.err"
+rc=$?
+show plain
+[ $rc -eq 0 ] || fail "plain run exited $rc"
+grep -q 'pdgemm_ from .*libscalapack' "$out/plain.out" || fail "plain run: pdgemm_ is not ScaLAPACK's"
+! grep -q 'prism-scalapack:' "$out/plain.err" || fail "plain run printed prism-scalapack lines"
+
+"${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_STATS=1 -x PRISM_SCALAPACK_ROUTE=prism \
+  "$prog" "$out/prism.dump" >"$out/prism.out" 2>"$out/prism.err"
+rc=$?
+show prism
+[ $rc -eq 0 ] || fail "preloaded run exited $rc"
+grep -q "pdgemm_ from .*$(basename "$lib")" "$out/prism.out" || fail "preloaded run: pdgemm_ is not from $(basename "$lib")"
+calls=$(sed -n 's/^unmodified_pdgemm: \([0-9]*\) calls.*/\1/p' "$out/prism.out")
+routes=$(grep -c '^prism-scalapack: route=prism' "$out/prism.err")
+backends=$(grep -c 'prism-scalapack: route=backend' "$out/prism.err")
+echo "--- preloaded run: ${calls:-?} calls, $routes route=prism lines, $backends route=backend; first:"
+grep -m1 '^prism-scalapack: route=prism' "$out/prism.err"
+[ "$routes" -ge 1 ] || fail "no 'prism-scalapack: route=prism' line on the preloaded run's stderr"
+[ "$routes" = "${calls:-x}" ] || fail "$routes route=prism lines for ${calls:-?} calls (one per call expected)"
+[ "$backends" -eq 0 ] || fail "$backends calls went to the backend despite PRISM_SCALAPACK_ROUTE=prism"
+
+if [ -s "$out/plain.dump" ] && [ -s "$out/prism.dump" ]; then
+  if ! cmp -s "$out/plain.dump" "$out/prism.dump"; then
+    fail "C differs between ScaLAPACK and prism (integer data: they must be identical); first differences:"
+    diff "$out/plain.dump" "$out/prism.dump" | head -c 2000
+  fi
+else
+  fail "a dump is missing or empty"
+fi
+
+if [ $fail -eq 0 ]; then
+  echo "scalapack_preload: PASS ($(wc -l <"$out/plain.dump") dump lines identical, $routes calls on route=prism)"
+fi
+exit $fail
