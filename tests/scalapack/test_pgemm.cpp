@@ -447,7 +447,8 @@ int pick_block(Rng& r) {
   return r.chance(80) ? r.pick(common) : r.pick(rare);
 }
 
-/// A dimension: 0, 1, or a prime up to 97 (up to 31 when `small`).
+/// A dimension: 0 (8%), 1 (10%), else a prime up to 31, or up to 97 in 40% of the draws
+/// that are not `small`.
 int pick_dim(Rng& r, bool small) {
   static const int primes[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97};
   const int p = r.range(0, 99);
