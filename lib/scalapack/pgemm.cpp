@@ -750,6 +750,9 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   if (a.m == 0 || a.n == 0) return;
   if (*alpha == T(0) || a.k == 0) {
     if (*beta != T(1)) engine<T>::scale(a, *g, layout_of(a, *g), *beta, C);
+    if (g->me == 0 && env_on("PRISM_STATS"))
+      std::fprintf(stderr, "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=0 reason=\"%s\"\n",
+                   name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, "alpha = 0 or k = 0: C = beta C, no messages");
     return;
   }
   // (3)-(4)
