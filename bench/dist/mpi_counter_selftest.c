@@ -5,8 +5,8 @@
  *
  * Every path the counter intercepts moves a known number of bytes inside an
  * MPI_Pcontrol(1) ... MPI_Pcontrol(0) window, with traffic before and after it that must not
- * count. Rank 0 prints the expected figures on stdout:
- *   expected: {"np":4,"p2p_max_MB":..,"p2p_mean_MB":..,"coll_max_MB":..,"total_max_MB":..}
+ * count. Rank 0 prints the expected figures on stdout, as one JSON line:
+ *   {"tool":"mpi_counter_selftest","np":4,"p2p_max_MB":..,"p2p_mean_MB":..,"coll_max_MB":..,"total_max_MB":..}
  * and the counter prints its own line ("mpi-counter: {...}") on stderr at MPI_Finalize;
  * scripts/bench-dist.sh compares the two before it trusts the counter. Needs np >= 2.
  */
@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
   PMPI_Reduce(mine, mx, 3, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
   PMPI_Reduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
   if (me == 0) {
-    printf("expected: {\"np\":%d,\"p2p_max_MB\":%.6g,\"p2p_mean_MB\":%.6g,\"coll_max_MB\":%.6g,\"total_max_MB\":%.6g}\n",
+    printf("{\"tool\":\"mpi_counter_selftest\",\"np\":%d,\"p2p_max_MB\":%.6g,\"p2p_mean_MB\":%.6g,"
+           "\"coll_max_MB\":%.6g,\"total_max_MB\":%.6g}\n",
            p, mx[0] * 1e-6, sum[0] * 1e-6 / p, mx[1] * 1e-6, mx[2] * 1e-6);
     fflush(stdout);
   }
