@@ -18,16 +18,17 @@
 #      PRISM_NUM_THREADS=1 and PRISM_THREADS=1. Without <build>/libprism_scalapack.so the
 #      prism-through-pdgemm runs are skipped (recorded as skipped, not failed).
 # then writes bench/results/dist-<UTC date>.json (every JSON line, machine, date, environment,
-# git commit), and bench/dist/report.py writes dist-<date>.md (tables) and dist-<date>.png.
+# git commit), and bench/dist/report.py writes dist-<date>.md (tables), dist-<date>.png and,
+# with part (c)'s volume, dist-<date>.pdgemm.png.
 #
 #   bash scripts/bench-dist.sh                 full run -> bench/results/dist-<date>.{json,md,png}
 #   bash scripts/bench-dist.sh --quick         smoke run: P in {2,4,7}, 1 rep, 1 round, pdgemm on
-#                                              512^3, 64x64x65536, Gram 32x32x200000 only
+#                                              512^3, 64x64x65536, Gram 32x32x200000, NB 128 only
 #                                              -> bench/runs/dist-quick-<UTC time>/ (ignored by git)
 #   bash scripts/bench-dist.sh --pdgemm-only   part (c) only
 # options:
 #   --procs 2,4,8      the P list of part (a)
-#   --rounds R         rounds of part (b) (default 2, quick 1)
+#   --rounds R         rounds of the time runs, (b) and (c) (default 2, quick 1)
 #   --out PREFIX       write PREFIX.{json,md,png,log} instead
 #   --no-build         use the binaries already in the build folder
 #   --prism BIN        the prism tool (default <build>/apps/prism)
@@ -79,8 +80,12 @@ done
 shapes=("2048 2048 2048" "256 256 262144" "4096 4096 256")
 # Part (c): "M N K TRANSA" (op(A) is M x K; T stores A as K x M), block sizes, grids.
 pdgemm_shapes=("2048 2048 2048 N" "256 256 262144 N" "4096 4096 256 N" "32 32 4000000 T")
-[ "$quick" = 1 ] && pdgemm_shapes=("512 512 512 N" "64 64 65536 N" "32 32 200000 T")
 pdgemm_nbs=(32 128)
+# Quick: small shapes, NB 128 only (about 45 mpiruns, a minute on 2 idle cores).
+if [ "$quick" = 1 ]; then
+  pdgemm_shapes=("512 512 512 N" "64 64 65536 N" "32 32 200000 T")
+  pdgemm_nbs=(128)
+fi
 pdgemm_volume_np=4
 pdgemm_volume_grids=(2x2 1x4)
 pdgemm_gram_extra_grid=4x1   # a tall-skinny code's layout; on 1x4 one rank holds all of A and B
@@ -136,7 +141,7 @@ if [ -z "$out" ]; then
     mkdir -p bench/results
   fi
 fi
-for ext in json md png; do
+for ext in json md png pdgemm.png; do
   [ -e "$out.$ext" ] && { echo "bench-dist: $out.$ext exists; not overwriting it" >&2; exit 1; }
 done
 mkdir -p "$(dirname "$out")"
@@ -474,8 +479,10 @@ with open(os.environ["OUT_JSON"], "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")
 EOF
-"$py" bench/dist/report.py "$out.json" --md "$out.md" --png "$out.png"
+pdgemm_png=()
+[ "$do_pdgemm" = 1 ] && [ "$do_volume" = 1 ] && pdgemm_png=(--pdgemm-png "$out.pdgemm.png")
+"$py" bench/dist/report.py "$out.json" --md "$out.md" --png "$out.png" "${pdgemm_png[@]}"
 failed=$(grep -c '"error"' "$records" || true)
 echo
-echo "bench-dist: $out.json, $out.md, $out.png (log $log)"
+echo "bench-dist: $out.json, $out.md, $out.png$([ ${#pdgemm_png[@]} -gt 0 ] && echo ", $out.pdgemm.png") (log $log)"
 [ "$failed" = 0 ] || { echo "bench-dist: $failed run(s) failed; see $log" >&2; exit 1; }
