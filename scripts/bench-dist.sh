@@ -35,6 +35,8 @@
 #   --skip-volume / --skip-time   drop the volume or the time runs (of (a)/(b) and of (c))
 #   --pdgemm-only / --skip-pdgemm run part (c) alone / leave it out
 #   --prism-scalapack LIB          the library to preload (default <build>/libprism_scalapack.so)
+#   --pdgemm-check     prism's pdgemm volume runs also check C (--check: one more call, outside
+#                      the counted window; serial recomputation, slow on the full shapes; on in --quick)
 # environment: PRISM_BUILD_DIR (default build), PRISM_DIST_TIMEOUT (seconds per mpirun,
 # default 1200). OPENBLAS_NUM_THREADS=1 is passed to every rank (both tools), so two ranks
 # use two cores; every other variable (OPENBLAS_CORETYPE, PRISM_*, ...) passes through as it
@@ -56,6 +58,7 @@ do_prism_parts=1    # parts (a) and (b)
 do_pdgemm=1         # part (c)
 slib=""
 slib_missing=""
+pdgemm_check=""     # --check on prism's pdgemm volume runs (default: quick runs only)
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; procs="2,4,7"; reps_time=1; rounds=1 ;;
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
     --pdgemm-only) do_prism_parts=0; do_pdgemm=1 ;;
     --skip-pdgemm) do_pdgemm=0 ;;
     --prism-scalapack) slib="$2"; shift ;;
+    --pdgemm-check) pdgemm_check=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-dist: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -81,11 +85,14 @@ shapes=("2048 2048 2048" "256 256 262144" "4096 4096 256")
 # Part (c): "M N K TRANSA" (op(A) is M x K; T stores A as K x M), block sizes, grids.
 pdgemm_shapes=("2048 2048 2048 N" "256 256 262144 N" "4096 4096 256 N" "32 32 4000000 T")
 pdgemm_nbs=(32 128)
-# Quick: small shapes, NB 128 only (about 45 mpiruns, a minute on 2 idle cores).
+# Quick: small shapes, NB 128 only (about 45 mpiruns, a minute on 2 idle cores), and prism's
+# results checked.
 if [ "$quick" = 1 ]; then
   pdgemm_shapes=("512 512 512 N" "64 64 65536 N" "32 32 200000 T")
   pdgemm_nbs=(128)
+  pdgemm_check=${pdgemm_check:-1}
 fi
+pdgemm_check=${pdgemm_check:-0}
 pdgemm_volume_np=4
 pdgemm_volume_grids=(2x2 1x4)
 pdgemm_gram_extra_grid=4x1   # a tall-skinny code's layout; on 1x4 one rank holds all of A and B
@@ -307,12 +314,12 @@ slib_why="no ${slib_missing} (build the prism_scalapack target, or pass --prism-
 # COUNTER=1 preloads the PMPI counter as well. prism through pdgemm is skipped without the library.
 pdgemm_run() {
   local phase=$1 round=$2 tool=$3 np=$4 grid=$5 nb=$6 reps=$7 m=$8 n=$9 k=${10} ta=${11} counter=${12:-0}
-  local flags preload=() env=() trans=()
+  local flags preload=() env=() trans=() route=""
   if [ "$phase" = pdgemm_volume ]; then flags=("${volume_flags[@]}"); else flags=("${time_flags[@]}"); fi
   [ "$counter" = 1 ] && preload=("$counter_lib")
   case "$tool" in
     prism_via_pdgemm|prism_auto_pdgemm)
-      local route=prism
+      route=prism
       [ "$tool" = prism_auto_pdgemm ] && route=auto
       if [ -n "$slib_missing" ]; then
         EXTRA="{\"m\":$m,\"n\":$n,\"k\":$k,\"transa\":\"$ta\",\"grid\":\"$grid\",\"nb\":$nb,\"route_env\":\"$route\"}" \
@@ -328,6 +335,8 @@ pdgemm_run() {
     joined=$(IFS=:; echo "${preload[*]}")
     env+=(-x "LD_PRELOAD=$joined")
   fi
+  local check=()
+  [ "$phase" = pdgemm_volume ] && [ "$pdgemm_check" = 1 ] && [ -n "$route" ] && check=(--check)
   if [ "$tool" = prism_run ]; then
     [ "$ta" = N ] || trans=(--trans "${ta}N")
     EXTRA="{\"m\":$m,\"n\":$n,\"k\":$k,\"transa\":\"$ta\"}" \
@@ -339,7 +348,7 @@ pdgemm_run() {
     case "$tool" in prism_via_pdgemm) route_env=prism ;; prism_auto_pdgemm) route_env=auto ;; esac
     EXTRA="{\"m\":$m,\"n\":$n,\"k\":$k,\"transa\":\"$ta\",\"grid\":\"$grid\",\"nb\":$nb,\"route_env\":\"$route_env\"}" \
       run "$phase" "$round" "$tool" "$np" mpirun "${flags[@]}" "${pdgemm_env[@]}" "${env[@]}" -np "$np" \
-      "$pdgemm_bin" "$m" "$n" "$k" --nb "$nb" --grid "$grid" --reps "$reps" "${trans[@]}" --tool-name "$tool"
+      "$pdgemm_bin" "$m" "$n" "$k" --nb "$nb" --grid "$grid" --reps "$reps" "${trans[@]}" --tool-name "$tool" "${check[@]}"
   fi
 }
 

@@ -215,10 +215,10 @@ def usable(r):
     return r is not None and "error" not in r and "skipped" not in r
 
 
-def last_call(r):
-    """The last PRISM_STATS line of a run (its one timed call at --reps 1), as a dict."""
+def first_call(r):
+    """The first PRISM_STATS line of a run, as a dict: the timed call (a --check call comes after)."""
     calls = (r or {}).get("prism_scalapack") or []
-    return calls[-1] if calls else {}
+    return calls[0] if calls else {}
 
 
 def counter_mb(r):
@@ -304,7 +304,7 @@ def md_pdgemm_volume(doc, vol, shapes, fixture):
             pv = vol.get((s, "prism_via_pdgemm", grid, nb))
             pa = vol.get((s, "prism_auto_pdgemm", grid, nb))
             sc_mb = counter_mb(sc) if usable(sc) else None
-            pv_call, pa_call = last_call(pv), last_call(pa)
+            pv_call, pa_call = first_call(pv), first_call(pa)
             pv_own = pv_call.get("recv_max_MB") if usable(pv) else None
             pv_cnt = counter_mb(pv) if usable(pv) else None
             pa_cnt = counter_mb(pa) if usable(pa) else None
@@ -331,6 +331,14 @@ def md_pdgemm_volume(doc, vol, shapes, fixture):
     skipped = sorted({r["skipped"] for r in vol.values() if "skipped" in r})
     if skipped:
         out += ["Skipped: " + "; ".join(skipped) + ".", ""]
+    checked = [r for r in vol.values() if r.get("check") in ("passed", "failed") and r.get("tool") != "prism_run"]
+    if checked:
+        bad = [r for r in checked if r["check"] == "failed"]
+        out += [f"C checked (`--check`: one more call after the counted one, compared with a serial "
+                f"recomputation) in {len(checked)} run(s): "
+                + ("all passed." if not bad else f"{len(bad)} FAILED: " + "; ".join(
+                    f"{r.get('tool')} {pshape_name(pshape(r))} NB {r.get('nb')} {r.get('grid')}" for r in bad) + "."),
+                ""]
     nat_rows = [(s, vol.get((s, "prism_run", None, None))) for s in shapes]
     if any(r is not None for _, r in nat_rows):
         out += [f"prism native at np = {np_} (`prism run M N K --threads 1 --reps 1 --json`, `--trans TN` for AᵀB): "
@@ -384,7 +392,7 @@ def md_pdgemm_time(doc, tim, shapes, fixture):
             def sec(r):
                 """Best seconds of a record, or None."""
                 return r.get("best_s") if usable(r) else None
-            route = last_call(pa).get("route") if usable(pa) else None
+            route = first_call(pa).get("route") if usable(pa) else None
             out.append(
                 f"| {pshape_name(s)} | {g} | {fmt(sec(sc)) if sec(sc) else why_not(sc)} | "
                 f"{fmt(sec(pv)) if sec(pv) else why_not(pv)} | {fmt(sec(pa)) if sec(pa) else why_not(pa)} | "
