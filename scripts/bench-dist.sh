@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The distributed benchmark (issue 11 item 7; bench/dist/README.md). One run does both parts:
+# The distributed benchmark (issue 11 item 7, issue 12 item 5; bench/dist/README.md). One run
+# does three parts:
 #  (a) volume: for each P in {2,4,7,8,12,13,16} and each shape (2048^3, 256x256x262144,
 #      4096x4096x256), `mpirun --oversubscribe -np P prism run M N K --threads 1 --reps 1 --json`:
 #      per-rank received MB (measured and predicted) and the bound. Oversubscribed on this
