@@ -281,17 +281,18 @@ def md_pdgemm_volume(doc, vol, shapes, fixture):
             "ScaLAPACK = Debian's libscalapack-openmpi pdgemm_; model = prism's model of ScaLAPACK on "
             "that layout (`scalapack_model_MB`); prism = the same program with "
             "`LD_PRELOAD=libprism_scalapack.so PRISM_SCALAPACK_ROUTE=prism`: its own count "
-            "(`recv_max_MB`, redistribution included) and the counter's, and its prediction; "
+            "(`recv_max_MB`, redistribution included; `redistribution_max_MB` of it moving operands "
+            "between the caller's layout and the plan's) and the counter's, and its prediction; "
             "auto = ROUTE=auto, the route it took and the counter's MB; native = `prism run` "
             "in prism's own layout (its own count; table below). Ratios use the counter for both "
             "sides (prism's own count where the counter has none). MB = 1e6 bytes. "
             "Oversubscribed: times not reported.", "",
-            "| shape | NB | grid | ScaLAPACK MB | model MB | prism MB (own) | prism MB (counter) | "
-            "predicted MB | auto route | auto MB (counter) | native MB | prism / ScaLAPACK | "
-            "auto / ScaLAPACK | native / ScaLAPACK |",
-            "|-------|---:|------|-------------:|---------:|---------------:|-------------------:|"
-            "-------------:|------------|------------------:|----------:|------------------:|"
-            "-----------------:|-------------------:|"]
+            "| shape | NB | grid | ScaLAPACK MB | model MB | prism MB (own) | of which redistribution | "
+            "prism MB (counter) | predicted MB | auto route | auto MB (counter) | native MB | "
+            "prism / ScaLAPACK | auto / ScaLAPACK | native / ScaLAPACK |",
+            "|-------|---:|------|-------------:|---------:|---------------:|------------------------:|"
+            "-------------------:|-------------:|------------|------------------:|----------:|"
+            "------------------:|-----------------:|-------------------:|"]
     plans, reasons = [], []
     for s in shapes:
         nat = vol.get((s, "prism_run", None, None))
@@ -322,6 +323,7 @@ def md_pdgemm_volume(doc, vol, shapes, fixture):
             out.append(
                 f"| {pshape_name(s)} | {nb} | {grid} | {fmt(sc_mb) if sc_mb is not None else why_not(sc)} | "
                 f"{fmt(model)} | {fmt(pv_own) if usable(pv) else why_not(pv)} | "
+                f"{fmt(pv_call.get('redistribution_max_MB')) if usable(pv) else '–'} | "
                 f"{fmt(pv_cnt) if usable(pv) else why_not(pv)} | "
                 f"{fmt(pv_call.get('pred_max_MB')) if usable(pv) else '–'} | "
                 f"{(route or '?') if usable(pa) else why_not(pa)} | {fmt(pa_cnt) if usable(pa) else why_not(pa)} | "
