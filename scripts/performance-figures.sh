@@ -7,7 +7,9 @@
 # docs/bench-dropin.png instead (docs/performance.md "The drop-in"). A dist-* run
 # (scripts/bench-dist.sh) goes to README.md's dist:begin/end block and docs/bench-dist.png;
 # a dist-clean-env-* run (its timing part without OPENBLAS_CORETYPE) to docs/performance.md's
-# dist-clean block.
+# dist-clean block. A dist-* run's pdgemm part (its "## pdgemm" sections, issue 12) goes to
+# README.md's dist-pdgemm:begin/end block, with <prefix>.pdgemm.png as docs/bench-dist-pdgemm.png,
+# when README.md has that block; without it, those sections stay in the dist block.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:?usage: performance-figures.sh bench/results/<set>-<UTC time>}
@@ -25,21 +27,64 @@ case "$(basename "$prefix")" in
   dropin-*) tag=dropin png=docs/bench-dropin.png alt="libprism_blas (drop-in) vs prism and its backend" ;;
 esac
 mkdir -p docs
-cp "$prefix.png" "$png"
-python3 - "$prefix.md" "$tag" "$png" "$alt" "$target" <<'PY'
+pdgemm_png=""
+split_pdgemm=0
+keep_main=0
+if [ "$tag" = dist ]; then
+  # A run of the pdgemm part alone (bench-dist.sh --pdgemm-only) has no sections of its own
+  # for the dist block: that block and its figure stay as they are.
+  grep -qE '^## ' "$prefix.md" && ! grep -E '^## ' "$prefix.md" | grep -qvE '^## (pdgemm|Failed runs)' && keep_main=1
+  if grep -q '<!-- dist-pdgemm:begin' "$target"; then
+    split_pdgemm=1
+    if [ -f "$prefix.pdgemm.png" ]; then pdgemm_png=docs/bench-dist-pdgemm.png; cp "$prefix.pdgemm.png" "$pdgemm_png"; fi
+  elif [ "$keep_main" = 1 ]; then
+    echo "performance-figures: $prefix is a pdgemm-only run and $target has no dist-pdgemm:begin/end block for it" >&2
+    exit 1
+  fi
+fi
+[ "$keep_main" = 1 ] || cp "$prefix.png" "$png"
+python3 - "$prefix.md" "$tag" "$png" "$alt" "$target" "$split_pdgemm" "$pdgemm_png" "$keep_main" <<'PY'
 import re, sys
-src, tag, png, alt, target = sys.argv[1:6]
+src, tag, png, alt, target, split_pdgemm, pdgemm_png, keep_main = sys.argv[1:9]
 table = open(src).read().strip()
+pdgemm = None
 if tag.startswith("dist"):  # its own title goes; its sections sit under the README's
     lines = [l for l in table.splitlines() if not l.startswith("# ")]
+    if split_pdgemm == "1":
+        # "## pdgemm..." sections (up to the next "## " heading that is not one) go to their own block.
+        main, part, into = [], [], None
+        for l in lines:
+            if l.startswith("## "):
+                into = part if l.startswith("## pdgemm") else main
+            (into if into is not None else main).append(l)
+        lines = main
+        pdgemm = "\n".join("##" + l if l.startswith("##") else l for l in part).strip()
     table = "\n".join("##" + l if l.startswith("##") else l for l in lines).strip()
 readme = open(target).read()
-link = png if target == "README.md" else png.split("/")[-1]
-block = ("<!-- %s:begin (written by scripts/performance-figures.sh from a real run; do not edit) -->\n" % tag
-         + table + "\n\n![%s](%s)\n<!-- %s:end -->" % (alt, link, tag))
-new, n = re.subn(r"<!-- %s:begin.*?<!-- %s:end -->" % (tag, tag), lambda m: block, readme, flags=re.S)
-if n != 1:
-    sys.exit("performance-figures: %s needs exactly one %s:begin/%s:end block" % (target, tag, tag))
-open(target, "w").write(new)
+
+
+def put(text, tag, png, alt):
+    """Replaces the tag:begin/end block of the README text with the table and its figure."""
+    link = png if target == "README.md" else png.split("/")[-1]
+    figure = "\n\n![%s](%s)" % (alt, link) if png else ""
+    block = ("<!-- %s:begin (written by scripts/performance-figures.sh from a real run; do not edit) -->\n" % tag
+             + table_of[tag] + figure + "\n<!-- %s:end -->" % tag)
+    new, n = re.subn(r"<!-- %s:begin.*?<!-- %s:end -->" % (tag, tag), lambda m: block, text, flags=re.S)
+    if n != 1:
+        sys.exit("performance-figures: %s needs exactly one %s:begin/%s:end block" % (target, tag, tag))
+    return new
+
+
+table_of = {tag: table}
+if keep_main != "1":
+    readme = put(readme, tag, png, alt)
+if pdgemm is not None:
+    table_of["dist-pdgemm"] = pdgemm or "(this run has no pdgemm part)"
+    readme = put(readme, "dist-pdgemm", pdgemm_png, "per-rank volume through pdgemm_: ScaLAPACK, prism, prism native")
+open(target, "w").write(readme)
 PY
-echo "performance-figures: $target and $png updated from $prefix"
+if [ "$keep_main" = 1 ]; then
+  echo "performance-figures: $target's dist-pdgemm block${pdgemm_png:+ and $pdgemm_png} updated from $prefix"
+else
+  echo "performance-figures: $target and $png${pdgemm_png:+ and $pdgemm_png} updated from $prefix"
+fi

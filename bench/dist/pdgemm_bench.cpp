@@ -2,34 +2,46 @@
 // Debian's ScaLAPACK pdgemm (libscalapack-openmpi, BLAS = whatever libblas.so.3 points to,
 // OpenBLAS on this machine) on the same shapes, in the same run (scripts/bench-dist.sh).
 //
-//   mpirun -np 2 prism_pdgemm_bench M N K [--reps R] [--nb NB] [--grid PRxPC] [--check]
+//   mpirun -np 2 prism_pdgemm_bench M N K [--reps R] [--nb NB] [--grid PRxPC]
+//          [--transa N|T|C] [--transb N|T|C] [--tool-name NAME] [--check]
 //
-// C = A * B (alpha = 1, beta = 0 for timing; --check uses beta = 0.5 so C's old values count)
-// with A (M x K), B (K x N), C (M x N) block-cyclic on a PR x PC BLACS grid (row-major
-// ranks). The default grid is the most square one for np, PR >= PC (2 -> 2x1, 12 -> 4x3,
-// 13 -> 13x1). Block sizes: A is mb x kb, B kb x nb, C mb x nb with mb = min(NB, M),
-// nb = min(NB, N), kb = min(NB, K) (NB default 256): the clamp keeps small matrices in one
-// block, and the three satisfy pdgemm's alignment rules.
+// C = op(A) * op(B) (alpha = 1, beta = 0 for timing; --check uses beta = 0.5 so C's old values
+// count) with op(A) M x K, op(B) K x N, C M x N, block-cyclic on a PR x PC BLACS grid
+// (row-major ranks). A is stored M x K for --transa N and K x M for T or C (C = T for real
+// data: the Gram shape A^T B is `--transa T`); B likewise. The default grid is the most square
+// one for np, PR >= PC (2 -> 2x1, 12 -> 4x3, 13 -> 13x1). Block sizes: the M dimension is cut
+// in mb = min(NB, M), N in nb = min(NB, N), K in kb = min(NB, K) in every matrix that has it
+// (NB default 256): the clamp keeps small matrices in one block, and the three satisfy
+// pdgemm's alignment rules whatever the transposes.
+//
+// It is a plain ScaLAPACK program, linked to Debian's libscalapack-openmpi only; prism comes
+// in by LD_PRELOAD of libprism_scalapack.so (scripts/bench-dist.sh, pdgemm part). The timed
+// pdgemm_ calls, and nothing else, sit between MPI_Pcontrol(1) and MPI_Pcontrol(0), so a PMPI
+// counter that honours Pcontrol (bench/dist/mpi_counter.c) counts only their traffic: use
+// --reps 1 to count one call. --tool-name labels the JSON line (default scalapack_pdgemm).
 //
 // Each element is a function of (matrix, global row, global column, seed) only, uniform in
 // [-1, 1): the operands are the same whatever the grid, and rank 0 can regenerate them.
 // Every repetition starts with MPI_Barrier; its time is the slowest rank's; best_s is the
 // best repetition. Rank 0 prints one JSON line:
-//   {"tool":"scalapack_pdgemm","np":2,"grid":"2x1","nb":256,"m":..,"n":..,"k":..,
-//    "best_s":..,"gflops":..,"threads_env":"1","check":"skipped"}
+//   {"tool":"scalapack_pdgemm","np":2,"grid":"2x1","nb":256,"transa":"N","transb":"N",
+//    "m":..,"n":..,"k":..,"reps":..,"best_s":..,"gflops":..,"threads_env":"1","blas":..,
+//    "check":"skipped"}
 // threads_env is OPENBLAS_NUM_THREADS as rank 0 saw it ("unset" when it is not set):
 // Debian's OpenBLAS is the pthread build, so set it to 1 per rank unless the ranks are
 // meant to share cores with BLAS threads.
 //
 // --check (small shapes): after the timed runs, one more pdgemm with beta = 0.5 onto a
-// freshly filled C; rank 0 gathers C, recomputes C^ = A B + 0.5 C0 serially (plain loops,
-// independent of BLAS) and requires |C - C^| <= 2 k eps (|A||B| + 0.5 |C0|) componentwise.
+// freshly filled C; rank 0 gathers C, recomputes C^ = op(A) op(B) + 0.5 C0 serially (plain
+// loops, independent of BLAS) and requires |C - C^| <= 2 k eps (|op(A)||op(B)| + 0.5 |C0|)
+// componentwise.
 // A failed check prints "check":"failed" and exits 1.
 #include <mpi.h>
 
 #include <link.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -63,6 +75,7 @@ namespace {
 
 constexpr std::uint64_t kSeed = 0x5eed'd157'0000'0001ULL;
 
+// splitmix64's finaliser: a well-mixed 64-bit hash of x.
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -83,12 +96,15 @@ std::int64_t global_index(std::int64_t l, int nb, int p, int np) {
   return (l / nb) * std::int64_t(np) * nb + std::int64_t(p) * nb + l % nb;
 }
 
+// One rank's part of a block-cyclic matrix: its local size, descriptor and data.
 struct Local {
   int rows = 0, cols = 0, lld = 1;
   int desc[9] = {};
   std::vector<double> data;
 };
 
+// Makes this rank's part of an m x n matrix in mb x nb blocks (source process 0), filled from
+// the generator when fill is set.
 Local make_local(int ctxt, int which, int m, int n, int mb, int nb, int myrow, int mycol, int pr,
                  int pc, bool fill) {
   Local x;
@@ -133,17 +149,19 @@ std::string loaded_blas() {
   return found.empty() ? "unknown" : found;
 }
 
+// Prints why and the usage on rank 0, finalises MPI and exits with status 2.
 [[noreturn]] void usage(int rank, const char* why) {
   if (rank == 0) {
     std::fprintf(stderr,
                  "pdgemm_bench: %s\nusage: mpirun -np P prism_pdgemm_bench M N K [--reps R] [--nb NB] "
-                 "[--grid PRxPC] [--check]\n",
+                 "[--grid PRxPC] [--transa N|T|C] [--transb N|T|C] [--tool-name NAME] [--check]\n",
                  why);
   }
   MPI_Finalize();
   std::exit(2);
 }
 
+// Parses an integer in [lo, hi] into *out; false if s is not one.
 bool parse_int(const char* s, long long lo, long long hi, int* out) {
   char* end = nullptr;
   errno = 0;
@@ -196,13 +214,16 @@ std::vector<double> gather(const Local& c, int m, int n, int mb, int nb, int myr
   return full;
 }
 
-// Rank 0: recompute C^ = A B + beta C0 from the generator and compare componentwise.
-bool check_on_root(const std::vector<double>& c, int m, int n, int k, double beta, double* worst_ratio) {
+// Rank 0: recompute C^ = op(A) op(B) + beta C0 from the generator and compare componentwise.
+bool check_on_root(const std::vector<double>& c, int m, int n, int k, bool ta, bool tb, double beta,
+                   double* worst_ratio) {
+  // a holds op(A) (m x k) and b op(B) (k x n), column-major; a stored transposed operand is
+  // read from the generator at the swapped (row, column).
   std::vector<double> a(std::size_t(m) * k), b(std::size_t(k) * n);
   for (int j = 0; j < k; ++j)
-    for (int i = 0; i < m; ++i) a[std::size_t(j) * m + i] = element(0, i, j);
+    for (int i = 0; i < m; ++i) a[std::size_t(j) * m + i] = ta ? element(0, j, i) : element(0, i, j);
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < k; ++i) b[std::size_t(j) * k + i] = element(1, i, j);
+    for (int i = 0; i < k; ++i) b[std::size_t(j) * k + i] = tb ? element(1, j, i) : element(1, i, j);
   const double eps = std::numeric_limits<double>::epsilon();
   bool ok = true;
   *worst_ratio = 0.0;
@@ -234,6 +255,7 @@ bool check_on_root(const std::vector<double>& c, int m, int n, int k, double bet
 
 }  // namespace
 
+// Parses the options, builds A, B and C on the BLACS grid, times pdgemm_ and prints the JSON line.
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, np = 1;
@@ -242,6 +264,15 @@ int main(int argc, char** argv) {
 
   int dims[3] = {0, 0, 0}, ndims = 0, reps = 3, nb_req = 256, pr = 0, pc = 0;
   bool check = false;
+  char transa = 'N', transb = 'N';
+  std::string tool = "scalapack_pdgemm";
+  // Reads an N|T|C transpose flag (either case) into *out.
+  auto parse_trans = [&](const char* name, const char* v, char* out) {
+    const char c = char(std::toupper(static_cast<unsigned char>(v[0])));
+    if (v[0] == '\0' || v[1] != '\0' || (c != 'N' && c != 'T' && c != 'C'))
+      usage(rank, (std::string(name) + ": N, T or C").c_str());
+    *out = c;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* name) -> const char* {
@@ -259,6 +290,14 @@ int main(int argc, char** argv) {
           !parse_int(g.substr(x + 1).c_str(), 1, 1 << 20, &pc))
         usage(rank, "--grid: PRxPC, e.g. 2x1");
       if (pr * pc != np) usage(rank, "--grid: PR * PC must equal the number of ranks");
+    } else if (a == "--transa") {
+      parse_trans("--transa", value("--transa"), &transa);
+    } else if (a == "--transb") {
+      parse_trans("--transb", value("--transb"), &transb);
+    } else if (a == "--tool-name") {
+      tool = value("--tool-name");
+      if (tool.empty() || tool.find_first_of("\"\\") != std::string::npos)
+        usage(rank, "--tool-name: a non-empty name without quotes or backslashes");
     } else if (a == "--check") {
       check = true;
     } else if (a == "-h" || a == "--help") {
@@ -288,19 +327,28 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 
-  Local A = make_local(ctxt, 0, m, k, mb, kb, myrow, mycol, pr, pc, true);
-  Local B = make_local(ctxt, 1, k, n, kb, nb, myrow, mycol, pr, pc, true);
+  // Stored shapes: A is m x k (N) or k x m (T, C); B is k x n (N) or n x k (T, C).
+  const bool ta = transa != 'N', tb = transb != 'N';
+  const int a_rows = ta ? k : m, a_cols = ta ? m : k, a_rb = ta ? kb : mb, a_cb = ta ? mb : kb;
+  const int b_rows = tb ? n : k, b_cols = tb ? k : n, b_rb = tb ? nb : kb, b_cb = tb ? kb : nb;
+  Local A = make_local(ctxt, 0, a_rows, a_cols, a_rb, a_cb, myrow, mycol, pr, pc, true);
+  Local B = make_local(ctxt, 1, b_rows, b_cols, b_rb, b_cb, myrow, mycol, pr, pc, true);
   Local C = make_local(ctxt, 2, m, n, mb, nb, myrow, mycol, pr, pc, false);
 
   const int one = 1;
   const double alpha = 1.0, beta0 = 0.0;
   double best = std::numeric_limits<double>::infinity();
+  const char ta_s[2] = {transa, '\0'}, tb_s[2] = {transb, '\0'};
   for (int r = 0; r < reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
+    // Only the timed call is inside the counting window (a PMPI counter honours Pcontrol;
+    // without one, MPI_Pcontrol does nothing).
+    MPI_Pcontrol(1);
     const double t0 = MPI_Wtime();
-    pdgemm_("N", "N", &m, &n, &k, &alpha, A.data.data(), &one, &one, A.desc, B.data.data(), &one, &one,
+    pdgemm_(ta_s, tb_s, &m, &n, &k, &alpha, A.data.data(), &one, &one, A.desc, B.data.data(), &one, &one,
             B.desc, &beta0, C.data.data(), &one, &one, C.desc);
     double t = MPI_Wtime() - t0, tmax = 0.0;
+    MPI_Pcontrol(0);
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     best = std::min(best, tmax);
   }
@@ -310,11 +358,11 @@ int main(int argc, char** argv) {
   if (check) {
     const double beta = 0.5;
     C = make_local(ctxt, 2, m, n, mb, nb, myrow, mycol, pr, pc, true);
-    pdgemm_("N", "N", &m, &n, &k, &alpha, A.data.data(), &one, &one, A.desc, B.data.data(), &one, &one,
+    pdgemm_(ta_s, tb_s, &m, &n, &k, &alpha, A.data.data(), &one, &one, A.desc, B.data.data(), &one, &one,
             B.desc, &beta, C.data.data(), &one, &one, C.desc);
     std::vector<double> full = gather(C, m, n, mb, nb, myrow, mycol, pr, pc, rank, np);
     int ok = 1;
-    if (rank == 0) ok = check_on_root(full, m, n, k, beta, &worst) ? 1 : 0;
+    if (rank == 0) ok = check_on_root(full, m, n, k, ta, tb, beta, &worst) ? 1 : 0;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     check_status = ok ? "passed" : "failed";
   }
@@ -323,9 +371,10 @@ int main(int argc, char** argv) {
     const char* env = std::getenv("OPENBLAS_NUM_THREADS");
     const double flops = 2.0 * double(m) * double(n) * double(k);
     std::printf(
-        "{\"tool\":\"scalapack_pdgemm\",\"np\":%d,\"grid\":\"%dx%d\",\"nb\":%d,\"m\":%d,\"n\":%d,\"k\":%d,"
+        "{\"tool\":\"%s\",\"np\":%d,\"grid\":\"%dx%d\",\"nb\":%d,\"transa\":\"%c\",\"transb\":\"%c\","
+        "\"m\":%d,\"n\":%d,\"k\":%d,"
         "\"reps\":%d,\"best_s\":%.6g,\"gflops\":%.4g,\"threads_env\":\"%s\",\"blas\":\"%s\",\"check\":\"%s\"",
-        np, pr, pc, nb_req, m, n, k, reps, best, flops / best * 1e-9, env ? env : "unset", loaded_blas().c_str(),
+        tool.c_str(), np, pr, pc, nb_req, transa, transb, m, n, k, reps, best, flops / best * 1e-9, env ? env : "unset", loaded_blas().c_str(),
         check_status.c_str());
     if (check) std::printf(",\"check_worst_ratio\":%.3g", worst);
     std::printf("}\n");
