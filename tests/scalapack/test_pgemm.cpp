@@ -29,14 +29,15 @@
 // processes share the error: its PB_Cabort calls Cblacs_abort, which this program also
 // replaces, and then returns.
 //
-// Options: --cases=N (400), --seed=S, --list (print the cases and stop), --inject=KIND
+// Options: --cases=N (1000), --seed=S, --list (print the cases and stop), --inject=KIND
 // (corrupt prism's result on purpose to see the checks fire; see g_inject). The harness
 // build (target test_pgemm_harness, PGEMM_WITH_PRISM=0) calls ScaLAPACK on both sides and
 // runs only the reference half of the invalid-argument cases.
 //
 // With PRISM_STATS=1 and PRISM_SCALAPACK_ROUTE=prism (ctest sets both), fd 2 is read through
 // a pipe while the cases run and the "prism-scalapack: route=..." lines are counted: none may
-// say route=backend, and there are at least as many route=prism lines as non-trivial calls.
+// say route=backend, and there is one route=prism line per call with M, N > 0 (alpha = 0
+// and K = 0 included) and at most one per call.
 //
 // Exit status 0 and "test_pgemm: N cases passed" when everything holds, 1 otherwise.
 #define OMPI_SKIP_MPICXX 1  // the C API only
@@ -524,11 +525,9 @@ Case make_case(std::uint64_t seed, int id, const std::vector<Grid>& grids) {
   return c;
 }
 
-/// True when the reference returns without touching C (M or N = 0, or alpha or K = 0 with
-/// beta = 1): the calls a route=prism stats line need not be printed for.
-bool trivial(const Case& c) {
-  return c.m == 0 || c.n == 0 || (((c.alpha[0] == 0 && c.alpha[1] == 0) || c.k == 0) && c.beta[0] == 1 && c.beta[1] == 0);
-}
+/// True when sub(C) is not empty (M, N > 0): prism prints a PRISM_STATS line for each such
+/// call, alpha = 0 and K = 0 included (they scale C); for M or N = 0 it may print none.
+bool nonempty(const Case& c) { return c.m > 0 && c.n > 0; }
 
 /// Failure messages printed by this process so far (capped so a broken build stays readable).
 int g_messages = 0;
@@ -1003,7 +1002,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int np = 0;
   Cblacs_pinfo(&g_rank, &np);
-  const int ncases = int(arg_value(argc, argv, "--cases", 400));
+  const int ncases = int(arg_value(argc, argv, "--cases", 1000));
   const std::uint64_t seed = std::uint64_t(arg_value(argc, argv, "--seed", 0x5ca1ab1e));
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--inject=", 9) == 0) g_inject = argv[i] + 9;
@@ -1075,11 +1074,11 @@ int main(int argc, char** argv) {
   if (count_stats && !tapped) std::printf("test_pgemm: rank %d: no pipe, route lines not counted\n", g_rank);
 
   // Products.
-  long nontrivial = 0;
+  long nonempty_calls = 0;
   for (int id = 0; id < ncases; ++id) {
     const Case c = make_case(seed, id, grids);
     const Grid& g = grids[std::size_t(c.grid)];
-    if (!trivial(c)) ++nontrivial;
+    if (nonempty(c)) ++nonempty_calls;
     if (!g.in) continue;  // outside this grid: its context is -1 here, no call
     std::snprintf(g_current, sizeof g_current, "%s", describe(c, g).c_str());
     alarm(30);
@@ -1136,15 +1135,19 @@ int main(int argc, char** argv) {
     MPI_Allreduce(lines, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (tap.backend > 0) std::printf("test_pgemm: rank %d: %s", g_rank, tap.first_backend.c_str());
     if (g_rank == 0) {
-      std::printf("test_pgemm: PRISM_STATS: %ld route=prism lines, %ld route=backend, %ld non-trivial calls%s%s",
-                  all[0], all[1], nontrivial, tap.first_prism.empty() ? "\n" : "; first: ", tap.first_prism.c_str());
+      std::printf("test_pgemm: PRISM_STATS: %ld route=prism lines, %ld route=backend, %ld calls with M, N > 0, %d "
+                  "in all%s%s",
+                  all[0], all[1], nonempty_calls, ncases, tap.first_prism.empty() ? "\n" : "; first: ",
+                  tap.first_prism.c_str());
       if (!tap.first_prism.empty() && tap.first_prism.back() != '\n') std::printf("\n");
     }
-    if (all[1] != 0 || all[0] < nontrivial) {
+    // One line per call on its grid rank 0: one for every call with M, N > 0, at most one
+    // per valid call (the invalid ones may print or not), none on the backend.
+    if (all[1] != 0 || all[0] < nonempty_calls || all[0] > ncases) {
       if (g_rank == 0)
-        std::printf("test_pgemm: FAIL: with PRISM_SCALAPACK_ROUTE=prism every call must say route=prism "
-                    "(at least %ld lines, none route=backend)\n",
-                    nontrivial);
+        std::printf("test_pgemm: FAIL: with PRISM_SCALAPACK_ROUTE=prism every call with M, N > 0 must print one "
+                    "route=prism line (%ld to %d lines expected), none route=backend\n",
+                    nonempty_calls, ncases);
       ++total_fails;
     }
   }
