@@ -10,6 +10,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,23 @@ inline std::int64_t text_hash(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
   return std::int64_t(h >> 1);
+}
+
+/// The bits of a scalar's real part as a double (arguments are agreed by bit pattern).
+template <scalar T>
+std::int64_t real_bits(T x) {
+  double v;
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>) v = double(x);
+  else v = double(x.real());
+  std::int64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+/// The bits of a scalar's imaginary part as a double (0 for real types).
+template <scalar T>
+std::int64_t imag_bits(T x) {
+  if constexpr (std::same_as<T, float> || std::same_as<T, double>) return 0;
+  else return real_bits(x.imag());
 }
 
 /// Throws prism::error when an MPI call did not return MPI_SUCCESS.

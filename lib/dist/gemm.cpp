@@ -27,24 +27,10 @@ namespace prism::dist {
 namespace {
 
 using detail::check_mpi;
+using detail::imag_bits;
+using detail::real_bits;
 
 thread_local traffic last;
-
-std::int64_t bits(double x) {
-  std::int64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-template <scalar T>
-std::int64_t real_bits(T x) {
-  if constexpr (std::same_as<T, float> || std::same_as<T, double>) return bits(double(x));
-  else return bits(double(x.real()));
-}
-template <scalar T>
-std::int64_t imag_bits(T x) {
-  if constexpr (std::same_as<T, float> || std::same_as<T, double>) return 0;
-  else return bits(double(x.imag()));
-}
 
 // Copies elements [first, first + count) of a cell (column-major) between a packed run
 // and a block holding the cell (column-major, ld = blk.rows), one column segment at a

@@ -66,6 +66,8 @@ namespace prism::scalapack {
 namespace {
 
 using dist::detail::check_mpi;
+using dist::detail::imag_bits;
+using dist::detail::real_bits;
 
 // Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/dist-2026-11-23 (README
 // "Use prism from ScaLAPACK codes"): prism when its modelled time is below this share of
@@ -207,26 +209,6 @@ route route_from_env() {
 bool env_on(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
-
-template <scalar T>
-std::int64_t real_bits(T x) {
-  double v;
-  if constexpr (std::same_as<T, float> || std::same_as<T, double>) v = double(x);
-  else v = double(x.real());
-  std::int64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-template <scalar T>
-std::int64_t imag_bits(T x) {
-  if constexpr (std::same_as<T, float> || std::same_as<T, double>) return 0;
-  else {
-    const double v = double(x.imag());
-    std::int64_t b;
-    std::memcpy(&b, &v, sizeof b);
-    return b;
-  }
 }
 
 // One value every grid process must pass alike, with the INFO it reports when not.
@@ -791,7 +773,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
                      name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
                      double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
                      double(prep->fit.max_received) * elem / 1e6 - prep->native_mb,
-                     prep->scalapack_mb, mx[1], rank_model(prep->p).grid().c_str(), prep->fit.describe().c_str(),
+                     prep->scalapack_mb, mx[1], prep->model->grid().c_str(), prep->fit.describe().c_str(),
                      prep->reason.c_str());
       } else {
         std::fprintf(stderr, "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",
