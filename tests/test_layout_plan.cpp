@@ -186,3 +186,29 @@ TEST_CASE("on the issue's shapes the fitted plan moves no more than pdgemm's own
   const layout_choice c = plan_for_layout(tall, grid_layout(tall, 2, 2, 128), ctx);
   CHECK(double(c.fit.max_received) < 0.76 * c.scalapack_elements);
 }
+
+TEST_CASE("a Gram product's k-aligned panels: PBLAS's volume is the partial-C sum, and the fit matches it") {
+  context ctx = default_context();
+  ctx.set_threads(1);
+  // A^T B, 32 x 32 x 400000 (the bench's 4e6 scaled down), blocks of 32: A and B are
+  // 400000 x 32, their k rows dealt round the process rows, their 32 columns on process
+  // column 0.
+  const problem g{scalar_type::d, 'T', 'N', 32, 32, 400000};
+  // 2 x 2: processes (0,0) and (1,0) multiply; (0,0) receives the other partial C (1024).
+  const layout_choice c22 = plan_for_layout(g, grid_layout(g, 2, 2, 32), ctx);
+  CHECK(c22.scalapack_elements == 1024);
+  INFO("2x2: " << c22.why.chosen << c22.fit.describe());
+  CHECK(c22.fit.max_received <= 1024);
+  // 4 x 1: C's holder receives three partial blocks (3072), as ScaLAPACK measured.
+  const layout_choice c41 = plan_for_layout(g, grid_layout(g, 4, 1, 32), ctx);
+  CHECK(c41.scalapack_elements == 3 * 1024);
+  CHECK(double(c41.fit.max_received) <= c41.scalapack_elements);
+  // 1 x 4: process 0 holds everything; ScaLAPACK moves nothing and does all the flops, and
+  // its modelled time is that of the whole product on one process.
+  const layout_choice c14 = plan_for_layout(g, grid_layout(g, 1, 4, 32), ctx);
+  CHECK(c14.scalapack_elements == 0);
+  CHECK(c14.scalapack_seconds >= gemm_flops(g.type, g.m, g.n, g.k) / ctx.rank_flops());
+  // Not k-aligned (A N, B N: A's k runs along columns, B's along rows): the NN formulas.
+  const problem nn{scalar_type::d, 'N', 'N', 32, 32, 400000};
+  CHECK(plan_for_layout(nn, grid_layout(nn, 2, 2, 32), ctx).scalapack_elements > 1024);
+}

@@ -4,7 +4,7 @@
 //
 // One call, on every process of the BLACS grid:
 //  1. Arguments are checked as reference PBLAS checks them (PB_Cchkmat: the same INFO
-//     numbers), then agreed over the grid with one MPI_Allgather: the first grid process
+//     numbers), then agreed over the grid by one MPI_Allgather of a digest: the first grid process
 //     with an error, or the first argument that differs between processes, gives every
 //     process the same INFO, reported through pxerbla_ (which the program may replace);
 //     C is untouched and nobody waits. (Reference PBLAS aborts the job after its message.)
@@ -217,22 +217,43 @@ struct global_arg {
   int info;
 };
 
+// A 64-bit digest of the global arguments (splitmix64 steps), so that agreeing costs three
+// words per process; the values themselves are exchanged only when the digests differ.
+// (Differing values with one digest, a 2^-64 chance per pair, would pass as agreed.)
+std::int64_t digest(const std::vector<global_arg>& args) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (const global_arg& x : args) {
+    h ^= std::uint64_t(x.value) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+  }
+  return std::int64_t(h);
+}
+
 // Step 1's agreement: returns the INFO every grid process reports (0: go on) and grid
-// rank 0's route. Example: grid rank 2 alone passes m = 5: every process reports -3.
+// rank 0's route. One MPI_Allgather of (local INFO, route, digest); a second one of all the
+// values only when some digest differs (every process sees the same digests, so all take
+// it or none). Example: grid rank 2 alone passes m = 5: every process reports -3.
 int agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine, route& chosen) {
-  const std::size_t n = args.size() + 2;
-  std::vector<std::int64_t> v(n), all(n * g.world.size());
-  v[0] = local_info;
-  v[1] = int(mine);
-  for (std::size_t i = 0; i < args.size(); ++i) v[i + 2] = args[i].value;
-  check_mpi(MPI_Allgather(v.data(), int(n), MPI_INT64_T, all.data(), int(n), MPI_INT64_T, g.comm), "MPI_Allgather");
+  const std::size_t P = g.world.size();
+  std::int64_t v[3] = {local_info, std::int64_t(mine), digest(args)};
+  std::vector<std::int64_t> all(3 * P);
+  check_mpi(MPI_Allgather(v, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, g.comm), "MPI_Allgather");
   chosen = route(all[1]);
-  for (std::size_t r = 0; r < g.world.size(); ++r)
-    if (all[r * n] != 0) return int(all[r * n]);
-  for (std::size_t i = 0; i < args.size(); ++i)
-    for (std::size_t r = 1; r < g.world.size(); ++r)
-      if (all[r * n + i + 2] != all[i + 2]) return args[i].info;
-  return 0;
+  for (std::size_t r = 0; r < P; ++r)
+    if (all[r * 3] != 0) return int(all[r * 3]);
+  bool same = true;
+  for (std::size_t r = 1; r < P; ++r) same = same && all[r * 3 + 2] == all[2];
+  if (same) return 0;
+  const std::size_t n = args.size();
+  std::vector<std::int64_t> mine_v(n), values(n * P);
+  for (std::size_t i = 0; i < n; ++i) mine_v[i] = args[i].value;
+  check_mpi(MPI_Allgather(mine_v.data(), int(n), MPI_INT64_T, values.data(), int(n), MPI_INT64_T, g.comm), "MPI_Allgather");
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t r = 1; r < P; ++r)
+      if (values[r * n + i] != values[i]) return args[i].info;
+  return 0;  // not reached: differing digests mean some value differs
 }
 
 // The real p?gemm_ (PBLAS's C entry: 19 pointers), never prism's own.
@@ -766,9 +787,9 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
       if (prep->use_prism) {
         const double elem = double(sizeof(T));
         std::fprintf(stderr,
-                     "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.3f "
-                     "recv_mean_MB=%.3f pred_max_MB=%.3f pred_mean_MB=%.3f multiply_max_MB=%.3f redistribution_max_MB=%.3f "
-                     "scalapack_model_MB=%.3f "
+                     "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
+                     "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g multiply_max_MB=%.6g redistribution_max_MB=%.6g "
+                     "scalapack_model_MB=%.6g "
                      "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
                      name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
                      double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
