@@ -7,6 +7,7 @@
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "leaves/streaming.hpp"
 #include "prism_run.hpp"
 #include "runtime/runtime.hpp"
 
@@ -43,7 +44,7 @@ const char* general_help =
     "\n"
     "  plan M N K [options]     print the plan prism::gemm runs for an M x N x K product\n"
     "  bench M N K [options]    time prism against threaded OpenBLAS on one shape\n"
-    "  leaves [--reps R]        time serial OpenBLAS against serial BLIS on leaf shapes\n"
+    "  leaves [--reps R]        time the leaf backends (OpenBLAS, BLIS, streaming) on leaf shapes\n"
     "  run M N K [options]      (under mpirun) one distributed multiply: plan, time, bytes per rank\n"
     "  help [command]           this text, or one command's options\n"
     "\n"
@@ -58,7 +59,7 @@ const char* shape_options =
     "                       --memory is the same option\n"
     "  --small-flops F      calls below F flops run as one leaf; 0 always plans (PRISM_SMALL_FLOPS)\n"
     "  --extra-depth E      BFS levels past one thread per share, 0..8 (PRISM_EXTRA_DEPTH)\n"
-    "  --leaf L             leaf backend: openblas, blis or auto (PRISM_LEAF)\n"
+    "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 16) or auto (PRISM_LEAF)\n"
     "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
     "                       or an XML file ending in .xml (PRISM_TOPOLOGY)\n"
     "  --ranks P            plan over P MPI ranks, 1..65536 (rank-level steps on top; prism run\n"
@@ -95,9 +96,10 @@ const command commands[] = {
      "  each rank's budget (default: the node's cores / its ranks); --memory S (as --max-memory)\n"
      "  caps each rank's footprint. Needs the MPI build (PRISM_WITH_MPI=ON).\n"},
     {"leaves", false, true,
-     "usage: prism leaves [--reps R]\n"
-     "  Times serial OpenBLAS against serial BLIS on leaf shapes (the measurement behind\n"
-     "  PRISM_LEAF=auto), best of R timings (default 5).\n"},
+     "usage: prism leaves [--reps R] [--streaming]\n"
+     "  Times serial OpenBLAS against serial BLIS on leaf shapes, then the streaming leaf\n"
+     "  against OpenBLAS on leaves with m, n <= 16 (the measurements behind PRISM_LEAF=auto),\n"
+     "  best of R timings (default 5). --streaming prints the second table only.\n"},
 };
 
 const command* find_command(const std::string& name) {
@@ -136,6 +138,7 @@ struct options {
   prism::problem p;
   prism::context ctx;
   int reps = 5;
+  bool streaming_only = false;  // `prism leaves --streaming`: the streaming leaf's table only
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
@@ -147,6 +150,7 @@ bool takes(const command& cmd, const std::string& a) {
                                             "--memory"};
   if (a == "--reps") return cmd.reps;
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
+  if (std::string(cmd.name) == "leaves" && a == "--streaming") return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
@@ -172,6 +176,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     if (!takes(cmd, a)) throw bad_input("unknown option '" + a + "' for 'prism " + cmd.name + "'", hint);
     if (a == "--check" || a == "--json") {  // flags of `prism run`
       (a == "--check" ? o.run.check : o.run.json) = true;
+      continue;
+    }
+    if (a == "--streaming") {  // flag of `prism leaves`
+      o.streaming_only = true;
       continue;
     }
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
@@ -443,8 +451,50 @@ int run_plan(const options& o) {
   return 0;
 }
 
+// The streaming leaf against the OpenBLAS leaf on leaves with m, n <= 16, one type and
+// trans pair: one row of `prism leaves`' second table.
+template <class T>
+void time_streaming_leaf(const options& o, const prism::detail::blas_library& ob, int m, int n, int k, char ta,
+                         char tb) {
+  const int lda = ta == 'N' ? m : k, ldb = tb == 'N' ? k : n;
+  auto A = random_matrix<T>(std::size_t(m) * k, 1), B = random_matrix<T>(std::size_t(k) * n, 2);
+  std::vector<T> C(std::size_t(m) * n);
+  const double flops = prism::gemm_flops(prism::scalar_type_of<T>(), m, n, k);
+  const double to = time_calls(o.reps, [&] {
+                      ob.gemm<T>(ta, tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0), C.data(), m);
+                    }).seconds;
+  const double ts = time_calls(o.reps, [&] {
+                      prism::detail::streaming_gemm<T>(ta, tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
+                                                       C.data(), m);
+                    }).seconds;
+  std::printf("%4d x %2d x %8d %4c %3c%c %12.2f %13.2f %8.2f\n", m, n, k, char(prism::scalar_type_of<T>()), ta, tb,
+              flops / to * 1e-9, flops / ts * 1e-9, to / ts);
+}
+
+// The streaming leaf against the OpenBLAS leaf (1 thread each), double and complex double,
+// NN, TN and NT: the measurement behind streaming_preferred (lib/leaves/streaming.cpp).
+void run_streaming_leaves(const options& o) {
+  const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
+  std::printf("%s# streaming leaf (prism's own kernel, %s) against the openblas leaf (%s), 1 thread; best of %d\n",
+              o.streaming_only ? "" : "\n", prism::detail::streaming_target(), ob.kernel_name().c_str(), o.reps);
+  std::printf("%-20s %4s %4s %12s %13s %8s\n", "leaf m x n x k", "type", "op", "openblas GF", "streaming GF", "str/ob");
+  const std::vector<std::array<int, 3>> shapes = {
+      {4, 4, 1 << 20}, {8, 8, 1 << 20}, {16, 16, 1 << 18}, {16, 8, 1 << 19}, {8, 16, 1 << 19},
+      {1, 16, 1 << 20}, {16, 1, 1 << 20}, {4, 4, 4096},     {8, 8, 4096},     {16, 16, 4096},
+      {8, 8, 512},     {16, 16, 512},   {8, 8, 64},        {16, 16, 16}};
+  for (auto [m, n, k] : shapes)
+    for (const char* op : {"NN", "TN", "NT"}) {
+      time_streaming_leaf<double>(o, ob, m, n, k, op[0], op[1]);
+      time_streaming_leaf<std::complex<double>>(o, ob, m, n, k, op[0], op[1]);
+    }
+}
+
 // Serial OpenBLAS vs serial BLIS on leaf shapes: the measurement behind PRISM_LEAF=auto.
 int run_leaves(const options& o) {
+  if (o.streaming_only) {
+    run_streaming_leaves(o);
+    return 0;
+  }
   using prism::detail::blas_library;
   using prism::detail::blas_build;
   const auto& ob = blas_library::get(blas_build::openblas64_pthread);  // the openblas leaf
@@ -466,6 +516,7 @@ int run_leaves(const options& o) {
     const double to = time(ob), tb = time(bl);
     std::printf("%6d x %5d x %8d %12.2f %12.2f %8.2f\n", m, n, k, flops / to * 1e-9, flops / tb * 1e-9, to / tb);
   }
+  run_streaming_leaves(o);
   return 0;
 }
 

@@ -19,6 +19,15 @@ if(NOT HWLOC_FOUND)
   prism_missing("hwloc" "libhwloc-dev")
 endif()
 
+# Google Highway: the SIMD code of the streaming leaf (lib/leaves/streaming.cpp), with
+# runtime dispatch to the best instruction set of the CPU.
+if(PkgConfig_FOUND)
+  pkg_check_modules(HWY QUIET IMPORTED_TARGET libhwy)
+endif()
+if(NOT HWY_FOUND)
+  prism_missing("Google Highway" "libhwy-dev")
+endif()
+
 # The BLAS builds are opened at run time with dlopen (lib/blas/blas_library.hpp), never
 # linked: their paths are recorded here. Debian keeps each build in its own directory.
 set(_arch_dir /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})

@@ -67,7 +67,7 @@ bad "^prism: --max-memory: not a non-negative integer: 'banana'" -- plan 8 8 8 -
 bad "^prism: --max-memory: trailing characters in '1X'" -- plan 8 8 8 --max-memory 1X
 bad "^prism: --small-flops: not a non-negative integer: '-5'" -- plan 8 8 8 --small-flops -5
 bad "^prism: --extra-depth must be a whole number in 0\.\.8, got '9'" -- plan 8 8 8 --extra-depth 9
-bad "^prism: --leaf: unknown leaf backend 'mkl' \(expected openblas, blis or auto\)" -- plan 8 8 8 --leaf mkl
+bad "^prism: --leaf: unknown leaf backend 'mkl' \(expected openblas, blis, streaming or auto\)" -- plan 8 8 8 --leaf mkl
 bad "^prism: --topology: hwloc: invalid synthetic topology 'nonsense'" -- plan 8 8 8 --topology nonsense
 bad "^prism: --topology: hwloc: cannot read topology XML '/nonexistent.xml'" -- plan 8 8 8 --topology /nonexistent.xml
 bad "^prism: --reps must be a whole number in 1\.\.1000000, got '0'" -- bench 8 8 8 --reps 0

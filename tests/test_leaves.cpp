@@ -81,9 +81,10 @@ TEST_CASE("prism leaves are private: the host's OpenBLAS keeps its own thread se
   auto get = reinterpret_cast<int (*)()>(dlsym(host, "openblas_get_num_threads"));
   REQUIRE((set != nullptr && get != nullptr));
   set(2);
-  // prism runs a recursive multiply (leaves pinned to 1 thread in their own copy).
+  // prism runs a recursive multiply (leaves pinned to 1 thread in their own copy; named
+  // openblas, as `auto` would give this shape to the streaming leaf, which is no BLAS).
   context ctx;
-  ctx.set_small_flops(0).set_threads(2);
+  ctx.set_small_flops(0).set_threads(2).set_leaf(leaf_backend::openblas);
   const std::int64_t m = 16, n = 16, k = 50000;
   std::vector<double> A(std::size_t(m * k), 1.0), B(std::size_t(k * n), 2.0), C(std::size_t(m * n), 0.0);
   gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, ctx);

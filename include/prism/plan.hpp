@@ -91,7 +91,7 @@ struct node {
   level where = level::thread;       ///< machine level of the step (ignored for leaves)
   std::vector<part> parts;           ///< the pieces of the cut, in order
   std::vector<int> children;         ///< node index of each part's subtree
-  leaf_backend backend = leaf_backend::openblas;  ///< leaves: openblas or blis
+  leaf_backend backend = leaf_backend::openblas;  ///< leaves: openblas, blis or streaming
 
   box shape;                         ///< derived: this node's sub-prism
   resources owns;                    ///< derived: the ranks, domains and threads it runs on

@@ -71,10 +71,12 @@ enum class operand : std::uint8_t { a, b, c };
 /// "A", "B" or "C".
 const char* to_string(operand o);
 
-/// Which single-threaded BLAS computes the leaves.
-enum class leaf_backend { openblas, blis, automatic };
+/// What computes the leaves: a single-threaded BLAS (openblas, blis), prism's own
+/// streaming kernel for leaves with m, n <= 16 (streaming; other leaves fall back to the
+/// BLAS leaf), or a choice per leaf shape (automatic).
+enum class leaf_backend { openblas, blis, automatic, streaming };
 
-/// Parses "openblas", "blis" or "auto"; throws prism::error on anything else.
+/// Parses "openblas", "blis", "streaming" or "auto"; throws prism::error on anything else.
 leaf_backend parse_leaf_backend(const std::string& text);
 
 /// The name of a leaf backend as PRISM_LEAF spells it.

@@ -3,6 +3,8 @@
 
 #include <prism/error.hpp>
 
+#include "../leaves/streaming.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -214,7 +216,16 @@ const blas_library* resolved_leaf_library(leaf_backend b) noexcept {
   return (b == leaf_backend::blis ? resolved_blis : resolved_openblas).load();
 }
 
-leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t) {
+leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
+  // The streaming leaf (lib/leaves/streaming.hpp), for m, n <= 16 only: `streaming` forces
+  // it there and falls back to the BLAS rule below elsewhere; `auto` takes it where it
+  // measured faster than the OpenBLAS leaf (streaming_preferred: the rule and the run it
+  // comes from, bench/results/leaf-streaming-*.txt).
+  if (requested == leaf_backend::streaming || requested == leaf_backend::automatic) {
+    if (streaming_applies(m, n) && (requested == leaf_backend::streaming || streaming_preferred(t, m, n, k)))
+      return leaf_backend::streaming;
+    requested = leaf_backend::automatic;
+  }
   if (requested != leaf_backend::automatic) return requested;
   // Measured with `prism leaves` on this project's 2-core AMD EPYC (README "Leaf
   // backends"), double precision:

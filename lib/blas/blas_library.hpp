@@ -81,7 +81,8 @@ class blas_library {
   void* gemm_[4] = {};  // s, d, c, z
 };
 
-/// The single-threaded library behind a leaf backend (openblas or blis; never automatic).
+/// The single-threaded library behind a leaf backend (openblas or blis; never automatic,
+/// and never streaming, which is no library: leaf_gemm in lib/leaves/streaming.hpp runs it).
 /// Falls back to BLIS, with one warning on stderr, if the OpenBLAS leaf file is shared
 /// with the host.
 const blas_library& leaf_library(leaf_backend b);
@@ -91,8 +92,10 @@ const blas_library& leaf_library(leaf_backend b);
 const blas_library* resolved_leaf_library(leaf_backend b) noexcept;
 
 /// The backend `auto` picks for a leaf of this shape (rule in README "Leaf backends"):
-/// BLIS for real leaves with m, n >= 128 when BLIS runs an optimised kernel set (not its
-/// "generic" C fallback), OpenBLAS otherwise.
+/// the streaming kernel for m, n <= 16 where it measured faster (streaming_preferred);
+/// else BLIS for real leaves with m, n >= 128 when BLIS runs an optimised kernel set (not
+/// its "generic" C fallback), OpenBLAS otherwise. `streaming` gives the streaming kernel
+/// for m, n <= 16 and what `auto` picks among the BLAS leaves elsewhere.
 leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n,
                          std::int64_t k);
 

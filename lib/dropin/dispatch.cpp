@@ -7,6 +7,7 @@
 #include <prism/version.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 
 #include <unistd.h>
@@ -164,6 +165,8 @@ struct stats_printer {
           std::fprintf(stderr, "prism:   leaves (%s): %s (%s)\n", to_string(lb), leaf->path().c_str(),
                        leaf->shared_with_host() ? "shared with the host, pinned to 1 thread before prism"
                                                 : "private copy, 1 thread");
+      if (detail::streaming_leaf_ran())
+        std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::streaming_target());
     }
     std::fprintf(stderr, "prism:   invalid calls (xerbla_ / cblas_xerbla): %llu\n",
                  static_cast<unsigned long long>(c.invalid.load()));

@@ -6,6 +6,7 @@
 #include <prism/error.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaves/streaming.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../runtime/runtime.hpp"
 
@@ -157,7 +158,7 @@ void executor<T>::run(int index, workspace_frame ws, c_frame<T> out, T beta) con
   const std::int64_t i = b.i - origin_.i, j = b.j - origin_.j, l = b.l - origin_.l;
   const T* a = ta_ == 'N' ? A_ + i + l * lda_ : A_ + l + i * lda_;
   const T* bb = tb_ == 'N' ? B_ + l + j * ldb_ : B_ + j + l * ldb_;
-  leaf_library(nd.backend).gemm<T>(ta_, tb_, b.m, b.n, b.k, alpha_, a, lda_, bb, ldb_, beta, out.at(b.i, b.j), out.ldc);
+  leaf_gemm<T>(nd.backend, ta_, tb_, b.m, b.n, b.k, alpha_, a, lda_, bb, ldb_, beta, out.at(b.i, b.j), out.ldc);
 }
 
 template <scalar T>
@@ -201,9 +202,9 @@ void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda
                  T beta, T* C, std::int64_t ldc, const context& ctx) {
   const node& top = p.nodes().at(std::size_t(index));
   // Load every leaf library the plan uses before anything touches C: a library that
-  // cannot be opened then throws with C untouched.
+  // cannot be opened then throws with C untouched. (Streaming leaves load nothing.)
   for (const node& nd : p.nodes())
-    if (nd.kind == step_kind::leaf) (void)leaf_library(nd.backend);
+    if (nd.kind == step_kind::leaf && nd.backend != leaf_backend::streaming) (void)leaf_library(nd.backend);
   runtime& rt = ctx.runtime();
   domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;
   // A numa plan takes its workspace per domain as it goes (numa_runner); a plain plan

@@ -6,6 +6,7 @@
 #include <prism/version.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"
@@ -89,8 +90,8 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
   check_leading_dimensions(lda, ldb, ldc);
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
   if (detail::runs_as_one_leaf(p, ctx)) {
-    detail::leaf_library(detail::choose_leaf(ctx.leaf(), p.type, m, n, k))
-        .gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::leaf_gemm<T>(detail::choose_leaf(ctx.leaf(), p.type, m, n, k), ta, tb, m, n, k, alpha, A, lda, B, ldb,
+                         beta, C, ldc);
     return;
   }
   auto pl = ctx.runtime().cached_plan(p, [&] { return make_plan(p, ctx); });

@@ -3,6 +3,7 @@
 #include <prism/plan.hpp>
 
 #include "temporaries.hpp"
+#include "../leaves/streaming.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -85,7 +86,7 @@ void plan::derive() {
         seen[i] = 1;
         node& nd = nodes_[i];
         if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::cache ||
-            nd.backend > leaf_backend::automatic)
+            nd.backend > leaf_backend::streaming)
           fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
         nd.shape = b, nd.owns = r;
         const std::string where = "node " + std::to_string(i) + " (" + shape_text(b) + ")";
@@ -97,7 +98,9 @@ void plan::derive() {
         if (nd.kind == step_kind::leaf) {
           if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
           if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
-          if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas or blis");
+          if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas, blis or streaming");
+          if (nd.backend == leaf_backend::streaming && !detail::streaming_applies(b.m, b.n))
+            fail(where + ": a streaming leaf takes m, n <= " + std::to_string(detail::streaming_max_mn));
           nd.workspace_bytes = 0;
           return;
         }
@@ -362,7 +365,8 @@ plan plan::parse(std::string_view text) {
       if (t.size() == 2) {
         if (t[1] == "openblas") nd.backend = leaf_backend::openblas;
         else if (t[1] == "blis") nd.backend = leaf_backend::blis;
-        else throw fail("leaf backend must be openblas or blis, got '" + t[1] + "'");
+        else if (t[1] == "streaming") nd.backend = leaf_backend::streaming;
+        else throw fail("leaf backend must be openblas, blis or streaming, got '" + t[1] + "'");
       }
       ++at;
       return index;

@@ -1,0 +1,62 @@
+// lib/leaves/streaming.hpp — the streaming leaf: C = alpha op(A) op(B) + beta C for small
+// m and n (at most 16) and any k, reading A and B once, straight from where they lie.
+//
+// Why a leaf of its own. A block-Krylov or CholeskyQR leaf (4 x 4, 8 x 8, 16 x 16 with k in
+// the hundreds of thousands) does 2mn flops per (m + n) elements it reads: it is bound by
+// memory bandwidth, not by the FMA units. A BLAS gemm packs op(A) and op(B) into its own
+// panels first, which reads and writes every element once more than the product needs,
+// and its micro-kernels are tuned for large m and n. This kernel reads each element of A
+// and B exactly once, keeps the m x n partial sums in vector registers, and never packs.
+//
+// The SIMD code is Google Highway's (Debian libhwy-dev) with runtime dispatch: it is built
+// for AVX-512, AVX2 and a scalar fallback (NEON/SVE on Arm) and runs the best one this CPU
+// has, whatever the environment says. The kernel and its rule for `auto` are in
+// streaming.cpp.
+#pragma once
+
+#include <prism/types.hpp>
+
+#include "../blas/blas_library.hpp"
+
+#include <cstdint>
+
+namespace prism::detail {
+
+/// The largest m and n the streaming leaf takes.
+inline constexpr std::int64_t streaming_max_mn = 16;
+
+/// True when the streaming leaf can compute an m x n leaf: 1 <= m, n <= 16.
+constexpr bool streaming_applies(std::int64_t m, std::int64_t n) {
+  return m >= 1 && n >= 1 && m <= streaming_max_mn && n <= streaming_max_mn;
+}
+
+/// Column-major C = alpha op(A) op(B) + beta C with reference BLAS semantics (beta = 0
+/// never reads C; alpha = 0 or k = 0 never reads A or B), trans 'N', 'T' or 'C' ('C' is 'T'
+/// for real types), for m, n <= 16; throws prism::error when m or n is above 16.
+template <scalar T>
+void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                    const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+                    std::int64_t ldc);
+
+/// True when `auto` picks the streaming leaf over the BLAS leaf for a leaf of this type
+/// and shape: measured on this project's machine (the rule and its numbers are in
+/// streaming.cpp, the run in bench/results/leaf-streaming-*.txt).
+bool streaming_preferred(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k);
+
+/// The instruction set the streaming kernel runs on this CPU, e.g. "AVX3" (AVX-512) or
+/// "AVX2" (Highway's name for the dispatched target).
+const char* streaming_target();
+
+/// True once a streaming leaf has run in this process (for PRISM_STATS; loads nothing).
+bool streaming_leaf_ran() noexcept;
+
+/// Runs one leaf on backend b: the streaming kernel, or b's single-threaded BLAS library.
+template <scalar T>
+inline void leaf_gemm(leaf_backend b, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
+                      T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
+                      std::int64_t ldc) {
+  if (b == leaf_backend::streaming) streaming_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  else leaf_library(b).gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+}  // namespace prism::detail

@@ -1,0 +1,238 @@
+// tests/test_streaming.cpp — the streaming leaf (lib/leaves/streaming.hpp): a randomized
+// sweep of the kernel against the long-double reference with the componentwise bound (all
+// four types, every trans pair, m, n in 1..16, odd k, k = 1, long k, padded leading
+// dimensions whose NaN padding must never reach C, alpha and beta in {0, 1, -1, other},
+// NaN in C with beta = 0), and the leaf kind through plans, prism::gemm and `auto`.
+// Internal: reads lib/leaves and lib/blas.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <prism/prism.hpp>
+
+#include "blas/blas_library.hpp"
+#include "leaves/streaming.hpp"
+#include "support/reference.hpp"
+
+#include <hwy/highway.h>  // hwy::SetSupportedTargetsForTest: each instruction set in turn
+
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace prism;
+using namespace prism::test;
+
+namespace {
+
+template <class T>
+T quiet_nan() {
+  const real_t<T> nan = std::numeric_limits<real_t<T>>::quiet_NaN();
+  if constexpr (is_complex_v<T>) return T(nan, nan);
+  else return T(nan);
+}
+
+// alpha or beta: 0, 1, -1 or an "other" value (complex for complex types).
+template <class T>
+T coefficient(int which) {
+  switch (which) {
+    case 0: return T(0);
+    case 1: return T(1);
+    case 2: return T(-1);
+  }
+  if constexpr (is_complex_v<T>) return T(real_t<T>(0.75), real_t<T>(-1.25));
+  else return T(0.75);
+}
+
+// One call of the kernel against the reference: A and B padded (ld > rows by `pad`
+// elements) with NaN padding, C padded with the sentinel check_bound looks for, C's
+// m x n block NaN when beta = 0. Returns "" or what went wrong.
+template <class T>
+std::string one_case(std::mt19937_64& gen, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                     int alpha_kind, int beta_kind, std::int64_t pad) {
+  const std::int64_t rows_a = ta == 'N' ? m : k, cols_a = ta == 'N' ? k : m;
+  const std::int64_t rows_b = tb == 'N' ? k : n, cols_b = tb == 'N' ? n : k;
+  const std::int64_t lda = rows_a + pad, ldb = rows_b + pad, ldc = m + pad;
+  const auto A = random_matrix<T>(rows_a, cols_a, lda, gen, quiet_nan<T>());
+  const auto B = random_matrix<T>(rows_b, cols_b, ldb, gen, quiet_nan<T>());
+  auto C = random_matrix<T>(m, n, ldc, gen);
+  const T alpha = coefficient<T>(alpha_kind), beta = coefficient<T>(beta_kind);
+  if (beta == T(0))
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i) C[std::size_t(i + j * ldc)] = quiet_nan<T>();
+  const auto ref = reference_gemm<T>(ta, tb, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  detail::streaming_gemm<T>(ta, tb, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  const std::string why = check_bound(ref, m, n, k, C.data(), ldc);
+  if (why.empty()) return "";
+  return std::string(1, char(scalar_type_of<T>())) + " " + ta + tb + " " + std::to_string(m) + "x" +
+         std::to_string(n) + "x" + std::to_string(k) + " pad " + std::to_string(pad) + " alpha/beta kind " +
+         std::to_string(alpha_kind) + "/" + std::to_string(beta_kind) + ": " + why;
+}
+
+// The sweep for one type: every (m, n) in 1..16 x 1..16 once, with the trans pair, k,
+// padding and coefficients drawn at random (k odd up to 99, or 1, or 2), then for every
+// trans pair a few calls with k = 10007 (many k-chunks and a partial last vector).
+template <class T>
+void sweep(std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  const char letters[] = {'N', 'T', 'C'};
+  auto pick = [&](int lo, int hi) { return int(std::uniform_int_distribution<int>(lo, hi)(gen)); };
+  int calls = 0;
+  for (std::int64_t m = 1; m <= detail::streaming_max_mn; ++m)
+    for (std::int64_t n = 1; n <= detail::streaming_max_mn; ++n) {
+      const int form = pick(0, 9);
+      const std::int64_t k = form == 0 ? 1 : form == 1 ? 2 : 2 * pick(0, 49) + 1;
+      const std::string why = one_case<T>(gen, letters[pick(0, 2)], letters[pick(0, 2)], m, n, k, pick(0, 3),
+                                          pick(0, 3), pick(0, 3));
+      CHECK_MESSAGE(why.empty(), why);
+      ++calls;
+    }
+  for (char ta : letters)
+    for (char tb : letters)
+      for (int rep = 0; rep < 2; ++rep) {
+        const std::int64_t m = pick(1, 16), n = pick(1, 16);
+        const std::string why = one_case<T>(gen, ta, tb, m, n, 10007, 3, pick(0, 3), pick(0, 2));
+        CHECK_MESSAGE(why.empty(), why);
+        ++calls;
+      }
+  CHECK(calls == 256 + 18);
+}
+
+}  // namespace
+
+TEST_CASE("streaming kernel: randomized sweep within the componentwise bound, padding untouched") {
+  SUBCASE("float") { sweep<float>(11); }
+  SUBCASE("double") { sweep<double>(12); }
+  SUBCASE("complex<float>") { sweep<std::complex<float>>(13); }
+  SUBCASE("complex<double>") { sweep<std::complex<double>>(14); }
+}
+
+// The dispatcher runs the best instruction set; the others (AVX2 on an AVX-512 CPU, the
+// scalar fallback) run only on other CPUs, so Highway's test hook makes this CPU report
+// one at a time.
+TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU can run") {
+  const std::string best = detail::streaming_target();
+  int targets = 0;
+  for (std::int64_t target : {std::int64_t(HWY_AVX3), std::int64_t(HWY_AVX2), std::int64_t(HWY_SCALAR)}) {
+    if ((hwy::SupportedTargets() & target) == 0 && target != HWY_SCALAR) continue;
+    hwy::SetSupportedTargetsForTest(target);
+    INFO("target ", hwy::TargetName(target));
+    CHECK(std::string(detail::streaming_target()) == hwy::TargetName(target));
+    sweep<double>(60 + std::uint64_t(targets));
+    sweep<std::complex<float>>(70 + std::uint64_t(targets));
+    ++targets;
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  CHECK(std::string(detail::streaming_target()) == best);
+  CHECK(targets >= 2);  // at least one SIMD set and the scalar fallback
+}
+
+TEST_CASE("streaming kernel: every trans pair and every alpha/beta kind on the Krylov blocks") {
+  std::mt19937_64 gen(21);
+  const char letters[] = {'N', 'T', 'C'};
+  for (std::int64_t mn : {4, 8, 16})
+    for (char ta : letters)
+      for (char tb : letters)
+        for (int a = 0; a < 4; ++a)
+          for (int b = 0; b < 4; ++b) {
+            std::string why = one_case<std::complex<double>>(gen, ta, tb, mn, mn, 301, a, b, 1);
+            CHECK_MESSAGE(why.empty(), why);
+            why = one_case<double>(gen, ta, tb, mn, mn, 301, a, b, 2);
+            CHECK_MESSAGE(why.empty(), why);
+          }
+}
+
+TEST_CASE("streaming kernel: a row or column stored contiguously (lda = 1, ldb = 1) and m or n = 1") {
+  std::mt19937_64 gen(31);
+  for (char ta : {'N', 'T', 'C'})
+    for (char tb : {'N', 'T', 'C'})
+      for (std::int64_t k : {1, 7, 1000}) {
+        // pad 0: a 1 x k op(A) = A has lda = 1, a k x 1 op(B) = B^T has ldb = 1.
+        CHECK_MESSAGE(one_case<std::complex<float>>(gen, ta, tb, 1, 1, k, 3, 3, 0) == "", ta, tb, k);
+        CHECK_MESSAGE(one_case<double>(gen, ta, tb, 1, 16, k, 3, 3, 0) == "", ta, tb, k);
+        CHECK_MESSAGE(one_case<std::complex<double>>(gen, ta, tb, 16, 1, k, 3, 0, 0) == "", ta, tb, k);
+      }
+}
+
+TEST_CASE("streaming kernel: reference BLAS quick returns and its refusals") {
+  std::vector<double> A(16 * 4, 1.0), B(4 * 16, 1.0), C(16 * 16, -0.0);
+  // alpha = 0 and beta = 1: C untouched, not even -0 turned into +0.
+  detail::streaming_gemm<double>('N', 'N', 16, 16, 4, 0.0, A.data(), 16, B.data(), 4, 1.0, C.data(), 16);
+  for (double c : C) CHECK(std::signbit(c));
+  // k = 0 with beta = 0: C = 0 without reading A or B (null here).
+  C.assign(C.size(), std::numeric_limits<double>::quiet_NaN());
+  detail::streaming_gemm<double>('T', 'N', 16, 16, 0, 2.0, nullptr, 1, nullptr, 1, 0.0, C.data(), 16);
+  for (double c : C) CHECK(c == 0.0);
+  // m or n above 16 is not a streaming leaf.
+  std::vector<double> big(17 * 17);
+  CHECK_THROWS_AS(detail::streaming_gemm<double>('N', 'N', 17, 4, 4, 1.0, big.data(), 17, big.data(), 4, 0.0,
+                                                 big.data(), 17),
+                  prism::error);
+  // m = 0: nothing to do.
+  detail::streaming_gemm<double>('N', 'N', 0, 4, 4, 1.0, nullptr, 1, nullptr, 4, 0.0, nullptr, 1);
+}
+
+TEST_CASE("leaf kind streaming: parsed, printed, refused on leaves above 16") {
+  CHECK(parse_leaf_backend("streaming") == leaf_backend::streaming);
+  CHECK(std::string(to_string(leaf_backend::streaming)) == "streaming");
+  const std::string text =
+      "prism-plan 2\nproblem z CN 8 8 100000\nthreads 2\nbfs k thread 50001@1t 49999@1t\n"
+      "  leaf streaming\n  leaf openblas\n";
+  const plan p = plan::parse(text);
+  CHECK(p.nodes()[1].backend == leaf_backend::streaming);
+  CHECK(p.to_string().find("  leaf streaming ") != std::string::npos);
+  CHECK(plan::parse(p.to_string()) == p);
+  CHECK_THROWS_AS(plan::parse("prism-plan 2\nproblem d NN 17 8 100\nthreads 1\nleaf streaming\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse("prism-plan 2\nproblem d NN 8 8 100\nthreads 1\nleaf streamer\n"), plan_error);
+  // A hand-written plan with both leaf kinds runs through prism::execute within the bound.
+  using T = std::complex<double>;
+  std::mt19937_64 gen(41);
+  const auto A = random_matrix<T>(100000, 8, 100000, gen), B = random_matrix<T>(100000, 8, 100000, gen);
+  auto C = random_matrix<T>(8, 8, 8, gen);
+  const auto ref = reference_gemm<T>('C', 'N', 8, 8, 100000, T(1), A.data(), 100000, B.data(), 100000, T(0.5), C.data(), 8);
+  context ctx;
+  ctx.set_threads(2);
+  execute<T>(p, T(1), A.data(), 100000, B.data(), 100000, T(0.5), C.data(), 8, ctx);
+  CHECK(check_bound(ref, 8, 8, 100000, C.data(), 8) == "");
+}
+
+TEST_CASE("PRISM_LEAF=streaming: every leaf of an 8x8x100000 plan is streaming, and gemm meets the bound") {
+  REQUIRE(setenv("PRISM_LEAF", "streaming", 1) == 0);
+  context ctx = context::from_env();
+  unsetenv("PRISM_LEAF");
+  CHECK(ctx.leaf() == leaf_backend::streaming);
+  ctx.set_threads(2).set_small_flops(0);
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 8, 8, 100000}, ctx);
+  const std::string text = p.to_string();
+  INFO(text);
+  CHECK(p.leaves() >= 2);
+  for (const node& nd : p.nodes())
+    if (nd.kind == step_kind::leaf) CHECK(nd.backend == leaf_backend::streaming);
+  CHECK(plan::parse(text) == p);
+  std::mt19937_64 gen(51);
+  const auto A = random_matrix<double>(8, 100000, 9, gen), B = random_matrix<double>(100000, 8, 100000, gen);
+  auto C = random_matrix<double>(8, 8, 8, gen);
+  const auto ref = reference_gemm<double>('N', 'N', 8, 8, 100000, -1.0, A.data(), 9, B.data(), 100000, 2.0, C.data(), 8);
+  gemm<double>('N', 'N', 8, 8, 100000, -1.0, A.data(), 9, B.data(), 100000, 2.0, C.data(), 8, ctx);
+  CHECK(check_bound(ref, 8, 8, 100000, C.data(), 8) == "");
+  // Where it does not apply, `streaming` falls back to the BLAS leaf auto would pick.
+  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::d, 17, 8, 1 << 20) ==
+        detail::choose_leaf(leaf_backend::automatic, scalar_type::d, 17, 8, 1 << 20));
+  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::s, 1, 16, 3) == leaf_backend::streaming);
+  const plan wide = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 100000}, ctx);
+  for (const node& nd : wide.nodes())
+    if (nd.kind == step_kind::leaf) CHECK(nd.backend != leaf_backend::streaming);
+}
+
+TEST_CASE("PRISM_LEAF=auto picks the streaming leaf for an 8x8x2^20 plan") {
+  REQUIRE(setenv("PRISM_LEAF", "auto", 1) == 0);
+  context ctx = context::from_env();
+  unsetenv("PRISM_LEAF");
+  ctx.set_threads(2);
+  const std::string text = make_plan(problem{scalar_type::d, 'N', 'N', 8, 8, 1 << 20}, ctx).to_string();
+  INFO(text);
+  CHECK(text.find("leaf streaming") != std::string::npos);
+  CHECK(text.find("leaf openblas") == std::string::npos);
+  CHECK(text.find("leaf blis") == std::string::npos);
+}
