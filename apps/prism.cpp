@@ -471,8 +471,8 @@ void time_streaming_leaf(const options& o, const prism::detail::blas_library& ob
               flops / to * 1e-9, flops / ts * 1e-9, to / ts);
 }
 
-// The streaming leaf against the OpenBLAS leaf (1 thread each), double and complex double,
-// NN, TN and NT: the measurement behind streaming_preferred (lib/leaves/streaming.cpp).
+// The streaming leaf against the OpenBLAS leaf (1 thread each), all four types, NN, TN and
+// NT: the measurement behind streaming_preferred (lib/leaves/streaming.cpp).
 void run_streaming_leaves(const options& o) {
   const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
   std::printf("%s# streaming leaf (prism's own kernel, %s) against the openblas leaf (%s), 1 thread; best of %d\n",
@@ -486,6 +486,8 @@ void run_streaming_leaves(const options& o) {
     for (const char* op : {"NN", "TN", "NT"}) {
       time_streaming_leaf<double>(o, ob, m, n, k, op[0], op[1]);
       time_streaming_leaf<std::complex<double>>(o, ob, m, n, k, op[0], op[1]);
+      time_streaming_leaf<float>(o, ob, m, n, k, op[0], op[1]);
+      time_streaming_leaf<std::complex<float>>(o, ob, m, n, k, op[0], op[1]);
     }
 }
 

@@ -17,10 +17,12 @@
 //   vectorised side.
 //
 // Memory. When all r x c sums fit one register tile, A and B are streamed in one pass.
-// Otherwise k is cut into chunks of about 32 KiB of L and R together (L1-sized): every
-// tile runs over the chunk, so the chunk comes from memory once and from L1 for the other
-// tiles, and the tiles' partial sums live in a small buffer between chunks. Nothing is
-// packed or copied.
+// Otherwise k is cut into chunks (32 KiB of L and R together for the outer kernel, 128
+// KiB for the dot kernel): every tile runs over the chunk, so the chunk comes from memory
+// once and from cache for the other tiles, and the tiles' partial sums live in a small
+// buffer between chunks. Nothing is packed or copied. Software prefetch keeps the many
+// streams (a row or column of an operand each, up to 32) coming: see dot_tile and
+// outer_tile.
 //
 // Complex numbers stay interleaved (re, im). For the outer kernel, with a = L(:, l) as
 // lanes (ar0, ai0, ar1, ai1, ...) and b = R(l, j) = (br, bi):
@@ -30,7 +32,7 @@
 // end, as conj(a) b = conj(a conj(b)). For the dot kernel, with a and b both running along
 // k, p += a * b and q += a * swap(b) collect (ar br, ai bi) and (ar bi, ai br) pairs, and
 // the sums come out as re = sum(p_even) -+ sum(p_odd), im = +-(sum(q_even) +- sum(q_odd)),
-// the signs set by which operand is conjugated (worked out at dot_finish).
+// the signs set by which operand is conjugated (worked out at dot_tile).
 #ifndef PRISM_LEAVES_STREAMING_SHARED
 #define PRISM_LEAVES_STREAMING_SHARED
 
@@ -68,8 +70,14 @@ struct task {
   std::int64_t rl = 1, rj = 1;
   bool conj_l = false;         ///< complex: use conj(L)
   bool conj_r = false;         ///< complex: use conj(R)
-  std::int64_t chunk_bytes = 32 * 1024;  ///< bytes of L and R per k-chunk when tiles must share it
-  std::int64_t ahead_bytes = 1024;       ///< prefetch distance along one stream when k is not chunked
+  // Chunk sizes and prefetch distance, measured on this project's machine (AMD EPYC, 48
+  // KiB L1d, 1 MiB L2 per core), one thread, k = 2^18..2^20: the dot kernel ran 'TN'
+  // 16 x 16 and 8 x 8 10-30% faster with 128 KiB chunks than with 32 KiB; the outer kernel
+  // ran 'NN' 16 x 16 best at 16-32 KiB; 8 KiB in flight over all streams (4-16 KiB were
+  // within noise) lifted single-pass 'NN' 4 x 4 and 8 x 8 from ~15-20 to 40-50 GB/s.
+  std::int64_t dot_chunk_bytes = 128 * 1024;   ///< dot: bytes of L and R per k-chunk when tiles share it
+  std::int64_t outer_chunk_bytes = 32 * 1024;  ///< outer: likewise
+  std::int64_t flight_bytes = 8 * 1024;        ///< prefetch distance, over all streams, when k is not chunked
   void* S = nullptr;           ///< r x c result, column-major with ld = r (complex: re, im pairs)
 };
 
@@ -181,30 +189,69 @@ HWY_INLINE void dot_step(D d, const hn::Vec<D> (&a)[TI], const hn::Vec<D> (&b)[T
     }
 }
 
-// One tile over one chunk: for each of its TI x TJ pairs, adds the lane-wise products of
-// L's row and R's column over `len` reals into the pair's vectors in `part` (real: one
-// vector per pair; complex: p then q). L points at row i0 at the chunk's start, rows ldl
-// reals apart; R likewise at column j0, columns ldr reals apart. `part` points at pair
-// (i0, j0); pair (i0 + i, j0 + j) is `i * part_row + j * per_pair` reals further on.
-// E.g. r = c = 16 complex doubles, AVX-512 (8 lanes): per_pair = 16 reals, part_row = 256.
+// Sign vector (1, s, 1, s, ...): even lanes times 1, odd lanes times s.
+template <class D>
+HWY_INLINE hn::Vec<D> even_odd(D d, hn::TFromD<D> s) {
+  return hn::OddEven(hn::Set(d, s), hn::Set(d, hn::TFromD<D>(1)));
+}
+
+// What a dot tile works on. L points at the tile's first row at the chunk's start, rows
+// ldl reals apart; B likewise at its first column, columns ldr reals apart; `len` reals
+// along k. With k in several chunks the tile adds its pairs' vectors into `part` (real:
+// one vector per pair; complex: p then q), pair (i0 + i, j0 + j) `i * part_row + j *
+// per_pair` reals after `part` (at pair (i0, j0)); e.g. r = c = 16 complex doubles,
+// AVX-512 (8 lanes): per_pair = 16 reals, part_row = 256. With one chunk it sums each
+// pair's lanes itself and writes S (at the tile's corner, columns s_ld elements apart).
+template <class R>
+struct dot_args {
+  const R* L;
+  std::int64_t ldl;
+  const R* B;
+  std::int64_t ldr;
+  std::int64_t len;
+  R* part;               ///< partial sums, or nullptr: write S
+  std::int64_t part_row;
+  R* S;
+  std::int64_t s_ld;
+  R same;                ///< complex: -1 when both or neither operand is conjugated, else +1
+  R im_sign;             ///< complex: -1 when R is conjugated, else +1
+  std::int64_t ahead;    ///< prefetch distance in reals
+  bool fetch_l, fetch_r; ///< prefetch L's rows, R's columns
+};
+
+// One tile over one chunk: the TI x TJ pairs' lane-wise products of L's rows and R's
+// columns (see dot_args).
 //
 // Prefetch: every row of L and column of R is its own stream through memory (up to 32
 // of them, more than the hardware prefetchers follow), so the tile asks for its rows
 // (fetch_l) and columns (fetch_r) `ahead` reals further on as it goes: one line per
 // vector step. With k in chunks, `ahead` is the chunk, and only the first tile that
 // reads a row or column in a chunk fetches it for the next chunk.
+//
+// The sums of a complex pair, with p = (ar br, ai bi) and q = (ar bi, ai br) lanes summed
+// over k:
+//   a b             re = p_e - p_o   im =  (q_e + q_o)
+//   conj(a) b       re = p_e + p_o   im =  (q_e - q_o)
+//   a conj(b)       re = p_e + p_o   im = -(q_e - q_o)
+//   conj(a) conj(b) re = p_e - p_o   im = -(q_e + q_o)
+// so the odd lanes count with `same` (-1 when both or neither are conjugated) in re and
+// with -same in im, and im changes sign when b is conjugated (im_sign).
 template <class R, bool Cx, int TI, int TJ>
-HWY_NOINLINE void dot_tile(const R* HWY_RESTRICT L, std::int64_t ldl, const R* HWY_RESTRICT B, std::int64_t ldr,
-                           std::int64_t len, R* HWY_RESTRICT part, std::int64_t part_row, std::int64_t ahead,
-                           bool fetch_l, bool fetch_r) {
+HWY_NOINLINE void dot_tile(const dot_args<R>& g) {
   const hn::ScalableTag<R> d;
   using V = hn::Vec<decltype(d)>;
   const std::int64_t N = std::int64_t(hn::Lanes(d));
   constexpr int A = Cx ? 2 : 1;
-  const std::int64_t per_pair = A * N;
+  const R* HWY_RESTRICT L = g.L;
+  const R* HWY_RESTRICT B = g.B;
+  const std::int64_t ldl = g.ldl, ldr = g.ldr, len = g.len, ahead = g.ahead;
+  const bool fetch_l = g.fetch_l, fetch_r = g.fetch_r;
   V acc[TI][TJ][A];
+  PRISM_UNROLL
   for (int i = 0; i < TI; ++i)
+    PRISM_UNROLL
     for (int j = 0; j < TJ; ++j)
+      PRISM_UNROLL
       for (int a = 0; a < A; ++a) acc[i][j][a] = hn::Zero(d);
   const std::int64_t full = len - len % N;
   // Prefetches per line (64 bytes), not per vector: AVX2 doubles take two steps a line.
@@ -213,71 +260,58 @@ HWY_NOINLINE void dot_tile(const R* HWY_RESTRICT L, std::int64_t ldl, const R* H
   for (std::int64_t off = 0; off < full; off += N) {
     if (off % line == 0) {
       if (fetch_l)
+        PRISM_UNROLL
         for (int i = 0; i < TI; ++i) hwy::Prefetch(L + i * ldl + off + ahead);
       if (fetch_r)
+        PRISM_UNROLL
         for (int j = 0; j < TJ; ++j) hwy::Prefetch(B + j * ldr + off + ahead);
     }
+    PRISM_UNROLL
     for (int i = 0; i < TI; ++i) a[i] = hn::LoadU(d, L + i * ldl + off);
+    PRISM_UNROLL
     for (int j = 0; j < TJ; ++j) b[j] = hn::LoadU(d, B + j * ldr + off);
     dot_step<Cx>(d, a, b, acc);
   }
   if (full < len) {  // the last len % N reals: zeros in the lanes above
     const std::size_t rest = std::size_t(len - full);
     const auto mask = hn::FirstN(d, rest);
+    PRISM_UNROLL
     for (int i = 0; i < TI; ++i) a[i] = load_first(d, L + i * ldl + full, mask, rest);
+    PRISM_UNROLL
     for (int j = 0; j < TJ; ++j) b[j] = load_first(d, B + j * ldr + full, mask, rest);
     dot_step<Cx>(d, a, b, acc);
   }
+  if (g.part != nullptr) {
+    const std::int64_t per_pair = A * N;
+    PRISM_UNROLL
+    for (int i = 0; i < TI; ++i)
+      PRISM_UNROLL
+      for (int j = 0; j < TJ; ++j)
+        PRISM_UNROLL
+        for (int a2 = 0; a2 < A; ++a2) {
+          R* p = g.part + i * g.part_row + j * per_pair + a2 * N;
+          hn::Store(hn::Add(hn::Load(d, p), acc[i][j][a2]), d, p);
+        }
+    return;
+  }
+  const V re_sign = even_odd(d, Cx ? g.same : R(1)), im_sign = even_odd(d, -g.same);
+  PRISM_UNROLL
   for (int i = 0; i < TI; ++i)
-    for (int j = 0; j < TJ; ++j)
-      for (int a2 = 0; a2 < A; ++a2) {
-        R* p = part + i * part_row + j * per_pair + a2 * N;
-        hn::Store(hn::Add(hn::Load(d, p), acc[i][j][a2]), d, p);
-      }
+    PRISM_UNROLL
+    for (int j = 0; j < TJ; ++j) {
+      R* s = g.S + (i + j * g.s_ld) * A;
+      s[0] = hn::GetLane(hn::SumOfLanes(d, Cx ? hn::Mul(acc[i][j][0], re_sign) : acc[i][j][0]));
+      if constexpr (Cx) s[1] = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(acc[i][j][A - 1], im_sign)));
+    }
 }
 
 template <class R>
-using dot_fn = void (*)(const R*, std::int64_t, const R*, std::int64_t, std::int64_t, R*, std::int64_t, std::int64_t,
-                        bool, bool);
+using dot_fn = void (*)(const dot_args<R>&);
 
 // All dot tiles, tile ti x tj at [(ti - 1) * dot_tj + tj - 1].
 template <class R, bool Cx, int... K>
 constexpr std::array<dot_fn<R>, sizeof...(K)> dot_tiles(std::integer_sequence<int, K...>) {
   return {&dot_tile<R, Cx, K / dot_tj<Cx> + 1, K % dot_tj<Cx> + 1>...};
-}
-
-// Sum of the lanes of the vector at p, times (1, s, 1, s, ...): the even lanes plus s
-// times the odd ones (s = 1 for real types).
-template <class R>
-R lane_sum(const R* p, std::int64_t N, R s) {
-  R even = 0, odd = 0;
-  for (std::int64_t i = 0; i < N; i += 2) even += p[i], odd += (i + 1 < N ? p[i + 1] : R(0));
-  return even + s * odd;
-}
-
-// S(i, j) from the pair vectors. Complex, with p = (ar br, ai bi) and q = (ar bi, ai br)
-// pairs summed over k:
-//   a b             re = p_e - p_o   im =  (q_e + q_o)
-//   conj(a) b       re = p_e + p_o   im =  (q_e - q_o)
-//   a conj(b)       re = p_e + p_o   im = -(q_e - q_o)
-//   conj(a) conj(b) re = p_e - p_o   im = -(q_e + q_o)
-// so the odd lanes count with -1 when both or neither are conjugated (re) or exactly
-// one is (im), and im changes sign when b is conjugated.
-template <class R, bool Cx>
-void dot_finish(const task& t, const R* part, std::int64_t N) {
-  R* S = static_cast<R*>(t.S);
-  constexpr int A = Cx ? 2 : 1;
-  const R same = t.conj_l == t.conj_r ? R(-1) : R(1);
-  for (std::int64_t i = 0; i < t.rows; ++i)
-    for (std::int64_t j = 0; j < t.cols; ++j) {
-      const R* p = part + (i * t.cols + j) * A * N;
-      if constexpr (Cx) {
-        S[2 * (i + j * t.rows)] = lane_sum(p, N, same);
-        S[2 * (i + j * t.rows) + 1] = (t.conj_r ? R(-1) : R(1)) * lane_sum(p + N, N, -same);
-      } else {
-        S[i + j * t.rows] = lane_sum(p, N, R(1));
-      }
-    }
 }
 
 // Balanced cuts of `extent` into pieces of at most `most`: e.g. 6 with most 4 -> 3 + 3.
@@ -291,9 +325,6 @@ void dot(const task& t) {
   const hn::ScalableTag<R> d;
   const std::int64_t N = std::int64_t(hn::Lanes(d));
   constexpr int A = Cx ? 2 : 1, w = Cx ? 2 : 1;  // vectors per pair, reals per element
-  // Partial sums: r x c pairs of A vectors each (AVX-512 complex double: 32 KiB).
-  HWY_ALIGN R part[streaming_max_mn * streaming_max_mn * A * hn::MaxLanes(d)];
-  std::fill(part, part + t.rows * t.cols * A * N, R(0));
   const std::int64_t ti = piece(t.rows, dot_ti<Cx>), tj = piece(t.cols, dot_tj<Cx>);
   const bool one_tile = ti >= t.rows && tj >= t.cols;
   // Chunk length in reals along k, a whole number of vectors: e.g. 16 + 16 complex doubles
@@ -302,26 +333,47 @@ void dot(const task& t) {
   std::int64_t chunk = total;
   if (!one_tile) {
     const std::int64_t bytes_per_k = (t.rows + t.cols) * w * std::int64_t(sizeof(R));
-    chunk = std::max<std::int64_t>(N, t.chunk_bytes / bytes_per_k * w / N * N);
+    chunk = std::min(total, std::max<std::int64_t>(N, t.dot_chunk_bytes / bytes_per_k * w / N * N));
   }
+  // Partial sums between chunks: r x c pairs of A vectors each (AVX-512 complex double:
+  // 32 KiB), only when there are several chunks.
+  HWY_ALIGN R part[streaming_max_mn * streaming_max_mn * A * hn::MaxLanes(d)];
+  const bool chunks = chunk < total;
+  if (chunks) std::fill(part, part + t.rows * t.cols * A * N, R(0));
   static constexpr auto tiles = dot_tiles<R, Cx>(std::make_integer_sequence<int, dot_ti<Cx> * dot_tj<Cx>>{});
-  const std::int64_t ahead = one_tile ? t.ahead_bytes / std::int64_t(sizeof(R)) : chunk;
+  dot_args<R> g{};
+  g.ldl = t.ldl * w, g.ldr = t.rj * w, g.part_row = t.cols * A * N, g.s_ld = t.rows;
+  g.same = t.conj_l == t.conj_r ? R(-1) : R(1), g.im_sign = t.conj_r ? R(-1) : R(1);
+  // Prefetch distance in reals: the next chunk, or flight_bytes over all rows and columns
+  // (e.g. 8 KiB over 4 + 4 doubles: 128 reals, 1 KiB ahead in each).
+  g.ahead = one_tile ? std::max<std::int64_t>(N, t.flight_bytes / ((t.rows + t.cols) * std::int64_t(sizeof(R)))) : chunk;
   const R* L = static_cast<const R*>(t.L);
   const R* B = static_cast<const R*>(t.R);
-  const std::int64_t ldl = t.ldl * w, ldr = t.rj * w, part_row = t.cols * A * N;
+  R* S = static_cast<R*>(t.S);
   for (std::int64_t off = 0; off < total; off += chunk) {
-    const std::int64_t len = std::min(chunk, total - off);
+    g.len = std::min(chunk, total - off);
     for (std::int64_t i0 = 0; i0 < t.rows; i0 += ti) {
       const int h = int(std::min(ti, t.rows - i0));
       for (std::int64_t j0 = 0; j0 < t.cols; j0 += tj) {
         const int wd = int(std::min(tj, t.cols - j0));
-        tiles[std::size_t((h - 1) * dot_tj<Cx> + wd - 1)](L + i0 * ldl + off, ldl, B + j0 * ldr + off, ldr, len,
-                                                          part + i0 * part_row + j0 * A * N, part_row, ahead,
-                                                          j0 == 0, i0 == 0);
+        g.L = L + i0 * g.ldl + off, g.B = B + j0 * g.ldr + off;
+        g.part = chunks ? part + i0 * g.part_row + j0 * A * N : nullptr;
+        g.S = S + (i0 + j0 * t.rows) * A;
+        g.fetch_l = j0 == 0, g.fetch_r = i0 == 0;
+        tiles[std::size_t((h - 1) * dot_tj<Cx> + wd - 1)](g);
       }
     }
   }
-  dot_finish<R, Cx>(t, part, N);
+  if (!chunks) return;
+  // S from the partial sums, as dot_tile does it with one chunk.
+  const auto re_sign = even_odd(d, Cx ? g.same : R(1)), im_sign = even_odd(d, -g.same);
+  for (std::int64_t i = 0; i < t.rows; ++i)
+    for (std::int64_t j = 0; j < t.cols; ++j) {
+      const R* p = part + (i * t.cols + j) * A * N;
+      R* out = S + (i + j * t.rows) * A;
+      out[0] = hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p), re_sign)));
+      if constexpr (Cx) out[1] = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p + N), im_sign)));
+    }
 }
 
 // ---- outer kernel ----------------------------------------------------------------------
@@ -362,50 +414,74 @@ HWY_INLINE void outer_step(D d, const hn::Vec<D> (&a)[VR], const hn::TFromD<D>* 
   }
 }
 
-// One tile over `len` steps l: acc(:, j) += L(:, l) R(l, j) for its VR vectors of rows and
-// TC columns, then adds acc into `out`, whose column j starts `out_ld` reals after column
-// j - 1 (aligned). L points at the tile's first row at the chunk's first l, columns ldl
-// reals apart; the last vector holds `last` reals (1..Lanes). R points at R(l0, j0) (real
-// part), steps l rl reals apart, columns rj reals apart. `flip` (complex) conjugates R.
+// What an outer tile works on: `len` steps l of acc(:, j) += L(:, l) R(l, j) for its VR
+// vectors of rows and TC columns. L points at the tile's first row at the chunk's first
+// l, columns ldl reals apart; the last vector holds `last` reals (1..Lanes). B points at
+// R(l0, j0) (real part), steps l rl reals apart, columns rj reals apart. The tile adds its
+// sums into `out`, column j at out + j * out_ld (aligned). `flip` (complex) conjugates R.
+template <class R>
+struct outer_args {
+  const R* L;
+  std::int64_t ldl;
+  std::size_t last;
+  const R* B;
+  std::int64_t rl, rj;
+  std::int64_t len;
+  R* out;
+  std::int64_t out_ld;
+  bool flip;
+  std::int64_t ahead;     ///< prefetch distance in steps l
+  bool fetch_l, fetch_r;  ///< prefetch L's columns, R's columns (when R runs along k)
+};
+
+// One outer tile (see outer_args).
 //
-// Prefetch: a column of R stored along k (rl = 1 element, 'NN', or A^T's rows in 'TT') is
-// a stream of its own, up to 16 besides L's, more than the hardware prefetchers follow; so
-// once per 64-byte line of such a column the tile asks for the line `ahead` steps further
-// on (fetch_r). L's columns follow one another at a fixed stride, which the hardware
-// follows by itself. With k in chunks, `ahead` is the chunk and only the first row tile
-// of a chunk fetches R.
+// Prefetch: a column of R stored along k (rl = 1 element: 'NN', or A^T's rows in 'TT')
+// is a stream of its own, up to 16 besides L's, more than the hardware prefetchers
+// follow; so once per 64-byte line of such a column the tile asks for the line `ahead`
+// steps further on (fetch_r), and for L's column `ahead` steps on at every step
+// (fetch_l: with that many streams the hardware loses L as well, and it does not follow
+// masked loads, which a partial last vector takes). With k in chunks, `ahead` is the
+// chunk, and only the first tile that reads a column in a chunk fetches it for the next
+// chunk. A plain 'NT' (L and R one stream each) is left to the hardware: prefetching
+// there cost 5-15%.
 template <class R, bool Cx, int VR, int TC>
-HWY_NOINLINE void outer_tile(const R* HWY_RESTRICT L, std::int64_t ldl, std::size_t last, const R* HWY_RESTRICT B,
-                             std::int64_t rl, std::int64_t rj, std::int64_t len, R* HWY_RESTRICT out,
-                             std::int64_t out_ld, bool flip, std::int64_t ahead, bool fetch_r) {
+HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
   const hn::ScalableTag<R> d;
   using V = hn::Vec<decltype(d)>;
   const std::int64_t N = std::int64_t(hn::Lanes(d));
-  constexpr std::int64_t w = Cx ? 2 : 1;
+  const R* HWY_RESTRICT L = g.L;
+  const R* HWY_RESTRICT B = g.B;
+  const std::int64_t ldl = g.ldl, rl = g.rl, rj = g.rj, len = g.len, ahead = g.ahead;
+  const std::size_t last = g.last;
+  const bool fetch_l = g.fetch_l, fetch_r = g.fetch_r;
   const auto mask = hn::FirstN(d, last);
   const bool partial = std::int64_t(last) < N;
   // swap(a) * sign: (-1, +1) per pair for a b, (+1, -1) for a conj(b).
-  const V sign = flip ? hn::OddEven(hn::Set(d, R(-1)), hn::Set(d, R(1))) : hn::OddEven(hn::Set(d, R(1)), hn::Set(d, R(-1)));
+  const V sign = hn::Mul(even_odd(d, R(-1)), hn::Set(d, g.flip ? R(1) : R(-1)));
   V acc[VR][TC];
   PRISM_UNROLL
   for (int v = 0; v < VR; ++v)
     PRISM_UNROLL
     for (int c = 0; c < TC; ++c) acc[v][c] = hn::Zero(d);
-  // Steps per 64-byte line of a column of R stored along k: 8 doubles, 4 complex doubles.
-  const std::int64_t group = fetch_r && rl == w ? 64 / (w * std::int64_t(sizeof(R))) : len;
+  // Steps per 64-byte line of a column of R: 8 doubles, 4 complex doubles.
+  const std::int64_t group = fetch_r ? 64 / std::int64_t(sizeof(R)) / (Cx ? 2 : 1) : len;
   for (std::int64_t g0 = 0; g0 < len; g0 += group) {
-    if (fetch_r && rl == w)
+    if (fetch_r)
       PRISM_UNROLL
       for (int c = 0; c < TC; ++c) hwy::Prefetch(B + (g0 + ahead) * rl + c * rj);
     const std::int64_t g1 = std::min(len, g0 + group);
     for (std::int64_t l = g0; l < g1; ++l) {
       const R* a_col = L + l * ldl;
+      if (fetch_l)
+        PRISM_UNROLL
+        for (int v = 0; v < VR; ++v) hwy::Prefetch(a_col + ahead * ldl + v * N);
       V a[VR];
       PRISM_UNROLL
       for (int v = 0; v + 1 < VR; ++v) a[v] = hn::LoadU(d, a_col + v * N);
-      // The last vector: masked where that never reads past it (mask all-ones when full).
-      if constexpr (fault_free_masked_load) a[VR - 1] = hn::MaskedLoad(mask, d, a_col + (VR - 1) * N);
-      else a[VR - 1] = partial ? load_first(d, a_col + (VR - 1) * N, mask, last) : hn::LoadU(d, a_col + (VR - 1) * N);
+      // A partial last vector takes a masked load; a plain load otherwise (the hardware
+      // prefetchers follow plain loads better).
+      a[VR - 1] = partial ? load_first(d, a_col + (VR - 1) * N, mask, last) : hn::LoadU(d, a_col + (VR - 1) * N);
       outer_step<Cx>(d, a, B + l * rl, rj, sign, acc);
     }
   }
@@ -413,14 +489,13 @@ HWY_NOINLINE void outer_tile(const R* HWY_RESTRICT L, std::int64_t ldl, std::siz
   for (int c = 0; c < TC; ++c)
     PRISM_UNROLL
     for (int v = 0; v < VR; ++v) {
-      R* p = out + c * out_ld + v * N;
+      R* p = g.out + c * g.out_ld + v * N;
       hn::Store(hn::Add(hn::Load(d, p), acc[v][c]), d, p);
     }
 }
 
 template <class R>
-using outer_fn = void (*)(const R*, std::int64_t, std::size_t, const R*, std::int64_t, std::int64_t, std::int64_t,
-                          R*, std::int64_t, bool, std::int64_t, bool);
+using outer_fn = void (*)(const outer_args<R>&);
 
 // Entry (VR, TC) of the outer tile table; nullptr (nothing instantiated) where TC is
 // wider than the registers allow.
@@ -453,24 +528,30 @@ void outer(const task& t) {
   const bool one_tile = vr >= vectors && tc >= t.cols;
   std::int64_t chunk = t.k;
   if (!one_tile)
-    chunk = std::max<std::int64_t>(1, t.chunk_bytes / ((t.rows + t.cols) * w * std::int64_t(sizeof(R))));
+    chunk = std::max<std::int64_t>(1, t.outer_chunk_bytes / ((t.rows + t.cols) * w * std::int64_t(sizeof(R))));
   static constexpr auto tiles = outer_tiles<R, Cx>(std::make_integer_sequence<int, outer_vr * 8>{});
-  // Prefetch distance in steps l: the next chunk, or ahead_bytes of a column of R.
-  const std::int64_t ahead = one_tile ? std::max<std::int64_t>(1, t.ahead_bytes / (w * std::int64_t(sizeof(R)))) : chunk;
   const R* L = static_cast<const R*>(t.L);
   const R* B = static_cast<const R*>(t.R);
-  const std::int64_t ldl = t.ldl * w, rl = t.rl * w, rj = t.rj * w;
-  const bool flip = t.conj_l != t.conj_r;  // conj(a) b is computed as conj(a conj(b))
+  outer_args<R> g{};
+  g.ldl = t.ldl * w, g.rl = t.rl * w, g.rj = t.rj * w, g.out_ld = out_ld;
+  g.flip = t.conj_l != t.conj_r;  // conj(a) b is computed as conj(a conj(b))
+  // Prefetch distance in steps l: the next chunk, or flight_bytes of all the operands' lines
+  // in flight (e.g. 8 KiB over 8 x 8 doubles' 128 bytes a step: 64 steps).
+  const bool r_streams = t.rl == 1;  // R's columns run along k: one stream each
+  g.ahead = one_tile ? std::max<std::int64_t>(8, t.flight_bytes / ((t.rows + t.cols) * w * std::int64_t(sizeof(R))))
+                     : chunk;
   for (std::int64_t l0 = 0; l0 < t.k; l0 += chunk) {
-    const std::int64_t len = std::min(chunk, t.k - l0);
+    g.len = std::min(chunk, t.k - l0);
     for (std::int64_t v0 = 0; v0 < vectors; v0 += vr) {
       const int h = int(std::min(vr, vectors - v0));
       // Reals in the tile's last vector: e.g. 20 reals in 8 lanes, tile of vectors 0..2 -> 4.
-      const std::size_t last = std::size_t(std::min(reals - (v0 + h - 1) * N, N));
+      g.last = std::size_t(std::min(reals - (v0 + h - 1) * N, N));
       for (std::int64_t j0 = 0; j0 < t.cols; j0 += tc) {
         const int wd = int(std::min(tc, t.cols - j0));
-        tiles[std::size_t((h - 1) * 8 + wd - 1)](L + v0 * N + l0 * ldl, ldl, last, B + l0 * rl + j0 * rj, rl, rj, len,
-                                                 out + j0 * out_ld + v0 * N, out_ld, flip, ahead, v0 == 0);
+        g.L = L + v0 * N + l0 * g.ldl, g.B = B + l0 * g.rl + j0 * g.rj, g.out = out + j0 * out_ld + v0 * N;
+        g.fetch_r = r_streams && v0 == 0;
+        g.fetch_l = (r_streams || g.last < std::size_t(N)) && j0 == 0;
+        tiles[std::size_t((h - 1) * 8 + wd - 1)](g);
       }
     }
   }
