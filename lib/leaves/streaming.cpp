@@ -664,7 +664,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
 }
 
 bool streaming_preferred(scalar_type, std::int64_t m, std::int64_t n, std::int64_t k) {
-  return streaming_applies(m, n) && k >= 4096;  // placeholder until measured
+  return streaming_applies(m, n) && k >= 128;  // placeholder until measured
 }
 
 const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }
