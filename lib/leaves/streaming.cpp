@@ -224,9 +224,9 @@ struct dot_args {
 //
 // Prefetch: every row of L and column of R is its own stream through memory (up to 32
 // of them, more than the hardware prefetchers follow), so the tile asks for its rows
-// (fetch_l) and columns (fetch_r) `ahead` reals further on as it goes: one line per
-// vector step. With k in chunks, `ahead` is the chunk, and only the first tile that
-// reads a row or column in a chunk fetches it for the next chunk.
+// (fetch_l) and columns (fetch_r) `ahead` reals further on as it goes, a line of each per
+// line of k it reads (in bursts, see below). With k in chunks, `ahead` is the chunk, and
+// only the first tile that reads a row or column in a chunk fetches it for the next chunk.
 //
 // The sums of a complex pair, with p = (ar br, ai bi) and q = (ar bi, ai br) lanes summed
 // over k:
@@ -257,14 +257,19 @@ HWY_NOINLINE void dot_tile(const dot_args<R>& g) {
   // Prefetches per line (64 bytes), not per vector: AVX2 doubles take two steps a line.
   const std::int64_t line = std::max<std::int64_t>(N, 64 / std::int64_t(sizeof(R)));
   V a[TI], b[TJ];
+  // Prefetch in bursts: each line step fetches `streams` consecutive lines of one stream,
+  // the streams in turn (rows of L first), so each stream is fetched as far ahead as with
+  // one line per stream per step, in runs that stay in one DRAM page (5-15% faster here
+  // than one line of every stream per step). E.g. 4 + 4 streams: steps 0..7 fetch lines
+  // 0..7 (plus `ahead`) of row 0, row 1, ..., column 3; steps 8..15 lines 8..15.
+  const int fetched_rows = fetch_l ? TI : 0, streams = fetched_rows + (fetch_r ? TJ : 0);
+  int stream = 0;
+  std::int64_t burst_off = 0;
   for (std::int64_t off = 0; off < full; off += N) {
-    if (off % line == 0) {
-      if (fetch_l)
-        PRISM_UNROLL
-        for (int i = 0; i < TI; ++i) hwy::Prefetch(L + i * ldl + off + ahead);
-      if (fetch_r)
-        PRISM_UNROLL
-        for (int j = 0; j < TJ; ++j) hwy::Prefetch(B + j * ldr + off + ahead);
+    if (streams > 0 && off % line == 0) {  // the next `streams` lines of one stream
+      const R* base = stream < fetched_rows ? L + stream * ldl : B + (stream - fetched_rows) * ldr;
+      for (int q = 0; q < streams; ++q) hwy::Prefetch(base + burst_off + ahead + q * line);
+      if (++stream == streams) stream = 0, burst_off += streams * line;
     }
     PRISM_UNROLL
     for (int i = 0; i < TI; ++i) a[i] = hn::LoadU(d, L + i * ldl + off);
