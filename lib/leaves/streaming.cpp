@@ -37,8 +37,9 @@
 #define PRISM_LEAVES_STREAMING_SHARED
 
 // Highway compiles this file once per instruction set. SSSE3 and SSE4 are left out (a
-// CPU without AVX2 runs the scalar fallback): they would double the build time of this
-// file for CPUs that no longer run HPC codes. Must come before any Highway header.
+// CPU without AVX2, from before 2013, runs the scalar fallback): two more copies of every
+// kernel, in build time and code size, for CPUs that no longer run this kind of code.
+// Must come before any Highway header.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4)
 #endif
@@ -54,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace prism::detail::streaming {
