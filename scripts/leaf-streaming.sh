@@ -18,7 +18,8 @@ dirty=$(git diff --quiet HEAD -- lib apps include 2>/dev/null || echo " (uncommi
 {
   echo "# streaming leaf vs OpenBLAS leaf, 1 thread: $prism leaves --streaming --reps 5"
   echo "# date (UTC): $(date -u '+%F %T'); commit $(git rev-parse --short HEAD)$dirty"
-  echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, L1d $(lscpu | sed -n 's/^L1d cache: *//p'), L2 $(lscpu | sed -n 's/^L2 cache: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')"
+  echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; caches (getconf, bytes): L1d $(getconf LEVEL1_DCACHE_SIZE), L2 $(getconf LEVEL2_CACHE_SIZE), L3 $(getconf LEVEL3_CACHE_SIZE)"
+  echo "# other load: the machine is shared; each row times OpenBLAS and then the streaming leaf back to back, best of 5 each"
   echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
   echo "## environment as set: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"

@@ -670,8 +670,10 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
     }
 }
 
-bool streaming_preferred(scalar_type, std::int64_t m, std::int64_t n, std::int64_t k) {
-  return streaming_applies(m, n) && k >= 128;  // placeholder until measured
+bool streaming_preferred(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
+  if (!streaming_applies(m, n)) return false;
+  if (is_complex(t)) return k >= 128;
+  return double(m + n) * double(k) * double(element_size(t)) >= double(1 << 20);  // placeholder until measured
 }
 
 const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }
