@@ -236,3 +236,19 @@ TEST_CASE("PRISM_LEAF=auto picks the streaming leaf for an 8x8x2^20 plan") {
   CHECK(text.find("leaf openblas") == std::string::npos);
   CHECK(text.find("leaf blis") == std::string::npos);
 }
+
+TEST_CASE("auto's streaming rule: complex from k = 128, real from 2 MiB of A and B, m, n <= 16 only") {
+  using detail::choose_leaf;
+  const auto pick = [](scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
+    return choose_leaf(leaf_backend::automatic, t, m, n, k) == leaf_backend::streaming;
+  };
+  CHECK(pick(scalar_type::z, 16, 16, 128));
+  CHECK(pick(scalar_type::c, 4, 4, 128));
+  CHECK_FALSE(pick(scalar_type::c, 16, 16, 64));
+  CHECK(pick(scalar_type::d, 8, 8, 16384));       // (8 + 8) * 16384 * 8 bytes = 2 MiB
+  CHECK_FALSE(pick(scalar_type::d, 8, 8, 16383));
+  CHECK_FALSE(pick(scalar_type::d, 4, 4, 16384));  // 1 MiB: in L2, OpenBLAS's kernels win
+  CHECK(pick(scalar_type::s, 1, 16, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::d, 17, 8, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::z, 8, 32, 1 << 20));
+}

@@ -670,10 +670,25 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
     }
 }
 
+// The rule comes from bench/results/leaf-streaming-2026-11-23.txt (scripts/leaf-streaming.sh:
+// `prism leaves --streaming`, one thread, this project's 2-core AMD EPYC, 48 KiB L1d and
+// 1 MiB L2 per core), the streaming leaf against prism's OpenBLAS leaf run twice, with
+// this machine's OPENBLAS_CORETYPE=Haswell and with OpenBLAS's own AVX-512 (Cooperlake)
+// kernels; a shape counts as won when it won against both, for all of NN, TN and NT:
+//  - complex leaves won from k = 128 on (by 1.09x or more, e.g. 8x8x2^20 complex double
+//    NN 74-75 GF/s against 19-20), lost at k = 64 (16x16 complex float TN: 0.77x) and 16;
+//  - real leaves whose A and B fit in twice the L2 lost to the AVX-512 kernels, down to
+//    0.44x (4x4x4096 float NN), 0.64x (8x8x4096 double TN) and 0.76x (4x4x16384 double
+//    TN, 1 MiB); from 2 MiB of A and B on, every real row won, by 1.36x or more (e.g.
+//    8x8x2^20 double NN 38-41 GF/s against 12-15, TN 24 against 12-15; 4x4x2^20 double
+//    24-25 against 5.5-11.6).
+// Where the leaf's operands come from memory the streaming leaf reads them once at close
+// to the bandwidth; where they sit in L2, OpenBLAS's AVX-512 micro-kernels are faster for
+// real types.
 bool streaming_preferred(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
   if (!streaming_applies(m, n)) return false;
   if (is_complex(t)) return k >= 128;
-  return double(m + n) * double(k) * double(element_size(t)) >= double(1 << 20);  // placeholder until measured
+  return double(m + n) * double(k) * double(element_size(t)) >= double(2 << 20);
 }
 
 const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }
