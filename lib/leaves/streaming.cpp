@@ -327,6 +327,8 @@ inline std::int64_t piece(std::int64_t extent, std::int64_t most) {
   return (extent + pieces - 1) / pieces;
 }
 
+// S = L R by the dot kernel: register tiles over the r x c pairs, k in chunks when the
+// pairs need several tiles.
 template <class R, bool Cx>
 void dot(const task& t) {
   const hn::ScalableTag<R> d;
@@ -518,6 +520,8 @@ constexpr std::array<outer_fn<R>, sizeof...(K)> outer_tiles(std::integer_sequenc
   return {outer_entry<R, Cx, K / 8 + 1, K % 8 + 1>()...};
 }
 
+// S = L R by the outer kernel: register tiles over L's rows and R's columns, k in chunks
+// when they need several tiles.
 template <class R, bool Cx>
 void outer(const task& t) {
   const hn::ScalableTag<R> d;
@@ -570,6 +574,7 @@ void outer(const task& t) {
     }
 }
 
+// The kernel the task names.
 template <class R, bool Cx>
 void run(const task& t) {
   if (t.dot) dot<R, Cx>(t);
