@@ -81,6 +81,7 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
   const int P = L.procs();
   const dim_view view[3] = {make_view(L, p, 0, f.views[0]), make_view(L, p, 1, f.views[1]), make_view(L, p, 2, f.views[2])};
   f.received.assign(std::size_t(P), 0);
+  f.sent.assign(std::size_t(P), 0);
   f.flops.assign(std::size_t(P), 0);
   const operand_layout& lc = L.op[int(operand::c)];
   for (int r = 0; r < model.ranks(); ++r) f.flops[std::size_t(process_of(f, L, r))] += model.cost(r).flops;
@@ -96,6 +97,14 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
         const std::int64_t own = rv.count(blk.row, blk.row + blk.rows, L.op[int(o)].rows, prow) *
                                  cv.count(blk.col, blk.col + blk.cols, L.op[int(o)].cols, pcol);
         f.received[std::size_t(g)] += blk.size() - own;
+        if (own == blk.size()) continue;
+        // Every other holder of a piece sends it to g.
+        for (int pr = 0; pr < L.nprow; ++pr) {
+          const std::int64_t rc = rv.count(blk.row, blk.row + blk.rows, L.op[int(o)].rows, pr);
+          if (rc == 0) continue;
+          for (int pc = 0; pc < L.npcol; ++pc)
+            if (pr * L.npcol + pc != g) f.sent[std::size_t(pr * L.npcol + pc)] += rc * cv.count(blk.col, blk.col + blk.cols, L.op[int(o)].cols, pc);
+        }
       }
       // Partial C: each holder of an element of the box, other than g, receives it.
       const block blk = model.needed(operand::c, t.shape);
@@ -104,7 +113,10 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
         if (rc == 0) continue;
         for (int pc = 0; pc < L.npcol; ++pc) {
           const int o = pr * L.npcol + pc;
-          if (o != g) f.received[std::size_t(o)] += rc * view[1].count(blk.col, blk.col + blk.cols, lc.cols, pc);
+          if (o == g) continue;
+          const std::int64_t part = rc * view[1].count(blk.col, blk.col + blk.cols, lc.cols, pc);
+          f.received[std::size_t(o)] += part;
+          f.sent[std::size_t(g)] += part;
         }
       }
     }
@@ -115,7 +127,11 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
   for (int g = 0; g < P; ++g) {
     f.max_received = std::max(f.max_received, f.received[std::size_t(g)]);
     sum += double(f.received[std::size_t(g)]);
-    f.seconds = std::max(f.seconds, f.flops[std::size_t(g)] / F + double(f.received[std::size_t(g)]) * elem / B);
+    // A link carries B each way: a process's exchange takes as long as the larger of what
+    // it receives and what it sends (a process holding all of A and B must send the others
+    // their share however little each receives).
+    const double words = double(std::max(f.received[std::size_t(g)], f.sent[std::size_t(g)]));
+    f.seconds = std::max(f.seconds, f.flops[std::size_t(g)] / F + words * elem / B);
   }
   f.mean_received = sum / P;
 }
