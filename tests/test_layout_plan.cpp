@@ -228,3 +228,17 @@ TEST_CASE("a process that holds everything must send the others their share: sen
   CHECK(*std::max_element(c.fit.sent.begin(), c.fit.sent.end()) == 0);
   CHECK(c.fit.seconds >= c.scalapack_seconds);  // so auto routes it to ScaLAPACK
 }
+
+TEST_CASE("memory under the layout: a process holding all of A and B needs no copies, so the one-rank plan fits") {
+  context ctx = default_context();
+  ctx.set_threads(1);
+  // 32 x 32 x 4e6 on 1 x 4: process 0 holds 2 GB of A and B. prism's native model would buffer
+  // them; in place nothing is copied but the 32 x 32 C box's partial sums.
+  const problem g{scalar_type::d, 'T', 'N', 32, 32, 4000000};
+  ctx.set_max_memory(std::size_t(64) << 20);  // 64 MiB of copies per rank
+  const layout_choice c = plan_for_layout(g, grid_layout(g, 1, 4, 32), ctx);
+  INFO(c.why.chosen << c.fit.describe());
+  CHECK(c.fit.max_received == 0);
+  CHECK(c.fit.max_buffer <= 32 * 32);
+  CHECK(c.why.candidates.front().fits);
+}

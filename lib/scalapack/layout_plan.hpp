@@ -62,6 +62,7 @@ struct layout_fit {
   std::vector<std::int64_t> sent;       ///< per process: elements sent in all phases
   std::vector<double> flops;            ///< per process: real flops
   std::int64_t max_received = 0;        ///< largest of received
+  std::int64_t max_buffer = 0;          ///< largest copy one process holds in one phase (elements)
   double mean_received = 0;             ///< mean over all processes
   double seconds = 0;                   ///< max over processes of flops / F + max(received, sent) bytes / B
   /// One line, e.g. "m by C rows, n by C columns, k as is; plan ranks row-major".
