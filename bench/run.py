@@ -22,7 +22,8 @@ Without --kernel-sets (or with none) prism_bench runs once, as it always did.
 Which sets (--kernel-sets all). A set runs when this CPU has every instruction-set extension
 of the CPU the set is named for (the flags of /proc/cpuinfo, tables OPENBLAS_SETS and
 BLIS_SETS below). Sets whose gemm kernels use only 128-bit SSE (OpenBLAS Prescott .. Nehalem,
-BLIS penryn) are left out: every CPU that runs them also runs the AVX sets, which are wider.
+BLIS penryn) are left out to keep the run short (half as wide as the AVX sets, and each set
+costs a process per shape); a LIB:SET list runs any set it names.
 OpenBLAS also runs `auto`: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed, its own cpuid
 detection. Every set is first confirmed by a short probe process (prism_bench
 --print-kernel-sets): OpenBLAS must report the core it was asked for (openblas_get_corename);
