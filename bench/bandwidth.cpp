@@ -10,6 +10,8 @@
 
 #include "cpus.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -37,6 +39,7 @@ constexpr const char* kIsa = "sse";
 
 constexpr int kAccumulators = 8;
 constexpr std::size_t kPage = 4096;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 using vec [[gnu::vector_size(kVectorBytes)]] = double;
 
@@ -90,8 +93,14 @@ bandwidth_result read_bandwidth(int threads, std::size_t bytes, int passes) {
   // Each thread's part: whole pages (so its vectors come in whole groups of kAccumulators).
   const std::size_t part = std::max<std::size_t>(bytes / static_cast<std::size_t>(threads) / kPage, 1) * kPage;
   const std::size_t total = part * static_cast<std::size_t>(threads);
-  std::unique_ptr<void, free_deleter> memory(std::aligned_alloc(kPage, total));
+  // Aligned to and rounded up to huge pages, with transparent huge pages asked for (where the
+  // system offers them on request, THP "madvise"): the fill then takes far fewer page faults
+  // (4 KiB faults made filling 2 GiB take seconds on this project's VM) and the passes few
+  // TLB misses, so what is measured is the memory's read rate. Without THP it still works.
+  const std::size_t rounded = (total + kHugePage - 1) / kHugePage * kHugePage;
+  std::unique_ptr<void, free_deleter> memory(std::aligned_alloc(kHugePage, rounded));
   if (!memory) throw std::bad_alloc();
+  madvise(memory.get(), rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
   auto* base = static_cast<std::byte*>(memory.get());
 
   const std::vector<int> cpus = allowed_cpus();
