@@ -1,0 +1,289 @@
+// lib/recursive/syrk.cpp — ?syrk / ?herk: the entry prologue (checks, trivial cases, small
+// calls to one leaf) and the triangle recursion.
+//
+// The triangle recursion cuts the n x n x k "half prism" of a rank-k update:
+//  - k-cut (BFS over threads): parts 1.. write triangle-only temporaries C' with beta = 0,
+//    part 0 writes C with the caller's beta, then the temporaries' triangles are added into
+//    C. Taken when k dominates (k >= 2n) and the temporaries fit the context's memory cap;
+//    the Gram shape (n = 32, k = 2^22) is cut this way into one part per thread.
+//  - n-cut: C splits into two diagonal triangles, themselves rank-k updates (recursion),
+//    and one off-diagonal block, a plain gemm that prism::gemm (the planner and executor
+//    of the gemm engine, with its memory cap and NUMA levels) runs. Needs no extra memory.
+//  - leaf: single-threaded cblas_?syrk / cblas_?herk of the leaf backend.
+// The tree is decided on the fly from (n, k, threads, memory cap); it is not a prism::plan
+// (plans print and parse gemm problems only: see README "syrk and herk").
+#include <prism/error.hpp>
+#include <prism/gemm.hpp>
+#include <prism/syrk.hpp>
+
+#include "../blas/blas_library.hpp"
+#include "../runtime/runtime.hpp"
+#include "arguments.hpp"
+#include "split.hpp"
+#include "temporaries.hpp"
+
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+namespace prism {
+
+namespace {
+
+using detail::upper_trans;
+
+template <scalar T>
+constexpr bool complex_v = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
+
+// Reference ?syrk / ?herk argument checks in their order; 0 or the xerbla position:
+// 1 uplo, 2 trans, 3 n, 4 k, 7 lda, 10 ldc. Allowed trans letters: real syrk N, T, C (C
+// means T, as reference dsyrk accepts it); complex syrk N, T; herk N, C. A is n x k when
+// trans = 'N', else k x n. Example: dsyrk('U', 'T', n=3, k=5, ..., lda=4, ...) gives 7
+// (lda < max(1, k) = 5).
+int rank_k_info(bool herm, bool complex, char uplo, char trans, std::int64_t n, std::int64_t k, std::int64_t lda,
+                std::int64_t ldc) {
+  const char u = upper_trans(uplo), t = upper_trans(trans);
+  const bool trans_ok = t == 'N' || (herm ? t == 'C' : (t == 'T' || (!complex && t == 'C')));
+  const std::int64_t rows_a = t == 'N' ? n : k;
+  if (u != 'U' && u != 'L') return 1;
+  if (!trans_ok) return 2;
+  if (n < 0) return 3;
+  if (k < 0) return 4;
+  if (lda < std::max<std::int64_t>(1, rows_a)) return 7;
+  if (ldc < std::max<std::int64_t>(1, n)) return 10;
+  return 0;
+}
+
+// The exception for Fortran position `info` (shifted by one when `cblas`: the layout is
+// argument 1 there), e.g. "dsyrk: argument 7 (lda) must be >= max(1, 5), got 4".
+invalid_argument rank_k_error(const std::string& routine, int info, bool cblas, bool herm, bool complex, char trans,
+                              std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldc) {
+  const int pos = cblas ? info + 1 : info;
+  auto at_least = [](std::int64_t need, std::int64_t got) {
+    return "must be >= max(1, " + std::to_string(need) + "), got " + std::to_string(got);
+  };
+  switch (info) {
+    case 1: return invalid_argument(routine, "uplo", pos, "must be 'U' or 'L'");
+    case 2:
+      return invalid_argument(routine, "trans", pos,
+                              herm ? "must be 'N' or 'C'" : complex ? "must be 'N' or 'T'" : "must be 'N', 'T' or 'C'");
+    case 3: return invalid_argument(routine, "n", pos, "must be >= 0, got " + std::to_string(n));
+    case 4: return invalid_argument(routine, "k", pos, "must be >= 0, got " + std::to_string(k));
+    case 7: return invalid_argument(routine, "lda", pos, at_least(upper_trans(trans) == 'N' ? n : k, lda));
+    default: return invalid_argument(routine, "ldc", pos, at_least(n, ldc));
+  }
+}
+
+// Fixed arguments of one rank-k update. trans is normalised to 'N', 'T' (syrk) or 'C'
+// (herk); for herk alpha is real (stored as T with zero imaginary part).
+template <scalar T>
+struct rank_k {
+  bool herm;
+  char uplo, trans;
+  T alpha;
+  const T* A;
+  std::int64_t lda;
+  const context& ctx;
+
+  // Row i, column l of op(A) (n x k): A[i + l*lda] for 'N', else A[l + i*lda]. E.g. the
+  // rows [8, 16), k-range [256, 512) of a 'T' operand start at A + 256 + 8*lda.
+  const T* at(std::int64_t i, std::int64_t l) const { return trans == 'N' ? A + i + l * lda : A + l + i * lda; }
+};
+
+// Elements (i, j) of C's uplo triangle in column j: rows [0, j] for 'U', [j, n) for 'L'.
+inline std::int64_t first_row(char uplo, std::int64_t j) { return uplo == 'U' ? 0 : j; }
+inline std::int64_t end_row(char uplo, std::int64_t j, std::int64_t n) { return uplo == 'U' ? j + 1 : n; }
+
+// C = beta C on the triangle (alpha = 0 or k = 0); beta = 0 writes zeros without reading.
+// herk keeps the diagonal real: C(j, j) = beta * Re C(j, j), as reference ?herk.
+template <scalar T>
+void scale_triangle(bool herm, char uplo, std::int64_t n, T beta, T* C, std::int64_t ldc) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    T* c = C + j * ldc;
+    for (std::int64_t i = first_row(uplo, j); i < end_row(uplo, j, n); ++i) c[i] = beta == T(0) ? T(0) : beta * c[i];
+    if constexpr (complex_v<T>)
+      if (herm) c[j] = T(c[j].real());  // beta is real: the loop left beta * Re C(j, j) there
+  }
+}
+
+template <scalar T>
+double rank_k_flops(std::int64_t n, std::int64_t k) {
+  return (complex_v<T> ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
+}
+
+template <scalar T>
+void leaf(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
+          std::int64_t ldc) {
+  const detail::blas_library& lib = detail::leaf_library(detail::choose_leaf(r.ctx.leaf(), scalar_type_of<T>(), n, n, k));
+  if constexpr (complex_v<T>)
+    if (r.herm) return lib.herk<T>(r.uplo, r.trans, n, k, r.alpha.real(), r.at(i0, l0), r.lda, beta.real(), C, ldc);
+  lib.syrk<T>(r.uplo, r.trans, n, k, r.alpha, r.at(i0, l0), r.lda, beta, C, ldc);
+}
+
+// The update of C's n x n triangle from rows [i0, i0 + n) and k-range [l0, l0 + k) of
+// op(A), with `threads` threads to share out. C points at the triangle's (0, 0).
+template <scalar T>
+void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
+             std::int64_t ldc, int threads) {
+  if (n == 0) return;
+  if (threads <= 1 || rank_k_flops<T>(n, k) < r.ctx.small_flops() || (n == 1 && k < 512))
+    return leaf(r, i0, n, l0, k, beta, C, ldc);
+  const scalar_type st = scalar_type_of<T>();
+  // k-cut: as many parts as threads (and 256-wide k pieces) allow, minus what the memory
+  // cap refuses: each part after the first needs one n x n temporary.
+  if (k >= 2 * n && k >= 512) {
+    const std::size_t t_bytes = detail::temp_bytes(n, n, sizeof(T));
+    const std::size_t cap = r.ctx.max_memory();
+    const std::size_t fit = t_bytes == 0 ? std::size_t(threads) : cap / t_bytes;
+    const int parts = int(std::min<std::int64_t>({threads, k / 256, std::int64_t(std::min<std::size_t>(fit, 1u << 20)) + 1}));
+    if (parts >= 2) {
+      // Threads per part: as even as possible (7 threads, 3 parts -> 3, 2, 2); the k edge is
+      // shared in the same ratio, e.g. k = 3000 in 3:2:2 -> 1280, 896, 824 (256-aligned).
+      std::vector<int> shares(std::size_t(parts), threads / parts);
+      for (int c = 0; c < threads % parts; ++c) ++shares[std::size_t(c)];
+      const std::vector<std::int64_t> ks = detail::split(k, shares, detail::alignment(dim::k, st, k));
+      detail::runtime& rt = r.ctx.runtime();
+      detail::workspace_pool::lease ws = rt.pool().acquire(t_bytes * std::size_t(parts - 1));
+      auto temp = [&](int c) { return reinterpret_cast<T*>(ws.data() + t_bytes * std::size_t(c - 1)); };
+      rt.arena().execute([&] {
+        oneapi::tbb::task_group group;
+        std::int64_t l = l0 + ks[0];
+        for (int c = 1; c < parts; ++c) {
+          const std::int64_t lc = l, kc = ks[std::size_t(c)];
+          const int tc = shares[std::size_t(c)];
+          T* to = temp(c);
+          group.run([&r, i0, n, lc, kc, to, tc] { recurse(r, i0, n, lc, kc, T(0), to, n, tc); });
+          l += kc;
+        }
+        recurse(r, i0, n, l0, ks[0], beta, C, ldc, shares[0]);
+        group.wait();
+      });
+      // C's triangle += each temporary's triangle (ld n), column by column.
+      for (std::int64_t j = 0; j < n; ++j)
+        for (int c = 1; c < parts; ++c) {
+          const T* t = temp(c) + j * n;
+          T* cj = C + j * ldc;
+          for (std::int64_t i = first_row(r.uplo, j); i < end_row(r.uplo, j, n); ++i) cj[i] += t[i];
+        }
+      return;
+    }
+  }
+  if (n < 2) return leaf(r, i0, n, l0, k, beta, C, ldc);
+  // n-cut at n1 (detail::first_part, 8-aligned where that costs < 1/32 of balance: n = 40
+  // gives 20, n = 10 gives 5). Example n = 10, n1 = 5, uplo 'L': the triangles are
+  // C[0:5, 0:5] and C[5:10, 5:10] (at C + 5 + 5 ldc), and the off-diagonal block
+  // C21 = C[5:10, 0:5] (5 x 5, at C + 5) is
+  //   alpha op(A)[5:10, :] op(A)[0:5, :]^T (^H for herk) + beta C21,
+  // a gemm with m = n - n1 rows and n1 columns; for 'U' it is C12 = C[0:5, 5:10] at
+  // C + 5 ldc, alpha op(A)[0:5, :] op(A)[5:10, :]^T, m = n1 and n - n1 columns.
+  const std::int64_t n1 = detail::first_part(n, 1, 2, detail::alignment(dim::n, st, n));
+  const std::int64_t n2 = n - n1;
+  recurse(r, i0, n1, l0, k, beta, C, ldc, threads);
+  recurse(r, i0 + n1, n2, l0, k, beta, C + n1 + n1 * ldc, ldc, threads);
+  // op(A)[rows] op(A)[cols]^T as gemm letters: op(A) = A ('N') pairs with A^T / A^H on the
+  // right; op(A) = A^T or A^H pairs with plain A.
+  const char left = r.trans, right = r.trans == 'N' ? (r.herm ? 'C' : 'T') : 'N';
+  const bool lower = r.uplo == 'L';
+  const std::int64_t rows0 = lower ? i0 + n1 : i0, cols0 = lower ? i0 : i0 + n1;
+  const std::int64_t m = lower ? n2 : n1, nn = lower ? n1 : n2;
+  T* block = lower ? C + n1 : C + n1 * ldc;
+  // op(A) rows as a gemm operand: for 'N' the rows start at A + row (lda unchanged), for
+  // 'T'/'C' they are columns of A starting at A + row * lda; rank_k::at gives both.
+  gemm<T>(left, right, m, nn, k, r.alpha, r.at(rows0, l0), r.lda, r.at(cols0, l0), r.lda, beta, block, ldc, r.ctx);
+}
+
+template <scalar T>
+void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
+                const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc, const context& ctx) {
+  const int info = rank_k_info(herm, complex_v<T>, uplo, trans, n, k, lda, ldc);
+  if (info != 0) throw rank_k_error(routine, info, false, herm, complex_v<T>, trans, n, k, lda, ldc);
+  const char u = upper_trans(uplo);
+  char t = upper_trans(trans);
+  if (!herm && t == 'C') t = 'T';  // real syrk: 'C' is 'T'
+  if (n == 0) return;
+  if ((alpha == T(0) || k == 0) && beta == T(1)) return;
+  if (alpha == T(0) || k == 0) return scale_triangle(herm, u, n, beta, C, ldc);
+  if (lda > INT_MAX || ldc > INT_MAX)
+    throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
+  const rank_k<T> r{herm, u, t, alpha, A, lda, ctx};
+  recurse(r, 0, n, 0, k, beta, C, ldc, ctx.threads());
+}
+
+// Row-major C (n x n) is column-major C^T: its upper triangle is the column-major lower one.
+// Row-major A with trans 'N' (n x k, lda >= k) is column-major A^T, so op(A) op(A)^T is the
+// column-major call with trans 'T' (herk: 'C', since C^T = conj(C) = conj(A) A^T = A'^H A').
+// Reference CBLAS checks uplo (2) and trans (3) itself, then the flipped Fortran call's
+// number plus one: 4 n, 5 k, 8 lda, 11 ldc, which is the same number checked on the
+// row-major arguments (lda >= k for 'N' is the flipped call's lda >= k for 'T').
+template <scalar T>
+void run_row_major(bool herm, const std::string& routine, char uplo, char trans, std::int64_t n, std::int64_t k,
+                   T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc, const context& ctx) {
+  const char u = upper_trans(uplo), t = upper_trans(trans);
+  const char fu = u == 'U' ? 'L' : 'U';
+  const char ft = t == 'N' ? (herm ? 'C' : 'T') : 'N';
+  // uplo and trans are checked as given (a bad letter must not be flipped into a good one),
+  // the rest on the flipped call, whose A is k x n column-major for a row-major 'N'.
+  int info = rank_k_info(herm, complex_v<T>, u, t, 0, 0, 1, 1);
+  if (info == 0) info = rank_k_info(herm, complex_v<T>, fu, ft, n, k, lda, ldc);
+  if (info != 0) throw rank_k_error(routine, info, true, herm, complex_v<T>, ft, n, k, lda, ldc);
+  run_rank_k<T>(herm, routine, fu, ft, n, k, alpha, A, lda, beta, C, ldc, ctx);
+}
+
+template <scalar T>
+std::string name_of(const char* prefix, const char* op) {
+  return std::string(prefix) + char(scalar_type_of<T>()) + op;
+}
+
+}  // namespace
+
+template <scalar T>
+void syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
+          T* C, std::int64_t ldc, const context& ctx) {
+  run_rank_k<T>(false, name_of<T>("", "syrk"), uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+}
+
+template <scalar T>
+void syrk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda,
+          T beta, T* C, std::int64_t ldc, const context& ctx) {
+  if (order == layout::col_major) return syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+  run_row_major<T>(false, name_of<T>("cblas_", "syrk"), uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+}
+
+template <scalar T>
+  requires(std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>)
+void herk(char uplo, char trans, std::int64_t n, std::int64_t k, real_type<T> alpha, const T* A, std::int64_t lda,
+          real_type<T> beta, T* C, std::int64_t ldc, const context& ctx) {
+  run_rank_k<T>(true, name_of<T>("", "herk"), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
+}
+
+template <scalar T>
+  requires(std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>)
+void herk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, real_type<T> alpha, const T* A,
+          std::int64_t lda, real_type<T> beta, T* C, std::int64_t ldc, const context& ctx) {
+  if (order == layout::col_major) return herk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+  run_row_major<T>(true, name_of<T>("cblas_", "herk"), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
+}
+
+#define PRISM_INSTANTIATE(T)                                                                                 \
+  template void syrk<T>(char, char, std::int64_t, std::int64_t, T, const T*, std::int64_t, T, T*, std::int64_t, \
+                        const context&);                                                                     \
+  template void syrk<T>(layout, char, char, std::int64_t, std::int64_t, T, const T*, std::int64_t, T, T*,       \
+                        std::int64_t, const context&);
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+#define PRISM_INSTANTIATE(T)                                                                                      \
+  template void herk<T>(char, char, std::int64_t, std::int64_t, real_type<T>, const T*, std::int64_t,            \
+                        real_type<T>, T*, std::int64_t, const context&);                                          \
+  template void herk<T>(layout, char, char, std::int64_t, std::int64_t, real_type<T>, const T*, std::int64_t,    \
+                        real_type<T>, T*, std::int64_t, const context&);
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+
+}  // namespace prism
