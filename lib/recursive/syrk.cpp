@@ -33,29 +33,11 @@ namespace prism {
 
 namespace {
 
+using detail::rank_k_info;
 using detail::upper_trans;
 
 template <scalar T>
 constexpr bool complex_v = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
-
-// Reference ?syrk / ?herk argument checks in their order; 0 or the xerbla position:
-// 1 uplo, 2 trans, 3 n, 4 k, 7 lda, 10 ldc. Allowed trans letters: real syrk N, T, C (C
-// means T, as reference dsyrk accepts it); complex syrk N, T; herk N, C. A is n x k when
-// trans = 'N', else k x n. Example: dsyrk('U', 'T', n=3, k=5, ..., lda=4, ...) gives 7
-// (lda < max(1, k) = 5).
-int rank_k_info(bool herm, bool complex, char uplo, char trans, std::int64_t n, std::int64_t k, std::int64_t lda,
-                std::int64_t ldc) {
-  const char u = upper_trans(uplo), t = upper_trans(trans);
-  const bool trans_ok = t == 'N' || (herm ? t == 'C' : (t == 'T' || (!complex && t == 'C')));
-  const std::int64_t rows_a = t == 'N' ? n : k;
-  if (u != 'U' && u != 'L') return 1;
-  if (!trans_ok) return 2;
-  if (n < 0) return 3;
-  if (k < 0) return 4;
-  if (lda < std::max<std::int64_t>(1, rows_a)) return 7;
-  if (ldc < std::max<std::int64_t>(1, n)) return 10;
-  return 0;
-}
 
 // The exception for Fortran position `info` (shifted by one when `cblas`: the layout is
 // argument 1 there), e.g. "dsyrk: argument 7 (lda) must be >= max(1, 5), got 4".
