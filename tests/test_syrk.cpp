@@ -217,6 +217,9 @@ TEST_CASE("a Gram shape split over k by two threads equals the reference") {
     call<std::complex<double>> ch{true, false, uplo, 'C', 16, 9000, 9000, 16, 1.0, 1.0};
     CHECK(run_and_check(ch, context_for(2, 0, 0), gen) == "");  // no temporaries: n-cuts only
   }
+  // n = 370, k = 800: a k-cut whose triangle (n^2 >= 131072) is reduced by several threads.
+  call<float> big{false, false, 'L', 'N', 370, 800, 370, 371, -1.0f, 0.5f};
+  CHECK(run_and_check(big, context_for(3, std::numeric_limits<std::size_t>::max(), 0), gen) == "");
 }
 
 TEST_CASE("argument errors carry reference xerbla positions and leave C untouched") {

@@ -22,6 +22,8 @@
 #include "split.hpp"
 #include "temporaries.hpp"
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
@@ -106,10 +108,12 @@ void leaf(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, 
 }
 
 // The update of C's n x n triangle from rows [i0, i0 + n) and k-range [l0, l0 + k) of
-// op(A), with `threads` threads to share out. C points at the triangle's (0, 0).
+// op(A), with `threads` threads to share out and `budget` bytes of temporaries (the
+// context's max_memory at the top; a k-cut's concurrent parts share what it leaves, so
+// the temporaries alive at once never exceed the cap). C points at the triangle's (0, 0).
 template <scalar T>
 void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
-             std::int64_t ldc, int threads) {
+             std::int64_t ldc, int threads, std::size_t budget) {
   if (n == 0) return;
   if (threads <= 1 || rank_k_flops<T>(n, k) < r.ctx.small_flops() || (n == 1 && k < 512))
     return leaf(r, i0, n, l0, k, beta, C, ldc);
@@ -118,12 +122,12 @@ void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l
   // cap refuses: each part after the first needs one n x n temporary.
   if (k >= 2 * n && k >= 512) {
     const std::size_t t_bytes = detail::temp_bytes(n, n, sizeof(T));
-    const std::size_t cap = r.ctx.max_memory();
-    const std::size_t fit = t_bytes == 0 ? std::size_t(threads) : cap / t_bytes;
+    const std::size_t fit = t_bytes == 0 ? std::size_t(threads) : budget / t_bytes;
     const int parts = int(std::min<std::int64_t>({threads, k / 256, std::int64_t(std::min<std::size_t>(fit, 1u << 20)) + 1}));
     if (parts >= 2) {
       // Threads per part: as even as possible (7 threads, 3 parts -> 3, 2, 2); the k edge is
       // shared in the same ratio, e.g. k = 3000 in 3:2:2 -> 1280, 896, 824 (256-aligned).
+      const std::size_t rest = (budget - t_bytes * std::size_t(parts - 1)) / std::size_t(parts);
       std::vector<int> shares(std::size_t(parts), threads / parts);
       for (int c = 0; c < threads % parts; ++c) ++shares[std::size_t(c)];
       const std::vector<std::int64_t> ks = detail::split(k, shares, detail::alignment(dim::k, st, k));
@@ -137,19 +141,27 @@ void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l
           const std::int64_t lc = l, kc = ks[std::size_t(c)];
           const int tc = shares[std::size_t(c)];
           T* to = temp(c);
-          group.run([&r, i0, n, lc, kc, to, tc] { recurse(r, i0, n, lc, kc, T(0), to, n, tc); });
+          group.run([&r, i0, n, lc, kc, to, tc, rest] { recurse(r, i0, n, lc, kc, T(0), to, n, tc, rest); });
           l += kc;
         }
-        recurse(r, i0, n, l0, ks[0], beta, C, ldc, shares[0]);
+        recurse(r, i0, n, l0, ks[0], beta, C, ldc, shares[0], rest);
         group.wait();
       });
-      // C's triangle += each temporary's triangle (ld n), column by column.
-      for (std::int64_t j = 0; j < n; ++j)
-        for (int c = 1; c < parts; ++c) {
-          const T* t = temp(c) + j * n;
-          T* cj = C + j * ldc;
-          for (std::int64_t i = first_row(r.uplo, j); i < end_row(r.uplo, j, n); ++i) cj[i] += t[i];
-        }
+      // C's triangle += each temporary's triangle (ld n), column by column; columns are
+      // shared among the threads once the triangle is large (n = 32: one thread, 528 adds).
+      auto columns = [&](std::int64_t j0, std::int64_t j1) {
+        for (std::int64_t j = j0; j < j1; ++j)
+          for (int c = 1; c < parts; ++c) {
+            const T* t = temp(c) + j * n;
+            T* cj = C + j * ldc;
+            for (std::int64_t i = first_row(r.uplo, j); i < end_row(r.uplo, j, n); ++i) cj[i] += t[i];
+          }
+      };
+      if (n * n < 2 * 65536) return columns(0, n);
+      rt.arena().execute([&] {
+        oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
+                                  [&](const oneapi::tbb::blocked_range<std::int64_t>& b) { columns(b.begin(), b.end()); });
+      });
       return;
     }
   }
@@ -163,8 +175,8 @@ void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l
   // C + 5 ldc, alpha op(A)[0:5, :] op(A)[5:10, :]^T, m = n1 and n - n1 columns.
   const std::int64_t n1 = detail::first_part(n, 1, 2, detail::alignment(dim::n, st, n));
   const std::int64_t n2 = n - n1;
-  recurse(r, i0, n1, l0, k, beta, C, ldc, threads);
-  recurse(r, i0 + n1, n2, l0, k, beta, C + n1 + n1 * ldc, ldc, threads);
+  recurse(r, i0, n1, l0, k, beta, C, ldc, threads, budget);  // in sequence: each may use all of budget
+  recurse(r, i0 + n1, n2, l0, k, beta, C + n1 + n1 * ldc, ldc, threads, budget);
   // op(A)[rows] op(A)[cols]^T as gemm letters: op(A) = A ('N') pairs with A^T / A^H on the
   // right; op(A) = A^T or A^H pairs with plain A.
   const char left = r.trans, right = r.trans == 'N' ? (r.herm ? 'C' : 'T') : 'N';
@@ -191,7 +203,7 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   if (lda > INT_MAX || ldc > INT_MAX)
     throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
   const rank_k<T> r{herm, u, t, alpha, A, lda, ctx};
-  recurse(r, 0, n, 0, k, beta, C, ldc, ctx.threads());
+  recurse(r, 0, n, 0, k, beta, C, ldc, ctx.threads(), ctx.max_memory());
 }
 
 // Row-major C (n x n) is column-major C^T: its upper triangle is the column-major lower one.
