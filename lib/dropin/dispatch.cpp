@@ -443,6 +443,11 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
   if (!(n == 0 || alpha == T(0) || k == 0)) d = choose_rank_k(s, b, entry, scalar_type_of<T>(), n, k, lda, ldc);
   const bool observe = s.verbose > 0 || s.stats;
   const context& ctx = call_context(s);
+  std::string tree;  // PRISM_VERBOSE: the recursion's top step and size, before the clock starts
+  if (d.where == path::recursion && s.verbose > 0) try {
+      tree = " plan: " + describe_syrk(scalar_type_of<T>(), n, k, ctx);
+    } catch (...) {
+    }
   std::chrono::steady_clock::time_point start{};
   if (observe) start = std::chrono::steady_clock::now();
   try {
@@ -479,10 +484,10 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
     }
     if (s.verbose > 0) {
       char line[768];
-      std::snprintf(line, sizeof line, "prism: %s%s%s uplo=%c trans=%c n=%lld k=%lld -> %s (%s)%s%s; %.3f ms, %.2f GF/s\n",
+      std::snprintf(line, sizeof line, "prism: %s%s%s uplo=%c trans=%c n=%lld k=%lld -> %s (%s)%s%s%s; %.3f ms, %.2f GF/s\n",
                     site.routine, *site.layout ? " " : "", site.layout, site.uplo, site.trans, site.n, site.k,
                     path_name(d.where), d.why, d.where == path::backend && b != nullptr ? " " : "",
-                    d.where == path::backend && b != nullptr ? b->path().c_str() : "", ns * 1e-6,
+                    d.where == path::backend && b != nullptr ? b->path().c_str() : "", tree.c_str(), ns * 1e-6,
                     ns > 0 ? flops / ns : 0.0);
       std::fputs(line, stderr);
     }

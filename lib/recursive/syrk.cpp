@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 #include <vector>
 
 namespace prism {
@@ -107,65 +108,94 @@ void leaf(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, 
   lib.syrk<T>(r.uplo, r.trans, n, k, r.alpha, r.at(i0, l0), r.lda, beta, C, ldc);
 }
 
-// The update of C's n x n triangle from rows [i0, i0 + n) and k-range [l0, l0 + k) of
-// op(A), with `threads` threads to share out and `budget` bytes of temporaries (the
-// context's max_memory at the top; a k-cut's concurrent parts share what it leaves, so
-// the temporaries alive at once never exceed the cap). C points at the triangle's (0, 0).
-template <scalar T>
-void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
-             std::int64_t ldc, int threads, std::size_t budget) {
-  if (n == 0) return;
-  if (threads <= 1 || rank_k_flops<T>(n, k) < r.ctx.small_flops() || (n == 1 && k < 512))
-    return leaf(r, i0, n, l0, k, beta, C, ldc);
-  const scalar_type st = scalar_type_of<T>();
+// One step of the triangle recursion, decided from the shape, the threads and the memory
+// budget alone, so that running (recurse) and describing (describe_syrk) take the same tree.
+struct step {
+  enum kind_t { leaf, k_cut, n_cut } kind = leaf;
+  std::vector<std::int64_t> ks;  // k-cut: k of each part (part 0 updates C)
+  std::vector<int> shares;       // k-cut: threads of each part
+  std::size_t temp_bytes = 0;    // k-cut: bytes of one n x n temporary
+  std::size_t rest = 0;          // k-cut: the budget each part gets
+  std::int64_t n1 = 0;           // n-cut: size of the first diagonal triangle
+};
+
+// `threads` threads to share out and `budget` bytes of temporaries (the context's
+// max_memory at the top; a k-cut's concurrent parts share what it leaves, so the
+// temporaries alive at once never exceed the cap).
+step step_for(const context& ctx, scalar_type st, std::int64_t n, std::int64_t k, int threads, std::size_t budget) {
+  step s;
+  const double flops = (is_complex(st) ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
+  if (n == 0 || threads <= 1 || flops < ctx.small_flops() || (n == 1 && k < 512)) return s;
   // k-cut: as many parts as threads (and 256-wide k pieces) allow, minus what the memory
   // cap refuses: each part after the first needs one n x n temporary.
   if (k >= 2 * n && k >= 512) {
-    const std::size_t t_bytes = detail::temp_bytes(n, n, sizeof(T));
+    const std::size_t t_bytes = detail::temp_bytes(n, n, element_size(st));
     const std::size_t fit = t_bytes == 0 ? std::size_t(threads) : budget / t_bytes;
     const int parts = int(std::min<std::int64_t>({threads, k / 256, std::int64_t(std::min<std::size_t>(fit, 1u << 20)) + 1}));
     if (parts >= 2) {
       // Threads per part: as even as possible (7 threads, 3 parts -> 3, 2, 2); the k edge is
       // shared in the same ratio, e.g. k = 3000 in 3:2:2 -> 1280, 896, 824 (256-aligned).
-      const std::size_t rest = (budget - t_bytes * std::size_t(parts - 1)) / std::size_t(parts);
-      std::vector<int> shares(std::size_t(parts), threads / parts);
-      for (int c = 0; c < threads % parts; ++c) ++shares[std::size_t(c)];
-      const std::vector<std::int64_t> ks = detail::split(k, shares, detail::alignment(dim::k, st, k));
-      detail::runtime& rt = r.ctx.runtime();
-      detail::workspace_pool::lease ws = rt.pool().acquire(t_bytes * std::size_t(parts - 1));
-      auto temp = [&](int c) { return reinterpret_cast<T*>(ws.data() + t_bytes * std::size_t(c - 1)); };
-      rt.arena().execute([&] {
-        oneapi::tbb::task_group group;
-        std::int64_t l = l0 + ks[0];
-        for (int c = 1; c < parts; ++c) {
-          const std::int64_t lc = l, kc = ks[std::size_t(c)];
-          const int tc = shares[std::size_t(c)];
-          T* to = temp(c);
-          group.run([&r, i0, n, lc, kc, to, tc, rest] { recurse(r, i0, n, lc, kc, T(0), to, n, tc, rest); });
-          l += kc;
-        }
-        recurse(r, i0, n, l0, ks[0], beta, C, ldc, shares[0], rest);
-        group.wait();
-      });
-      // C's triangle += each temporary's triangle (ld n), column by column; columns are
-      // shared among the threads once the triangle is large (n = 32: one thread, 528 adds).
-      auto columns = [&](std::int64_t j0, std::int64_t j1) {
-        for (std::int64_t j = j0; j < j1; ++j)
-          for (int c = 1; c < parts; ++c) {
-            const T* t = temp(c) + j * n;
-            T* cj = C + j * ldc;
-            for (std::int64_t i = first_row(r.uplo, j); i < end_row(r.uplo, j, n); ++i) cj[i] += t[i];
-          }
-      };
-      if (n * n < 2 * 65536) return columns(0, n);
-      rt.arena().execute([&] {
-        oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
-                                  [&](const oneapi::tbb::blocked_range<std::int64_t>& b) { columns(b.begin(), b.end()); });
-      });
-      return;
+      s.kind = step::k_cut;
+      s.temp_bytes = t_bytes;
+      s.rest = (budget - t_bytes * std::size_t(parts - 1)) / std::size_t(parts);
+      s.shares.assign(std::size_t(parts), threads / parts);
+      for (int c = 0; c < threads % parts; ++c) ++s.shares[std::size_t(c)];
+      s.ks = detail::split(k, s.shares, detail::alignment(dim::k, st, k));
+      return s;
     }
   }
-  if (n < 2) return leaf(r, i0, n, l0, k, beta, C, ldc);
+  if (n < 2) return s;
+  s.kind = step::n_cut;
+  s.n1 = detail::first_part(n, 1, 2, detail::alignment(dim::n, st, n));
+  return s;
+}
+
+// The update of C's n x n triangle from rows [i0, i0 + n) and k-range [l0, l0 + k) of
+// op(A), as step_for decides. C points at the triangle's (0, 0).
+template <scalar T>
+void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
+             std::int64_t ldc, int threads, std::size_t budget) {
+  if (n == 0) return;
+  const step st = step_for(r.ctx, scalar_type_of<T>(), n, k, threads, budget);
+  if (st.kind == step::leaf) return leaf(r, i0, n, l0, k, beta, C, ldc);
+  if (st.kind == step::k_cut) {
+    const int parts = int(st.ks.size());
+    const std::vector<std::int64_t>& ks = st.ks;
+    const std::vector<int>& shares = st.shares;
+    const std::size_t t_bytes = st.temp_bytes, rest = st.rest;
+    detail::runtime& rt = r.ctx.runtime();
+    detail::workspace_pool::lease ws = rt.pool().acquire(t_bytes * std::size_t(parts - 1));
+    auto temp = [&](int c) { return reinterpret_cast<T*>(ws.data() + t_bytes * std::size_t(c - 1)); };
+    rt.arena().execute([&] {
+      oneapi::tbb::task_group group;
+      std::int64_t l = l0 + ks[0];
+      for (int c = 1; c < parts; ++c) {
+        const std::int64_t lc = l, kc = ks[std::size_t(c)];
+        const int tc = shares[std::size_t(c)];
+        T* to = temp(c);
+        group.run([&r, i0, n, lc, kc, to, tc, rest] { recurse(r, i0, n, lc, kc, T(0), to, n, tc, rest); });
+        l += kc;
+      }
+      recurse(r, i0, n, l0, ks[0], beta, C, ldc, shares[0], rest);
+      group.wait();
+    });
+    // C's triangle += each temporary's triangle (ld n), column by column; columns are
+    // shared among the threads once the triangle is large (n = 32: one thread, 528 adds).
+    auto columns = [&](std::int64_t j0, std::int64_t j1) {
+      for (std::int64_t j = j0; j < j1; ++j)
+        for (int c = 1; c < parts; ++c) {
+          const T* t = temp(c) + j * n;
+          T* cj = C + j * ldc;
+          for (std::int64_t i = first_row(r.uplo, j); i < end_row(r.uplo, j, n); ++i) cj[i] += t[i];
+        }
+    };
+    if (n * n < 2 * 65536) return columns(0, n);
+    rt.arena().execute([&] {
+      oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
+                                [&](const oneapi::tbb::blocked_range<std::int64_t>& b) { columns(b.begin(), b.end()); });
+    });
+    return;
+  }
   // n-cut at n1 (detail::first_part, 8-aligned where that costs < 1/32 of balance: n = 40
   // gives 20, n = 10 gives 5). Example n = 10, n1 = 5, uplo 'L': the triangles are
   // C[0:5, 0:5] and C[5:10, 5:10] (at C + 5 + 5 ldc), and the off-diagonal block
@@ -173,8 +203,7 @@ void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l
   //   alpha op(A)[5:10, :] op(A)[0:5, :]^T (^H for herk) + beta C21,
   // a gemm with m = n - n1 rows and n1 columns; for 'U' it is C12 = C[0:5, 5:10] at
   // C + 5 ldc, alpha op(A)[0:5, :] op(A)[5:10, :]^T, m = n1 and n - n1 columns.
-  const std::int64_t n1 = detail::first_part(n, 1, 2, detail::alignment(dim::n, st, n));
-  const std::int64_t n2 = n - n1;
+  const std::int64_t n1 = st.n1, n2 = n - n1;
   recurse(r, i0, n1, l0, k, beta, C, ldc, threads, budget);  // in sequence: each may use all of budget
   recurse(r, i0 + n1, n2, l0, k, beta, C + n1 + n1 * ldc, ldc, threads, budget);
   // op(A)[rows] op(A)[cols]^T as gemm letters: op(A) = A ('N') pairs with A^T / A^H on the
@@ -187,6 +216,31 @@ void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l
   // op(A) rows as a gemm operand: for 'N' the rows start at A + row (lda unchanged), for
   // 'T'/'C' they are columns of A starting at A + row * lda; rank_k::at gives both.
   gemm<T>(left, right, m, nn, k, r.alpha, r.at(rows0, l0), r.lda, r.at(cols0, l0), r.lda, beta, block, ldc, r.ctx);
+}
+
+// What describe_syrk counts: leaves (?syrk/?herk calls), off-diagonal gemm blocks, the
+// depth, and the bytes of temporaries the k-cuts allocate in all.
+struct tree_counts {
+  std::int64_t leaves = 0, gemms = 0;
+  int depth = 0;
+  std::size_t temp_bytes = 0;
+};
+
+void count_tree(const context& ctx, scalar_type t, std::int64_t n, std::int64_t k, int threads, std::size_t budget,
+                int depth, tree_counts& out) {
+  if (n == 0) return;
+  out.depth = std::max(out.depth, depth);
+  const step s = step_for(ctx, t, n, k, threads, budget);
+  if (s.kind == step::leaf) {
+    ++out.leaves;
+  } else if (s.kind == step::k_cut) {
+    out.temp_bytes += s.temp_bytes * (s.ks.size() - 1);
+    for (std::size_t c = 0; c < s.ks.size(); ++c) count_tree(ctx, t, n, s.ks[c], s.shares[c], s.rest, depth + 1, out);
+  } else {
+    ++out.gemms;
+    count_tree(ctx, t, s.n1, k, threads, budget, depth + 1, out);
+    count_tree(ctx, t, n - s.n1, k, threads, budget, depth + 1, out);
+  }
 }
 
 template <scalar T>
@@ -259,6 +313,32 @@ void herk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, r
           std::int64_t lda, real_type<T> beta, T* C, std::int64_t ldc, const context& ctx) {
   if (order == layout::col_major) return herk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
   run_row_major<T>(true, name_of<T>("cblas_", "herk"), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
+}
+
+std::string describe_syrk(scalar_type t, std::int64_t n, std::int64_t k, const context& ctx) {
+  if (n < 0 || k < 0) throw error("describe_syrk: n and k must be >= 0");
+  const step s = step_for(ctx, t, n, k, ctx.threads(), ctx.max_memory());
+  std::string top;
+  if (s.kind == step::leaf) {
+    top = "leaf n=" + std::to_string(n) + " k=" + std::to_string(k);
+  } else if (s.kind == step::k_cut) {
+    top = "k-cut " + std::to_string(s.ks.size()) + ":";
+    for (std::size_t c = 0; c < s.ks.size(); ++c) {  // appended piece by piece (GCC 12 -Wrestrict false positive)
+      top += ' ';
+      top += std::to_string(s.ks[c]);
+      top += '@';
+      top += std::to_string(s.shares[c]);
+      top += 't';
+    }
+  } else {
+    top = "n-cut " + std::to_string(s.n1) + "+" + std::to_string(n - s.n1) + " (off-diagonal gemm " +
+          std::to_string(std::max(s.n1, n - s.n1)) + "x" + std::to_string(std::min(s.n1, n - s.n1)) + "x" +
+          std::to_string(k) + ")";
+  }
+  tree_counts c;
+  count_tree(ctx, t, n, k, ctx.threads(), ctx.max_memory(), 0, c);
+  return top + "; depth " + std::to_string(c.depth) + ", " + std::to_string(c.leaves) + " leaves, " +
+         std::to_string(c.gemms) + " gemm blocks, " + std::to_string(c.temp_bytes) + " B temporaries";
 }
 
 #define PRISM_INSTANTIATE(T)                                                                                 \
