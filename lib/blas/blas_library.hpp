@@ -53,6 +53,18 @@ class blas_library {
             const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
             std::int64_t ldc) const;
 
+  /// Column-major ?syrk through this library's CBLAS (cblas_?syrk, looked up on first use;
+  /// lib/blas/blas_syrk.cpp); uplo 'U'/'L', trans 'N'/'T'. Throws backend_error if absent.
+  template <scalar T>
+  void syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
+            T* C, std::int64_t ldc) const;
+
+  /// Column-major ?herk (cblas_cherk / cblas_zherk; T complex, alpha and beta real parts
+  /// used); uplo 'U'/'L', trans 'N'/'C'. Throws backend_error if absent.
+  template <scalar T>
+  void herk(char uplo, char trans, std::int64_t n, std::int64_t k, double alpha, const T* A, std::int64_t lda,
+            double beta, T* C, std::int64_t ldc) const;
+
   /// Sets the library's own thread count (openblas_set_num_threads or
   /// bli_thread_set_num_threads); no effect on other copies. Returns false if it has none.
   bool set_threads(int threads) const;

@@ -28,6 +28,13 @@ const void* own_base() {
 
 }  // namespace
 
+void* backend::symbol(const char* name) const noexcept {
+  void* f = ::dlsym(handle_, name);
+  Dl_info info{};
+  if (f == nullptr || (::dladdr(f, &info) != 0 && info.dli_fbase == own_base())) return nullptr;
+  return f;
+}
+
 // Friend of backend: the only place that constructs one.
 struct backend_loader {
   static std::unique_ptr<backend> open(const std::string& path, const char* origin, std::string& why) {

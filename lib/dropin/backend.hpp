@@ -61,6 +61,10 @@ class backend {
   /// The backend's cblas_?gemm, or nullptr when it has no CBLAS.
   void* cblas_entry(int slot) const noexcept { return cblas_[slot]; }
 
+  /// Any Fortran entry of the backend (e.g. "dsyrk_"), or nullptr when it has none or the
+  /// symbol found is prism's own (which would recurse). Looked up with dlsym on each call.
+  void* symbol(const char* name) const noexcept;
+
   /// True when the backend also has cblas_sgemm ... cblas_zgemm (OpenBLAS, BLIS and
   /// reference CBLAS all do).
   bool has_cblas() const noexcept { return cblas_[0] != nullptr; }

@@ -4,6 +4,7 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/gemm.hpp>
+#include <prism/syrk.hpp>
 #include <prism/version.hpp>
 
 #include "../blas/blas_library.hpp"
@@ -117,6 +118,7 @@ struct counters {
   std::atomic<std::uint64_t> invalid{0};
 };
 counters the_counters;  // constant-initialised, so it outlives stats_at_exit
+counters the_rank_k_counters;  // ?syrk / ?herk calls (their invalid count stays in the_counters)
 }  // namespace
 
 fast_path_state fast_state;
@@ -156,8 +158,19 @@ struct stats_printer {
         std::fprintf(stderr, "prism:   %-10s %-4c %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)), types[t],
                      static_cast<unsigned long long>(n), gf, s, s > 0 ? gf / s : 0.0);
       }
+    const counters& r = the_rank_k_counters;  // ?syrk / ?herk: same columns, flops n(n+1)k (x4 complex)
+    for (int p = 0; p < n_paths; ++p)
+      for (int t = 0; t < n_types; ++t) {
+        const std::uint64_t n = r.calls[p][t].load();
+        if (n == 0) continue;
+        const double gf = r.flops[p][t].load() * 1e-9, s = double(r.nanoseconds[p][t].load()) * 1e-9;
+        std::fprintf(stderr, "prism:   %-10s %-4s %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)),
+                     t < 2 ? (t == 0 ? "ssyrk" : "dsyrk") : (t == 2 ? "csyrk/cherk" : "zsyrk/zherk"),
+                     static_cast<unsigned long long>(n), gf, s, s > 0 ? gf / s : 0.0);
+      }
     bool recursed = false;
-    for (int t = 0; t < n_types; ++t) recursed = recursed || c.calls[int(path::recursion)][t].load() > 0;
+    for (int t = 0; t < n_types; ++t)
+      recursed = recursed || c.calls[int(path::recursion)][t].load() > 0 || r.calls[int(path::recursion)][t].load() > 0;
     if (recursed) {  // the leaf libraries the recursion resolved (nothing is loaded here)
       for (leaf_backend lb : {leaf_backend::openblas, leaf_backend::blis})
         if (const detail::blas_library* leaf = detail::resolved_leaf_library(lb))
@@ -350,9 +363,149 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   }
 }
 
+namespace {
+
+// Real flops of a rank-k update of an n x n triangle: n(n+1)k, four times that for complex.
+double rank_k_flops(scalar_type t, std::int64_t n, std::int64_t k) {
+  return (is_complex(t) ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
+}
+
+decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_type t, std::int64_t n,
+                       std::int64_t k, blas_int lda, blas_int ldc) {
+  if (std::max({n, k, std::int64_t(lda), std::int64_t(ldc)}) > INT_MAX)
+    return {path::backend, "a size or leading dimension above 2^31-1"};
+  if (b == nullptr)
+    return {path::recursion, s.ctx ? "no backend BLAS" : "no backend BLAS; PRISM_* settings ignored (malformed)"};
+  if (entry == nullptr) return {path::recursion, "the backend BLAS has no such routine"};
+  if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
+  if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
+  if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
+  if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
+  if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
+  // The gemm rule's k-dominance (k >= 4 max(m, n)) with m = n: threaded BLAS splits only
+  // n for a rank-k update too, so a Gram shape leaves cores idle there.
+  if (double(k) < k_dominance * double(n)) return {path::backend, "not k-dominant (k < 4 n)"};
+  return {path::recursion, "k-dominant"};
+}
+
+// The backend's Fortran ?syrk_ / ?herk_ (slots 0..3 syrk s, d, c, z; 4, 5 herk c, z),
+// looked up once: the backend is one per process.
+void* rank_k_entry(const backend* b, int slot) {
+  static constexpr const char* names[6] = {"ssyrk_", "dsyrk_", "csyrk_", "zsyrk_", "cherk_", "zherk_"};
+  static std::atomic<void*> entries[6] = {};
+  static std::atomic<bool> looked[6] = {};
+  if (b == nullptr) return nullptr;
+  if (!looked[slot].load(std::memory_order_acquire)) {
+    entries[slot].store(b->symbol(names[slot]), std::memory_order_relaxed);
+    looked[slot].store(true, std::memory_order_release);
+  }
+  return entries[slot].load(std::memory_order_relaxed);
+}
+
+template <scalar T>
+void rank_k_backend(void* entry, bool herm, char u, char t, blas_int n, blas_int k, const T& alpha, const T* A,
+                    blas_int lda, const T& beta, T* C, blas_int ldc) {
+  // Fortran ?syrk_ / ?herk_ as gfortran emits them: by reference, hidden CHARACTER lengths.
+  if constexpr (std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>) {
+    if (herm) {
+      using R = typename T::value_type;
+      const R a = alpha.real(), bt = beta.real();
+      reinterpret_cast<void (*)(const char*, const char*, const blas_int*, const blas_int*, const R*, const T*,
+                                const blas_int*, const R*, T*, const blas_int*, std::size_t, std::size_t)>(entry)(
+          &u, &t, &n, &k, &a, A, &lda, &bt, C, &ldc, 1, 1);
+      return;
+    }
+  }
+  reinterpret_cast<void (*)(const char*, const char*, const blas_int*, const blas_int*, const T*, const T*,
+                            const blas_int*, const T*, T*, const blas_int*, std::size_t, std::size_t)>(entry)(
+      &u, &t, &n, &k, &alpha, A, &lda, &beta, C, &ldc, 1, 1);
+}
+
+template <scalar T>
+void rank_k_prism(bool herm, char u, char t, blas_int n, blas_int k, const T& alpha, const T* A, blas_int lda,
+                  const T& beta, T* C, blas_int ldc, const context& ctx) {
+  if constexpr (std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>) {
+    if (herm) return prism::herk<T>(u, t, n, k, alpha.real(), A, lda, beta.real(), C, ldc, ctx);
+  }
+  prism::syrk<T>(u, t, n, k, alpha, A, lda, beta, C, ldc, ctx);
+}
+
+}  // namespace
+
+template <scalar T>
+void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_int n, blas_int k, const T& alpha,
+                     const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept {
+  const settings& s = config();
+  const backend* b = backend::get();
+  const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
+  void* entry = rank_k_entry(b, slot);
+  decision d{path::trivial, "quick return"};
+  if (!(n == 0 || alpha == T(0) || k == 0)) d = choose_rank_k(s, b, entry, scalar_type_of<T>(), n, k, lda, ldc);
+  const bool observe = s.verbose > 0 || s.stats;
+  const context& ctx = call_context(s);
+  std::string tree;  // PRISM_VERBOSE: the recursion's top step and size, before the clock starts
+  if (d.where == path::recursion && s.verbose > 0) try {
+      tree = " plan: " + describe_syrk(scalar_type_of<T>(), n, k, ctx);
+    } catch (...) {
+    }
+  std::chrono::steady_clock::time_point start{};
+  if (observe) start = std::chrono::steady_clock::now();
+  try {
+    if (d.where == path::backend && entry != nullptr) {
+      rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
+    } else {
+      try {
+        rank_k_prism<T>(herm, u, t, n, k, alpha, A, lda, beta, C, ldc, ctx);
+      } catch (const backend_error& e) {  // a leaf library failed to load, before C was touched
+        if (entry == nullptr) throw;
+        std::call_once(leaf_warning, [&] {
+          std::fprintf(stderr, "prism: WARNING: %s; calls prism would take go to the backend BLAS\n", e.what());
+        });
+        d = {path::backend, "prism's leaf BLAS is unavailable"};
+        rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
+      }
+    }
+  } catch (const std::exception& e) {
+    fatal(site.routine, e.what());
+  } catch (...) {
+    fatal(site.routine, "unknown exception");
+  }
+  if (!observe) return;
+  try {
+    const double ns = double(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now() - start).count());
+    const double flops = d.where == path::trivial ? 0.0 : rank_k_flops(scalar_type_of<T>(), n, k);
+    if (s.stats) {
+      counters& c = the_rank_k_counters;
+      const int pi = int(d.where), ti = type_index(scalar_type_of<T>());
+      c.calls[pi][ti].fetch_add(1, std::memory_order_relaxed);
+      c.flops[pi][ti].fetch_add(flops, std::memory_order_relaxed);
+      c.nanoseconds[pi][ti].fetch_add(std::uint64_t(ns), std::memory_order_relaxed);
+    }
+    if (s.verbose > 0) {
+      char line[768];
+      std::snprintf(line, sizeof line, "prism: %s%s%s uplo=%c trans=%c n=%lld k=%lld -> %s (%s)%s%s%s; %.3f ms, %.2f GF/s\n",
+                    site.routine, *site.layout ? " " : "", site.layout, site.uplo, site.trans, site.n, site.k,
+                    path_name(d.where), d.why, d.where == path::backend && b != nullptr ? " " : "",
+                    d.where == path::backend && b != nullptr ? b->path().c_str() : "", tree.c_str(), ns * 1e-6,
+                    ns > 0 ? flops / ns : 0.0);
+      std::fputs(line, stderr);
+    }
+  } catch (...) {
+  }
+}
+
 #define PRISM_INSTANTIATE(T)                                                                                \
   template void dispatch<T>(const call_site&, char, char, blas_int, blas_int, blas_int, const T&, const T*, \
                             blas_int, const T*, blas_int, const T&, T*, blas_int) noexcept;
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+#define PRISM_INSTANTIATE(T)                                                                                     \
+  template void dispatch_rank_k<T>(const rank_k_site&, bool, char, char, blas_int, blas_int, const T&, const T*, \
+                                   blas_int, const T&, T*, blas_int) noexcept;
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)
