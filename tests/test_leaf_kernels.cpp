@@ -138,6 +138,16 @@ TEST_CASE("which sets a CPU runs") {
   CHECK(canonical_kernel_name("blis", "Cooperlake").empty());
 }
 
+TEST_CASE("kernel widths: AVX-512 sets above AVX2 ones, anything else 0") {
+  CHECK(kernel_vector_bits("Cooperlake") == 512);
+  CHECK(kernel_vector_bits("SkylakeX") == 512);
+  CHECK(kernel_vector_bits("skx") == 512);
+  CHECK(kernel_vector_bits("Haswell") == 256);
+  CHECK(kernel_vector_bits("zen3") == 256);
+  CHECK(kernel_vector_bits("generic") == 0);
+  CHECK(kernel_vector_bits("Sandybridge") == 0);
+}
+
 TEST_CASE("this machine's features describe themselves and name a vendor") {
   const std::string d = this_cpu().describe();
   CHECK(!d.empty());

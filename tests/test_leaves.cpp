@@ -134,16 +134,24 @@ TEST_CASE("both leaf backends give exact results when called from 4 threads at o
   CHECK(concurrent_errors(detail::leaf_library(leaf_backend::blis)) == 0);
 }
 
-TEST_CASE("auto: OpenBLAS for small or complex leaves, BLIS for large real ones only with optimised kernels") {
+TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels are as wide as OpenBLAS's") {
   using detail::choose_leaf;
-  const bool blis_optimised = detail::leaf_library(leaf_backend::blis).kernel_name() != "generic";
-  INFO("BLIS kernels: ", detail::leaf_library(leaf_backend::blis).kernel_name());
+  const std::string ob = detail::leaf_library(leaf_backend::openblas).kernel_name();
+  const std::string bl = detail::leaf_library(leaf_backend::blis).kernel_name();
+  const int ob_bits = detail::kernel_vector_bits(ob), bl_bits = detail::kernel_vector_bits(bl);
+  const leaf_backend large = bl_bits > 0 && bl_bits >= ob_bits ? leaf_backend::blis : leaf_backend::openblas;
+  INFO("OpenBLAS kernels: ", ob, " (", ob_bits, " bits), BLIS kernels: ", bl, " (", bl_bits, " bits)");
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) == large);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 128, 128, 4096) == large);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 2048, 1024, 64) == large);
+  // OpenBLAS whatever the kernels: small m or n, float squares, complex.
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 127, 4096, 4096) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 1024, 1024, 1024) == leaf_backend::openblas);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 4, 4096, 4096) == leaf_backend::openblas);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::z, 4096, 4096, 64) == leaf_backend::openblas);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) ==
-        (blis_optimised ? leaf_backend::blis : leaf_backend::openblas));
-  CHECK(!detail::leaf_library(leaf_backend::openblas).kernel_name().empty());
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::c, 2048, 2048, 2048) == leaf_backend::openblas);
+  CHECK(!ob.empty());
 }
 
 TEST_CASE("auto resolves to a concrete backend for every leaf") {

@@ -204,8 +204,17 @@ struct leaf_loader {
     }
     auto* lib = new blas_library(path, true, env);
     // Leaves run single-threaded; a copy shared with the host is left alone (leaf_library
-    // then avoids it).
-    if (!shared) lib->set_threads(1);
+    // then avoids it). A single-threaded copy never uses the worker pool OpenBLAS starts
+    // when it loads, so prism stops it (blas_thread_shutdown_, what OpenBLAS itself does
+    // in a forked child): nproc - 1 fewer idle threads in the process, and no worker that
+    // could read the kernel table while confirm_openblas swaps it.
+    if (!shared) {
+      lib->set_threads(1);
+      if (auto* stop = reinterpret_cast<int (*)()>(lib->symbol("blas_thread_shutdown_"))) {
+        (void)stop();
+        lib->pool_stopped_ = true;
+      }
+    }
     choice->running = lib->kernel_name();
     if (!shared && mode == kernel_request::how::automatic) confirm_openblas(*lib, *choice);
     if (!choice->chosen.empty() && choice->running != choice->chosen)
@@ -226,6 +235,12 @@ struct leaf_loader {
     auto* init = reinterpret_cast<void (*)()>(lib.symbol("gotoblas_dynamic_init"));
     if (quit == nullptr || init == nullptr) {
       choice.detected = "unknown (no gotoblas_dynamic_init: not a DYNAMIC_ARCH build)";
+      return;
+    }
+    // The swap leaves the table pointer null for a moment: safe only with no OpenBLAS
+    // worker thread alive (the pool was stopped above).
+    if (!lib.pool_stopped_) {
+      choice.detected = "not asked (OpenBLAS's worker pool could not be stopped)";
       return;
     }
     auto select = [&](const char* core) {
@@ -507,25 +522,32 @@ const blas_library* resolved_leaf_library(leaf_backend b) noexcept {
   return (b == leaf_backend::blis ? resolved_blis : resolved_openblas).load();
 }
 
-leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t) {
+leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
   if (requested != leaf_backend::automatic) return requested;
-  // Measured with `prism leaves` on this project's 2-core AMD EPYC (README "Leaf
-  // backends"), double precision:
-  //  - as installed, Debian's BLIS 0.9.0 does not recognise the CPU and runs its generic C
-  //    kernels: 0.28-0.53x OpenBLAS on every leaf shape;
-  //  - with optimised kernels on both sides (BLIS_ARCH_TYPE, OPENBLAS_CORETYPE), BLIS is
-  //    1.10-1.21x OpenBLAS once m, n >= 256, about even at 32-64 and slower at <= 16.
-  // So: BLIS for real leaves with m, n >= 128 when its kernels are optimised. Complex
-  // leaves were not measured and stay with OpenBLAS.
-  if (is_complex(t) || m < 128 || n < 128) return leaf_backend::openblas;
-  static const bool blis_optimised = [] {
+  // Measured with scripts/leaf-kernels.sh on this project's 2-core AMD EPYC, one thread,
+  // prism's kernel choice on both sides (OpenBLAS Cooperlake, BLIS skx), best of 7:
+  // bench/results/leaf-kernels-2026-11-23.txt.
+  //  - double: BLIS 1.06-1.41x OpenBLAS once m, n >= 128 (squares 128-2048, wide k = 64,
+  //    k = 4096 leaves), 0.5x on 64^3, 0.3-0.9x on m, n <= 32 with huge k;
+  //  - float: OpenBLAS ahead (BLIS 0.43-0.98x) except wide leaves, m, n >= 1024 with
+  //    k = 64, where BLIS is 1.17-1.21x;
+  //  - complex: BLIS's skx configuration has no complex kernels of its own, 0.13-0.24x.
+  // With AVX2 sets on both sides (Haswell, haswell) the same run has BLIS at <ratios> in
+  // double; BLIS's generic C kernels (its own choice on this CPU) run at 0.14-0.23x.
+  // So BLIS for those double and float shapes, when its kernels are at least as wide as
+  // OpenBLAS's (kernel_vector_bits: an AVX2 BLIS against an AVX-512 OpenBLAS loses).
+  const bool double_large = t == scalar_type::d && m >= 128 && n >= 128;
+  const bool float_wide = t == scalar_type::s && m >= 1024 && n >= 1024 && k <= 64;
+  if (!double_large && !float_wide) return leaf_backend::openblas;
+  static const bool blis_as_wide = [] {
     try {
-      return leaf_library(leaf_backend::blis).kernel_name() != "generic";
+      const int blis = kernel_vector_bits(leaf_library(leaf_backend::blis).kernel_name());
+      return blis > 0 && blis >= kernel_vector_bits(leaf_library(leaf_backend::openblas).kernel_name());
     } catch (const backend_error&) {
-      return false;  // BLIS cannot be loaded: auto simply never picks it
+      return false;  // a library cannot be loaded: auto simply never picks BLIS
     }
   }();
-  return blis_optimised ? leaf_backend::blis : leaf_backend::openblas;
+  return blis_as_wide ? leaf_backend::blis : leaf_backend::openblas;
 }
 
 }  // namespace prism::detail

@@ -104,6 +104,7 @@ class blas_library {
   void* blis_cntx_ = nullptr;
   void* blis_rntm_ = nullptr;
   std::unique_ptr<kernel_choice> kernels_;
+  bool pool_stopped_ = false;  // prism stopped this OpenBLAS copy's worker threads
 
   friend struct leaf_loader;
 };

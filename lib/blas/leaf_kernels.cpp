@@ -91,6 +91,14 @@ bool cpu_runs(const cpu_features& cpu, const std::string& library, const std::st
   return false;
 }
 
+int kernel_vector_bits(const std::string& name) {
+  for (const char* n : {"Cooperlake", "SkylakeX", "SapphireRapids", "skx", "knl"})
+    if (equal_nocase(name, n)) return 512;
+  for (const char* n : {"Haswell", "Zen", "haswell", "zen", "zen2", "zen3", "zen4"})
+    if (equal_nocase(name, n)) return 256;
+  return 0;
+}
+
 std::vector<std::string> openblas_core_candidates(const cpu_features& cpu) {
   // Best first. The AVX2 pair is ordered by vendor: OpenBLAS's Zen parameters are tuned for
   // AMD's caches, Haswell's for Intel's (the kernels are the same).

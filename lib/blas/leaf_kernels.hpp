@@ -94,6 +94,12 @@ std::string canonical_kernel_name(const std::string& library, const std::string&
 /// True when the CPU has what the kernel set `name` (canonical spelling) needs.
 bool cpu_runs(const cpu_features& cpu, const std::string& library, const std::string& name);
 
+/// Width in bits of the FMA vectors a kernel set computes with, by its name as the library
+/// reports it: 512 for OpenBLAS's Cooperlake / SkylakeX and BLIS's skx / knl, 256 for the
+/// AVX2 + FMA sets (Haswell, Zen, haswell, zen*), 0 for anything else (generic, older, or
+/// unknown). Example: "SkylakeX" -> 512, "zen3" -> 256, "generic" -> 0.
+int kernel_vector_bits(const std::string& name);
+
 /// Sets or unsets environment variables for its lifetime and then restores each exactly as
 /// it was: the same text, or unset. setenv/unsetenv race with a getenv on another thread
 /// (glibc's environment has no lock for readers), so prism uses this only inside the

@@ -183,9 +183,10 @@ struct stats_printer {
     if (recursed) {  // the leaf libraries the recursion resolved (nothing is loaded here)
       for (leaf_backend lb : {leaf_backend::openblas, leaf_backend::blis})
         if (const detail::blas_library* leaf = detail::resolved_leaf_library(lb))
-          std::fprintf(stderr, "prism:   leaves (%s): %s (%s)\n", to_string(lb), leaf->path().c_str(),
+          std::fprintf(stderr, "prism:   leaves (%s): %s (%s%s%s)\n", to_string(lb), leaf->path().c_str(),
                        leaf->shared_with_host() ? "shared with the host, pinned to 1 thread before prism"
-                                                : "private copy, 1 thread");
+                                                : "private copy, 1 thread",
+                       leaf->kernels() ? ", kernels " : "", leaf->kernels() ? leaf->kernels()->running.c_str() : "");
     }
     const char types_rm[] = "sdcz";
     for (int t = 0; t < 4; ++t)
