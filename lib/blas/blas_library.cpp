@@ -525,17 +525,19 @@ const blas_library* resolved_leaf_library(leaf_backend b) noexcept {
 leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
   if (requested != leaf_backend::automatic) return requested;
   // Measured with scripts/leaf-kernels.sh on this project's 2-core AMD EPYC, one thread,
-  // prism's kernel choice on both sides (OpenBLAS Cooperlake, BLIS skx), best of 7:
-  // bench/results/leaf-kernels-2026-11-23.txt.
-  //  - double: BLIS 1.06-1.41x OpenBLAS once m, n >= 128 (squares 128-2048, wide k = 64,
-  //    k = 4096 leaves), 0.5x on 64^3, 0.3-0.9x on m, n <= 32 with huge k;
-  //  - float: OpenBLAS ahead (BLIS 0.43-0.98x) except wide leaves, m, n >= 1024 with
-  //    k = 64, where BLIS is 1.17-1.21x;
-  //  - complex: BLIS's skx configuration has no complex kernels of its own, 0.13-0.24x.
-  // With AVX2 sets on both sides (Haswell, haswell) the same run has BLIS at <ratios> in
-  // double; BLIS's generic C kernels (its own choice on this CPU) run at 0.14-0.23x.
-  // So BLIS for those double and float shapes, when its kernels are at least as wide as
-  // OpenBLAS's (kernel_vector_bits: an AVX2 BLIS against an AVX-512 OpenBLAS loses).
+  // best of 7 (bench/results/leaf-kernels-2026-11-23.txt; docs/performance.md "Leaf
+  // backends" has the table). With AVX-512 sets on both sides (OpenBLAS Cooperlake or
+  // SkylakeX, BLIS skx):
+  //  - double: BLIS 1.05-1.48x OpenBLAS once m, n >= 128 (squares 128-2048, wide k = 64,
+  //    k = 4096 leaves; one 0.95 at 192x192x4096), 0.5x on 64^3, 0.25-0.77x on m, n <= 16
+  //    with huge k, noisy in between (0.66-1.57x at 32-96);
+  //  - float: OpenBLAS ahead (BLIS 0.30-0.99x) except wide leaves, m, n >= 1024 with
+  //    k = 64, where BLIS is 1.18-1.49x;
+  //  - complex: BLIS's skx configuration has no complex kernels of its own, 0.13-0.54x.
+  // With AVX2 sets on both sides (Haswell, haswell) BLIS is about even in double from
+  // m, n >= 128 (0.87-1.06x); BLIS's generic C kernels (its own choice on this CPU) run at
+  // 0.14-0.56x. So BLIS for those double and float shapes, when its kernels are at least
+  // as wide as OpenBLAS's (kernel_vector_bits: an AVX2 BLIS loses to an AVX-512 OpenBLAS).
   const bool double_large = t == scalar_type::d && m >= 128 && n >= 128;
   const bool float_wide = t == scalar_type::s && m >= 1024 && n >= 1024 && k <= 64;
   if (!double_large && !float_wide) return leaf_backend::openblas;

@@ -114,8 +114,9 @@ std::vector<std::string> openblas_core_candidates(const cpu_features& cpu) {
 
 std::vector<std::string> blis_arch_candidates(const cpu_features& cpu, const std::vector<std::string>& registered) {
   // Best first. AVX-512 first on any vendor: on this project's AMD EPYC (AVX-512, which
-  // BLIS 0.9.0's cpuid does not recognise) skx runs double at ~97 GF/s on one core where
-  // zen3 and haswell, AVX2 kernels both, run at ~52 (bench/results/leaf-kernels-*.txt).
+  // BLIS 0.9.0's cpuid does not recognise) skx runs a 512^3 double leaf at 97 GF/s on one
+  // core where haswell and zen2, AVX2 kernels like zen3's, run at 52-53
+  // (bench/results/leaf-kernels-2026-11-23.txt).
   // Among AVX2 configurations the zen family is blocked for AMD's caches, haswell for Intel's.
   std::vector<std::string> order = {"skx"};
   if (cpu.amd) order.insert(order.end(), {"zen3", "zen2", "zen", "haswell"});

@@ -208,7 +208,6 @@ struct decision {
 
 // ---- the rate model's probe (rate_model.hpp) --------------------------------------------
 
-
 // Seconds of the best of `reps` calls of f.
 template <class F>
 double best_seconds(int reps, F&& f) {
