@@ -4,7 +4,9 @@
 // OpenBLAS and BLIS keep their thread counts and kernels, and prism's private leaf copies
 // run the kernel sets prism chose for this CPU, not the host's forced ones.
 // PRISM_TEST_HOST_ENV=unset (a second ctest entry) runs the same with the three variables
-// absent, which must stay absent.
+// absent, which must stay absent. PRISM_TEST_OPENBLAS_DETECTS=Haswell (a third) makes
+// prism's OpenBLAS copy believe its own detection says Haswell: prism then times both sets
+// and keeps one, and everything above must still hold (which set wins is not asserted).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -104,7 +106,15 @@ TEST_CASE("prism's leaves leave the host's kernel variables, thread counts and k
   const auto ob_candidates = detail::openblas_core_candidates(detail::this_cpu());
   INFO("openblas leaf: chose ", ob.kernels()->chosen, " (", ob.kernels()->why, "), runs ", ob.kernel_name());
   if (!ob_candidates.empty()) CHECK(ob.kernel_name() == ob.kernels()->chosen);
-  if (!ob_candidates.empty() && ob.kernels()->measured.empty()) CHECK(ob.kernel_name() == ob_candidates.front());
+  const char* disagree = std::getenv("PRISM_TEST_OPENBLAS_DETECTS");
+  if (!ob_candidates.empty() && disagree == nullptr) CHECK(ob.kernel_name() == ob_candidates.front());
+  if (!ob_candidates.empty() && disagree != nullptr && ob_candidates.front() != disagree) {
+    // The comparison ran: both sets named with a rate, the copy runs one of them.
+    CHECK(ob.kernels()->detected == disagree);
+    CHECK(ob.kernels()->measured.find(ob_candidates.front()) != std::string::npos);
+    CHECK(ob.kernels()->measured.find(disagree) != std::string::npos);
+    CHECK((ob.kernel_name() == ob_candidates.front() || ob.kernel_name() == disagree));
+  }
   if (forced) CHECK(ob.kernels()->environment == "OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512");
   else CHECK(ob.kernels()->environment.empty());
   const auto bl_candidates = detail::blis_arch_candidates(detail::this_cpu(), detail::blis_expert::registered_archs());

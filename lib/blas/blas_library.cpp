@@ -249,7 +249,10 @@ struct leaf_loader {
       init();
       return lib.kernel_name();
     };
-    choice.detected = select(nullptr);
+    // PRISM_TEST_OPENBLAS_DETECTS (tests only: test_leaf_env_disagree) stands in for an
+    // OpenBLAS whose own detection differs from prism's choice, so that the comparison below
+    // runs on a machine where the two agree.
+    choice.detected = select(std::getenv("PRISM_TEST_OPENBLAS_DETECTS"));
     if (choice.detected == choice.chosen) return;  // already running it
     // 256^3 in double: 34 Mflop, under a millisecond per call on an AVX2 core or better.
     constexpr std::int64_t probe = 256;
