@@ -41,9 +41,11 @@ constexpr double k_dominance = 4.0;
 
 // Calls that are not k-dominant reach the rate model (rate_model.hpp) only from this many
 // flops on: below it prism's fixed costs (plan lookup, task start, a second thread) weigh
-// against any kernel advantage. 2 x 256^3: on the cubes of bench/results/full-2026-11-22.md
-// prism's C++ API is 0.96-1.04x threaded OpenBLAS from 128^3 up with the same kernels, and
-// below 128^3 its results vary (0.85-1.43x).
+// against any kernel advantage. 2 x 256^3 = 33.6 Mflop, a few hundred microseconds: on the
+// cubes of bench/results/full-2026-11-22.md, with the same kernels on both sides, prism's
+// C++ API is 0.97x threaded OpenBLAS at 256^3 and 0.96-1.04x from 128^3 up, but its ratio
+// varies below (0.85-1.43x at 16^3-96^3), so the floor keeps a factor of 8 above where the
+// fixed costs still show.
 constexpr double rate_model_min_flops = 2.0 * 256 * 256 * 256;
 
 enum class route { automatic, prism, backend };
