@@ -108,6 +108,21 @@ struct backend_loader {
 backend::backend(std::string path, const char* origin, void* handle)
     : path_(std::move(path)), origin_(origin), handle_(handle) {}
 
+int backend::threads() const noexcept {
+  if (auto* f = reinterpret_cast<int (*)()>(::dlsym(handle_, "openblas_get_num_threads"))) return f();
+  if (auto* f = reinterpret_cast<long (*)()>(::dlsym(handle_, "bli_thread_get_num_threads"))) return int(f());
+  if (auto* f = reinterpret_cast<int (*)()>(::dlsym(handle_, "MKL_Get_Max_Threads"))) return f();
+  return 0;
+}
+
+std::string backend::kernel_name() const {
+  if (auto* f = reinterpret_cast<char* (*)()>(::dlsym(handle_, "openblas_get_corename"))) return f();
+  auto* query = reinterpret_cast<int (*)()>(::dlsym(handle_, "bli_arch_query_id"));
+  auto* name = reinterpret_cast<const char* (*)(int)>(::dlsym(handle_, "bli_arch_string"));
+  if (query != nullptr && name != nullptr) return name(query());
+  return "";
+}
+
 namespace {
 std::atomic<const backend*> opened{nullptr};
 }

@@ -69,6 +69,14 @@ class backend {
   /// reference CBLAS all do).
   bool has_cblas() const noexcept { return cblas_[0] != nullptr; }
 
+  /// The backend's own thread count (openblas_get_num_threads, bli_thread_get_num_threads or
+  /// MKL_Get_Max_Threads), or 0 when it has no such query (reference BLAS).
+  int threads() const noexcept;
+
+  /// The backend's kernel set when it says (OpenBLAS's core name, BLIS's configuration),
+  /// else "". Call it after a gemm call: BLIS initialises on its first call.
+  std::string kernel_name() const;
+
   /// The file it was opened from.
   const std::string& path() const noexcept { return path_; }
   /// How it was found: "PRISM_BLAS_BACKEND", "link order" or "default".

@@ -9,6 +9,7 @@
 
 #include "../blas/blas_library.hpp"
 #include "../runtime/runtime.hpp"
+#include "rate_model.hpp"
 
 #include <unistd.h>
 
@@ -23,6 +24,8 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace prism::dropin {
 
@@ -36,6 +39,15 @@ namespace {
 // squares and wide shapes 0.97-1.00. Below 4 the gain is noise, so the call stays with the
 // user's own BLAS. README "Use prism without changing your code".
 constexpr double k_dominance = 4.0;
+
+// Calls that are not k-dominant reach the rate model (rate_model.hpp) only from this many
+// flops on: below it prism's fixed costs (plan lookup, task start, a second thread) weigh
+// against any kernel advantage. 2 x 256^3 = 33.6 Mflop, a few hundred microseconds: on the
+// cubes of bench/results/full-2026-11-22.md, with the same kernels on both sides, prism's
+// C++ API is 0.97x threaded OpenBLAS at 256^3 and 0.96-1.04x from 128^3 up, but its ratio
+// varies below (0.85-1.43x at 16^3-96^3), so the floor keeps a factor of 8 above where the
+// fixed costs still show.
+constexpr double rate_model_min_flops = 2.0 * 256 * 256 * 256;
 
 enum class route { automatic, prism, backend };
 
@@ -133,6 +145,18 @@ const char* path_name(path p) {
   return p == path::trivial ? "trivial" : p == path::backend ? "backend" : "recursion";
 }
 
+// What one probe measured for one element type, and its verdict, kept for the process.
+struct probe_result {
+  rates r;
+  int threads = 0;          // prism's threads in the model (its budget, at most the cores)
+  bool prism_faster = false;
+  std::string text;         // the numbers, for PRISM_VERBOSE and PRISM_STATS
+};
+
+// One slot per element type (s, d, c, z); a slot is written once, under its once_flag.
+std::once_flag probe_once[4];
+std::atomic<const probe_result*> probes[4] = {};
+
 // Prints the summary when the library is unloaded (process exit, or dlclose).
 struct stats_printer {
   ~stats_printer() {
@@ -174,10 +198,16 @@ struct stats_printer {
     if (recursed) {  // the leaf libraries the recursion resolved (nothing is loaded here)
       for (leaf_backend lb : {leaf_backend::openblas, leaf_backend::blis})
         if (const detail::blas_library* leaf = detail::resolved_leaf_library(lb))
-          std::fprintf(stderr, "prism:   leaves (%s): %s (%s)\n", to_string(lb), leaf->path().c_str(),
+          std::fprintf(stderr, "prism:   leaves (%s): %s (%s%s%s)\n", to_string(lb), leaf->path().c_str(),
                        leaf->shared_with_host() ? "shared with the host, pinned to 1 thread before prism"
-                                                : "private copy, 1 thread");
+                                                : "private copy, 1 thread",
+                       leaf->kernels() ? ", kernels " : "", leaf->kernels() ? leaf->kernels()->running.c_str() : "");
     }
+    const char types_rm[] = "sdcz";
+    for (int t = 0; t < 4; ++t)
+      if (const probe_result* r = probes[t].load(std::memory_order_acquire))
+        std::fprintf(stderr, "prism:   rate model (%c): %s -> %s\n", types_rm[t], r->text.c_str(),
+                     r->prism_faster ? "prism takes squares and wide products" : "they go to the backend");
     std::fprintf(stderr, "prism:   invalid calls (xerbla_ / cblas_xerbla): %llu\n",
                  static_cast<unsigned long long>(c.invalid.load()));
   }
@@ -188,7 +218,96 @@ struct stats_printer {
 struct decision {
   path where;
   const char* why;
+  const char* detail = nullptr;  // the rate model's numbers, when it decided
 };
+
+// ---- the rate model's probe (rate_model.hpp) --------------------------------------------
+
+// Seconds of the best of `reps` calls of f.
+template <class F>
+double best_seconds(int reps, F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+// Times prism's leaf library (one thread) and the backend (its own threads) on one cube
+// of type T: 320^3 real (65.5 Mflop), 224^3 complex (90 Mflop), a millisecond or two each
+// here. Two rounds of warm-up + 3 timings each, alternating, so that a busy moment of the
+// machine hits both; the best timing of each counts.
+template <scalar T>
+probe_result run_probe(const settings& s, const backend& b) {
+  constexpr std::int64_t n = is_complex(scalar_type_of<T>()) ? 224 : 320;
+  const leaf_backend lb = detail::choose_leaf(s.ctx->leaf(), scalar_type_of<T>(), n, n, n);
+  const detail::blas_library& leaf = detail::leaf_library(lb);
+  std::vector<T> A(std::size_t(n * n), T(0.5)), B(std::size_t(n * n), T(0.25)), C(std::size_t(n * n));
+  auto leaf_call = [&] { leaf.gemm<T>('N', 'N', n, n, n, T(1), A.data(), n, B.data(), n, T(0), C.data(), n); };
+  auto backend_call = [&] {
+    b.gemm<T>('N', 'N', blas_int(n), blas_int(n), blas_int(n), T(1), A.data(), blas_int(n), B.data(), blas_int(n),
+              T(0), C.data(), blas_int(n));
+  };
+  double t_leaf = 1e300, t_backend = 1e300;
+  for (int round = 0; round < 2; ++round) {
+    leaf_call();
+    t_leaf = std::min(t_leaf, best_seconds(3, leaf_call));
+    backend_call();
+    t_backend = std::min(t_backend, best_seconds(3, backend_call));
+  }
+  const double flops = gemm_flops(scalar_type_of<T>(), n, n, n);
+  const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+  probe_result p;
+  p.threads = std::min(s.ctx->threads(), cores);
+  p.r.leaf_gflops = flops / t_leaf * 1e-9;
+  p.r.backend_gflops = flops / t_backend * 1e-9;
+  const int bt = b.threads();
+  p.r.backend_threads = bt > 0 ? std::min(bt, cores) : p.threads;  // unknown: assume it uses prism's
+  p.prism_faster = prism_faster(p.r, p.threads);
+  const std::string leaf_kernels = leaf.kernel_name(), backend_kernels = b.kernel_name();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%c %lld^3 probe: leaves %.1f GF/s (%s%s%s, 1 thread) x %d threads x %.2f = %.1f GF/s %s %.2f x "
+                "backend %.1f GF/s (%d thread%s%s%s%s)",
+                char(scalar_type_of<T>()), static_cast<long long>(n), p.r.leaf_gflops, to_string(lb),
+                leaf_kernels.empty() ? "" : " ", leaf_kernels.c_str(), p.threads, prism_efficiency,
+                prism_rate(p.r.leaf_gflops, p.threads), p.prism_faster ? ">=" : "<", take_margin,
+                backend_rate(p.r.backend_gflops, p.r.backend_threads, p.threads), p.r.backend_threads,
+                p.r.backend_threads == 1 ? "" : "s", bt > 0 ? "" : ", assumed", backend_kernels.empty() ? "" : ", ",
+                backend_kernels.c_str());
+  p.text = line;
+  if (p.r.backend_threads != p.threads) {  // say that the backend's rate was scaled
+    std::snprintf(line, sizeof line, "; backend measured %.1f GF/s on %d thread%s, scaled to %d", p.r.backend_gflops,
+                  p.r.backend_threads, p.r.backend_threads == 1 ? "" : "s", p.threads);
+    p.text += line;
+  }
+  return p;
+}
+
+// The probe of type t, run once per process by the first call that needs it (concurrent
+// first callers wait for it); nullptr if it failed (a leaf library that cannot load).
+const probe_result* probe(const settings& s, const backend& b, scalar_type t) {
+  const int i = type_index(t);
+  std::call_once(probe_once[i], [&] {
+    try {
+      probe_result r;
+      switch (t) {
+        case scalar_type::s: r = run_probe<float>(s, b); break;
+        case scalar_type::d: r = run_probe<double>(s, b); break;
+        case scalar_type::c: r = run_probe<std::complex<float>>(s, b); break;
+        case scalar_type::z: r = run_probe<std::complex<double>>(s, b); break;
+      }
+      auto* kept = new probe_result(std::move(r));  // kept for the process (PRISM_STATS at exit)
+      probes[i].store(kept, std::memory_order_release);
+      if (s.verbose > 0) std::fprintf(stderr, "prism: rate model: %s\n", kept->text.c_str());
+    } catch (const std::exception& e) {
+      if (s.verbose > 0) std::fprintf(stderr, "prism: rate model: probe failed (%s); forwarding\n", e.what());
+    }
+  });
+  return probes[i].load(std::memory_order_acquire);
+}
 
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
@@ -202,9 +321,15 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
   if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
-  if (double(p.k) < k_dominance * double(std::max(p.m, p.n)))
-    return {path::backend, "not k-dominant (k < 4 max(m, n))"};
-  return {path::recursion, "k-dominant"};
+  if (double(p.k) >= k_dominance * double(std::max(p.m, p.n))) return {path::recursion, "k-dominant"};
+  // Squares and wide products: the backend parallelises them as well as prism does, so the
+  // faster kernels decide (rate_model.hpp).
+  if (p.flops() < rate_model_min_flops)
+    return {path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's 2*256^3 flops"};
+  const probe_result* r = probe(s, *b, p.type);
+  if (r == nullptr) return {path::backend, "not k-dominant (k < 4 max(m, n)); rate probe failed"};
+  if (r->prism_faster) return {path::recursion, "not k-dominant, prism's leaves faster", r->text.c_str()};
+  return {path::backend, "not k-dominant (k < 4 max(m, n)); backend as fast", r->text.c_str()};
 }
 
 // The plan's top step in one line, e.g. "bfs k thread 2097152@1 2097152@1; depth 9, 512 leaves,
@@ -288,10 +413,12 @@ static void log_call(const settings& s, const call_site& site, const backend* b,
   }
   if (s.verbose > 0) {
     char head[512];
-    std::snprintf(head, sizeof head, "prism: %s%s%s transa=%c transb=%c m=%lld n=%lld k=%lld -> %s (%s)",
+    std::snprintf(head, sizeof head, "prism: %s%s%s transa=%c transb=%c m=%lld n=%lld k=%lld -> %s (%s",
                   site.routine, *site.layout ? " " : "", site.layout, site.transa, site.transb, site.m, site.n,
                   site.k, path_name(d.where), d.why);
     std::string line = head;
+    if (d.detail != nullptr) line += std::string(": ") + d.detail;
+    line += ")";
     if (d.where == path::backend && b != nullptr) line += " " + b->path();
     if (!plan_text.empty()) line += " plan: " + plan_text;
     char tail[128];
