@@ -44,7 +44,8 @@ const char* general_help =
     "\n"
     "  plan M N K [options]     print the plan prism::gemm runs for an M x N x K product\n"
     "  bench M N K [options]    time prism against threaded OpenBLAS on one shape\n"
-    "  leaves [--reps R]        time the leaf backends (OpenBLAS, BLIS, streaming) on leaf shapes\n"
+    "  leaves [--reps R]        the leaf libraries' kernel sets (what prism chose and why), and\n"
+    "                           OpenBLAS, BLIS and the streaming leaf timed on leaf shapes\n"
     "  run M N K [options]      (under mpirun) one distributed multiply: plan, time, bytes per rank\n"
     "  help [command]           this text, or one command's options\n"
     "\n"
@@ -96,10 +97,14 @@ const command commands[] = {
      "  each rank's budget (default: the node's cores / its ranks); --memory S (as --max-memory)\n"
      "  caps each rank's footprint. Needs the MPI build (PRISM_WITH_MPI=ON).\n"},
     {"leaves", false, true,
-     "usage: prism leaves [--reps R] [--streaming]\n"
-     "  Times serial OpenBLAS against serial BLIS on leaf shapes, then the streaming leaf\n"
-     "  against OpenBLAS on leaves with m, n <= 16 (the measurements behind PRISM_LEAF=auto),\n"
-     "  best of R timings (default 5). --streaming prints the second table only.\n"},
+     "usage: prism leaves [--reps R] [--types LETTERS] [--streaming]\n"
+     "  Says which kernel set each of prism's private leaf libraries runs, chosen by the CPU's\n"
+     "  features (PRISM_LEAF_KERNELS overrides), why, and which forcing variables of the\n"
+     "  environment its copies ignore; then times single-threaded OpenBLAS against BLIS on leaf\n"
+     "  shapes, then the streaming leaf against OpenBLAS on leaves with m, n <= 16 (the\n"
+     "  measurements behind PRISM_LEAF=auto), best of R timings (default 5).\n"
+     "  --types: element types to time, letters from s, d, c, z (default: d for OpenBLAS\n"
+     "  against BLIS, all four for the streaming leaf). --streaming: the streaming table only.\n"},
 };
 
 const command* find_command(const std::string& name) {
@@ -139,6 +144,8 @@ struct options {
   prism::context ctx;
   int reps = 5;
   bool streaming_only = false;  // `prism leaves --streaming`: the streaming leaf's table only
+  std::string leaf_types = "d";  // `prism leaves --types`
+  bool leaf_types_given = false;  // the streaming table then times those types only
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
@@ -149,6 +156,7 @@ bool takes(const command& cmd, const std::string& a) {
                                             "--ranks",       "--ranks-per-node", "--rank-flops",  "--rank-bandwidth",
                                             "--memory"};
   if (a == "--reps") return cmd.reps;
+  if (std::string(cmd.name) == "leaves" && a == "--types") return true;
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   if (std::string(cmd.name) == "leaves" && a == "--streaming") return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
@@ -207,6 +215,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         }
         if (used != v.size() || v.empty() || !std::isfinite(b)) throw bad_input("--beta must be a finite number, got '" + v + "'", hint);
         o.run.beta = b;
+      } else if (a == "--types") {
+        if (v.empty() || v.find_first_not_of("sdcz") != std::string::npos)
+          throw bad_input("--types must be letters from s, d, c, z (e.g. dz), got '" + v + "'", hint);
+        o.leaf_types = v, o.leaf_types_given = true;
       } else if (a == "--seed") {
         o.run.seed = std::uint64_t(parse_int(v, a, 0, std::numeric_limits<std::int64_t>::max(), hint));
       } else if (a == "--max-memory" || a == "--memory") {
@@ -471,8 +483,9 @@ void time_streaming_leaf(const options& o, const prism::detail::blas_library& ob
               flops / to * 1e-9, flops / ts * 1e-9, to / ts);
 }
 
-// The streaming leaf against the OpenBLAS leaf (1 thread each), all four types, NN, TN and
-// NT: the measurement behind streaming_preferred (lib/leaves/streaming.cpp).
+// The streaming leaf against the OpenBLAS leaf (1 thread each), all four types (those of
+// --types when given), NN, TN and NT: the measurement behind streaming_preferred
+// (lib/leaves/streaming.cpp).
 void run_streaming_leaves(const options& o) {
   const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
   std::printf("%s# streaming leaf (prism's own kernel, %s) against the openblas leaf (%s), 1 thread; best of %d\n",
@@ -486,39 +499,92 @@ void run_streaming_leaves(const options& o) {
       {8, 8, 64},      {16, 16, 64},    {16, 16, 16}};
   for (auto [m, n, k] : shapes)
     for (const char* op : {"NN", "TN", "NT"}) {
-      time_streaming_leaf<double>(o, ob, m, n, k, op[0], op[1]);
-      time_streaming_leaf<std::complex<double>>(o, ob, m, n, k, op[0], op[1]);
-      time_streaming_leaf<float>(o, ob, m, n, k, op[0], op[1]);
-      time_streaming_leaf<std::complex<float>>(o, ob, m, n, k, op[0], op[1]);
+      auto wanted = [&](char t) { return !o.leaf_types_given || o.leaf_types.find(t) != std::string::npos; };
+      if (wanted('d')) time_streaming_leaf<double>(o, ob, m, n, k, op[0], op[1]);
+      if (wanted('z')) time_streaming_leaf<std::complex<double>>(o, ob, m, n, k, op[0], op[1]);
+      if (wanted('s')) time_streaming_leaf<float>(o, ob, m, n, k, op[0], op[1]);
+      if (wanted('c')) time_streaming_leaf<std::complex<float>>(o, ob, m, n, k, op[0], op[1]);
     }
 }
 
-// Serial OpenBLAS vs serial BLIS on leaf shapes: the measurement behind PRISM_LEAF=auto.
+// What prism chose for one leaf library's kernels, as `prism leaves` prints it.
+void print_kernel_choice(const char* name, const prism::detail::blas_library& lib, double probe_gflops) {
+  std::printf("# %s leaf: %s (%s)\n", name, lib.path().c_str(),
+              lib.shared_with_host() ? "shared with the host" : "private copy, 1 thread");
+  const prism::detail::kernel_choice* k = lib.kernels();
+  if (k == nullptr) {  // a fallback build (the host took prism's usual file): not chosen by prism
+    std::printf("#   running: %s (a fallback build: its kernels are not prism's choice)\n", lib.kernel_name().c_str());
+  } else {
+    std::printf("#   request: %s; chose %s: %s\n", k->request.c_str(), k->chosen.empty() ? "nothing" : k->chosen.c_str(),
+                k->why.c_str());
+    std::printf("#   candidates on this CPU, best first: %s\n", k->candidates.empty() ? "none" : k->candidates.c_str());
+    std::printf("#   running: %s; library's own detection: %s\n", k->running.c_str(),
+                k->detected.empty() ? "not asked" : k->detected.c_str());
+    if (!k->measured.empty()) std::printf("#   compared: %s\n", k->measured.c_str());
+    std::printf("#   interface: %s\n", k->interface.c_str());
+    if (!k->environment.empty()) std::printf("#   ignored from the environment: %s\n", k->environment.c_str());
+    if (!k->note.empty()) std::printf("#   note: %s\n", k->note.c_str());
+  }
+  std::printf("#   probe d 512^3, 1 thread: %.1f GF/s\n", probe_gflops);
+}
+
+// The leaf libraries' kernel sets, then single-threaded OpenBLAS vs BLIS on leaf shapes:
+// the measurement behind PRISM_LEAF=auto (scripts/leaf-kernels.sh records it).
 int run_leaves(const options& o) {
   if (o.streaming_only) {
     run_streaming_leaves(o);
     return 0;
   }
   using prism::detail::blas_library;
-  using prism::detail::blas_build;
-  const auto& ob = blas_library::get(blas_build::openblas64_pthread);  // the openblas leaf
-  const auto& bl = blas_library::get(blas_build::blis_serial);
-  std::printf("# kernels: openblas %s, blis %s; best of %d\n", ob.kernel_name().c_str(), bl.kernel_name().c_str(), o.reps);
-  std::printf("%-22s %12s %12s %8s\n", "leaf m x n x k (d, NN)", "openblas GF", "blis GF", "blis/ob");
-  const std::vector<std::array<int, 3>> shapes = {
-      {4, 4, 1 << 20}, {8, 8, 1 << 20}, {16, 16, 1 << 18}, {32, 32, 1 << 18}, {64, 64, 1 << 16},
-      {64, 64, 4096},  {16, 16, 4096},  {64, 64, 256},     {256, 256, 64},    {1024, 1024, 64},
-      {2048, 512, 64}, {512, 512, 512}, {1024, 512, 1024}, {2048, 1024, 2048}};
-  for (auto [m, n, k] : shapes) {
-    auto A = random_matrix<double>(std::size_t(m) * k, 1), B = random_matrix<double>(std::size_t(k) * n, 2);
-    std::vector<double> C(std::size_t(m) * n);
-    const double flops = prism::gemm_flops(prism::scalar_type::d, m, n, k);
-    auto time = [&](const blas_library& lib) {
-      return time_calls(o.reps, [&] { lib.gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m); })
-          .seconds;
-    };
-    const double to = time(ob), tb = time(bl);
-    std::printf("%6d x %5d x %8d %12.2f %12.2f %8.2f\n", m, n, k, flops / to * 1e-9, flops / tb * 1e-9, to / tb);
+  using prism::leaf_backend;
+  const auto& cpu = prism::detail::this_cpu();
+  const char* lk = std::getenv("PRISM_LEAF_KERNELS");
+  std::printf("# cpu: %s\n", cpu.describe().c_str());
+  std::printf("# PRISM_LEAF_KERNELS: %s\n", lk != nullptr && *lk != '\0' ? lk : "unset (auto for both)");
+  const blas_library& ob = prism::detail::leaf_library(leaf_backend::openblas);
+  const blas_library& bl = prism::detail::leaf_library(leaf_backend::blis);
+  print_kernel_choice("openblas", ob, ob.measure_gflops(prism::scalar_type::d, 512, 512, 512, o.reps));
+  print_kernel_choice("blis", bl, bl.measure_gflops(prism::scalar_type::d, 512, 512, 512, o.reps));
+  std::printf("# best of %d timings of >= %g s each; 'auto' is the backend PRISM_LEAF=auto picks for the shape\n",
+              o.reps, min_timing);
+  std::printf("%-26s %4s %12s %12s %8s %9s\n", "leaf m x n x k (NN)", "type", "openblas GF", "blis GF", "blis/ob",
+              "auto");
+  const std::vector<std::array<std::int64_t, 3>> shapes = {
+      // squares
+      {64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
+      // wide (k small) and tall-skinny (k large) leaves
+      {256, 256, 64}, {1024, 1024, 64}, {2048, 4096, 64}, {4, 4, 1 << 20}, {8, 8, 1 << 20}, {16, 16, 1 << 20},
+      {32, 32, 1 << 20}, {64, 64, 1 << 20}, {128, 128, 1 << 18},
+      // around the m, n threshold of the auto rule, k as a cache-sized leaf has it
+      {64, 64, 4096}, {96, 96, 4096}, {128, 128, 4096}, {192, 192, 4096}, {256, 256, 4096}, {512, 512, 4096}};
+  for (char letter : o.leaf_types) {
+    const auto t = prism::scalar_type(letter);
+    for (auto [m, n, k] : shapes) {
+      const double flops = prism::gemm_flops(t, m, n, k);
+      auto rate = [&](const blas_library& lib) {
+        auto one = [&]<class T>() {
+          auto A = random_matrix<T>(std::size_t(m * k), 1), B = random_matrix<T>(std::size_t(k * n), 2);
+          std::vector<T> C(std::size_t(m * n));
+          return time_calls(o.reps, [&] {
+                   lib.gemm<T>('N', 'N', m, n, k, T(1), A.data(), m, B.data(), k, T(0), C.data(), m);
+                 }).seconds;
+        };
+        double s = 0;
+        switch (t) {
+          case prism::scalar_type::s: s = one.template operator()<float>(); break;
+          case prism::scalar_type::d: s = one.template operator()<double>(); break;
+          case prism::scalar_type::c: s = one.template operator()<std::complex<float>>(); break;
+          case prism::scalar_type::z: s = one.template operator()<std::complex<double>>(); break;
+        }
+        return flops / s * 1e-9;
+      };
+      const double r_ob = rate(ob), r_bl = rate(bl);
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%lld x %lld x %lld", (long long)m, (long long)n, (long long)k);
+      std::printf("%-26s %4c %12.2f %12.2f %8.2f %9s\n", shape, letter, r_ob, r_bl, r_bl / r_ob,
+                  to_string(prism::detail::choose_leaf(leaf_backend::automatic, t, m, n, k)));
+      std::fflush(stdout);
+    }
   }
   run_streaming_leaves(o);
   return 0;

@@ -9,8 +9,7 @@
 // no overflow, no denormals. Thread t is pinned to the t-th CPU the process may use.
 #include "fma_peak.hpp"
 
-#include <pthread.h>
-#include <sched.h>
+#include "cpus.hpp"
 
 #include <atomic>
 #include <string>
@@ -47,27 +46,6 @@ volatile double g_a = 0.999999;
 volatile double g_b = 0.000001;
 volatile double g_sink = 0.0;
 std::atomic<bool> g_pinned{true};
-
-// The CPUs this process may run on, in order.
-std::vector<int> allowed_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
-// Pins the calling thread to one CPU. Without it, a scheduler that packs threads onto few
-// vCPUs (this project's VM boots with sched_vcpu_pack) runs two chains on one core and
-// reports half the peak.
-bool pin_self(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
 
 template <class T>
 [[gnu::noinline]] double chains(std::int64_t steps) {

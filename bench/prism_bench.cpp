@@ -12,8 +12,16 @@
 //                pthread build pinned to one thread)
 //   blis         BLIS pthread build, bli_thread_set_num_threads(nproc) before the run
 //   blis_1t      BLIS serial build
-// plus fma_peak/{d,s}/{first,last}: the FMA peak of all cores, measured before and after the
-// gemms (fma_peak.cpp, built with -march=native).
+// plus the machine probes, measured before and after the gemms (both built with -march=native):
+//   fma_peak/{d,s}/{first,last}   the FMA peak of all cores (fma_peak.cpp)
+//   bandwidth/read/{first,last}   the read bandwidth of all cores (bandwidth.cpp): every core
+//                                 sums its part of one large array, best of several passes
+//
+// A library picks its kernel set once, when it is loaded (OpenBLAS from OPENBLAS_CORETYPE
+// or cpuid, BLIS from BLIS_ARCH_TYPE or cpuid), so one process measures one set per
+// library. bench/run.py runs this driver once per (library, kernel set), each under its own
+// environment and with --only and --label (impl names become e.g. openblas@SkylakeX), and
+// merges the JSON; --list-shapes, --pick and --print-kernel-sets exist for it.
 //
 // Each BLAS build is opened privately (lib/blas/blas_library.hpp), so the serial and the
 // pthread copies of one library live side by side and a thread setting made on one copy
@@ -21,8 +29,9 @@
 //
 // Own flags (everything else goes to Google Benchmark, e.g. --benchmark_out=f.json
 // --benchmark_out_format=json --benchmark_filter=...):
-//   --set=quick|full|dropin shape set (default quick); dropin: the drop-in library's
-//                           acceptance shapes, impls prism,prism_blas,openblas by default
+//   --set=quick|full|dropin|peers  shape set (default quick); dropin: the drop-in library's
+//                           acceptance shapes, impls prism,prism_blas,openblas by default;
+//                           peers: issue 13's shapes (double only by default)
 //   --shapes=MxNxK[:TT],... ad-hoc shapes instead of a set (TT = transa transb, default NN)
 //   --type=d|s|both         element type(s) (default: d for the quick set, both otherwise;
 //                           threaded BLIS alone can take minutes on this VM, see below)
@@ -30,8 +39,23 @@
 //   --min-time=S            minimum seconds per repetition (default 0.2 quick, 0.5 else)
 //   --impls=a,b,...         subset of prism,prism_blas,openblas,openblas_1t,blis,blis_1t
 //                           (default all)
+//   --reps-large=N          repetitions for shapes whose operands take more than 1 GiB
+//                           (default: --reps; 3 at most for the peers set)
 //   --no-fma                skip the fma_peak benchmarks
-//   --check=0|1             compare prism with OpenBLAS once per shape and type (default 1)
+//   --no-bandwidth          skip the bandwidth benchmarks
+//   --bandwidth-mib=N       size of the bandwidth probe's array (default 2048 MiB)
+//   --probes=both|first|last  which runs of the machine probes (default both)
+//   --no-gemm               machine probes only
+//   --pick=MxNxK[:TT],...   run only these shapes of the set (each must be in it)
+//   --only=openblas|blis    keep only the chosen implementations of that library
+//   --label=NAME            append @NAME to every implementation name (a kernel set's name)
+//   --context=KEY=VALUE     add KEY to the JSON context (repeatable)
+//   --list-shapes           print the set's shapes, one MxNxK:TT per line, and exit
+//   --list-impls            print the implementations that would run, one per line, and exit
+//   --print-kernel-sets     print the kernel set each BLAS copy picked under this
+//                           environment and BLIS's architecture ids, and exit
+//   --check=0|1             compare prism with OpenBLAS once per shape and type (default 1;
+//                           only when prism or prism_blas is among the implementations)
 //   --settle-ms=N           pause before the first run of an implementation (default 50),
 //                           so the previous library's spinning threads go to sleep
 //   --budget-s=S            wall seconds one benchmark may spend on its repetitions before
@@ -47,6 +71,7 @@
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "bandwidth.hpp"
 #include "fma_peak.hpp"
 
 #include <benchmark/benchmark.h>
@@ -118,13 +143,28 @@ struct options {
   bool check = true;
   int settle_ms = 50;
   double budget_s = -1;  // < 0: the set's default
+  int reps_large = 0;    // 0: the set's default
+  bool bandwidth = true;
+  std::size_t bandwidth_mib = 2048;
+  bool probes_first = true, probes_last = true;
+  bool gemm = true;
+  std::vector<shape> picks;  // from --pick; empty: every shape of the set
+  std::string only;          // "", "openblas" or "blis"
+  std::string label;         // "" or the kernel set's name
+  std::vector<std::pair<std::string, std::string>> context;
+  bool list_shapes = false;
+  bool list_impls = false;
+  bool print_kernel_sets = false;
 };
 
 [[noreturn]] void usage_error(const std::string& why) {
   std::cerr << "prism_bench: " << why << "\n"
-            << "usage: prism_bench [--set=quick|full|dropin] [--shapes=MxNxK[:TT],...] [--type=d|s|both]\n"
-            << "                   [--reps=N] [--min-time=S] [--impls=prism,prism_blas,openblas,openblas_1t,blis,blis_1t]\n"
-            << "                   [--no-fma] [--check=0|1] [--settle-ms=N] [--budget-s=S]\n"
+            << "usage: prism_bench [--set=quick|full|dropin|peers] [--shapes=MxNxK[:TT],...] [--type=d|s|both]\n"
+            << "                   [--reps=N] [--reps-large=N] [--min-time=S]\n"
+            << "                   [--impls=prism,prism_blas,openblas,openblas_1t,blis,blis_1t] [--only=openblas|blis]\n"
+            << "                   [--no-fma] [--no-bandwidth] [--bandwidth-mib=N] [--probes=both|first|last] [--no-gemm]\n"
+            << "                   [--check=0|1] [--settle-ms=N] [--budget-s=S] [--pick=MxNxK[:TT],...]\n"
+            << "                   [--label=NAME] [--context=KEY=VALUE] [--list-shapes] [--list-impls] [--print-kernel-sets]\n"
             << "                   [--benchmark_* flags, e.g. --benchmark_out=f.json --benchmark_out_format=json]\n";
   std::exit(2);
 }
@@ -182,8 +222,8 @@ options parse_options(int& argc, char** argv) {
     };
     if (const char* v = value("--set=")) {
       o.set = v;
-      if (o.set != "quick" && o.set != "full" && o.set != "dropin")
-        usage_error("--set must be quick, full or dropin");
+      if (o.set != "quick" && o.set != "full" && o.set != "dropin" && o.set != "peers")
+        usage_error("--set must be quick, full, dropin or peers");
     } else if (const char* v = value("--shapes=")) {
       for (const auto& s : split(v, ',')) o.shapes.push_back(parse_shape(s));
       if (o.shapes.empty()) usage_error("--shapes is empty");
@@ -209,8 +249,42 @@ options parse_options(int& argc, char** argv) {
           if (name == to_string(i)) o.impls.push_back(i), found = true;
         if (!found) usage_error("unknown implementation '" + name + "'");
       }
+    } else if (const char* v = value("--reps-large=")) {
+      o.reps_large = static_cast<int>(parse_int(v, "--reps-large"));
     } else if (a == "--no-fma") {
       o.fma = false;
+    } else if (a == "--no-bandwidth") {
+      o.bandwidth = false;
+    } else if (const char* v = value("--bandwidth-mib=")) {
+      o.bandwidth_mib = static_cast<std::size_t>(parse_int(v, "--bandwidth-mib"));
+    } else if (const char* v = value("--probes=")) {
+      const std::string p = v;
+      if (p != "both" && p != "first" && p != "last") usage_error("--probes must be both, first or last");
+      o.probes_first = p != "last";
+      o.probes_last = p != "first";
+    } else if (a == "--no-gemm") {
+      o.gemm = false;
+    } else if (const char* v = value("--pick=")) {
+      for (const auto& s : split(v, ',')) o.picks.push_back(parse_shape(s));
+    } else if (const char* v = value("--only=")) {
+      o.only = v;
+      if (o.only != "openblas" && o.only != "blis") usage_error("--only must be openblas or blis");
+    } else if (const char* v = value("--label=")) {
+      o.label = v;
+      // The label becomes part of benchmark names, which report.py splits at '/' and '@'.
+      if (o.label.empty() || o.label.find_first_of("/@ ") != std::string::npos)
+        usage_error("--label must be non-empty, without '/', '@' or spaces");
+    } else if (const char* v = value("--context=")) {
+      const std::string kv = v;
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) usage_error("--context wants KEY=VALUE");
+      o.context.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if (a == "--list-shapes") {
+      o.list_shapes = true;
+    } else if (a == "--list-impls") {
+      o.list_impls = true;
+    } else if (a == "--print-kernel-sets") {
+      o.print_kernel_sets = true;
     } else if (const char* v = value("--check=")) {
       o.check = std::string(v) != "0";
     } else if (const char* v = value("--settle-ms=")) {
@@ -264,6 +338,18 @@ std::vector<shape> shape_set(const std::string& name) {
     nn(4096, 4096, 64, "wide");
     nn(2048, 2048, 2048, "square");
     for (std::int64_t b : {16, 32, 64, 96, 128}) nn(b, b, b, "cube");
+  } else if (name == "peers") {
+    // Issue 13's shapes, where prism is compared with each peer at its best kernel set:
+    // block-Krylov 4x4 and 8x8 (memory-bound: the read-bandwidth roofline), CARMA 64x64,
+    // the Gram product, one wide and one square shape, and the cubes up to 128.
+    nn(4, 4, p24, "krylov");
+    nn(8, 8, p24, "krylov");
+    nn(64, 64, p22, "krylov");
+    nn(64, 64, p22, "carma");
+    add_shape(v, shape{32, 32, p22, 'T', 'N', "gram"});
+    nn(4096, 4096, 64, "wide");
+    nn(2048, 2048, 2048, "square");
+    for (std::int64_t b : {16, 32, 64, 96, 128}) nn(b, b, b, "cube");
   } else {
     nn(4, 4, p24, "krylov");
     nn(16, 16, p22, "krylov");
@@ -279,6 +365,16 @@ std::vector<shape> shape_set(const std::string& name) {
 
 std::string shape_text(const shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+bool same_shape(const shape& a, const shape& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.transa == b.transa && a.transb == b.transb;
+}
+
+// Bytes of A, B and C of a shape for elements of `element` bytes.
+double operand_bytes(const shape& s, std::size_t element) {
+  return (double(s.m) * double(s.k) + double(s.k) * double(s.n) + double(s.m) * double(s.n)) *
+         double(element);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -312,6 +408,24 @@ std::string kernel_sched_options() {
     if (word.rfind("sched", 0) == 0 || word.rfind("isolcpus", 0) == 0 || word.rfind("nohz", 0) == 0)
       found += (found.empty() ? "" : " ") + word;
   return found.empty() ? "none" : found;
+}
+
+// The caches as prism's topology (hwloc) sees them, e.g. "L1 48 KiB x2, L2 1024 KiB x2,
+// L3 32768 KiB x1", and the bytes of one L2 (0 if unknown). report.py treats a shape whose
+// operands fit in one L2 as cache-resident: the benchmark calls it over and over on the same
+// arrays, so memory bandwidth does not bound it. The L2 and not the last level: this
+// project's VM reports an L3 of 508 MiB, far more than its two cores can use (it looks like
+// the whole processor's total), while its L2 is right; operands that fit an L2 fit every
+// cache above it.
+std::pair<std::string, std::uint64_t> cache_description() {
+  std::string text;
+  std::uint64_t l2 = 0;
+  for (const prism::cache_level& c : prism::default_context().machine().caches()) {
+    text += (text.empty() ? "" : ", ") + std::string("L") + std::to_string(c.level) + " " +
+            std::to_string(c.size_bytes >> 10) + " KiB x" + std::to_string(c.instances);
+    if (c.level == 2) l2 = c.size_bytes;
+  }
+  return {text.empty() ? "unknown" : text, l2};
 }
 
 std::string now_text() {
@@ -384,6 +498,12 @@ struct operands {
 operands g_ops;
 const options* g_opt = nullptr;
 
+// The implementation's name in benchmark names and labels: e.g. "openblas", or with
+// --label=SkylakeX "openblas@SkylakeX".
+std::string impl_name(impl i) {
+  return g_opt->label.empty() ? to_string(i) : std::string(to_string(i)) + "@" + g_opt->label;
+}
+
 template <class T>
 constexpr char type_letter() {
   return std::is_same_v<T, double> ? 'd' : 's';
@@ -449,7 +569,11 @@ operands& operands_for(const shape& s) {
   fill_random(reinterpret_cast<T*>(g_ops.B.get()), brows * bcols, 2);
   fill_random(reinterpret_cast<T*>(g_ops.C.get()), m * n, 3);
   g_ops.key = key;
-  if (g_opt->check) check_prism<T>(g_ops, s);
+  // The check times nothing; it runs where prism (or its drop-in) is measured, not in a
+  // process that times one peer library (--only).
+  const bool timed_prism = std::any_of(g_opt->impls.begin(), g_opt->impls.end(),
+                                       [](impl i) { return i == impl::prism || i == impl::prism_blas; });
+  if (g_opt->check && timed_prism) check_prism<T>(g_ops, s);
   return g_ops;
 }
 
@@ -597,7 +721,7 @@ void bm_gemm(benchmark::State& st, const std::string& id, shape s, impl which) {
     try {
       call();
     } catch (const std::exception& e) {
-      st.SkipWithError((std::string(to_string(which)) + " threw: " + e.what()).c_str());
+      st.SkipWithError((impl_name(which) + " threw: " + e.what()).c_str());
       break;
     }
     benchmark::ClobberMemory();
@@ -612,7 +736,7 @@ void bm_gemm(benchmark::State& st, const std::string& id, shape s, impl which) {
   st.counters["n"] = double(s.n);
   st.counters["k"] = double(s.k);
   st.counters["threads"] = threads;
-  std::string label = std::string("impl=") + to_string(which) + " type=" + type_letter<T>() +
+  std::string label = std::string("impl=") + impl_name(which) + " type=" + type_letter<T>() +
                       " trans=" + s.transa + s.transb + " shape=" + shape_text(s) +
                       " group=" + s.group;
   if (which == impl::prism && ops->check_error >= 0) st.counters["check_err_keps"] = ops->check_error;
@@ -641,8 +765,36 @@ void bm_fma_peak(benchmark::State& st) {
               " chains=" + std::to_string(prism_bench::fma_chains()));
 }
 
-void configure(benchmark::internal::Benchmark* b, const options& o) {
-  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(o.min_time)->Repetitions(o.reps)
+// One call: allocates the probe's array, fills it, times the passes and frees it, so it
+// holds no memory while the gemms run (and the operands of the last gemm are freed first).
+// Google Benchmark's own time for it includes the fill; the counters are the passes'.
+void bm_bandwidth(benchmark::State& st) {
+  settle("bandwidth");
+  g_ops = operands{};
+  const int threads = hardware_threads();
+  const int passes = std::max(g_opt->reps, 10);
+  prism_bench::bandwidth_result r;
+  for (auto _ : st) {
+    try {
+      r = prism_bench::read_bandwidth(threads, g_opt->bandwidth_mib << 20, passes);
+    } catch (const std::exception& e) {
+      st.SkipWithError((std::string("bandwidth probe failed: ") + e.what()).c_str());
+      break;
+    }
+  }
+  if (st.error_occurred()) return;
+  st.counters["gbytes_per_s"] = r.best_bytes_per_s * 1e-9;
+  st.counters["gbytes_per_s_median"] = r.median_bytes_per_s * 1e-9;
+  st.counters["bytes"] = double(r.bytes);
+  st.counters["passes"] = r.passes;
+  st.counters["threads"] = r.threads;
+  st.counters["pinned"] = r.pinned ? 1 : 0;
+  st.SetLabel(std::string("impl=bandwidth isa=") + prism_bench::bandwidth_isa() + " passes=" +
+              std::to_string(r.passes) + " (best kept)");
+}
+
+void configure(benchmark::internal::Benchmark* b, const options& o, int reps) {
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(o.min_time)->Repetitions(reps)
       ->ReportAggregatesOnly(false);
 }
 
@@ -665,26 +817,101 @@ std::string library_core(blas_build b) {
   }
 }
 
+// The library an implementation times ("prism" for prism and the drop-in).
+std::string library_of(impl i) {
+  switch (i) {
+    case impl::openblas:
+    case impl::openblas_1t: return "openblas";
+    case impl::blis:
+    case impl::blis_1t: return "blis";
+    default: return "prism";
+  }
+}
+
+// The variables that choose a BLAS copy's kernels or threads, as this process sees them.
+std::string blas_environment() {
+  std::string found;
+  for (const char* name : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
+                           "GOTO_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_ARCH_TYPE", "BLIS_NUM_THREADS"})
+    if (const char* v = std::getenv(name))
+      found += (found.empty() ? "" : " ") + std::string(name) + "=" + v;
+  return found.empty() ? "none" : found;
+}
+
+// --print-kernel-sets: one line per peer copy, "core <build> <kernel set>", then BLIS's
+// architecture ids, "blis-arch <id> <name>" (BLIS_ARCH_TYPE takes the id: BLIS 0.9 reads
+// the variable as a number, so a name there reads as 0). Each line is flushed at once: under
+// a BLIS_ARCH_TYPE whose configuration this build lacks, BLIS aborts in bli_init, and the
+// lines before tell bench/run.py how far it got.
+int print_kernel_sets() {
+  for (blas_build b : {blas_build::openblas_pthread, blas_build::openblas_serial,
+                       blas_build::blis_pthread, blas_build::blis_serial})
+    std::cout << "core " << prism::detail::to_string(b) << " " << library_core(b) << std::endl;
+  try {
+    const blas_library& lib = blas_library::get(blas_build::blis_pthread);
+    if (auto* name = reinterpret_cast<const char* (*)(int)>(lib.symbol("bli_arch_string"))) {
+      // arch_t ends with "generic" in BLIS 0.9 (and 1.0); the bound only guards the loop.
+      for (int id = 0; id < 64; ++id) {
+        const char* c = name(id);
+        if (c == nullptr) break;
+        const std::string n = c;
+        std::cout << "blis-arch " << id << " " << n << "\n";
+        if (n == "generic") break;
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  std::cout << std::flush;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   options opt = parse_options(argc, argv);
   g_opt = &opt;
-  const std::vector<shape> shapes = opt.shapes.empty() ? shape_set(opt.set) : opt.shapes;
+  std::vector<shape> shapes = opt.shapes.empty() ? shape_set(opt.set) : opt.shapes;
   const std::string set_name = opt.shapes.empty() ? opt.set : "custom";
-  if (!opt.type_given && set_name == "quick") opt.floats = false;
+  if (!opt.picks.empty()) {
+    for (const shape& p : opt.picks)
+      if (std::none_of(shapes.begin(), shapes.end(), [&](const shape& s) { return same_shape(s, p); }))
+        usage_error("--pick: " + shape_text(p) + ":" + p.transa + p.transb + " is not in the " + set_name + " set");
+    std::erase_if(shapes, [&](const shape& s) {
+      return std::none_of(opt.picks.begin(), opt.picks.end(), [&](const shape& p) { return same_shape(s, p); });
+    });
+  }
+  if (opt.print_kernel_sets) return print_kernel_sets();
+  if (!opt.type_given && (set_name == "quick" || set_name == "peers")) opt.floats = false;
   if (!opt.impls_given && set_name == "dropin") opt.impls = {impl::prism, impl::prism_blas, impl::openblas};
-  if (opt.min_time <= 0) opt.min_time = set_name == "quick" ? 0.2 : 0.5;
-  if (opt.budget_s < 0) opt.budget_s = set_name == "quick" ? 5 : 30;
+  if (!opt.only.empty())
+    std::erase_if(opt.impls, [&](impl i) { return library_of(i) != opt.only; });
+  if (opt.list_shapes) {
+    for (const shape& s : shapes) std::cout << shape_text(s) << ":" << s.transa << s.transb << "\n";
+    return 0;
+  }
+  if (opt.list_impls) {
+    for (impl i : opt.impls) std::cout << to_string(i) << "\n";
+    return 0;
+  }
+  if (opt.min_time <= 0) opt.min_time = set_name == "quick" ? 0.2 : set_name == "peers" ? 0.3 : 0.5;
+  if (opt.budget_s < 0) opt.budget_s = set_name == "quick" ? 5 : set_name == "peers" ? 10 : 30;
+  // The peers set's tall shapes hold 1-4 GiB of operands and take seconds per repetition in
+  // the slow kernel sets, each of which runs them in a process of its own (bench/run.py):
+  // at most 3 repetitions there keep the set's run time down.
+  if (opt.reps_large <= 0) opt.reps_large = set_name == "peers" ? std::min(opt.reps, 3) : opt.reps;
+  constexpr double kLargeBytes = double(std::size_t{1} << 30);
 
   const std::string model = cpu_model();
   const int nproc = hardware_threads();
   const std::string date = now_text();
+  const std::string blas_env = blas_environment();
   std::string types = opt.doubles && opt.floats ? "d,s" : opt.doubles ? "d" : "s";
   std::cerr << "prism_bench: " << model << ", nproc " << nproc << ", " << date << ", prism "
             << prism::version() << " (" << prism::default_context().describe() << "), set "
-            << set_name << ", types " << types << ", reps " << opt.reps << ", min time "
-            << opt.min_time << " s, budget " << opt.budget_s << " s per benchmark\n";
+            << set_name << ", types " << types << ", reps " << opt.reps << " (" << opt.reps_large
+            << " above 1 GiB of operands), min time " << opt.min_time << " s, budget " << opt.budget_s
+            << " s per benchmark" << (opt.label.empty() ? "" : ", kernel set " + opt.label)
+            << "; BLAS environment: " << blas_env << "\n";
 
   benchmark::AddCustomContext("cpu_model", model);
   benchmark::AddCustomContext("nproc", std::to_string(nproc));
@@ -693,6 +920,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("shape_set", set_name);
   benchmark::AddCustomContext("types", types);
   benchmark::AddCustomContext("reps", std::to_string(opt.reps));
+  benchmark::AddCustomContext("reps_large", std::to_string(opt.reps_large));
   auto num = [](double v) {
     std::ostringstream o;
     o << v;
@@ -702,6 +930,14 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("budget_s", num(opt.budget_s));
   benchmark::AddCustomContext("start_time", date);
   benchmark::AddCustomContext("fma_isa", prism_bench::fma_isa());
+  benchmark::AddCustomContext("bandwidth_isa", prism_bench::bandwidth_isa());
+  benchmark::AddCustomContext("bandwidth_mib", std::to_string(opt.bandwidth_mib));
+  benchmark::AddCustomContext("blas_env", blas_env);
+  const auto [caches, l2_bytes] = cache_description();
+  benchmark::AddCustomContext("cache_levels", caches);
+  benchmark::AddCustomContext("l2_cache_bytes", std::to_string(l2_bytes));
+  if (!opt.label.empty()) benchmark::AddCustomContext("kernel_set", opt.label);
+  for (const auto& [key, value] : opt.context) benchmark::AddCustomContext(key, value);
   std::string cores;
   for (blas_build b : {blas_build::openblas_pthread, blas_build::openblas_serial,
                        blas_build::openblas64_pthread, blas_build::blis_pthread,
@@ -715,33 +951,34 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("kernel_sched_options", sched);
   std::cerr << "prism_bench: BLAS kernels: " << cores << "; kernel scheduler options: " << sched << "\n";
 
-  // The FMA peak runs first and again last (report.py keeps the best): the VM's cores are
-  // shared with other guests and a single measurement may land in a busy moment.
-  options fma_opt = opt;
-  fma_opt.reps = std::max(opt.reps, 5);
-  auto register_fma = [&](const char* when) {
-    if (!opt.fma) return;
-    if (opt.doubles)
-      configure(benchmark::RegisterBenchmark((std::string("fma_peak/d/") + when).c_str(), bm_fma_peak<double>), fma_opt);
-    if (opt.floats)
-      configure(benchmark::RegisterBenchmark((std::string("fma_peak/s/") + when).c_str(), bm_fma_peak<float>), fma_opt);
+  // The machine probes run first and again last (report.py keeps the best): the VM's cores
+  // are shared with other guests and a single measurement may land in a busy moment.
+  const int probe_reps = std::max(opt.reps, 5);
+  auto register_probes = [&](const char* when) {
+    if (opt.fma && opt.doubles)
+      configure(benchmark::RegisterBenchmark((std::string("fma_peak/d/") + when).c_str(), bm_fma_peak<double>), opt, probe_reps);
+    if (opt.fma && opt.floats)
+      configure(benchmark::RegisterBenchmark((std::string("fma_peak/s/") + when).c_str(), bm_fma_peak<float>), opt, probe_reps);
+    if (opt.bandwidth)  // one call, best of its own passes
+      benchmark::RegisterBenchmark((std::string("bandwidth/read/") + when).c_str(), bm_bandwidth)
+          ->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(1);
   };
-  register_fma("first");
-  for (const shape& s : shapes) {
+  if (opt.probes_first) register_probes("first");
+  for (const shape& s : opt.gemm ? shapes : std::vector<shape>{}) {
     for (int t = 0; t < 2; ++t) {
       const bool dbl = t == 0;
       if ((dbl && !opt.doubles) || (!dbl && !opt.floats)) continue;
+      const int reps = operand_bytes(s, dbl ? sizeof(double) : sizeof(float)) > kLargeBytes ? opt.reps_large : opt.reps;
       for (impl which : opt.impls) {
         const std::string name = std::string("gemm/") + (dbl ? "d" : "s") + "/" + s.transa +
-                                 s.transb + "/" + shape_text(s) + "/" + to_string(which);
+                                 s.transb + "/" + shape_text(s) + "/" + impl_name(which);
         auto* b = dbl ? benchmark::RegisterBenchmark(name.c_str(), bm_gemm<double>, name, s, which)
                       : benchmark::RegisterBenchmark(name.c_str(), bm_gemm<float>, name, s, which);
-        configure(b, opt);
+        configure(b, opt, reps);
       }
     }
   }
-
-  register_fma("last");
+  if (opt.probes_last) register_probes("last");
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

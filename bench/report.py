@@ -7,11 +7,22 @@
 
 For every (shape, type, implementation) the best repetition is kept (highest GFLOP/s, i.e.
 the shortest real time): repetitions are disturbed by other work, never helped by it.
-The table has one row per shape and type: GFLOP/s of prism and of the four peers, prism
-over the best of all four peers, prism over the best multi-threaded peer, and prism as a
-percentage of the machine's FMA peak for that type (the fma_peak benchmark of the same run).
+The table has one row per shape and type: GFLOP/s of prism and of the four peers with their
+default kernel sets, prism over the best peer, prism over the best multi-threaded peer, and
+prism's share of the machine's limit for the shape (the probes of the same run):
+  - with the read-bandwidth probe (bandwidth/read/*): the roofline limit
+        roofline = min(FMA peak, I × read bandwidth),  I = 2mnk / ((mk + kn + 2mn) · s)
+    flop per byte when A and B are read once and C is read and written once (beta = 1),
+    s the element size (8 bytes in double, 4 in float), and prism as a percentage of it;
+  - without it: prism as a percentage of the FMA peak of that type.
 When the run has the prism_blas column (the drop-in libprism_blas.so), the table also shows
 it and "drop-in / backend": prism_blas over openblas, the library the drop-in forwards to.
+
+Kernel sets (runs by bench/run.py --kernel-sets): implementations named LIB@SET (e.g.
+openblas@SkylakeX, blis_1t@zen3) are the same peer loaded with another kernel set in a
+process of its own. The table then adds openblas_best and blis_best: the library's fastest
+column of the row, threaded or serial, over its default and every set, naming the set; "best
+peer" and "best MT peer" range over every set, and a second table lists every set.
 
 Charts (10 inches wide, 150 dpi: 1500 px, legible when shown 1000 px wide):
   --png-ratio   the headline: one bar per shape and type, prism / best peer of the row (linear
@@ -36,14 +47,20 @@ import sys
 IMPLS = ["prism", "prism_blas", "openblas", "openblas_1t", "blis", "blis_1t"]
 PEERS = ["openblas", "openblas_1t", "blis", "blis_1t"]
 MT_PEERS = ["openblas", "blis"]
+LIBRARY_IMPLS = {"openblas": ["openblas", "openblas_1t"], "blis": ["blis", "blis_1t"]}
+BEST_COLS = {"openblas_best": "openblas", "blis_best": "blis"}  # column -> library
 TYPE_NAMES = {"d": "double", "s": "float"}
+ELEMENT_BYTES = {"d": 8, "s": 4}
+LARGE_BYTES = 1 << 30  # prism_bench: shapes with more operand bytes run --reps-large repetitions
 COLORS = {
     "prism": "#d62728",
     "prism_blas": "#ff7f0e",
     "openblas": "#1f77b4",
     "openblas_1t": "#9ecae1",
+    "openblas_best": "#08306b",
     "blis": "#2ca02c",
     "blis_1t": "#a1d99b",
+    "blis_best": "#00441b",
 }
 
 
@@ -74,11 +91,14 @@ def load(path):
 
 
 def split_name(b):
-    """(kind, type, trans, shape, impl) from a benchmark's run name, or None."""
+    """(kind, type, trans, shape, impl) from a benchmark's run name, or None. impl may carry a
+    kernel set, e.g. openblas@SkylakeX."""
     name = b.get("run_name") or b.get("name", "")
     parts = name.split("/")
     if parts[0] == "fma_peak" and len(parts) >= 2:
         return ("fma_peak", parts[1], None, None, "fma_peak")
+    if parts[0] == "bandwidth" and len(parts) >= 2:
+        return ("bandwidth", None, None, None, "bandwidth")
     if parts[0] == "gemm" and len(parts) >= 5:
         return ("gemm", parts[1], parts[2], parts[3], parts[4])
     return None
@@ -86,7 +106,8 @@ def split_name(b):
 
 def collect(data):
     """Best GFLOP/s per key, and bookkeeping (repetitions seen, failures, check errors)."""
-    best = {}       # (type, trans, shape, impl) -> gflops ; fma: ("fma", type) -> gflops
+    best = {}       # (type, trans, shape, impl) -> gflops ; fma: ("fma", type) -> gflops;
+                    # read bandwidth: ("bw",) -> GB/s
     reps = {}       # same key -> number of successful repetitions
     errors = {}     # same key -> error message (all repetitions failed)
     check = {}      # (type, trans, shape) -> (err in k*eps, failed?)
@@ -98,11 +119,15 @@ def collect(data):
         if parsed is None:
             continue
         kind, typ, trans, shape, impl = parsed
-        key = ("fma", typ) if kind == "fma_peak" else (typ, trans, shape, impl)
+        key = {"fma_peak": ("fma", typ), "bandwidth": ("bw",)}.get(kind, (typ, trans, shape, impl))
         if kind == "gemm" and (shape, trans, typ) not in order:
             order.append((shape, trans, typ))
         if b.get("error_occurred"):
             errors.setdefault(key, b.get("error_message", "error"))
+            continue
+        if kind == "bandwidth":
+            if "gbytes_per_s" in b and b["gbytes_per_s"] > best.get(key, -1.0):
+                best[key] = b["gbytes_per_s"]
             continue
         g = b.get("gflops")
         if g is None:  # older output: compute from the flop counter and the real time
@@ -145,29 +170,99 @@ def gf(v):
     return "%.2g" % v
 
 
+def base_impl(impl):
+    """openblas@SkylakeX -> openblas."""
+    return impl.split("@", 1)[0]
+
+
+def kernel_set(impl):
+    """openblas@SkylakeX -> SkylakeX; None for a default column."""
+    return impl.split("@", 1)[1] if "@" in impl else None
+
+
+def set_text(impl):
+    """How a best-of cell names its winner: "SkylakeX", "Haswell, 1t", "default", "default, 1t"."""
+    return (kernel_set(impl) or "default") + (", 1t" if base_impl(impl).endswith("_1t") else "")
+
+
 def best_of(best, key_base, impls):
     found = [(best[key_base + (i,)], i) for i in impls if key_base + (i,) in best]
     return max(found) if found else (None, None)
 
 
-def build_rows(best, reps, errors, check, order):
+def operand_bytes(shape, typ):
+    m, n, k = shape_dims(shape)
+    return (m * k + k * n + m * n) * ELEMENT_BYTES.get(typ, 8)
+
+
+def roofline(shape, typ, fma, bw, cache_bytes=0):
+    """(limit GF/s, bound, intensity flop/byte) or None without both probes; bound is
+    "memory", "FMA", or "FMA, in cache" when A, B and C fit in `cache_bytes` (one L2, as
+    prism_bench records it): the benchmark calls the shape over and over on the same arrays,
+    so they stay cached and memory bandwidth does not bound it.
+
+    I = 2mnk / ((mk + kn + 2mn) * s): A and B read once, C read and written once (beta = 1),
+    s bytes per element; limit = min(FMA peak, I * read bandwidth). For example 8x8x2^24 in
+    double: 2*8*8*2^24 = 2^31 flop over (8*2^24 + 2^24*8 + 2*64) * 8 bytes ~ 2^31 bytes, so
+    I ~ 1 flop/byte and the limit is the read bandwidth in GB/s, as GF/s; 4x4x2^24 has
+    I ~ 0.5; 2048^3 has I = 128, FMA-bound."""
+    if fma is None or bw is None:
+        return None
+    m, n, k = shape_dims(shape)
+    intensity = 2.0 * m * n * k / ((m * k + k * n + 2.0 * m * n) * ELEMENT_BYTES.get(typ, 8))
+    if cache_bytes and operand_bytes(shape, typ) <= cache_bytes:
+        return (fma, "FMA, in cache", intensity)
+    memory = intensity * bw
+    return (memory, "memory", intensity) if memory < fma else (fma, "FMA", intensity)
+
+
+def wanted_reps(ctx, shape, typ):
+    """Repetitions prism_bench asked for on this shape (--reps, or --reps-large above 1 GiB)."""
+    try:
+        reps = int(ctx.get("reps", "0"))
+        large = int(ctx.get("reps_large", reps))
+    except ValueError:
+        return 0
+    return large if operand_bytes(shape, typ) > LARGE_BYTES else reps
+
+
+def build_rows(best, reps, errors, check, order, cache_bytes=0):
+    present = {}  # (type, trans, shape) -> every impl measured or tried there, in order seen
+    for key in list(best) + list(errors):
+        if len(key) == 4:
+            lst = present.setdefault(key[:3], [])
+            if key[3] not in lst:
+                lst.append(key[3])
+    bw = best.get(("bw",))
     rows = []
     for shape, trans, typ in order:
         base = (typ, trans, shape)
+        here = present.get(base, [])
         vals = {i: best.get(base + (i,)) for i in IMPLS}
-        peer, peer_name = best_of(best, base, PEERS)
-        mt, mt_name = best_of(best, base, MT_PEERS)
+        peers = [i for i in here if base_impl(i) in PEERS]
+        peer, peer_name = best_of(best, base, peers)
+        mt, mt_name = best_of(best, base, [i for i in peers if base_impl(i) in MT_PEERS])
+        lib_best = {}
+        for col, lib in BEST_COLS.items():
+            v, who = best_of(best, base, [i for i in peers if base_impl(i) in LIBRARY_IMPLS[lib]])
+            lib_best[col] = (v, who)
+            vals[col] = v
         peak = best.get(("fma", typ))
+        roof = roofline(shape, typ, peak, bw, cache_bytes)
         p = vals["prism"]
         rows.append({
-            "shape": shape, "trans": trans, "type": typ, "vals": vals,
+            "shape": shape, "trans": trans, "type": typ, "vals": vals, "impls": here,
+            "all": {i: best.get(base + (i,)) for i in here},
+            "sets": any(kernel_set(i) for i in here), "lib_best": lib_best,
             "ratio_peer": (p / peer) if p and peer else None, "peer_name": peer_name,
             "ratio_mt": (p / mt) if p and mt else None, "mt_name": mt_name,
             "ratio_dropin": (vals["prism_blas"] / vals["openblas"]) if vals["prism_blas"] and vals["openblas"] else None,
             "pct_peak": (100.0 * p / peak) if p and peak else None,
+            "roofline": roof,
+            "pct_roofline": (100.0 * p / roof[0]) if p and roof else None,
             "check": check.get(base),
-            "errors": {i: errors[base + (i,)] for i in IMPLS if base + (i,) in errors},
-            "reps": {i: reps.get(base + (i,), 0) for i in IMPLS},
+            "errors": {i: errors[base + (i,)] for i in here if base + (i,) in errors},
+            "reps": {i: reps.get(base + (i,), 0) for i in here},
         })
     return rows
 
@@ -183,58 +278,181 @@ def context_text(ctx):
 
 
 def active_impls(rows):
-    """The implementations the run measured (or tried to), in IMPLS order."""
+    """The default-set implementations the run measured (or tried to), in IMPLS order."""
     return [i for i in IMPLS if any(r["vals"][i] is not None or i in r["errors"] for r in rows)]
+
+
+def best_cols(rows):
+    """openblas_best / blis_best when some row has a kernel-set column of that library."""
+    return [c for c, lib in BEST_COLS.items()
+            if any(kernel_set(i) and base_impl(i) in LIBRARY_IMPLS[lib] for r in rows for i in r["impls"])]
+
+
+def bandwidth_probe(data):
+    """(passes, bytes, threads) of the best bandwidth benchmark, or None."""
+    found = None
+    for b in data.get("benchmarks", []):
+        parsed = split_name(b)
+        if parsed and parsed[0] == "bandwidth" and "gbytes_per_s" in b:
+            if found is None or b["gbytes_per_s"] > found["gbytes_per_s"]:
+                found = b
+    if found is None:
+        return None
+    return int(found.get("passes", 0)), int(found.get("bytes", 0)), int(found.get("threads", 0))
+
+
+def env_text(ctx):
+    """What the environment forced, from bench/run.py's host_env / clean_env (or the main
+    process's blas_env for a run without run.py)."""
+    host = ctx.get("host_env")
+    forcing = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "BLIS_ARCH_TYPE")
+    if isinstance(host, dict):
+        forced = ["%s=%s" % (k, host[k]) for k in forcing if k in host]
+        threads = ["%s=%s" % (k, v) for k, v in sorted(host.items()) if k not in forcing]
+        if ctx.get("clean_env") == "1":
+            text = ("Environment: clean (bench.sh --clean-env): %s removed from every process, so each "
+                    "default column is the library's own choice for this CPU." %
+                    (", ".join(forced) + " (as the host sets them)" if forced else "nothing to remove"))
+        elif forced:
+            text = ("Environment: the host's, as it is: %s force the default columns' kernels (and prism's "
+                    "own leaves'); a user's machine usually sets none of them." % ", ".join(forced))
+        else:
+            text = "Environment: the host's, as it is; it sets no variable that forces a kernel set."
+        if threads:
+            text += " Also set: %s (each library's thread count is set by the benchmark)." % ", ".join(threads)
+        return text
+    blas = ctx.get("blas_env")
+    if blas:
+        return "BLAS variables in the environment: %s." % blas
+    return None
+
+
+def kernel_sets_text(ctx):
+    """The sets that ran (besides the defaults) and the ones left out, from bench/run.py."""
+    record = ctx.get("kernel_sets")
+    if not isinstance(record, list) or not record:
+        return None
+    defaults = ctx.get("default_kernel_sets", {})
+    ran, left = [], []
+    for e in record:
+        env = ", ".join("%s=%s" % (k, v) if v is not None else "%s unset" % k
+                        for k, v in e.get("env", {}).items())
+        if e.get("status", "").startswith("ran"):
+            asked = [e["requested"]] + e.get("requested_also", [])
+            also = " (asked as %s)" % " and ".join(asked) if asked != [e.get("label")] else ""
+            extra = "" if e["status"] == "ran" else "; " + e["status"]
+            fails = "; failed on " + ", ".join(e["failures"]) if e.get("failures") else ""
+            ran.append("%s@%s%s [%s%s%s]" % (e["library"], e["label"], also, env, extra, fails))
+        elif "same kernels as" not in e.get("status", ""):
+            left.append("%s %s (%s)" % (e["library"], e["requested"], e["status"].replace("skipped: ", "")))
+    dflt = ", ".join("%s %s" % (lib, core) for lib, core in sorted(defaults.items()) if core)
+    text = "Kernel sets: defaults %s;" % (dflt or "?")
+    text += " besides them, each in a process of its own, interleaved per shape: %s." % (
+        "; ".join(ran) if ran else "none")
+    if left:
+        text += " Not run: %s." % "; ".join(left)
+    return text
+
+
+def sets_table(rows, typ):
+    """Every kernel-set column of one type: a row per library@set, a column per shape."""
+    rs = [r for r in rows if r["type"] == typ]
+    impls = []
+    for lib in ("openblas", "blis"):
+        for threaded in (True, False):
+            for r in rs:
+                for i in r["impls"]:
+                    if base_impl(i) in LIBRARY_IMPLS[lib] and base_impl(i).endswith("_1t") != threaded \
+                            and i not in impls:
+                        impls.append(i)
+    if not any(kernel_set(i) for i in impls):
+        return []
+    head = ["%s GF/s" % TYPE_NAMES.get(typ, typ)] + [shape_label(r["shape"], r["trans"]) for r in rs]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * len(rs)) + "|"]
+    for i in impls:
+        lib = "openblas" if base_impl(i) in LIBRARY_IMPLS["openblas"] else "blis"
+        cells = []
+        for r in rs:
+            v = r["all"].get(i)
+            if v is None:
+                cells.append("err" if i in r["errors"] else "–")
+                continue
+            winner = r["lib_best"]["%s_best" % lib][1]
+            cells.append("**%s**" % gf(v) if i == winner else gf(v))
+        name = i if kernel_set(i) else "%s (default)" % i
+        out.append("| " + " | ".join([name] + cells) + " |")
+    return out
+
+
+def resident_cache(ctx):
+    """Bytes of one L2 cache as prism_bench recorded it (0: unknown): operands that fit there
+    count as cache-resident (see roofline())."""
+    try:
+        return int(ctx.get("l2_cache_bytes", "0"))
+    except ValueError:
+        return 0
 
 
 def markdown(data, rows, best, args):
     ctx = data.get("context", {})
     out = []
     impls = active_impls(rows)
+    bests = best_cols(rows)
     dropin = "prism_blas" in impls
-    head = ["shape", "type"] + [("prism GF/s" if i == "prism" else i) for i in impls] + \
+    roof = any(r["roofline"] for r in rows)
+    head = ["shape", "type"] + [("prism GF/s" if i == "prism" else i) for i in impls] + bests + \
            ["prism / best peer", "prism / best MT peer"] + (["drop-in / backend"] if dropin else []) + \
-           ["prism % of FMA peak"]
+           (["roofline GF/s", "prism % of roofline"] if roof else ["prism % of FMA peak"])
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 2)) + "|")
     notes = []
-    try:
-        wanted = int(ctx.get("reps", "0"))
-    except ValueError:
-        wanted = 0
     short = []  # entries measured with fewer repetitions than asked for
     for r in rows:
         vals = r["vals"]
+        wanted = wanted_reps(ctx, r["shape"], r["type"])
         top = max((v for v in vals.values() if v is not None), default=None)
         cells = []
-        for i in impls:
+        for i in impls + bests:
             v = vals[i]
+            who = r["lib_best"][i][1] if i in bests else i
             if v is None:
                 cell = "err" if i in r["errors"] else "–"
             else:
                 cell = gf(v)
                 if v == top:
                     cell = "**%s**" % cell
-                if wanted and r["reps"][i] < wanted:
+                if i in bests:
+                    cell += " (%s)" % set_text(who)
+                if wanted and r["reps"].get(who, 0) < wanted:
                     cell += " †"
-                    short.append("%s %s %s (%d of %d)" % (shape_label(r["shape"], r["trans"]), r["type"], i,
-                                                         r["reps"][i], wanted))
+                    if i not in bests:
+                        short.append("%s %s %s (%d of %d)" % (shape_label(r["shape"], r["trans"]), r["type"], i,
+                                                             r["reps"][i], wanted))
             if i == "prism" and r["check"] and r["check"][1]:
                 cell += " ⚠"
             cells.append(cell)
         ratio_peer = "–" if r["ratio_peer"] is None else "%.2f (%s)" % (r["ratio_peer"], r["peer_name"])
         ratio_mt = "–" if r["ratio_mt"] is None else "%.2f (%s)" % (r["ratio_mt"], r["mt_name"])
-        pct = "–" if r["pct_peak"] is None else "%.1f %%" % r["pct_peak"]
+        if roof:
+            lim = r["roofline"]
+            limit = ["–" if lim is None else "%s (%s)" % (gf(lim[0]), lim[1]),
+                     "–" if r["pct_roofline"] is None else "%.0f %%" % r["pct_roofline"]]
+        else:
+            limit = ["–" if r["pct_peak"] is None else "%.1f %%" % r["pct_peak"]]
         ratio_dropin = ["–" if r["ratio_dropin"] is None else "%.2f" % r["ratio_dropin"]] if dropin else []
         out.append("| " + " | ".join([shape_label(r["shape"], r["trans"]), r["type"]] + cells +
-                                      [ratio_peer, ratio_mt] + ratio_dropin + [pct]) + " |")
+                                      [ratio_peer, ratio_mt] + ratio_dropin + limit) + " |")
         label = "%s %s" % (shape_label(r["shape"], r["trans"]), r["type"])
         if r["check"] and r["check"][1]:
             notes.append("⚠ %s: prism's result differs from OpenBLAS (max error %.3g k·eps)." %
                          (label, r["check"][0]))
         for i, msg in r["errors"].items():
-            if r["vals"][i] is None:
+            if r["all"].get(i) is None:
                 notes.append("err %s %s: %s" % (label, i, msg))
+        for i in r["impls"]:
+            if kernel_set(i) and r["all"].get(i) is not None and wanted and r["reps"].get(i, 0) < wanted:
+                short.append("%s %s %s (%d of %d)" % (shape_label(r["shape"], r["trans"]), r["type"], i,
+                                                     r["reps"][i], wanted))
     if short:
         notes.append("† fewer repetitions than asked for: the rest were skipped after the benchmark "
                      "used its time budget (--budget-s=%s): %s." % (ctx.get("budget_s", "?"), "; ".join(short)))
@@ -244,36 +462,65 @@ def markdown(data, rows, best, args):
                       for t in ("d", "s") if ("fma", t) in best)
     types = sorted({r["type"] for r in rows}, key=lambda t: "ds".find(t))
     nreps = ctx.get("reps", "?")
+    if ctx.get("reps_large", nreps) != nreps:
+        nreps += " (%s for shapes with more than 1 GiB of operands)" % ctx["reps_large"]
     type_text = " and ".join(TYPE_NAMES.get(t, t) for t in types) + (" only" if len(types) == 1 else "")
     if ctx.get("shape_set") == "quick" and types == ["d"]:
         type_text += " (the quick set's default, to stay within about 3 minutes; --type=both adds float)"
+    commit = ctx.get("git_commit")
     cap = ["", "*%s set, %s; best of %s repetitions per entry; GFLOP/s = 2mnk / real time. "
-               "Machine: %s; run %s.*" % (ctx.get("shape_set", "?"), type_text, nreps, machine, date)]
+               "Machine: %s; run %s%s.*" % (ctx.get("shape_set", "?"), type_text, nreps, machine, date,
+                                            "; commit %s" % commit if commit else "")]
     details = []
     if peaks:
         details.append("FMA peak (all %s cores): %s." % (ctx.get("num_cpus", "?"), peaks))
+    if ("bw",) in best:
+        probe = bandwidth_probe(data)
+        how = (" (%d threads, best of %d passes over %s MiB)" % (probe[2], probe[0], probe[1] >> 20)
+               if probe else "")
+        details.append("Read bandwidth%s: %s GB/s." % (how, gf(best[("bw",)])))
     details.append("prism: %s. openblas / blis: pthread builds with nproc threads; "
-                   "openblas_1t / blis_1t: serial builds. Bold: fastest in the row; "
-                   "ratios name the peer they divide by." % ctx.get("prism_context", "default context"))
+                   "openblas_1t / blis_1t: serial builds; each with its default kernel set. Bold: fastest "
+                   "in the row; ratios name the peer they divide by." % ctx.get("prism_context", "default context"))
+    if bests:
+        details.append("openblas_best / blis_best: the library's fastest column of the row, threaded or serial "
+                       "(1t), over its default and every kernel set (named; table below); best peer and best "
+                       "MT peer range over every set too.")
+    if roof:
+        l2 = resident_cache(ctx)
+        details.append("Roofline = min(FMA peak, I × read bandwidth) with I = 2mnk / ((mk + kn + 2mn) · "
+                       "element bytes), A and B read once and C read and written once; (memory) or (FMA) "
+                       "says which bound applies%s." % (
+                           "; (FMA, in cache): A, B and C fit in one core's L2 cache (%s KiB), so the repeated "
+                           "calls find them there and the limit is the FMA peak" % (l2 >> 10) if l2 else ""))
     if dropin:
         details.append("prism_blas: the drop-in libprism_blas.so (cblas_?gemm through its routing rule), "
                        "forwarding what it does not take to the openblas column's library; drop-in / "
                        "backend = prism_blas / openblas.")
     cores = ", ".join("%s=%s" % (k[len("core_"):], v) for k, v in sorted(ctx.items()) if k.startswith("core_"))
     if cores:
-        details.append("BLAS kernel sets selected on this CPU: %s." % cores)
+        details.append("BLAS kernel sets the main process loaded: %s." % cores)
     sched = ctx.get("kernel_sched_options", "none")
     if sched and sched != "none":
         details.append("Kernel scheduler options: %s (threads may be packed onto fewer vCPUs than "
                        "they could use)." % sched)
     cap.append("")
     cap.append("*" + " ".join(details) + "*")
+    for extra in (env_text(ctx), kernel_sets_text(ctx)):
+        if extra:
+            cap.append("")
+            cap.append("*%s*" % extra)
     if notes:
         cap.append("")
         cap.extend("- " + n for n in notes)
     if args.caption:
         cap.append("")
         cap.append(args.caption)
+    for t in types:
+        table = sets_table(rows, t)
+        if table:
+            cap += ["", "### Every kernel set, %s (GF/s; bold: the library's best of the shape)" %
+                    TYPE_NAMES.get(t, t), ""] + table
     return "\n".join(out + cap) + "\n"
 
 
@@ -300,6 +547,8 @@ IMPL_LABELS = {
     "openblas_1t": "openblas_1t (1 thread)",
     "blis": "blis (threaded)",
     "blis_1t": "blis_1t (1 thread)",
+    "openblas_best": "openblas_best (any kernel set)",
+    "blis_best": "blis_best (any kernel set)",
 }
 TYPE_COLORS = {"d": "#5e3c99", "s": "#b2abd2"}  # ratio chart: one colour per type
 ANOMALY = 1000.0  # a value more than this many times below its row's best is pathological
@@ -454,7 +703,8 @@ def ratio_figure(plt, data, rows, mode, cap):
     else:
         peers = [i for i in active_impls(rows) if i in PEERS]
         ax.set_ylabel("prism / best peer (higher is better)")
-        title = "prism over the fastest peer of each row (%s)" % ", ".join(peers)
+        title = "prism over the fastest peer of each row (%s%s)" % (
+            ", ".join(peers), ", every kernel set" if best_cols(rows) else "")
     # Shape classes: a separator between them, the class name at the top of its span.
     classes = [shape_class(st[0]) for st in order]
     start = 0
@@ -503,20 +753,34 @@ def ratio_figure(plt, data, rows, mode, cap):
     return fig
 
 
+def chart_impls(rows):
+    """The GF/s chart's bars: the table's default columns, or, when kernel sets ran, prism, the
+    drop-in, each threaded peer's default and each library's best (the serial defaults are
+    inside the bests)."""
+    bests = best_cols(rows)
+    if not bests:
+        return active_impls(rows)
+    out = []
+    for i in active_impls(rows):
+        if i in ("openblas_1t", "blis_1t"):
+            continue
+        out.append(i)
+        if i + "_best" in bests:
+            out.append(i + "_best")
+    return out + [b for b in bests if b not in out]
+
+
 def gflops_figure(plt, data, rows, best):
     import textwrap
     from matplotlib.colors import to_rgb
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     ctx = data.get("context", {})
-    impls = active_impls(rows)
+    impls = chart_impls(rows)
     order = shape_order(rows)
     types = [t for t in ("d", "s") if any(r["type"] == t for r in rows)]
     classes = [c for c, _ in SHAPE_CLASSES if any(shape_class(st[0]) == c for st in order)]
     by = {(r["shape"], r["trans"], r["type"]): r for r in rows}
-    try:
-        wanted = int(ctx.get("reps", "0"))
-    except ValueError:
-        wanted = 0
     counts = [sum(1 for st in order if shape_class(st[0]) == c) for c in classes]
     if len(types) > 1:  # a row per class, a column per type
         grid = [[(c, t) for t in types] for c in classes]
@@ -528,7 +792,8 @@ def gflops_figure(plt, data, rows, best):
         panel_h = 3.6
     notes = []
     short_bars = False
-    head_in, legend_rows = 0.75, (len(impls) + 2) // 3
+    roof = any(r["roofline"] for r in rows)
+    head_in, legend_rows = 0.75, (len(impls) + (1 if roof else 0) + 2) // 3
     legend_in = 0.28 * legend_rows + 0.15
 
     def dark(color):
@@ -550,12 +815,16 @@ def gflops_figure(plt, data, rows, best):
         ax.set_axisbelow(True)
         trs = [by.get(st + (t,)) for st in sts]
         values = [r["vals"][i] for r in trs if r for i in impls if r["vals"][i]]
+        values += [r["roofline"][0] for r in trs if r and r["roofline"]]
         top = max(values + [1.0]) * 1.16
         floor = 0.015 * top  # a bar lower than this would be invisible
         for xi, r in enumerate(trs):
             if r is None:
                 continue
             row_best = max(x for x in r["vals"].values() if x)
+            wanted = wanted_reps(ctx, r["shape"], r["type"])
+            if r["roofline"]:  # the shape's limit: a dashed line across its group of bars
+                ax.plot([xi - 0.46, xi + 0.46], [r["roofline"][0]] * 2, color="black", lw=1.3, ls="--", zorder=3)
             heights = [max(r["vals"][i] or 0, floor) for i in impls]
             text_top = -1.0  # top of the last value written in this group (data units)
             for j, impl in enumerate(impls):
@@ -567,7 +836,8 @@ def gflops_figure(plt, data, rows, best):
                     if impl in r["errors"]:
                         ax.text(xb, y_text, "err", rotation=90, ha="center", va="bottom", fontsize=10)
                     continue
-                short = wanted and r["reps"][impl] < wanted
+                who = r["lib_best"][impl][1] if impl in BEST_COLS else impl
+                short = wanted and r["reps"].get(who, 0) < wanted
                 stalled = v * ANOMALY < row_best
                 if v < floor:  # too small to see: a short hatched bar, its value written above
                     short_bars = True
@@ -590,7 +860,7 @@ def gflops_figure(plt, data, rows, best):
                                    "library's speed" % "{:,}".format(int(round(row_best / v, -2))))
                     if short:
                         why.append("only %d of %d repetitions ran within the time budget (--budget-s=%s), "
-                                   "marked † in the table" % (r["reps"][impl], wanted, ctx.get("budget_s", "?")))
+                                   "marked † in the table" % (r["reps"].get(who, 0), wanted, ctx.get("budget_s", "?")))
                     notes.append("%s %s, %s, %s: %s GF/s, %s." % (
                         "▼" if stalled else "†", short_label(r["shape"], r["trans"]), TYPE_NAMES.get(t, t), impl,
                         gf(v), "; ".join(why)))
@@ -610,11 +880,15 @@ def gflops_figure(plt, data, rows, best):
             ax.set_ylabel("GFLOP/s" if len(types) > 1 else "GFLOP/s, %s" % TYPE_NAMES.get(t, t))
     handles = [Patch(facecolor=COLORS[i], edgecolor="black" if i == "prism" else "none",
                      linewidth=0.6, label=IMPL_LABELS.get(i, i)) for i in impls]
+    if roof:
+        handles.append(Line2D([], [], color="black", lw=1.3, ls="--", label="roofline limit"))
     peaks = ", ".join("%s %s" % (TYPE_NAMES.get(t, t), gf(best[("fma", t)])) for t in types if ("fma", t) in best)
     foot = ["Higher is better; a linear axis per panel."
             + (" Short hatched bar: a value under 1.5 % of its panel's axis, drawn at that height with its value "
                "written." if short_bars else "")
-            + (" FMA peak of the machine (all cores): %s GF/s." % peaks if peaks else "")]
+            + (" FMA peak of the machine (all cores): %s GF/s." % peaks if peaks else "")
+            + (" Read bandwidth: %s GB/s. Roofline = min(FMA peak, 2mnk / ((mk + kn + 2mn) · element bytes) × "
+               "read bandwidth)." % gf(best[("bw",)]) if roof else "")]
     foot += sorted(set(notes), key=notes.index)
     foot_text = "\n".join(textwrap.fill(n, 135) for n in foot)
     foot_in = 0.19 * (foot_text.count("\n") + 1) + 0.15
@@ -690,7 +964,7 @@ def main():
     if not order:
         sys.stderr.write("report.py: no gemm benchmarks in %s\n" % args.json)
         return 1
-    rows = build_rows(best, reps, errors, check, order)
+    rows = build_rows(best, reps, errors, check, order, resident_cache(data.get("context", {})))
     md = markdown(data, rows, best, args)
     if not args.quiet:
         sys.stdout.write(md)

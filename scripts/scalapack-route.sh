@@ -19,7 +19,7 @@ bench=$build/bench/prism_pdgemm_bench
   echo "# date (UTC): $(date -u '+%F %T'); commit $(git rev-parse --short HEAD)"
   echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
   echo "# environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"
-  printf '%-18s %14s %14s %8s\n' shape backend_s prism_s ratio
+  printf '%-18s %14s %14s %8s\n' shape backend_s prism_s prism/backend
 } > "$out"
 for shape in "64 64 64" "128 128 128" "256 256 256" "384 384 384" "512 512 512" "64 64 8192" "32 32 65536" "1024 1024 1024"; do
   t() {
@@ -28,6 +28,7 @@ for shape in "64 64 64" "128 128 128" "256 256 256" "384 384 384" "512 512 512" 
       sed -n 's/.*"best_s":\([0-9.e-]*\).*/\1/p'
   }
   b=$(t backend); p=$(t prism)
-  printf '%-18s %14s %14s %8.2f\n' "${shape// /x}" "$b" "$p" "$(echo "$p / $b" | bc -l)" >> "$out"
+  # prism_s / backend_s (awk: the times come in scientific notation, which bc cannot read)
+  printf '%-18s %14s %14s %8s\n' "${shape// /x}" "$b" "$p" "$(awk -v p="$p" -v b="$b" 'BEGIN { printf "%.2f", p / b }')" >> "$out"
 done
 cat "$out"

@@ -137,6 +137,7 @@ TEST_CASE("a fitted plan's volume equals an element-by-element count") {
           for (std::int64_t t = 0; t < len; ++t) at[d].push_back(i + t);
         });
       std::vector<std::int64_t> brute(std::size_t(L.procs()), 0);
+      std::vector<std::int64_t> brute_sent(std::size_t(L.procs()), 0);
       auto holder = [&](operand o, std::int64_t row_pos, std::int64_t col_pos) {
         const int rd = dim_of(p, o, false), cd = dim_of(p, o, true);
         return L.op[int(o)].rows.owner(at[rd][std::size_t(row_pos)]) * L.npcol +
@@ -152,12 +153,13 @@ TEST_CASE("a fitted plan's volume equals an element-by-element count") {
             for (std::int64_t j = b.col; j < b.col + b.cols; ++j)
               for (std::int64_t i = b.row; i < b.row + b.rows; ++i) {
                 const int h = holder(o, i, j);
-                if (o != operand::c && h != g) ++brute[std::size_t(g)];
-                if (o == operand::c && h != g) ++brute[std::size_t(h)];
+                if (o != operand::c && h != g) ++brute[std::size_t(g)], ++brute_sent[std::size_t(h)];
+                if (o == operand::c && h != g) ++brute[std::size_t(h)], ++brute_sent[std::size_t(g)];
               }
           }
         }
       CHECK(f.received == brute);
+      CHECK(f.sent == brute_sent);
     }
 }
 
@@ -211,4 +213,32 @@ TEST_CASE("a Gram product's k-aligned panels: PBLAS's volume is the partial-C su
   // Not k-aligned (A N, B N: A's k runs along columns, B's along rows): the NN formulas.
   const problem nn{scalar_type::d, 'N', 'N', 32, 32, 400000};
   CHECK(plan_for_layout(nn, grid_layout(nn, 2, 2, 32), ctx).scalapack_elements > 1024);
+}
+
+TEST_CASE("a process that holds everything must send the others their share: sends count in the time") {
+  context ctx = default_context();
+  ctx.set_threads(1);
+  // Gram 32 x 32 x 400000 on 1 x 4, blocks of 32: process 0 holds all of A and B. Spreading
+  // k over 4 processes receives a quarter each but makes process 0 send three quarters,
+  // slower than multiplying where the data lies; ScaLAPACK moves nothing either way.
+  const problem g{scalar_type::d, 'T', 'N', 32, 32, 400000};
+  const layout_choice c = plan_for_layout(g, grid_layout(g, 1, 4, 32), ctx);
+  INFO(c.why.chosen << c.fit.describe());
+  CHECK(c.fit.max_received == 0);
+  CHECK(*std::max_element(c.fit.sent.begin(), c.fit.sent.end()) == 0);
+  CHECK(c.fit.seconds >= c.scalapack_seconds);  // so auto routes it to ScaLAPACK
+}
+
+TEST_CASE("memory under the layout: a process holding all of A and B needs no copies, so the one-rank plan fits") {
+  context ctx = default_context();
+  ctx.set_threads(1);
+  // 32 x 32 x 4e6 on 1 x 4: process 0 holds 2 GB of A and B. prism's native model would buffer
+  // them; in place nothing is copied but the 32 x 32 C box's partial sums.
+  const problem g{scalar_type::d, 'T', 'N', 32, 32, 4000000};
+  ctx.set_max_memory(std::size_t(64) << 20);  // 64 MiB of copies per rank
+  const layout_choice c = plan_for_layout(g, grid_layout(g, 1, 4, 32), ctx);
+  INFO(c.why.chosen << c.fit.describe());
+  CHECK(c.fit.max_received == 0);
+  CHECK(c.fit.max_buffer <= 32 * 32);
+  CHECK(c.why.candidates.front().fits);
 }

@@ -1,16 +1,27 @@
-// tests/test_leaves.cpp — the leaf backends: safe under concurrent calls (exact results on
-// integer-valued inputs), single-threaded, and isolated from the host's BLAS (prism never
-// changes the thread setting of a BLAS the caller uses). Internal: reads lib/blas.
+// tests/test_leaves.cpp — the leaf backends: the kernel set PRISM_LEAF_KERNELS names is the
+// one running, results within the componentwise bound for every type and trans pair, safe
+// under concurrent calls (exact results on integer-valued inputs), single-threaded, and
+// isolated from the host's BLAS (prism never changes the thread setting of a BLAS the
+// caller uses). ctest runs it once per kernel set prism can pick on this CPU
+// (test_leaves_kernels_*); a set the CPU cannot run is Skipped. Internal: reads lib/blas.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "blas/blis_expert.hpp"
+#include "blas/leaf_kernels.hpp"
+#include "support/reference.hpp"
+#include "support/skip.hpp"
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <random>
 #include <thread>
 
 using namespace prism;
@@ -43,23 +54,104 @@ int concurrent_errors(const detail::blas_library& lib) {
   return bad;
 }
 
+// One leaf call per trans pair on small awkward shapes (1, odd, padded leading dimensions),
+// and two pairs on a shape above BLIS's small-matrix thresholds (its packed kernels),
+// checked with the componentwise bound. Kept small: ctest runs it once per kernel set.
+template <class T>
+void check_bound_all(const detail::blas_library& lib1, const detail::blas_library& lib2) {
+  std::mt19937_64 gen(7);
+  const char trans[] = {'N', 'T', 'C'};
+  const T alphas[] = {T(1), T(-0.75)}, betas[] = {T(0), T(0.5)};
+  auto one = [&](std::int64_t m, std::int64_t n, std::int64_t k, char ta, char tb, int v) {
+    const std::int64_t ra = ta == 'N' ? m : k, ca = ta == 'N' ? k : m;
+    const std::int64_t rb = tb == 'N' ? k : n, cb = tb == 'N' ? n : k;
+    const std::int64_t lda = ra + 3, ldb = rb + 1, ldc = m + 2;
+    auto A = test::random_matrix<T>(ra, ca, lda, gen), B = test::random_matrix<T>(rb, cb, ldb, gen);
+    auto C = test::random_matrix<T>(m, n, ldc, gen);
+    if (betas[v] == T(0))  // beta = 0 must not read C
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < m; ++i) C[std::size_t(i + j * ldc)] = T(std::nan(""));
+    const auto ref =
+        test::reference_gemm<T>(ta, tb, m, n, k, alphas[v], A.data(), lda, B.data(), ldb, betas[v], C.data(), ldc);
+    for (const detail::blas_library* lib : {&lib1, &lib2}) {  // one reference for both libraries
+      std::vector<T> out = C;
+      lib->gemm<T>(ta, tb, m, n, k, alphas[v], A.data(), lda, B.data(), ldb, betas[v], out.data(), ldc);
+      INFO(lib->path(), " ", char(scalar_type_of<T>()), " ", ta, tb, " ", m, "x", n, "x", k, " variant ", v);
+      CHECK(test::check_bound(ref, m, n, k, out.data(), ldc) == "");
+    }
+  };
+  const std::int64_t small[][3] = {{1, 1, 1}, {7, 5, 3}, {33, 17, 65}, {8, 300, 2}};
+  for (const auto& [m, n, k] : small)
+    for (char ta : trans)
+      for (char tb : trans)
+        for (int v = 0; v < 2; ++v) one(m, n, k, ta, tb, v);
+  // BLIS's packed path needs m, n, k above its small-matrix thresholds (256 on zen3).
+  if constexpr (test::is_complex_v<T>) one(264, 260, 258, 'C', 'T', 0);
+  else one(264, 260, 258, 'N', 'N', 1);
+}
+
+// The kernel set PRISM_LEAF_KERNELS names for `library`, or "" for auto (and the others).
+std::string requested(const detail::kernel_request& r) {
+  return r.mode == detail::kernel_request::how::named ? r.name : "";
+}
+
 }  // namespace
+
+// First in the file: under a PRISM_LEAF_KERNELS this CPU cannot run, the whole run is
+// Skipped (doctest runs test cases in file order).
+TEST_CASE("the leaf libraries run the kernel sets prism chose or PRISM_LEAF_KERNELS names") {
+  const auto& req = detail::leaf_kernels_from_env();
+  const std::string ob = requested(req.openblas), bl = requested(req.blis);
+  const auto& cpu = detail::this_cpu();
+  if ((!ob.empty() && !detail::cpu_runs(cpu, "openblas", ob)) || (!bl.empty() && !detail::cpu_runs(cpu, "blis", bl)))
+    test::skip("test_leaves", "this CPU cannot run the kernel set PRISM_LEAF_KERNELS names");
+  const auto& reg = detail::blis_expert::registered_archs();
+  if (!bl.empty() && std::find(reg.begin(), reg.end(), bl) == reg.end())
+    test::skip("test_leaves", "this BLIS did not register the configuration PRISM_LEAF_KERNELS names");
+  const detail::blas_library& o = detail::leaf_library(leaf_backend::openblas);
+  const detail::blas_library& b = detail::leaf_library(leaf_backend::blis);
+  INFO("openblas runs ", o.kernel_name(), "; blis runs ", b.kernel_name());
+  if (!ob.empty()) CHECK(o.kernel_name() == ob);
+  if (!bl.empty()) CHECK(b.kernel_name() == bl);
+  // auto picks the best candidate (or, for OpenBLAS, one measured faster than it).
+  const auto ob_candidates = detail::openblas_core_candidates(cpu);
+  if (ob.empty() && !ob_candidates.empty()) CHECK(o.kernel_name() == o.kernels()->chosen);
+  const auto bl_candidates = detail::blis_arch_candidates(cpu, reg);
+  if (bl.empty() && !bl_candidates.empty()) CHECK(b.kernel_name() == bl_candidates.front());
+}
+
+TEST_CASE("both leaf backends are within the componentwise bound: every type, trans pair, alpha, beta") {
+  const detail::blas_library& ob = detail::leaf_library(leaf_backend::openblas);
+  const detail::blas_library& bl = detail::leaf_library(leaf_backend::blis);
+  check_bound_all<float>(ob, bl);
+  check_bound_all<double>(ob, bl);
+  check_bound_all<std::complex<float>>(ob, bl);
+  check_bound_all<std::complex<double>>(ob, bl);
+}
 
 TEST_CASE("both leaf backends give exact results when called from 4 threads at once") {
   CHECK(concurrent_errors(detail::leaf_library(leaf_backend::openblas)) == 0);
   CHECK(concurrent_errors(detail::leaf_library(leaf_backend::blis)) == 0);
 }
 
-TEST_CASE("auto: OpenBLAS for small or complex leaves, BLIS for large real ones only with optimised kernels") {
+TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels are as wide as OpenBLAS's") {
   using detail::choose_leaf;
-  const bool blis_optimised = detail::leaf_library(leaf_backend::blis).kernel_name() != "generic";
-  INFO("BLIS kernels: ", detail::leaf_library(leaf_backend::blis).kernel_name());
+  const std::string ob = detail::leaf_library(leaf_backend::openblas).kernel_name();
+  const std::string bl = detail::leaf_library(leaf_backend::blis).kernel_name();
+  const int ob_bits = detail::kernel_vector_bits(ob), bl_bits = detail::kernel_vector_bits(bl);
+  const leaf_backend large = bl_bits > 0 && bl_bits >= ob_bits ? leaf_backend::blis : leaf_backend::openblas;
+  INFO("OpenBLAS kernels: ", ob, " (", ob_bits, " bits), BLIS kernels: ", bl, " (", bl_bits, " bits)");
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) == large);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 128, 128, 4096) == large);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 2048, 1024, 64) == large);
+  // OpenBLAS whatever the kernels: small m or n, float squares, complex.
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 127, 4096, 4096) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 1024, 1024, 1024) == leaf_backend::openblas);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 4, 4096, 4096) == leaf_backend::openblas);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::z, 4096, 4096, 64) == leaf_backend::openblas);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) ==
-        (blis_optimised ? leaf_backend::blis : leaf_backend::openblas));
-  CHECK(!detail::leaf_library(leaf_backend::openblas).kernel_name().empty());
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::c, 2048, 2048, 2048) == leaf_backend::openblas);
+  CHECK(!ob.empty());
 }
 
 TEST_CASE("auto resolves to a concrete backend for every leaf") {

@@ -6,6 +6,7 @@
 #include <prism/gemm.hpp>
 #include <prism/placement.hpp>
 #include <prism/plan.hpp>
+#include <prism/syrk.hpp>
 #include <prism/topology.hpp>
 #include <prism/traffic.hpp>
 #include <prism/types.hpp>

@@ -15,7 +15,12 @@
 #include <prism/context.hpp>
 #include <prism/types.hpp>
 
+#include "leaf_kernels.hpp"
+
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace prism::detail {
 
@@ -39,8 +44,11 @@ std::string library_path(blas_build b);
 class blas_library {
  public:
   /// Opens `path` privately and resolves cblas_{s,d,c,z}gemm; `ilp64` says its integers are
-  /// 64-bit. Throws prism::backend_error.
-  blas_library(const std::string& path, bool ilp64);
+  /// 64-bit. `load_env` (name, value or nullptr to unset) holds only while the library loads
+  /// and, for BLIS, initialises (bli_init), then every variable is restored; it is ignored
+  /// when the host has already loaded the file. Throws prism::backend_error.
+  blas_library(const std::string& path, bool ilp64,
+               const std::vector<std::pair<const char*, const char*>>& load_env = {});
   blas_library(const blas_library&) = delete;
   blas_library& operator=(const blas_library&) = delete;
 
@@ -53,6 +61,18 @@ class blas_library {
             const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
             std::int64_t ldc) const;
 
+  /// Column-major ?syrk through this library's CBLAS (cblas_?syrk, looked up on first use;
+  /// lib/blas/blas_syrk.cpp); uplo 'U'/'L', trans 'N'/'T'. Throws backend_error if absent.
+  template <scalar T>
+  void syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
+            T* C, std::int64_t ldc) const;
+
+  /// Column-major ?herk (cblas_cherk / cblas_zherk; T complex, alpha and beta real parts
+  /// used); uplo 'U'/'L', trans 'N'/'C'. Throws backend_error if absent.
+  template <scalar T>
+  void herk(char uplo, char trans, std::int64_t n, std::int64_t k, double alpha, const T* A, std::int64_t lda,
+            double beta, T* C, std::int64_t ldc) const;
+
   /// Sets the library's own thread count (openblas_set_num_threads or
   /// bli_thread_set_num_threads); no effect on other copies. Returns false if it has none.
   bool set_threads(int threads) const;
@@ -64,6 +84,18 @@ class blas_library {
   /// The kernel set the library picked for this CPU: OpenBLAS's core name (e.g. "Haswell",
   /// "SkylakeX") or BLIS's architecture (e.g. "generic", "skx"); "" if it does not say.
   std::string kernel_name() const;
+
+  /// Single-threaded rate of this library on one m x n x k product of type t ('N', 'N'),
+  /// GF/s: the best of `reps` timed calls after one warm-up call (operands allocated here).
+  double measure_gflops(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k, int reps) const;
+
+  /// What prism chose for this copy's kernel set and why; nullptr for a library that is not
+  /// one of prism's leaf builds (a benchmark peer).
+  const kernel_choice* kernels() const noexcept { return kernels_.get(); }
+
+  /// True when gemm goes through BLIS's typed expert interface (bli_?gemm_ex with the
+  /// copy's context and a one-thread runtime) rather than CBLAS.
+  bool blis_expert() const noexcept { return blis_cntx_ != nullptr; }
 
   /// Any symbol of the library, or nullptr.
   void* symbol(const char* name) const;
@@ -79,6 +111,14 @@ class blas_library {
   bool shared_ = false;
   void* handle_ = nullptr;
   void* gemm_[4] = {};  // s, d, c, z
+  // BLIS leaves: bli_{s,d,c,z}gemm_ex, the context and the one-thread runtime they get.
+  void* blis_ex_[4] = {};
+  void* blis_cntx_ = nullptr;
+  void* blis_rntm_ = nullptr;
+  std::unique_ptr<kernel_choice> kernels_;
+  bool pool_stopped_ = false;  // prism stopped this OpenBLAS copy's worker threads
+
+  friend struct leaf_loader;
 };
 
 /// The single-threaded library behind a leaf backend (openblas or blis; never automatic,
@@ -92,10 +132,11 @@ const blas_library& leaf_library(leaf_backend b);
 const blas_library* resolved_leaf_library(leaf_backend b) noexcept;
 
 /// The backend `auto` picks for a leaf of this shape (rule in README "Leaf backends"):
-/// the streaming kernel for m, n <= 16 where it measured faster (streaming_preferred);
-/// else BLIS for real leaves with m, n >= 128 when BLIS runs an optimised kernel set (not
-/// its "generic" C fallback), OpenBLAS otherwise. `streaming` gives the streaming kernel
-/// for m, n <= 16 and what `auto` picks among the BLAS leaves elsewhere.
+/// the streaming kernel for m, n <= 16 where it measured faster (streaming_preferred,
+/// bench/results/leaf-streaming-*.txt); else, from bench/results/leaf-kernels-*.txt, BLIS
+/// for large enough m and n when BLIS runs an optimised kernel set (not its "generic" C
+/// fallback), OpenBLAS otherwise. `streaming` gives the streaming kernel for m, n <= 16 and
+/// what `auto` picks among the BLAS leaves elsewhere.
 leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n,
                          std::int64_t k);
 

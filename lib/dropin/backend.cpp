@@ -28,6 +28,13 @@ const void* own_base() {
 
 }  // namespace
 
+void* backend::symbol(const char* name) const noexcept {
+  void* f = ::dlsym(handle_, name);
+  Dl_info info{};
+  if (f == nullptr || (::dladdr(f, &info) != 0 && info.dli_fbase == own_base())) return nullptr;
+  return f;
+}
+
 // Friend of backend: the only place that constructs one.
 struct backend_loader {
   static std::unique_ptr<backend> open(const std::string& path, const char* origin, std::string& why) {
@@ -100,6 +107,21 @@ struct backend_loader {
 
 backend::backend(std::string path, const char* origin, void* handle)
     : path_(std::move(path)), origin_(origin), handle_(handle) {}
+
+int backend::threads() const noexcept {
+  if (auto* f = reinterpret_cast<int (*)()>(::dlsym(handle_, "openblas_get_num_threads"))) return f();
+  if (auto* f = reinterpret_cast<long (*)()>(::dlsym(handle_, "bli_thread_get_num_threads"))) return int(f());
+  if (auto* f = reinterpret_cast<int (*)()>(::dlsym(handle_, "MKL_Get_Max_Threads"))) return f();
+  return 0;
+}
+
+std::string backend::kernel_name() const {
+  if (auto* f = reinterpret_cast<char* (*)()>(::dlsym(handle_, "openblas_get_corename"))) return f();
+  auto* query = reinterpret_cast<int (*)()>(::dlsym(handle_, "bli_arch_query_id"));
+  auto* name = reinterpret_cast<const char* (*)(int)>(::dlsym(handle_, "bli_arch_string"));
+  if (query != nullptr && name != nullptr) return name(query());
+  return "";
+}
 
 namespace {
 std::atomic<const backend*> opened{nullptr};

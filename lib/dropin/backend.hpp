@@ -61,9 +61,21 @@ class backend {
   /// The backend's cblas_?gemm, or nullptr when it has no CBLAS.
   void* cblas_entry(int slot) const noexcept { return cblas_[slot]; }
 
+  /// Any Fortran entry of the backend (e.g. "dsyrk_"), or nullptr when it has none or the
+  /// symbol found is prism's own (which would recurse). Looked up with dlsym on each call.
+  void* symbol(const char* name) const noexcept;
+
   /// True when the backend also has cblas_sgemm ... cblas_zgemm (OpenBLAS, BLIS and
   /// reference CBLAS all do).
   bool has_cblas() const noexcept { return cblas_[0] != nullptr; }
+
+  /// The backend's own thread count (openblas_get_num_threads, bli_thread_get_num_threads or
+  /// MKL_Get_Max_Threads), or 0 when it has no such query (reference BLAS).
+  int threads() const noexcept;
+
+  /// The backend's kernel set when it says (OpenBLAS's core name, BLIS's configuration),
+  /// else "". Call it after a gemm call: BLIS initialises on its first call.
+  std::string kernel_name() const;
 
   /// The file it was opened from.
   const std::string& path() const noexcept { return path_; }

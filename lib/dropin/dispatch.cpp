@@ -4,11 +4,13 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/gemm.hpp>
+#include <prism/syrk.hpp>
 #include <prism/version.hpp>
 
 #include "../blas/blas_library.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
+#include "rate_model.hpp"
 
 #include <unistd.h>
 
@@ -23,6 +25,8 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace prism::dropin {
 
@@ -36,6 +40,15 @@ namespace {
 // squares and wide shapes 0.97-1.00. Below 4 the gain is noise, so the call stays with the
 // user's own BLAS. README "Use prism without changing your code".
 constexpr double k_dominance = 4.0;
+
+// Calls that are not k-dominant reach the rate model (rate_model.hpp) only from this many
+// flops on: below it prism's fixed costs (plan lookup, task start, a second thread) weigh
+// against any kernel advantage. 2 x 256^3 = 33.6 Mflop, a few hundred microseconds: on the
+// cubes of bench/results/full-2026-11-22.md, with the same kernels on both sides, prism's
+// C++ API is 0.97x threaded OpenBLAS at 256^3 and 0.96-1.04x from 128^3 up, but its ratio
+// varies below (0.85-1.43x at 16^3-96^3), so the floor keeps a factor of 8 above where the
+// fixed costs still show.
+constexpr double rate_model_min_flops = 2.0 * 256 * 256 * 256;
 
 enum class route { automatic, prism, backend };
 
@@ -118,6 +131,7 @@ struct counters {
   std::atomic<std::uint64_t> invalid{0};
 };
 counters the_counters;  // constant-initialised, so it outlives stats_at_exit
+counters the_rank_k_counters;  // ?syrk / ?herk calls (their invalid count stays in the_counters)
 }  // namespace
 
 fast_path_state fast_state;
@@ -131,6 +145,18 @@ int type_index(scalar_type t) {
 const char* path_name(path p) {
   return p == path::trivial ? "trivial" : p == path::backend ? "backend" : "recursion";
 }
+
+// What one probe measured for one element type, and its verdict, kept for the process.
+struct probe_result {
+  rates r;
+  int threads = 0;          // prism's threads in the model (its budget, at most the cores)
+  bool prism_faster = false;
+  std::string text;         // the numbers, for PRISM_VERBOSE and PRISM_STATS
+};
+
+// One slot per element type (s, d, c, z); a slot is written once, under its once_flag.
+std::once_flag probe_once[4];
+std::atomic<const probe_result*> probes[4] = {};
 
 // Prints the summary when the library is unloaded (process exit, or dlclose).
 struct stats_printer {
@@ -157,17 +183,34 @@ struct stats_printer {
         std::fprintf(stderr, "prism:   %-10s %-4c %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)), types[t],
                      static_cast<unsigned long long>(n), gf, s, s > 0 ? gf / s : 0.0);
       }
+    const counters& r = the_rank_k_counters;  // ?syrk / ?herk: same columns, flops n(n+1)k (x4 complex)
+    for (int p = 0; p < n_paths; ++p)
+      for (int t = 0; t < n_types; ++t) {
+        const std::uint64_t n = r.calls[p][t].load();
+        if (n == 0) continue;
+        const double gf = r.flops[p][t].load() * 1e-9, s = double(r.nanoseconds[p][t].load()) * 1e-9;
+        std::fprintf(stderr, "prism:   %-10s %-4s %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)),
+                     t < 2 ? (t == 0 ? "ssyrk" : "dsyrk") : (t == 2 ? "csyrk/cherk" : "zsyrk/zherk"),
+                     static_cast<unsigned long long>(n), gf, s, s > 0 ? gf / s : 0.0);
+      }
     bool recursed = false;
-    for (int t = 0; t < n_types; ++t) recursed = recursed || c.calls[int(path::recursion)][t].load() > 0;
+    for (int t = 0; t < n_types; ++t)
+      recursed = recursed || c.calls[int(path::recursion)][t].load() > 0 || r.calls[int(path::recursion)][t].load() > 0;
     if (recursed) {  // the leaf libraries the recursion resolved (nothing is loaded here)
       for (leaf_backend lb : {leaf_backend::openblas, leaf_backend::blis})
         if (const detail::blas_library* leaf = detail::resolved_leaf_library(lb))
-          std::fprintf(stderr, "prism:   leaves (%s): %s (%s)\n", to_string(lb), leaf->path().c_str(),
+          std::fprintf(stderr, "prism:   leaves (%s): %s (%s%s%s)\n", to_string(lb), leaf->path().c_str(),
                        leaf->shared_with_host() ? "shared with the host, pinned to 1 thread before prism"
-                                                : "private copy, 1 thread");
+                                                : "private copy, 1 thread",
+                       leaf->kernels() ? ", kernels " : "", leaf->kernels() ? leaf->kernels()->running.c_str() : "");
       if (detail::streaming_leaf_ran())
         std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::streaming_target());
     }
+    const char types_rm[] = "sdcz";
+    for (int t = 0; t < 4; ++t)
+      if (const probe_result* r = probes[t].load(std::memory_order_acquire))
+        std::fprintf(stderr, "prism:   rate model (%c): %s -> %s\n", types_rm[t], r->text.c_str(),
+                     r->prism_faster ? "prism takes squares and wide products" : "they go to the backend");
     std::fprintf(stderr, "prism:   invalid calls (xerbla_ / cblas_xerbla): %llu\n",
                  static_cast<unsigned long long>(c.invalid.load()));
   }
@@ -178,7 +221,96 @@ struct stats_printer {
 struct decision {
   path where;
   const char* why;
+  const char* detail = nullptr;  // the rate model's numbers, when it decided
 };
+
+// ---- the rate model's probe (rate_model.hpp) --------------------------------------------
+
+// Seconds of the best of `reps` calls of f.
+template <class F>
+double best_seconds(int reps, F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+// Times prism's leaf library (one thread) and the backend (its own threads) on one cube
+// of type T: 320^3 real (65.5 Mflop), 224^3 complex (90 Mflop), a millisecond or two each
+// here. Two rounds of warm-up + 3 timings each, alternating, so that a busy moment of the
+// machine hits both; the best timing of each counts.
+template <scalar T>
+probe_result run_probe(const settings& s, const backend& b) {
+  constexpr std::int64_t n = is_complex(scalar_type_of<T>()) ? 224 : 320;
+  const leaf_backend lb = detail::choose_leaf(s.ctx->leaf(), scalar_type_of<T>(), n, n, n);
+  const detail::blas_library& leaf = detail::leaf_library(lb);
+  std::vector<T> A(std::size_t(n * n), T(0.5)), B(std::size_t(n * n), T(0.25)), C(std::size_t(n * n));
+  auto leaf_call = [&] { leaf.gemm<T>('N', 'N', n, n, n, T(1), A.data(), n, B.data(), n, T(0), C.data(), n); };
+  auto backend_call = [&] {
+    b.gemm<T>('N', 'N', blas_int(n), blas_int(n), blas_int(n), T(1), A.data(), blas_int(n), B.data(), blas_int(n),
+              T(0), C.data(), blas_int(n));
+  };
+  double t_leaf = 1e300, t_backend = 1e300;
+  for (int round = 0; round < 2; ++round) {
+    leaf_call();
+    t_leaf = std::min(t_leaf, best_seconds(3, leaf_call));
+    backend_call();
+    t_backend = std::min(t_backend, best_seconds(3, backend_call));
+  }
+  const double flops = gemm_flops(scalar_type_of<T>(), n, n, n);
+  const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+  probe_result p;
+  p.threads = std::min(s.ctx->threads(), cores);
+  p.r.leaf_gflops = flops / t_leaf * 1e-9;
+  p.r.backend_gflops = flops / t_backend * 1e-9;
+  const int bt = b.threads();
+  p.r.backend_threads = bt > 0 ? std::min(bt, cores) : p.threads;  // unknown: assume it uses prism's
+  p.prism_faster = prism_faster(p.r, p.threads);
+  const std::string leaf_kernels = leaf.kernel_name(), backend_kernels = b.kernel_name();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%c %lld^3 probe: leaves %.1f GF/s (%s%s%s, 1 thread) x %d threads x %.2f = %.1f GF/s %s %.2f x "
+                "backend %.1f GF/s (%d thread%s%s%s%s)",
+                char(scalar_type_of<T>()), static_cast<long long>(n), p.r.leaf_gflops, to_string(lb),
+                leaf_kernels.empty() ? "" : " ", leaf_kernels.c_str(), p.threads, prism_efficiency,
+                prism_rate(p.r.leaf_gflops, p.threads), p.prism_faster ? ">=" : "<", take_margin,
+                backend_rate(p.r.backend_gflops, p.r.backend_threads, p.threads), p.r.backend_threads,
+                p.r.backend_threads == 1 ? "" : "s", bt > 0 ? "" : ", assumed", backend_kernels.empty() ? "" : ", ",
+                backend_kernels.c_str());
+  p.text = line;
+  if (p.r.backend_threads != p.threads) {  // say that the backend's rate was scaled
+    std::snprintf(line, sizeof line, "; backend measured %.1f GF/s on %d thread%s, scaled to %d", p.r.backend_gflops,
+                  p.r.backend_threads, p.r.backend_threads == 1 ? "" : "s", p.threads);
+    p.text += line;
+  }
+  return p;
+}
+
+// The probe of type t, run once per process by the first call that needs it (concurrent
+// first callers wait for it); nullptr if it failed (a leaf library that cannot load).
+const probe_result* probe(const settings& s, const backend& b, scalar_type t) {
+  const int i = type_index(t);
+  std::call_once(probe_once[i], [&] {
+    try {
+      probe_result r;
+      switch (t) {
+        case scalar_type::s: r = run_probe<float>(s, b); break;
+        case scalar_type::d: r = run_probe<double>(s, b); break;
+        case scalar_type::c: r = run_probe<std::complex<float>>(s, b); break;
+        case scalar_type::z: r = run_probe<std::complex<double>>(s, b); break;
+      }
+      auto* kept = new probe_result(std::move(r));  // kept for the process (PRISM_STATS at exit)
+      probes[i].store(kept, std::memory_order_release);
+      if (s.verbose > 0) std::fprintf(stderr, "prism: rate model: %s\n", kept->text.c_str());
+    } catch (const std::exception& e) {
+      if (s.verbose > 0) std::fprintf(stderr, "prism: rate model: probe failed (%s); forwarding\n", e.what());
+    }
+  });
+  return probes[i].load(std::memory_order_acquire);
+}
 
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
@@ -192,9 +324,15 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
   if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
-  if (double(p.k) < k_dominance * double(std::max(p.m, p.n)))
-    return {path::backend, "not k-dominant (k < 4 max(m, n))"};
-  return {path::recursion, "k-dominant"};
+  if (double(p.k) >= k_dominance * double(std::max(p.m, p.n))) return {path::recursion, "k-dominant"};
+  // Squares and wide products: the backend parallelises them as well as prism does, so the
+  // faster kernels decide (rate_model.hpp).
+  if (p.flops() < rate_model_min_flops)
+    return {path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's 2*256^3 flops"};
+  const probe_result* r = probe(s, *b, p.type);
+  if (r == nullptr) return {path::backend, "not k-dominant (k < 4 max(m, n)); rate probe failed"};
+  if (r->prism_faster) return {path::recursion, "not k-dominant, prism's leaves faster", r->text.c_str()};
+  return {path::backend, "not k-dominant (k < 4 max(m, n)); backend as fast", r->text.c_str()};
 }
 
 // The plan's top step in one line, e.g. "bfs k thread 2097152@1 2097152@1; depth 9, 512 leaves,
@@ -278,10 +416,12 @@ static void log_call(const settings& s, const call_site& site, const backend* b,
   }
   if (s.verbose > 0) {
     char head[512];
-    std::snprintf(head, sizeof head, "prism: %s%s%s transa=%c transb=%c m=%lld n=%lld k=%lld -> %s (%s)",
+    std::snprintf(head, sizeof head, "prism: %s%s%s transa=%c transb=%c m=%lld n=%lld k=%lld -> %s (%s",
                   site.routine, *site.layout ? " " : "", site.layout, site.transa, site.transb, site.m, site.n,
                   site.k, path_name(d.where), d.why);
     std::string line = head;
+    if (d.detail != nullptr) line += std::string(": ") + d.detail;
+    line += ")";
     if (d.where == path::backend && b != nullptr) line += " " + b->path();
     if (!plan_text.empty()) line += " plan: " + plan_text;
     char tail[128];
@@ -353,9 +493,149 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   }
 }
 
+namespace {
+
+// Real flops of a rank-k update of an n x n triangle: n(n+1)k, four times that for complex.
+double rank_k_flops(scalar_type t, std::int64_t n, std::int64_t k) {
+  return (is_complex(t) ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
+}
+
+decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_type t, std::int64_t n,
+                       std::int64_t k, blas_int lda, blas_int ldc) {
+  if (std::max({n, k, std::int64_t(lda), std::int64_t(ldc)}) > INT_MAX)
+    return {path::backend, "a size or leading dimension above 2^31-1"};
+  if (b == nullptr)
+    return {path::recursion, s.ctx ? "no backend BLAS" : "no backend BLAS; PRISM_* settings ignored (malformed)"};
+  if (entry == nullptr) return {path::recursion, "the backend BLAS has no such routine"};
+  if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
+  if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
+  if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
+  if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
+  if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
+  // The gemm rule's k-dominance (k >= 4 max(m, n)) with m = n: threaded BLAS splits only
+  // n for a rank-k update too, so a Gram shape leaves cores idle there.
+  if (double(k) < k_dominance * double(n)) return {path::backend, "not k-dominant (k < 4 n)"};
+  return {path::recursion, "k-dominant"};
+}
+
+// The backend's Fortran ?syrk_ / ?herk_ (slots 0..3 syrk s, d, c, z; 4, 5 herk c, z),
+// looked up once: the backend is one per process.
+void* rank_k_entry(const backend* b, int slot) {
+  static constexpr const char* names[6] = {"ssyrk_", "dsyrk_", "csyrk_", "zsyrk_", "cherk_", "zherk_"};
+  static std::atomic<void*> entries[6] = {};
+  static std::atomic<bool> looked[6] = {};
+  if (b == nullptr) return nullptr;
+  if (!looked[slot].load(std::memory_order_acquire)) {
+    entries[slot].store(b->symbol(names[slot]), std::memory_order_relaxed);
+    looked[slot].store(true, std::memory_order_release);
+  }
+  return entries[slot].load(std::memory_order_relaxed);
+}
+
+template <scalar T>
+void rank_k_backend(void* entry, bool herm, char u, char t, blas_int n, blas_int k, const T& alpha, const T* A,
+                    blas_int lda, const T& beta, T* C, blas_int ldc) {
+  // Fortran ?syrk_ / ?herk_ as gfortran emits them: by reference, hidden CHARACTER lengths.
+  if constexpr (std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>) {
+    if (herm) {
+      using R = typename T::value_type;
+      const R a = alpha.real(), bt = beta.real();
+      reinterpret_cast<void (*)(const char*, const char*, const blas_int*, const blas_int*, const R*, const T*,
+                                const blas_int*, const R*, T*, const blas_int*, std::size_t, std::size_t)>(entry)(
+          &u, &t, &n, &k, &a, A, &lda, &bt, C, &ldc, 1, 1);
+      return;
+    }
+  }
+  reinterpret_cast<void (*)(const char*, const char*, const blas_int*, const blas_int*, const T*, const T*,
+                            const blas_int*, const T*, T*, const blas_int*, std::size_t, std::size_t)>(entry)(
+      &u, &t, &n, &k, &alpha, A, &lda, &beta, C, &ldc, 1, 1);
+}
+
+template <scalar T>
+void rank_k_prism(bool herm, char u, char t, blas_int n, blas_int k, const T& alpha, const T* A, blas_int lda,
+                  const T& beta, T* C, blas_int ldc, const context& ctx) {
+  if constexpr (std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>) {
+    if (herm) return prism::herk<T>(u, t, n, k, alpha.real(), A, lda, beta.real(), C, ldc, ctx);
+  }
+  prism::syrk<T>(u, t, n, k, alpha, A, lda, beta, C, ldc, ctx);
+}
+
+}  // namespace
+
+template <scalar T>
+void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_int n, blas_int k, const T& alpha,
+                     const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept {
+  const settings& s = config();
+  const backend* b = backend::get();
+  const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
+  void* entry = rank_k_entry(b, slot);
+  decision d{path::trivial, "quick return"};
+  if (!(n == 0 || alpha == T(0) || k == 0)) d = choose_rank_k(s, b, entry, scalar_type_of<T>(), n, k, lda, ldc);
+  const bool observe = s.verbose > 0 || s.stats;
+  const context& ctx = call_context(s);
+  std::string tree;  // PRISM_VERBOSE: the recursion's top step and size, before the clock starts
+  if (d.where == path::recursion && s.verbose > 0) try {
+      tree = " plan: " + describe_syrk(scalar_type_of<T>(), n, k, ctx);
+    } catch (...) {
+    }
+  std::chrono::steady_clock::time_point start{};
+  if (observe) start = std::chrono::steady_clock::now();
+  try {
+    if (d.where == path::backend && entry != nullptr) {
+      rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
+    } else {
+      try {
+        rank_k_prism<T>(herm, u, t, n, k, alpha, A, lda, beta, C, ldc, ctx);
+      } catch (const backend_error& e) {  // a leaf library failed to load, before C was touched
+        if (entry == nullptr) throw;
+        std::call_once(leaf_warning, [&] {
+          std::fprintf(stderr, "prism: WARNING: %s; calls prism would take go to the backend BLAS\n", e.what());
+        });
+        d = {path::backend, "prism's leaf BLAS is unavailable"};
+        rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
+      }
+    }
+  } catch (const std::exception& e) {
+    fatal(site.routine, e.what());
+  } catch (...) {
+    fatal(site.routine, "unknown exception");
+  }
+  if (!observe) return;
+  try {
+    const double ns = double(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now() - start).count());
+    const double flops = d.where == path::trivial ? 0.0 : rank_k_flops(scalar_type_of<T>(), n, k);
+    if (s.stats) {
+      counters& c = the_rank_k_counters;
+      const int pi = int(d.where), ti = type_index(scalar_type_of<T>());
+      c.calls[pi][ti].fetch_add(1, std::memory_order_relaxed);
+      c.flops[pi][ti].fetch_add(flops, std::memory_order_relaxed);
+      c.nanoseconds[pi][ti].fetch_add(std::uint64_t(ns), std::memory_order_relaxed);
+    }
+    if (s.verbose > 0) {
+      char line[768];
+      std::snprintf(line, sizeof line, "prism: %s%s%s uplo=%c trans=%c n=%lld k=%lld -> %s (%s)%s%s%s; %.3f ms, %.2f GF/s\n",
+                    site.routine, *site.layout ? " " : "", site.layout, site.uplo, site.trans, site.n, site.k,
+                    path_name(d.where), d.why, d.where == path::backend && b != nullptr ? " " : "",
+                    d.where == path::backend && b != nullptr ? b->path().c_str() : "", tree.c_str(), ns * 1e-6,
+                    ns > 0 ? flops / ns : 0.0);
+      std::fputs(line, stderr);
+    }
+  } catch (...) {
+  }
+}
+
 #define PRISM_INSTANTIATE(T)                                                                                \
   template void dispatch<T>(const call_site&, char, char, blas_int, blas_int, blas_int, const T&, const T*, \
                             blas_int, const T*, blas_int, const T&, T*, blas_int) noexcept;
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+#define PRISM_INSTANTIATE(T)                                                                                     \
+  template void dispatch_rank_k<T>(const rank_k_site&, bool, char, char, blas_int, blas_int, const T&, const T*, \
+                                   blas_int, const T&, T*, blas_int) noexcept;
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)

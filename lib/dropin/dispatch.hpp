@@ -37,6 +37,24 @@ void dispatch(const call_site& site, char transa, char transb, blas_int m, blas_
               const T& alpha, const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C,
               blas_int ldc) noexcept;
 
+/// One ?syrk / ?herk call as the caller made it, for the log (a row-major call reaches
+/// dispatch_rank_k with uplo and trans flipped; its own letters are kept here).
+struct rank_k_site {
+  const char* routine;  ///< e.g. "dsyrk_" or "cblas_zherk"
+  const char* layout;   ///< "" for Fortran, "RowMajor" or "ColMajor" for CBLAS
+  char uplo, trans;     ///< as passed
+  long long n, k;       ///< as passed
+};
+
+/// Runs a checked column-major ?syrk (herm = false) or ?herk (herm = true; alpha and beta
+/// real, passed as T with zero imaginary part); uplo 'U'/'L', trans 'N', 'T' (syrk) or 'C'
+/// (herk), upper case. Routed like gemm (README "Use prism without changing your code"):
+/// quick return through prism::syrk/herk, backend ?syrk_/?herk_, or prism's recursion for
+/// k-dominant calls (k >= 4n) above PRISM_SMALL_FLOPS. Never throws.
+template <scalar T>
+void dispatch_rank_k(const rank_k_site& site, bool herm, char uplo, char trans, blas_int n, blas_int k,
+                     const T& alpha, const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept;
+
 /// What the fast path needs, published by the first full dispatch when routing is `auto`
 /// and nothing is logged (PRISM_VERBOSE and PRISM_STATS off) and a backend exists.
 struct fast_path_state {

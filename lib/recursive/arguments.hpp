@@ -39,6 +39,25 @@ inline int fortran_info(char transa, char transb, std::int64_t m, std::int64_t n
   return 0;
 }
 
+/// Reference ?syrk / ?herk argument checks in their order; 0 or the xerbla position:
+/// 1 uplo, 2 trans, 3 n, 4 k, 7 lda, 10 ldc. Allowed trans letters: real syrk N, T, C (C
+/// means T, as reference dsyrk accepts it); complex syrk N, T; herk N, C. A is n x k when
+/// trans = 'N', else k x n. Example: dsyrk('U', 'T', n=3, k=5, ..., lda=4, ...) gives 7
+/// (lda < max(1, k) = 5).
+inline int rank_k_info(bool herm, bool complex, char uplo, char trans, std::int64_t n, std::int64_t k, std::int64_t lda,
+                std::int64_t ldc) {
+  const char u = upper_trans(uplo), t = upper_trans(trans);
+  const bool trans_ok = t == 'N' || (herm ? t == 'C' : (t == 'T' || (!complex && t == 'C')));
+  const std::int64_t rows_a = t == 'N' ? n : k;
+  if (u != 'U' && u != 'L') return 1;
+  if (!trans_ok) return 2;
+  if (n < 0) return 3;
+  if (k < 0) return 4;
+  if (lda < (rows_a > 1 ? rows_a : 1)) return 7;
+  if (ldc < (n > 1 ? n : 1)) return 10;
+  return 0;
+}
+
 /// An invalid CBLAS call: the number reference CBLAS passes to cblas_xerbla (`passed`) and
 /// the one its cblas_xerbla reports (`reported`), counting the layout as argument 1.
 struct cblas_error {

@@ -2,6 +2,7 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 
+#include "../blas/leaf_kernels.hpp"
 #include "runtime.hpp"
 
 #include <oneapi/tbb/info.h>
@@ -198,6 +199,9 @@ context context::from_env() {
   from_variable("PRISM_EXTRA_DEPTH", [&](const std::string& s) { c.set_extra_depth(int(capped(s, 1000))); });
   from_variable("PRISM_CACHE_LEVEL", [&](const std::string& s) { c.set_cache_level(int(capped(s, 1000))); });
   from_variable("PRISM_LEAF", [&](const std::string& s) { c.set_leaf(parse_leaf_backend(s)); });
+  // Process-wide, read when the leaf libraries load; checked here so that a malformed value
+  // is reported like any PRISM_* one.
+  from_variable("PRISM_LEAF_KERNELS", [](const std::string& s) { (void)detail::parse_leaf_kernels(s); });
   double flops = 0, bandwidth = 0;
   from_variable("PRISM_RANK_FLOPS", [&](const std::string& s) { flops = double(parse_size(s)); });
   from_variable("PRISM_RANK_BANDWIDTH", [&](const std::string& s) { bandwidth = double(parse_size(s)); });

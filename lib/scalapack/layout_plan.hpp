@@ -17,8 +17,8 @@
 //     follow the caller's process rows or columns (block_cyclic.hpp);
 //   - the map from plan ranks to grid processes: row-major or column-major.
 // The cost of each fit is exact: per process, the elements it receives (A and B pieces it
-// lacks, partial C of its elements computed elsewhere). The fit with the least modelled
-// time max_p(flops_p / F + bytes_p / B) wins.
+// lacks, partial C of its elements computed elsewhere), and the elements it sends. The fit
+// with the least modelled time max_p(flops_p / F + max(received_p, sent_p) bytes / B) wins.
 // Example: 2048^3 on a 2 x 2 grid, blocks of 128: the plan m2 n2 with m grouped by C's
 // rows and n by C's columns gives each process exactly the C elements it holds: it
 // receives half of its rows of A and half of its columns of B, 16.8 MB, as pdgemm does.
@@ -59,10 +59,12 @@ struct layout_fit {
   view_spec views[3] = {0, 0, 0};       ///< per dimension m, n, k
   bool column_major = false;            ///< plan rank r -> process (r % nprow) * npcol + r / nprow
   std::vector<std::int64_t> received;   ///< per process: elements received in all phases
+  std::vector<std::int64_t> sent;       ///< per process: elements sent in all phases
   std::vector<double> flops;            ///< per process: real flops
   std::int64_t max_received = 0;        ///< largest of received
+  std::int64_t max_buffer = 0;          ///< largest copy one process holds in one phase (elements)
   double mean_received = 0;             ///< mean over all processes
-  double seconds = 0;                   ///< max over processes of flops / F + bytes / B
+  double seconds = 0;                   ///< max over processes of flops / F + max(received, sent) bytes / B
   /// One line, e.g. "m by C rows, n by C columns, k as is; plan ranks row-major".
   std::string describe() const;
 };

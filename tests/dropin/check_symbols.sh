@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# tests/dropin/check_symbols.sh LIB — the dynamic symbols LIB defines are exactly the eight
-# ?gemm entry points (Fortran and CBLAS), nothing else of BLAS, LAPACK or prism's C++.
+# tests/dropin/check_symbols.sh LIB — the dynamic symbols LIB defines are exactly the ?gemm,
+# ?syrk and ?herk entry points (Fortran and CBLAS), nothing else of BLAS, LAPACK or prism's C++.
 set -euo pipefail
 lib=$1
-want="cblas_cgemm cblas_dgemm cblas_sgemm cblas_zgemm cgemm_ dgemm_ sgemm_ zgemm_"
+want=$(printf "%s\n" cblas_{s,d,c,z}gemm {s,d,c,z}gemm_ cblas_{s,d,c,z}syrk {s,d,c,z}syrk_ cblas_{c,z}herk {c,z}herk_ |
+  sort | tr '\n' ' ' | sed 's/ $//')
 got=$(nm -D --defined-only "$lib" | awk '{print $NF}' | sort | tr '\n' ' ' | sed 's/ $//')
 echo "$lib defines: $got"
 if [ "$got" != "$want" ]; then

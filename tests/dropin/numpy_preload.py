@@ -5,7 +5,7 @@ LD_PRELOAD, as a user would run an unchanged script.
     numpy_preload.py /path/to/libprism_blas.so
 
 Runs the same computation in two child processes, one plain and one with
-LD_PRELOAD=libprism_blas.so PRISM_STATS=1: C = A.T @ B with A, B of 2^22 x 32 (same seed).
+LD_PRELOAD=libprism_blas.so PRISM_STATS=1: C = A.T @ B and G = A.T @ A (NumPy's cblas_dsyrk) with A, B of 2^22 x 32 (same seed).
 NumPy's OpenBLAS (libopenblas.so.0, pthread) is loaded globally in the preloaded child
 before prism's first call, so this is exactly the case where prism's leaf BLAS must stay
 isolated from the host's. Checks:
@@ -30,10 +30,13 @@ B = rng.standard_normal((k, n))
 blas = ctypes.CDLL("libopenblas.so.0")          # NumPy's own OpenBLAS, already loaded
 before = blas.openblas_get_num_threads()
 C = A.T @ B
+G = A.T @ A                                     # NumPy calls cblas_dsyrk for this (one operand)
 after = blas.openblas_get_num_threads()
 np.save(out + "/C.npy", C)
+np.save(out + "/G.npy", G)
 if sys.argv[2] == "bound":
     np.save(out + "/AB.npy", np.abs(A).T @ np.abs(B))
+    np.save(out + "/AA.npy", np.abs(A).T @ np.abs(A))
 print("host openblas threads", before, after)
 """
 
@@ -63,6 +66,20 @@ def main():
             print("FAIL: componentwise bound violated at", int(np.sum(err > bound)), "entries")
             ok = False
         print("max |C_prism - C_numpy| / bound = %.3g" % float(np.max(err / bound)))
+        # A.T @ A: NumPy's syrk path (it fills the other triangle itself from the one computed).
+        G1, G2, AA = (np.load(os.path.join(d, f)) for d, f in ((plain, "G.npy"), (pre, "G.npy"), (plain, "AA.npy")))
+        gbound = 2 * 4 * (k + 2) * np.finfo(np.float64).eps * AA
+        gerr = np.abs(G2 - G1)
+        if not np.all(gerr <= gbound):
+            print("FAIL: A.T @ A: componentwise bound violated at", int(np.sum(gerr > gbound)), "entries")
+            ok = False
+        print("A.T @ A: max |G_prism - G_numpy| / bound = %.3g" % float(np.max(gerr / gbound)))
+        if not re.search(r"cblas_dsyrk RowMajor uplo=\w trans=\w n=32 k=4194304 -> recursion", r2.stderr):
+            print("FAIL: PRISM_VERBOSE does not show NumPy's A.T @ A (cblas_dsyrk, n=32, k=2^22) taking the recursion")
+            ok = False
+        if not re.search(r"recursion\s+dsyrk\s+[1-9]", r2.stderr):
+            print("FAIL: PRISM_STATS does not show a dsyrk call on the recursion path")
+            ok = False
         if not re.search(r"recursion\s+d\s+[1-9]", r2.stderr):
             print("FAIL: PRISM_STATS does not show a double-precision call on the recursion path")
             ok = False

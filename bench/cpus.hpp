@@ -1,0 +1,35 @@
+// bench/cpus.hpp — the CPUs this process may use, and pinning a thread to one of them.
+//
+// Shared by the machine probes (fma_peak.cpp, bandwidth.cpp): both run one thread per
+// allowed CPU and pin it there. Without pinning, a scheduler that packs threads onto few
+// vCPUs (this project's VM boots with sched_vcpu_pack) runs two threads on one core and the
+// probe reports half the machine.
+#pragma once
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <vector>
+
+namespace prism_bench {
+
+/// The CPUs this process may run on, in order (empty if the affinity mask cannot be read).
+inline std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+/// Pins the calling thread to one CPU; false if the kernel refused.
+inline bool pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+}  // namespace prism_bench

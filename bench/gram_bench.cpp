@@ -1,0 +1,187 @@
+// bench/gram_bench.cpp — the `gram` set: Gram matrices as NumPy's A.T @ A computes them
+// (?syrk with trans = 'T' on a k x n column-major A, which is NumPy's C-order n-column
+// array), prism::syrk / prism::herk against threaded OpenBLAS and BLIS in the same run.
+//
+//   prism_gram_bench [--shapes=KxN[:z],...] [--reps=N] [--impls=prism,openblas,blis]
+//
+// Default shapes (issue 14): d 2^22x32, 2^20x64, 2^24x8 and z (herk, trans 'C') 2^20x32.
+// Each implementation runs every shape --reps times (default 5) after one warm-up; the best
+// time is printed with GF/s (n(n+1)k real flops, x4 complex), the bandwidth of reading A
+// once, the ratio to OpenBLAS and the roofline: max(bytes of A / stream bandwidth, flops /
+// FMA peak), both measured here on all cores first (a threaded sum over A; fma_peak.cpp).
+// Results are checked against OpenBLAS's on the upper triangle (relative 1e-10 / 1e-4 of
+// the norm). This file is separate from prism_bench.cpp on purpose: it shares nothing but
+// the FMA kernel and the privately opened BLAS builds.
+#include <prism/prism.hpp>
+
+#include "blas/blas_library.hpp"
+#include "fma_peak.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using prism::detail::blas_build;
+using prism::detail::blas_library;
+
+namespace {
+
+struct shape {
+  std::int64_t k, n;
+  bool complex;  // herk on complex<double>, else dsyrk
+};
+
+double seconds(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Bytes per second of one read pass over `bytes` bytes with all cores (best of 3).
+double stream_read(const double* p, std::size_t count, int threads) {
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<double> sums(std::size_t(threads), 0.0);
+    best = std::min(best, seconds([&] {
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+          const std::size_t b = count * std::size_t(t) / std::size_t(threads), e = count * std::size_t(t + 1) / std::size_t(threads);
+          double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+          std::size_t i = b;
+          for (; i + 4 <= e; i += 4) { s0 += p[i]; s1 += p[i + 1]; s2 += p[i + 2]; s3 += p[i + 3]; }
+          for (; i < e; ++i) s0 += p[i];
+          sums[std::size_t(t)] = s0 + s1 + s2 + s3;
+        });
+      for (auto& th : pool) th.join();
+    }));
+    if (sums[0] == 12345.678) std::puts("");  // keeps the sums alive
+  }
+  return double(count * sizeof(double)) / best;
+}
+
+std::vector<shape> parse_shapes(const std::string& s) {
+  std::vector<shape> out;
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    std::size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(pos, end - pos);
+    shape sh{};
+    char kind = 'd';
+    if (std::sscanf(item.c_str(), "%ldx%ld:%c", &sh.k, &sh.n, &kind) < 2) {
+      std::fprintf(stderr, "gram_bench: bad shape '%s' (want KxN or KxN:z)\n", item.c_str());
+      std::exit(2);
+    }
+    sh.complex = kind == 'z';
+    out.push_back(sh);
+    pos = end + 1;
+  }
+  return out;
+}
+
+template <class T>
+void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps, int nproc, double bandwidth,
+               double peak) {
+  const std::int64_t k = sh.k, n = sh.n;
+  std::vector<T> A(std::size_t(k * n));
+  std::uint64_t x = 88172645463325252ull;  // xorshift: fast fill of a GB
+  for (auto& a : A) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    const double v = double(x >> 11) / double(1ull << 53) - 0.5;
+    if constexpr (std::same_as<T, double>) a = v;
+    else a = T(v, 0.5 - v);
+  }
+  const bool herm = !std::same_as<T, double>;
+  const char trans = herm ? 'C' : 'T';
+  const double flops = (herm ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
+  const double bytes = double(A.size() * sizeof(T));
+  const double roof = std::max(bytes / bandwidth, flops / peak);
+  std::vector<T> ref(std::size_t(n * n), T(0)), C(std::size_t(n * n), T(0));
+  double t_openblas = 0;
+  for (const std::string& impl : impls) {
+    std::function<void(T*)> call;
+    const blas_library* lib = nullptr;
+    if (impl == "openblas") lib = &blas_library::get(blas_build::openblas_pthread);
+    else if (impl == "blis") lib = &blas_library::get(blas_build::blis_pthread);
+    if (lib != nullptr) {
+      lib->set_threads(nproc);
+      call = [&, lib](T* c) {
+        if constexpr (std::same_as<T, double>) lib->syrk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
+        else lib->herk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
+      };
+    } else {
+      call = [&](T* c) {
+        if constexpr (std::same_as<T, double>) prism::syrk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
+        else prism::herk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
+      };
+    }
+    T* out = impl == "openblas" ? ref.data() : C.data();
+    call(out);  // warm-up (and the result checked below)
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) best = std::min(best, seconds([&] { call(out); }));
+    if (impl == "openblas") t_openblas = best;
+    std::string check = "-";
+    if (impl != "openblas" && t_openblas > 0) {
+      double diff = 0, norm = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i <= j; ++i) {
+          diff = std::max(diff, double(std::abs(C[std::size_t(i + j * n)] - ref[std::size_t(i + j * n)])));
+          norm = std::max(norm, double(std::abs(ref[std::size_t(i + j * n)])));
+        }
+      check = diff <= 1e-10 * norm ? "ok" : "MISMATCH";
+    }
+    std::printf("%-6s %-8s k=%-9ld n=%-4ld %10.3f ms %8.2f GF/s %8.2f GB/s  x%.2f vs openblas  %5.1f%% of roofline  %s\n",
+                herm ? "zherk" : "dsyrk", impl.c_str(), long(k), long(n), best * 1e3, flops / best * 1e-9,
+                bytes / best * 1e-9, t_openblas > 0 ? t_openblas / best : 1.0, 100.0 * roof / best, check.c_str());
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string shapes = "4194304x32,1048576x64,16777216x8,1048576x32:z", impls_arg = "openblas,prism,blis";
+  int reps = 5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--shapes=", 0) == 0) shapes = a.substr(9);
+    else if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
+    else if (a.rfind("--impls=", 0) == 0) impls_arg = a.substr(8);
+    else {
+      std::fprintf(stderr, "usage: prism_gram_bench [--shapes=KxN[:z],...] [--reps=N] [--impls=openblas,prism,blis]\n");
+      return 2;
+    }
+  }
+  std::vector<std::string> impls;
+  for (std::size_t p = 0; p <= impls_arg.size();) {
+    std::size_t e = impls_arg.find(',', p);
+    if (e == std::string::npos) e = impls_arg.size();
+    impls.push_back(impls_arg.substr(p, e - p));
+    p = e + 1;
+  }
+  // OpenBLAS first: the others' check and ratio refer to it.
+  std::stable_partition(impls.begin(), impls.end(), [](const std::string& s) { return s == "openblas"; });
+  const int nproc = int(std::max(1u, std::thread::hardware_concurrency()));
+  double fma_flops = 0;
+  const double fma_seconds = seconds([&] { fma_flops = prism_bench::fma_peak_double(nproc, 1 << 24); });
+  const double peak = fma_flops / fma_seconds;
+  std::vector<double> probe(std::size_t(1) << 25, 1.0);  // 256 MB, beyond any cache
+  const double bandwidth = stream_read(probe.data(), probe.size(), nproc);
+  probe = {};
+  std::printf("# gram: %d threads, stream read %.1f GB/s, FMA peak %.1f GF/s (double, %s); prism %s\n", nproc,
+              bandwidth * 1e-9, peak * 1e-9, prism_bench::fma_isa(), prism::version());
+  for (const shape& sh : parse_shapes(shapes)) {
+    if (sh.complex) run_shape<std::complex<double>>(sh, impls, reps, nproc, bandwidth, peak);
+    else run_shape<double>(sh, impls, reps, nproc, bandwidth, peak);
+  }
+  return 0;
+}

@@ -1,0 +1,139 @@
+// lib/blas/leaf_kernels.hpp — which kernel set prism's private leaf libraries run.
+//
+// OpenBLAS (DYNAMIC_ARCH) and BLIS each carry several kernel sets and pick one per process
+// when they load: OpenBLAS by cpuid unless OPENBLAS_CORETYPE names a core type, BLIS by
+// cpuid unless BLIS_ARCH_TYPE names a configuration. Both fall back on CPUs newer than the
+// library (Debian's BLIS 0.9.0 runs its `generic` C kernels on this project's AMD EPYC),
+// and both follow whatever the host's environment forces. prism's leaf libraries are
+// private copies, so prism chooses their kernel set itself, from the CPU's features:
+//
+//   OpenBLAS: Cooperlake (AVX-512 F/BW/DQ/VL/CD + AVX512_BF16), SkylakeX (AVX-512
+//             F/BW/DQ/VL/CD), Zen (AMD, AVX2 + FMA), Haswell (AVX2 + FMA), Sandybridge (AVX);
+//   BLIS:     among the configurations the library registered: skx (AVX-512 F/BW/DQ/VL/CD),
+//             then the AVX2 + FMA ones (zen3, zen2, zen, haswell on AMD; haswell first on
+//             others), then sandybridge (AVX).
+//
+// and applies it only to its own copies (blas_library.cpp says how), never to a copy the
+// host loaded. PRISM_LEAF_KERNELS overrides, for experiments. README "Leaf kernels".
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace prism::detail {
+
+/// The CPU features that decide which kernel sets can run (x86-64; all false elsewhere).
+struct cpu_features {
+  bool intel = false, amd = false;
+  bool avx = false, avx2 = false, fma = false;
+  bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512cd = false;
+  bool avx512bf16 = false;
+
+  /// AVX-512 F, BW, DQ, VL and CD: what OpenBLAS's SkylakeX and BLIS's skx kernels use.
+  bool avx512_skylake() const noexcept { return avx512f && avx512bw && avx512dq && avx512vl && avx512cd; }
+  /// The vendor and the features that count here, e.g. "AMD avx avx2 fma avx512f avx512bw
+  /// avx512dq avx512vl avx512cd avx512_bf16".
+  std::string describe() const;
+};
+
+/// This machine's features, read once: the compiler's cpuid query (__builtin_cpu_supports),
+/// which also checks that the OS saves the AVX and AVX-512 registers (XGETBV).
+const cpu_features& this_cpu();
+
+/// What PRISM_LEAF_KERNELS asks of one leaf library.
+struct kernel_request {
+  /// automatic: prism chooses by CPU features; detect: the library's own cpuid detection with
+  /// the host's forcing variables removed; host: the process environment as it is (prism's
+  /// old behaviour); named: the kernel set in `name`.
+  enum class how { automatic, detect, host, named };
+  how mode = how::automatic;
+  std::string name;  ///< the kernel set when mode is named ("SkylakeX", "zen3")
+};
+
+/// The requests for both leaf libraries.
+struct leaf_kernel_requests {
+  kernel_request openblas;  ///< `openblas=...`
+  kernel_request blis;      ///< `blis=...`
+};
+
+/// "auto", "detect", "host" or the name of a named request.
+std::string to_string(const kernel_request& r);
+
+/// Parses PRISM_LEAF_KERNELS: comma-separated `openblas=X` and `blis=X`, X one of auto,
+/// detect, host or a kernel-set name ("openblas=SkylakeX,blis=zen3"; a library not named
+/// stays auto). Names are checked against the sets prism knows, not against this CPU.
+/// Throws prism::error saying what is wrong (the caller names the variable).
+leaf_kernel_requests parse_leaf_kernels(const std::string& text);
+
+/// PRISM_LEAF_KERNELS of this process, read once; unset or empty is auto for both. A
+/// malformed value is said once on stderr and read as auto (context::from_env rejects it
+/// first where a PRISM_* error can be reported).
+const leaf_kernel_requests& leaf_kernels_from_env();
+
+/// OpenBLAS core types (OPENBLAS_CORETYPE spelling) this CPU runs, best first; e.g. on
+/// this project's AMD EPYC: Cooperlake SkylakeX Zen Haswell Sandybridge. Empty when the CPU
+/// has not even AVX (the library's own choice is then kept).
+std::vector<std::string> openblas_core_candidates(const cpu_features& cpu);
+
+/// The OpenBLAS core types prism knows, in OPENBLAS_CORETYPE spelling.
+const std::vector<std::string>& openblas_core_names();
+
+/// BLIS configurations (bli_arch_string spelling) this CPU runs, best first, among
+/// `registered`; e.g. AMD with AVX-512 and registered {skx, haswell, zen3, zen2, generic}:
+/// skx zen3 zen2 haswell.
+std::vector<std::string> blis_arch_candidates(const cpu_features& cpu, const std::vector<std::string>& registered);
+
+/// The BLIS configurations prism knows for x86-64 (those whose CPU needs it can check).
+const std::vector<std::string>& blis_arch_names();
+
+/// Canonical spelling of a kernel-set name of `library` ("openblas" or "blis"), matched
+/// case-insensitively ("skylakex" -> "SkylakeX"); "" if prism does not know it.
+std::string canonical_kernel_name(const std::string& library, const std::string& name);
+
+/// True when the CPU has what the kernel set `name` (canonical spelling) needs.
+bool cpu_runs(const cpu_features& cpu, const std::string& library, const std::string& name);
+
+/// Width in bits of the FMA vectors a kernel set computes with, by its name as the library
+/// reports it: 512 for OpenBLAS's Cooperlake / SkylakeX and BLIS's skx / knl, 256 for the
+/// AVX2 + FMA sets (Haswell, Zen, haswell, zen*), 0 for anything else (generic, older, or
+/// unknown). Example: "SkylakeX" -> 512, "zen3" -> 256, "generic" -> 0.
+int kernel_vector_bits(const std::string& name);
+
+/// Sets or unsets environment variables for its lifetime and then restores each exactly as
+/// it was: the same text, or unset. setenv/unsetenv race with a getenv on another thread
+/// (glibc's environment has no lock for readers), so prism uses this only inside the
+/// std::call_once that loads its leaf libraries, once per process.
+class scoped_env {
+ public:
+  /// `changes`: (name, value) pairs; a value of nullptr unsets the variable.
+  explicit scoped_env(const std::vector<std::pair<const char*, const char*>>& changes);
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+  /// Restores every variable it changed, last change first.
+  ~scoped_env();
+
+ private:
+  struct saved {
+    std::string name;
+    bool was_set;
+    std::string value;
+  };
+  std::vector<saved> saved_;
+};
+
+/// What prism chose for one leaf library, and why (`prism leaves`, PRISM_STATS).
+struct kernel_choice {
+  std::string request;      ///< PRISM_LEAF_KERNELS item: auto, detect, host or a name
+  std::string chosen;       ///< the kernel set prism asked for; "" when the library chose
+  std::string why;          ///< one line: the features or the override behind `chosen`
+  std::string candidates;   ///< the sets this CPU runs, best first, space-separated
+  std::string environment;  ///< the host's forcing variables prism's copy did not follow
+  std::string running;      ///< the set the library reports after loading
+  std::string detected;     ///< the library's own choice in a clean environment, if known
+  std::string measured;     ///< probe rates when sets were compared, e.g. "Cooperlake 85.1 GF/s, ..."
+  std::string interface;    ///< how leaves call it: "cblas" or BLIS's "bli_?gemm_ex ..."
+  std::string note;         ///< anything unexpected (a set refused, the host's copy kept)
+};
+
+}  // namespace prism::detail
