@@ -2,10 +2,11 @@
 # The measurement behind the streaming leaf's `auto` rule (streaming_preferred in
 # lib/leaves/streaming.cpp): `prism leaves --streaming`, one thread, prism's streaming
 # kernel against its OpenBLAS leaf (the private ILP64 copy) on leaves with m, n <= 16,
-# double and complex double, NN, TN and NT. It runs twice: in the environment as it is
-# (this project's machine sets OPENBLAS_CORETYPE=Haswell) and with OPENBLAS_CORETYPE and
-# OPENBLAS_L2_SIZE removed (OpenBLAS then picks its own, AVX-512, kernels), so the rule
-# holds against OpenBLAS at its best.
+# all four types, NN, TN and NT. It runs twice: with prism's OpenBLAS copy on its AVX2
+# kernels (PRISM_LEAF_KERNELS=openblas=Haswell, what this project's machine sets through
+# OPENBLAS_CORETYPE) and on the set prism chooses for the CPU (AVX-512 here), so the rule
+# holds against OpenBLAS at its best. prism's copies ignore OPENBLAS_CORETYPE, so the
+# variable no longer selects the kernels here.
 #   bash scripts/leaf-streaming.sh [--out FILE]   (default bench/results/leaf-streaming-<UTC date>.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,11 +23,11 @@ dirty=$(git diff --quiet HEAD -- lib apps include 2>/dev/null || echo " (uncommi
   echo "# other load: the machine is shared; each row times OpenBLAS and then the streaming leaf back to back, best of 5 each"
   echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  echo "## environment as set: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"
-  "$prism" leaves --streaming --reps 5
+  echo "## PRISM_LEAF_KERNELS=openblas=Haswell,blis=auto (the AVX2 kernels)"
+  PRISM_LEAF_KERNELS=openblas=Haswell,blis=auto "$prism" leaves --streaming --reps 5
   echo
-  echo "## OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed"
-  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$prism" leaves --streaming --reps 5
+  echo "## PRISM_LEAF_KERNELS unset: the OpenBLAS set prism chooses for this CPU"
+  env -u PRISM_LEAF_KERNELS "$prism" leaves --streaming --reps 5
   echo
   echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out"
