@@ -26,17 +26,6 @@ namespace prism_bench {
 
 namespace {
 
-#if defined(__AVX512F__)
-constexpr int kVectorBytes = 64;
-constexpr const char* kIsa = "avx512f";
-#elif defined(__AVX__)
-constexpr int kVectorBytes = 32;
-constexpr const char* kIsa = "avx";
-#else
-constexpr int kVectorBytes = 16;
-constexpr const char* kIsa = "sse";
-#endif
-
 constexpr int kAccumulators = 8;
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;

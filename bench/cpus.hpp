@@ -1,4 +1,5 @@
-// bench/cpus.hpp — the CPUs this process may use, and pinning a thread to one of them.
+// bench/cpus.hpp — the CPUs this process may use, pinning a thread to one of them, and the
+// vector width the probes are built for.
 //
 // Shared by the machine probes (fma_peak.cpp, bandwidth.cpp): both run one thread per
 // allowed CPU and pin it there. Without pinning, a scheduler that packs threads onto few
@@ -12,6 +13,18 @@
 #include <vector>
 
 namespace prism_bench {
+
+// The widest vector the probe's compile flags (-march=native) allow, and its name.
+#if defined(__AVX512F__)
+constexpr int kVectorBytes = 64;
+constexpr const char* kIsa = "avx512f";
+#elif defined(__AVX__)
+constexpr int kVectorBytes = 32;
+constexpr const char* kIsa = "avx";
+#else
+constexpr int kVectorBytes = 16;
+constexpr const char* kIsa = "sse";
+#endif
 
 /// The CPUs this process may run on, in order (empty if the affinity mask cannot be read).
 inline std::vector<int> allowed_cpus() {

@@ -20,17 +20,6 @@ namespace prism_bench {
 
 namespace {
 
-#if defined(__AVX512F__)
-constexpr int kVectorBytes = 64;
-constexpr const char* kIsa = "avx512f";
-#elif defined(__AVX__)
-constexpr int kVectorBytes = 32;
-constexpr const char* kIsa = "avx";
-#else
-constexpr int kVectorBytes = 16;
-constexpr const char* kIsa = "sse";
-#endif
-
 #if defined(__FMA__)
 constexpr const char* kFma = "+fma";
 #else
