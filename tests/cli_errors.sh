@@ -59,6 +59,7 @@ bad "^prism: unknown option '--frob' for 'prism plan'" -- plan 8 8 8 --frob
 bad "^prism: unknown option '--reps' for 'prism plan'" -- plan 8 8 8 --reps 3
 bad "^prism: unknown option '--threads' for 'prism leaves'" -- leaves --threads 2
 bad "^prism: --types must be letters from s, d, c, z" -- leaves --types dx
+bad "^prism: --types must be letters from s, d, c, z" -- leaves --streaming --types dx  # --streaming and --types together
 bad "^prism: PRISM_LEAF_KERNELS: unknown openblas kernel set 'Icelake'" PRISM_LEAF_KERNELS=openblas=Icelake -- leaves --reps 1
 bad "^prism: PRISM_LEAF_KERNELS: 'zen3' is not library=kernels" PRISM_LEAF_KERNELS=zen3 -- plan 8 8 8
 bad "^prism: --threads needs a value \(see 'prism help plan'\)$" -- plan 8 8 8 --threads
