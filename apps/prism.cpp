@@ -443,7 +443,7 @@ int run_plan(const options& o) {
                   p.flops(), o.ctx.small_flops());
     why = line;
     prism::node leaf;
-    leaf.backend = prism::detail::choose_leaf(o.ctx.leaf(), p.type, p.m, p.n, p.k);
+    leaf.backend = prism::detail::choose_leaf(o.ctx.leaf(), p.type, p.m, p.n, p.k, p.transa, p.transb);
     pl = prism::plan(p, prism::resources{}, {leaf});  // one rank, one domain, one thread: the caller's
   } else {
     try {
@@ -463,47 +463,60 @@ int run_plan(const options& o) {
   return 0;
 }
 
-// The streaming leaf against the OpenBLAS leaf on leaves with m, n <= 16, one type and
-// trans pair: one row of `prism leaves`' second table.
+// The streaming leaf against the OpenBLAS and the BLIS leaf (prism's private copies, their
+// own kernel sets) on leaves with m, n <= 128, one type and trans pair: one row of
+// `prism leaves`' second table. str/best divides by the faster BLAS leaf.
 template <class T>
-void time_streaming_leaf(const options& o, const prism::detail::blas_library& ob, int m, int n, int k, char ta,
-                         char tb) {
+void time_streaming_leaf(const options& o, const prism::detail::blas_library& ob, const prism::detail::blas_library& bl,
+                         int m, int n, int k, char ta, char tb) {
   const int lda = ta == 'N' ? m : k, ldb = tb == 'N' ? k : n;
   auto A = random_matrix<T>(std::size_t(m) * k, 1), B = random_matrix<T>(std::size_t(k) * n, 2);
   std::vector<T> C(std::size_t(m) * n);
   const double flops = prism::gemm_flops(prism::scalar_type_of<T>(), m, n, k);
-  const double to = time_calls(o.reps, [&] {
-                      ob.gemm<T>(ta, tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0), C.data(), m);
-                    }).seconds;
+  auto blas = [&](const prism::detail::blas_library& lib) {
+    return time_calls(o.reps, [&] {
+             lib.gemm<T>(ta, tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0), C.data(), m);
+           }).seconds;
+  };
+  const double to = blas(ob), tl = blas(bl);
   const double ts = time_calls(o.reps, [&] {
                       prism::detail::streaming_gemm<T>(ta, tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0),
                                                        C.data(), m);
                     }).seconds;
-  std::printf("%4d x %2d x %8d %4c %3c%c %12.2f %13.2f %8.2f\n", m, n, k, char(prism::scalar_type_of<T>()), ta, tb,
-              flops / to * 1e-9, flops / ts * 1e-9, to / ts);
+  std::printf("%4d x %3d x %8d %4c %3c%c %12.2f %9.2f %13.2f %8.2f\n", m, n, k, char(prism::scalar_type_of<T>()), ta,
+              tb, flops / to * 1e-9, flops / tl * 1e-9, flops / ts * 1e-9, std::min(to, tl) / ts);
+  std::fflush(stdout);
 }
 
-// The streaming leaf against the OpenBLAS leaf (1 thread each), all four types (those of
-// --types when given), NN, TN and NT: the measurement behind streaming_preferred
+// The streaming leaf against the OpenBLAS and BLIS leaves (1 thread each), all four types
+// (those of --types when given), NN, TN and NT: the measurement behind streaming_preferred
 // (lib/leaves/streaming.cpp).
 void run_streaming_leaves(const options& o) {
   const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
-  std::printf("%s# streaming leaf (prism's own kernel, %s) against the openblas leaf (%s), 1 thread; best of %d\n",
-              o.streaming_only ? "" : "\n", prism::detail::streaming_target(), ob.kernel_name().c_str(), o.reps);
-  std::printf("%-20s %4s %4s %12s %13s %8s\n", "leaf m x n x k", "type", "op", "openblas GF", "streaming GF", "str/ob");
+  const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
+  std::printf("%s# streaming leaf (prism's own kernel, %s) against the openblas (%s) and blis (%s) leaves, 1 thread; "
+              "best of %d\n",
+              o.streaming_only ? "" : "\n", prism::detail::streaming_target(), ob.kernel_name().c_str(),
+              bl.kernel_name().c_str(), o.reps);
+  std::printf("%-21s %4s %4s %12s %9s %13s %8s\n", "leaf m x n x k", "type", "op", "openblas GF", "blis GF",
+              "streaming GF", "str/best");
   const std::vector<std::array<int, 3>> shapes = {
-      {4, 4, 1 << 20}, {8, 8, 1 << 20}, {16, 16, 1 << 18}, {16, 8, 1 << 19}, {8, 16, 1 << 19},
-      {1, 16, 1 << 20}, {16, 1, 1 << 20}, {4, 4, 65536},    {8, 8, 65536},    {4, 4, 16384},
-      {8, 8, 16384},   {16, 16, 16384}, {4, 4, 4096},      {8, 8, 4096},     {16, 16, 4096},
-      {8, 8, 512},     {16, 16, 512},   {8, 8, 128},       {16, 16, 128},    {4, 4, 64},
-      {8, 8, 64},      {16, 16, 64},    {16, 16, 16}};
+      {4, 4, 1 << 20},   {8, 8, 1 << 20},   {16, 16, 1 << 18},  {16, 8, 1 << 19},   {8, 16, 1 << 19},
+      {1, 16, 1 << 20},  {16, 1, 1 << 20},  {4, 4, 65536},      {8, 8, 65536},      {4, 4, 16384},
+      {8, 8, 16384},     {16, 16, 16384},   {4, 4, 4096},       {8, 8, 4096},       {16, 16, 4096},
+      {8, 8, 512},       {16, 16, 512},     {8, 8, 128},        {16, 16, 128},      {4, 4, 64},
+      {8, 8, 64},        {16, 16, 64},      {16, 16, 16},
+      // tiled (m or n above 16): tall leaves, then k down to where the chunks are few
+      {24, 24, 1 << 20}, {32, 32, 1 << 20}, {48, 48, 1 << 19},  {64, 64, 1 << 18},  {64, 16, 1 << 19},
+      {96, 96, 1 << 17}, {128, 128, 1 << 17}, {32, 32, 16384},  {64, 64, 16384},    {128, 128, 16384},
+      {32, 32, 4096},    {64, 64, 4096},    {128, 128, 4096},   {64, 64, 512}};
   for (auto [m, n, k] : shapes)
     for (const char* op : {"NN", "TN", "NT"}) {
       auto wanted = [&](char t) { return !o.leaf_types_given || o.leaf_types.find(t) != std::string::npos; };
-      if (wanted('d')) time_streaming_leaf<double>(o, ob, m, n, k, op[0], op[1]);
-      if (wanted('z')) time_streaming_leaf<std::complex<double>>(o, ob, m, n, k, op[0], op[1]);
-      if (wanted('s')) time_streaming_leaf<float>(o, ob, m, n, k, op[0], op[1]);
-      if (wanted('c')) time_streaming_leaf<std::complex<float>>(o, ob, m, n, k, op[0], op[1]);
+      if (wanted('d')) time_streaming_leaf<double>(o, ob, bl, m, n, k, op[0], op[1]);
+      if (wanted('z')) time_streaming_leaf<std::complex<double>>(o, ob, bl, m, n, k, op[0], op[1]);
+      if (wanted('s')) time_streaming_leaf<float>(o, ob, bl, m, n, k, op[0], op[1]);
+      if (wanted('c')) time_streaming_leaf<std::complex<float>>(o, ob, bl, m, n, k, op[0], op[1]);
     }
 }
 

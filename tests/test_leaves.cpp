@@ -145,7 +145,8 @@ TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels ar
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 128, 128, 4096) == large);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 2048, 1024, 64) == large);
   // OpenBLAS whatever the kernels: small m or n, float squares, complex.
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20) == leaf_backend::openblas);
+  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20, 'T', 'N') == leaf_backend::openblas);
+  CHECK(detail::choose_blas_leaf(scalar_type::d, 64, 64, 1 << 20) == leaf_backend::openblas);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 127, 4096, 4096) == leaf_backend::openblas);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 1024, 1024, 1024) == leaf_backend::openblas);
   CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 4, 4096, 4096) == leaf_backend::openblas);

@@ -79,8 +79,8 @@ void sweep(std::uint64_t seed) {
   const char letters[] = {'N', 'T', 'C'};
   auto pick = [&](int lo, int hi) { return int(std::uniform_int_distribution<int>(lo, hi)(gen)); };
   int calls = 0;
-  for (std::int64_t m = 1; m <= detail::streaming_max_mn; ++m)
-    for (std::int64_t n = 1; n <= detail::streaming_max_mn; ++n) {
+  for (std::int64_t m = 1; m <= detail::streaming_block_mn; ++m)
+    for (std::int64_t n = 1; n <= detail::streaming_block_mn; ++n) {
       const int form = pick(0, 9);
       const std::int64_t k = form == 0 ? 1 : form == 1 ? 2 : 2 * pick(0, 49) + 1;
       const std::string why = one_case<T>(gen, letters[pick(0, 2)], letters[pick(0, 2)], m, n, k, pick(0, 3),
@@ -99,6 +99,30 @@ void sweep(std::uint64_t seed) {
   CHECK(calls == 256 + 18);
 }
 
+// Tiled leaves (m or n above 16, up to 128): sizes around the 16 x 16 blocks and at the
+// limit, every trans pair, k from 1 to past several L2 chunks (kc is 256 for 64 x 64
+// doubles, 64 for 128 x 128 complex doubles), partial blocks on both sides.
+template <class T>
+void tiled_sweep(std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  const char letters[] = {'N', 'T', 'C'};
+  const std::int64_t sizes[] = {1, 7, 16, 17, 31, 33, 64, 100, 128};
+  auto pick = [&](int lo, int hi) { return int(std::uniform_int_distribution<int>(lo, hi)(gen)); };
+  int calls = 0;
+  for (char ta : letters)
+    for (char tb : letters)
+      for (int rep = 0; rep < 3; ++rep) {
+        std::int64_t m = sizes[pick(0, 8)], n = sizes[pick(0, 8)];
+        if (m <= 16 && n <= 16) m = sizes[pick(3, 8)];  // at least one side tiled
+        const std::int64_t ks[] = {1, 2, 77, 1000, 2049};
+        const std::string why =
+            one_case<T>(gen, ta, tb, m, n, ks[pick(0, 4)], pick(0, 3), pick(0, 3), pick(0, 3));
+        CHECK_MESSAGE(why.empty(), why);
+        ++calls;
+      }
+  CHECK(calls == 27);
+}
+
 }  // namespace
 
 TEST_CASE("streaming kernel: randomized sweep within the componentwise bound, padding untouched") {
@@ -106,6 +130,13 @@ TEST_CASE("streaming kernel: randomized sweep within the componentwise bound, pa
   SUBCASE("double") { sweep<double>(12); }
   SUBCASE("complex<float>") { sweep<std::complex<float>>(13); }
   SUBCASE("complex<double>") { sweep<std::complex<double>>(14); }
+}
+
+TEST_CASE("streaming kernel, tiled (m or n above 16): randomized sweep within the componentwise bound") {
+  SUBCASE("float") { tiled_sweep<float>(15); }
+  SUBCASE("double") { tiled_sweep<double>(16); }
+  SUBCASE("complex<float>") { tiled_sweep<std::complex<float>>(17); }
+  SUBCASE("complex<double>") { tiled_sweep<std::complex<double>>(18); }
 }
 
 // The dispatcher runs the best instruction set; the others (AVX2 on an AVX-512 CPU, the
@@ -121,6 +152,7 @@ TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU ca
     CHECK(std::string(detail::streaming_target()) == hwy::TargetName(target));
     sweep<double>(60 + std::uint64_t(targets));
     sweep<std::complex<float>>(70 + std::uint64_t(targets));
+    tiled_sweep<double>(80 + std::uint64_t(targets));
     ++targets;
   }
   hwy::SetSupportedTargetsForTest(0);
@@ -164,16 +196,20 @@ TEST_CASE("streaming kernel: reference BLAS quick returns and its refusals") {
   C.assign(C.size(), std::numeric_limits<double>::quiet_NaN());
   detail::streaming_gemm<double>('T', 'N', 16, 16, 0, 2.0, nullptr, 1, nullptr, 1, 0.0, C.data(), 16);
   for (double c : C) CHECK(c == 0.0);
-  // m or n above 16 is not a streaming leaf.
-  std::vector<double> big(17 * 17);
-  CHECK_THROWS_AS(detail::streaming_gemm<double>('N', 'N', 17, 4, 4, 1.0, big.data(), 17, big.data(), 4, 0.0,
-                                                 big.data(), 17),
+  // m or n above 128 is not a streaming leaf.
+  std::vector<double> big(129 * 129);
+  CHECK_THROWS_AS(detail::streaming_gemm<double>('N', 'N', 129, 4, 4, 1.0, big.data(), 129, big.data(), 4, 0.0,
+                                                 big.data(), 129),
                   prism::error);
+  // A tiled leaf with alpha = 0 scales C by beta without reading A or B (null here).
+  std::vector<double> c40(40 * 40, 3.0);
+  detail::streaming_gemm<double>('N', 'N', 40, 40, 9, 0.0, nullptr, 40, nullptr, 9, 0.5, c40.data(), 40);
+  for (double c : c40) CHECK(c == 1.5);
   // m = 0: nothing to do.
   detail::streaming_gemm<double>('N', 'N', 0, 4, 4, 1.0, nullptr, 1, nullptr, 4, 0.0, nullptr, 1);
 }
 
-TEST_CASE("leaf kind streaming: parsed, printed, refused on leaves above 16") {
+TEST_CASE("leaf kind streaming: parsed, printed, refused on leaves above 128") {
   CHECK(parse_leaf_backend("streaming") == leaf_backend::streaming);
   CHECK(std::string(to_string(leaf_backend::streaming)) == "streaming");
   const std::string text =
@@ -183,7 +219,7 @@ TEST_CASE("leaf kind streaming: parsed, printed, refused on leaves above 16") {
   CHECK(p.nodes()[1].backend == leaf_backend::streaming);
   CHECK(p.to_string().find("  leaf streaming ") != std::string::npos);
   CHECK(plan::parse(p.to_string()) == p);
-  CHECK_THROWS_AS(plan::parse("prism-plan 2\nproblem d NN 17 8 100\nthreads 1\nleaf streaming\n"), plan_error);
+  CHECK_THROWS_AS(plan::parse("prism-plan 2\nproblem d NN 129 8 100\nthreads 1\nleaf streaming\n"), plan_error);
   CHECK_THROWS_AS(plan::parse("prism-plan 2\nproblem d NN 8 8 100\nthreads 1\nleaf streamer\n"), plan_error);
   // A hand-written plan with both leaf kinds runs through prism::execute within the bound.
   using T = std::complex<double>;
@@ -217,10 +253,11 @@ TEST_CASE("PRISM_LEAF=streaming: every leaf of an 8x8x100000 plan is streaming, 
   gemm<double>('N', 'N', 8, 8, 100000, -1.0, A.data(), 9, B.data(), 100000, 2.0, C.data(), 8, ctx);
   CHECK(check_bound(ref, 8, 8, 100000, C.data(), 8) == "");
   // Where it does not apply, `streaming` falls back to the BLAS leaf auto would pick.
-  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::d, 17, 8, 1 << 20) ==
-        detail::choose_leaf(leaf_backend::automatic, scalar_type::d, 17, 8, 1 << 20));
+  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::d, 129, 8, 1 << 20) ==
+        detail::choose_leaf(leaf_backend::automatic, scalar_type::d, 129, 8, 1 << 20));
   CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::s, 1, 16, 3) == leaf_backend::streaming);
-  const plan wide = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 100000}, ctx);
+  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::z, 128, 40, 3) == leaf_backend::streaming);
+  const plan wide = make_plan(problem{scalar_type::d, 'N', 'N', 512, 512, 100000}, ctx);
   for (const node& nd : wide.nodes())
     if (nd.kind == step_kind::leaf) CHECK(nd.backend != leaf_backend::streaming);
 }
@@ -237,7 +274,7 @@ TEST_CASE("PRISM_LEAF=auto picks the streaming leaf for an 8x8x2^20 plan") {
   CHECK(text.find("leaf blis") == std::string::npos);
 }
 
-TEST_CASE("auto's streaming rule: complex from k = 128, real from 2 MiB of A and B, m, n <= 16 only") {
+TEST_CASE("auto's streaming rule up to 16: complex from k = 128, real from 2 MiB of A and B") {
   using detail::choose_leaf;
   const auto pick = [](scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
     return choose_leaf(leaf_backend::automatic, t, m, n, k) == leaf_backend::streaming;
@@ -249,6 +286,32 @@ TEST_CASE("auto's streaming rule: complex from k = 128, real from 2 MiB of A and
   CHECK_FALSE(pick(scalar_type::d, 8, 8, 16383));
   CHECK_FALSE(pick(scalar_type::d, 4, 4, 16384));  // 1 MiB: in L2, OpenBLAS's kernels win
   CHECK(pick(scalar_type::s, 1, 16, 1 << 20));
-  CHECK_FALSE(pick(scalar_type::d, 17, 8, 1 << 20));
-  CHECK_FALSE(pick(scalar_type::z, 8, 32, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::d, 129, 8, 1 << 20));
+}
+
+TEST_CASE("auto's streaming rule above 16: m n <= 1024 from 2 MiB; double / complex double up to 64") {
+  const auto pick = [](scalar_type t, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k) {
+    return detail::choose_leaf(leaf_backend::automatic, t, m, n, k, ta, tb) == leaf_backend::streaming;
+  };
+  CHECK(pick(scalar_type::d, 'T', 'N', 32, 32, 4096));        // (32 + 32) * 4096 * 8 bytes = 2 MiB
+  CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 32, 32, 4095));
+  CHECK(pick(scalar_type::s, 'N', 'N', 64, 16, 1 << 20));     // m n = 1024
+  CHECK(pick(scalar_type::c, 'N', 'T', 17, 8, 1 << 20));
+  CHECK(pick(scalar_type::d, 'N', 'N', 64, 64, 32768));       // 128 * 32768 * 8 = 32 MiB
+  CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 64, 64, 32767));
+  CHECK(pick(scalar_type::d, 'N', 'T', 48, 64, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 64, 64, 1 << 20));  // the dot kernel lost there
+  CHECK(pick(scalar_type::z, 'T', 'N', 64, 64, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::s, 'N', 'N', 64, 64, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::c, 'N', 'N', 48, 48, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 65, 64, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::z, 'N', 'N', 96, 96, 1 << 20));
+  // The planner passes the problem's trans pair: a 64x64x2^22 double NN plan streams, TN not.
+  context ctx;
+  ctx.set_threads(2);
+  const std::string nn = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 1 << 22}, ctx).to_string();
+  const std::string tn = make_plan(problem{scalar_type::d, 'T', 'N', 64, 64, 1 << 22}, ctx).to_string();
+  INFO(nn, tn);
+  CHECK(nn.find("leaf streaming") != std::string::npos);
+  CHECK(tn.find("leaf streaming") == std::string::npos);
 }

@@ -526,17 +526,23 @@ const blas_library* resolved_leaf_library(leaf_backend b) noexcept {
   return (b == leaf_backend::blis ? resolved_blis : resolved_openblas).load();
 }
 
-leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
-  // The streaming leaf (lib/leaves/streaming.hpp), for m, n <= 16 only: `streaming` forces
+leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k,
+                         char transa, char transb) {
+  // The streaming leaf (lib/leaves/streaming.hpp), for m, n <= 128 only: `streaming` forces
   // it there and falls back to the BLAS rule below elsewhere; `auto` takes it where it
-  // measured faster than the OpenBLAS leaf (streaming_preferred: the rule and the run it
+  // measured faster than the BLAS leaves (streaming_preferred: the rule and the run it
   // comes from, bench/results/leaf-streaming-*.txt).
   if (requested == leaf_backend::streaming || requested == leaf_backend::automatic) {
-    if (streaming_applies(m, n) && (requested == leaf_backend::streaming || streaming_preferred(t, m, n, k)))
+    if (streaming_applies(m, n) &&
+        (requested == leaf_backend::streaming || streaming_preferred(t, transa, transb, m, n, k)))
       return leaf_backend::streaming;
     requested = leaf_backend::automatic;
   }
   if (requested != leaf_backend::automatic) return requested;
+  return choose_blas_leaf(t, m, n, k);
+}
+
+leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
   // Measured with scripts/leaf-kernels.sh on this project's 2-core AMD EPYC, one thread,
   // best of 7 (bench/results/leaf-kernels-2026-11-23.txt; docs/performance.md "Leaf
   // backends" has the table). With AVX-512 sets on both sides (OpenBLAS Cooperlake or

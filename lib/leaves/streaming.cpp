@@ -1,7 +1,9 @@
 // lib/leaves/streaming.cpp — the streaming leaf's kernels (Google Highway, runtime
 // dispatch) and its rule for `auto`. What it is for: streaming.hpp.
 //
-// The product. Every case is turned into S = L R, an r x c result (r, c <= 16) of an
+// The product. A leaf above 16 x 16 is tiled (streaming_gemm, below): k in L2-sized
+// chunks, each 16 x 16 block of C one pass of the kernels over the chunk, the sums added up
+// in a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c <= 16) of an
 // r x k left operand L and a k x c right operand R, and then C = alpha S + beta C (or
 // alpha S^T + beta C when the case was transposed). Two kernels cover the layouts:
 //
@@ -56,6 +58,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 #include <utility>
 
 namespace prism::detail::streaming {
@@ -346,7 +349,7 @@ void dot(const task& t) {
   }
   // Partial sums between chunks: r x c pairs of A vectors each (AVX-512 complex double:
   // 32 KiB), only when there are several chunks.
-  HWY_ALIGN R part[streaming_max_mn * streaming_max_mn * A * hn::MaxLanes(d)];
+  HWY_ALIGN R part[streaming_block_mn * streaming_block_mn * A * hn::MaxLanes(d)];
   const bool chunks = chunk < total;
   if (chunks) std::fill(part, part + t.rows * t.cols * A * N, R(0));
   static constexpr auto tiles = dot_tiles<R, Cx>(std::make_integer_sequence<int, dot_ti<Cx> * dot_tj<Cx>>{});
@@ -532,7 +535,7 @@ void outer(const task& t) {
   const std::int64_t reals = t.rows * w, vectors = (reals + N - 1) / N;
   const std::int64_t out_ld = vectors * N;
   // Column sums, column j from out + j * out_ld (AVX-512 complex double: 5 KiB).
-  HWY_ALIGN R out[streaming_max_mn * (2 * streaming_max_mn + hn::MaxLanes(d))];
+  HWY_ALIGN R out[streaming_block_mn * (2 * streaming_block_mn + hn::MaxLanes(d))];
   std::fill(out, out + t.cols * out_ld, R(0));
   const std::int64_t vr = piece(vectors, outer_vr);
   const std::int64_t tc = piece(t.cols, outer_tc[std::size_t(vr - 1)]);
@@ -616,52 +619,115 @@ void run(const task& t) {
 }
 }  // namespace streaming
 
+namespace {
+
+// Upper-case BLAS trans letter.
+char trans_letter(char t) { return t == 'n' ? 'N' : t == 't' ? 'T' : t == 'c' ? 'C' : t; }
+
+// S = op(A) op(B) for one block, m, n <= streaming_block_mn, k >= 1 (ta, tb upper case):
+// S column-major m x n with leading dimension lds. One pass of the kernels over A and B.
+template <scalar T>
+void block_sums(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* A, std::int64_t lda,
+                const T* B, std::int64_t ldb, T* S, std::int64_t lds) {
+  constexpr bool cx = !std::same_as<T, float> && !std::same_as<T, double>;
+  alignas(64) T out[streaming_block_mn * streaming_block_mn];
+  streaming::task t;
+  t.k = k;
+  t.S = out;
+  bool transposed = false;
+  // Which operands run along k in memory. A 1 x k op(A) = A with lda = 1 is a row stored
+  // contiguously: it runs along k as well (likewise a k x 1 op(B) = B^T with ldb = 1).
+  const bool a_along_k = ta != 'N' || (m == 1 && lda == 1);
+  const bool b_along_k = tb == 'N' || (n == 1 && ldb == 1);
+  const bool conj_a = cx && ta == 'C', conj_b = cx && tb == 'C';
+  // op(A)(i, l) is A[i + l*lda] for 'N', A[l + i*lda] otherwise; op(B)(l, j) is
+  // B[l + j*ldb] for 'N', B[j + l*ldb] otherwise.
+  if (a_along_k && b_along_k) {  // TN: S = op(A) op(B) by dot products along k
+    t.dot = true;
+    t.rows = m, t.cols = n;
+    t.L = A, t.ldl = ta == 'N' ? 1 : lda, t.conj_l = conj_a;
+    t.R = B, t.rl = 1, t.rj = tb == 'N' ? ldb : 1, t.conj_r = conj_b;
+  } else if (!a_along_k && (b_along_k || m >= n)) {  // NN, NT: columns of op(A) times R(l, j)
+    t.rows = m, t.cols = n;
+    t.L = A, t.ldl = lda, t.conj_l = false;
+    t.R = B, t.conj_r = conj_b;
+    if (tb == 'N') t.rl = 1, t.rj = ldb;
+    else t.rl = ldb, t.rj = 1;
+  } else {  // TT, and NT with n > m: S = op(B)^T op(A)^T = C^T, columns of op(B)^T
+    transposed = true;
+    t.rows = n, t.cols = m;
+    t.L = B, t.ldl = ldb, t.conj_l = conj_b;  // op(B)^T(j, l) = B[j + l*ldb]
+    t.R = A, t.conj_r = conj_a;               // op(A)^T(l, i) = op(A)(i, l)
+    if (ta == 'N') t.rl = lda, t.rj = 1;
+    else t.rl = 1, t.rj = lda;
+  }
+  streaming::run<T>(t);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) S[i + j * lds] = transposed ? out[j + i * n] : out[i + j * m];
+}
+
+// The k extent of one chunk of a tiled leaf: op(A)'s m x kc and op(B)'s kc x n block take
+// about 256 KiB together, a quarter of this machine's 1 MiB L2, so the chunk stays in L2
+// while every block of C passes over it. Example: 64 x 64 doubles, (64 + 64) * 8 B = 1 KiB
+// per step of k, kc = 256; 128 x 128 complex double: 4 KiB per step, kc = 64 (the floor).
+template <scalar T>
+std::int64_t tiled_chunk(std::int64_t m, std::int64_t n) {
+  return std::max<std::int64_t>(64, (std::int64_t(256) << 10) / ((m + n) * std::int64_t(sizeof(T))));
+}
+
+// Per-thread sums of a tiled leaf (up to 128 x 128 elements: 256 KiB for complex double,
+// too much for a task's stack).
+template <scalar T>
+std::vector<T>& tiled_sums() {
+  thread_local std::vector<T> v;
+  return v;
+}
+
+}  // namespace
+
 template <scalar T>
 void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                     const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
                     std::int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (!streaming_applies(m, n))
-    throw error("the streaming leaf takes m, n <= 16, got " + std::to_string(m) + "x" + std::to_string(n));
+    throw error("the streaming leaf takes m, n <= " + std::to_string(streaming_max_mn) + ", got " +
+                std::to_string(m) + "x" + std::to_string(n));
   if (!streaming::ran.load(std::memory_order_relaxed)) streaming::ran.store(true, std::memory_order_relaxed);
   const bool zero = alpha == T(0) || k <= 0;
   if (zero && beta == T(1)) return;  // reference BLAS: C untouched (not even -0 + 0)
-  constexpr bool cx = !std::same_as<T, float> && !std::same_as<T, double>;
-  auto up = [](char t) { return t == 'n' ? 'N' : t == 't' ? 'T' : t == 'c' ? 'C' : t; };
-  const char ta = up(transa), tb = up(transb);
-  alignas(64) T S[streaming_max_mn * streaming_max_mn];
-  bool transposed = false;
-  if (!zero) {
-    streaming::task t;
-    t.k = k;
-    t.S = S;
-    // Which operands run along k in memory. A 1 x k op(A) = A with lda = 1 is a row stored
-    // contiguously: it runs along k as well (likewise a k x 1 op(B) = B^T with ldb = 1).
-    const bool a_along_k = ta != 'N' || (m == 1 && lda == 1);
-    const bool b_along_k = tb == 'N' || (n == 1 && ldb == 1);
-    const bool conj_a = cx && ta == 'C', conj_b = cx && tb == 'C';
-    // op(A)(i, l) is A[i + l*lda] for 'N', A[l + i*lda] otherwise; op(B)(l, j) is
-    // B[l + j*ldb] for 'N', B[j + l*ldb] otherwise.
-    if (a_along_k && b_along_k) {  // TN: S = op(A) op(B) by dot products along k
-      t.dot = true;
-      t.rows = m, t.cols = n;
-      t.L = A, t.ldl = ta == 'N' ? 1 : lda, t.conj_l = conj_a;
-      t.R = B, t.rl = 1, t.rj = tb == 'N' ? ldb : 1, t.conj_r = conj_b;
-    } else if (!a_along_k && (b_along_k || m >= n)) {  // NN, NT: columns of op(A) times R(l, j)
-      t.rows = m, t.cols = n;
-      t.L = A, t.ldl = lda, t.conj_l = false;
-      t.R = B, t.conj_r = conj_b;
-      if (tb == 'N') t.rl = 1, t.rj = ldb;
-      else t.rl = ldb, t.rj = 1;
-    } else {  // TT, and NT with n > m: S = op(B)^T op(A)^T = C^T, columns of op(B)^T
-      transposed = true;
-      t.rows = n, t.cols = m;
-      t.L = B, t.ldl = ldb, t.conj_l = conj_b;  // op(B)^T(j, l) = B[j + l*ldb]
-      t.R = A, t.conj_r = conj_a;               // op(A)^T(l, i) = op(A)(i, l)
-      if (ta == 'N') t.rl = lda, t.rj = 1;
-      else t.rl = 1, t.rj = lda;
+  const char ta = trans_letter(transa), tb = trans_letter(transb);
+  // S = op(A) op(B), column-major with leading dimension ls.
+  alignas(64) T small[streaming_block_mn * streaming_block_mn];
+  T* S = small;
+  std::int64_t ls = m;
+  if (zero) {
+  } else if (m <= streaming_block_mn && n <= streaming_block_mn) {
+    block_sums<T>(ta, tb, m, n, k, A, lda, B, ldb, S, ls);  // one pass, all sums in registers
+  } else {
+    // Tiled: k in chunks that stay in L2 (tiled_chunk); for each chunk, every block of C
+    // of at most 16 x 16 runs the one-pass kernel over it, so A and B come from memory
+    // once and from L2 for the other blocks; the chunks' sums add up in S, and C is read
+    // and written once, at the end. Example: 64 x 64 x 2^20 doubles, kc = 256: 4096 chunks,
+    // each 16 blocks of 16 x 16; a block reads 16 x 256 of op(A) and 256 x 16 of op(B).
+    auto& v = tiled_sums<T>();
+    v.assign(std::size_t(m * n), T(0));
+    S = v.data();
+    const std::int64_t kc = tiled_chunk<T>(m, n), bs = streaming_block_mn;
+    alignas(64) T part[streaming_block_mn * streaming_block_mn];
+    for (std::int64_t l0 = 0; l0 < k; l0 += kc) {
+      const std::int64_t kk = std::min(kc, k - l0);
+      for (std::int64_t j0 = 0; j0 < n; j0 += bs)
+        for (std::int64_t i0 = 0; i0 < m; i0 += bs) {
+          const std::int64_t mb = std::min(bs, m - i0), nb = std::min(bs, n - j0);
+          // op(A)(i0, l0) and op(B)(l0, j0) in storage (see block_sums).
+          const T* a = ta == 'N' ? A + i0 + l0 * lda : A + l0 + i0 * lda;
+          const T* b = tb == 'N' ? B + l0 + j0 * ldb : B + j0 + l0 * ldb;
+          block_sums<T>(ta, tb, mb, nb, kk, a, lda, b, ldb, part, mb);
+          for (std::int64_t j = 0; j < nb; ++j)
+            for (std::int64_t i = 0; i < mb; ++i) S[(i0 + i) + (j0 + j) * ls] += part[i + j * mb];
+        }
     }
-    streaming::run<T>(t);
   }
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < m; ++i) {
@@ -670,7 +736,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
         c = beta == T(0) ? T(0) : beta * c;
         continue;
       }
-      const T s = transposed ? S[j + i * n] : S[i + j * m];
+      const T s = S[i + j * ls];
       c = beta == T(0) ? alpha * s : alpha * s + beta * c;  // beta = 0: C is not read
     }
 }
@@ -690,10 +756,35 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
 // Where the leaf's operands come from memory the streaming leaf reads them once at close
 // to the bandwidth; where they sit in L2, OpenBLAS's AVX-512 micro-kernels are faster for
 // real types.
-bool streaming_preferred(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
+//
+// Tiled leaves (m or n above 16): the same script's rows of 24 .. 128 with k from 512 to
+// 2^20, all four types, against the faster of prism's OpenBLAS (Cooperlake) and BLIS (skx)
+// leaves (str/best), with the environment cleared:
+//  - A and B from memory (2 MiB or more) and m n <= 1024 (24 x 24, 32 x 32, 64 x 16): won
+//    in every type and op but one (1.09-2.25x; e.g. 32x32x2^20 double NN 46.6 GF/s against
+//    31.4, TN 39.5 against 34.3), the one 24x24 complex float TN (0.54x);
+//  - 48 x 48 and 64 x 64 (m n <= 4096): double won NN and NT (1.15-1.29x at 2^18-2^19,
+//    about even at 16384, 0.92x at 64x64x4096: from 32 MiB of A and B on), lost TN (the dot
+//    kernel, 0.72-0.89x); complex double won NN and TN (1.15-1.56x) and NT at 64 (1.22x,
+//    0.89x at 48); float lost (0.60-0.99x: its BLAS kernels run twice as many flops per
+//    byte packed) and complex float was mixed;
+//  - 96 and 128: lost or even (0.52-1.10x).
+// A BLAS packs op(A) and op(B) before its micro-kernels run; for m, n <= 64 packing moves
+// as many bytes as the product needs flops to hide, and the streaming leaf does not pack.
+bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k) {
   if (!streaming_applies(m, n)) return false;
-  if (is_complex(t)) return k >= 128;
-  return double(m + n) * double(k) * double(element_size(t)) >= double(2 << 20);
+  const double panels = double(m + n) * double(k) * double(element_size(t));
+  if (m <= streaming_block_mn && n <= streaming_block_mn) {
+    if (is_complex(t)) return k >= 128;
+    return panels >= double(2 << 20);
+  }
+  if (panels < double(2 << 20)) return false;
+  if (m * n <= 1024) return true;
+  if (m > 64 || n > 64) return false;
+  // The dot kernel (op(A) and op(B) both along k: 'TN', 'CN') is the slower one.
+  const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
+  if (t == scalar_type::z) return true;
+  return t == scalar_type::d && !dot && panels >= double(32 << 20);
 }
 
 const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }

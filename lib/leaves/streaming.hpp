@@ -1,5 +1,6 @@
 // lib/leaves/streaming.hpp — the streaming leaf: C = alpha op(A) op(B) + beta C for small
-// m and n (at most 16) and any k, reading A and B once, straight from where they lie.
+// m and n (at most 128) and any k, reading A and B from memory once, straight from where
+// they lie, without packing.
 //
 // Why a leaf of its own. A block-Krylov or CholeskyQR leaf (4 x 4, 8 x 8, 16 x 16 with k in
 // the hundreds of thousands) does 2mn flops per (m + n) elements it reads: it is bound by
@@ -7,6 +8,10 @@
 // panels first, which reads and writes every element once more than the product needs,
 // and its micro-kernels are tuned for large m and n. This kernel reads each element of A
 // and B exactly once, keeps the m x n partial sums in vector registers, and never packs.
+// Up to 128 x 128 (a CARMA 64 x 64 leaf, a Gram 32 x 32 TN leaf) it tiles C into 16 x 16
+// blocks over k chunks that stay in L2: A and B still come from memory once, and the
+// packing a BLAS would do (as many bytes moved as the product's flops need on a 64 x 64
+// leaf) is not done at all.
 //
 // The SIMD code is Google Highway's (Debian libhwy-dev) with runtime dispatch: it is built
 // for AVX-512, AVX2 and a scalar fallback (NEON/SVE on Arm) and runs the best one this CPU
@@ -22,26 +27,31 @@
 
 namespace prism::detail {
 
-/// The largest m and n the streaming leaf takes.
-inline constexpr std::int64_t streaming_max_mn = 16;
+/// The largest m and n one pass of the streaming kernels takes: all m x n sums in
+/// registers, A and B read once.
+inline constexpr std::int64_t streaming_block_mn = 16;
 
-/// True when the streaming leaf can compute an m x n leaf: 1 <= m, n <= 16.
+/// The largest m and n the streaming leaf takes. Above 16 it tiles: k in chunks that stay
+/// in L2, every 16 x 16 block of C passing over each chunk (streaming.cpp).
+inline constexpr std::int64_t streaming_max_mn = 128;
+
+/// True when the streaming leaf can compute an m x n leaf: 1 <= m, n <= 128.
 constexpr bool streaming_applies(std::int64_t m, std::int64_t n) {
   return m >= 1 && n >= 1 && m <= streaming_max_mn && n <= streaming_max_mn;
 }
 
 /// Column-major C = alpha op(A) op(B) + beta C with reference BLAS semantics (beta = 0
 /// never reads C; alpha = 0 or k = 0 never reads A or B), trans 'N', 'T' or 'C' ('C' is 'T'
-/// for real types), for m, n <= 16; throws prism::error when m or n is above 16.
+/// for real types), for m, n <= 128; throws prism::error when m or n is above 128.
 template <scalar T>
 void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                     const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
                     std::int64_t ldc);
 
-/// True when `auto` picks the streaming leaf over the BLAS leaf for a leaf of this type
-/// and shape: measured on this project's machine (the rule and its numbers are in
+/// True when `auto` picks the streaming leaf over the BLAS leaf for a leaf of this type,
+/// trans pair and shape: measured on this project's machine (the rule and its numbers are in
 /// streaming.cpp, the run in bench/results/leaf-streaming-*.txt).
-bool streaming_preferred(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k);
+bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k);
 
 /// The instruction set the streaming kernel runs on this CPU, e.g. "AVX3" (AVX-512) or
 /// "AVX2" (Highway's name for the dispatched target).

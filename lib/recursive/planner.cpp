@@ -87,6 +87,7 @@ struct planner {
   const context& ctx;
   scalar_type type;
   std::vector<node> nodes;
+  char transa = 'N', transb = 'N';  // the problem's, for the leaf rule (choose_leaf)
 
   double flops(const box& b) const { return gemm_flops(type, b.m, b.n, b.k); }
   // Bytes of an m x n temporary; SIZE_MAX (never fits) when the product overflows.
@@ -116,7 +117,7 @@ struct planner {
     count_node();
     node nd;
     nd.kind = step_kind::leaf;
-    nd.backend = detail::choose_leaf(ctx.leaf(), type, b.m, b.n, b.k);
+    nd.backend = detail::choose_leaf(ctx.leaf(), type, b.m, b.n, b.k, transa, transb);
     nodes.push_back(nd);
     return int(nodes.size()) - 1;
   }
@@ -281,7 +282,7 @@ char normalised_trans(char t) { return normalise_trans(t); }
 
 int plan_local(std::vector<node>& nodes, const problem& p, const box& b, const resources& r, const context& ctx,
                std::size_t budget) {
-  planner pl{ctx, p.type, std::move(nodes)};
+  planner pl{ctx, p.type, std::move(nodes), p.transa, p.transb};
   const std::size_t mark = pl.nodes.size();
   int index = -1;
   if (r.domains.count >= 2) {  // numa steps first; not for empty or 32-bit-overflowing boxes

@@ -103,9 +103,9 @@ template <scalar T>
 void leaf(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
           std::int64_t ldc) {
   leaf_backend b = detail::choose_leaf(r.ctx.leaf(), scalar_type_of<T>(), n, n, k);
-  // The streaming leaf (n <= 16) is a gemm kernel only: a rank-k leaf it would take runs
-  // the OpenBLAS leaf, which the BLAS rule gives every leaf that small.
-  if (b == leaf_backend::streaming) b = leaf_backend::openblas;
+  // The streaming leaf is a gemm kernel only: a rank-k leaf it would take runs the BLAS
+  // leaf the rule picks otherwise.
+  if (b == leaf_backend::streaming) b = detail::choose_blas_leaf(scalar_type_of<T>(), n, n, k);
   const detail::blas_library& lib = detail::leaf_library(b);
   if constexpr (complex_v<T>)
     if (r.herm) return lib.herk<T>(r.uplo, r.trans, n, k, r.alpha.real(), r.at(i0, l0), r.lda, beta.real(), C, ldc);
