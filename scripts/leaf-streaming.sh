@@ -1,33 +1,38 @@
 #!/usr/bin/env bash
 # The measurement behind the streaming leaf's `auto` rule (streaming_preferred in
 # lib/leaves/streaming.cpp): `prism leaves --streaming`, one thread, prism's streaming
-# kernel against its OpenBLAS leaf (the private ILP64 copy) on leaves with m, n <= 16,
-# all four types, NN, TN and NT. It runs twice: with prism's OpenBLAS copy on its AVX2
-# kernels (PRISM_LEAF_KERNELS=openblas=Haswell, what this project's machine sets through
-# OPENBLAS_CORETYPE) and on the set prism chooses for the CPU (AVX-512 here), so the rule
-# holds against OpenBLAS at its best. prism's copies ignore OPENBLAS_CORETYPE, so the
-# variable no longer selects the kernels here.
-#   bash scripts/leaf-streaming.sh [--out FILE]   (default bench/results/leaf-streaming-<UTC date>.txt)
+# kernel against its OpenBLAS and BLIS leaves (the private copies, on the kernel sets prism
+# chooses for the CPU: AVX-512 here, whatever OPENBLAS_CORETYPE / BLIS_ARCH_TYPE say) on
+# leaves with m, n <= 128, all four types, NN, TN and NT; str/best divides by the faster
+# BLAS leaf. The environment is cleared of PRISM_LEAF_KERNELS so the leaves run prism's
+# own choice.
+#   bash scripts/leaf-streaming.sh [--out FILE] [--reps R]
+#   (default bench/results/leaf-streaming-<UTC date>.txt, best of 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${PRISM_BUILD_DIR:-build}
 out=bench/results/leaf-streaming-$(date -u +%F).txt
-[ "${1:-}" = "--out" ] && out=$2
+reps=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    *) echo "leaf-streaming: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 prism=$build/apps/prism
 [ -x "$prism" ] || { echo "leaf-streaming: build $build first (target prism_cli)" >&2; exit 2; }
 dirty=$(git diff --quiet HEAD -- lib apps include 2>/dev/null || echo " (uncommitted changes)")
 {
-  echo "# streaming leaf vs OpenBLAS leaf, 1 thread: $prism leaves --streaming --reps 5"
+  echo "# streaming leaf vs the OpenBLAS and BLIS leaves, 1 thread: $prism leaves --streaming --reps $reps"
   echo "# date (UTC): $(date -u '+%F %T'); commit $(git rev-parse --short HEAD)$dirty"
   echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; caches (getconf, bytes): L1d $(getconf LEVEL1_DCACHE_SIZE), L2 $(getconf LEVEL2_CACHE_SIZE), L3 $(getconf LEVEL3_CACHE_SIZE)"
-  echo "# other load: the machine is shared; each row times OpenBLAS and then the streaming leaf back to back, best of 5 each"
+  echo "# environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset} BLIS_ARCH_TYPE=${BLIS_ARCH_TYPE:-unset} (prism's leaf copies ignore them)"
+  echo "# other load: the machine is shared; each row times OpenBLAS, BLIS and then the streaming leaf back to back, best of $reps each"
   echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  echo "## PRISM_LEAF_KERNELS=openblas=Haswell,blis=auto (the AVX2 kernels)"
-  PRISM_LEAF_KERNELS=openblas=Haswell,blis=auto "$prism" leaves --streaming --reps 5
-  echo
-  echo "## PRISM_LEAF_KERNELS unset: the OpenBLAS set prism chooses for this CPU"
-  env -u PRISM_LEAF_KERNELS "$prism" leaves --streaming --reps 5
+  env -u PRISM_LEAF_KERNELS "$prism" leaves --streaming --reps "$reps"
   echo
   echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out"
