@@ -10,6 +10,10 @@
 # dist-clean block. A dist-* run's pdgemm part (its "## pdgemm" sections, issue 12) goes to
 # README.md's dist-pdgemm:begin/end block, with <prefix>.pdgemm.png as docs/bench-dist-pdgemm.png,
 # when README.md has that block; without it, those sections stay in the dist block.
+# A peers-clean-env-* run (bash scripts/bench.sh --clean-env peers, issue 13) goes to README.md's
+# peers:begin/end block and docs/bench-peers.png; a peers-* run (the same under the host's
+# environment, OPENBLAS_CORETYPE=Haswell here) to docs/performance.md's peers-host block and
+# docs/bench-peers-host.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:?usage: performance-figures.sh bench/results/<set>-<UTC time>}
@@ -25,6 +29,8 @@ case "$(basename "$prefix")" in
   dist-*) tag=dist png=docs/bench-dist.png alt="per-rank volume: prism, COSMA and the bound" target=README.md ;;
   dropin-cubes-*) echo "performance-figures: $prefix has no README block (docs/performance.md quotes its cubes table)" >&2; exit 1 ;;
   dropin-*) tag=dropin png=docs/bench-dropin.png alt="libprism_blas (drop-in) vs prism and its backend" ;;
+  peers-clean-env-*) tag=peers png=docs/bench-peers.png alt="prism vs each peer at its best kernel set, clean environment" target=README.md ;;
+  peers-*) tag=peers-host png=docs/bench-peers-host.png alt="prism vs each peer at its best kernel set, OPENBLAS_CORETYPE=Haswell as the host sets it" ;;
 esac
 mkdir -p docs
 pdgemm_png=""

@@ -289,19 +289,22 @@ TEST_CASE("auto's streaming rule up to 16: complex from k = 128, real from 2 MiB
   CHECK_FALSE(pick(scalar_type::d, 129, 8, 1 << 20));
 }
 
-TEST_CASE("auto's streaming rule above 16: m n <= 1024 from 2 MiB; double / complex double up to 64") {
+TEST_CASE("auto's streaming rule above 16: m n <= 1024 from 2 MiB (TN 32 MiB); double / complex double NN, NT up to 64") {
   const auto pick = [](scalar_type t, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k) {
     return detail::choose_leaf(leaf_backend::automatic, t, m, n, k, ta, tb) == leaf_backend::streaming;
   };
-  CHECK(pick(scalar_type::d, 'T', 'N', 32, 32, 4096));        // (32 + 32) * 4096 * 8 bytes = 2 MiB
-  CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 32, 32, 4095));
+  CHECK(pick(scalar_type::d, 'N', 'N', 32, 32, 4096));        // (32 + 32) * 4096 * 8 bytes = 2 MiB
+  CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 32, 32, 4095));
+  CHECK(pick(scalar_type::d, 'T', 'N', 32, 32, 65536));       // the dot kernel: from 32 MiB
+  CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 32, 32, 65535));
   CHECK(pick(scalar_type::s, 'N', 'N', 64, 16, 1 << 20));     // m n = 1024
   CHECK(pick(scalar_type::c, 'N', 'T', 17, 8, 1 << 20));
   CHECK(pick(scalar_type::d, 'N', 'N', 64, 64, 32768));       // 128 * 32768 * 8 = 32 MiB
   CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 64, 64, 32767));
   CHECK(pick(scalar_type::d, 'N', 'T', 48, 64, 1 << 20));
   CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 64, 64, 1 << 20));  // the dot kernel lost there
-  CHECK(pick(scalar_type::z, 'T', 'N', 64, 64, 1 << 20));
+  CHECK(pick(scalar_type::z, 'N', 'T', 64, 64, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::z, 'T', 'N', 64, 64, 1 << 20));
   CHECK_FALSE(pick(scalar_type::s, 'N', 'N', 64, 64, 1 << 20));
   CHECK_FALSE(pick(scalar_type::c, 'N', 'N', 48, 48, 1 << 20));
   CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 65, 64, 1 << 20));

@@ -757,18 +757,20 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
 // to the bandwidth; where they sit in L2, OpenBLAS's AVX-512 micro-kernels are faster for
 // real types.
 //
-// Tiled leaves (m or n above 16): the same script's rows of 24 .. 128 with k from 512 to
-// 2^20, all four types, against the faster of prism's OpenBLAS (Cooperlake) and BLIS (skx)
-// leaves (str/best), with the environment cleared:
-//  - A and B from memory (2 MiB or more) and m n <= 1024 (24 x 24, 32 x 32, 64 x 16): won
-//    in every type and op but one (1.09-2.25x; e.g. 32x32x2^20 double NN 46.6 GF/s against
-//    31.4, TN 39.5 against 34.3), the one 24x24 complex float TN (0.54x);
-//  - 48 x 48 and 64 x 64 (m n <= 4096): double won NN and NT (1.15-1.29x at 2^18-2^19,
-//    about even at 16384, 0.92x at 64x64x4096: from 32 MiB of A and B on), lost TN (the dot
-//    kernel, 0.72-0.89x); complex double won NN and TN (1.15-1.56x) and NT at 64 (1.22x,
-//    0.89x at 48); float lost (0.60-0.99x: its BLAS kernels run twice as many flops per
-//    byte packed) and complex float was mixed;
-//  - 96 and 128: lost or even (0.52-1.10x).
+// Tiled leaves (m or n above 16): bench/results/leaf-streaming-2026-11-23T0740Z.txt (the
+// same script after the tiled path came, one pass, best of 3; rows of 24 .. 128 with k
+// from 512 to 2^20, all four types, against the faster of prism's OpenBLAS (Cooperlake)
+// and BLIS (skx) leaves: str/best):
+//  - the outer kernel ('NN', 'NT'), A and B from memory (2 MiB or more), m n <= 1024
+//    (24 x 24, 32 x 32, 64 x 16): won in every type (double 1.12-2.22x, e.g. 32x32x2^20
+//    NN 50.4 GF/s against 33.4); 48 x 48 and 64 x 64: double won from 32 MiB of A and B
+//    (NN 1.14-1.27x, NT 1.01-1.26x; about even at 16384 and 4096), complex double won
+//    (1.1-1.25x), float lost (its BLAS kernels run twice the flops per byte they pack);
+//  - the dot kernel ('TN': op(A) and op(B) both along k) won only with m n <= 1024 and A
+//    and B far beyond cache (2^19-2^20: 1.03-1.39x in every type; 32x32x2^20 double 38.6
+//    against 34.0), and lost from 48 x 48 on and on in-cache chunks (32x32x4096 double
+//    0.81x, 32x32x16384 0.86x);
+//  - 96 and 128: lost (0.46-0.91x).
 // A BLAS packs op(A) and op(B) before its micro-kernels run; for m, n <= 64 packing moves
 // as many bytes as the product needs flops to hide, and the streaming leaf does not pack.
 bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -778,13 +780,13 @@ bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m
     if (is_complex(t)) return k >= 128;
     return panels >= double(2 << 20);
   }
+  const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
+  if (dot) return m * n <= 1024 && panels >= double(32 << 20);
   if (panels < double(2 << 20)) return false;
   if (m * n <= 1024) return true;
   if (m > 64 || n > 64) return false;
-  // The dot kernel (op(A) and op(B) both along k: 'TN', 'CN') is the slower one.
-  const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
   if (t == scalar_type::z) return true;
-  return t == scalar_type::d && !dot && panels >= double(32 << 20);
+  return t == scalar_type::d && panels >= double(32 << 20);
 }
 
 const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }
