@@ -8,13 +8,15 @@
 // Each implementation runs every shape --reps times (default 5) after one warm-up; the best
 // time is printed with GF/s (n(n+1)k real flops, x4 complex), the bandwidth of reading A
 // once, the ratio to OpenBLAS and the roofline: max(bytes of A / stream bandwidth, flops /
-// FMA peak), both measured here on all cores first (a threaded sum over A; fma_peak.cpp).
+// FMA peak), both measured here on all cores first (bandwidth.cpp, fma_peak.cpp).
+// bench/gram.py runs it once per peer kernel set (--label, --no-probes) and merges.
 // Results are checked against OpenBLAS's on the upper triangle (relative 1e-10 / 1e-4 of
 // the norm). This file is separate from prism_bench.cpp on purpose: it shares nothing but
 // the FMA kernel and the privately opened BLAS builds.
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "bandwidth.hpp"
 #include "fma_peak.hpp"
 
 #include <algorithm>
@@ -45,29 +47,6 @@ double seconds(const std::function<void()>& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Bytes per second of one read pass over `bytes` bytes with all cores (best of 3).
-double stream_read(const double* p, std::size_t count, int threads) {
-  double best = 1e30;
-  for (int rep = 0; rep < 3; ++rep) {
-    std::vector<double> sums(std::size_t(threads), 0.0);
-    best = std::min(best, seconds([&] {
-      std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-          const std::size_t b = count * std::size_t(t) / std::size_t(threads), e = count * std::size_t(t + 1) / std::size_t(threads);
-          double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-          std::size_t i = b;
-          for (; i + 4 <= e; i += 4) { s0 += p[i]; s1 += p[i + 1]; s2 += p[i + 2]; s3 += p[i + 3]; }
-          for (; i < e; ++i) s0 += p[i];
-          sums[std::size_t(t)] = s0 + s1 + s2 + s3;
-        });
-      for (auto& th : pool) th.join();
-    }));
-    if (sums[0] == 12345.678) std::puts("");  // keeps the sums alive
-  }
-  return double(count * sizeof(double)) / best;
-}
-
 std::vector<shape> parse_shapes(const std::string& s) {
   std::vector<shape> out;
   std::size_t pos = 0;
@@ -90,7 +69,7 @@ std::vector<shape> parse_shapes(const std::string& s) {
 
 template <class T>
 void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps, int nproc, double bandwidth,
-               double peak) {
+               double peak, const std::string& label) {
   const std::int64_t k = sh.k, n = sh.n;
   std::vector<T> A(std::size_t(k * n));
   std::uint64_t x = 88172645463325252ull;  // xorshift: fast fill of a GB
@@ -104,7 +83,7 @@ void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps,
   const char trans = herm ? 'C' : 'T';
   const double flops = (herm ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
   const double bytes = double(A.size() * sizeof(T));
-  const double roof = std::max(bytes / bandwidth, flops / peak);
+  const double roof = bandwidth > 0 ? std::max(bytes / bandwidth, flops / peak) : 0;
   std::vector<T> ref(std::size_t(n * n), T(0)), C(std::size_t(n * n), T(0));
   double t_openblas = 0;
   for (const std::string& impl : impls) {
@@ -139,8 +118,9 @@ void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps,
         }
       check = diff <= 1e-10 * norm ? "ok" : "MISMATCH";
     }
+    const std::string name = label.empty() ? impl : impl + "@" + label;
     std::printf("%-6s %-8s k=%-9ld n=%-4ld %10.3f ms %8.2f GF/s %8.2f GB/s  x%.2f vs openblas  %5.1f%% of roofline  %s\n",
-                herm ? "zherk" : "dsyrk", impl.c_str(), long(k), long(n), best * 1e3, flops / best * 1e-9,
+                herm ? "zherk" : "dsyrk", name.c_str(), long(k), long(n), best * 1e3, flops / best * 1e-9,
                 bytes / best * 1e-9, t_openblas > 0 ? t_openblas / best : 1.0, 100.0 * roof / best, check.c_str());
     std::fflush(stdout);
   }
@@ -151,13 +131,24 @@ void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps,
 int main(int argc, char** argv) {
   std::string shapes = "4194304x32,1048576x64,16777216x8,1048576x32:z", impls_arg = "openblas,prism,blis";
   int reps = 5;
+  std::string label;
+  bool probes = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a.rfind("--label=", 0) == 0) {
+      label = a.substr(8);
+      continue;
+    }
+    if (a == "--no-probes") {
+      probes = false;
+      continue;
+    }
     if (a.rfind("--shapes=", 0) == 0) shapes = a.substr(9);
     else if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
     else if (a.rfind("--impls=", 0) == 0) impls_arg = a.substr(8);
     else {
-      std::fprintf(stderr, "usage: prism_gram_bench [--shapes=KxN[:z],...] [--reps=N] [--impls=openblas,prism,blis]\n");
+      std::fprintf(stderr, "usage: prism_gram_bench [--shapes=KxN[:z],...] [--reps=N] [--impls=openblas,prism,blis] "
+                           "[--label=SET] [--no-probes]\n");
       return 2;
     }
   }
@@ -171,17 +162,22 @@ int main(int argc, char** argv) {
   // OpenBLAS first: the others' check and ratio refer to it.
   std::stable_partition(impls.begin(), impls.end(), [](const std::string& s) { return s == "openblas"; });
   const int nproc = int(std::max(1u, std::thread::hardware_concurrency()));
-  double fma_flops = 0;
-  const double fma_seconds = seconds([&] { fma_flops = prism_bench::fma_peak_double(nproc, 1 << 24); });
-  const double peak = fma_flops / fma_seconds;
-  std::vector<double> probe(std::size_t(1) << 25, 1.0);  // 256 MB, beyond any cache
-  const double bandwidth = stream_read(probe.data(), probe.size(), nproc);
-  probe = {};
-  std::printf("# gram: %d threads, stream read %.1f GB/s, FMA peak %.1f GF/s (double, %s); prism %s\n", nproc,
-              bandwidth * 1e-9, peak * 1e-9, prism_bench::fma_isa(), prism::version());
+  // The machine's limits, measured here (bench/fma_peak.cpp, bench/bandwidth.cpp: the same
+  // probes as prism_bench's). A process that only adds a kernel set's rows (bench/gram.py)
+  // skips them (--no-probes): its roofline column is then 0 and not used.
+  double peak = 0, bandwidth = 0;
+  if (probes) {
+    double fma_flops = 0;
+    const double fma_seconds = seconds([&] { fma_flops = prism_bench::fma_peak_double(nproc, 1 << 24); });
+    peak = fma_flops / fma_seconds;
+    bandwidth = prism_bench::read_bandwidth(nproc, std::size_t(2) << 30, 10).best_bytes_per_s;
+    std::printf("# gram: %d threads, read bandwidth %.1f GB/s (%s loads), FMA peak %.1f GF/s (double, %s); prism %s\n",
+                nproc, bandwidth * 1e-9, prism_bench::bandwidth_isa(), peak * 1e-9, prism_bench::fma_isa(),
+                prism::version());
+  }
   for (const shape& sh : parse_shapes(shapes)) {
-    if (sh.complex) run_shape<std::complex<double>>(sh, impls, reps, nproc, bandwidth, peak);
-    else run_shape<double>(sh, impls, reps, nproc, bandwidth, peak);
+    if (sh.complex) run_shape<std::complex<double>>(sh, impls, reps, nproc, bandwidth, peak, label);
+    else run_shape<double>(sh, impls, reps, nproc, bandwidth, peak, label);
   }
   return 0;
 }

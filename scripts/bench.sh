@@ -16,6 +16,9 @@
 #                                      the same with OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE and
 #                                      BLIS_ARCH_TYPE removed from the environment (as on a
 #                                      machine that sets none of them)
+#   bash scripts/bench.sh [--clean-env] gram
+#                                      issue 14's A.T @ A shapes (?syrk / ?herk): prism against
+#                                      OpenBLAS and BLIS at every kernel set (bench/gram.py)
 # options (before the set):
 #   --clean-env              remove those variables from every process (recorded in the JSON)
 #   --kernel-sets[=SPEC]     run the peers' other kernel sets too (bench/run.py --kernel-sets):
@@ -45,6 +48,21 @@ while [ $# -gt 0 ]; do
   shift
 done
 set_name=${1:-quick}
+if [ "$set_name" = gram ]; then  # issue 14: A.T @ A (?syrk / ?herk), its own driver (bench/gram.py)
+  bash scripts/install-deps.sh
+  build=${PRISM_BUILD_DIR:-build}
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_TESTS=ON -DPRISM_WITH_BENCH=ON > /dev/null
+  cmake --build "$build" -j"$(nproc)" --target prism_gram_bench prism_bench
+  run=bench/runs/gram$([ "$clean" = 1 ] && echo -clean-env)-$(date -u +%Y-%m-%dT%H%M%SZ)
+  mkdir -p bench/runs && mkdir "$run"
+  py=/usr/bin/python3; [ -x "$py" ] || py=python3
+  "$py" bench/gram.py --build "$build" --out-dir "$run" --reps "${PRISM_BENCH_REPS:-5}" \
+    $([ "$clean" = 1 ] && echo --clean-env)
+  for f in "$run"/gram.*; do mv "$f" "$run/bench.${f##*.}"; done
+  echo "bench.sh: table $run/bench.md, plot $run/bench.png, raw $run/bench.json"
+  echo "bench.sh: to keep this run for the README: bash scripts/record-bench.sh $run"
+  exit 0
+fi
 reps=${PRISM_BENCH_REPS:-5}
 set_args=(--set="$set_name")
 what="set '${set_name}', best of ${reps}"
