@@ -512,10 +512,16 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
   if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
-  // The gemm rule's k-dominance (k >= 4 max(m, n)) with m = n: threaded BLAS splits only
-  // n for a rank-k update too, so a Gram shape leaves cores idle there.
-  if (double(k) < k_dominance * double(n)) return {path::backend, "not k-dominant (k < 4 n)"};
-  return {path::recursion, "k-dominant"};
+  // Measured with scripts/syrk-route.sh (bench/results/syrk-route-2026-11-23.txt: NumPy's
+  // A.T @ A through this library, forced to prism and to the threaded OpenBLAS backend, 2
+  // threads, clean environment): prism was 1.11-1.45x faster from k = n on for n = 256 and
+  // 1024 (2.08x at 256 x 8192), 1.16x at n = 64, k = 2048 (8.5 Mflop) and 0.97x at n = 64,
+  // k = 512 (2.1 Mflop, about even): threaded BLAS splits only n for a rank-k update, and
+  // its second thread gains little even on squares. So prism from k >= n on (above the
+  // small-call floor, checked above); k < n (n splits well, and prism's n-cut adds a gemm
+  // per cut) was not measured and stays with the backend.
+  if (k < n) return {path::backend, "not k-dominant (k < n)"};
+  return {path::recursion, "k >= n"};
 }
 
 // The backend's Fortran ?syrk_ / ?herk_ (slots 0..3 syrk s, d, c, z; 4, 5 herk c, z),
