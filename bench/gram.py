@@ -87,6 +87,7 @@ def main():
         for key, impls in more.items():
             rows.setdefault(key, {}).update(impls)
 
+    numpy_rows = numpy_lines(args, base, log)
     bw = re.search(r"read bandwidth ([\d.]+) GB/s", header)
     peak = re.search(r"FMA peak ([\d.]+) GF/s", header)
     bw, peak = float(bw.group(1)) * 1e9, float(peak.group(1)) * 1e9
@@ -122,6 +123,13 @@ def main():
             peer[1] / t, peer[0], roof, 100 * roof / t))
         record.append({"routine": routine, "k": k, "n": n, "roofline_ms": roof,
                        "impls": {i: {"ms": v[0], "gflops": v[1], "check": v[2]} for i, v in impls.items()}})
+    if numpy_rows:
+        table += ["", "NumPy's own `A.T @ A` (`numpy` %s, its BLAS as installed), in a fresh process each, best of %d, "
+                  "without and with `LD_PRELOAD=%s/libprism_blas.so` (no PRISM_* variable set):" % (
+                      numpy_rows[0][3], args.reps, args.build), "",
+                  "| NumPy A.T @ A | plain ms | LD_PRELOAD ms | speed-up | same result |", "|---|---:|---:|---:|---|"]
+        for shape, plain, pre, _, same in numpy_rows:
+            table.append("| %s | %.1f | %.1f | %.2f | %s |" % (shape, plain, pre, plain / pre, same))
     checks = {i: v[2] for r in rows.values() for i, v in r.items() if i != "openblas" and "@" not in i}
     notes = [
         "",
@@ -150,6 +158,44 @@ def main():
               open(os.path.join(args.out_dir, "gram.json"), "w"), indent=1)
     plot(record, os.path.join(args.out_dir, "gram.png"), when)
     print(md)
+
+
+NUMPY = r"""
+import sys, time
+import numpy as np
+k, n, reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+A = np.random.default_rng(7).standard_normal((k, n))
+G = A.T @ A
+best = 1e30
+for _ in range(reps):
+    t = time.perf_counter(); G = A.T @ A; best = min(best, time.perf_counter() - t)
+print(best * 1e3, float(np.abs(G).sum()), np.__version__)
+"""
+
+
+def numpy_lines(args, base, log):
+    """[(shape, plain ms, preloaded ms, numpy version, results agree)] for A.T @ A in NumPy."""
+    lib = os.path.join(args.build, "libprism_blas.so")
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    out = []
+    for k, n in ((1 << 22, 32), (1 << 20, 64)):
+        res = []
+        for preload in (False, True):
+            env = {v: x for v, x in base.items() if not v.startswith("PRISM_") and v != "LD_PRELOAD"}
+            if preload:
+                env["LD_PRELOAD"] = lib
+            r = subprocess.run([py, "-c", NUMPY, str(k), str(n), str(args.reps)], env=env, capture_output=True,
+                               text=True)
+            log.write("numpy A.T @ A %dx%d preload=%s: %s%s" % (k, n, preload, r.stdout, r.stderr))
+            if r.returncode != 0:
+                print("gram.py: NumPy A.T @ A failed (%s); no NumPy rows" % r.stderr.strip()[-200:])
+                return []
+            ms, total, version = r.stdout.split()
+            res.append((float(ms), float(total), version))
+        same = "yes" if abs(res[0][1] - res[1][1]) <= 1e-10 * abs(res[0][1]) else "NO (sum |G| %r vs %r)" % (
+            res[0][1], res[1][1])
+        out.append(("2^%d x %d" % (k.bit_length() - 1, n), res[0][0], res[1][0], res[0][2], same))
+    return out
 
 
 def run_machine():

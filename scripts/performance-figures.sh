@@ -13,7 +13,8 @@
 # A peers-clean-env-* run (bash scripts/bench.sh --clean-env peers, issue 13) goes to README.md's
 # peers:begin/end block and docs/bench-peers.png; a peers-* run (the same under the host's
 # environment, OPENBLAS_CORETYPE=Haswell here) to docs/performance.md's peers-host block and
-# docs/bench-peers-host.png.
+# docs/bench-peers-host.png. A gram-clean-env-* run (bash scripts/bench.sh --clean-env gram, issue 14)
+# goes to README.md's gram:begin/end block and docs/bench-gram.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:?usage: performance-figures.sh bench/results/<set>-<UTC time>}
@@ -29,6 +30,8 @@ case "$(basename "$prefix")" in
   dist-*) tag=dist png=docs/bench-dist.png alt="per-rank volume: prism, COSMA and the bound" target=README.md ;;
   dropin-cubes-*) echo "performance-figures: $prefix has no README block (docs/performance.md quotes its cubes table)" >&2; exit 1 ;;
   dropin-*) tag=dropin png=docs/bench-dropin.png alt="libprism_blas (drop-in) vs prism and its backend" ;;
+  gram-clean-env-*) tag=gram png=docs/bench-gram.png alt="A.T @ A: prism vs OpenBLAS and BLIS at their best kernel sets" target=README.md ;;
+  gram-*) echo "performance-figures: the README's gram block takes a clean-environment run (bench.sh --clean-env gram)" >&2; exit 1 ;;
   peers-clean-env-*) tag=peers png=docs/bench-peers.png alt="prism vs each peer at its best kernel set, clean environment" target=README.md ;;
   peers-*) tag=peers-host png=docs/bench-peers-host.png alt="prism vs each peer at its best kernel set, OPENBLAS_CORETYPE=Haswell as the host sets it" ;;
 esac

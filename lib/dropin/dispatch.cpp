@@ -377,6 +377,18 @@ std::once_flag leaf_warning;
 // One publication of the fast path's state, whichever type's first call gets there.
 std::once_flag fast_publication;
 
+// Publishes the fast path's state once routing is `auto`, nothing is logged and a backend
+// exists (the first full dispatch of a gemm or a rank-k update does it).
+void publish_fast_path(const settings& s, const backend* b) {
+  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire)) {
+    std::call_once(fast_publication, [&] {  // one writer, so concurrent first calls do not race
+      fast_state.b = b;
+      fast_state.small_flops = s.small_flops;
+      fast_state.ready.store(true, std::memory_order_release);
+    });
+  }
+}
+
 [[noreturn]] void fatal(const char* routine, const char* what) {
   std::fprintf(stderr, "prism: FATAL: %s could not be computed: %s. C may be partly updated; "
                        "aborting rather than returning a wrong result.\n", routine, what);
@@ -440,13 +452,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
   // another build rather than pinning the user's BLAS to one thread.
   const backend* b = backend::get();
-  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire)) {
-    std::call_once(fast_publication, [&] {  // one writer, so concurrent first calls do not race
-      fast_state.b = b;
-      fast_state.small_flops = s.small_flops;
-      fast_state.ready.store(true, std::memory_order_release);
-    });
-  }
+  publish_fast_path(s, b);
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
 
   decision d{path::trivial, "quick return"};
@@ -569,10 +575,24 @@ void rank_k_prism(bool herm, char u, char t, blas_int n, blas_int k, const T& al
 }  // namespace
 
 template <scalar T>
+bool rank_k_fast(bool herm, char u, char t, blas_int n, blas_int k, const T& alpha, const T* A, blas_int lda,
+                 const T& beta, T* C, blas_int ldc) noexcept {
+  if (!fast_state.ready.load(std::memory_order_acquire)) return false;
+  if (n <= 0 || k <= 0 || alpha == T(0)) return false;  // quick returns: full path
+  if (rank_k_flops(scalar_type_of<T>(), n, k) >= fast_state.small_flops) return false;
+  const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
+  void* entry = rank_k_entry(fast_state.b, slot);
+  if (entry == nullptr) return false;
+  rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
+  return true;
+}
+
+template <scalar T>
 void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_int n, blas_int k, const T& alpha,
                      const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept {
   const settings& s = config();
   const backend* b = backend::get();
+  publish_fast_path(s, b);
   const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
   void* entry = rank_k_entry(b, slot);
   decision d{path::trivial, "quick return"};
@@ -634,6 +654,14 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
 #define PRISM_INSTANTIATE(T)                                                                                \
   template void dispatch<T>(const call_site&, char, char, blas_int, blas_int, blas_int, const T&, const T*, \
                             blas_int, const T*, blas_int, const T&, T*, blas_int) noexcept;
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+#define PRISM_INSTANTIATE(T)                                                                                 \
+  template bool rank_k_fast<T>(bool, char, char, blas_int, blas_int, const T&, const T*, blas_int, const T&, T*, \
+                               blas_int) noexcept;
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)

@@ -55,6 +55,14 @@ template <scalar T>
 void dispatch_rank_k(const rank_k_site& site, bool herm, char uplo, char trans, blas_int n, blas_int k,
                      const T& alpha, const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept;
 
+/// The rank-k fast path: a valid, small (below PRISM_SMALL_FLOPS) ?syrk / ?herk call goes
+/// straight to the backend's Fortran routine once the fast path is published (as for gemm:
+/// no settings read, nothing logged); returns false, having done nothing, otherwise.
+/// Arguments as for dispatch_rank_k.
+template <scalar T>
+bool rank_k_fast(bool herm, char uplo, char trans, blas_int n, blas_int k, const T& alpha, const T* A,
+                 blas_int lda, const T& beta, T* C, blas_int ldc) noexcept;
+
 /// What the fast path needs, published by the first full dispatch when routing is `auto`
 /// and nothing is logged (PRISM_VERBOSE and PRISM_STATS off) and a backend exists.
 struct fast_path_state {

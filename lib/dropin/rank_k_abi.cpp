@@ -76,6 +76,7 @@ void fortran_rank_k(const char (&name)[7], const char* routine, const char* uplo
   } else {
     a = *static_cast<const T*>(alpha), b = *static_cast<const T*>(beta);
   }
+  if (rank_k_fast<T>(Herm, u, t, *n, *k, a, static_cast<const T*>(A), *lda, b, static_cast<T*>(C), *ldc)) return;
   dispatch_rank_k<T>(rank_k_site{routine, "", u, t0, *n, *k}, Herm, u, t, *n, *k, a, static_cast<const T*>(A), *lda,
                      b, static_cast<T*>(C), *ldc);
 }
@@ -139,6 +140,7 @@ void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, b
   if (const int pos = cblas_info(herm, complex_v<T>, order, uplo, trans, n, k, lda, ldc, fu, ft); pos != 0)
     return cblas_report<T>(rout, herm, pos, order, uplo, trans, n, k, lda, ldc);
   if (!herm && ft == 'C') ft = 'T';
+  if (rank_k_fast<T>(herm, fu, ft, n, k, alpha, A, lda, beta, C, ldc)) return;
   dispatch_rank_k<T>(rank_k_site{rout, order == row_major ? "RowMajor" : "ColMajor", uplo_letter(uplo),
                                  trans_letter(trans), n, k},
                      herm, fu, ft, n, k, alpha, A, lda, beta, C, ldc);

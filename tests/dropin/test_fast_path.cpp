@@ -11,6 +11,7 @@
 
 #include "dropin/dispatch.hpp"
 
+#include <complex>
 #include <vector>
 
 extern "C" void cblas_dgemm(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
@@ -51,4 +52,32 @@ TEST_CASE("the first call publishes the fast path; small valid calls then take i
   CHECK(Cr[1] == 5.0);
   CHECK(Cr[2] == 10.0);
   CHECK(Cr[3] == 11.0);
+}
+
+TEST_CASE("rank-k updates: small valid ?syrk / ?herk calls take the fast path to the backend's routine") {
+  using prism::dropin::rank_k_fast;
+  // Published by the previous case's first call (the process-wide state).
+  REQUIRE(fast_state.ready.load());
+  // C = A^T A on the upper triangle, A (3 x 2) = [1 2; 3 4; 5 6]: [35 44; . 56]; the lower
+  // triangle stays as it was.
+  const double A[6] = {1, 3, 5, 2, 4, 6};
+  double C[4] = {-1, -7, -1, -1};
+  CHECK(rank_k_fast<double>(false, 'U', 'T', 2, 3, 1.0, A, 3, 0.0, C, 2));
+  CHECK(C[0] == 35.0);
+  CHECK(C[2] == 44.0);
+  CHECK(C[3] == 56.0);
+  CHECK(C[1] == -7.0);
+  // zherk: C = A^H A with A (1 x 1) = (1 + 2i): 5, imaginary part of the diagonal zero.
+  const std::complex<double> Z[1] = {{1.0, 2.0}};
+  std::complex<double> W[1] = {{0.0, 9.0}};
+  CHECK(rank_k_fast<std::complex<double>>(true, 'L', 'C', 1, 1, {1.0, 0.0}, Z, 1, {0.0, 0.0}, W, 1));
+  CHECK(W[0] == std::complex<double>(5.0, 0.0));
+  // Not taken (nothing done): quick returns, alpha = 0, and calls at or above PRISM_SMALL_FLOPS.
+  double D[4] = {2, 2, 2, 2};
+  CHECK_FALSE(rank_k_fast<double>(false, 'U', 'T', 2, 0, 1.0, A, 3, 0.0, D, 2));
+  CHECK_FALSE(rank_k_fast<double>(false, 'U', 'T', 2, 3, 0.0, A, 3, 0.0, D, 2));
+  std::vector<double> big(std::size_t(128) * 128, 1.0), G(std::size_t(128) * 128, 0.0);
+  CHECK_FALSE(rank_k_fast<double>(false, 'U', 'T', 128, 128, 1.0, big.data(), 128, 0.0, G.data(), 128));
+  for (double d : D) CHECK(d == 2.0);
+  for (double g : G) CHECK(g == 0.0);
 }
