@@ -82,7 +82,9 @@ const command commands[] = {
      "  Prints the plan prism::gemm runs for this shape on this machine (the text form that\n"
      "  prism::plan::parse reads). A call below the small-call threshold runs as one leaf on the\n"
      "  caller's thread, and the plan says so; with several NUMA domains it also prints the\n"
-     "  predicted bytes each domain reads.\n"},
+     "  predicted bytes each domain reads.\n"
+     "  --syrk UT, --herk LC: the plan prism::syrk / prism::herk run for an N x N triangle (M = N)\n"
+     "  and depth K: uplo U or L, then trans (syrk N or T, herk N or C; herk needs --type c or z).\n"},
     {"bench", true, true,
      "usage: prism bench M N K [options] [--reps R]\n"
      "  Times prism against threaded OpenBLAS (all cores) on one shape in one process, best of R\n"
@@ -146,6 +148,7 @@ struct options {
   bool streaming_only = false;  // `prism leaves --streaming`: the streaming leaf's table only
   std::string leaf_types = "d";  // `prism leaves --types`
   bool leaf_types_given = false;  // the streaming table then times those types only
+  bool trans_given = false;       // --trans (a rank-k update takes its letters from --syrk / --herk)
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
@@ -159,6 +162,7 @@ bool takes(const command& cmd, const std::string& a) {
   if (std::string(cmd.name) == "leaves" && a == "--types") return true;
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   if (std::string(cmd.name) == "leaves" && a == "--streaming") return true;
+  if (std::string(cmd.name) == "plan" && (a == "--syrk" || a == "--herk")) return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
@@ -204,7 +208,17 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         if (t.size() != 2 || std::string("NTC").find(t[0]) == std::string::npos ||
             std::string("NTC").find(t[1]) == std::string::npos)
           throw bad_input("--trans must be two letters from N, T, C (e.g. TN), got '" + v + "'", hint);
-        o.p.transa = t[0], o.p.transb = t[1];
+        o.p.transa = t[0], o.p.transb = t[1], o.trans_given = true;
+      } else if (a == "--syrk" || a == "--herk") {
+        if (o.p.op != prism::operation::gemm) throw bad_input("--syrk and --herk are given once, not both", hint);
+        std::string t = v;
+        for (char& c : t) c = char(std::toupper(static_cast<unsigned char>(c)));
+        const bool herk = a == "--herk";
+        if (t.size() != 2 || (t[0] != 'U' && t[0] != 'L') || (t[1] != 'N' && t[1] != (herk ? 'C' : 'T')))
+          throw bad_input(a + " takes uplo (U or L) then trans (N or " + (herk ? "C" : "T") + "), e.g. " +
+                          (herk ? "LC" : "UT") + ", got '" + v + "'", hint);
+        o.p.op = herk ? prism::operation::herk : prism::operation::syrk;
+        o.p.uplo = t[0], o.p.transa = t[1];
       } else if (a == "--beta") {
         std::size_t used = 0;
         double b = 0;
@@ -246,6 +260,17 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     } catch (const prism::error& e) {  // the library's own check of the value
       throw bad_input(a + ": " + e.what(), hint);
     }
+  }
+  if (o.p.op != prism::operation::gemm) {  // a rank-k update: N x N triangle, letters from --syrk / --herk
+    const std::string flag = o.p.op == prism::operation::herk ? "--herk" : "--syrk";
+    if (o.trans_given) throw bad_input(flag + " names trans itself; --trans is for gemm", hint);
+    if (o.p.m != o.p.n)
+      throw bad_input(flag + ": the update is N x N, so M and N must be equal, got " + std::to_string(o.p.m) + " and " +
+                      std::to_string(o.p.n), hint);
+    if (o.p.op == prism::operation::herk && !prism::is_complex(o.p.type))
+      throw bad_input("--herk needs a complex type (--type c or z)", hint);
+    if (o.ctx.ranks() > 1) throw bad_input(flag + ": syrk and herk plans have no rank-level steps (--ranks 1)", hint);
+    o.p = prism::rank_k_problem(o.p.type, o.p.op, o.p.uplo, o.p.transa, o.p.n, o.p.k);
   }
   if (!topology_given) {  // PRISM_TOPOLOGY / HWLOC_* are read on first use: read them now
     try {
@@ -433,7 +458,25 @@ int run_plan(const options& o) {
   std::string why;  // a comment line before the plan
   prism::plan pl;
   if (o.ctx.ranks() > 1) return run_rank_plan(o);
-  if (p.m == 0 || p.n == 0 || p.k == 0) {
+  const bool rank_k = p.op != prism::operation::gemm;
+  if (rank_k && (p.n == 0 || p.k == 0)) {
+    why = std::string("# empty update (n or k is 0): ") + prism::to_string(p.op) +
+          " runs no plan; it returns at once, or only scales C's triangle by beta when k is 0\n";
+  } else if (rank_k && (o.ctx.threads() <= 1 || p.flops() < o.ctx.small_flops() || (p.n == 1 && p.k < 512))) {
+    char line[200];  // the rule of prism::syrk's prologue (rank_k_one_leaf, planner rule T2)
+    std::snprintf(line, sizeof line,
+                  "# small call: %.0f flops < PRISM_SMALL_FLOPS %.0f, one thread, or n = 1 with k < 512: runs as "
+                  "one leaf on the caller's thread\n", p.flops(), o.ctx.small_flops());
+    why = line;
+    pl = prism::make_plan(p, prism::context(o.ctx).set_threads(1));
+  } else if (rank_k) {
+    try {
+      pl = prism::make_plan(p, o.ctx);
+    } catch (const prism::plan_error& e) {
+      throw bad_input(std::string("cannot plan a ") + prism::to_string(p.op) + " of " + std::to_string(p.n) + "x" +
+                      std::to_string(p.n) + "x" + std::to_string(p.k) + ": " + e.what(), "-");
+    }
+  } else if (p.m == 0 || p.n == 0 || p.k == 0) {
     why = "# empty product (m, n or k is 0): gemm runs no plan; it returns at once, or only scales C by beta "
           "when k is 0\n";
   } else if (prism::detail::runs_as_one_leaf(p, o.ctx)) {
@@ -459,7 +502,7 @@ int run_plan(const options& o) {
   std::cout << "# context: " << o.ctx.describe() << '\n' << why;
   if (pl.nodes().empty()) return 0;
   std::cout << pl;
-  if (pl.domains() > 1) print_traffic(pl, o);
+  if (pl.domains() > 1 && !rank_k) print_traffic(pl, o);  // the traffic model is gemm's
   return 0;
 }
 

@@ -32,8 +32,16 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# The reference BLAS level-3 testers (not in any binary package: Debian's lapack source
+# package), for the ctest entry dropin_blas_testers; it reports Skipped when they are absent.
+testers() {
+  bash "$(dirname "$0")/get-blas-testers.sh" ||
+    echo "install-deps: warning: the reference BLAS testers could not be fetched; dropin_blas_testers will be skipped" >&2
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  [ "$(id -u)" -eq 0 ] && testers
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -44,3 +52,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+testers

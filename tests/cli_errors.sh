@@ -113,6 +113,24 @@ bad "^prism: --ranks must be a whole number" -- plan 64 64 64 --ranks x
 bad "^prism: cannot plan over 4 ranks: .*fits 1048576 bytes per rank" -- plan 2048 2048 2048 --ranks 4 --memory 1M
 bad "^prism: --rank-bandwidth: " -- plan 64 64 64 --ranks 2 --rank-bandwidth 0
 bad "^prism: unknown option '--check' for 'prism plan'" -- plan 64 64 64 --check
+# Rank-k updates (prism plan --syrk / --herk): the plan prism::syrk / prism::herk run.
+bad "^prism: --syrk: the update is N x N, so M and N must be equal, got 8 and 9 \(see 'prism help plan'\)$" -- plan 8 9 8 --syrk UT
+bad "^prism: --syrk takes uplo \(U or L\) then trans \(N or T\), e.g. UT, got 'XT'" -- plan 8 8 8 --syrk XT
+bad "^prism: --syrk takes uplo \(U or L\) then trans \(N or T\), e.g. UT, got 'UC'" -- plan 8 8 8 --syrk UC
+bad "^prism: --herk takes uplo \(U or L\) then trans \(N or C\), e.g. LC, got 'UT'" -- plan 8 8 8 --herk UT --type z
+bad "^prism: --herk needs a complex type \(--type c or z\)" -- plan 8 8 8 --herk UC
+bad "^prism: --syrk names trans itself; --trans is for gemm" -- plan 8 8 8 --syrk UT --trans TN
+bad "^prism: --syrk and --herk are given once, not both" -- plan 8 8 8 --syrk UT --herk UC --type z
+bad "^prism: --syrk: syrk and herk plans have no rank-level steps \(--ranks 1\)" -- plan 64 64 64 --syrk UT --ranks 2
+bad "^prism: --syrk needs a value" -- plan 8 8 8 --syrk
+bad "^prism: unknown option '--syrk' for 'prism bench'" -- bench 8 8 8 --syrk UT
+good "^problem d syrk UT 32 32 4194304$" -- plan 32 32 4194304 --syrk UT --threads 2
+[ "$(grep -c '^bfs k thread 2097152@1t 2097152@1t' "$out")" -eq 1 ] || fail "the Gram syrk plan is not a 2-part k-cut"
+good "^bfs n thread 512@1t 512@1t gemm@1t" -- plan 1024 1024 1024 --herk lc --type z --threads 2
+good "^problem z herk LC 1024 1024 1024$" -- plan 1024 1024 1024 --herk lc --type z --threads 2
+good "^bfs n numa 256@1d,2t 256@1d,2t gemm@1d,2t" -- plan 512 512 512 --syrk LN --threads 4 --topology "numa:2 core:2 pu:1"
+good "^# small call: .* runs as one leaf on the caller's thread$" -- plan 8 8 8 --syrk LN
+good "^# empty update \(n or k is 0\)" -- plan 0 0 5 --syrk UN
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).

@@ -21,6 +21,29 @@
 // step divides: "3r" ranks, "2d" NUMA domains, "4t" threads, comma-separated (a numa part
 // is "1048576@1d,4t"). DFS parts have no share. README "How to read a plan" has more.
 // Version 1 texts ("SIZE@T", "SIZE@T:D") still parse.
+//
+// Rank-k updates (syrk, herk) are plans too. Their problem line names the operation, the
+// triangle and the trans letter, "problem d syrk UT 32 32 4194304" (n twice, then k), and
+// their nodes are of two kinds: triangles (the root, a diagonal block of C, only its uplo
+// triangle computed) and rectangles (off-diagonal blocks: plain gemm sub-problems, planned
+// and run as in a gemm plan). A triangle is cut along k (its parts are triangles; a BFS
+// k-cut's parts 1.. write triangle temporaries that are added into C's triangle) or along
+// n by a *diagonal cut*, which has three parts: the two diagonal triangles of sizes n1 and
+// n2, then the off-diagonal block, written "gemm" (its size follows from n1, n2 and uplo):
+//
+//   prism-plan 2
+//   problem d syrk LN 1024 1024 1024
+//   threads 2
+//   bfs n thread 512@1t 512@1t gemm@1t      # 1024x1024x1024 L triangle, 2 threads
+//     leaf openblas                         # 512x512x1024 L triangle, 1 thread
+//     leaf openblas                         # 512x512x1024 L triangle, 1 thread
+//     leaf openblas                         # 512x512x1024, 1 thread (C rows 512.., cols 0..)
+//
+// In a BFS diagonal cut the two triangles share one share (the same threads, domains),
+// running one after the other on it, while the block runs at once on its own share: the
+// triangles hold about as many flops together (n1^2/2 + n2^2/2) as the block (n1 n2), so
+// the two sides are balanced with half the threads each, even with 2 threads. A DFS
+// diagonal cut ("dfs n thread 512 512 gemm") runs all three one after another.
 #pragma once
 
 #include <prism/types.hpp>
@@ -85,6 +108,10 @@ struct box {
 };
 
 /// One node of a plan's tree. Fields after `backend` are derived by the plan.
+///
+/// A diagonal cut (a triangle's n-cut in a syrk / herk plan, see the file comment) has
+/// three parts: parts[0] and parts[1] the two diagonal triangles (sizes n1 and n2, the same
+/// share), parts[2] the off-diagonal block (size 0: its extents follow from n1 and n2).
 struct node {
   step_kind kind = step_kind::leaf;  ///< leaf, bfs or dfs
   dim cut = dim::m;                  ///< dimension a bfs/dfs node cuts
@@ -94,6 +121,9 @@ struct node {
   leaf_backend backend = leaf_backend::openblas;  ///< leaves: openblas, blis or streaming
 
   box shape;                         ///< derived: this node's sub-prism
+  char triangle = 0;                 ///< derived: 'U' or 'L' when the node is a diagonal
+                                     ///< triangle of a syrk / herk plan (its box has i == j,
+                                     ///< m == n; only that triangle of C is written), else 0
   resources owns;                    ///< derived: the ranks, domains and threads it runs on
   std::size_t workspace_offset = 0;  ///< derived: byte offset of its workspace in the call's
   std::size_t workspace_bytes = 0;   ///< derived: bytes this subtree needs (temporaries)
@@ -112,14 +142,53 @@ struct child_step {
   resources owns;        ///< what it runs on
 };
 
+/// True for a diagonal cut: the n-cut of a triangle (three parts, see node).
+inline bool is_diagonal_cut(const node& nd) {
+  return nd.triangle != 0 && nd.kind != step_kind::leaf && nd.cut == dim::n;
+}
+
 /// Calls f(child_step) for each part of `nd`, a node whose sub-prism is `b` on resources
 /// `r`. The one place where part sizes become child offsets and shares become child
 /// resources: the planner builds children through it, the plan derives every node's
 /// shape and owns with it, and the executor, traffic and placement read those. Example: a bfs numa k-cut of box {64, 64, 3000, 0, 0, 0} on
 /// domains [0, 3) with parts 1000@1d,2t 2000@2d,4t yields k-range [0, 1000) on domain 0
 /// with 2 threads, then [1000, 3000) on domains [1, 3) with 4 threads.
+///
+/// A diagonal cut (nd.triangle set, cut n) of a triangle at (i, i) with parts n1, n2 and
+/// the block yields the triangles at (i, i) of n1 x n1 and at (i + n1, i + n1) of n2 x n2,
+/// both on the first part's share, then the block on the next share: for 'L' the rows
+/// below the first triangle, n2 x n1 at (i + n1, i); for 'U' the columns right of it,
+/// n1 x n2 at (i, i + n1). E.g. a 'L' triangle of 10 at (0, 0) cut 5, 5 gives triangles at
+/// (0, 0) and (5, 5) and the block C[5:10, 0:5].
 template <class F>
 void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
+  if (is_diagonal_cut(nd)) {
+    const std::int64_t n1 = nd.parts.size() > 0 ? nd.parts[0].size : 0;
+    const std::int64_t n2 = nd.parts.size() > 1 ? nd.parts[1].size : 0;
+    resources diag = r, block = r;
+    if (!nd.parts.empty()) {
+      const part& pt = nd.parts[0];
+      if (pt.ranks > 0) diag.ranks = span{r.ranks.first, pt.ranks};
+      if (pt.domains > 0) diag.domains = span{r.domains.first, pt.domains};
+      if (pt.threads > 0) diag.threads = pt.threads;
+    }
+    if (nd.parts.size() > 2) {
+      const part& pt = nd.parts[2];
+      const part& p0 = nd.parts[0];
+      if (pt.ranks > 0) block.ranks = span{r.ranks.first + p0.ranks, pt.ranks};
+      if (pt.domains > 0) block.domains = span{r.domains.first + p0.domains, pt.domains};
+      if (pt.threads > 0) block.threads = pt.threads;
+    }
+    for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+      child_step ch{c, c < nd.children.size() ? nd.children[c] : -1, b, c < 2 ? diag : block};
+      if (c == 0) ch.shape.m = ch.shape.n = n1;
+      else if (c == 1) ch.shape.m = ch.shape.n = n2, ch.shape.i = b.i + n1, ch.shape.j = b.j + n1;
+      else if (nd.triangle == 'L') ch.shape.m = n2, ch.shape.n = n1, ch.shape.i = b.i + n1;
+      else ch.shape.m = n1, ch.shape.n = n2, ch.shape.j = b.j + n1;
+      f(static_cast<const child_step&>(ch));
+    }
+    return;
+  }
   std::int64_t offset = 0;
   int next_rank = r.ranks.first, next_domain = r.domains.first;
   for (std::size_t c = 0; c < nd.parts.size(); ++c) {
@@ -192,8 +261,16 @@ std::ostream& operator<<(std::ostream& os, const plan& p);
 
 /// Builds the CARMA plan for a problem under a context (thread budget, memory cap, NUMA
 /// topology, leaves; ranks: with ctx.ranks() > 1, choose_ranks() in prism/rank_model.hpp).
-/// The rules are described in README "How prism plans".
+/// The rules are described in README "How prism plans". A syrk / herk problem
+/// (rank_k_problem) gets the triangle recursion (README "syrk and herk"); it has no
+/// rank-level steps (plan_error when ctx.ranks() > 1).
 plan make_plan(const problem& p, const context& ctx = default_context());
+
+/// The problem of a rank-k update: op syrk or herk, C n x n from op(A) n x k; uplo 'U' or
+/// 'L' and trans 'N', 'T' (syrk) or 'C' (herk; a real syrk's 'C' means 'T'), any case.
+/// transb is derived (see prism::problem). Throws prism::plan_error on a bad letter, a
+/// herk of a real type or a complex syrk with 'C'.
+problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::int64_t n, std::int64_t k);
 
 /// The lowercase name of a dimension: "m", "n" or "k".
 const char* to_string(dim d);

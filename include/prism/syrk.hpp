@@ -7,6 +7,7 @@
 #pragma once
 
 #include <prism/context.hpp>
+#include <prism/plan.hpp>
 #include <prism/types.hpp>
 
 #include <complex>
@@ -47,10 +48,21 @@ template <scalar T>
 void herk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, real_type<T> alpha, const T* A,
           std::int64_t lda, real_type<T> beta, T* C, std::int64_t ldc, const context& ctx = default_context());
 
-/// One line on the triangle recursion syrk / herk run for an n x n, depth-k update of type t
-/// with this context (the tree depends on neither uplo nor trans), e.g. for d, n = 32,
-/// k = 2^22 on 2 threads: "k-cut 2: 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm
-/// blocks, 8192 B temporaries". It is not a prism::plan: it neither parses nor executes.
+/// Runs a syrk / herk plan (make_plan of rank_k_problem, or parsed from its text) on
+/// column-major A and C: C = alpha op(A) op(A)^T (^H) + beta C on the plan's uplo triangle,
+/// with the semantics of syrk / herk (herk: alpha and beta must be real; prism::error
+/// otherwise). Throws prism::plan_error for a gemm plan, another type, or a plan that does
+/// not fit ctx (more threads or NUMA domains), and invalid_argument for lda or ldc, C untouched.
+template <scalar T>
+void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc,
+                    const context& ctx = default_context());
+
+/// One line on the plan syrk / herk run for an n x n, depth-k update of type t with this
+/// context (make_plan of rank_k_problem; the tree's shape depends on neither uplo nor
+/// trans): the root step, then the plan's depth, leaves, diagonal cuts (each with one gemm
+/// block) and workspace bytes, e.g. for d, n = 32, k = 2^22 on 2 threads: "k-cut 2:
+/// 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm blocks, 8192 B temporaries". The
+/// whole plan prints with make_plan(rank_k_problem(...), ctx) or `prism plan N N K --syrk UT`.
 std::string describe_syrk(scalar_type t, std::int64_t n, std::int64_t k, const context& ctx = default_context());
 
 }  // namespace prism

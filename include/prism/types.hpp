@@ -45,7 +45,19 @@ enum class layout { col_major, row_major };
 /// The three edges of the m x n x k prism of multiply-adds.
 enum class dim : std::uint8_t { m, n, k };
 
+/// What a plan computes: a general product (gemm) or a rank-k update of one triangle of C
+/// (syrk: C = alpha op(A) op(A)^T + beta C; herk: op(A) op(A)^H, complex types only).
+enum class operation : std::uint8_t { gemm, syrk, herk };
+
+/// "gemm", "syrk" or "herk".
+const char* to_string(operation o);
+
 /// One multiplication to plan: C(m x n) = alpha op(A)(m x k) op(B)(k x n) + beta C, column-major.
+/// A rank-k update (op syrk or herk) is the n x n x k product with op(B) = op(A)^T (^H),
+/// m == n, of which only the `uplo` triangle of C is computed: transa is syrk's / herk's
+/// trans letter ('N': op(A) = A, n x k; 'T' or 'C': op(A) = A^T or A^H) and transb the
+/// letter that makes A op(B) (e.g. syrk 'N' pairs with 'T', herk 'N' with 'C', 'T' and 'C'
+/// with 'N'), so the off-diagonal blocks of its plan are plain gemm sub-problems.
 struct problem {
   scalar_type type = scalar_type::d;  ///< element type
   char transa = 'N';                  ///< 'N', 'T' or 'C' (upper case after normalisation)
@@ -53,8 +65,11 @@ struct problem {
   std::int64_t m = 0;                 ///< rows of C
   std::int64_t n = 0;                 ///< columns of C
   std::int64_t k = 0;                 ///< inner dimension
-  /// Real flops of the whole product: 2mnk, or 8mnk for complex types.
+  operation op = operation::gemm;     ///< gemm, or a rank-k update of one triangle
+  char uplo = 'U';                    ///< syrk / herk: the triangle of C computed, 'U' or 'L'
+  /// Real flops: 2mnk for gemm (8mnk complex); n(n+1)k for a rank-k update (4n(n+1)k complex).
   double flops() const {
+    if (op != operation::gemm) return (is_complex(type) ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
     return (is_complex(type) ? 8.0 : 2.0) * double(m) * double(n) * double(k);
   }
   friend bool operator==(const problem&, const problem&) = default;

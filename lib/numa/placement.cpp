@@ -21,6 +21,8 @@ namespace prism {
 // is m x k, op(B) k x n, C m x n; stored coordinates swap rows and columns for a
 // transposed operand, e.g. op(A) rows [8, 16) with transa = 'T' are stored columns.
 std::vector<placed_block> placement_of(const plan& p, operand which) {
+  if (p.problem().op != operation::gemm)
+    throw plan_error(std::string("placement_of: models gemm plans; this one is a ") + to_string(p.problem().op) + " plan");
   const problem& pr = p.problem();
   std::vector<placed_block> out;
   if (p.nodes().empty()) return out;

@@ -20,6 +20,8 @@ double traffic_report::local_total() const { return std::accumulate(local_bytes.
 // the executor runs them: domain 2 reads domain 3's C' into its own, then domain 0 reads
 // domain 1's and domain 2's: 65536, 0, 32768, 0 bytes.
 traffic_report predict_traffic(const plan& p, placement where) {
+  if (p.problem().op != operation::gemm)
+    throw plan_error(std::string("predict_traffic: models gemm plans; this one is a ") + to_string(p.problem().op) + " plan");
   if (p.ranks() > 1) throw plan_error("predict_traffic: cross-domain traffic is per rank; this plan spans ranks");
   const int D = p.domains();
   traffic_report r;

@@ -29,6 +29,20 @@ c_frame<T> temp_frame(const node& nd, T* t) {
   return c_frame<T>{t, std::max<std::int64_t>(1, nd.shape.m), nd.shape.i, nd.shape.j};
 }
 
+// A BFS diagonal cut of a triangle (syrk / herk plans): the off-diagonal block is a task
+// on its share while this thread runs the two triangles one after the other on theirs;
+// `run_child(child)` runs a child subtree where its level wants it. All three write
+// disjoint parts of `out` with the caller's beta, so nothing is reduced.
+template <scalar T, class F>
+void run_diagonal(const node& nd, F&& run_child) {
+  oneapi::tbb::task_group group;
+  const int block = nd.children[2];
+  group.run([&run_child, block] { run_child(block); });
+  run_child(nd.children[0]);
+  run_child(nd.children[1]);
+  group.wait();
+}
+
 // Thread level: BFS parts are oneTBB tasks in the current arena (part 0 on this thread,
 // the others for idle threads to steal); a k-cut's C' sit in this frame's workspace, at
 // the node's offset, and the node's thread reduces them into C. DFS parts run in order.
@@ -37,6 +51,7 @@ class thread_runner final : public step_runner<T> {
  public:
   void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const override {
     if (nd.kind == step_kind::dfs) return ex.run_in_sequence(nd, ws, out, beta);
+    if (is_diagonal_cut(nd)) return run_diagonal<T>(nd, [&ex, ws, out, beta](int child) { ex.run(child, ws, out, beta); });
     const bool k_cut = nd.cut == dim::k;
     std::vector<T*> temps;
     if (k_cut)
@@ -94,6 +109,7 @@ class numa_runner final : public step_runner<T> {
         ex.run(child, ws, to, b);
       }
     };
+    if (is_diagonal_cut(nd)) return run_diagonal<T>(nd, [&in_domain, out, beta](int child) { in_domain(child, out, beta); });
     oneapi::tbb::task_group group;
     for (std::size_t c = 1; c < nd.parts.size(); ++c) {
       const int child = nd.children[c];
@@ -142,8 +158,8 @@ const step_runner<T>& runner_of(level l) {
 template <scalar T>
 executor<T>::executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
                       domain_arenas* numa, const box& origin)
-    : nodes_(p.nodes()), ta_(p.problem().transa), tb_(p.problem().transb), alpha_(alpha), A_(A), lda_(lda),
-      B_(B), ldb_(ldb), numa_(numa), origin_(origin) {}
+    : nodes_(p.nodes()), ta_(p.problem().transa), tb_(p.problem().transb), herm_(p.problem().op == operation::herk),
+      alpha_(alpha), A_(A), lda_(lda), B_(B), ldb_(ldb), numa_(numa), origin_(origin) {}
 
 
 template <scalar T>
@@ -157,6 +173,13 @@ void executor<T>::run(int index, workspace_frame ws, c_frame<T> out, T beta) con
   const box& b = nd.shape;
   const std::int64_t i = b.i - origin_.i, j = b.j - origin_.j, l = b.l - origin_.l;
   const T* a = ta_ == 'N' ? A_ + i + l * lda_ : A_ + l + i * lda_;
+  if (nd.triangle != 0) {  // a diagonal triangle of a syrk / herk plan: rows [i, i + m) of op(A)
+    const blas_library& lib = leaf_library(nd.backend);
+    if constexpr (std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>)
+      if (herm_)
+        return lib.herk<T>(nd.triangle, ta_, b.m, b.k, alpha_.real(), a, lda_, beta.real(), out.at(b.i, b.j), out.ldc);
+    return lib.syrk<T>(nd.triangle, ta_, b.m, b.k, alpha_, a, lda_, beta, out.at(b.i, b.j), out.ldc);
+  }
   const T* bb = tb_ == 'N' ? B_ + l + j * ldb_ : B_ + j + l * ldb_;
   leaf_gemm<T>(nd.backend, ta_, tb_, b.m, b.n, b.k, alpha_, a, lda_, bb, ldb_, beta, out.at(b.i, b.j), out.ldc);
 }
@@ -171,12 +194,16 @@ template <scalar T>
 void executor<T>::reduce(const node& nd, c_frame<T> out, T* const* temps, int threads) const {
   const std::int64_t m = nd.shape.m, n = nd.shape.n;
   const std::size_t f = nd.parts.size();
+  // A triangle adds only its uplo part of column j: rows [0, j] for 'U', [j, m) for 'L'
+  // (the rest of C' was never written, and C's other triangle must stay untouched).
+  const char tri = nd.triangle;
   auto columns = [&](std::int64_t j0, std::int64_t j1) {
     for (std::int64_t j = j0; j < j1; ++j) {
       T* cj = out.at(nd.shape.i, nd.shape.j + j);
+      const std::int64_t i0 = tri == 'L' ? j : 0, i1 = tri == 'U' ? j + 1 : m;
       for (std::size_t c = 1; c < f; ++c) {
         const T* tj = temps[c - 1] + j * m;
-        for (std::int64_t i = 0; i < m; ++i) cj[i] += tj[i];
+        for (std::int64_t i = i0; i < i1; ++i) cj[i] += tj[i];
       }
     }
   };

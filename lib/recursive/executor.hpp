@@ -58,7 +58,10 @@ class step_runner {
   virtual void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const = 0;
 };
 
-/// The walk of one plan over one call's operands: C = alpha op(A) op(B) + beta C.
+/// The walk of one plan over one call's operands: C = alpha op(A) op(B) + beta C. For a
+/// syrk / herk plan the caller passes A twice (B = A, ldb = lda): triangle leaves call
+/// ?syrk / ?herk on op(A)'s rows, off-diagonal blocks are gemm leaves with the plan's
+/// transb (op(B) = op(A)^T or ^H).
 template <scalar T>
 class executor {
  public:
@@ -75,7 +78,7 @@ class executor {
   /// a k-cut the first applies beta and the others accumulate (beta = 1), so no temporary.
   void run_in_sequence(const node& nd, workspace_frame ws, c_frame<T> out, T beta) const;
   /// out's block of nd += the f - 1 temporaries C'_c (nd.shape.m x nd.shape.n, ld = m) in
-  /// part order, column by column (a fixed order: a fixed plan gives bitwise-equal results),
+  /// part order (only the uplo triangle when nd is a triangle), column by column (a fixed order: a fixed plan gives bitwise-equal results),
   /// on up to `threads` threads of the current arena.
   void reduce(const node& nd, c_frame<T> out, T* const* temps, int threads) const;
 
@@ -87,6 +90,7 @@ class executor {
  private:
   const std::vector<node>& nodes_;
   char ta_, tb_;
+  bool herm_;  // a herk plan: triangle leaves call ?herk with alpha's and beta's real parts
   T alpha_;
   const T* A_;
   std::int64_t lda_;

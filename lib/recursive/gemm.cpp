@@ -121,6 +121,8 @@ void execute(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, s
     throw plan_error(std::string("plan is for type '") + char(pr.type) + "', called with '" +
                      char(scalar_type_of<T>()) + "'");
   if (p.nodes().empty()) throw plan_error("empty plan");
+  if (pr.op != operation::gemm)
+    throw plan_error(std::string("a ") + to_string(pr.op) + " plan runs through prism::execute_rank_k (prism/syrk.hpp)");
   check_column_major<T>(pr.transa, pr.transb, pr.m, pr.n, pr.k, lda, ldb, ldc);
   detail::check_fits(p, ctx, false);  // before C is touched, the alpha = 0 scaling included
   if (trivial(pr.m, pr.n, pr.k, alpha, beta, C, ldc)) return;

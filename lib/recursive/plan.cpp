@@ -17,6 +17,9 @@ const char* to_string(dim d) { return d == dim::m ? "m" : d == dim::n ? "n" : "k
 const char* to_string(step_kind s) {
   return s == step_kind::leaf ? "leaf" : s == step_kind::bfs ? "bfs" : "dfs";
 }
+const char* to_string(operation o) {
+  return o == operation::gemm ? "gemm" : o == operation::syrk ? "syrk" : "herk";
+}
 const char* to_string(level l) {
   switch (l) {
     case level::rank: return "rank";
@@ -40,6 +43,16 @@ std::string shape_text(const box& b) {
   return std::to_string(b.m) + "x" + std::to_string(b.n) + "x" + std::to_string(b.k);
 }
 
+// "32x32x4096 U triangle" for a triangle node, else shape_text.
+std::string node_text(const node& nd) {
+  std::string t = shape_text(nd.shape);
+  if (nd.triangle != 0) t += std::string(" ") + nd.triangle + " triangle";
+  return t;
+}
+
+// The gemm letter that pairs with a rank-k update's trans: A op(B) = op(A) op(A)^T (^H).
+char partner_trans(operation op, char trans) { return trans == 'N' ? (op == operation::herk ? 'C' : 'T') : 'N'; }
+
 std::string range_text(const char* one, const char* many, const span& s) {
   if (s.count == 1) return std::string(one) + " " + std::to_string(s.first);
   return std::string(many) + " " + std::to_string(s.first) + "-" + std::to_string(s.first + s.count - 1);
@@ -51,6 +64,21 @@ std::string range_text(const char* one, const char* many, const span& s) {
 bool children_side_by_side(const node& nd) { return nd.kind == step_kind::bfs && nd.where != level::rank; }
 
 }  // namespace
+
+problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::int64_t n, std::int64_t k) {
+  auto up = [](char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; };
+  problem p;
+  p.type = t, p.op = op, p.uplo = up(uplo), p.m = n, p.n = n, p.k = k;
+  p.transa = up(trans);
+  if (op == operation::gemm) throw plan_error("rank_k_problem: the operation must be syrk or herk");
+  if (p.uplo != 'U' && p.uplo != 'L') throw plan_error(std::string("uplo must be U or L, got '") + uplo + "'");
+  if (op == operation::syrk && !is_complex(t) && p.transa == 'C') p.transa = 'T';  // real syrk: 'C' is 'T'
+  const bool ok = p.transa == 'N' || (op == operation::herk ? p.transa == 'C' : p.transa == 'T');
+  if (!ok) throw plan_error(std::string(to_string(op)) + " trans must be N or " + (op == operation::herk ? "C" : "T") + ", got '" + trans + "'");
+  if (op == operation::herk && !is_complex(t)) throw plan_error("herk needs a complex type (c or z)");
+  p.transb = partner_trans(op, p.transa);
+  return p;
+}
 
 plan::plan(prism::problem p, resources root, std::vector<node> nodes)
     : problem_(p), root_(root), nodes_(std::move(nodes)) {
@@ -70,6 +98,19 @@ void plan::derive() {
   if (problem_.m < 0 || problem_.n < 0 || problem_.k < 0) fail("problem sizes must be >= 0");
   for (char t : {problem_.transa, problem_.transb})
     if (t != 'N' && t != 'T' && t != 'C') fail(std::string("trans must be N, T or C, got '") + t + "'");
+  if (problem_.op > operation::herk) fail("operation must be gemm, syrk or herk");
+  const char root_triangle = problem_.op == operation::gemm ? 0 : problem_.uplo;
+  if (problem_.op != operation::gemm) {
+    const std::string op = prism::to_string(problem_.op);
+    if (problem_.m != problem_.n) fail(op + " updates an n x n triangle: m must equal n");
+    if (problem_.uplo != 'U' && problem_.uplo != 'L') fail(op + " uplo must be U or L");
+    if (problem_.op == operation::herk && !is_complex(problem_.type)) fail("herk needs a complex type (c or z)");
+    const bool ok = problem_.transa == 'N' || problem_.transa == (problem_.op == operation::herk ? 'C' : 'T');
+    if (!ok) fail(op + " trans must be N or " + (problem_.op == operation::herk ? "C" : "T"));
+    if (problem_.transb != partner_trans(problem_.op, problem_.transa))
+      fail(op + " pairs trans " + problem_.transa + " with " + partner_trans(problem_.op, problem_.transa));
+    if (root_.ranks.count > 1) fail(op + " plans have no rank-level steps (ranks must be 1)");
+  }
   if (root_.threads < 1) fail("threads must be >= 1");
   if (root_.ranks.first != 0 || root_.ranks.count < 1) fail("ranks must be >= 1");
   if (root_.domains.first != 0 || root_.domains.count < 1 || root_.domains.count > root_.threads)
@@ -78,8 +119,9 @@ void plan::derive() {
   std::vector<char> seen(nodes_.size(), 0);
 
   // `outer`: the level of the nearest step above (steps below it may not be further out).
-  std::function<void(int, const box&, const resources&, level, int)> down =
-      [&](int i, const box& b, const resources& r, level outer, int depth) {
+  // `tri`: the node is a diagonal triangle of a syrk / herk plan ('U' or 'L'), else 0.
+  std::function<void(int, const box&, const resources&, level, int, char)> down =
+      [&](int i, const box& b, const resources& r, level outer, int depth, char tri) {
         if (depth > max_depth) fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
         if (i < 0 || std::size_t(i) >= nodes_.size()) fail("child index " + std::to_string(i) + " out of range");
         if (seen[i]) fail("node " + std::to_string(i) + " is reached twice: a plan is a tree");
@@ -88,8 +130,9 @@ void plan::derive() {
         if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::cache ||
             nd.backend > leaf_backend::streaming)
           fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
-        nd.shape = b, nd.owns = r;
-        const std::string where = "node " + std::to_string(i) + " (" + shape_text(b) + ")";
+        nd.shape = b, nd.owns = r, nd.triangle = tri;
+        const std::string where = "node " + std::to_string(i) + " (" + node_text(nd) + ")";
+        const bool diagonal = is_diagonal_cut(nd);
         // A node that spans several ranks (domains) must divide them, at that level.
         if (r.ranks.count > 1 && !(nd.kind != step_kind::leaf && nd.where == level::rank))
           fail(where + ": spans " + std::to_string(r.ranks.count) + " ranks, so it must be a rank-level step");
@@ -99,6 +142,8 @@ void plan::derive() {
           if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
           if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
           if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas, blis or streaming");
+          if (nd.backend == leaf_backend::streaming && tri != 0)
+            fail(where + ": a triangle's leaf is a ?syrk / ?herk call: openblas or blis, not streaming");
           if (nd.backend == leaf_backend::streaming && !detail::streaming_applies(b.m, b.n))
             fail(where + ": a streaming leaf takes m, n <= " + std::to_string(detail::streaming_max_mn));
           nd.workspace_bytes = 0;
@@ -111,16 +156,40 @@ void plan::derive() {
           fail(where + ": a rank bfs step needs at least 2 ranks");
         if (nd.where == level::numa && r.domains.count < 2) fail(where + ": a numa step needs at least 2 domains");
         if (nd.kind == step_kind::bfs && nd.where == level::cache) fail(where + ": a bfs step is at rank, numa or thread level");
+        if (tri != 0 && nd.cut == dim::m)
+          fail(where + ": a triangle is cut along k, or along n by a diagonal cut (two triangles and a gemm block)");
         if (nd.parts.size() < 2) fail(where + ": a cut needs at least 2 parts");
         if (nd.children.size() != nd.parts.size()) fail(where + ": one child per part");
         const std::int64_t ext = extent(nd.cut, b.m, b.n, b.k);
+        if (diagonal) {
+          if (nd.parts.size() != 3 || nd.parts[2].size != 0 || nd.parts[0].size == 0 || nd.parts[1].size == 0)
+            fail(where + ": a diagonal cut has three parts: two triangle sizes, then the block 'gemm'");
+          if (nd.parts[0].size < 1 || nd.parts[1].size < 1 || nd.parts[0].size > ext - nd.parts[1].size ||
+              nd.parts[0].size + nd.parts[1].size != ext)
+            fail(where + ": the diagonal cut's triangles must be >= 1 and sum to " + std::to_string(ext));
+          const part &p0 = nd.parts[0], &p1 = nd.parts[1];
+          if (p0.ranks != p1.ranks || p0.domains != p1.domains || p0.threads != p1.threads)
+            fail(where + ": the two triangles of a diagonal cut run one after the other on the same share");
+        } else if (nd.cut == dim::n && nd.parts.size() == 3 && nd.parts[2].size == 0 && nd.parts[0].size > 0 &&
+                   nd.parts[1].size > 0) {  // what "N1 N2 gemm" parses into
+          fail(where + ": a 'gemm' part belongs to the diagonal cut of a triangle (syrk / herk plans)");
+        }
+        // The parts whose shares add up: a diagonal cut's second triangle shares the first's.
+        auto counted = [&](std::size_t c) { return !(diagonal && c == 1); };
         std::int64_t total = 0, ranks = 0, domains = 0, threads = 0;
-        for (const part& pt : nd.parts) {
+        for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+          const part& pt = nd.parts[c];
+          if (diagonal) {
+            if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0) fail(where + ": shares are >= 0");
+            if (counted(c)) ranks += pt.ranks, domains += pt.domains, threads += pt.threads;
+            continue;
+          }
           if (pt.size < 1) fail(where + ": every part has size >= 1");
           if (pt.size > ext - total) fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut exceed " + std::to_string(ext));
           if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0) fail(where + ": shares are >= 0");
           total += pt.size, ranks += pt.ranks, domains += pt.domains, threads += pt.threads;
         }
+        if (diagonal) total = ext;
         if (total != ext)
           fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut sum to " + std::to_string(total) +
                ", not " + std::to_string(ext));
@@ -155,12 +224,17 @@ void plan::derive() {
             for (const part& pt : nd.parts)
               if (pt.threads != 1) fail(where + ": parts of a 1-thread bfs have 1 thread each");
         }
-        std::size_t ws = 0;
+        // Workspace: side by side for BFS parts, shared by DFS parts; a diagonal cut's two
+        // triangles run one after the other (they share a region), its block beside them.
+        std::size_t ws = 0, diag_ws = 0;
         for_each_child(nd, b, r, [&](const child_step& ch) {
-          down(ch.node, ch.shape, ch.owns, nd.where, depth + 1);
+          const char child_tri = tri != 0 && (!diagonal || ch.part < 2) ? tri : 0;
+          down(ch.node, ch.shape, ch.owns, nd.where, depth + 1, child_tri);
           const std::size_t child_ws = nodes_[std::size_t(ch.node)].workspace_bytes;
-          ws = children_side_by_side(nd) ? add_sat(ws, child_ws) : std::max(ws, child_ws);
+          if (diagonal && ch.part < 2) diag_ws = std::max(diag_ws, child_ws);
+          else ws = children_side_by_side(nd) ? add_sat(ws, child_ws) : std::max(ws, child_ws);
         });
+        if (diagonal) ws = children_side_by_side(nd) ? add_sat(ws, diag_ws) : std::max(ws, diag_ws);
         const std::size_t own = node_temp_bytes(nd, elem);
         if (own == SIZE_MAX) fail(where + ": its temporaries C' exceed the address space");
         ws = add_sat(ws, own);
@@ -168,7 +242,7 @@ void plan::derive() {
         nd.workspace_bytes = ws;
       };
   const box whole{problem_.m, problem_.n, problem_.k, 0, 0, 0};
-  down(0, whole, root_, level::rank, 0);
+  down(0, whole, root_, level::rank, 0, root_triangle);
   for (std::size_t i = 0; i < seen.size(); ++i)
     if (!seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
 
@@ -176,6 +250,13 @@ void plan::derive() {
     node& nd = nodes_[std::size_t(i)];
     nd.workspace_offset = offset;
     std::size_t next = offset + node_temp_bytes(nd, elem);
+    if (is_diagonal_cut(nd)) {  // the triangles share one region, the block (BFS) follows it
+      const int t0 = nd.children[0], t1 = nd.children[1];
+      place(t0, next), place(t1, next);
+      const std::size_t diag = std::max(nodes_[std::size_t(t0)].workspace_bytes, nodes_[std::size_t(t1)].workspace_bytes);
+      place(nd.children[2], children_side_by_side(nd) ? next + diag : next);
+      return;
+    }
     for (int c : nd.children) {
       place(c, next);
       if (children_side_by_side(nd)) next += nodes_[std::size_t(c)].workspace_bytes;
@@ -208,8 +289,10 @@ std::string plan::to_string() const {
   if (nodes_.empty()) return "prism-plan 2\n# empty plan (default-constructed): nothing to run\n";
   std::ostringstream os;
   os << "prism-plan 2\n";
-  os << "problem " << char(problem_.type) << ' ' << problem_.transa << problem_.transb << ' '
-     << problem_.m << ' ' << problem_.n << ' ' << problem_.k << '\n';
+  os << "problem " << char(problem_.type) << ' ';
+  if (problem_.op == operation::gemm) os << problem_.transa << problem_.transb;
+  else os << prism::to_string(problem_.op) << ' ' << problem_.uplo << problem_.transa;  // transb follows
+  os << ' ' << problem_.m << ' ' << problem_.n << ' ' << problem_.k << '\n';
   os << "threads " << threads() << '\n';
   if (domains() > 1) os << "domains " << domains() << '\n';
   if (ranks() > 1) os << "ranks " << ranks() << '\n';
@@ -223,8 +306,10 @@ std::string plan::to_string() const {
       line << "leaf " << prism::to_string(nd.backend);
     } else {
       line << prism::to_string(nd.kind) << ' ' << prism::to_string(nd.cut) << ' ' << prism::to_string(nd.where);
-      for (const part& pt : nd.parts) {
-        line << ' ' << pt.size;
+      for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+        const part& pt = nd.parts[c];
+        if (is_diagonal_cut(nd) && c == 2) line << " gemm";  // the block: no size of its own
+        else line << ' ' << pt.size;
         char sep = '@';
         auto share = [&](int v, char unit) {
           if (v > 0) line << sep << v << unit, sep = ',';
@@ -234,7 +319,7 @@ std::string plan::to_string() const {
     }
     std::string text = line.str();
     if (text.size() < 40) text.resize(40, ' ');
-    os << text << "  # " << shape_text(nd.shape) << ", " << nd.owns.threads << (nd.owns.threads == 1 ? " thread" : " threads");
+    os << text << "  # " << node_text(nd) << ", " << nd.owns.threads << (nd.owns.threads == 1 ? " thread" : " threads");
     if (ranks() > 1) os << ", " << range_text("rank", "ranks", nd.owns.ranks);
     if (domains() > 1) os << ", " << range_text("domain", "domains", nd.owns.domains);
     if (const std::size_t t = node_temp_bytes(nd, element_size(problem_.type)); t > 0) os << ", C' " << t << " B";
@@ -292,17 +377,34 @@ plan plan::parse(std::string_view text) {
   }
   if (version == 0) throw fail("a plan starts with 'prism-plan 2' (or 'prism-plan 1')");
   ++at;
-  if (at >= lines.size() || lines[at].second.size() != 6 || lines[at].second[0] != "problem")
-    throw fail("expected 'problem TYPE TRANS M N K', e.g. 'problem d NN 64 64 1024'");
+  // "problem TYPE TRANS M N K" (gemm) or "problem TYPE syrk|herk UPLO+TRANS N N K".
+  const bool rank_k_line = at < lines.size() && lines[at].second.size() == 7 && lines[at].second[0] == "problem" &&
+                           (lines[at].second[2] == "syrk" || lines[at].second[2] == "herk");
+  if (at >= lines.size() || !(lines[at].second.size() == 6 || rank_k_line) || lines[at].second[0] != "problem")
+    throw fail("expected 'problem TYPE TRANS M N K', e.g. 'problem d NN 64 64 1024', or 'problem TYPE syrk|herk "
+               "UPLO+TRANS N N K', e.g. 'problem d syrk UT 32 32 4194304'");
   prism::problem p;
   {
     auto& t = lines[at].second;
     if (t[1].size() != 1 || std::string("sdcz").find(t[1][0]) == std::string::npos)
       throw fail("type must be one of s, d, c, z, got '" + t[1] + "'");
     p.type = scalar_type(t[1][0]);
-    if (t[2].size() != 2) throw fail("trans must be two letters from N, T, C, got '" + t[2] + "'");
-    p.transa = t[2][0], p.transb = t[2][1];
-    p.m = integer(t[3], "m"), p.n = integer(t[4], "n"), p.k = integer(t[5], "k");
+    if (rank_k_line) {
+      const std::size_t off = 1;  // the operation's word shifts the rest by one
+      if (t[3].size() != 2) throw fail(t[2] + " takes uplo and trans as two letters, e.g. UT, got '" + t[3] + "'");
+      const std::int64_t n = integer(t[3 + off], "n"), n2 = integer(t[4 + off], "n");
+      if (n != n2) throw fail(t[2] + " updates an n x n triangle: the two sizes must be equal, got " + t[4] + " and " + t[5]);
+      try {
+        p = rank_k_problem(p.type, t[2] == "syrk" ? operation::syrk : operation::herk, t[3][0], t[3][1], n,
+                           integer(t[5 + off], "k"));
+      } catch (const plan_error& e) {
+        throw fail(e.what());
+      }
+    } else {
+      if (t[2].size() != 2) throw fail("trans must be two letters from N, T, C, got '" + t[2] + "'");
+      p.transa = t[2][0], p.transb = t[2][1];
+      p.m = integer(t[3], "m"), p.n = integer(t[4], "n"), p.k = integer(t[5], "k");
+    }
   }
   ++at;
   if (at >= lines.size() || lines[at].second.size() != 2 || lines[at].second[0] != "threads")
@@ -322,10 +424,13 @@ plan plan::parse(std::string_view text) {
   // One part: "SIZE", or "SIZE@" followed by shares. Version 2: comma-separated shares
   // with a unit, "3r", "2d", "4t" (e.g. 1048576@1d,4t). Version 1: "@T" (threads), and
   // "@T:D" (threads, domains) at numa level.
-  auto parse_part = [&](const std::string& word) {
+  // `block`: the word is "gemm[@SHARES]", a diagonal cut's block, whose size is 0.
+  auto parse_part = [&](const std::string& word, bool block = false) {
     part pt;
     const auto atsign = word.find('@');
-    pt.size = integer(word.substr(0, atsign), "a part size");
+    if (block && atsign != std::string::npos && atsign != 4) throw fail("expected 'gemm' or 'gemm@SHARES', got '" + word + "'");
+    if (block && atsign == std::string::npos && word != "gemm") throw fail("expected 'gemm' or 'gemm@SHARES', got '" + word + "'");
+    if (!block) pt.size = integer(word.substr(0, atsign), "a part size");
     if (atsign == std::string::npos) return pt;
     const std::string shares = word.substr(atsign + 1);
     if (version == 1) {
@@ -386,6 +491,18 @@ plan plan::parse(std::string_view text) {
     else if (t[2] == "cache") nd.where = level::cache;
     else throw fail("level must be rank, numa, thread or cache, got '" + t[2] + "'");
     for (std::size_t w = 3; w < t.size(); ++w) {
+      // "gemm[@SHARES]": the off-diagonal block of a diagonal cut, the third and last part.
+      if (t[w].rfind("gemm", 0) == 0) {
+        if (w != 5 || t.size() != 6 || nd.cut != dim::n)
+          throw fail("'gemm' is the third and last part of a diagonal cut: 'bfs|dfs n LEVEL N1 N2 gemm'");
+        part pt = parse_part(t[w], true);
+        if (nd.kind == step_kind::dfs && (pt.ranks | pt.domains | pt.threads) != 0)
+          throw fail("a dfs part takes no share: it runs with the node's resources");
+        if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0)
+          throw fail("a thread-level bfs part names its thread share, e.g. gemm@1t");
+        nd.parts.push_back(pt);
+        continue;
+      }
       part pt = parse_part(t[w]);
       if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads) != 0)
         throw fail("a dfs part takes no share: it runs with the node's resources");

@@ -87,7 +87,8 @@ struct planner {
   const context& ctx;
   scalar_type type;
   std::vector<node> nodes;
-  char transa = 'N', transb = 'N';  // the problem's, for the leaf rule (choose_leaf)
+  char transa = 'N', transb = 'N';  // the problem's (a rank-k plan: its blocks'), for the leaf rule (choose_leaf)
+  char uplo = 0;  // syrk / herk plans: the triangle of C ('U' or 'L'), which places diagonal cuts' blocks
 
   double flops(const box& b) const { return gemm_flops(type, b.m, b.n, b.k); }
   // Bytes of an m x n temporary; SIZE_MAX (never fits) when the product overflows.
@@ -124,13 +125,16 @@ struct planner {
 
   // Adds a step cutting b's edge d into `parts`, then plans each child with
   // plan_child(child_step) (for_each_child gives its shape and resources).
+  // `triangle`: the step cuts a triangle of a syrk / herk plan (for_each_child then lays out
+  // a diagonal cut's three children).
   template <class F>
   int add_step(step_kind kind, level where, dim d, std::vector<part> parts, const box& b, const resources& r,
-               F&& plan_child) {
+               F&& plan_child, char triangle = 0) {
     count_node();
     const int index = int(nodes.size());
     nodes.emplace_back();
     node nd;
+    nd.triangle = triangle;
     nd.kind = kind;
     nd.cut = d;
     nd.where = where;
@@ -257,6 +261,122 @@ struct planner {
     return leaf(b);  // Rule 5
   }
 
+  // ---- Rank-k updates (syrk / herk): the triangle recursion ----
+  // A triangle node (an n x n diagonal block of C, only its uplo triangle computed, from k
+  // columns of op(A)) with t threads and B bytes of budget:
+  //  T1. An edge above 2^31-1 is halved by a DFS step: n by a DFS diagonal cut, k by a DFS
+  //      k-cut (accumulating into C, no temporary).
+  //  T2. One thread, fewer flops than the small-call threshold, or n = 1 with k < 512: a
+  //      leaf (one ?syrk / ?herk call).
+  //  T3. k >= 2n and k >= 512 (k dominates, the Gram shape): a BFS k-cut into as many parts
+  //      as threads, 256-wide k pieces and the budget allow (each part after the first
+  //      writes one n x n triangle temporary, reduced into C's triangle); thread shares as
+  //      even as possible (7 threads, 3 parts: 3, 2, 2), k split in the same ratio. The
+  //      parts share what the temporaries leave of B.
+  //  T4. Otherwise a BFS diagonal cut at n1 = half of n (8-aligned where that costs < 1/32
+  //      of balance): the two triangles one after the other on floor(t/2) threads, the
+  //      off-diagonal block (a gemm sub-problem: the rules above, from its own budget share;
+  //      one leaf when below the small-call threshold) at once on the rest. The triangles
+  //      hold n1^2/2 + n2^2/2 flops, the block n1 n2: the two sides are equal at n1 = n2.
+  // Above these, with D >= 2 NUMA domains: a numa k-cut (as for gemm: halves, or 1:1:1 over
+  // 3 domains, temporaries from the computing domain) when T3's shape holds and one
+  // temporary fits, else a numa diagonal cut, the triangles on the first half of the
+  // domains, the block on the other half, threads following cores.
+  double tri_flops(const box& b) const { return problem{type, 'N', 'N', b.n, b.n, b.k, operation::syrk}.flops(); }
+
+  int tri_leaf(const box& b) {
+    count_node();
+    node nd;
+    nd.kind = step_kind::leaf;
+    nd.triangle = uplo;
+    // The streaming leaf is a gemm kernel only: a triangle it would take gets the BLAS
+    // leaf the rule picks otherwise.
+    nd.backend = detail::choose_leaf(ctx.leaf(), type, b.n, b.n, b.k);
+    if (nd.backend == leaf_backend::streaming) nd.backend = detail::choose_blas_leaf(type, b.n, b.n, b.k);
+    nodes.push_back(nd);
+    return int(nodes.size()) - 1;
+  }
+
+  // The off-diagonal block of a diagonal cut: a gemm sub-problem on its share.
+  int block(const box& b, const resources& r, std::size_t budget) {
+    if (r.domains.count >= 2) return numa(b, r, budget);
+    if (flops(b) < ctx.small_flops()) return leaf(b);
+    return build(b, r, ctx.extra_depth(), budget);
+  }
+
+  // A diagonal cut of triangle b at its middle: shares `diag` (both triangles, one after the
+  // other) and `blk` (the block) for a BFS, none for a DFS; budgets b_diag and b_blk.
+  int diagonal(step_kind kind, level where, const box& b, const resources& r, part diag, part blk,
+               std::size_t b_diag, std::size_t b_blk) {
+    const std::int64_t n1 = detail::first_part(b.n, 1, 2, alignment(dim::n, type, b.n));
+    diag.size = n1;
+    part second = diag;
+    second.size = b.n - n1;
+    blk.size = 0;
+    return add_step(kind, where, dim::n, {diag, second, blk}, b, r, [&](const child_step& ch) {
+      if (ch.part == 2) return block(ch.shape, ch.owns, b_blk);
+      return ch.owns.domains.count >= 2 ? tri_numa(ch.shape, ch.owns, b_diag) : tri(ch.shape, ch.owns, b_diag);
+    }, uplo);
+  }
+
+  // Rules T1-T4 on one NUMA domain (or none).
+  int tri(const box& b, const resources& r, std::size_t budget) {
+    const int t = r.threads;
+    const std::int64_t n = b.n, k = b.k;
+    if (n > INT_MAX) return diagonal(step_kind::dfs, level::thread, b, r, part{}, part{}, budget, budget);  // T1
+    if (k > INT_MAX) {
+      const std::int64_t k1 = detail::first_part(k, 1, 2, alignment(dim::k, type, k));
+      return add_step(step_kind::dfs, level::thread, dim::k, {part{k1}, part{k - k1}}, b, r,
+                      [&](const child_step& ch) { return tri(ch.shape, ch.owns, budget); }, uplo);
+    }
+    if (t <= 1 || tri_flops(b) < ctx.small_flops() || (n == 1 && k < 512)) return tri_leaf(b);  // T2
+    if (ctx.k_cuts() && k >= 2 * n && k >= 512) {  // T3
+      const std::size_t t_bytes = temp_bytes(n, n);
+      const std::size_t fit = t_bytes == no_cap ? 0 : budget == no_cap ? std::size_t(t) : budget / t_bytes;
+      const int f = int(std::min<std::int64_t>({t, k / 256, std::int64_t(std::min<std::size_t>(fit, 1u << 20)) + 1}));
+      if (f >= 2) {
+        std::vector<int> shares(std::size_t(f), t / f);
+        for (int c = 0; c < t % f; ++c) ++shares[std::size_t(c)];
+        const std::vector<std::int64_t> sizes = split(k, shares, alignment(dim::k, type, k));
+        std::vector<part> parts;
+        for (int c = 0; c < f; ++c) parts.push_back(part{sizes[std::size_t(c)], 0, 0, shares[std::size_t(c)]});
+        const std::size_t rest = budget == no_cap ? no_cap : (budget - t_bytes * std::size_t(f - 1)) / std::size_t(f);
+        return add_step(step_kind::bfs, level::thread, dim::k, std::move(parts), b, r,
+                        [&](const child_step& ch) { return tri(ch.shape, ch.owns, rest); }, uplo);
+      }
+    }
+    if (n < 2) return tri_leaf(b);
+    const int td = t / 2, tb = t - td;  // T4
+    return diagonal(step_kind::bfs, level::thread, b, r, part{0, 0, 0, td}, part{0, 0, 0, tb}, share_of(budget, td, t),
+                    share_of(budget, tb, t));
+  }
+
+  // The numa level of a triangle (see above); throws too_small when an edge is shorter than
+  // the domains it would be shared among.
+  int tri_numa(const box& b, const resources& r, std::size_t budget) {
+    const int dc = r.domains.count, t = r.threads;
+    if (dc == 1) return tri(b, r, budget);
+    const std::size_t temp = temp_bytes(b.n, b.n);
+    std::vector<part> parts;
+    if (ctx.k_cuts() && b.k >= 2 * b.n && temp != no_cap && temp <= budget) {
+      const bool flat_fits = temp <= budget / std::size_t(dc - 1);
+      if ((flat_k_cut(dc) && flat_fits && numa_parts(b, r, dim::k, std::vector<int>(std::size_t(dc), 1), parts)) ||
+          numa_parts(b, r, dim::k, {dc / 2, dc - dc / 2}, parts)) {
+        const std::size_t rest = budget == no_cap ? no_cap : budget - std::size_t(parts.size() - 1) * temp;
+        return add_step(step_kind::bfs, level::numa, dim::k, std::move(parts), b, r, [&](const child_step& ch) {
+          return tri_numa(ch.shape, ch.owns, share_of(rest, ch.owns.threads, t));
+        }, uplo);
+      }
+    }
+    // Diagonal: numa_parts gives each side's threads by cores (its n split is not used:
+    // the triangles are cut at the middle, and each must still give its domains a piece).
+    const int dd = dc / 2;
+    if (b.n < 2 * dc || !numa_parts(b, r, dim::n, {dd, dc - dd}, parts)) throw too_small{};
+    const int td = parts[0].threads, tb = parts[1].threads;
+    return diagonal(step_kind::bfs, level::numa, b, r, part{0, 0, dd, td}, part{0, 0, dc - dd, tb},
+                    share_of(budget, td, t), share_of(budget, tb, t));
+  }
+
   // One thread's share of a cache of the context's cache level: its size divided by the
   // processing units sharing it, since one leaf per thread runs at once (e.g. a 32 MiB L3
   // shared by 2 cores gives 16 MiB). 0: no cache DFS, or the level is unknown.
@@ -304,7 +424,45 @@ int plan_local(std::vector<node>& nodes, const problem& p, const box& b, const r
 
 }  // namespace detail
 
+namespace {
+
+// make_plan for syrk / herk: rules T1-T4 (planner::tri) under the numa level when the
+// topology has several domains and the triangle can give each of them a piece.
+plan make_rank_k_plan(const problem& p0, const context& ctx) {
+  const std::string op = to_string(p0.op);
+  if (ctx.ranks() > 1) throw plan_error(op + " plans have no rank-level steps: plan them with ranks = 1");
+  if (p0.m != p0.n) throw plan_error(op + " updates an n x n triangle: m must equal n");
+  if (p0.n < 0 || p0.k < 0) throw plan_error("problem sizes must be >= 0");
+  const problem p = rank_k_problem(p0.type, p0.op, p0.uplo, p0.transa, p0.n, p0.k);
+  const box whole{p.n, p.n, p.k, 0, 0, 0};
+  resources root{span{0, 1}, span{0, 1}, ctx.threads()};
+  // The off-diagonal blocks are gemms C12 = op(A1) op(A2)^T: 'N' updates (C = A A^T) are NT
+  // blocks, 'T' / 'C' updates (C = A^T A) TN / CN blocks.
+  const bool n_form = p.transa == 'N';
+  planner pl{ctx, p.type, {}, n_form ? 'N' : p.transa, n_form ? (p.op == operation::herk ? 'C' : 'T') : 'N', p.uplo};
+  if (p.n == 0 || p.k == 0) {
+    pl.tri_leaf(whole);
+    return plan(p, root, std::move(pl.nodes));
+  }
+  const int domains = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());
+  if (domains >= 2 && p.n <= INT_MAX && p.k <= INT_MAX) {
+    resources spread = root;
+    spread.domains.count = domains;
+    try {
+      pl.tri_numa(whole, spread, ctx.max_memory());
+      return plan(p, spread, std::move(pl.nodes));
+    } catch (const too_small&) {
+      pl.nodes.clear();
+    }
+  }
+  pl.tri(whole, root, ctx.max_memory());
+  return plan(p, root, std::move(pl.nodes));
+}
+
+}  // namespace
+
 plan make_plan(const problem& p0, const context& ctx) {
+  if (p0.op != operation::gemm) return make_rank_k_plan(p0, ctx);
   if (ctx.ranks() > 1) return choose_ranks(p0, ctx).chosen;
   problem p = p0;
   p.transa = normalise_trans(p.transa);

@@ -1,31 +1,20 @@
 // lib/recursive/syrk.cpp — ?syrk / ?herk: the entry prologue (checks, trivial cases, small
-// calls to one leaf) and the triangle recursion.
-//
-// The triangle recursion cuts the n x n x k "half prism" of a rank-k update:
-//  - k-cut (BFS over threads): parts 1.. write triangle-only temporaries C' with beta = 0,
-//    part 0 writes C with the caller's beta, then the temporaries' triangles are added into
-//    C. Taken when k dominates (k >= 2n) and the temporaries fit the context's memory cap;
-//    the Gram shape (n = 32, k = 2^22) is cut this way into one part per thread.
-//  - n-cut: C splits into two diagonal triangles, themselves rank-k updates (recursion),
-//    and one off-diagonal block, a plain gemm that prism::gemm (the planner and executor
-//    of the gemm engine, with its memory cap and NUMA levels) runs. Needs no extra memory.
-//  - leaf: single-threaded cblas_?syrk / cblas_?herk of the leaf backend.
-// The tree is decided on the fly from (n, k, threads, memory cap); it is not a prism::plan
-// (plans print and parse gemm problems only: see README "syrk and herk").
+// calls to one leaf) in front of the triangle recursion, which is a prism::plan like
+// gemm's: make_plan builds it from a syrk / herk problem (rank_k_problem; planner rules
+// T1-T4 in lib/recursive/planner.cpp: k-cuts with triangle temporaries, diagonal cuts into
+// two triangles and a gemm block, the numa level) and the executor runs it
+// (lib/recursive/executor.cpp: ?syrk / ?herk leaves on triangles, gemm leaves on blocks).
+// describe_syrk summarises that plan in one line.
 #include <prism/error.hpp>
 #include <prism/gemm.hpp>
 #include <prism/syrk.hpp>
 
+#include <prism/plan.hpp>
+
 #include "../blas/blas_library.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
-#include "split.hpp"
-#include "temporaries.hpp"
-
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
+#include "executor.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -62,22 +51,6 @@ invalid_argument rank_k_error(const std::string& routine, int info, bool cblas, 
   }
 }
 
-// Fixed arguments of one rank-k update. trans is normalised to 'N', 'T' (syrk) or 'C'
-// (herk); for herk alpha is real (stored as T with zero imaginary part).
-template <scalar T>
-struct rank_k {
-  bool herm;
-  char uplo, trans;
-  T alpha;
-  const T* A;
-  std::int64_t lda;
-  const context& ctx;
-
-  // Row i, column l of op(A) (n x k): A[i + l*lda] for 'N', else A[l + i*lda]. E.g. the
-  // rows [8, 16), k-range [256, 512) of a 'T' operand start at A + 256 + 8*lda.
-  const T* at(std::int64_t i, std::int64_t l) const { return trans == 'N' ? A + i + l * lda : A + l + i * lda; }
-};
-
 // Elements (i, j) of C's uplo triangle in column j: rows [0, j] for 'U', [j, n) for 'L'.
 inline std::int64_t first_row(char uplo, std::int64_t j) { return uplo == 'U' ? 0 : j; }
 inline std::int64_t end_row(char uplo, std::int64_t j, std::int64_t n) { return uplo == 'U' ? j + 1 : n; }
@@ -94,157 +67,26 @@ void scale_triangle(bool herm, char uplo, std::int64_t n, T beta, T* C, std::int
   }
 }
 
+// A small call's one leaf on the caller's thread: the leaf library's ?syrk / ?herk.
 template <scalar T>
-double rank_k_flops(std::int64_t n, std::int64_t k) {
-  return (complex_v<T> ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
-}
-
-template <scalar T>
-void leaf(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
-          std::int64_t ldc) {
-  leaf_backend b = detail::choose_leaf(r.ctx.leaf(), scalar_type_of<T>(), n, n, k);
-  // The streaming leaf is a gemm kernel only: a rank-k leaf it would take runs the BLAS
-  // leaf the rule picks otherwise.
-  if (b == leaf_backend::streaming) b = detail::choose_blas_leaf(scalar_type_of<T>(), n, n, k);
+void one_leaf(const problem& p, T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc,
+              const context& ctx) {
+  leaf_backend b = detail::choose_leaf(ctx.leaf(), p.type, p.n, p.n, p.k);
+  // The streaming leaf is a gemm kernel only (as the planner's tri_leaf): the BLAS leaf the
+  // rule picks otherwise.
+  if (b == leaf_backend::streaming) b = detail::choose_blas_leaf(p.type, p.n, p.n, p.k);
   const detail::blas_library& lib = detail::leaf_library(b);
   if constexpr (complex_v<T>)
-    if (r.herm) return lib.herk<T>(r.uplo, r.trans, n, k, r.alpha.real(), r.at(i0, l0), r.lda, beta.real(), C, ldc);
-  lib.syrk<T>(r.uplo, r.trans, n, k, r.alpha, r.at(i0, l0), r.lda, beta, C, ldc);
+    if (p.op == operation::herk) return lib.herk<T>(p.uplo, p.transa, p.n, p.k, alpha.real(), A, lda, beta.real(), C, ldc);
+  lib.syrk<T>(p.uplo, p.transa, p.n, p.k, alpha, A, lda, beta, C, ldc);
 }
 
-// One step of the triangle recursion, decided from the shape, the threads and the memory
-// budget alone, so that running (recurse) and describing (describe_syrk) take the same tree.
-struct step {
-  enum kind_t { leaf, k_cut, n_cut } kind = leaf;
-  std::vector<std::int64_t> ks;  // k-cut: k of each part (part 0 updates C)
-  std::vector<int> shares;       // k-cut: threads of each part
-  std::size_t temp_bytes = 0;    // k-cut: bytes of one n x n temporary
-  std::size_t rest = 0;          // k-cut: the budget each part gets
-  std::int64_t n1 = 0;           // n-cut: size of the first diagonal triangle
-};
-
-// `threads` threads to share out and `budget` bytes of temporaries (the context's
-// max_memory at the top; a k-cut's concurrent parts share what it leaves, so the
-// temporaries alive at once never exceed the cap).
-step step_for(const context& ctx, scalar_type st, std::int64_t n, std::int64_t k, int threads, std::size_t budget) {
-  step s;
-  const double flops = (is_complex(st) ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
-  if (n == 0 || threads <= 1 || flops < ctx.small_flops() || (n == 1 && k < 512)) return s;
-  // k-cut: as many parts as threads (and 256-wide k pieces) allow, minus what the memory
-  // cap refuses: each part after the first needs one n x n temporary.
-  if (k >= 2 * n && k >= 512) {
-    const std::size_t t_bytes = detail::temp_bytes(n, n, element_size(st));
-    const std::size_t fit = t_bytes == 0 ? std::size_t(threads) : budget / t_bytes;
-    const int parts = int(std::min<std::int64_t>({threads, k / 256, std::int64_t(std::min<std::size_t>(fit, 1u << 20)) + 1}));
-    if (parts >= 2) {
-      // Threads per part: as even as possible (7 threads, 3 parts -> 3, 2, 2); the k edge is
-      // shared in the same ratio, e.g. k = 3000 in 3:2:2 -> 1280, 896, 824 (256-aligned).
-      s.kind = step::k_cut;
-      s.temp_bytes = t_bytes;
-      s.rest = (budget - t_bytes * std::size_t(parts - 1)) / std::size_t(parts);
-      s.shares.assign(std::size_t(parts), threads / parts);
-      for (int c = 0; c < threads % parts; ++c) ++s.shares[std::size_t(c)];
-      s.ks = detail::split(k, s.shares, detail::alignment(dim::k, st, k));
-      return s;
-    }
-  }
-  if (n < 2) return s;
-  s.kind = step::n_cut;
-  s.n1 = detail::first_part(n, 1, 2, detail::alignment(dim::n, st, n));
-  return s;
-}
-
-// The update of C's n x n triangle from rows [i0, i0 + n) and k-range [l0, l0 + k) of
-// op(A), as step_for decides. C points at the triangle's (0, 0).
-template <scalar T>
-void recurse(const rank_k<T>& r, std::int64_t i0, std::int64_t n, std::int64_t l0, std::int64_t k, T beta, T* C,
-             std::int64_t ldc, int threads, std::size_t budget) {
-  if (n == 0) return;
-  const step st = step_for(r.ctx, scalar_type_of<T>(), n, k, threads, budget);
-  if (st.kind == step::leaf) return leaf(r, i0, n, l0, k, beta, C, ldc);
-  if (st.kind == step::k_cut) {
-    const int parts = int(st.ks.size());
-    const std::vector<std::int64_t>& ks = st.ks;
-    const std::vector<int>& shares = st.shares;
-    const std::size_t t_bytes = st.temp_bytes, rest = st.rest;
-    detail::runtime& rt = r.ctx.runtime();
-    detail::workspace_pool::lease ws = rt.pool().acquire(t_bytes * std::size_t(parts - 1));
-    auto temp = [&](int c) { return reinterpret_cast<T*>(ws.data() + t_bytes * std::size_t(c - 1)); };
-    rt.arena().execute([&] {
-      oneapi::tbb::task_group group;
-      std::int64_t l = l0 + ks[0];
-      for (int c = 1; c < parts; ++c) {
-        const std::int64_t lc = l, kc = ks[std::size_t(c)];
-        const int tc = shares[std::size_t(c)];
-        T* to = temp(c);
-        group.run([&r, i0, n, lc, kc, to, tc, rest] { recurse(r, i0, n, lc, kc, T(0), to, n, tc, rest); });
-        l += kc;
-      }
-      recurse(r, i0, n, l0, ks[0], beta, C, ldc, shares[0], rest);
-      group.wait();
-    });
-    // C's triangle += each temporary's triangle (ld n), column by column; columns are
-    // shared among the threads once the triangle is large (n = 32: one thread, 528 adds).
-    auto columns = [&](std::int64_t j0, std::int64_t j1) {
-      for (std::int64_t j = j0; j < j1; ++j)
-        for (int c = 1; c < parts; ++c) {
-          const T* t = temp(c) + j * n;
-          T* cj = C + j * ldc;
-          for (std::int64_t i = first_row(r.uplo, j); i < end_row(r.uplo, j, n); ++i) cj[i] += t[i];
-        }
-    };
-    if (n * n < 2 * 65536) return columns(0, n);
-    rt.arena().execute([&] {
-      oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
-                                [&](const oneapi::tbb::blocked_range<std::int64_t>& b) { columns(b.begin(), b.end()); });
-    });
-    return;
-  }
-  // n-cut at n1 (detail::first_part, 8-aligned where that costs < 1/32 of balance: n = 40
-  // gives 20, n = 10 gives 5). Example n = 10, n1 = 5, uplo 'L': the triangles are
-  // C[0:5, 0:5] and C[5:10, 5:10] (at C + 5 + 5 ldc), and the off-diagonal block
-  // C21 = C[5:10, 0:5] (5 x 5, at C + 5) is
-  //   alpha op(A)[5:10, :] op(A)[0:5, :]^T (^H for herk) + beta C21,
-  // a gemm with m = n - n1 rows and n1 columns; for 'U' it is C12 = C[0:5, 5:10] at
-  // C + 5 ldc, alpha op(A)[0:5, :] op(A)[5:10, :]^T, m = n1 and n - n1 columns.
-  const std::int64_t n1 = st.n1, n2 = n - n1;
-  recurse(r, i0, n1, l0, k, beta, C, ldc, threads, budget);  // in sequence: each may use all of budget
-  recurse(r, i0 + n1, n2, l0, k, beta, C + n1 + n1 * ldc, ldc, threads, budget);
-  // op(A)[rows] op(A)[cols]^T as gemm letters: op(A) = A ('N') pairs with A^T / A^H on the
-  // right; op(A) = A^T or A^H pairs with plain A.
-  const char left = r.trans, right = r.trans == 'N' ? (r.herm ? 'C' : 'T') : 'N';
-  const bool lower = r.uplo == 'L';
-  const std::int64_t rows0 = lower ? i0 + n1 : i0, cols0 = lower ? i0 : i0 + n1;
-  const std::int64_t m = lower ? n2 : n1, nn = lower ? n1 : n2;
-  T* block = lower ? C + n1 : C + n1 * ldc;
-  // op(A) rows as a gemm operand: for 'N' the rows start at A + row (lda unchanged), for
-  // 'T'/'C' they are columns of A starting at A + row * lda; rank_k::at gives both.
-  gemm<T>(left, right, m, nn, k, r.alpha, r.at(rows0, l0), r.lda, r.at(cols0, l0), r.lda, beta, block, ldc, r.ctx);
-}
-
-// What describe_syrk counts: leaves (?syrk/?herk calls), off-diagonal gemm blocks, the
-// depth, and the bytes of temporaries the k-cuts allocate in all.
-struct tree_counts {
-  std::int64_t leaves = 0, gemms = 0;
-  int depth = 0;
-  std::size_t temp_bytes = 0;
-};
-
-void count_tree(const context& ctx, scalar_type t, std::int64_t n, std::int64_t k, int threads, std::size_t budget,
-                int depth, tree_counts& out) {
-  if (n == 0) return;
-  out.depth = std::max(out.depth, depth);
-  const step s = step_for(ctx, t, n, k, threads, budget);
-  if (s.kind == step::leaf) {
-    ++out.leaves;
-  } else if (s.kind == step::k_cut) {
-    out.temp_bytes += s.temp_bytes * (s.ks.size() - 1);
-    for (std::size_t c = 0; c < s.ks.size(); ++c) count_tree(ctx, t, n, s.ks[c], s.shares[c], s.rest, depth + 1, out);
-  } else {
-    ++out.gemms;
-    count_tree(ctx, t, s.n1, k, threads, budget, depth + 1, out);
-    count_tree(ctx, t, n - s.n1, k, threads, budget, depth + 1, out);
-  }
+// Whether a rank-k update runs as one leaf without planning: the planner's rule T2 at the
+// root (one thread, fewer flops than the small-call threshold, or n = 1 with k < 512),
+// for sizes the 32-bit leaf takes.
+bool rank_k_one_leaf(const problem& p, const context& ctx) {
+  return p.n <= INT_MAX && p.k <= INT_MAX &&
+         (ctx.threads() <= 1 || p.flops() < ctx.small_flops() || (p.n == 1 && p.k < 512));
 }
 
 template <scalar T>
@@ -260,8 +102,11 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   if (alpha == T(0) || k == 0) return scale_triangle(herm, u, n, beta, C, ldc);
   if (lda > INT_MAX || ldc > INT_MAX)
     throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
-  const rank_k<T> r{herm, u, t, alpha, A, lda, ctx};
-  recurse(r, 0, n, 0, k, beta, C, ldc, ctx.threads(), ctx.max_memory());
+  const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
+  if (rank_k_one_leaf(p, ctx)) return one_leaf<T>(p, alpha, A, lda, beta, C, ldc, ctx);
+  // The plan's gemm blocks read op(A)'s rows twice: as A (rows of C) and as B (columns).
+  auto pl = ctx.runtime().cached_plan(p, [&] { return make_plan(p, ctx); });
+  detail::run_plan<T>(*pl, alpha, A, lda, A, lda, beta, C, ldc, ctx);
 }
 
 // Row-major C (n x n) is column-major C^T: its upper triangle is the column-major lower one.
@@ -319,30 +164,61 @@ void herk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, r
   run_row_major<T>(true, name_of<T>("cblas_", "herk"), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
 }
 
+template <scalar T>
+void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc,
+                    const context& ctx) {
+  const problem& pr = p.problem();
+  if (pr.op == operation::gemm) throw plan_error("execute_rank_k runs syrk / herk plans; a gemm plan runs through prism::execute");
+  if (pr.type != scalar_type_of<T>())
+    throw plan_error(std::string("plan is for type '") + char(pr.type) + "', called with '" + char(scalar_type_of<T>()) + "'");
+  if (p.nodes().empty()) throw plan_error("empty plan");
+  const bool herm = pr.op == operation::herk;
+  const std::string routine = name_of<T>("", herm ? "herk" : "syrk");
+  if constexpr (complex_v<T>)
+    if (herm && (alpha.imag() != 0 || beta.imag() != 0)) throw error(routine + ": alpha and beta of a herk plan are real");
+  const int info = rank_k_info(herm, complex_v<T>, pr.uplo, pr.transa, pr.n, pr.k, lda, ldc);
+  if (info != 0) throw rank_k_error(routine, info, false, herm, complex_v<T>, pr.transa, pr.n, pr.k, lda, ldc);
+  detail::check_fits(p, ctx, false);  // before C is touched
+  if (pr.n == 0 || ((alpha == T(0) || pr.k == 0) && beta == T(1))) return;
+  if (alpha == T(0) || pr.k == 0) return scale_triangle(herm, pr.uplo, pr.n, beta, C, ldc);
+  if (lda > INT_MAX || ldc > INT_MAX)
+    throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
+  detail::run_plan<T>(p, alpha, A, lda, A, lda, beta, C, ldc, ctx);
+}
+
 std::string describe_syrk(scalar_type t, std::int64_t n, std::int64_t k, const context& ctx) {
   if (n < 0 || k < 0) throw error("describe_syrk: n and k must be >= 0");
-  const step s = step_for(ctx, t, n, k, ctx.threads(), ctx.max_memory());
-  std::string top;
-  if (s.kind == step::leaf) {
-    top = "leaf n=" + std::to_string(n) + " k=" + std::to_string(k);
-  } else if (s.kind == step::k_cut) {
-    top = "k-cut " + std::to_string(s.ks.size()) + ":";
-    for (std::size_t c = 0; c < s.ks.size(); ++c) {  // appended piece by piece (GCC 12 -Wrestrict false positive)
-      top += ' ';
-      top += std::to_string(s.ks[c]);
-      top += '@';
-      top += std::to_string(s.shares[c]);
-      top += 't';
+  const problem p = rank_k_problem(t, operation::syrk, 'U', 'N', n, k);
+  if (n == 0 || rank_k_one_leaf(p, ctx))
+    return "leaf n=" + std::to_string(n) + " k=" + std::to_string(k) + "; depth 0, 1 leaves, 0 gemm blocks, 0 B temporaries";
+  const plan pl = make_plan(p, ctx);
+  const node& top = pl.nodes()[0];
+  std::string head;
+  if (top.kind == step_kind::leaf) {
+    head = "leaf n=" + std::to_string(n) + " k=" + std::to_string(k);
+  } else if (top.cut == dim::k) {
+    head = std::string(top.kind == step_kind::dfs ? "dfs " : "") + (top.where == level::numa ? "numa " : "") + "k-cut " +
+           std::to_string(top.parts.size()) + ":";
+    for (const part& pt : top.parts) {  // appended piece by piece (GCC 12 -Wrestrict false positive)
+      head += ' ';
+      head += std::to_string(pt.size);
+      if (pt.threads > 0) {
+        head += '@';
+        if (pt.domains > 0) head += std::to_string(pt.domains) + "d,";
+        head += std::to_string(pt.threads);
+        head += 't';
+      }
     }
-  } else {
-    top = "n-cut " + std::to_string(s.n1) + "+" + std::to_string(n - s.n1) + " (off-diagonal gemm " +
-          std::to_string(std::max(s.n1, n - s.n1)) + "x" + std::to_string(std::min(s.n1, n - s.n1)) + "x" +
-          std::to_string(k) + ")";
+  } else {  // a diagonal cut
+    const std::int64_t n1 = top.parts[0].size, n2 = top.parts[1].size;
+    head = std::string(top.kind == step_kind::dfs ? "dfs " : "") + (top.where == level::numa ? "numa " : "") + "n-cut " +
+           std::to_string(n1) + "+" + std::to_string(n2) + " (off-diagonal gemm " + std::to_string(std::max(n1, n2)) +
+           "x" + std::to_string(std::min(n1, n2)) + "x" + std::to_string(k) + ")";
   }
-  tree_counts c;
-  count_tree(ctx, t, n, k, ctx.threads(), ctx.max_memory(), 0, c);
-  return top + "; depth " + std::to_string(c.depth) + ", " + std::to_string(c.leaves) + " leaves, " +
-         std::to_string(c.gemms) + " gemm blocks, " + std::to_string(c.temp_bytes) + " B temporaries";
+  std::size_t gemm_blocks = 0;
+  for (const node& nd : pl.nodes()) gemm_blocks += is_diagonal_cut(nd) ? 1 : 0;
+  return head + "; depth " + std::to_string(pl.depth()) + ", " + std::to_string(pl.leaves()) + " leaves, " +
+         std::to_string(gemm_blocks) + " gemm blocks, " + std::to_string(pl.extra_bytes()) + " B temporaries";
 }
 
 #define PRISM_INSTANTIATE(T)                                                                                 \
@@ -355,6 +231,16 @@ PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)
 PRISM_INSTANTIATE(std::complex<double>)
 #undef PRISM_INSTANTIATE
+template void execute_rank_k<float>(const plan&, float, const float*, std::int64_t, float, float*, std::int64_t,
+                                    const context&);
+template void execute_rank_k<double>(const plan&, double, const double*, std::int64_t, double, double*, std::int64_t,
+                                     const context&);
+template void execute_rank_k<std::complex<float>>(const plan&, std::complex<float>, const std::complex<float>*,
+                                                  std::int64_t, std::complex<float>, std::complex<float>*,
+                                                  std::int64_t, const context&);
+template void execute_rank_k<std::complex<double>>(const plan&, std::complex<double>, const std::complex<double>*,
+                                                   std::int64_t, std::complex<double>, std::complex<double>*,
+                                                   std::int64_t, const context&);
 #define PRISM_INSTANTIATE(T)                                                                                      \
   template void herk<T>(char, char, std::int64_t, std::int64_t, real_type<T>, const T*, std::int64_t,            \
                         real_type<T>, T*, std::int64_t, const context&);                                          \
