@@ -243,7 +243,9 @@ TEST_CASE("Elango's vertical bound per cache, horizontal per domain and rank, ma
   CHECK(vertical_io(1000, 1000, 1000, 4096, 2) == Approx(16120904));
   // One cache: Theorem 1 less the S words it may start with.
   CHECK(vertical_io(1000, 1000, 1000, 1e4, 1) == Approx(2.1e7 - 1e4));
-  CHECK(vertical_io(2, 2, 2, 1e6, 1) == 0);  // fits: floored at 0
+  // A cache that holds everything still loads every word once: mk + kn + mn.
+  CHECK(vertical_io(2, 2, 2, 1e6, 1) == Approx(12));
+  CHECK(vertical_io(1000, 1000, 1000, 1e6, 2) == Approx(1.5e6));
 
   // Two NUMA domains, each one core under its own 8 MiB L3; 2048^3 doubles on 8 ranks.
   const auto t = prism::topology::synthetic("numa:2 l3:1(size=8MiB) core:1 pu:1");
@@ -253,8 +255,11 @@ TEST_CASE("Elango's vertical bound per cache, horizontal per domain and rank, ma
   CHECK(levels[0].kind == movement::vertical);
   CHECK(levels[0].units == 2);
   CHECK(levels[0].unit_words == Approx(1048576));
-  // 16 L3 in all (2 per rank): (2 * 2^33/1024 + 2^22)/16 - 2^20 = 1310720 - 1048576.
-  CHECK(levels[0].words == Approx(262144));
+  // 16 L3 in all (2 per rank): (2 * 2^33/1024 + 2^22)/16 - 2^20 = 262144, below every word
+  // once over 16 caches, 3 * 2^22/16 = 786432.
+  CHECK(levels[0].words == Approx(786432));
+  // With one rank: 2 caches, (2^24 + 2^22)/2 - 2^20 = 9437184 > 3 * 2^22/2.
+  CHECK(level_bounds(t, 2048, 2048, 2048, 1, inf, 8)[0].words == Approx(9437184));
   CHECK(levels[1].name == "numa");
   CHECK(levels[1].kind == movement::horizontal);
   CHECK(levels[1].units == 2);

@@ -133,9 +133,10 @@ struct level_bound {
   double seconds = 0;           ///< words * element bytes / bandwidth (0 when unknown)
 };
 
-/// Elango Thm 6 for matmul: the busiest of `units` caches of `cache_words` each, sharing
-/// mnk multiply-adds, moves >= (2mnk/sqrt(S) + mn)/units - S (COSMA's intensity sqrt(S)/2
-/// in place of |V|/U(C,2S)), floored at 0. E.g. 1000^3, 2 caches of 4096 words: (3.125e7 + 1e6)/2 - 4096 = 1.6121e7.
+/// Elango Thm 6 for matmul: the busiest of `units` caches of S = `cache_words` each, sharing
+/// mnk multiply-adds, moves >= max{(2mnk/sqrt(S) + mn)/units - S, (mk + kn + mn)/units}
+/// (COSMA's intensity sqrt(S)/2 in place of |V|/U(C,2S); every word crosses once).
+/// E.g. 1000^3, 2 caches of 4096 words: (3.125e7 + 1e6)/2 - 4096 = 1.6121e7.
 double vertical_io(std::int64_t m, std::int64_t n, std::int64_t k, double cache_words, std::int64_t units);
 
 /// The levels of `t` for m x n x k split over `ranks` ranks (each rank on a machine like t,

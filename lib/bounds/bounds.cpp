@@ -310,28 +310,30 @@ std::vector<decomposition_cost> modelled_costs(std::int64_t m, std::int64_t n, s
 // ---- levels ----
 
 namespace {
-// vertical_io on real-valued work (mnk and mn of the whole run).
-double vertical_words(double mnk, double mn, double S, double units) {
-  return std::max(0.0, (2 * mnk / std::sqrt(S) + mn) / units - S);
+// vertical_io on real-valued work: mnk and mn of the whole run, `once` = mk + kn + mn.
+double vertical_words(double mnk, double mn, double once, double S, double units) {
+  return std::max(0.0, std::max((2 * mnk / std::sqrt(S) + mn) / units - S, once / units));
 }
 }  // namespace
 
 // Why: the caches of one level jointly load every operand of every multiply-add; COSMA's
 // Lemma 6 caps what a cache of S words gets from each word loaded at sqrt(S)/2 multiply-adds,
 // so all of them together move >= 2mnk/sqrt(S) + mn (the stores of C included) minus what
-// they may hold before they start (S each: Elango's "-1" partition); the busiest moves at
-// least the mean. E.g. 1000^3, 2 caches of 4096 words: (2e9/64 + 1e6)/2 - 4096 = 16120904.
+// they may hold before they start (S each: Elango's "-1" partition); and every word of A, B
+// and C crosses the level at least once (mk + kn + mn in all), which wins for caches large
+// against the shape. The busiest instance moves at least the mean. E.g. 1000^3, 2 caches of
+// 4096 words: (2e9/64 + 1e6)/2 - 4096 = 16120904; with 10^6 words each, 3e6/2 = 1.5e6.
 double vertical_io(std::int64_t m, std::int64_t n, std::int64_t k, double cache_words, std::int64_t units) {
   check_sizes(m, n, k, std::max<std::int64_t>(units, 1));
   if (units < 1) throw error("prism::bounds::vertical_io: units must be >= 1");
   if (!(cache_words > 0)) throw error("prism::bounds::vertical_io: cache_words must be > 0");
-  return vertical_words(dbl(m) * dbl(n) * dbl(k), dbl(m) * dbl(n), cache_words, dbl(units));
+  return vertical_words(dbl(m) * dbl(n) * dbl(k), dbl(m) * dbl(n), owned(m, n, k, 1), cache_words, dbl(units));
 }
 
 // E.g. two cores, each with a 32 KiB L1d and a 1 MiB L2, sharing a 32 MiB L3, one NUMA domain;
 // 2048^3 in doubles, one rank: L1 4096 words, 2 caches: (2 * 2^33/64 + 2^22)/2 - 4096 =
 // 1.363e8; L2 131072 words: 2.569e7; L3 4194304 words, one cache: 2^34/2048 + 2^22 - 2^22 =
-// 8388608.
+// 8388608, below every word once, 3 * 2^22 = 12582912, so the latter.
 std::vector<level_bound> level_bounds(const topology& t, std::int64_t m, std::int64_t n, std::int64_t k,
                                       std::int64_t ranks, double rank_words, std::size_t element_bytes) {
   check_sizes(m, n, k, ranks);
@@ -350,7 +352,7 @@ std::vector<level_bound> level_bounds(const topology& t, std::int64_t m, std::in
     l.units = c.instances;
     l.processors = std::max(1, c.pus_sharing);
     l.unit_words = double(c.size_bytes) / eb;
-    l.words = vertical_words(mnk, mn, l.unit_words, double(c.instances) * dbl(ranks));
+    l.words = vertical_words(mnk, mn, owned(m, n, k, 1), l.unit_words, double(c.instances) * dbl(ranks));
     out.push_back(l);
   }
   const auto& domains = t.domains();

@@ -454,8 +454,8 @@ void print_rank_report(std::ostream& os, const rank_choice& choice) {
   const rank_model model(pl);
   const problem& pr = pl.problem();
   const double elem = double(element_size(pr.type));
-  const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, choice.ranks_given,
-                                                            choice.memory > 0 ? double(choice.memory) / elem : bounds::unlimited);
+  const double memory_words = choice.memory > 0 ? double(choice.memory) / elem : bounds::unlimited;
+  const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, choice.ranks_given, memory_words);
   char line[512];
   auto mb = [](double bytes) { return bytes / 1e6; };
   std::snprintf(line, sizeof line, "# rank level: %d ranks given, %d used; grid %s\n", choice.ranks_given,
