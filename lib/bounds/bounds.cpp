@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace prism::bounds {
 
