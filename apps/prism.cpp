@@ -3,10 +3,13 @@
 // Its promise: every bad input (command, option, value, PRISM_* variable, a size this machine
 // cannot hold) gets one line on stderr naming what was wrong and exit status 2; any other
 // failure exits 1.
+#include <prism/bounds.hpp>
 #include <prism/rank_model.hpp>
 #include <prism/prism.hpp>
 
+#include "bandwidth.hpp"
 #include "blas/blas_library.hpp"
+#include "fma_peak.hpp"
 #include "leaves/streaming.hpp"
 #include "prism_run.hpp"
 #include "runtime/runtime.hpp"
@@ -47,6 +50,8 @@ const char* general_help =
     "  leaves [--reps R]        the leaf libraries' kernel sets (what prism chose and why), and\n"
     "                           OpenBLAS, BLIS and the streaming leaf timed on leaf shapes\n"
     "  run M N K [options]      (under mpirun) one distributed multiply: plan, time, bytes per rank\n"
+    "  bound M N K [options]    lower bounds on the words an M x N x K product moves, per rank and\n"
+    "                           per level of the machine, beside the classic decompositions' costs\n"
     "  help [command]           this text, or one command's options\n"
     "\n"
     "prism --version prints the version. Defaults come from the PRISM_* environment variables.\n"
@@ -107,6 +112,27 @@ const command commands[] = {
      "  measurements behind PRISM_LEAF=auto), best of R timings (default 5).\n"
      "  --types: element types to time, letters from s, d, c, z (default: d for OpenBLAS\n"
      "  against BLIS, all four for the streaming leaf). --streaming: the streaming table only.\n"},
+    {"bound", false, false,
+     "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
+     "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
+     "  Prints the lower bounds on the words (matrix elements) an M x N x K product must move and\n"
+     "  the modelled words per rank of the 1D, 2D, 2.5D, 3D, recursive (CARMA) and COSMA\n"
+     "  decompositions (prism/bounds.hpp; README \"Lower bounds: prism bound\"), then, per level of\n"
+     "  the machine (each cache level, NUMA domains, ranks), the least words one unit moves\n"
+     "  (Elango et al.) and, given bandwidths and a peak, which level bounds the run.\n"
+     "options:\n"
+     "  --ranks P            processors (MPI ranks), 1..65536 (default 1)\n"
+     "  --memory S           words of memory per rank, K, M, G suffixes (powers of 1024); default\n"
+     "                       unlimited: the memory-independent bound (and sequential bounds for the\n"
+     "                       last-level cache of the topology)\n"
+     "  --topology T         an hwloc synthetic description or an XML file ending in .xml (default:\n"
+     "                       PRISM_TOPOLOGY, else this machine); each rank runs on one such machine\n"
+     "  --type s|d|c|z       element type: bytes per word and flops per multiply-add (default d)\n"
+     "  --peak F             flop/s of one processing unit, K, M, G suffixes (e.g. 50G)\n"
+     "  --bandwidth LIST     bytes/s of one unit of a level to the level above, e.g.\n"
+     "                       L1=200G,L2=100G,L3=20G,numa=10G,ranks=5G (K, M, G: powers of 1024)\n"
+     "  --probe              measure --peak and the cache levels' bandwidths here (a few seconds):\n"
+     "                       FMA chains on one core, reads from arrays sized between cache levels\n"},
 };
 
 const command* find_command(const std::string& name) {
@@ -646,8 +672,230 @@ int run_leaves(const options& o) {
   return 0;
 }
 
+// ---- prism bound ----
+
+// "1.573e6": three significant digits, a plain exponent; "0" and "unlimited" as such.
+std::string sci(double x) {
+  if (std::isinf(x)) return "unlimited";
+  if (x == 0) return "0";
+  char buf[32];
+  const int e = int(std::floor(std::log10(std::fabs(x))));
+  if (e >= -2 && e < 4) std::snprintf(buf, sizeof buf, "%.4g", x);
+  else std::snprintf(buf, sizeof buf, "%.3fe%d", x / std::pow(10.0, e), e);
+  return buf;
+}
+
+// A size with an optional K, M or G suffix (powers of 1024), as a double: --memory, --peak,
+// --bandwidth values. Zero is refused.
+double parse_positive_size(const std::string& v, const std::string& what) {
+  std::uint64_t x = 0;
+  try {
+    x = prism::parse_size(v);
+  } catch (const prism::error&) {
+    throw bad_input(what + " must be a whole number with an optional K, M or G suffix, got '" + v + "'", "bound");
+  }
+  if (x == 0) throw bad_input(what + " must be > 0, got '" + v + "'", "bound");
+  return double(x);
+}
+
+struct bound_options {
+  std::int64_t m = 0, n = 0, k = 0, ranks = 1;
+  double memory = prism::bounds::unlimited;  // words per rank
+  bool memory_given = false;
+  std::string topology;                      // empty: PRISM_TOPOLOGY, else this machine
+  prism::scalar_type type = prism::scalar_type::d;
+  double peak = 0;                           // flop/s per processing unit, 0 unknown
+  std::vector<std::pair<std::string, double>> bandwidth;  // level name, bytes/s per unit
+  bool probe = false;
+};
+
+bound_options parse_bound(const std::vector<std::string>& args) {
+  const std::string hint = "bound";
+  if (args.size() < 5) throw bad_input("prism bound needs M N K", hint);
+  bound_options o;
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  o.m = parse_int(args[2], "M", 1, max, hint);
+  o.n = parse_int(args[3], "N", 1, max, hint);
+  o.k = parse_int(args[4], "K", 1, max, hint);
+  for (std::size_t i = 5; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--probe") {
+      o.probe = true;
+      continue;
+    }
+    if (a != "--ranks" && a != "--memory" && a != "--topology" && a != "--type" && a != "--peak" &&
+        a != "--bandwidth")
+      throw bad_input("unknown option '" + a + "' for 'prism bound'", hint);
+    if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
+    const std::string& v = args[++i];
+    if (a == "--ranks") o.ranks = parse_int(v, a, 1, 65536, hint);
+    else if (a == "--memory") o.memory = parse_positive_size(v, a), o.memory_given = true;
+    else if (a == "--topology") o.topology = v;
+    else if (a == "--peak") o.peak = parse_positive_size(v, a);
+    else if (a == "--type") {
+      if (v.size() != 1 || std::string("sdcz").find(v[0]) == std::string::npos)
+        throw bad_input("--type must be s, d, c or z, got '" + v + "'", hint);
+      o.type = prism::scalar_type(v[0]);
+    } else {  // --bandwidth L1=200G,L3=20G
+      std::size_t at = 0;
+      while (at <= v.size()) {
+        const std::size_t comma = std::min(v.find(',', at), v.size());
+        const std::string item = v.substr(at, comma - at);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string::npos || eq == 0)
+          throw bad_input("--bandwidth takes LEVEL=BYTES_PER_S items separated by commas (e.g. L3=20G), got '" +
+                              item + "'", hint);
+        o.bandwidth.emplace_back(item.substr(0, eq), parse_positive_size(item.substr(eq + 1), "--bandwidth " +
+                                                                          item.substr(0, eq)));
+        at = comma + 1;
+      }
+    }
+  }
+  if (o.memory_given && o.memory < 3) throw bad_input("--memory must be >= 3 words (a 1 x 1 block and two operands)", hint);
+  return o;
+}
+
+// Probes: one core's FMA peak; for each cache level, reads from an array that overflows it
+// but fits the next (their sizes' geometric mean; the last level: 8 times its size, within
+// 256 MiB .. 1 GiB), by the processing units sharing one instance: the bandwidth one
+// instance gets from the level above.
+void probe_machine(const prism::topology& t, bound_options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double flops = o.type == prism::scalar_type::s || o.type == prism::scalar_type::c
+                           ? prism_bench::fma_peak_float(1, 1 << 24)
+                           : prism_bench::fma_peak_double(1, 1 << 24);
+  if (o.peak == 0) o.peak = flops / seconds_since(t0);
+  const auto& caches = t.caches();
+  for (std::size_t i = 0; i < caches.size(); ++i) {
+    const std::string name = std::string(1, 'L') + std::to_string(caches[i].level);
+    if (std::any_of(o.bandwidth.begin(), o.bandwidth.end(), [&](const auto& b) { return b.first == name; })) continue;
+    const double here = double(caches[i].size_bytes);
+    const double gib = 1024.0 * 1024 * 1024;  // the last level: 8x, in [256 MiB, 1 GiB] (a VM may say 512 MiB)
+    const double bytes = i + 1 < caches.size() ? std::sqrt(here * double(caches[i + 1].size_bytes))
+                                               : std::clamp(8 * here, gib / 4, gib);
+    const int threads = std::max(1, caches[i].pus_sharing);
+    const auto r = prism_bench::read_bandwidth(threads, std::size_t(bytes), 9);
+    o.bandwidth.emplace_back(name, r.median_bytes_per_s);
+  }
+}
+
+int run_bound(const std::vector<std::string>& args) {
+  namespace pb = prism::bounds;
+  bound_options o = parse_bound(args);
+  const prism::topology t = [&] {
+    try {
+      return o.topology.empty() ? prism::topology::from_env() : prism::topology::parse(o.topology);
+    } catch (const prism::error& e) {
+      throw bad_input(std::string(o.topology.empty() ? "" : "--topology: ") + e.what(), "bound");
+    }
+  }();
+  const std::int64_t m = o.m, n = o.n, k = o.k, P = o.ranks;
+  const std::size_t eb = prism::element_size(o.type);
+  const double S = o.memory, V = double(m) * double(n) * double(k) / double(P);
+
+  std::printf("# prism bound: C (%lld x %lld) += A (%lld x %lld) B (%lld x %lld), type %c, P = %lld rank%s, "
+              "S = %s words per rank\n",
+              (long long)m, (long long)n, (long long)m, (long long)k, (long long)k, (long long)n, char(o.type),
+              (long long)P, P == 1 ? "" : "s", o.memory_given ? sci(S).c_str() : "unlimited");
+  std::printf("# words are matrix elements (%zu bytes). Q: words a rank's local domain reads and writes (COSMA's "
+              "I/O);\n# owned: what a balanced layout gives a rank, (mk + kn + mn)/P = %s\n",
+              eb, sci(pb::owned(m, n, k, P)).c_str());
+
+  // Parallel: COSMA Theorem 2 and which branch of Eq. 33 gives it.
+  const double q = pb::parallel_io(m, n, k, P, S), side = std::cbrt(V);
+  std::printf("Theorem 2 (COSMA): Q - owned = %s words per rank (Q = %s)\n",
+              sci(pb::parallel_io_minus_owned(m, n, k, P, S)).c_str(), sci(q).c_str());
+  if (S >= side * side)
+    std::printf("  branch: 3 (mnk/P)^(2/3), cubic %s^3 domains: S >= (mnk/P)^(2/3) = %s\n", sci(side).c_str(),
+                sci(side * side).c_str());
+  else
+    std::printf("  branch: 2mnk/(P sqrt S) + S, %s x %s x %s domains: S < (mnk/P)^(2/3) = %s\n",
+                sci(std::sqrt(S)).c_str(), sci(std::sqrt(S)).c_str(), sci(V / S).c_str(), sci(side * side).c_str());
+  if (P > 1 && S * double(P) < double(m) * double(k) + double(k) * double(n) + double(m) * double(n))
+    std::printf("  note: P S < mk + kn + mn, so A, B and C do not fit in the ranks' memory (Theorem 2 assumes "
+                "they do)\n");
+
+  // CARMA's cases.
+  const pb::carma_case bc = pb::carma_bound_case(m, n, k, P), sc = pb::carma_split_case(m, n, k, P);
+  std::printf("CARMA lower bound (II-B, %s): %s words per rank\n", pb::to_string(bc),
+              sci(pb::carma_lower_bound(m, n, k, P, S)).c_str());
+  std::printf("CARMA cost (Table I, %s, constant 1): %s words per rank\n", pb::to_string(sc),
+              sci(pb::carma_cost(m, n, k, P, S)).c_str());
+
+  // Sequential: S, else the last-level cache of the topology.
+  double seq_s = S;
+  std::string seq_what = "S";
+  if (!o.memory_given) {
+    const auto& caches = t.caches();
+    seq_s = caches.empty() || caches.back().size_bytes == 0 ? 0 : double(caches.back().size_bytes) / double(eb);
+    seq_what = caches.empty() ? std::string() : std::string(1, 'L') + std::to_string(caches.back().level);
+  }
+  if (seq_s >= 3)
+    std::printf("sequential, one processor, fast memory %s = %s words: Theorem 1 (COSMA) %s words; its greedy "
+                "schedule (Corollary) %s; every word once (mk + kn + mn) %s\n",
+                seq_what.c_str(), sci(seq_s).c_str(), sci(pb::sequential_io(m, n, k, seq_s)).c_str(),
+                sci(pb::sequential_greedy(m, n, k, seq_s)).c_str(), sci(pb::owned(m, n, k, 1)).c_str());
+
+  // Modelled costs of the classic decompositions.
+  std::printf("\n# modelled words per rank (real-valued grids: the models assume exact divisions)\n");
+  std::printf("%-20s %-24s %10s %10s  %s\n", "decomposition", "grid m x n x k", "Q", "Q - owned", "source");
+  for (const pb::decomposition_cost& c : pb::modelled_costs(m, n, k, P, S)) {
+    const std::string grid = sci(c.grid[0]) + " x " + sci(c.grid[1]) + " x " + sci(c.grid[2]);
+    std::printf("%-20s %-24s %10s %10s  %s\n", c.name, grid.c_str(), sci(c.io).c_str(), sci(c.received).c_str(),
+                c.source);
+  }
+
+  // Per level of the machine.
+  if (o.probe) probe_machine(t, o);
+  std::vector<pb::level_bound> levels = pb::level_bounds(t, m, n, k, P, S, eb);
+  for (const auto& [name, bytes_per_s] : o.bandwidth) {
+    auto it = std::find_if(levels.begin(), levels.end(), [&](const pb::level_bound& l) { return l.name == name; });
+    if (it == levels.end()) {
+      std::string known;
+      for (const auto& l : levels) known += (known.empty() ? "" : ", ") + l.name;
+      throw bad_input("--bandwidth: no level '" + name + "' here (levels: " + (known.empty() ? "none" : known) + ")",
+                      "bound");
+    }
+    it->bandwidth = bytes_per_s;
+  }
+  int pus = 0;
+  for (const prism::numa_domain& d : t.domains()) pus += int(d.pus.size());
+  pus = std::max(pus, 1);
+  const pb::balance b =
+      pb::machine_balance(levels, prism::gemm_flops(o.type, m, n, k), std::int64_t(pus) * P, o.peak, eb);
+  std::printf("\n# per level (Elango et al.) of %s%s\n", t.source().c_str(),
+              P > 1 ? ", one per rank" : "");
+  std::printf("# a cache level: words one instance exchanges with the level above (vertical); numa, ranks: words\n"
+              "# one unit receives from the others (horizontal); time: lower bound / bandwidth\n");
+  std::printf("%-6s %-10s %6s %6s %12s %12s %12s %12s\n", "level", "kind", "units", "pus", "words/unit",
+              "lower bound", "bandwidth", "time");
+  for (const pb::level_bound& l : b.levels)
+    std::printf("%-6s %-10s %6lld %6lld %12s %12s %12s %12s\n", l.name.c_str(),
+                l.kind == pb::movement::vertical ? "vertical" : "horizontal", (long long)l.units,
+                (long long)l.processors, sci(l.unit_words).c_str(), sci(l.words).c_str(),
+                l.bandwidth > 0 ? (sci(l.bandwidth) + " B/s").c_str() : "-",
+                l.bandwidth > 0 ? duration(l.seconds).c_str() : "-");
+  if (o.peak <= 0 || b.binding < 0) {
+    std::printf("# machine balance: give --peak F and --bandwidth LEVEL=B (or --probe) to see which level bounds "
+                "the run\n");
+    return 0;
+  }
+  std::printf("# compute: %s flops on %lld processing units at %s flop/s each: %s\n",
+              sci(prism::gemm_flops(o.type, m, n, k)).c_str(), (long long)(std::int64_t(pus) * P), sci(o.peak).c_str(),
+              duration(b.compute_seconds).c_str());
+  const pb::level_bound& w = b.levels[std::size_t(b.binding)];
+  if (b.bandwidth_bound)
+    std::printf("# machine balance: %s bounds the run: its lower bound takes %s > compute %s, for any schedule\n",
+                w.name.c_str(), duration(w.seconds).c_str(), duration(b.compute_seconds).c_str());
+  else
+    std::printf("# machine balance: compute bounds the run: the slowest level's lower bound (%s, %s) fits in the "
+                "compute time %s\n",
+                w.name.c_str(), duration(w.seconds).c_str(), duration(b.compute_seconds).c_str());
+  return 0;
+}
+
 int run(const std::vector<std::string>& args) {
-  if (args.size() < 2) throw bad_input("missing command (plan, bench, leaves or help)", "");
+  if (args.size() < 2) throw bad_input("missing command (plan, bench, bound, leaves or help)", "");
   const std::string& name = args[1];
   if (name == "--version") {
     if (args.size() > 2) throw bad_input("--version takes no arguments", "");
@@ -672,6 +920,7 @@ int run(const std::vector<std::string>& args) {
       print_help(*c);
       return 0;
     }
+  if (std::string(c->name) == "bound") return run_bound(args);
   options o = parse(*c, args);
   if (c == &commands[0]) return run_plan(o);
   if (c == &commands[1]) return run_bench(o);

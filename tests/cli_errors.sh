@@ -135,6 +135,22 @@ good "^# empty update \(n or k is 0\)" -- plan 0 0 5 --syrk UN
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).
 good "^  prism \(8 threads\)" -- bench 64 64 65536 --reps 1 --threads 8
+# prism bound: sizes >= 1, its own options, a topology hwloc can read.
+bad "^prism: prism bound needs M N K \(see 'prism help bound'\)$" -- bound 8 8
+bad "^prism: M must be a whole number >= 1, got '0'" -- bound 0 8 8
+bad "^prism: K must be a whole number >= 1, got '-5'" -- bound 8 8 -5
+bad "^prism: unknown option '--threads' for 'prism bound'" -- bound 8 8 8 --threads 2
+bad "^prism: --ranks must be a whole number in 1\.\.65536, got '0'" -- bound 8 8 8 --ranks 0
+bad "^prism: --memory must be > 0, got '0'" -- bound 8 8 8 --memory 0
+bad "^prism: --memory must be a whole number" -- bound 8 8 8 --memory lots
+bad "^prism: --memory needs a value" -- bound 8 8 8 --memory
+bad "^prism: --topology: " -- bound 8 8 8 --topology "frob:3"
+bad "^prism: --topology: " -- bound 8 8 8 --topology /nonexistent/machine.xml
+bad "^prism: --bandwidth takes LEVEL=BYTES_PER_S" -- bound 8 8 8 --bandwidth L3
+bad "^prism: --bandwidth: no level 'L9' here" -- bound 8 8 8 --topology "package:1 l3:1(size=8MB) core:2 pu:1" --bandwidth L9=1G
+good "^Theorem 2 \(COSMA\): Q - owned = 1\.573e6 words per rank" -- bound 2048 2048 2048 --ranks 8
+good "^usage: prism bound M N K" -- help bound
+good "machine balance: L3 bounds the run" -- bound 4096 4096 4096 --topology "package:1 l3:1(size=8MB) core:2 pu:1" --peak 50G --bandwidth L3=100M
 
 echo "cli_errors: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]
