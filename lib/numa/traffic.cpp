@@ -1,7 +1,10 @@
-// lib/numa/traffic.cpp — the cross-domain traffic model of prism/traffic.hpp.
+// lib/numa/traffic.cpp — the traffic models of prism/traffic.hpp: cross-domain bytes, and
+// elements received per cache level.
 #include <prism/error.hpp>
 #include <prism/traffic.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
@@ -67,6 +70,100 @@ traffic_report predict_traffic(const plan& p, placement where) {
   const span all{0, D};
   walk(0, all, all, all);
   return r;
+}
+
+leaf_blocking assumed_blocking(leaf_backend b, scalar_type t) {
+  // Double-precision block sizes, scaled to keep the same bytes per block for other types
+  // (OpenBLAS's own tables differ by a little per type; only double is checked against
+  // cachegrind). OpenBLAS: param.h's HASWELL dgemm (DGEMM_DEFAULT_UNROLL_M 4, _N 8, P 512,
+  // Q 256) and R from its 128 MiB buffer (parameter.c: (128 MiB - P Q 8) / (Q 8) - 15,
+  // rounded down to 16). BLIS 0.9: the haswell configuration's dgemm blocksizes.
+  leaf_blocking d = b == leaf_backend::blis ? leaf_blocking{6, 8, 72, 256, 4080} : leaf_blocking{};
+  const std::int64_t scale = std::int64_t(element_size(t)) < 8 ? 2 : 1;  // float: twice the elements
+  const std::int64_t shrink = std::int64_t(element_size(t)) > 8 ? 2 : 1;  // complex double: half
+  d.mc = d.mc * scale / shrink;
+  d.kc = d.kc * scale / shrink;
+  return d;
+}
+
+double predict_leaf_words(std::int64_t m_, std::int64_t n_, std::int64_t k_, const leaf_blocking& blk,
+                          const cache_shape& cache, scalar_type t, bool scales_c) {
+  const double S = double(cache.size_bytes) / double(element_size(t));  // capacity in elements
+  const double m = double(m_), n = double(n_), k = double(k_);
+  const double mc = double(std::min(m_, blk.mc)), kc = double(std::min(k_, blk.kc)), nc = double(std::min(n_, blk.nc));
+  const double nr = double(blk.nr);
+  auto blocks = [](std::int64_t x, std::int64_t b) { return double((x + b - 1) / b); };
+  const double Jc = blocks(n_, blk.nc), Pc = blocks(k_, blk.kc), Ic = blocks(m_, blk.mc);
+  const double a_packed = mc * kc, b_packed = kc * nc;  // the A~ and B~ buffers
+  const double footprint = m * k + k * n + m * n;
+  if (footprint + a_packed + b_packed <= S) return footprint + a_packed + b_packed;  // rule 2
+
+  // Rule 4, stream by stream: each is received again at every reuse unless what the loops
+  // touch between two uses fits in S. Worked example, 64 x 64 x 32768 under a 48 KiB L1
+  // (S = 6144): A~ (64 x 256) does not fit, so it streams from below once per 8-column
+  // micro-panel: 64 * 32768 * 64 / 8 = 16.8 M elements, 60% of the 27.8 M predicted.
+  double w = k * n;                                                         // packing reads B once
+  w += b_packed + a_packed + m * kc + m * nc <= S ? b_packed : k * n;       // packing writes B~
+  w += m * k + a_packed + b_packed <= S ? m * k : m * k * Jc;               // packing reads A
+  w += a_packed + b_packed + mc * nc <= S ? a_packed : m * k * Jc;          // packing writes A~
+  if (a_packed + kc * nr + mc * nr > S) w += m * k * Jc * std::ceil(nc / nr);  // kernel reads A~
+  if (b_packed + a_packed + mc * nc > S) w += k * n * Ic;                   // kernel reads B~
+  const bool c_stays = m * nc + m * kc + a_packed + b_packed <= S;
+  w += c_stays ? m * n : m * n * Pc;                                        // C, once per pc
+  if (scales_c && !c_stays) w += m * n;                                     // beta pass over C
+  return w;
+}
+
+namespace {
+
+// The cache model's walk over a plan (rules 1-3 of the header; leaves by rule 4 or 5).
+struct cache_walk {
+  const plan& p;
+  cache_shape cache;
+  double S = 0;  // capacity in elements
+
+  double buffers(const box& x) const {
+    const leaf_blocking b = assumed_blocking(leaf_backend::openblas, p.problem().type);
+    return double(std::min(x.m, b.mc)) * double(std::min(x.k, b.kc)) +
+           double(std::min(x.k, b.kc)) * double(std::min(x.n, b.nc));
+  }
+
+  // Elements received by subtree i; `scales`: its leaves start with beta != 1 (the first
+  // part of a k-DFS chain, or a BFS k temporary), so the library scales C first.
+  double words(int i, bool scales) const {
+    const node& nd = p.nodes()[std::size_t(i)];
+    const box& x = nd.shape;
+    const double m = double(x.m), n = double(x.n), k = double(x.k);
+    const scalar_type t = p.problem().type;
+    if (nd.kind == step_kind::leaf) {
+      if (nd.backend == leaf_backend::streaming) return m * k + k * n + m * n;  // rule 5
+      return predict_leaf_words(x.m, x.n, x.k, assumed_blocking(nd.backend, t), cache, t, scales);
+    }
+    const double footprint = m * k + k * n + m * n;
+    if (nd.owns.threads == 1 && footprint + buffers(x) <= S) return footprint + buffers(x);  // rule 2
+    double sum = 0;
+    for (std::size_t c = 0; c < nd.children.size(); ++c) {
+      bool child_scales = scales;
+      if (nd.cut == dim::k && c > 0) child_scales = nd.kind == step_kind::bfs;  // dfs: accumulates into C
+      sum += words(nd.children[c], child_scales);
+    }
+    const double f = double(nd.children.size());
+    if (nd.kind == step_kind::dfs) {  // rule 3: the block every part reads
+      const double shared = nd.cut == dim::m ? k * n : nd.cut == dim::n ? m * k : m * n;
+      if (shared + buffers(x) <= S) sum -= (f - 1) * shared;
+    } else if (nd.cut == dim::k) {  // rule 3: the reduction reads every C' and C
+      sum += f * m * n;
+    }
+    return sum;
+  }
+};
+
+}  // namespace
+
+double predict_cache_words(const plan& p, const cache_shape& cache) {
+  if (p.nodes().empty()) return 0;
+  const cache_walk w{p, cache, double(cache.size_bytes) / double(element_size(p.problem().type))};
+  return w.words(0, true);
 }
 
 }  // namespace prism
