@@ -1,0 +1,161 @@
+// prism/bounds.hpp — lower bounds on the data a matrix multiplication must move, and the
+// modelled costs of the classic decompositions, as functions of the shape. No plan, no
+// machine state: `prism bound` prints them, `prism plan --stats` sets a plan beside them.
+//
+// Units. A word is one matrix element (whatever its type); S is a fast-memory size in words
+// (a cache, or the memory of one rank). m x n x k is C (m x n) += A (m x k) B (k x n): mnk
+// multiply-adds. Every bound is a count of words, returned as double (sizes reach 2^63).
+//
+// Sources (text copies in ../shared/papers):
+//   COSMA   Kwasniewski et al., "Red-blue pebbling revisited", SC'19: Theorem 1, its
+//           Corollary, Theorem 2 (Eq. 32-33), Table 3.
+//   CARMA   Demmel et al., "Communication-optimal parallel recursive rectangular matrix
+//           multiplication", IPDPS'13: Table I, Section II-B (bounds with constants), II-C.
+//   Elango  Elango et al., "On characterizing the data movement complexity of computational
+//           DAGs for parallel execution", SPAA'14 (INRIA RR-8522): Section 4 (vertical and
+//           horizontal bounds per level), Section 5 (machine balance).
+//   lecture Vuduc, "Distributed matrix multiply" (1D block row, 2D SUMMA/Cannon, 3D, 2.5D).
+//
+// A worked example, 2048^3 on P = 8 ranks with memory to spare (S = unlimited): mnk/P = 2^30
+// multiply-adds per rank, so the cube side is (2^30)^(1/3) = 1024 and Theorem 2 gives
+// Q = 3 * 1024^2 = 3145728 words per rank; a balanced layout already puts
+// (3 * 2048^2)/8 = 1572864 of them on the rank, so it must receive at least 1572864 = 1.573e6.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace prism {
+class topology;
+}
+
+namespace prism::bounds {
+
+/// S = unlimited: as much memory per rank as the schedule wants (the memory-independent bound).
+inline constexpr double unlimited = std::numeric_limits<double>::infinity();
+
+// ---- sequential: one processor, fast memory of S words, A, B, C start in slow memory ----
+
+/// COSMA Thm 1: any schedule moves >= 2mnk/sqrt(S) + mn words (loads plus the stores of C);
+/// assumes mnk multiply-adds (no Strassen), S >= 3. E.g. 1000^3, S = 10^4: 2e9/100 + 1e6 = 2.1e7.
+double sequential_io(std::int64_t m, std::int64_t n, std::int64_t k, double S);
+
+/// COSMA Thm 1 Corollary (Eq. 26-28): words moved by the best feasible greedy schedule, a x b
+/// blocks of C with ab + a + 1 <= S, mnk (a + b)/(ab) + mn (divisions assumed exact); S >= 3.
+/// E.g. S = 10^4: a = 99, b = 100, so 1000^3 moves 1e9 * 199/9900 + 1e6 = 2.110e7.
+double sequential_greedy(std::int64_t m, std::int64_t n, std::int64_t k, double S);
+
+// ---- parallel: p processors, S words of memory each, balanced layouts ----
+
+/// COSMA Thm 2 (Eq. 32-33) per processor: with V = mnk/p, a = min{sqrt S, V^(1/3)}, the
+/// optimal a x a x b domain moves 2V/a + a^2, i.e. 2V/sqrt(S) + S when S < V^(2/3), else
+/// 3 V^(2/3) (see bounds.cpp on the theorem's "min"); assumes pS >= mn + mk + nk.
+/// E.g. 2048^3, p = 8, S >= 2^20: 3 * 2^20 = 3145728.
+double parallel_io(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S);
+
+/// Words a processor owns under a balanced layout of A, B and C: (mk + kn + mn)/p (CARMA II-B's
+/// load-balance assumption). E.g. 2048^3, p = 8: 3 * 2^22/8 = 1572864.
+double owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p);
+
+/// parallel_io - owned, floored at 0: the words a processor must receive (or send) beyond what
+/// a balanced layout gives it. E.g. 2048^3, p = 8, S unlimited: 3145728 - 1572864 = 1572864.
+double parallel_io_minus_owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S);
+
+// ---- CARMA's three cases (d1 <= d2 <= d3 are m, n, k sorted) ----
+
+/// How many dimensions an optimal P-way split cuts (CARMA Fig. 1).
+enum class carma_case { one_large, two_large, three_large };
+
+/// "one large dimension", "two large dimensions" or "three large dimensions".
+const char* to_string(carma_case c);
+
+/// CARMA II-B's case (the thresholds its constants are proven under): three large when
+/// P >= 2 d2 d3/d1^2, two large when 2 d2 d3/d1^2 > P >= 2 d3/d2, else one large. Exact.
+carma_case carma_bound_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p);
+
+/// CARMA II-C's case (what its recursion does): one large when P <= d3/d2, two large when
+/// d3/d2 < P <= d2 d3/d1^2, else three large. Exact.
+carma_case carma_split_case(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p);
+
+/// CARMA II-B's lower bound with its constants, words per processor, in carma_bound_case's case:
+/// one: min{d2d3/(4P), d1d3/(4P), 16/25 d1d2 - d1d2/P}; two: min{d2d3/(2P),
+/// sqrt(2/3) sqrt(d1^2 d2 d3/P) - d1d3/P}; three: max{d1d2d3/(2 sqrt2 P sqrt S) - S,
+/// (d1d2d3/P)^(2/3) - d2d3/P}; each floored at 0, 0 for P = 1.
+double carma_lower_bound(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S);
+
+/// CARMA Table I's bandwidth cost of CARMA (leading terms, constant 1), words per processor,
+/// in carma_split_case's case: d1d2, sqrt(d1^2 d2 d3/P), d1d2d3/(P sqrt S) + (d1d2d3/P)^(2/3).
+double carma_cost(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S);
+
+// ---- modelled costs of the classic decompositions (COSMA Table 3, the lecture) ----
+
+/// The decompositions of COSMA Table 3 plus the lecture's 1D.
+enum class decomposition { one_d, two_d, two_and_half_d, three_d, recursive, cosma };
+
+/// A decomposition's modelled cost per processor. Real-valued grids: the model assumes every
+/// division is exact (COSMA Table 3's own assumption).
+struct decomposition_cost {
+  decomposition kind = decomposition::cosma;  ///< which one
+  const char* name = "";                      ///< e.g. "2D (SUMMA/Cannon)"
+  const char* source = "";                    ///< e.g. "COSMA Table 3"
+  double grid[3] = {1, 1, 1};                 ///< processors along m, n, k
+  double io = 0;                              ///< Q: words the local domain reads and writes
+  double received = 0;                        ///< io - owned, floored at 0
+};
+
+/// One decomposition's cost for m x n x k on p processors with S words each (see bounds.cpp
+/// for each formula and its worked example).
+decomposition_cost modelled_cost(decomposition d, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p,
+                                 double S);
+
+/// All six, in enum order.
+std::vector<decomposition_cost> modelled_costs(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p,
+                                               double S);
+
+// ---- per level of a machine (Elango et al.) ----
+
+/// Vertical: between a storage and the level above it; horizontal: between peers.
+enum class movement { vertical, horizontal };
+
+/// One level of the machine and the least data one of its units must move.
+struct level_bound {
+  std::string name;             ///< "L1", "L2", "L3", "numa", "ranks"
+  movement kind = movement::vertical;  ///< vertical (a cache) or horizontal (numa, ranks)
+  std::int64_t units = 1;       ///< N_l: instances of this level (per rank for caches and numa)
+  std::int64_t processors = 1;  ///< processing units sharing one instance (P / N_l)
+  double unit_words = 0;        ///< S_l: words one instance holds (unlimited if unknown)
+  double words = 0;             ///< lower bound on the words one instance moves (the busiest)
+  double bandwidth = 0;         ///< bytes/s of one instance to the level above (0: unknown)
+  double seconds = 0;           ///< words * element bytes / bandwidth (0 when unknown)
+};
+
+/// Elango Thm 6 for matmul: the busiest of `units` caches of `cache_words` each, sharing
+/// mnk multiply-adds, moves >= (2mnk/sqrt(S) + mn)/units - S (COSMA's intensity sqrt(S)/2
+/// in place of |V|/U(C,2S)), floored at 0. E.g. 1000^3, 2 caches of 4096 words: (3.125e7 + 1e6)/2 - 4096 = 1.6121e7.
+double vertical_io(std::int64_t m, std::int64_t n, std::int64_t k, double cache_words, std::int64_t units);
+
+/// The levels of `t` for m x n x k split over `ranks` ranks (each rank on a machine like t,
+/// doing mnk/ranks): each cache level (vertical_io), NUMA domains when t has more than one,
+/// ranks when ranks > 1 (horizontal: parallel_io_minus_owned with the domain's memory, or
+/// rank_words); cache and domain sizes in words of `element_bytes`.
+std::vector<level_bound> level_bounds(const topology& t, std::int64_t m, std::int64_t n, std::int64_t k,
+                                      std::int64_t ranks, double rank_words, std::size_t element_bytes);
+
+/// Elango Section 5 (Eq. 7): which level bounds a run, given each level's words and bandwidth.
+struct balance {
+  double compute_seconds = 0;       ///< flops / (processors * peak): the compute time bound
+  std::vector<level_bound> levels;  ///< the levels with seconds filled in
+  int binding = -1;                 ///< the level with the largest seconds, -1 if none known
+  bool bandwidth_bound = false;     ///< levels[binding].seconds > compute_seconds
+};
+
+/// Fills each level's seconds (words * element_bytes / bandwidth; levels without a bandwidth
+/// are skipped) and compares the slowest with flops / (processors * peak_flops) (per
+/// processor). E.g. 2 GB/s and 1e9 words of 8 bytes: 4 s, against 2e9 flops on 2 x 1e9: 1 s.
+balance machine_balance(std::vector<level_bound> levels, double flops, std::int64_t processors, double peak_flops,
+                        std::size_t element_bytes);
+
+}  // namespace prism::bounds
