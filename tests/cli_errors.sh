@@ -113,6 +113,14 @@ bad "^prism: --ranks must be a whole number" -- plan 64 64 64 --ranks x
 bad "^prism: cannot plan over 4 ranks: .*fits 1048576 bytes per rank" -- plan 2048 2048 2048 --ranks 4 --memory 1M
 bad "^prism: --rank-bandwidth: " -- plan 64 64 64 --ranks 2 --rank-bandwidth 0
 bad "^prism: unknown option '--check' for 'prism plan'" -- plan 64 64 64 --check
+# plan --stats: per level, predicted elements, bound and ratio (issue 15); a flag of plan only.
+good "^# L1 .* one thread; bound: sequential_io" -- plan 256 256 256 --threads 1 --stats --topology "package:1 l3:1(size=8MB) l2:1(size=1MB) l1d:1(size=48KB) core:1 pu:1"
+good "^# numa .* parallel_io_minus_owned over 2 domains" -- plan 64 64 1048576 --stats --topology "package:2 numa:2 core:2 pu:1"
+good "^# ranks .* parallel_io_minus_owned over 8 ranks" -- plan 2048 2048 2048 --ranks 8 --threads 1 --stats
+bad "^prism: unknown option '--stats' for 'prism bench'" -- bench 64 64 64 --stats
+bad "^prism: unknown option '--stat' for 'prism plan'" -- plan 64 64 64 --stat
+bad "^prism: N must be a whole number >= 0, got '-4'" -- plan 64 -4 64 --stats
+bad "^prism: --topology: hwloc: invalid synthetic topology 'l1d:x'" -- plan 64 64 64 --stats --topology l1d:x
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).

@@ -43,6 +43,7 @@
 // the model against cachegrind's D1 and LL misses (README "Cache misses: prism vs OpenBLAS").
 #pragma once
 
+#include <prism/bounds.hpp>
 #include <prism/plan.hpp>
 #include <prism/topology.hpp>
 
@@ -114,10 +115,12 @@ struct level_traffic {
   std::string note;         ///< how predicted and bound are counted
 };
 
-/// The per-level report of `prism plan --stats`: each cache level of the topology (shares
-/// per thread as in predict_cache_words), NUMA domains when the plan spans several (remote
-/// elements, placement helper), and ranks when it spans several (rank_model, largest
-/// rank). Bounds from prism/bounds.hpp.
-std::vector<level_traffic> predict_levels(const plan& p, const topology& machine);
+/// The per-level report of `prism plan --stats`: each cache level of the topology (one
+/// thread's share: size / min(PUs sharing it, threads); predicted for all threads
+/// together), NUMA domains when the plan spans several (the busiest domain's remote
+/// elements under the placement helper), ranks when it spans several (rank_model, the
+/// busiest rank, `rank_memory_words` of memory each). Bounds from prism/bounds.hpp.
+std::vector<level_traffic> predict_levels(const plan& p, const topology& machine,
+                                          double rank_memory_words = bounds::unlimited);
 
 }  // namespace prism

@@ -1,6 +1,8 @@
 // lib/numa/traffic.cpp — the traffic models of prism/traffic.hpp: cross-domain bytes, and
 // elements received per cache level.
+#include <prism/bounds.hpp>
 #include <prism/error.hpp>
+#include <prism/rank_model.hpp>
 #include <prism/traffic.hpp>
 
 #include <algorithm>
@@ -166,4 +168,57 @@ double predict_cache_words(const plan& p, const cache_shape& cache) {
   return w.words(0, true);
 }
 
+std::vector<level_traffic> predict_levels(const plan& p, const topology& machine, double rank_memory_words) {
+  std::vector<level_traffic> out;
+  if (p.nodes().empty()) return out;
+  const problem& pr = p.problem();
+  const double elem = double(element_size(pr.type));
+  // Threads of the whole plan (each rank runs p.threads()): each has its own share of a cache.
+  const std::int64_t threads = std::int64_t(p.threads()) * p.ranks();
+  for (const cache_level& c : machine.caches()) {
+    const std::uint64_t share = c.size_bytes / std::uint64_t(std::max(1, std::min(c.pus_sharing, p.threads())));
+    level_traffic l;
+    l.level = "L" + std::to_string(c.level);
+    l.capacity = double(share) / elem;
+    l.predicted = predict_cache_words(p, cache_shape{share, c.line_bytes});
+    if (threads == 1) {
+      l.bound = bounds::sequential_io(pr.m, pr.n, pr.k, l.capacity);
+      l.note = "one thread; bound: sequential_io (COSMA Thm 1)";
+    } else {  // the busiest of T caches moves >= vertical_io, and all T together >= T times it
+      l.bound = double(threads) * bounds::vertical_io(pr.m, pr.n, pr.k, l.capacity, threads);
+      l.note = std::to_string(threads) + " threads' caches together; bound: " + std::to_string(threads) +
+               " x vertical_io (Elango Thm 6)";
+    }
+    out.push_back(l);
+  }
+  if (p.domains() > 1 && p.ranks() == 1) {  // remote elements of the busiest domain
+    const traffic_report r = predict_traffic(p, placement::prism);
+    const int D = p.domains();
+    level_traffic l;
+    l.level = "numa";
+    l.predicted = *std::max_element(r.remote_bytes.begin(), r.remote_bytes.end()) / elem;
+    const auto& domains = machine.domains();
+    const double memory = domains.empty() || domains[0].memory_bytes == 0 ? bounds::unlimited
+                                                                          : double(domains[0].memory_bytes) / elem;
+    l.capacity = memory;
+    l.bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, D, memory);
+    l.note = "busiest domain's remote reads (placement helper); bound: parallel_io_minus_owned over " +
+             std::to_string(D) + " domains";
+    out.push_back(l);
+  }
+  if (p.ranks() > 1) {
+    const rank_model model(p);
+    level_traffic l;
+    l.level = "ranks";
+    l.capacity = rank_memory_words;
+    l.predicted = double(model.max_received());
+    l.bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, p.ranks(), rank_memory_words);
+    l.note = "busiest rank's received elements (rank_model); bound: parallel_io_minus_owned over " +
+             std::to_string(p.ranks()) + " ranks";
+    out.push_back(l);
+  }
+  return out;
+}
+
 }  // namespace prism
+
