@@ -3,6 +3,7 @@
 // plan's prediction and the lower bound; --check verifies C outside the timed region.
 #include "prism_run.hpp"
 
+#include <prism/bounds.hpp>
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
@@ -139,7 +140,7 @@ int run_typed(const run_options& o, int rank, int size) {
   if (rank == 0) {
     const prism::rank_model& m = L->model();
     const double elem = double(sizeof(T));
-    const double bound = prism::rank_volume_bound(p.m, p.n, p.k, size, 0) * elem;
+    const double bound = prism::bounds::parallel_io_minus_owned(p.m, p.n, p.k, size, prism::bounds::unlimited) * elem;
     const double gflops = p.flops() / s.best * 1e-9;
     if (o.json) {
       std::printf("{\"tool\":\"prism_run\",\"np\":%d,\"ranks_used\":%d,\"grid\":\"%s\",\"type\":\"%c\",\"trans\":\"%c%c\","

@@ -176,9 +176,3 @@ TEST_CASE("one rank: no exchange, the whole of each operand owned") {
   CHECK(m.local_size(operand::a, 0) == 33 * 65);
   check_bookkeeping(m);
 }
-
-TEST_CASE("the bound is COSMA's Theorem 2 minus what a rank holds") {
-  // 2048^3 on 8 ranks, ample memory: 3 (2^30)^(2/3) - 3 * 2^22 / 8.
-  CHECK(rank_volume_bound(2048, 2048, 2048, 8, 0) == doctest::Approx(3.0 * 1048576 - 3.0 * 4194304 / 8));
-  CHECK(rank_volume_bound(256, 256, 262144, 8, 0) == 0);  // flat: owning is already enough
-}

@@ -40,12 +40,13 @@ inline constexpr double unlimited = std::numeric_limits<double>::infinity();
 // ---- sequential: one processor, fast memory of S words, A, B, C start in slow memory ----
 
 /// COSMA Thm 1: any schedule moves >= 2mnk/sqrt(S) + mn words (loads plus the stores of C);
-/// assumes mnk multiply-adds (no Strassen), S >= 3. E.g. 1000^3, S = 10^4: 2e9/100 + 1e6 = 2.1e7.
+/// assumes mnk multiply-adds (no Strassen), S > 0. E.g. 1000^3, S = 10^4: 2e9/100 + 1e6 = 2.1e7.
+/// For S near mn or above it falls below mk + kn + mn (every word once): take the larger.
 double sequential_io(std::int64_t m, std::int64_t n, std::int64_t k, double S);
 
-/// COSMA Thm 1 Corollary (Eq. 26-28): words moved by the best feasible greedy schedule, a x b
-/// blocks of C with ab + a + 1 <= S, mnk (a + b)/(ab) + mn (divisions assumed exact); S >= 3.
-/// E.g. S = 10^4: a = 99, b = 100, so 1000^3 moves 1e9 * 199/9900 + 1e6 = 2.110e7.
+/// COSMA Thm 1 Corollary (Eq. 26-28, Listing 1): words the best feasible greedy schedule moves,
+/// a x b blocks of C with ab + a + 1 <= S: k (m ceil(n/b) + n ceil(m/a)) + mn; S >= 3.
+/// E.g. S = 10^4: a = 99, b = 100, so 1000^3 moves 1000 (1000 * 10 + 1000 * 11) + 1e6 = 2.2e7.
 double sequential_greedy(std::int64_t m, std::int64_t n, std::int64_t k, double S);
 
 // ---- parallel: p processors, S words of memory each, balanced layouts ----

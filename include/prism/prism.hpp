@@ -1,6 +1,7 @@
 // prism/prism.hpp — umbrella header: everything a user of prism needs.
 #pragma once
 
+#include <prism/bounds.hpp>
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/gemm.hpp>

@@ -172,12 +172,6 @@ class rank_model {
   std::vector<rank_cost> costs_;
 };
 
-/// Per-rank lower bound on elements received (COSMA, SC'19, Theorem 2, minus what a rank
-/// already holds under a balanced layout): min{2mnk/(P sqrt S) + S, 3 (mnk/P)^(2/3)} -
-/// (mk + kn + mn)/P, for S elements of memory per rank; 0 when that is negative. E.g.
-/// 2048^3 on 8 ranks with ample memory: 3 * 2^20 - 3 * 2^22 / 8 = 1572864 elements.
-double rank_volume_bound(std::int64_t m, std::int64_t n, std::int64_t k, int ranks, double memory_elements);
-
 /// One rank-level tree the planner weighed, with its exact cost.
 struct rank_candidate {
   int ranks = 0;                 ///< P' it uses
@@ -229,7 +223,7 @@ rank_choice choose_ranks(const problem& p, const context& ctx, const rank_rescor
                          const std::vector<rank_grid>& seeds = {});
 
 /// Prints, as '#' comment lines: P and P', the grid, why, the predicted volume per rank
-/// (max, mean) beside rank_volume_bound, flop balance, peak memory, and the candidates.
+/// (max, mean) beside bounds::parallel_io_minus_owned, flop balance, peak memory, and the candidates.
 void print_rank_report(std::ostream& os, const rank_choice& choice);
 
 }  // namespace prism

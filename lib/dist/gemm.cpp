@@ -9,6 +9,7 @@
 // messages prism::rank_model lists, so the bytes counted equal its prediction. Buffers are
 // sized from the model and allocated once (kept by the layout, reused by later calls);
 // only the calling thread calls MPI.
+#include <prism/bounds.hpp>
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
@@ -314,7 +315,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
     MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, L.comm());
     MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, L.comm());
     if (L.rank() == 0) {
-      const double bound = rank_volume_bound(pr.m, pr.n, pr.k, L.size(), 0) * elem;
+      const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, L.size(), bounds::unlimited) * elem;
       std::fprintf(stderr,
                    "prism-dist: %c%c%c %lldx%lldx%lld on %d ranks (%d used, grid %s): received max %.3f MB, mean "
                    "%.3f MB (predicted max %.3f, mean %.3f); bound %.3f MB; messages max %.0f; %.4f s\n",

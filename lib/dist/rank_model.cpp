@@ -323,12 +323,4 @@ std::string rank_model::grid() const {
   return g.empty() ? "1" : g;
 }
 
-double rank_volume_bound(std::int64_t m, std::int64_t n, std::int64_t k, int ranks, double memory_elements) {
-  const double mnk = double(m) * double(n) * double(k), P = double(std::max(1, ranks));
-  double q = 3.0 * std::cbrt((mnk / P) * (mnk / P));
-  if (memory_elements > 0) q = std::min(q, 2.0 * mnk / (P * std::sqrt(memory_elements)) + memory_elements);
-  const double owned = (double(m) * double(k) + double(k) * double(n) + double(m) * double(n)) / P;
-  return std::max(0.0, q - owned);
-}
-
 }  // namespace prism

@@ -24,6 +24,7 @@
 // Example: P = 7, 2048^3 doubles: 1-D n7 would receive 28.8 MB per rank; the search
 // picks a two-level tree of 3 + 4 ranks (k(3r: m3 + 4r: m2 n2)), 15.2 MB, every
 // rank within 1% of the mean flops.
+#include <prism/bounds.hpp>
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/rank_model.hpp>
@@ -453,7 +454,8 @@ void print_rank_report(std::ostream& os, const rank_choice& choice) {
   const rank_model model(pl);
   const problem& pr = pl.problem();
   const double elem = double(element_size(pr.type));
-  const double bound = rank_volume_bound(pr.m, pr.n, pr.k, choice.ranks_given, double(choice.memory) / elem);
+  const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, choice.ranks_given,
+                                                            choice.memory > 0 ? double(choice.memory) / elem : bounds::unlimited);
   char line[512];
   auto mb = [](double bytes) { return bytes / 1e6; };
   std::snprintf(line, sizeof line, "# rank level: %d ranks given, %d used; grid %s\n", choice.ranks_given,
