@@ -14,9 +14,11 @@
 //
 // prints '#' lines (what ran, the plan) and "key value" lines the script reads:
 //   predicted_D1_words, predicted_LL_words (prism/traffic.hpp, for the --D1 and --LL caches),
+//   bound_D1_words, bound_LL_words (prism::bounds::sequential_io with S = the cache's words),
 //   counters (unavailable: why | l1d_read_misses N ll_misses N).
 #include "cache_counters.hpp"
 
+#include <prism/bounds.hpp>
 #include <prism/prism.hpp>
 #include <prism/traffic.hpp>
 
@@ -140,12 +142,16 @@ int run(int argc, char** argv) {
   std::printf("# prism_cachegrind_driver: %s, %lldx%lldx%lld d NN, beta %g, 1 thread%s\n", impl.c_str(),
               (long long)m, (long long)n, (long long)k, beta, RUNNING_ON_VALGRIND ? ", under valgrind" : "");
   if (impl == "openblas") std::printf("# library: %s (%s)\n", openblas.path().c_str(), openblas.kernel_name().c_str());
-  else if (const auto* leaf = prism::detail::resolved_leaf_library(prism::leaf_backend::openblas))
-    std::printf("# leaf library: %s (%s)\n", leaf->path().c_str(), leaf->kernel_name().c_str());
+  else
+    for (auto b : {prism::leaf_backend::openblas, prism::leaf_backend::blis})  // those the plan's leaves loaded
+      if (const auto* leaf = prism::detail::resolved_leaf_library(b))
+        std::printf("# leaf library: %s (%s)\n", leaf->path().c_str(), leaf->kernel_name().c_str());
   std::istringstream text(pl.to_string());
   for (std::string line; std::getline(text, line);) std::printf("# plan: %s\n", line.c_str());
   std::printf("predicted_D1_words %.0f\n", prism::predict_cache_words(pl, d1));
   std::printf("predicted_LL_words %.0f\n", prism::predict_cache_words(pl, ll));
+  std::printf("bound_D1_words %.0f\n", prism::bounds::sequential_io(m, n, k, double(d1.size_bytes) / 8));
+  std::printf("bound_LL_words %.0f\n", prism::bounds::sequential_io(m, n, k, double(ll.size_bytes) / 8));
   if (RUNNING_ON_VALGRIND) std::printf("counters valgrind\n");
   else if (!counts.available) std::printf("counters unavailable: %s\n", counts.why.c_str());
   else

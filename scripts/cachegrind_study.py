@@ -92,7 +92,7 @@ def measure(driver, shape, impl, d1, ll, plan=None):
         if row.startswith("# plan: "):
             r["plan"].append(row[len("# plan: "):])
         elif row.startswith("# library: ") or row.startswith("# leaf library: "):
-            r["library"] = row.split(": ", 1)[1]
+            r["library"] = (r["library"] + "; " if r["library"] else "") + row.split(": ", 1)[1]
         elif not row.startswith("#") and row.strip():
             key, *value = row.split()
             if key.startswith("predicted_") or key.startswith("bound_"):
@@ -170,6 +170,7 @@ def main():
     ap.add_argument("--plan", help="a one-thread plan file for prism (its shape must match)")
     ap.add_argument("--D1", help="bytes,ways,line (default: the topology's first level)")
     ap.add_argument("--LL", help="bytes,ways,line (default: the topology's last level)")
+    ap.add_argument("--ll-level", type=int, help="simulate the topology's cache of this level as LL (e.g. 2)")
     ap.add_argument("--check", type=float, help="fail unless measured is within this %% of predicted")
     ap.add_argument("--md")
     ap.add_argument("--json")
@@ -181,7 +182,13 @@ def main():
         sys.exit(f"cachegrind_study: {driver} is missing: build with -DPRISM_WITH_BENCH=ON")
     caches = topology_caches(driver) if not (a.D1 and a.LL) else []
     d1 = parse_cache(a.D1) if a.D1 else valgrind_cache(*caches[0][1:4])
-    ll = parse_cache(a.LL) if a.LL else valgrind_cache(*caches[-1][1:4])
+    if a.LL:
+        ll = parse_cache(a.LL)
+    else:
+        chosen = [c for c in caches if a.ll_level is None or c[0] == a.ll_level]
+        if not chosen:
+            sys.exit(f"cachegrind_study: the topology has no level-{a.ll_level} cache")
+        ll = valgrind_cache(*chosen[-1][1:4])
     shapes = []
     for s in a.shapes.split(","):
         if not re.fullmatch(r"\d+x\d+x\d+", s):

@@ -14,7 +14,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 study=("$src/scripts/cachegrind_study.py" --build "$build" --D1 49152,12,64 --LL 1048576,8,64 --check 20)
 status=0
-python3 "${study[@]}" --impls openblas --shapes 64x64x32768,256x256x256,1024x1024x64 || status=1
+python3 "${study[@]}" --impls openblas --shapes 64x64x32768,240x240x240,1000x1000x64 || status=1
 python3 "${study[@]}" --impls prism --shapes 64x64x32768 --plan "$src/tests/plans/dfs-k-64x64x32768.plan" || status=1
-python3 "${study[@]}" --impls prism --shapes 256x1024x256 --plan "$src/tests/plans/dfs-n-256x1024x256.plan" || status=1
+python3 "${study[@]}" --impls prism --shapes 240x960x240 --plan "$src/tests/plans/dfs-n-240x960x240.plan" || status=1
 exit $status

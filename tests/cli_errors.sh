@@ -114,7 +114,7 @@ bad "^prism: cannot plan over 4 ranks: .*fits 1048576 bytes per rank" -- plan 20
 bad "^prism: --rank-bandwidth: " -- plan 64 64 64 --ranks 2 --rank-bandwidth 0
 bad "^prism: unknown option '--check' for 'prism plan'" -- plan 64 64 64 --check
 # plan --stats: per level, predicted elements, bound and ratio (issue 15); a flag of plan only.
-good "^# L1 .* one thread; bound: sequential_io" -- plan 256 256 256 --threads 1 --stats --topology "package:1 l3:1(size=8MB) l2:1(size=1MB) l1d:1(size=48KB) core:1 pu:1"
+good "^# L1 .* one thread; bound: sequential_io" -- plan 256 256 256 --threads 1 --stats --topology "package:1 l3:1(size=8MB) l2:1(size=1MB) l1d:1(size=49152) core:1 pu:1"
 good "^# numa .* parallel_io_minus_owned over 2 domains" -- plan 64 64 1048576 --stats --topology "package:2 numa:2 core:2 pu:1"
 good "^# ranks .* parallel_io_minus_owned over 8 ranks" -- plan 2048 2048 2048 --ranks 8 --threads 1 --stats
 bad "^prism: unknown option '--stats' for 'prism bench'" -- bench 64 64 64 --stats

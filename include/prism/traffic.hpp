@@ -24,15 +24,23 @@
 //     columns of B~) / for ir (mr rows of A~): the micro-kernel updates an mr x nr tile of
 //     C with A~(mr x kc) B~(kc x nr). A stream is re-received each time it is reused unless
 //     what the loop touches between two uses fits in S:
-//       - A~ is read once per jr (n/nr times per block): received m k n / nr words unless
-//         A~ + a B~ micro-panel + the C column block (mc kc + kc nr + mc nr) fit;
-//       - B~ is read once per ic block: k n ceil(m / mc) unless B~ + A~ + C block fit;
+//       - A~ is read once per sweep of the micro-kernel over `sweep` columns of B~ (12 for
+//         OpenBLAS's Haswell kernel, nr for BLIS): m k n / sweep words, unless A~ + the
+//         swept B~ columns + their C tiles (mc kc + kc sweep + mc sweep) fit;
+//       - B~ is read once per ic block: the first block finds the columns just packed
+//         when 2 kc 3nr + A~ fits (OpenBLAS packs 3 nr columns, then runs the kernel on
+//         them); each later block pays k n unless B~ + A~ + a C block + an A block fit;
 //       - C is read and written once per pc: m n ceil(k / kc) unless the C column block,
-//         the A block and B~ fit (then m n);
-//       - packing reads A once per jc (m k ceil(n / nc)) and B once (k n), and writes A~ and
-//         B~, whose buffers are re-received when they do not stay resident.
-//     The B~ micro-panel (kc x nr) is assumed to stay in every level modelled (it is 16 KiB
-//     for OpenBLAS's double kernel, under any L1 of 32 KiB or more).
+//         the A block, A~ and B~ fit (then m n); OpenBLAS scales C by beta != 1 in a pass
+//         of its own first (m n more when C does not stay), BLIS's kernel stores it;
+//       - packing reads A once per jc (m k ceil(n / nc)) and B once (k n), and writes A~
+//         (once, when A~ stays for its sweeps; else m k ceil(n / nc)) and B~ (once when it
+//         stays between pc steps; else k n). With a single block of m, OpenBLAS packs B~
+//         3 nr columns at a time into one reused kc x 3nr panel (level3.c), so B~ costs
+//         that panel, not kc x nc, where it stays.
+//     Blocks are cut evenly: an edge of e elements in ceil(e / b) blocks of e / ceil(e / b).
+//     The swept B~ columns (kc x sweep: 24 KiB for OpenBLAS's double kernel, copied to a
+//     stack buffer) are assumed to stay in every level modelled (any L1 of 32 KiB or more).
 //  5. The streaming leaf (prism's own, m, n <= 16) reads A and B once and C once.
 //
 // What it leaves out: conflict misses of set-associative caches (a block that fits by size
@@ -78,14 +86,20 @@ struct traffic_report {
 traffic_report predict_traffic(const plan& p, placement where);
 
 /// Block sizes of a leaf BLAS's GotoBLAS loops, in elements: micro-tile mr x nr, blocks
-/// mc (rows of A~), kc (depth) and nc (columns of B~).
+/// mc (rows of A~), kc (depth) and nc (columns of B~); the micro-kernel sweeps A~ once per
+/// `sweep` columns of B~ (OpenBLAS's Haswell kernel computes 4 x 12 tiles from B~ packed in
+/// units of 8); `beta_pass`: beta != 1 costs a separate pass over C (OpenBLAS), or the
+/// kernel stores C without reading it (BLIS).
 struct leaf_blocking {
   std::int64_t mr = 4, nr = 8, mc = 512, kc = 256, nc = 65008;  ///< OpenBLAS Haswell, double
+  std::int64_t sweep = 12;  ///< columns of B~ per sweep of A~ through the micro-kernel
+  bool beta_pass = true;    ///< beta != 1 scales C in a pass of its own
 };
 
 /// The blocking the cache model assumes for a leaf backend and element type: OpenBLAS 0.3's
 /// Haswell parameters (double: 4 x 8 micro-tile, mc 512, kc 256, nc 65008 from its 128 MiB
-/// buffer), the same block bytes for other types; BLIS's haswell ones (6 x 8, 72, 256, 4080).
+/// buffer; A~ swept once per 12 columns), the same block bytes for other types; BLIS's
+/// haswell ones (6 x 8, 72, 256, 4080; one sweep per 8 columns; no beta pass).
 leaf_blocking assumed_blocking(leaf_backend b, scalar_type t);
 
 /// One cache as the model sees it: capacity and line, in bytes.

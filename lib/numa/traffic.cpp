@@ -77,10 +77,11 @@ traffic_report predict_traffic(const plan& p, placement where) {
 leaf_blocking assumed_blocking(leaf_backend b, scalar_type t) {
   // Double-precision block sizes, scaled to keep the same bytes per block for other types
   // (OpenBLAS's own tables differ by a little per type; only double is checked against
-  // cachegrind). OpenBLAS: param.h's HASWELL dgemm (DGEMM_DEFAULT_UNROLL_M 4, _N 8, P 512,
-  // Q 256) and R from its 128 MiB buffer (parameter.c: (128 MiB - P Q 8) / (Q 8) - 15,
-  // rounded down to 16). BLIS 0.9: the haswell configuration's dgemm blocksizes.
-  leaf_blocking d = b == leaf_backend::blis ? leaf_blocking{6, 8, 72, 256, 4080} : leaf_blocking{};
+  // valgrind). OpenBLAS 0.3: param.h's HASWELL dgemm (DGEMM_DEFAULT_UNROLL_M 4, _N 8, P 512,
+  // Q 256), R from its 128 MiB buffer (parameter.c: (128 MiB - P Q 8) / (Q 8) - 15, rounded
+  // down to 16), and dgemm_kernel_4x8_haswell.S, which walks B~ 12 columns at a time
+  // (Ndiv12) through a stack copy. BLIS 0.9: the haswell configuration's dgemm blocksizes.
+  leaf_blocking d = b == leaf_backend::blis ? leaf_blocking{6, 8, 72, 256, 4080, 8, false} : leaf_blocking{};
   const std::int64_t scale = std::int64_t(element_size(t)) < 8 ? 2 : 1;  // float: twice the elements
   const std::int64_t shrink = std::int64_t(element_size(t)) > 8 ? 2 : 1;  // complex double: half
   d.mc = d.mc * scale / shrink;
@@ -92,27 +93,39 @@ double predict_leaf_words(std::int64_t m_, std::int64_t n_, std::int64_t k_, con
                           const cache_shape& cache, scalar_type t, bool scales_c) {
   const double S = double(cache.size_bytes) / double(element_size(t));  // capacity in elements
   const double m = double(m_), n = double(n_), k = double(k_);
-  const double mc = double(std::min(m_, blk.mc)), kc = double(std::min(k_, blk.kc)), nc = double(std::min(n_, blk.nc));
-  const double nr = double(blk.nr);
   auto blocks = [](std::int64_t x, std::int64_t b) { return double((x + b - 1) / b); };
   const double Jc = blocks(n_, blk.nc), Pc = blocks(k_, blk.kc), Ic = blocks(m_, blk.mc);
-  const double a_packed = mc * kc, b_packed = kc * nc;  // the A~ and B~ buffers
+  // Block extents as the library cuts them: an edge between one and two blocks is halved
+  // (OpenBLAS's level3.c), so each block is the edge over the block count.
+  const double mc = std::ceil(m / Ic), kc = std::ceil(k / Pc), nc = std::ceil(n / Jc);
+  const double sweep = double(blk.sweep), panel = std::min(nc, 3 * double(blk.nr));
+  // With one block of m, OpenBLAS packs B~ 3 nr columns at a time into one reused panel
+  // (level3.c's l1stride 0); otherwise B~ holds kc x nc for all blocks of m.
+  const bool panel_only = blk.beta_pass && Ic == 1;
+  const double a_packed = mc * kc, b_packed = panel_only ? kc * panel : kc * nc;  // the A~ and B~ buffers
   const double footprint = m * k + k * n + m * n;
   if (footprint + a_packed + b_packed <= S) return footprint + a_packed + b_packed;  // rule 2
 
   // Rule 4, stream by stream: each is received again at every reuse unless what the loops
   // touch between two uses fits in S. Worked example, 64 x 64 x 32768 under a 48 KiB L1
-  // (S = 6144): A~ (64 x 256) does not fit, so it streams from below once per 8-column
-  // micro-panel: 64 * 32768 * 64 / 8 = 16.8 M elements, 60% of the 27.8 M predicted.
-  double w = k * n;                                                         // packing reads B once
-  w += b_packed + a_packed + m * kc + m * nc <= S ? b_packed : k * n;       // packing writes B~
-  w += m * k + a_packed + b_packed <= S ? m * k : m * k * Jc;               // packing reads A
-  w += a_packed + b_packed + mc * nc <= S ? a_packed : m * k * Jc;          // packing writes A~
-  if (a_packed + kc * nr + mc * nr > S) w += m * k * Jc * std::ceil(nc / nr);  // kernel reads A~
-  if (b_packed + a_packed + mc * nc > S) w += k * n * Ic;                   // kernel reads B~
+  // (S = 6144): A~ (64 x 256) does not fit, so it streams from below once per 12 columns,
+  // 6 sweeps of 16384 elements for each of the 128 pc steps: 12.6 M of the 23.6 M predicted
+  // (valgrind counted 24.9 M).
+  const bool a_stays = a_packed + kc * sweep + mc * sweep <= S;
+  const double between_b = panel_only ? mc * panel : mc * nc;  // C touched between two B~ writes
+  double w = k * n;                                                          // packing reads B
+  w += b_packed + a_packed + between_b <= S ? b_packed : k * n;              // packing writes B~
+  w += m * k + a_packed + b_packed <= S ? m * k : m * k * Jc;                // packing reads A
+  w += a_stays ? a_packed : m * k * Jc;                                      // packing writes A~
+  if (!a_stays) w += m * k * Jc * std::ceil(nc / sweep);                     // kernel reads A~
+  // The kernel reads B~ once per ic block. The first reads columns packed just before (in
+  // OpenBLAS, 3 nr at a time: the B columns read and the B~ columns written); later blocks
+  // find B~ only if it stayed beside A~, a C block and an A block.
+  if (2 * kc * panel + a_packed > S) w += k * n;                             // first ic block
+  if (b_packed + a_packed + mc * nc + mc * kc > S) w += k * n * (Ic - 1);   // the others
   const bool c_stays = m * nc + m * kc + a_packed + b_packed <= S;
-  w += c_stays ? m * n : m * n * Pc;                                        // C, once per pc
-  if (scales_c && !c_stays) w += m * n;                                     // beta pass over C
+  w += c_stays ? m * n : m * n * Pc;                                         // C, once per pc
+  if (blk.beta_pass && scales_c && !c_stays) w += m * n;                     // beta pass over C
   return w;
 }
 
@@ -124,10 +137,11 @@ struct cache_walk {
   cache_shape cache;
   double S = 0;  // capacity in elements
 
+  // The packing buffers of the subtree's leaves (OpenBLAS's, the larger of the two).
   double buffers(const box& x) const {
     const leaf_blocking b = assumed_blocking(leaf_backend::openblas, p.problem().type);
-    return double(std::min(x.m, b.mc)) * double(std::min(x.k, b.kc)) +
-           double(std::min(x.k, b.kc)) * double(std::min(x.n, b.nc));
+    const double kc = double(std::min(x.k, b.kc));
+    return double(std::min(x.m, b.mc)) * kc + kc * double(std::min(x.n, x.m <= b.mc ? 3 * b.nr : b.nc));
   }
 
   // Elements received by subtree i; `scales`: its leaves start with beta != 1 (the first
