@@ -23,6 +23,7 @@ class cache_counters {
  public:
   /// Opens the counters, or records why it cannot.
   cache_counters();
+  /// Closes the counters.
   ~cache_counters();
   cache_counters(const cache_counters&) = delete;
   cache_counters& operator=(const cache_counters&) = delete;

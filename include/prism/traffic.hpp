@@ -3,21 +3,22 @@
 // across NUMA domains, and across MPI ranks (prism/rank_model.hpp has the exact rank-level
 // exchanges; predict_levels() reports them beside the others).
 //
-// The cache model (predict_cache_words), for one cache of S words with lines of L words,
-// counting words *received* (every line brought in: a read miss, or a write miss, since a
+// The cache model (predict_cache_words), for one cache of S elements ("words"), counting
+// words *received* (every line brought in: a read miss, or a write miss, since a
 // write allocates the line; write-backs are not counted, as cachegrind counts):
 //
 //  1. Each thread has its own share of a cache level: S = size / min(PUs sharing it, the
 //     plan's threads) (the planner's share), and sees only the leaves it runs. Parts of a
 //     BFS node run on different threads and share nothing; the total of a level is the sum
 //     over threads.
-//  2. A subtree whose working set (m k + k n + m n elements, plus the leaf BLAS's packing
-//     buffers) fits in S receives each of its A, B and C elements once.
-//  3. Otherwise a DFS node's parts run one after another: the sum of the parts, less the
-//     operand block that consecutive parts share when it fits in S (B for an m cut, A for
-//     an n cut, C for a k cut: a k-DFS accumulates into the same C) — it is received once,
-//     not once per part. A BFS k cut adds its reduction: the owner reads each part's
-//     temporary C' (m n elements per extra part) and C.
+//  2. A subtree run by one thread whose working set (m k + k n + m n elements, plus the
+//     leaf BLAS's packing buffers) fits in S receives each of its A, B and C elements once.
+//  3. Otherwise a node receives the sum of its parts; where the parts run one after
+//     another on one thread (a DFS node below the thread level), less the operand block
+//     that consecutive parts share when it fits in S (B for an m cut, A for an n cut, C
+//     for a k cut: a k-DFS accumulates into the same C): it is received once, not once
+//     per part. A BFS k cut adds its reduction: the owner reads each part's temporary C'
+//     (m n elements per extra part) and C.
 //  4. A leaf that does not fit runs the GotoBLAS algorithm (OpenBLAS and BLIS both do),
 //     with the block sizes of leaf_blocking: for jc (nc columns of B) / for pc (kc of k):
 //     pack B~ = B(pc, jc) / for ic (mc rows of A): pack A~ = A(ic, pc) / for jr (nr
@@ -47,8 +48,8 @@
 // is taken to fit), prefetching, partial lines at block edges (words are converted to
 // lines as words / L), instruction misses, and the library's own bookkeeping. The block
 // sizes are OpenBLAS 0.3's Haswell kernel (the one OPENBLAS_CORETYPE=Haswell and valgrind's
-// emulated CPU select); other kernels block differently. tests/test_cache_traffic.sh checks
-// the model against cachegrind's D1 and LL misses (README "Cache misses: prism vs OpenBLAS").
+// emulated CPU select); other kernels block differently. tests/cache_traffic.sh checks the
+// model against valgrind's simulated D1 and LL misses within 20% (README "Data movement").
 #pragma once
 
 #include <prism/bounds.hpp>

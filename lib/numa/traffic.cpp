@@ -156,7 +156,9 @@ struct cache_walk {
       return predict_leaf_words(x.m, x.n, x.k, assumed_blocking(nd.backend, t), cache, t, scales);
     }
     const double footprint = m * k + k * n + m * n;
-    if (nd.owns.threads == 1 && footprint + buffers(x) <= S) return footprint + buffers(x);  // rule 2
+    // One thread of one rank runs the whole subtree: its cache sees all of it.
+    const bool one_thread = nd.owns.threads == 1 && nd.owns.ranks.count == 1 && nd.owns.domains.count == 1;
+    if (one_thread && footprint + buffers(x) <= S) return footprint + buffers(x);  // rule 2
     double sum = 0;
     for (std::size_t c = 0; c < nd.children.size(); ++c) {
       bool child_scales = scales;
@@ -164,7 +166,7 @@ struct cache_walk {
       sum += words(nd.children[c], child_scales);
     }
     const double f = double(nd.children.size());
-    if (nd.kind == step_kind::dfs) {  // rule 3: the block every part reads
+    if (nd.kind == step_kind::dfs && one_thread) {  // rule 3: the block every part reads
       const double shared = nd.cut == dim::m ? k * n : nd.cut == dim::n ? m * k : m * n;
       if (shared + buffers(x) <= S) sum -= (f - 1) * shared;
     } else if (nd.cut == dim::k) {  // rule 3: the reduction reads every C' and C
