@@ -6,6 +6,7 @@
 #include <prism/bounds.hpp>
 #include <prism/rank_model.hpp>
 #include <prism/prism.hpp>
+#include <prism/traffic.hpp>
 
 #include "bandwidth.hpp"
 #include "blas/blas_library.hpp"
@@ -90,6 +91,9 @@ const command commands[] = {
      "  predicted bytes each domain reads.\n"
      "  --syrk UT, --herk LC: the plan prism::syrk / prism::herk run for an N x N triangle (M = N)\n"
      "  and depth K: uplo U or L, then trans (syrk N or T, herk N or C; herk needs --type c or z).\n"},
+     "  --stats: a dry run's data movement, per level (each cache level of the topology, NUMA\n"
+     "  domains, ranks with --ranks): the predicted elements received (prism/traffic.hpp), the\n"
+     "  lower bound (prism/bounds.hpp) and their ratio.\n"},
     {"bench", true, true,
      "usage: prism bench M N K [options] [--reps R]\n"
      "  Times prism against threaded OpenBLAS (all cores) on one shape in one process, best of R\n"
@@ -175,6 +179,7 @@ struct options {
   std::string leaf_types = "d";  // `prism leaves --types`
   bool leaf_types_given = false;  // the streaming table then times those types only
   bool trans_given = false;       // --trans (a rank-k update takes its letters from --syrk / --herk)
+  bool stats = false;  // `prism plan --stats`
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
@@ -189,6 +194,7 @@ bool takes(const command& cmd, const std::string& a) {
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   if (std::string(cmd.name) == "leaves" && a == "--streaming") return true;
   if (std::string(cmd.name) == "plan" && (a == "--syrk" || a == "--herk")) return true;
+  if (std::string(cmd.name) == "plan" && a == "--stats") return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
@@ -218,6 +224,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--streaming") {  // flag of `prism leaves`
       o.streaming_only = true;
+      continue;
+    }
+    if (a == "--stats") {  // flag of `prism plan`
+      o.stats = true;
       continue;
     }
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
@@ -463,6 +473,25 @@ void print_traffic(const prism::plan& p, const options& o) {
   if (q.domains() > 1) line("m x n-only split (as threaded BLAS), interleaved", prism::predict_traffic(q, prism::placement::interleaved));
 }
 
+// `prism plan --stats`: per level, the elements the plan is predicted to receive beside the
+// lower bound (prism::predict_levels), as '#' lines so the plan text still parses.
+void print_stats(const prism::plan& p, const options& o, double rank_memory_words = prism::bounds::unlimited) {
+  const auto levels = prism::predict_levels(p, o.ctx.machine(), rank_memory_words);
+  std::printf("# data movement per level, in elements received (model: prism/traffic.hpp; bounds: prism/bounds.hpp)\n");
+  std::printf("# %-6s %14s %14s %14s %9s  %s\n", "level", "fast memory", "predicted", "lower bound", "ratio", "counted as");
+  for (const auto& l : levels) {
+    char memory[32];
+    if (std::isinf(l.capacity) || l.capacity == 0) std::snprintf(memory, sizeof memory, "unlimited");
+    else std::snprintf(memory, sizeof memory, "%.4g", l.capacity);
+    char ratio[32];
+    if (l.bound > 0) std::snprintf(ratio, sizeof ratio, "%.2f", l.predicted / l.bound);
+    else std::snprintf(ratio, sizeof ratio, "-");
+    std::printf("# %-6s %14s %14.4g %14.4g %9s  %s\n", l.level.c_str(), memory, l.predicted, l.bound, ratio,
+                l.note.c_str());
+  }
+  if (levels.empty()) std::printf("# (the topology reports no caches, and the plan spans one domain and one rank)\n");
+}
+
 // The plan over ranks (prism::dist::gemm's), then why: P' and the grid, the predicted
 // volume per rank beside the lower bound, and the candidates the planner scored.
 int run_rank_plan(const options& o) {
@@ -474,6 +503,10 @@ int run_rank_plan(const options& o) {
   }
   std::cout << "# context: " << o.ctx.describe() << '\n' << choice.chosen;
   prism::print_rank_report(std::cout, choice);
+  if (o.stats) {
+    std::cout.flush();
+    print_stats(choice.chosen, o, double(choice.memory) / double(prism::element_size(o.p.type)));
+  }
   return 0;
 }
 
@@ -529,6 +562,11 @@ int run_plan(const options& o) {
   if (pl.nodes().empty()) return 0;
   std::cout << pl;
   if (pl.domains() > 1 && !rank_k) print_traffic(pl, o);  // the traffic model is gemm's
+  if (o.stats) {
+    std::cout.flush();
+    if (rank_k) std::cout << "# --stats: no data-movement model for syrk / herk plans yet (gemm plans only)\n";
+    else print_stats(pl, o);
+  }
   return 0;
 }
 

@@ -131,6 +131,14 @@ good "^problem z herk LC 1024 1024 1024$" -- plan 1024 1024 1024 --herk lc --typ
 good "^bfs n numa 256@1d,2t 256@1d,2t gemm@1d,2t" -- plan 512 512 512 --syrk LN --threads 4 --topology "numa:2 core:2 pu:1"
 good "^# small call: .* runs as one leaf on the caller's thread$" -- plan 8 8 8 --syrk LN
 good "^# empty update \(n or k is 0\)" -- plan 0 0 5 --syrk UN
+# plan --stats: per level, predicted elements, bound and ratio (issue 15); a flag of plan only.
+good "^# L1 .* one thread; bound: sequential_io" -- plan 256 256 256 --threads 1 --stats --topology "package:1 l3:1(size=8MB) l2:1(size=1MB) l1d:1(size=49152) core:1 pu:1"
+good "^# numa .* parallel_io_minus_owned over 2 domains" -- plan 64 64 1048576 --stats --topology "package:2 numa:2 core:2 pu:1"
+good "^# ranks .* parallel_io_minus_owned over 8 ranks" -- plan 2048 2048 2048 --ranks 8 --threads 1 --stats
+bad "^prism: unknown option '--stats' for 'prism bench'" -- bench 64 64 64 --stats
+bad "^prism: unknown option '--stat' for 'prism plan'" -- plan 64 64 64 --stat
+bad "^prism: N must be a whole number >= 0, got '-4'" -- plan 64 -4 64 --stats
+bad "^prism: --topology: hwloc: invalid synthetic topology 'l1d:x'" -- plan 64 64 64 --stats --topology l1d:x
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).

@@ -24,6 +24,7 @@ struct cache_level {
   unsigned line_bytes = 0;         ///< cache line size
   int pus_sharing = 0;             ///< processing units sharing one instance
   int instances = 0;               ///< instances in the machine
+  int associativity = 0;           ///< ways (0: unknown, -1: fully associative; hwloc's)
 };
 
 /// The NUMA domains and caches of a machine: detected, or loaded from an hwloc synthetic

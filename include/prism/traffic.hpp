@@ -1,8 +1,63 @@
-// prism/traffic.hpp — predicted cross-NUMA-domain traffic of a plan.
+// prism/traffic.hpp — the data a plan moves, predicted per level of the machine: into each
+// cache level (from the leaves' working sets, the leaf BLAS's blocking and the DFS order),
+// across NUMA domains, and across MPI ranks (prism/rank_model.hpp has the exact rank-level
+// exchanges; predict_levels() reports them beside the others).
+//
+// The cache model (predict_cache_words), for one cache of S elements ("words"), counting
+// words *received* (every line brought in: a read miss, or a write miss, since a
+// write allocates the line; write-backs are not counted, as cachegrind counts):
+//
+//  1. Each thread has its own share of a cache level: S = size / min(PUs sharing it, the
+//     plan's threads) (the planner's share), and sees only the leaves it runs. Parts of a
+//     BFS node run on different threads and share nothing; the total of a level is the sum
+//     over threads.
+//  2. A subtree run by one thread whose working set (m k + k n + m n elements, plus the
+//     leaf BLAS's packing buffers) fits in S receives each of its A, B and C elements once.
+//  3. Otherwise a node receives the sum of its parts; where the parts run one after
+//     another on one thread (a DFS node below the thread level), less the operand block
+//     that consecutive parts share when it fits in S (B for an m cut, A for an n cut, C
+//     for a k cut: a k-DFS accumulates into the same C): it is received once, not once
+//     per part. A BFS k cut adds its reduction: the owner reads each part's temporary C'
+//     (m n elements per extra part) and C.
+//  4. A leaf that does not fit runs the GotoBLAS algorithm (OpenBLAS and BLIS both do),
+//     with the block sizes of leaf_blocking: for jc (nc columns of B) / for pc (kc of k):
+//     pack B~ = B(pc, jc) / for ic (mc rows of A): pack A~ = A(ic, pc) / for jr (nr
+//     columns of B~) / for ir (mr rows of A~): the micro-kernel updates an mr x nr tile of
+//     C with A~(mr x kc) B~(kc x nr). A stream is re-received each time it is reused unless
+//     what the loop touches between two uses fits in S:
+//       - A~ is read once per sweep of the micro-kernel over `sweep` columns of B~ (12 for
+//         OpenBLAS's Haswell kernel, nr for BLIS): m k n / sweep words, unless A~ + the
+//         swept B~ columns + their C tiles (mc kc + kc sweep + mc sweep) fit;
+//       - B~ is read once per ic block: the first block finds the columns just packed
+//         when 2 kc 3nr + A~ fits (OpenBLAS packs 3 nr columns, then runs the kernel on
+//         them); each later block pays k n unless B~ + A~ + a C block + an A block fit;
+//       - C is read and written once per pc: m n ceil(k / kc) unless the C column block,
+//         the A block, A~ and B~ fit (then m n); OpenBLAS scales C by beta != 1 in a pass
+//         of its own first (m n more when C does not stay), BLIS's kernel stores it;
+//       - packing reads A once per jc (m k ceil(n / nc)) and B once (k n), and writes A~
+//         (once, when A~ stays for its sweeps; else m k ceil(n / nc)) and B~ (once when it
+//         stays between pc steps; else k n). With a single block of m, OpenBLAS packs B~
+//         3 nr columns at a time into one reused kc x 3nr panel (level3.c), so B~ costs
+//         that panel, not kc x nc, where it stays.
+//     Blocks are cut evenly: an edge of e elements in ceil(e / b) blocks of e / ceil(e / b).
+//     The swept B~ columns (kc x sweep: 24 KiB for OpenBLAS's double kernel, copied to a
+//     stack buffer) are assumed to stay in every level modelled (any L1 of 32 KiB or more).
+//  5. The streaming leaf (prism's own, m, n <= 16) reads A and B once and C once.
+//
+// What it leaves out: conflict misses of set-associative caches (a block that fits by size
+// is taken to fit), prefetching, partial lines at block edges (words are converted to
+// lines as words / L), instruction misses, and the library's own bookkeeping. The block
+// sizes are OpenBLAS 0.3's Haswell kernel (the one OPENBLAS_CORETYPE=Haswell and valgrind's
+// emulated CPU select); other kernels block differently. tests/cache_traffic.sh checks the
+// model against valgrind's simulated D1 and LL misses within 20% (README "Data movement").
 #pragma once
 
+#include <prism/bounds.hpp>
 #include <prism/plan.hpp>
+#include <prism/topology.hpp>
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace prism {
@@ -30,5 +85,57 @@ struct traffic_report {
 /// reduction, by the first domain of the part that owns C (where the executor reduces).
 /// README "Predicted cross-domain traffic" works an example.
 traffic_report predict_traffic(const plan& p, placement where);
+
+/// Block sizes of a leaf BLAS's GotoBLAS loops, in elements: micro-tile mr x nr, blocks
+/// mc (rows of A~), kc (depth) and nc (columns of B~); the micro-kernel sweeps A~ once per
+/// `sweep` columns of B~ (OpenBLAS's Haswell kernel computes 4 x 12 tiles from B~ packed in
+/// units of 8); `beta_pass`: beta != 1 costs a separate pass over C (OpenBLAS), or the
+/// kernel stores C without reading it (BLIS).
+struct leaf_blocking {
+  std::int64_t mr = 4, nr = 8, mc = 512, kc = 256, nc = 65008;  ///< OpenBLAS Haswell, double
+  std::int64_t sweep = 12;  ///< columns of B~ per sweep of A~ through the micro-kernel
+  bool beta_pass = true;    ///< beta != 1 scales C in a pass of its own
+};
+
+/// The blocking the cache model assumes for a leaf backend and element type: OpenBLAS 0.3's
+/// Haswell parameters (double: 4 x 8 micro-tile, mc 512, kc 256, nc 65008 from its 128 MiB
+/// buffer; A~ swept once per 12 columns), the same block bytes for other types; BLIS's
+/// haswell ones (6 x 8, 72, 256, 4080; one sweep per 8 columns; no beta pass).
+leaf_blocking assumed_blocking(leaf_backend b, scalar_type t);
+
+/// One cache as the model sees it: capacity and line, in bytes.
+struct cache_shape {
+  std::uint64_t size_bytes = 0;  ///< capacity of the share the model uses
+  unsigned line_bytes = 64;      ///< line size
+};
+
+/// Predicted elements received by all of a plan's threads from below a cache of the given
+/// shape, one thread's share (the caller divides a shared cache), by the model of the file
+/// comment; a one-leaf plan gives the plain BLAS call's prediction.
+double predict_cache_words(const plan& p, const cache_shape& cache);
+
+/// Predicted elements received from below one cache by a single-threaded GotoBLAS call of
+/// an m x n x k product with the given blocking (rule 4 of the file comment).
+/// `scales_c`: the call has beta != 1, so the library first scales C in a pass of its own.
+double predict_leaf_words(std::int64_t m, std::int64_t n, std::int64_t k, const leaf_blocking& blk,
+                          const cache_shape& cache, scalar_type t, bool scales_c = true);
+
+/// Traffic at one level of the machine: predicted elements received, the lower bound for
+/// that level and where each came from.
+struct level_traffic {
+  std::string level;        ///< "L1", "L2", "L3", "numa", "ranks"
+  double capacity = 0;      ///< elements of fast memory the bound assumes (S), 0 if none
+  double predicted = 0;     ///< elements received (caches: all threads; numa: remote; ranks: max per rank)
+  double bound = 0;         ///< lower bound on the same quantity
+  std::string note;         ///< how predicted and bound are counted
+};
+
+/// The per-level report of `prism plan --stats`: each cache level of the topology (one
+/// thread's share: size / min(PUs sharing it, threads); predicted for all threads
+/// together), NUMA domains when the plan spans several (the busiest domain's remote
+/// elements under the placement helper), ranks when it spans several (rank_model, the
+/// busiest rank, `rank_memory_words` of memory each). Bounds from prism/bounds.hpp.
+std::vector<level_traffic> predict_levels(const plan& p, const topology& machine,
+                                          double rank_memory_words = bounds::unlimited);
 
 }  // namespace prism

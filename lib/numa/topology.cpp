@@ -70,6 +70,7 @@ std::shared_ptr<topology::impl> load(std::string source, Configure&& configure) 
     c.line_bytes = o->attr->cache.linesize;
     c.pus_sharing = hwloc_bitmap_weight(o->cpuset);
     c.instances = count;
+    c.associativity = o->attr->cache.associativity;
     p->caches.push_back(c);
   }
   return p;
