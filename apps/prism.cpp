@@ -90,7 +90,7 @@ const command commands[] = {
      "  caller's thread, and the plan says so; with several NUMA domains it also prints the\n"
      "  predicted bytes each domain reads.\n"
      "  --syrk UT, --herk LC: the plan prism::syrk / prism::herk run for an N x N triangle (M = N)\n"
-     "  and depth K: uplo U or L, then trans (syrk N or T, herk N or C; herk needs --type c or z).\n"},
+     "  and depth K: uplo U or L, then trans (syrk N or T, herk N or C; herk needs --type c or z).\n"
      "  --stats: a dry run's data movement, per level (each cache level of the topology, NUMA\n"
      "  domains, ranks with --ranks): the predicted elements received (prism/traffic.hpp), the\n"
      "  lower bound (prism/bounds.hpp) and their ratio.\n"},
