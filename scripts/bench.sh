@@ -48,21 +48,6 @@ while [ $# -gt 0 ]; do
   shift
 done
 set_name=${1:-quick}
-if [ "$set_name" = gram ]; then  # issue 14: A.T @ A (?syrk / ?herk), its own driver (bench/gram.py)
-  bash scripts/install-deps.sh
-  build=${PRISM_BUILD_DIR:-build}
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_TESTS=ON -DPRISM_WITH_BENCH=ON > /dev/null
-  cmake --build "$build" -j"$(nproc)" --target prism_gram_bench prism_bench
-  run=bench/runs/gram$([ "$clean" = 1 ] && echo -clean-env)-$(date -u +%Y-%m-%dT%H%M%SZ)
-  mkdir -p bench/runs && mkdir "$run"
-  py=/usr/bin/python3; [ -x "$py" ] || py=python3
-  "$py" bench/gram.py --build "$build" --out-dir "$run" --reps "${PRISM_BENCH_REPS:-5}" \
-    $([ "$clean" = 1 ] && echo --clean-env)
-  for f in "$run"/gram.*; do mv "$f" "$run/bench.${f##*.}"; done
-  echo "bench.sh: table $run/bench.md, plot $run/bench.png, raw $run/bench.json"
-  echo "bench.sh: to keep this run for the README: bash scripts/record-bench.sh $run"
-  exit 0
-fi
 reps=${PRISM_BENCH_REPS:-5}
 set_args=(--set="$set_name")
 what="set '${set_name}', best of ${reps}"
@@ -79,12 +64,20 @@ fi
 bash scripts/install-deps.sh
 build=${PRISM_BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_TESTS=ON -DPRISM_WITH_BENCH=ON > /dev/null
-cmake --build "$build" -j"$(nproc)" --target prism_bench prism_cli
+cmake --build "$build" -j"$(nproc)" --target prism_bench prism_cli $([ "$set_name" = gram ] && echo prism_gram_bench)
 now=$(date -u +%s)
 run=bench/runs/${set_name}$([ "$clean" = 1 ] && echo -clean-env)-$(date -u -d "@$now" +%Y-%m-%dT%H%M%SZ)
 when=$(date -u -d "@$now" '+%Y-%m-%d %H:%M')
 mkdir -p bench/runs
 mkdir "$run"  # fails rather than reuse the folder of another run started the same second
+py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib
+if [ "$set_name" = gram ]; then  # issue 14: A.T @ A (?syrk / ?herk), its own driver (bench/gram.py)
+  "$py" bench/gram.py --build "$build" --out-dir "$run" --reps "$reps" $([ "$clean" = 1 ] && echo --clean-env)
+  for f in "$run"/gram.*; do mv "$f" "$run/bench.${f##*.}"; done
+  echo "bench.sh: table $run/bench.md, plot $run/bench.png, raw $run/bench.json"
+  echo "bench.sh: to keep this run for the README: bash scripts/record-bench.sh $run"
+  exit 0
+fi
 out=$run/bench
 cpu=$(grep -m1 -E 'model name|^Model|^CPU part' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || true)
 machine="${cpu:-$(uname -m)}, $(nproc) cores"
@@ -92,7 +85,6 @@ extra=()
 [ -n "${PRISM_BENCH_MIN_TIME:-}" ] && extra+=(--min-time="$PRISM_BENCH_MIN_TIME")
 run_args=(--bench "$build"/bench/prism_bench --out "$out.json" --log "$out.log" --kernel-sets "$sets")
 [ "$clean" = 1 ] && run_args+=(--clean-env)
-py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib
 status=0
 "$py" bench/run.py "${run_args[@]}" -- "${set_args[@]}" --reps="$reps" "${extra[@]}" || status=$?
 [ -f "$out.json" ] || { echo "bench.sh: no $out.json (bench/run.py status $status)" >&2; exit "$status"; }
