@@ -108,14 +108,16 @@ const command commands[] = {
      "  each rank's budget (default: the node's cores / its ranks); --memory S (as --max-memory)\n"
      "  caps each rank's footprint. Needs the MPI build (PRISM_WITH_MPI=ON).\n"},
     {"leaves", false, true,
-     "usage: prism leaves [--reps R] [--types LETTERS] [--streaming]\n"
+     "usage: prism leaves [--reps R] [--types LETTERS] [--streaming | --syrk]\n"
      "  Says which kernel set each of prism's private leaf libraries runs, chosen by the CPU's\n"
      "  features (PRISM_LEAF_KERNELS overrides), why, and which forcing variables of the\n"
      "  environment its copies ignore; then times single-threaded OpenBLAS against BLIS on leaf\n"
      "  shapes, then the streaming leaf against OpenBLAS on leaves with m, n <= 16 (the\n"
      "  measurements behind PRISM_LEAF=auto), best of R timings (default 5).\n"
      "  --types: element types to time, letters from s, d, c, z (default: d for OpenBLAS\n"
-     "  against BLIS, all four for the streaming leaf). --streaming: the streaming table only.\n"},
+     "  against BLIS, all four for the streaming leaf). --streaming: the streaming table only.\n"
+     "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, trans N and T/C) against the\n"
+     "  OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves (n <= 128, long k).\n"},
     {"bound", false, false,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
@@ -176,6 +178,7 @@ struct options {
   prism::context ctx;
   int reps = 5;
   bool streaming_only = false;  // `prism leaves --streaming`: the streaming leaf's table only
+  bool syrk_only = false;       // `prism leaves --syrk`: the streaming syrk leaf's table only
   std::string leaf_types = "d";  // `prism leaves --types`
   bool leaf_types_given = false;  // the streaming table then times those types only
   bool trans_given = false;       // --trans (a rank-k update takes its letters from --syrk / --herk)
@@ -192,7 +195,7 @@ bool takes(const command& cmd, const std::string& a) {
   if (a == "--reps") return cmd.reps;
   if (std::string(cmd.name) == "leaves" && a == "--types") return true;
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
-  if (std::string(cmd.name) == "leaves" && a == "--streaming") return true;
+  if (std::string(cmd.name) == "leaves" && (a == "--streaming" || a == "--syrk")) return true;
   if (std::string(cmd.name) == "plan" && (a == "--syrk" || a == "--herk")) return true;
   if (std::string(cmd.name) == "plan" && a == "--stats") return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
@@ -222,8 +225,8 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       (a == "--check" ? o.run.check : o.run.json) = true;
       continue;
     }
-    if (a == "--streaming") {  // flag of `prism leaves`
-      o.streaming_only = true;
+    if (a == "--streaming" || a == "--syrk") {  // flags of `prism leaves`
+      (a == "--syrk" ? o.syrk_only : o.streaming_only) = true;
       continue;
     }
     if (a == "--stats") {  // flag of `prism plan`
@@ -627,6 +630,57 @@ void run_streaming_leaves(const options& o) {
     }
 }
 
+// The streaming rank-k leaf against the OpenBLAS and BLIS leaves' ?syrk / ?herk (1 thread,
+// upper triangle, beta = 0) on one n x k Gram leaf: one row of `prism leaves --syrk`.
+// trans 'N' reads A as n x k (NumPy's A.T @ A of a C-order k x n array), 'T' / 'C' as k x n
+// (Fortran's, or LAPACK's CholeskyQR). GF/s count n(n + 1)k real flops (x4 complex).
+template <class T>
+void time_syrk_leaf(const options& o, const prism::detail::blas_library& ob, const prism::detail::blas_library& bl,
+                    int n, int k, char trans) {
+  constexpr bool cx = !std::is_same_v<T, float> && !std::is_same_v<T, double>;
+  const int lda = trans == 'N' ? n : k;
+  auto A = random_matrix<T>(std::size_t(n) * k, 1);
+  std::vector<T> C(std::size_t(n) * n);
+  const double flops = (cx ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
+  auto run = [&](auto&& call) { return time_calls(o.reps, call).seconds; };
+  auto blas = [&](const prism::detail::blas_library& lib) {
+    return run([&] {
+      if constexpr (cx) lib.herk<T>('U', trans, n, k, 1.0, A.data(), lda, 0.0, C.data(), n);
+      else lib.syrk<T>('U', trans, n, k, T(1), A.data(), lda, T(0), C.data(), n);
+    });
+  };
+  const double to = blas(ob), tl = blas(bl);
+  const double ts = run([&] { prism::detail::streaming_syrk<T>(cx, 'U', trans, n, k, T(1), A.data(), lda, T(0), C.data(), n); });
+  std::printf("%4d x %8d %4c %4s %4c %12.2f %9.2f %13.2f %8.2f\n", n, k, char(prism::scalar_type_of<T>()),
+              cx ? "herk" : "syrk", trans, flops / to * 1e-9, flops / tl * 1e-9, flops / ts * 1e-9, std::min(to, tl) / ts);
+  std::fflush(stdout);
+}
+
+// The streaming rank-k leaf against the BLAS leaves (the measurement behind
+// streaming_syrk_preferred, lib/leaves/streaming.cpp): syrk for the real types, herk for
+// the complex ones, trans 'N' and 'T' / 'C', n from 4 to 128, A from 128 KiB to 256 MiB.
+void run_syrk_leaves(const options& o) {
+  const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
+  const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
+  std::printf("# streaming rank-k leaf (prism's own kernel, %s) against the openblas (%s) and blis (%s) leaves' "
+              "?syrk / ?herk, 1 thread, upper; best of %d\n",
+              prism::detail::streaming_target(), ob.kernel_name().c_str(), bl.kernel_name().c_str(), o.reps);
+  std::printf("%-15s %4s %4s %4s %12s %9s %13s %8s\n", "leaf n x k", "type", "op", "tr", "openblas GF", "blis GF",
+              "streaming GF", "str/best");
+  const std::vector<std::array<int, 2>> shapes = {
+      {8, 1 << 22},  {16, 1 << 21},  {32, 1 << 20},  {64, 1 << 19},  {96, 1 << 18},   {128, 1 << 17},
+      {4, 1 << 16},  {8, 1 << 14},   {16, 1 << 14},  {32, 1 << 14},  {64, 1 << 13},   {128, 1 << 12},
+      {32, 2048},    {64, 1024},     {128, 512},     {64, 128},      {128, 128}};
+  auto wanted = [&](char t) { return !o.leaf_types_given || o.leaf_types.find(t) != std::string::npos; };
+  for (auto [n, k] : shapes)
+    for (bool n_form : {true, false}) {
+      if (wanted('d')) time_syrk_leaf<double>(o, ob, bl, n, k, n_form ? 'N' : 'T');
+      if (wanted('z')) time_syrk_leaf<std::complex<double>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
+      if (wanted('s')) time_syrk_leaf<float>(o, ob, bl, n, k, n_form ? 'N' : 'T');
+      if (wanted('c')) time_syrk_leaf<std::complex<float>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
+    }
+}
+
 // What prism chose for one leaf library's kernels, as `prism leaves` prints it.
 void print_kernel_choice(const char* name, const prism::detail::blas_library& lib, double probe_gflops) {
   std::printf("# %s leaf: %s (%s)\n", name, lib.path().c_str(),
@@ -653,6 +707,10 @@ void print_kernel_choice(const char* name, const prism::detail::blas_library& li
 int run_leaves(const options& o) {
   if (o.streaming_only) {
     run_streaming_leaves(o);
+    return 0;
+  }
+  if (o.syrk_only) {
+    run_syrk_leaves(o);
     return 0;
   }
   using prism::detail::blas_library;

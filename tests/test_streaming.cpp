@@ -16,6 +16,7 @@
 #include <hwy/highway.h>  // hwy::SetSupportedTargetsForTest: each instruction set in turn
 
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -68,6 +69,67 @@ std::string one_case(std::mt19937_64& gen, char ta, char tb, std::int64_t m, std
   return std::string(1, char(scalar_type_of<T>())) + " " + ta + tb + " " + std::to_string(m) + "x" +
          std::to_string(n) + "x" + std::to_string(k) + " pad " + std::to_string(pad) + " alpha/beta kind " +
          std::to_string(alpha_kind) + "/" + std::to_string(beta_kind) + ": " + why;
+}
+
+// One call of the streaming rank-k leaf (syrk, or herk for herm) against the reference
+// gemm with B = A: only the uplo triangle may change (the other one is compared bitwise,
+// then given the reference's values so check_bound can look at the whole matrix).
+template <class T>
+std::string syrk_case(std::mt19937_64& gen, bool herm, char uplo, char trans, std::int64_t n, std::int64_t k,
+                      int alpha_kind, int beta_kind) {
+  const bool nf = trans == 'N';
+  const std::int64_t rows = nf ? n : k, cols = nf ? k : n, lda = rows + 2, ldc = n + 1;
+  const auto A = random_matrix<T>(rows, cols, lda, gen, quiet_nan<T>());
+  auto C = random_matrix<T>(n, n, ldc, gen);
+  T alpha = coefficient<T>(alpha_kind), beta = coefficient<T>(beta_kind);
+  if constexpr (is_complex_v<T>)
+    if (herm) {  // real alpha, beta and diagonal
+      alpha = T(alpha.real()), beta = T(beta.real());
+      for (std::int64_t j = 0; j < n; ++j) C[std::size_t(j + j * ldc)] = T(C[std::size_t(j + j * ldc)].real());
+    }
+  const auto C0 = C;
+  const char ta = nf ? 'N' : trans, tb = nf ? (herm ? 'C' : 'T') : 'N';
+  const auto ref = reference_gemm<T>(ta, tb, n, n, k, alpha, A.data(), lda, A.data(), lda, beta, C0.data(), ldc);
+  detail::streaming_syrk<T>(herm, uplo, trans, n, k, alpha, A.data(), lda, beta, C.data(), ldc);
+  std::string why;
+  for (std::int64_t j = 0; j < n && why.empty(); ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (uplo == 'U' ? i <= j : i >= j) continue;
+      const std::size_t p = std::size_t(i + j * ldc);
+      if (std::memcmp(&C[p], &C0[p], sizeof(T)) != 0) {
+        why = "C(" + std::to_string(i) + "," + std::to_string(j) + ") outside the triangle changed";
+        break;
+      }
+      const auto v = ref.value[std::size_t(i + j * n)];
+      if constexpr (is_complex_v<T>) C[p] = T(real_t<T>(v.real()), real_t<T>(v.imag()));
+      else C[p] = T(v);
+    }
+  if (why.empty()) why = check_bound(ref, n, n, k, C.data(), ldc);
+  if (why.empty()) return "";
+  return std::string(1, char(scalar_type_of<T>())) + (herm ? "herk " : "syrk ") + uplo + trans + " " +
+         std::to_string(n) + "x" + std::to_string(k) + " alpha/beta kind " + std::to_string(alpha_kind) + "/" +
+         std::to_string(beta_kind) + ": " + why;
+}
+
+// The rank-k leaf on one type: n from 1 to 33 and a few tiled sizes, both triangles, both
+// trans forms, k across the chunk boundaries.
+template <class T>
+void syrk_sweep(std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  constexpr bool cx = is_complex_v<T>;
+  std::vector<std::int64_t> ns;
+  for (std::int64_t n = 1; n <= 33; ++n) ns.push_back(n);
+  for (std::int64_t n : {64, 71, 128}) ns.push_back(n);
+  int c = 0;
+  for (std::int64_t n : ns)
+    for (char trans : {'N', cx ? 'C' : 'T'}) {
+      const std::int64_t k = c % 5 == 0 ? 1 : std::int64_t(2 + gen() % 600);
+      const bool herm = cx && c % 2 == 0;
+      const char tr = !herm && trans == 'C' ? 'T' : trans;
+      const std::string why = syrk_case<T>(gen, herm, "UL"[c % 2], tr, n, k, c % 4, (c / 4) % 4);
+      CHECK_MESSAGE(why.empty(), why);
+      ++c;
+    }
 }
 
 // The sweep for one type: every (m, n) in 1..16 x 1..16 once, with the trans pair, k,
@@ -153,6 +215,10 @@ TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU ca
     sweep<double>(60 + std::uint64_t(targets));
     sweep<std::complex<float>>(70 + std::uint64_t(targets));
     tiled_sweep<double>(80 + std::uint64_t(targets));
+    syrk_sweep<double>(90 + std::uint64_t(targets));
+    syrk_sweep<float>(93 + std::uint64_t(targets));
+    syrk_sweep<std::complex<double>>(96 + std::uint64_t(targets));
+    syrk_sweep<std::complex<float>>(99 + std::uint64_t(targets));
     ++targets;
   }
   hwy::SetSupportedTargetsForTest(0);

@@ -24,13 +24,14 @@ namespace {
 template <class T>
 constexpr bool cplx = prism::test::is_complex_v<T>;
 
-const context& context_for(int threads, std::size_t cap, double small) {
-  static std::map<std::tuple<int, std::size_t, double>, context> cache;
-  auto key = std::make_tuple(threads, cap, small);
+const context& context_for(int threads, std::size_t cap, double small,
+                           leaf_backend leaf = leaf_backend::automatic) {
+  static std::map<std::tuple<int, std::size_t, double, leaf_backend>, context> cache;
+  auto key = std::make_tuple(threads, cap, small, leaf);
   auto it = cache.find(key);
   if (it == cache.end()) {
     context c;
-    c.set_threads(threads).set_max_memory(cap).set_small_flops(small);
+    c.set_threads(threads).set_max_memory(cap).set_small_flops(small).set_leaf(leaf);
     it = cache.emplace(key, c).first;
   }
   return it->second;
@@ -177,10 +178,12 @@ void sweep(bool herm, int cases, std::uint64_t seed) {
     const int threads = thread_choices[gen() % 4];
     const std::size_t cap = caps[gen() % 4];
     const double small = gen() % 4 == 0 ? 1e6 : 0.0;  // mostly force the recursion
-    const std::string what = run_and_check(cl, context_for(threads, cap, small), gen);
+    // Leaves: auto, or the streaming rank-k leaf (and streaming gemm blocks) forced.
+    const leaf_backend leaf = gen() % 2 == 0 ? leaf_backend::automatic : leaf_backend::streaming;
+    const std::string what = run_and_check(cl, context_for(threads, cap, small, leaf), gen);
     INFO("case ", i, ": ", (herm ? "herk" : "syrk"), " alpha ", cl.alpha, " beta ", cl.beta, " ", (cl.row_major ? "row" : "col"), " uplo ", cl.uplo,
          " trans ", cl.trans, " n ", cl.n, " k ", cl.k, " lda ", cl.lda, " ldc ", cl.ldc, " threads ", threads,
-         " cap ", cap);
+         " cap ", cap, " leaf ", (leaf == leaf_backend::streaming ? "streaming" : "auto"));
     CHECK(what == "");
   }
 }
@@ -220,6 +223,35 @@ TEST_CASE("a Gram shape split over k by two threads equals the reference") {
   // n = 370, k = 800: a k-cut whose triangle (n^2 >= 131072) is reduced by several threads.
   call<float> big{false, false, 'L', 'N', 370, 800, 370, 371, -1.0f, 0.5f};
   CHECK(run_and_check(big, context_for(3, std::numeric_limits<std::size_t>::max(), 0), gen) == "");
+}
+
+// The streaming rank-k leaf (lib/leaves/streaming.hpp) on one thread, so the whole call is
+// one leaf: every n from 1 to 40 (strips of 1..5 vectors, partial last vectors) and the
+// tiled sizes up to 128, both trans forms, both triangles, k across chunk boundaries.
+TEST_CASE("the streaming rank-k leaf matches the reference for every n up to 40 and the tiled sizes") {
+  std::mt19937_64 gen(41);
+  const context& one = context_for(1, std::numeric_limits<std::size_t>::max(), 0, leaf_backend::streaming);
+  std::vector<std::int64_t> ns;
+  for (std::int64_t n = 1; n <= 40; ++n) ns.push_back(n);
+  for (std::int64_t n : {47, 63, 64, 65, 96, 100, 127, 128}) ns.push_back(n);
+  int c = 0;
+  for (std::int64_t n : ns)
+    for (char trans : {'N', 'T'}) {
+      const std::int64_t k = std::int64_t(1 + gen() % 700);
+      const char uplo = "UL"[c % 2];
+      const std::int64_t lda = (trans == 'N' ? n : k) + (c % 3 == 0 ? 3 : 0);
+      call<double> d{false, false, uplo, trans, n, k, lda, n + c % 2, pick_scalar<double>(gen, true),
+                     pick_scalar<double>(gen, true)};
+      CHECK_MESSAGE(run_and_check(d, one, gen) == "", "d n ", n, " k ", k, " trans ", trans, " uplo ", uplo);
+      call<float> f{false, c % 4 == 1, uplo, trans, n, k, lda, n + 1, 1.5f, -1.0f};
+      CHECK_MESSAGE(run_and_check(f, one, gen) == "", "s n ", n, " k ", k, " trans ", trans, " uplo ", uplo);
+      call<std::complex<double>> z{true, false, uplo, trans == 'N' ? 'N' : 'C', n, k, lda, n, 0.5, 2.0};
+      CHECK_MESSAGE(run_and_check(z, one, gen) == "", "zherk n ", n, " k ", k, " trans ", z.trans, " uplo ", uplo);
+      call<std::complex<float>> cs{false, false, uplo, trans, n, k, lda, n, pick_scalar<std::complex<float>>(gen, false),
+                                   pick_scalar<std::complex<float>>(gen, false)};
+      CHECK_MESSAGE(run_and_check(cs, one, gen) == "", "csyrk n ", n, " k ", k, " trans ", trans, " uplo ", uplo);
+      ++c;
+    }
 }
 
 TEST_CASE("the Gram shape is cut along k, one part per thread; without room for temporaries along n") {

@@ -542,6 +542,16 @@ leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, 
   return choose_blas_leaf(t, m, n, k);
 }
 
+leaf_backend choose_rank_k_leaf(leaf_backend requested, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
+  if (requested == leaf_backend::streaming || requested == leaf_backend::automatic) {
+    if (streaming_applies(n, n) &&
+        (requested == leaf_backend::streaming || streaming_syrk_preferred(t, trans, n, k)))
+      return leaf_backend::streaming;
+    return choose_blas_leaf(t, n, n, k);
+  }
+  return requested;
+}
+
 leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
   // Measured with scripts/leaf-kernels.sh on this project's 2-core AMD EPYC, one thread,
   // best of 7 (bench/results/leaf-kernels-2026-11-23.txt; docs/performance.md "Leaf

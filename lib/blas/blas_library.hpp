@@ -145,4 +145,10 @@ leaf_backend choose_leaf(leaf_backend requested, scalar_type t, std::int64_t m, 
 /// streaming kernel does not take it (choose_leaf's rule without its first step).
 leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k);
 
+/// The leaf for one n x n triangle of a rank-k update (?syrk / ?herk) with trans 'N' or
+/// 'T' / 'C': `auto` takes prism's streaming rank-k leaf where it measured faster
+/// (streaming_syrk_preferred), else the BLAS leaf choose_blas_leaf picks; `streaming`
+/// forces it for n <= 128 (the BLAS rule elsewhere); openblas and blis are kept.
+leaf_backend choose_rank_k_leaf(leaf_backend requested, scalar_type t, char trans, std::int64_t n, std::int64_t k);
+
 }  // namespace prism::detail

@@ -111,6 +111,42 @@ void plain(const task& t) {
     }
 }
 
+/// One k-chunk of a rank-k update's sums (the syrk kernel): out(:, j) += L(:, l) R(l, j)
+/// for l < len and the rows of column j's upper triangle, R(l, j) = L(j, l) (syrk) or
+/// conj(L(j, l)) (herk). L is always in the 'N' form, L(i, l) at L[i + l * ldl] elements:
+/// A itself for trans 'N', a transposed copy of the chunk for 'T' / 'C'.
+struct syrk_task {
+  std::int64_t n = 0;         ///< order of C (elements)
+  std::int64_t len = 0;       ///< steps l in this chunk (>= 1)
+  const void* L = nullptr;
+  std::int64_t ldl = 1;       ///< elements between columns of L
+  bool conj = false;          ///< herk: R = L^H, else R = L^T
+  const void* next = nullptr; ///< the next chunk's L (same ldl), to prefetch, or nullptr
+  std::int64_t next_len = 0;  ///< its steps
+  void* out = nullptr;        ///< sums: column j at out + j * out_ld reals, 64-byte aligned
+  std::int64_t out_ld = 0;    ///< reals; a multiple of 64 bytes' worth, so every target's vectors fit
+};
+
+/// The plain loops of the syrk kernel (scalar fallback target): out(i, j) for i <= j.
+template <class R, bool Cx>
+void plain_syrk(const syrk_task& t) {
+  using T = std::conditional_t<Cx, std::complex<R>, R>;
+  const T* L = static_cast<const T*>(t.L);
+  R* out = static_cast<R*>(t.out);
+  for (std::int64_t j = 0; j < t.n; ++j)
+    for (std::int64_t i = 0; i <= j; ++i) {
+      T s(0);
+      for (std::int64_t l = 0; l < t.len; ++l) {
+        T b = L[j + l * t.ldl];
+        if constexpr (Cx)
+          if (t.conj) b = std::conj(b);
+        s += L[i + l * t.ldl] * b;
+      }
+      T* o = reinterpret_cast<T*>(out + j * t.out_ld) + i;
+      *o += s;
+    }
+}
+
 }  // namespace prism::detail::streaming
 
 #endif  // PRISM_LEAVES_STREAMING_SHARED
@@ -132,6 +168,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 template <class R, bool Cx>
 void run(const task& t) {
   plain<R, Cx>(t);
+}
+
+template <class R, bool Cx>
+void syrk_chunk(const syrk_task& t) {
+  plain_syrk<R, Cx>(t);
 }
 
 #else
@@ -444,6 +485,12 @@ struct outer_args {
   bool flip;
   std::int64_t ahead;     ///< prefetch distance in steps l
   bool fetch_l, fetch_r;  ///< prefetch L's columns, R's columns (when R runs along k)
+  // The syrk kernel's prefetch of the next chunk, spread over its tiles: `pf_per_step`
+  // lines a step, from line pf_line of column pf_col on (columns pf_ld reals apart,
+  // pf_lines lines of N reals each, pf_cols columns); nothing when pf_per_step is 0.
+  const R* pf = nullptr;
+  std::int64_t pf_ld = 0, pf_lines = 0, pf_cols = 0, pf_col = 0, pf_line = 0;
+  int pf_per_step = 0;
 };
 
 // One outer tile (see outer_args).
@@ -467,6 +514,8 @@ HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
   const std::int64_t ldl = g.ldl, rl = g.rl, rj = g.rj, len = g.len, ahead = g.ahead;
   const std::size_t last = g.last;
   const bool fetch_l = g.fetch_l, fetch_r = g.fetch_r;
+  const int pf_per_step = g.pf_per_step;
+  std::int64_t pf_col = g.pf_col, pf_line = g.pf_line;
   const auto mask = hn::FirstN(d, last);
   const bool partial = std::int64_t(last) < N;
   // swap(a) * sign: (-1, +1) per pair for a b, (+1, -1) for a conj(b).
@@ -485,6 +534,10 @@ HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
     const std::int64_t g1 = std::min(len, g0 + group);
     for (std::int64_t l = g0; l < g1; ++l) {
       const R* a_col = L + l * ldl;
+      for (int q = 0; q < pf_per_step && pf_col < g.pf_cols; ++q) {
+        hwy::Prefetch(g.pf + pf_col * g.pf_ld + pf_line * N);
+        if (++pf_line == g.pf_lines) pf_line = 0, ++pf_col;
+      }
       if (fetch_l)
         PRISM_UNROLL
         for (int v = 0; v < VR; ++v) hwy::Prefetch(a_col + ahead * ldl + v * N);
@@ -577,6 +630,86 @@ void outer(const task& t) {
     }
 }
 
+// ---- syrk kernel ------------------------------------------------------------------------
+
+// Register tiles of the syrk kernel: the outer kernel's tiles, VR vectors of rows by TC
+// columns, with wider real tiles where the registers allow (a real tile needs VR * TC
+// accumulators, VR vectors of L and one broadcast: 3 x 8 and 4 x 6 take 28 and 29 of 32).
+template <bool Cx>
+constexpr std::array<int, 4> syrk_tc = registers == 32 && !Cx ? std::array<int, 4>{8, 8, 8, 6} : outer_tc;
+
+template <class R, bool Cx, int VR, int TC>
+constexpr outer_fn<R> syrk_entry() {
+  if constexpr (TC <= syrk_tc<Cx>[VR - 1]) return &outer_tile<R, Cx, VR, TC>;
+  else return nullptr;
+}
+
+// All syrk tiles, vr vectors by tc columns at [(vr - 1) * 8 + tc - 1].
+template <class R, bool Cx, int... K>
+constexpr std::array<outer_fn<R>, sizeof...(K)> syrk_tiles(std::integer_sequence<int, K...>) {
+  return {syrk_entry<R, Cx, K / 8 + 1, K % 8 + 1>()...};
+}
+
+// One chunk of a rank-k update (syrk_task): the upper triangle of S = L R at the
+// granularity of a vector of rows. Column j needs rows 0..j, so the columns that share the
+// vector of their diagonal form a strip: strip s holds columns [sE, (s + 1)E) (E elements
+// per vector) and needs vectors 0..s. Each strip is cut into register tiles of at most 4
+// vectors by syrk_tc columns. E.g. 32 x 32 doubles on AVX-512 (E = 8): strips of 1, 2, 3
+// and 4 vectors, tiles 1x8, 2x8, 3x8, 4x4 and 4x4: 80 vector FMAs per step for the 528
+// sums of the triangle (a full 32 x 32 product takes 128). The chunk is sized to stay in
+// L1 (streaming_syrk), so it comes from memory once, for the first tile, and from L1 for
+// the others; the lower parts of diagonal blocks are computed and never read.
+template <class R, bool Cx>
+void syrk_chunk(const syrk_task& t) {
+  const hn::ScalableTag<R> d;
+  const std::int64_t N = std::int64_t(hn::Lanes(d));
+  constexpr int w = Cx ? 2 : 1;
+  const std::int64_t E = N / w, reals = t.n * w, vectors = (reals + N - 1) / N;
+  static constexpr auto tiles = syrk_tiles<R, Cx>(std::make_integer_sequence<int, outer_vr * 8>{});
+  const R* L = static_cast<const R*>(t.L);
+  outer_args<R> g{};
+  g.ldl = t.ldl * w, g.rl = t.ldl * w, g.rj = w, g.len = t.len, g.out_ld = t.out_ld, g.flip = t.conj;
+  g.ahead = t.len, g.fetch_l = false, g.fetch_r = false;
+  // The next chunk (t.next, when the caller names one) is fetched while this one runs, its
+  // lines spread over the tiles in proportion to their work, so the requests go out at an
+  // even rate (all at once, from one tile, they queued behind each other and the kernel
+  // waited). E.g. 32 doubles, 128 steps: 512 lines; the 80 vector FMAs of a step are 8, 16,
+  // 24, 16, 16 by tile, so the tiles fetch 1, 2, 2, 1, 1 lines a step (rounded up).
+  const std::int64_t total_lines = t.len * vectors, work = [&] {
+    std::int64_t f = 0;
+    for (std::int64_t s = 0; s < vectors; ++s) f += (s + 1) * (std::min(t.n, (s + 1) * E) - s * E);
+    return f;
+  }();
+  // With fewer than 4 vectors a column (n <= 24 doubles) every tile reads every line of the
+  // chunk in order and the hardware prefetchers keep up: the loop would only cost (n = 8:
+  // 36 against 28 GF/s without and with it, one thread).
+  g.pf = vectors >= 4 ? static_cast<const R*>(t.next) : nullptr, g.pf_ld = t.ldl * w, g.pf_lines = vectors, g.pf_cols = t.next_len;
+  std::int64_t fetched = 0;
+  R* out = static_cast<R*>(t.out);
+  for (std::int64_t s = 0; s < vectors; ++s) {
+    const std::int64_t j_begin = s * E, j_end = std::min(t.n, j_begin + E), nv = s + 1;
+    // Reals in the strip's diagonal vector: e.g. 20 doubles, strip 2 (rows 16..23): 4.
+    const std::size_t last_s = std::size_t(std::min(reals - s * N, N));
+    const std::int64_t vr = piece(nv, outer_vr);
+    for (std::int64_t v0 = 0; v0 < nv; v0 += vr) {
+      const int h = int(std::min(vr, nv - v0));
+      const std::int64_t tc = piece(j_end - j_begin, syrk_tc<Cx>[std::size_t(h - 1)]);
+      g.last = v0 + h == nv ? last_s : std::size_t(N);
+      for (std::int64_t j0 = j_begin; j0 < j_end; j0 += tc) {
+        const int wd = int(std::min(tc, j_end - j0));
+        g.L = L + v0 * N, g.B = L + j0 * w, g.out = out + j0 * t.out_ld + v0 * N;
+        if (g.pf != nullptr) {
+          const std::int64_t share = (total_lines * h * wd + work - 1) / work;
+          g.pf_per_step = int((share + t.len - 1) / t.len);
+          g.pf_col = fetched / vectors, g.pf_line = fetched % vectors;
+          fetched += std::int64_t(g.pf_per_step) * t.len;
+        }
+        tiles[std::size_t((h - 1) * 8 + wd - 1)](g);
+      }
+    }
+  }
+}
+
 // The kernel the task names.
 template <class R, bool Cx>
 void run(const task& t) {
@@ -591,6 +724,10 @@ void run_s(const task& t) { run<float, false>(t); }
 void run_d(const task& t) { run<double, false>(t); }
 void run_c(const task& t) { run<float, true>(t); }
 void run_z(const task& t) { run<double, true>(t); }
+void syrk_s(const syrk_task& t) { syrk_chunk<float, false>(t); }
+void syrk_d(const syrk_task& t) { syrk_chunk<double, false>(t); }
+void syrk_c(const syrk_task& t) { syrk_chunk<float, true>(t); }
+void syrk_z(const syrk_task& t) { syrk_chunk<double, true>(t); }
 const char* target_name() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -607,6 +744,10 @@ HWY_EXPORT(run_d);
 HWY_EXPORT(run_c);
 HWY_EXPORT(run_z);
 HWY_EXPORT(target_name);
+HWY_EXPORT(syrk_s);
+HWY_EXPORT(syrk_d);
+HWY_EXPORT(syrk_c);
+HWY_EXPORT(syrk_z);
 
 std::atomic<bool> ran{false};
 
@@ -616,6 +757,14 @@ void run(const task& t) {
   else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(run_d)(t);
   else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(run_c)(t);
   else HWY_DYNAMIC_DISPATCH(run_z)(t);
+}
+
+template <scalar T>
+void syrk_chunk(const syrk_task& t) {
+  if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(syrk_s)(t);
+  else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(syrk_d)(t);
+  else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(syrk_c)(t);
+  else HWY_DYNAMIC_DISPATCH(syrk_z)(t);
 }
 }  // namespace streaming
 
@@ -741,6 +890,96 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
     }
 }
 
+// Per-thread buffers of the syrk leaf: the sums (up to 128 x 128 complex doubles, 256
+// KiB) and the transposed chunk of a trans 'T' / 'C' call.
+template <scalar T>
+std::vector<T>& syrk_buffer(int which) {
+  thread_local std::vector<T> v[2];
+  return v[which];
+}
+
+// The first 64-byte boundary in v, with room for `count` elements after it.
+template <scalar T>
+T* aligned_in(std::vector<T>& v, std::size_t count) {
+  v.resize(count + 64 / sizeof(T));
+  const auto p = reinterpret_cast<std::uintptr_t>(v.data());
+  return reinterpret_cast<T*>((p + 63) & ~std::uintptr_t(63));
+}
+
+template <scalar T>
+void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A,
+                    std::int64_t lda, T beta, T* C, std::int64_t ldc) {
+  constexpr bool cx = !std::same_as<T, float> && !std::same_as<T, double>;
+  using R = std::conditional_t<std::same_as<T, float> || std::same_as<T, std::complex<float>>, float, double>;
+  if (n <= 0) return;
+  if (n > streaming_max_mn)
+    throw error("the streaming leaf takes n <= " + std::to_string(streaming_max_mn) + ", got " + std::to_string(n));
+  if (!streaming::ran.load(std::memory_order_relaxed)) streaming::ran.store(true, std::memory_order_relaxed);
+  const bool zero = alpha == T(0) || k <= 0;
+  if (zero && beta == T(1)) return;  // reference BLAS: C untouched
+  const char u = uplo == 'l' || uplo == 'L' ? 'L' : 'U';
+  const bool n_form = trans == 'N' || trans == 'n';
+  constexpr std::int64_t w = cx ? 2 : 1;
+  // Sums: column j at out + j * ld reals, ld a whole number of 64-byte lines (any
+  // target's vectors), e.g. n = 20 doubles: ld = 24.
+  const std::int64_t line = 64 / std::int64_t(sizeof(R)), ld = (n * w + line - 1) / line * line;
+  R* out = nullptr;
+  if (!zero) {
+    auto& sums = syrk_buffer<R>(0);
+    out = aligned_in(sums, std::size_t(ld * n));
+    std::fill(out, out + ld * n, R(0));
+    // k in chunks of about 32 KiB of op(A) (of the 48 KiB L1d here), e.g. 32 doubles: 128
+    // steps, 64 doubles: 64; every register tile of the triangle passes over the chunk.
+    const std::int64_t kc = std::max<std::int64_t>(16, (std::int64_t(32) << 10) / (n * std::int64_t(sizeof(T))));
+    streaming::syrk_task t;
+    t.n = n, t.out = out, t.out_ld = ld;
+    // herk: C = A A^H ('N') or A^H A ('C'); the latter's transposed chunk holds conj(A)^T,
+    // so both are L L^H.
+    t.conj = herm;
+    T* packed = nullptr;
+    if (!n_form) packed = aligned_in(syrk_buffer<T>(1), std::size_t(n * std::min(kc, k)));
+    for (std::int64_t l0 = 0; l0 < k; l0 += kc) {
+      const std::int64_t len = std::min(kc, k - l0);
+      t.len = len;
+      if (n_form) {
+        t.L = A + l0 * lda, t.ldl = lda;
+        t.next = l0 + len < k ? A + (l0 + len) * lda : nullptr;
+        t.next_len = std::min(kc, k - l0 - len);
+      } else {
+        // op(A)(i, l) = A(l, i) (conjugated for herk): column i of A, rows [l0, l0 + len),
+        // becomes row i of the n x len chunk P, P(i, l) at packed[i + l * n].
+        for (std::int64_t i = 0; i < n; ++i) {
+          const T* src = A + l0 + i * lda;
+          for (std::int64_t l = 0; l < len; ++l) {
+            T x = src[l];
+            if constexpr (cx)
+              if (herm) x = std::conj(x);
+            packed[i + l * n] = x;
+          }
+        }
+        t.L = packed, t.ldl = n;
+      }
+      streaming::syrk_chunk<T>(t);
+    }
+  }
+  // C's uplo triangle from the upper sums S(i, j), i <= j: 'L' takes C(j, i) = S(i, j)
+  // (herk: conj(S(i, j))). herk keeps the diagonal real, as reference ?herk.
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i <= j; ++i) {
+      T& c = u == 'U' ? C[i + j * ldc] : C[j + i * ldc];
+      if (zero) {
+        c = beta == T(0) ? T(0) : beta * c;
+      } else {
+        T s = reinterpret_cast<const T*>(out + j * ld)[i];
+        if constexpr (cx)
+          if (herm && u == 'L') s = std::conj(s);
+        c = beta == T(0) ? alpha * s : alpha * s + beta * c;  // beta = 0: C is not read
+      }
+      if constexpr (cx)
+        if (herm && i == j) c = T(c.real());
+    }
+}
+
 // The rule comes from bench/results/leaf-streaming-2026-11-23.txt (scripts/leaf-streaming.sh:
 // `prism leaves --streaming`, one thread, this project's 2-core AMD EPYC, 48 KiB L1d and
 // 1 MiB L2 per core), the streaming leaf against prism's OpenBLAS leaf run twice, with
@@ -789,13 +1028,23 @@ bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m
   return t == scalar_type::d && panels >= double(32 << 20);
 }
 
+// The rank-k leaf's rule: bench/results/leaf-syrk-*.txt (scripts/leaf-streaming.sh,
+// `prism leaves --syrk`). Provisional: trans 'N' won every measured row.
+bool streaming_syrk_preferred(scalar_type t, char trans, std::int64_t n, std::int64_t k) {
+  (void)t, (void)k;
+  if (n < 1 || n > streaming_max_mn) return false;
+  return trans == 'N' || trans == 'n';
+}
+
 const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }
 
 bool streaming_leaf_ran() noexcept { return streaming::ran.load(std::memory_order_relaxed); }
 
 #define PRISM_INSTANTIATE(T)                                                                                \
   template void streaming_gemm<T>(char, char, std::int64_t, std::int64_t, std::int64_t, T, const T*,        \
-                                  std::int64_t, const T*, std::int64_t, T, T*, std::int64_t);
+                                  std::int64_t, const T*, std::int64_t, T, T*, std::int64_t);         \
+  template void streaming_syrk<T>(bool, char, char, std::int64_t, std::int64_t, T, const T*, std::int64_t, T, T*, \
+                                  std::int64_t);
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)

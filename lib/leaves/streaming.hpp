@@ -48,10 +48,36 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
                     const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
                     std::int64_t ldc);
 
+/// Column-major rank-k update on C's uplo triangle, n <= 128, any k: C = alpha op(A) op(A)^T
+/// + beta C (syrk; trans 'N' or 'T') or alpha op(A) op(A)^H + beta C (herk, T complex,
+/// alpha and beta real, trans 'N' or 'C', the diagonal's imaginary parts set to zero), with
+/// reference semantics (the other triangle untouched, beta = 0 never reads C); A read from
+/// memory once. Throws prism::error when n is above 128.
+template <scalar T>
+void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A,
+                    std::int64_t lda, T beta, T* C, std::int64_t ldc);
+
 /// True when `auto` picks the streaming leaf over the BLAS leaf for a leaf of this type,
 /// trans pair and shape: measured on this project's machine (the rule and its numbers are in
 /// streaming.cpp, the run in bench/results/leaf-streaming-*.txt).
 bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k);
+
+/// True when `auto` picks the streaming rank-k leaf over the BLAS leaf's ?syrk / ?herk for
+/// an n x n triangle with trans 'N' or 'T' / 'C' (measured: streaming.cpp, the run in
+/// bench/results/leaf-syrk-*.txt).
+bool streaming_syrk_preferred(scalar_type t, char trans, std::int64_t n, std::int64_t k);
+
+/// Runs one triangle leaf on backend b: the streaming rank-k kernel, or b's BLAS ?syrk /
+/// ?herk (herm: herk, T complex, alpha and beta real).
+template <scalar T>
+inline void leaf_rank_k(leaf_backend b, bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
+                        const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc) {
+  if (b == leaf_backend::streaming) return streaming_syrk<T>(herm, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+  const blas_library& lib = leaf_library(b);
+  if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
+    if (herm) return lib.herk<T>(uplo, trans, n, k, alpha.real(), A, lda, beta.real(), C, ldc);
+  lib.syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
 
 /// The instruction set the streaming kernel runs on this CPU, e.g. "AVX3" (AVX-512) or
 /// "AVX2" (Highway's name for the dispatched target).

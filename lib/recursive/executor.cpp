@@ -173,13 +173,9 @@ void executor<T>::run(int index, workspace_frame ws, c_frame<T> out, T beta) con
   const box& b = nd.shape;
   const std::int64_t i = b.i - origin_.i, j = b.j - origin_.j, l = b.l - origin_.l;
   const T* a = ta_ == 'N' ? A_ + i + l * lda_ : A_ + l + i * lda_;
-  if (nd.triangle != 0) {  // a diagonal triangle of a syrk / herk plan: rows [i, i + m) of op(A)
-    const blas_library& lib = leaf_library(nd.backend);
-    if constexpr (std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>)
-      if (herm_)
-        return lib.herk<T>(nd.triangle, ta_, b.m, b.k, alpha_.real(), a, lda_, beta.real(), out.at(b.i, b.j), out.ldc);
-    return lib.syrk<T>(nd.triangle, ta_, b.m, b.k, alpha_, a, lda_, beta, out.at(b.i, b.j), out.ldc);
-  }
+  if (nd.triangle != 0)  // a diagonal triangle of a syrk / herk plan: rows [i, i + m) of op(A)
+    return leaf_rank_k<T>(nd.backend, herm_, nd.triangle, ta_, b.m, b.k, alpha_, a, lda_, beta, out.at(b.i, b.j),
+                          out.ldc);
   const T* bb = tb_ == 'N' ? B_ + l + j * ldb_ : B_ + j + l * ldb_;
   leaf_gemm<T>(nd.backend, ta_, tb_, b.m, b.n, b.k, alpha_, a, lda_, bb, ldb_, beta, out.at(b.i, b.j), out.ldc);
 }

@@ -142,8 +142,6 @@ void plan::derive() {
           if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
           if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
           if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas, blis or streaming");
-          if (nd.backend == leaf_backend::streaming && tri != 0)
-            fail(where + ": a triangle's leaf is a ?syrk / ?herk call: openblas or blis, not streaming");
           if (nd.backend == leaf_backend::streaming && !detail::streaming_applies(b.m, b.n))
             fail(where + ": a streaming leaf takes m, n <= " + std::to_string(detail::streaming_max_mn));
           nd.workspace_bytes = 0;

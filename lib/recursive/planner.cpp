@@ -289,10 +289,7 @@ struct planner {
     node nd;
     nd.kind = step_kind::leaf;
     nd.triangle = uplo;
-    // The streaming leaf is a gemm kernel only: a triangle it would take gets the BLAS
-    // leaf the rule picks otherwise.
-    nd.backend = detail::choose_leaf(ctx.leaf(), type, b.n, b.n, b.k);
-    if (nd.backend == leaf_backend::streaming) nd.backend = detail::choose_blas_leaf(type, b.n, b.n, b.k);
+    nd.backend = detail::choose_rank_k_leaf(ctx.leaf(), type, transa, b.n, b.k);
     nodes.push_back(nd);
     return int(nodes.size()) - 1;
   }

@@ -12,6 +12,7 @@
 #include <prism/plan.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"
@@ -71,14 +72,8 @@ void scale_triangle(bool herm, char uplo, std::int64_t n, T beta, T* C, std::int
 template <scalar T>
 void one_leaf(const problem& p, T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc,
               const context& ctx) {
-  leaf_backend b = detail::choose_leaf(ctx.leaf(), p.type, p.n, p.n, p.k);
-  // The streaming leaf is a gemm kernel only (as the planner's tri_leaf): the BLAS leaf the
-  // rule picks otherwise.
-  if (b == leaf_backend::streaming) b = detail::choose_blas_leaf(p.type, p.n, p.n, p.k);
-  const detail::blas_library& lib = detail::leaf_library(b);
-  if constexpr (complex_v<T>)
-    if (p.op == operation::herk) return lib.herk<T>(p.uplo, p.transa, p.n, p.k, alpha.real(), A, lda, beta.real(), C, ldc);
-  lib.syrk<T>(p.uplo, p.transa, p.n, p.k, alpha, A, lda, beta, C, ldc);
+  const leaf_backend b = detail::choose_rank_k_leaf(ctx.leaf(), p.type, p.transa, p.n, p.k);
+  detail::leaf_rank_k<T>(b, p.op == operation::herk, p.uplo, p.transa, p.n, p.k, alpha, A, lda, beta, C, ldc);
 }
 
 // Whether a rank-k update runs as one leaf without planning: the planner's rule T2 at the
