@@ -1,10 +1,18 @@
-// bench/gram_bench.cpp — the `gram` set: Gram matrices as NumPy's A.T @ A computes them
-// (?syrk with trans = 'T' on a k x n column-major A, which is NumPy's C-order n-column
-// array), prism::syrk / prism::herk against threaded OpenBLAS and BLIS in the same run.
+// bench/gram_bench.cpp — the `gram` set: Gram matrices as NumPy's A.T @ A computes them,
+// prism::syrk / prism::herk against threaded OpenBLAS and BLIS in the same run.
 //
-//   prism_gram_bench [--shapes=KxN[:z],...] [--reps=N] [--impls=prism,openblas,blis]
+//   prism_gram_bench [--shapes=KxN[:z][:f],...] [--reps=N] [--impls=prism,openblas,blis]
 //
-// Default shapes (issue 14): d 2^22x32, 2^20x64, 2^24x8 and z (herk, trans 'C') 2^20x32.
+// Layouts. NumPy's A.T @ A on a C-order k x n array calls cblas_dsyrk(RowMajor, Upper,
+// Trans, n, k, A, lda = n): the same bytes are a column-major n x k matrix whose columns
+// are the array's rows, and the call is the column-major dsyrk('L', 'N', n, k, A, n). That
+// is what the default rows time, on every library ("dsyrk", "zherk": herk('L', 'N'), A A^H).
+// A Fortran code's (or LAPACK-style CholeskyQR's) Gram matrix of a column-major k x n A is
+// dsyrk('U', 'T', n, k, A, k), columns of A running along k: the rows marked ":f" time that
+// ("dsyrk-f", "zherk-f": herk('U', 'C')).
+//
+// Default shapes (issue 14): NumPy's 2^22x32, 2^20x64, 2^24x8 and z herk 2^20x32; then the
+// Fortran layout's 2^22x32 and 2^20x64.
 // Each implementation runs every shape --reps times (default 5) after one warm-up; the best
 // time is printed with GF/s (n(n+1)k real flops, x4 complex), the bandwidth of reading A
 // once, the ratio to OpenBLAS and the roofline: max(bytes of A / stream bandwidth, flops /
@@ -39,6 +47,7 @@ namespace {
 struct shape {
   std::int64_t k, n;
   bool complex;  // herk on complex<double>, else dsyrk
+  bool fortran;  // column-major k x n A, trans 'T' / 'C'; else NumPy's (n x k, trans 'N')
 };
 
 double seconds(const std::function<void()>& f) {
@@ -55,12 +64,20 @@ std::vector<shape> parse_shapes(const std::string& s) {
     if (end == std::string::npos) end = s.size();
     const std::string item = s.substr(pos, end - pos);
     shape sh{};
-    char kind = 'd';
-    if (std::sscanf(item.c_str(), "%ldx%ld:%c", &sh.k, &sh.n, &kind) < 2) {
-      std::fprintf(stderr, "gram_bench: bad shape '%s' (want KxN or KxN:z)\n", item.c_str());
+    int used = 0;
+    if (std::sscanf(item.c_str(), "%ldx%ld%n", &sh.k, &sh.n, &used) < 2) {
+      std::fprintf(stderr, "gram_bench: bad shape '%s' (want KxN[:z][:f])\n", item.c_str());
       std::exit(2);
     }
-    sh.complex = kind == 'z';
+    for (std::size_t c = std::size_t(used); c < item.size(); c += 2) {
+      const std::string tag = item.substr(c, 2);
+      if (tag == ":z") sh.complex = true;
+      else if (tag == ":f") sh.fortran = true;
+      else {
+        std::fprintf(stderr, "gram_bench: bad shape '%s' (want KxN[:z][:f])\n", item.c_str());
+        std::exit(2);
+      }
+    }
     out.push_back(sh);
     pos = end + 1;
   }
@@ -80,7 +97,9 @@ void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps,
     else a = T(v, 0.5 - v);
   }
   const bool herm = !std::same_as<T, double>;
-  const char trans = herm ? 'C' : 'T';
+  // NumPy's call as the column-major one it is (lower triangle, 'N', A n x k) or Fortran's.
+  const char uplo = sh.fortran ? 'U' : 'L', trans = sh.fortran ? (herm ? 'C' : 'T') : 'N';
+  const std::int64_t lda = sh.fortran ? k : n;
   const double flops = (herm ? 4.0 : 1.0) * double(n) * double(n + 1) * double(k);
   const double bytes = double(A.size() * sizeof(T));
   const double roof = bandwidth > 0 ? std::max(bytes / bandwidth, flops / peak) : 0;
@@ -94,13 +113,13 @@ void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps,
     if (lib != nullptr) {
       lib->set_threads(nproc);
       call = [&, lib](T* c) {
-        if constexpr (std::same_as<T, double>) lib->syrk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
-        else lib->herk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
+        if constexpr (std::same_as<T, double>) lib->syrk<T>(uplo, trans, n, k, 1.0, A.data(), lda, 0.0, c, n);
+        else lib->herk<T>(uplo, trans, n, k, 1.0, A.data(), lda, 0.0, c, n);
       };
     } else {
       call = [&](T* c) {
-        if constexpr (std::same_as<T, double>) prism::syrk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
-        else prism::herk<T>('U', trans, n, k, 1.0, A.data(), k, 0.0, c, n);
+        if constexpr (std::same_as<T, double>) prism::syrk<T>(uplo, trans, n, k, 1.0, A.data(), lda, 0.0, c, n);
+        else prism::herk<T>(uplo, trans, n, k, 1.0, A.data(), lda, 0.0, c, n);
       };
     }
     T* out = impl == "openblas" ? ref.data() : C.data();
@@ -112,15 +131,15 @@ void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps,
     if (impl != "openblas" && t_openblas > 0) {
       double diff = 0, norm = 0;
       for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i <= j; ++i) {
+        for (std::int64_t i = uplo == 'U' ? 0 : j; i < (uplo == 'U' ? j + 1 : n); ++i) {
           diff = std::max(diff, double(std::abs(C[std::size_t(i + j * n)] - ref[std::size_t(i + j * n)])));
           norm = std::max(norm, double(std::abs(ref[std::size_t(i + j * n)])));
         }
       check = diff <= 1e-10 * norm ? "ok" : "MISMATCH";
     }
     const std::string name = label.empty() ? impl : impl + "@" + label;
-    std::printf("%-6s %-8s k=%-9ld n=%-4ld %10.3f ms %8.2f GF/s %8.2f GB/s  x%.2f vs openblas  %5.1f%% of roofline  %s\n",
-                herm ? "zherk" : "dsyrk", name.c_str(), long(k), long(n), best * 1e3, flops / best * 1e-9,
+    std::printf("%-8s %-8s k=%-9ld n=%-4ld %10.3f ms %8.2f GF/s %8.2f GB/s  x%.2f vs openblas  %5.1f%% of roofline  %s\n",
+                (std::string(herm ? "zherk" : "dsyrk") + (sh.fortran ? "-f" : "")).c_str(), name.c_str(), long(k), long(n), best * 1e3, flops / best * 1e-9,
                 bytes / best * 1e-9, t_openblas > 0 ? t_openblas / best : 1.0, 100.0 * roof / best, check.c_str());
     std::fflush(stdout);
   }
@@ -129,7 +148,7 @@ void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps,
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string shapes = "4194304x32,1048576x64,16777216x8,1048576x32:z", impls_arg = "openblas,prism,blis";
+  std::string shapes = "4194304x32,1048576x64,16777216x8,1048576x32:z,4194304x32:f,1048576x64:f", impls_arg = "openblas,prism,blis";
   int reps = 5;
   std::string label;
   bool probes = true;
@@ -147,7 +166,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
     else if (a.rfind("--impls=", 0) == 0) impls_arg = a.substr(8);
     else {
-      std::fprintf(stderr, "usage: prism_gram_bench [--shapes=KxN[:z],...] [--reps=N] [--impls=openblas,prism,blis] "
+      std::fprintf(stderr, "usage: prism_gram_bench [--shapes=KxN[:z][:f],...] [--reps=N] [--impls=openblas,prism,blis] "
                            "[--label=SET] [--no-probes]\n");
       return 2;
     }
