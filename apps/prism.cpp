@@ -66,7 +66,7 @@ const char* shape_options =
     "                       --memory is the same option\n"
     "  --small-flops F      calls below F flops run as one leaf; 0 always plans (PRISM_SMALL_FLOPS)\n"
     "  --extra-depth E      BFS levels past one thread per share, 0..8 (PRISM_EXTRA_DEPTH)\n"
-    "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 16) or auto (PRISM_LEAF)\n"
+    "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 128) or auto (PRISM_LEAF)\n"
     "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
     "                       or an XML file ending in .xml (PRISM_TOPOLOGY)\n"
     "  --ranks P            plan over P MPI ranks, 1..65536 (rank-level steps on top; prism run\n"

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The `gram` set (issue 14): NumPy-shaped A.T @ A (?syrk / ?herk) with prism against OpenBLAS
-and BLIS at every kernel set this CPU runs, in one run, as a markdown table and a plot.
+and BLIS at every kernel set this CPU runs, in one run, as a markdown table and a plot; NumPy's
+own call (column-major 'L', 'N' on the n x k view of a C-order array) and, in rows of their
+own, the Fortran layout's ('U', 'T' on a column-major k x n A: bench/gram_bench.cpp).
 
     python3 bench/gram.py --out-dir DIR [--clean-env] [--reps N]
     (bash scripts/bench.sh [--clean-env] gram runs it and keeps DIR under bench/runs/)
@@ -23,7 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (bench/run.py: the kernel-set tables, environments and probes)
 
-ROW = re.compile(r"^(dsyrk|zherk)\s+(\S+)\s+k=(\d+)\s+n=(\d+)\s+([\d.]+) ms\s+([\d.]+) GF/s.*?(\S+)$")
+ROW = re.compile(r"^((?:dsyrk|zherk)(?:-f)?)\s+(\S+)\s+k=(\d+)\s+n=(\d+)\s+([\d.]+) ms\s+([\d.]+) GF/s.*?(\S+)$")
 
 
 def parse(text):
@@ -98,10 +100,13 @@ def main():
              "| prism / OpenBLAS default | prism / best peer | roofline ms | prism % of roofline |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     record = []
-    for (routine, k, n), impls in sorted(rows.items(), key=lambda kv: (kv[0][0], -kv[0][1])):
+    # NumPy's layout first (dsyrk, zherk), then the Fortran layout's rows (-f); long k first.
+    for (routine, k, n), impls in sorted(rows.items(), key=lambda kv: (kv[0][0].endswith("-f"), kv[0][0],
+                                                                      -kv[0][1])):
         if "prism" not in impls or "openblas" not in impls:
             continue
-        cx = routine == "zherk"
+        cx = routine.startswith("zherk")
+        fortran = routine.endswith("-f")
         flops = (4.0 if cx else 1.0) * n * (n + 1) * k
         roof = max(k * n * (16 if cx else 8) / bw, flops / peak) * 1e3
 
@@ -117,7 +122,8 @@ def main():
         def label(x):
             return "%.1f (%s)" % (x[1], x[0].split("@")[1] if "@" in x[0] else "default")
 
-        shape = "%s 2^%d x %d%s" % ("herk" if cx else "syrk", k.bit_length() - 1, n, " complex" if cx else "")
+        shape = "%s 2^%d x %d%s%s" % ("herk" if cx else "syrk", k.bit_length() - 1, n, " complex" if cx else "",
+                                     ", Fortran layout" if fortran else "")
         table.append("| %s | **%.1f** | %.1f | %.1f | %s | %s | %.2f | %.2f (%s) | %.1f | %.0f %% |" % (
             shape, t, impls["prism"][1], impls["openblas"][0], label(ob), label(bl), impls["openblas"][0] / t,
             peer[1] / t, peer[0], roof, 100 * roof / t))
@@ -133,8 +139,10 @@ def main():
     checks = {i: v[2] for r in rows.values() for i, v in r.items() if i != "openblas" and "@" not in i}
     notes = [
         "",
-        "*gram set: NumPy-shaped A.T @ A, A k x n column-major (NumPy's C-order n-column array), "
-        "dsyrk trans 'T' / zherk trans 'C', upper triangle, 2 threads; best of %d after one warm-up, "
+        "*gram set: A.T @ A as NumPy calls it for a C-order k x n array, cblas_dsyrk(RowMajor, Upper, Trans), "
+        "which is the column-major dsyrk('L', 'N') of the n x k view (zherk likewise, A A^H of that view); rows "
+        "marked Fortran layout: a column-major k x n A, dsyrk('U', 'T') / zherk('U', 'C'), as a Fortran or "
+        "LAPACK-style CholeskyQR code calls it. 2 threads; best of %d after one warm-up, "
         "every implementation in the same run. Machine: %s; run %s. %s.*" % (
             args.reps, run_machine(), when, header),
         "",
@@ -216,7 +224,7 @@ def plot(record, path, when):
     except ImportError:
         print("gram.py: no matplotlib, no plot")
         return
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = plt.subplots(figsize=(10, 4))
     labels, width = [], 0.2
     for x, r in enumerate(record):
         impls = r["impls"]
@@ -227,8 +235,9 @@ def plot(record, path, when):
         for j, (name, ms, color) in enumerate(bars):
             ax.bar(x + (j - 1.5) * width, ms, width, color=color, label=name if x == 0 else None)
         ax.plot([x - 2 * width, x + 2 * width], [r["roofline_ms"]] * 2, "k--", label="roofline" if x == 0 else None)
-        labels.append("%s\n2^%d x %d" % ("herk" if r["routine"] == "zherk" else "syrk", r["k"].bit_length() - 1,
-                                         r["n"]))
+        labels.append("%s\n2^%d x %d%s" % ("herk" if r["routine"].startswith("zherk") else "syrk",
+                                           r["k"].bit_length() - 1, r["n"],
+                                           "\nFortran" if r["routine"].endswith("-f") else ""))
     ax.set_xticks(range(len(record)))
     ax.set_xticklabels(labels)
     ax.set_ylabel("ms (lower is better)")

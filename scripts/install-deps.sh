@@ -8,7 +8,7 @@ packages=(
   g++ cmake make pkg-config          # toolchain
   libtbb-dev                         # oneTBB: tasks and arenas
   libhwloc-dev                       # topology (NUMA level)
-  libhwy-dev                         # Google Highway: SIMD of the streaming leaf (m, n <= 16)
+  libhwy-dev                         # Google Highway: SIMD of the streaming leaves (gemm and rank-k)
   libopenblas-dev                    # OpenBLAS headers and the default libblas/liblapack
   libopenblas0-pthread               # threaded OpenBLAS: benchmark peer and test reference
   libopenblas-serial-dev libopenblas0-serial   # serial OpenBLAS (single-thread peer)

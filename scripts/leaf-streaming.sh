@@ -8,7 +8,7 @@
 # own choice. --syrk measures the streaming rank-k leaf instead (`prism leaves --syrk`:
 # ?syrk / ?herk triangles, trans N and T / C, against the BLAS leaves' own ?syrk / ?herk),
 # the run behind streaming_syrk_preferred.
-#   bash scripts/leaf-streaming.sh [--syrk] [--out FILE] [--reps R]
+#   bash scripts/leaf-streaming.sh [--syrk] [--types LETTERS] [--out FILE] [--reps R]
 #   (default bench/results/leaf-streaming-<UTC date>.txt or leaf-syrk-<UTC date>.txt, best of 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,11 +16,13 @@ build=${PRISM_BUILD_DIR:-build}
 out=
 reps=3
 table=--streaming
+types=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift ;;
     --reps) reps=$2; shift ;;
     --syrk) table=--syrk ;;
+    --types) types=(--types "$2"); shift ;;
     *) echo "leaf-streaming: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -30,14 +32,14 @@ prism=$build/apps/prism
 [ -x "$prism" ] || { echo "leaf-streaming: build $build first (target prism_cli)" >&2; exit 2; }
 dirty=$(git diff --quiet HEAD -- lib apps include 2>/dev/null || echo " (uncommitted changes)")
 {
-  echo "# streaming leaf vs the OpenBLAS and BLIS leaves, 1 thread: $prism leaves $table --reps $reps"
+  echo "# streaming leaf vs the OpenBLAS and BLIS leaves, 1 thread: $prism leaves $table ${types[*]} --reps $reps"
   echo "# date (UTC): $(date -u '+%F %T'); commit $(git rev-parse --short HEAD)$dirty"
   echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; caches (getconf, bytes): L1d $(getconf LEVEL1_DCACHE_SIZE), L2 $(getconf LEVEL2_CACHE_SIZE), L3 $(getconf LEVEL3_CACHE_SIZE)"
   echo "# environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset} BLIS_ARCH_TYPE=${BLIS_ARCH_TYPE:-unset} (prism's leaf copies ignore them)"
   echo "# other load: the machine is shared; each row times OpenBLAS, BLIS and then the streaming leaf back to back, best of $reps each"
   echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  env -u PRISM_LEAF_KERNELS "$prism" leaves "$table" --reps "$reps"
+  env -u PRISM_LEAF_KERNELS "$prism" leaves "$table" "${types[@]}" --reps "$reps"
   echo
   echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$out"

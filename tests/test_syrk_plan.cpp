@@ -9,6 +9,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <prism/prism.hpp>
 
 #include "numa/domain_arenas.hpp"
@@ -261,7 +263,8 @@ TEST_CASE("syrk plans reject what is not a triangle recursion") {
   rejects(head + "bfs n thread 5@1t 5@1t gemm@2t\n  leaf\n  leaf\n  leaf\n", "bfs thread shares sum to 3, not 2");
   rejects(head + "bfs n thread 4@1t 5@1t gemm@1t\n  leaf\n  leaf\n  leaf\n", "must be >= 1 and sum to 10");
   rejects(head + "bfs n thread 5@1t gemm@1t 5@1t\n  leaf\n  leaf\n  leaf\n", "'gemm' is the third and last part");
-  rejects(head + "dfs k thread 5 5\n  leaf streaming\n  leaf\n", "a triangle's leaf is a ?syrk / ?herk call");
+  // A triangle's leaf may be the streaming rank-k kernel (n <= 128), not above.
+  rejects("prism-plan 2\nproblem d syrk UN 130 130 10\nthreads 1\nleaf streaming\n", "a streaming leaf takes m, n <= 128");
   rejects("prism-plan 2\nproblem d NN 10 10 10\nthreads 2\nbfs n thread 5@1t 5@1t gemm@1t\n  leaf\n  leaf\n  leaf\n",
           "belongs to the diagonal cut of a triangle");
   rejects("prism-plan 2\nproblem d herk UN 10 10 10\nthreads 1\nleaf\n", "herk needs a complex type");
@@ -273,6 +276,15 @@ TEST_CASE("syrk plans reject what is not a triangle recursion") {
   double A[100] = {}, C[100] = {};
   CHECK_THROWS_AS(execute_rank_k<double>(g, 1.0, A, 10, 0.0, C, 10, with_threads(1)), plan_error);
   CHECK_THROWS_AS(execute<double>(s, 1.0, A, 10, A, 10, 0.0, C, 10, with_threads(2)), plan_error);
+  // The same k-cut with a streaming triangle leaf and a BLAS one gives the same triangle
+  // (integer-valued A: exact in both).
+  for (int i = 0; i < 100; ++i) A[i] = double(i % 7 - 3);
+  const plan mixed = plan::parse(head + "dfs k thread 5 5\n  leaf streaming\n  leaf openblas\n");
+  double C2[100] = {};
+  execute_rank_k<double>(mixed, 1.0, A, 10, 0.0, C2, 10, with_threads(2));
+  execute_rank_k<double>(s, 1.0, A, 10, 0.0, C, 10, with_threads(2));
+  CHECK(std::equal(C, C + 100, C2));
+  CHECK(std::any_of(C, C + 100, [](double x) { return x != 0.0; }));
   CHECK_THROWS_AS(execute_rank_k<double>(s, 1.0, A, 10, 0.0, C, 10, with_threads(1)), plan_error);  // 2 threads > 1
 }
 
