@@ -225,7 +225,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       (a == "--check" ? o.run.check : o.run.json) = true;
       continue;
     }
-    if (a == "--streaming" || a == "--syrk") {  // flags of `prism leaves`
+    if (a == "--streaming" || (a == "--syrk" && std::string(cmd.name) == "leaves")) {  // flags of `prism leaves`
       (a == "--syrk" ? o.syrk_only : o.streaming_only) = true;
       continue;
     }

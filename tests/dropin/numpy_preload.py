@@ -90,9 +90,22 @@ def main():
         if not threads or threads.group(1) != threads.group(2):
             print("FAIL: the host OpenBLAS's thread count changed across the prism call")
             ok = False
-        leaves = re.search(r"leaves \(openblas\): (\S+) \((private copy)", r2.stderr)
-        if not leaves:
-            print("FAIL: prism's leaves did not run on a private BLAS copy")
+        # The leaves are prism's own streaming kernels on these shapes (gemm 32x32 TN from
+        # memory, the syrk triangles); any BLAS leaf that ran must be a private copy, never
+        # the host's (shared) OpenBLAS.
+        leaf_lines = re.findall(r"leaves \((\w+)\): ([^\n]*)", r2.stderr)
+        if not leaf_lines:
+            print("FAIL: PRISM_STATS names no leaf backend")
+            ok = False
+        for backend, what in leaf_lines:
+            if backend == "streaming" and not what.startswith("prism's own kernel"):
+                print("FAIL: streaming leaf line reads", what)
+                ok = False
+            if backend != "streaming" and "(private copy" not in what:
+                print("FAIL: prism's %s leaves did not run on a private BLAS copy: %s" % (backend, what))
+                ok = False
+        if not any(b == "streaming" for b, _ in leaf_lines):
+            print("FAIL: the streaming leaves (gemm and rank-k) did not run")
             ok = False
         print("numpy_preload:", "PASS" if ok else "FAIL")
         return 0 if ok else 1
