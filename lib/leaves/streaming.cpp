@@ -597,18 +597,19 @@ HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
 template <class R>
 using outer_fn = void (*)(const outer_args<R>&);
 
-// Entry (VR, TC) of the outer tile table; nullptr (nothing instantiated) where TC is
-// wider than the registers allow.
-template <class R, bool Cx, int VR, int TC>
+// Entry (VR, TC) of a tile table whose widest tile for VR vectors is Widest[VR - 1];
+// nullptr (nothing instantiated) where TC is wider.
+template <class R, bool Cx, std::array<int, 4> Widest, int VR, int TC>
 constexpr outer_fn<R> outer_entry() {
-  if constexpr (TC <= outer_tc[VR - 1]) return &outer_tile<R, Cx, VR, TC>;
+  if constexpr (TC <= Widest[VR - 1]) return &outer_tile<R, Cx, VR, TC>;
   else return nullptr;
 }
 
-// All outer tiles, vr vectors by tc columns at [(vr - 1) * 8 + tc - 1].
-template <class R, bool Cx, int... K>
+// All tiles up to Widest, vr vectors by tc columns at [(vr - 1) * 8 + tc - 1] (the outer
+// kernel's table with outer_tc, the syrk kernel's with syrk_tc).
+template <class R, bool Cx, std::array<int, 4> Widest, int... K>
 constexpr std::array<outer_fn<R>, sizeof...(K)> outer_tiles(std::integer_sequence<int, K...>) {
-  return {outer_entry<R, Cx, K / 8 + 1, K % 8 + 1>()...};
+  return {outer_entry<R, Cx, Widest, K / 8 + 1, K % 8 + 1>()...};
 }
 
 // S = L R by the outer kernel: register tiles over L's rows and R's columns, k in chunks
@@ -631,7 +632,7 @@ void outer(const task& t) {
   std::int64_t chunk = t.k;
   if (!one_tile)
     chunk = std::max<std::int64_t>(1, t.outer_chunk_bytes / ((t.rows + t.cols) * w * std::int64_t(sizeof(R))));
-  static constexpr auto tiles = outer_tiles<R, Cx>(std::make_integer_sequence<int, outer_vr * 8>{});
+  static constexpr auto tiles = outer_tiles<R, Cx, outer_tc>(std::make_integer_sequence<int, outer_vr * 8>{});
   const R* L = static_cast<const R*>(t.L);
   const R* B = static_cast<const R*>(t.R);
   outer_args<R> g{};
@@ -673,17 +674,6 @@ void outer(const task& t) {
 template <bool Cx>
 constexpr std::array<int, 4> syrk_tc = registers == 32 && !Cx ? std::array<int, 4>{8, 8, 8, 6} : outer_tc;
 
-template <class R, bool Cx, int VR, int TC>
-constexpr outer_fn<R> syrk_entry() {
-  if constexpr (TC <= syrk_tc<Cx>[VR - 1]) return &outer_tile<R, Cx, VR, TC>;
-  else return nullptr;
-}
-
-// All syrk tiles, vr vectors by tc columns at [(vr - 1) * 8 + tc - 1].
-template <class R, bool Cx, int... K>
-constexpr std::array<outer_fn<R>, sizeof...(K)> syrk_tiles(std::integer_sequence<int, K...>) {
-  return {syrk_entry<R, Cx, K / 8 + 1, K % 8 + 1>()...};
-}
 
 // One chunk of a rank-k update (syrk_task): the upper triangle of S = L R at the
 // granularity of a vector of rows. Column j needs rows 0..j, so the columns that share the
@@ -700,7 +690,7 @@ void syrk_chunk(const syrk_task& t) {
   const std::int64_t N = std::int64_t(hn::Lanes(d));
   constexpr int w = Cx ? 2 : 1;
   const std::int64_t E = N / w, reals = t.n * w, vectors = (reals + N - 1) / N;
-  static constexpr auto tiles = syrk_tiles<R, Cx>(std::make_integer_sequence<int, outer_vr * 8>{});
+  static constexpr auto tiles = outer_tiles<R, Cx, syrk_tc<Cx>>(std::make_integer_sequence<int, outer_vr * 8>{});
   const R* L = static_cast<const R*>(t.L);
   outer_args<R> g{};
   g.ldl = t.ldl * w, g.rl = t.ldl * w, g.rj = w, g.len = t.len, g.out_ld = t.out_ld, g.flip = t.conj;
