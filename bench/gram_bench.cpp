@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   std::string shapes = "4194304x32,1048576x64,16777216x8,1048576x32:z,4194304x32:f,1048576x64:f", impls_arg = "openblas,prism,blis";
   int reps = 5;
   std::string label;
-  bool probes = true;
+  bool probes = true, probes_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--label=", 0) == 0) {
@@ -162,12 +162,16 @@ int main(int argc, char** argv) {
       probes = false;
       continue;
     }
+    if (a == "--probes-only") {  // bench/gram.py probes again after the last kernel set
+      probes_only = true;
+      continue;
+    }
     if (a.rfind("--shapes=", 0) == 0) shapes = a.substr(9);
     else if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
     else if (a.rfind("--impls=", 0) == 0) impls_arg = a.substr(8);
     else {
       std::fprintf(stderr, "usage: prism_gram_bench [--shapes=KxN[:z][:f],...] [--reps=N] [--impls=openblas,prism,blis] "
-                           "[--label=SET] [--no-probes]\n");
+                           "[--label=SET] [--no-probes | --probes-only]\n");
       return 2;
     }
   }
@@ -194,6 +198,7 @@ int main(int argc, char** argv) {
                 nproc, bandwidth * 1e-9, prism_bench::bandwidth_isa(), peak * 1e-9, prism_bench::fma_isa(),
                 prism::version());
   }
+  if (probes_only) return 0;
   for (const shape& sh : parse_shapes(shapes)) {
     if (sh.complex) run_shape<std::complex<double>>(sh, impls, reps, nproc, bandwidth, peak, label);
     else run_shape<double>(sh, impls, reps, nproc, bandwidth, peak, label);

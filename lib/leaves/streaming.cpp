@@ -539,14 +539,18 @@ struct outer_args {
 // chunk, and only the first tile that reads a column in a chunk fetches it for the next
 // chunk. A plain 'NT' (L and R one stream each) is left to the hardware: prefetching
 // there cost 5-15%.
-template <class R, bool Cx, int VR, int TC>
+//
+// RJ > 0 fixes R's column stride at compile time (the syrk kernel's R is L's transpose:
+// its columns are adjacent, RJ = 1 real or 2 for a complex number), so the broadcasts
+// address from one register with constant offsets instead of one register per column.
+template <class R, bool Cx, int VR, int TC, int RJ = 0>
 HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
   const hn::ScalableTag<R> d;
   using V = hn::Vec<decltype(d)>;
   const std::int64_t N = std::int64_t(hn::Lanes(d));
   const R* HWY_RESTRICT L = g.L;
   const R* HWY_RESTRICT B = g.B;
-  const std::int64_t ldl = g.ldl, rl = g.rl, rj = g.rj, len = g.len, ahead = g.ahead;
+  const std::int64_t ldl = g.ldl, rl = g.rl, rj = RJ > 0 ? RJ : g.rj, len = g.len, ahead = g.ahead;
   const std::size_t last = g.last;
   const bool fetch_l = g.fetch_l, fetch_r = g.fetch_r;
   const int pf_per_step = g.pf_per_step;
@@ -599,17 +603,17 @@ using outer_fn = void (*)(const outer_args<R>&);
 
 // Entry (VR, TC) of a tile table whose widest tile for VR vectors is Widest[VR - 1];
 // nullptr (nothing instantiated) where TC is wider.
-template <class R, bool Cx, std::array<int, 4> Widest, int VR, int TC>
+template <class R, bool Cx, std::array<int, 4> Widest, int RJ, int VR, int TC>
 constexpr outer_fn<R> outer_entry() {
-  if constexpr (TC <= Widest[VR - 1]) return &outer_tile<R, Cx, VR, TC>;
+  if constexpr (TC <= Widest[VR - 1]) return &outer_tile<R, Cx, VR, TC, RJ>;
   else return nullptr;
 }
 
 // All tiles up to Widest, vr vectors by tc columns at [(vr - 1) * 8 + tc - 1] (the outer
 // kernel's table with outer_tc, the syrk kernel's with syrk_tc).
-template <class R, bool Cx, std::array<int, 4> Widest, int... K>
+template <class R, bool Cx, std::array<int, 4> Widest, int RJ, int... K>
 constexpr std::array<outer_fn<R>, sizeof...(K)> outer_tiles(std::integer_sequence<int, K...>) {
-  return {outer_entry<R, Cx, Widest, K / 8 + 1, K % 8 + 1>()...};
+  return {outer_entry<R, Cx, Widest, RJ, K / 8 + 1, K % 8 + 1>()...};
 }
 
 // S = L R by the outer kernel: register tiles over L's rows and R's columns, k in chunks
@@ -632,7 +636,7 @@ void outer(const task& t) {
   std::int64_t chunk = t.k;
   if (!one_tile)
     chunk = std::max<std::int64_t>(1, t.outer_chunk_bytes / ((t.rows + t.cols) * w * std::int64_t(sizeof(R))));
-  static constexpr auto tiles = outer_tiles<R, Cx, outer_tc>(std::make_integer_sequence<int, outer_vr * 8>{});
+  static constexpr auto tiles = outer_tiles<R, Cx, outer_tc, 0>(std::make_integer_sequence<int, outer_vr * 8>{});
   const R* L = static_cast<const R*>(t.L);
   const R* B = static_cast<const R*>(t.R);
   outer_args<R> g{};
@@ -675,49 +679,151 @@ template <bool Cx>
 constexpr std::array<int, 4> syrk_tc = registers == 32 && !Cx ? std::array<int, 4>{8, 8, 8, 6} : outer_tc;
 
 
+// Diagonal blocks of the syrk kernel, real types: DG whole N x N blocks on the diagonal
+// (N lanes), the first at L's first row, their sums from out on as the other tiles'. With
+// broadcasts a block takes N vector FMAs a step, about half of them for sums below the
+// diagonal that are thrown away. Rotating the block's vector a instead, lane l of acc[j]
+// sums a(l) a((l + j) mod N) for j = 0..N/2: every pair of the block's rows once (for
+// j = N/2, lanes l and l + N/2 hold the same pair; the upper half is not used). E.g.
+// AVX-512 doubles: 5 FMAs and 4 lane rotations a step for the 36 sums of an 8 x 8
+// triangle, against 8 FMAs. (Carried inside a broadcast tile's loop instead of in a tile
+// of their own, the rotations slowed the tile: 32 x 32 doubles in L1 ran at 67 GF/s
+// against 76, 16 x 16 at 49 against 70, one thread.)
+template <class D>
+constexpr int diag_rotations(D d) {
+  return int(hn::MaxLanes(d)) / 2 + 1;
+}
+
+// Blocks a diagonal tile takes at once: J accumulators, the vector and its rotation per
+// block, and the rotation's index; e.g. 4 for AVX-512 doubles (4 x 7 + 1 = 29 registers),
+// 2 for AVX-512 floats (J = 9) and 3 for AVX2 doubles, at most 4.
+template <class D>
+constexpr int diag_blocks(D d) {
+  return std::clamp((registers - 3) / (diag_rotations(d) + 2), 1, 4);
+}
+
+template <class R, int DG>
+HWY_NOINLINE void diag_tile(const outer_args<R>& g) {
+  const hn::ScalableTag<R> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr int N = int(hn::MaxLanes(d)), J = diag_rotations(d);
+  const R* HWY_RESTRICT L = g.L;
+  const std::int64_t ldl = g.ldl, len = g.len;
+  const int pf_per_step = g.pf_per_step;
+  std::int64_t pf_col = g.pf_col, pf_line = g.pf_line;
+  // Rotation by one lane: lane l takes lane l + 1 (mod N).
+  using I = hwy::MakeSigned<R>;
+  HWY_ALIGN I next[N];
+  for (int l = 0; l < N; ++l) next[l] = I((l + 1) % N);
+  const auto rot = hn::IndicesFromVec(d, hn::Load(hn::RebindToSigned<decltype(d)>(), next));
+  V acc[DG][J];
+  PRISM_UNROLL
+  for (int b = 0; b < DG; ++b)
+    PRISM_UNROLL
+    for (int j = 0; j < J; ++j) acc[b][j] = hn::Zero(d);
+  for (std::int64_t l = 0; l < len; ++l) {
+    for (int q = 0; q < pf_per_step && pf_col < g.pf_cols; ++q) {
+      hwy::Prefetch(g.pf + pf_col * g.pf_ld + pf_line * N);
+      if (++pf_line == g.pf_lines) pf_line = 0, ++pf_col;
+    }
+    V a[DG], r[DG];
+    PRISM_UNROLL
+    for (int b = 0; b < DG; ++b) a[b] = hn::LoadU(d, L + l * ldl + b * N), r[b] = a[b];
+    PRISM_UNROLL
+    for (int j = 0; j < J; ++j)
+      PRISM_UNROLL
+      for (int b = 0; b < DG; ++b) {
+        if (j > 0) r[b] = hn::TableLookupLanes(r[b], rot);
+        acc[b][j] = hn::MulAdd(a[b], r[b], acc[b][j]);
+      }
+  }
+  // Block b's pair of rows (p, q), p <= q, goes to out + (bN + q) * out_ld + bN + p. E.g.
+  // N = 8, j = 3, lane 6: rows 6 and (6 + 3) mod 8 = 1, so (p, q) = (1, 6).
+  HWY_ALIGN R sums[N];
+  for (int b = 0; b < DG; ++b)
+    for (int j = 0; j < J; ++j) {
+      hn::Store(acc[b][j], d, sums);
+      for (int l = 0; l < (2 * j == N ? N / 2 : N); ++l) {
+        const int p = std::min(l, (l + j) % N), q = std::max(l, (l + j) % N);
+        g.out[(b * N + q) * g.out_ld + b * N + p] += sums[l];
+      }
+    }
+}
+
+template <class R, int... K>
+constexpr std::array<outer_fn<R>, sizeof...(K)> diag_tiles(std::integer_sequence<int, K...>) {
+  return {&diag_tile<R, K + 1>...};
+}
+
 // One chunk of a rank-k update (syrk_task): the upper triangle of S = L R at the
 // granularity of a vector of rows. Column j needs rows 0..j, so the columns that share the
 // vector of their diagonal form a strip: strip s holds columns [sE, (s + 1)E) (E elements
-// per vector) and needs vectors 0..s. Each strip is cut into register tiles of at most 4
-// vectors by syrk_tc columns. E.g. 32 x 32 doubles on AVX-512 (E = 8): strips of 1, 2, 3
-// and 4 vectors, tiles 1x8, 2x8, 3x8, 4x4 and 4x4: 80 vector FMAs per step for the 528
-// sums of the triangle (a full 32 x 32 product takes 128). The chunk is sized to stay in
-// L1 (streaming_syrk), so it comes from memory once, for the first tile, and from L1 for
-// the others; the lower parts of diagonal blocks are computed and never read.
+// per vector) and needs vectors 0..s. Real types take the whole diagonal blocks out of
+// their strips into diagonal tiles (diag_tile); the rest of each strip is cut into
+// register tiles of at most 4 vectors by syrk_tc columns. E.g. 32 x 32 doubles on AVX-512
+// (E = 8): one diagonal tile for the 4 blocks, strips of 1, 2 and 3 vectors above them in
+// tiles 1x8, 2x8 and 3x8: 20 + 48 = 68 vector FMAs a step for the 528 sums of the
+// triangle (80 with the diagonal blocks computed whole, 128 for the full 32 x 32 product).
+// Complex types, and a partial last block, keep the diagonal block in their strip's tiles,
+// whose lower part is then computed and never read. The chunk is sized to stay in L1
+// (streaming_syrk), so it comes from memory once, for the first tile, and from L1 for the
+// others.
 template <class R, bool Cx>
 void syrk_chunk(const syrk_task& t) {
   const hn::ScalableTag<R> d;
   const std::int64_t N = std::int64_t(hn::Lanes(d));
   constexpr int w = Cx ? 2 : 1;
   const std::int64_t E = N / w, reals = t.n * w, vectors = (reals + N - 1) / N;
-  static constexpr auto tiles = outer_tiles<R, Cx, syrk_tc<Cx>>(std::make_integer_sequence<int, outer_vr * 8>{});
+  static constexpr auto tiles = outer_tiles<R, Cx, syrk_tc<Cx>, w>(std::make_integer_sequence<int, outer_vr * 8>{});
+  constexpr int J = diag_rotations(d), DB = diag_blocks(d);
+  static constexpr auto diags = diag_tiles<R>(std::make_integer_sequence<int, DB>{});
+  // Whole diagonal blocks (real types): e.g. 20 doubles on AVX-512: 2 (rows 0..15).
+  const std::int64_t whole = Cx || N != std::int64_t(hn::MaxLanes(d)) ? 0 : reals / N;
   const R* L = static_cast<const R*>(t.L);
   outer_args<R> g{};
   g.ldl = t.ldl * w, g.rl = t.ldl * w, g.rj = w, g.len = t.len, g.out_ld = t.out_ld, g.flip = t.conj;
   g.ahead = t.len, g.fetch_l = false, g.fetch_r = false;
+  R* out = static_cast<R*>(t.out);
+  // Vectors of strip s that its broadcast tiles take: rows down to its diagonal block,
+  // that block only where it is not whole.
+  const auto strip_vectors = [&](std::int64_t s) { return s < whole ? s : s + 1; };
   // The next chunk (t.next, when the caller names one) is fetched while this one runs, its
-  // lines spread over the tiles in proportion to their work, so the requests go out at an
-  // even rate (all at once, from one tile, they queued behind each other and the kernel
-  // waited). E.g. 32 doubles, 128 steps: 512 lines; the 80 vector FMAs of a step are 8, 16,
-  // 24, 16, 16 by tile, so the tiles fetch 1, 2, 2, 1, 1 lines a step (rounded up).
+  // lines spread over the tiles in proportion to their work (vector FMAs a step), so the
+  // requests go out at an even rate (all at once, from one tile, they queued behind each
+  // other and the kernel waited). E.g. 32 doubles, 128 steps: 512 lines; the 68 vector
+  // FMAs of a step are 20, 8, 16 and 24 by tile, so the tiles fetch 2, 1, 1 and 2 lines a
+  // step (rounded up).
   const std::int64_t pf_lines = (t.next_rows * w + N - 1) / N;  // vectors (>= lines) a column
   const std::int64_t total_lines = t.next_cols * pf_lines, work = [&] {
-    std::int64_t f = 0;
-    for (std::int64_t s = 0; s < vectors; ++s) f += (s + 1) * (std::min(t.n, (s + 1) * E) - s * E);
+    std::int64_t f = whole * J;
+    for (std::int64_t s = 0; s < vectors; ++s) f += strip_vectors(s) * (std::min(t.n, (s + 1) * E) - s * E);
     return f;
   }();
   // With fewer than 4 vectors a column (n <= 24 doubles) every tile reads every line of the
   // chunk in order and the hardware prefetchers keep up: the loop would only cost (n = 8:
   // 36 against 28 GF/s without and with it, one thread).
-  g.pf = vectors >= 4 || t.next_always ? static_cast<const R*>(t.next) : nullptr;
+  g.pf = (vectors >= 4 || t.next_always) ? static_cast<const R*>(t.next) : nullptr;
   g.pf_ld = t.next_ld * w, g.pf_lines = pf_lines, g.pf_cols = t.next_cols;
   std::int64_t fetched = 0;
-  R* out = static_cast<R*>(t.out);
+  const auto run_tile = [&](outer_fn<R> tile, std::int64_t fmas) {  // with its part of the prefetch
+    if (g.pf != nullptr) {
+      const std::int64_t lines = (total_lines * fmas + work - 1) / work;
+      g.pf_per_step = int((lines + t.len - 1) / t.len);
+      g.pf_col = fetched / pf_lines, g.pf_line = fetched % pf_lines;
+      fetched += std::int64_t(g.pf_per_step) * t.len;
+    }
+    tile(g);
+  };
+  for (std::int64_t b0 = 0; b0 < whole; b0 += DB) {
+    const int h = int(std::min<std::int64_t>(DB, whole - b0));
+    g.L = L + b0 * N, g.out = out + b0 * N * t.out_ld + b0 * N;
+    run_tile(diags[std::size_t(h - 1)], h * J);
+  }
   for (std::int64_t s = 0; s < vectors; ++s) {
-    const std::int64_t j_begin = s * E, j_end = std::min(t.n, j_begin + E), nv = s + 1;
-    // Reals in the strip's diagonal vector: e.g. 20 doubles, strip 2 (rows 16..23): 4.
-    const std::size_t last_s = std::size_t(std::min(reals - s * N, N));
-    const std::int64_t vr = piece(nv, outer_vr);
+    const std::int64_t j_begin = s * E, j_end = std::min(t.n, j_begin + E), nv = strip_vectors(s);
+    // Reals in the strip's last vector: e.g. 20 doubles, strip 2 (rows 16..23): 4.
+    const std::size_t last_s = s < whole ? std::size_t(N) : std::size_t(std::min(reals - s * N, N));
+    const std::int64_t vr = piece(std::max<std::int64_t>(nv, 1), outer_vr);
     for (std::int64_t v0 = 0; v0 < nv; v0 += vr) {
       const int h = int(std::min(vr, nv - v0));
       const std::int64_t tc = piece(j_end - j_begin, syrk_tc<Cx>[std::size_t(h - 1)]);
@@ -725,13 +831,7 @@ void syrk_chunk(const syrk_task& t) {
       for (std::int64_t j0 = j_begin; j0 < j_end; j0 += tc) {
         const int wd = int(std::min(tc, j_end - j0));
         g.L = L + v0 * N, g.B = L + j0 * w, g.out = out + j0 * t.out_ld + v0 * N;
-        if (g.pf != nullptr) {
-          const std::int64_t share = (total_lines * h * wd + work - 1) / work;
-          g.pf_per_step = int((share + t.len - 1) / t.len);
-          g.pf_col = fetched / pf_lines, g.pf_line = fetched % pf_lines;
-          fetched += std::int64_t(g.pf_per_step) * t.len;
-        }
-        tiles[std::size_t((h - 1) * 8 + wd - 1)](g);
+        run_tile(tiles[std::size_t((h - 1) * 8 + wd - 1)], h * wd);
       }
     }
   }
