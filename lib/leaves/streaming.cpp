@@ -1257,31 +1257,31 @@ bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m
   return t == scalar_type::d && panels >= double(32 << 20);
 }
 
-// The rank-k leaf's rule: bench/results/leaf-syrk-2026-11-23.txt (`bash
-// scripts/leaf-streaming.sh --syrk --types dz`: `prism leaves --syrk`, one thread, best of
-// 2, against the faster of the OpenBLAS (Cooperlake) and BLIS (skx) leaves' own ?syrk /
-// ?herk on the same row; str/best):
-//  - trans 'N' (NumPy's layout), double and complex double: won every row with n <= 64
-//    (1.12-2.76x, e.g. 32 x 2^20 double 44.1 against 19.0 GF/s, 64 x 2^19 68.8 against
-//    38.1; one even row, 64 x 128 complex, 1.00), and 96 x 2^18 (1.55, 1.35); lost at 128
-//    (0.83-1.00): the triangle's tiles there outgrow what one L1 chunk can feed.
-//  - trans 'T' / 'C' (each chunk transposed first): double won from n = 8 to 64 at every
-//    k measured (1.10-1.68x) and lost at n = 4 (0.60) and 96-128 (0.82-0.87); complex
-//    double won with A from memory (n = 8..64 with 2^19 or more steps, 512 MiB down to
-//    256 MiB of A: 1.18-1.42x) and was even or behind in cache (0.84-1.03).
-//  - float and complex float: timed only in a first, interrupted run of the same table
-//    (the 'N' rows 8 x 2^22 and 16 x 2^21: 1.33-2.46x); the rule takes them where that run
-//    measured, 'N' with n <= 64 and A from memory (32 MiB or more), and leaves the rest to
-//    the BLAS leaf until a full run says otherwise.
+// The rank-k leaf's rule: bench/results/leaf-syrk-2026-11-23T1255Z.txt (`bash
+// scripts/leaf-streaming.sh --syrk --types dzsc --reps 2`: `prism leaves --syrk`, one
+// thread, best of 2, against the faster of the OpenBLAS (Cooperlake) and BLIS (skx)
+// leaves' own ?syrk / ?herk on the same row; str/best), taken with the diagonal tiles:
+//  - trans 'N' (NumPy's layout): double and complex double won every row up to n = 96
+//    (1.17-3.39x, e.g. 32 x 2^20 double 44.4 against 18.9 GF/s) and n = 128 in cache
+//    (4 MiB or less: 1.11-1.36x), and lost n = 128 from memory (128 x 2^17: 0.90, 0.93);
+//    float won every row up to 128 (1.09-2.29x); complex float up to 64 (1.12-2.30x, but
+//    0.92 at 64 x 128) and lost or tied above (0.78-1.07).
+//  - trans 'T' / 'C' (each chunk transposed first): double won n = 8..64 at every k
+//    (1.42-2.16x), lost n = 4 (0.90) and 96 (0.94); complex double and complex float won
+//    n = 8..32 (1.10-1.56x) and were about even or behind at 64 and above (0.84-1.19;
+//    64 x 2^19 complex double 0.93); float never won by much (0.71-1.18x) and stays with
+//    the BLAS leaf.
 bool streaming_syrk_preferred(scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';
   const double bytes = double(n) * double(k) * double(element_size(t));
-  const bool from_memory = bytes >= double(32 << 20);
-  if (t == scalar_type::s || t == scalar_type::c) return n_form && n <= 64 && from_memory;
-  if (n_form) return n <= 64 || (n <= 96 && from_memory);
-  if (n < 8 || n > 64) return false;
-  return t == scalar_type::d || from_memory;
+  if (n_form) {
+    if (t == scalar_type::s) return true;
+    if (t == scalar_type::c) return n <= 64;
+    return n <= 96 || bytes < double(32 << 20);
+  }
+  if (t == scalar_type::s || n < 8) return false;
+  return n <= (t == scalar_type::d ? 64 : 32);
 }
 
 const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }
