@@ -11,6 +11,16 @@
 // dsyrk('U', 'T', n, k, A, k), columns of A running along k: the rows marked ":f" time that
 // ("dsyrk-f", "zherk-f": herk('U', 'C')).
 //
+// Memory. A is allocated as its caller would have it. NumPy (1.16 on, Linux) asks for
+// transparent huge pages on every array of 4 MiB or more (madvise(MADV_HUGEPAGE); NumPy
+// 1.24 here reports _get_madvise_hugepage() True, and a 2^22 x 32 array of it sat on 1 GiB
+// of AnonHugePages), so the NumPy-layout rows' A is 2 MiB-aligned and advised the same way.
+// A Fortran code's malloc or ALLOCATE gets plain pages where THP is "madvise" (Debian's
+// default, and this machine's), so the Fortran-layout rows' A is not advised. (With plain
+// pages the NumPy-layout 2^22 x 32 row of prism came out at either ~34 or ~45 ms depending
+// on the process: how the 1 GiB of 4 KiB pages happened to be laid out, which no best-of
+// within a process smooths over.)
+//
 // Default shapes (issue 14): NumPy's 2^22x32, 2^20x64, 2^24x8 and z herk 2^20x32; then the
 // Fortran layout's 2^22x32 and 2^20x64.
 // Each implementation runs every shape --reps times (default 5) after one warm-up; the best
@@ -22,6 +32,8 @@
 // the norm). This file is separate from prism_bench.cpp on purpose: it shares nothing but
 // the FMA kernel and the privately opened BLAS builds.
 #include <prism/prism.hpp>
+
+#include <sys/mman.h>
 
 #include "blas/blas_library.hpp"
 #include "bandwidth.hpp"
@@ -35,6 +47,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,11 +97,38 @@ std::vector<shape> parse_shapes(const std::string& s) {
   return out;
 }
 
+// A's memory (see "Memory" above): anonymous pages, 2 MiB-aligned and advised for huge
+// pages when `huge` (as NumPy allocates), plain otherwise (as malloc does).
+template <class T>
+class operand_memory {
+ public:
+  operand_memory(std::size_t count, bool huge) : count_(count), bytes_(count * sizeof(T) + (std::size_t(2) << 20)) {
+    base_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base_ == MAP_FAILED) throw std::bad_alloc();
+    // E.g. base 0x7f0000123000: data from 0x7f0000200000, the next 2 MiB boundary.
+    const auto at = (reinterpret_cast<std::uintptr_t>(base_) + (std::size_t(2) << 20) - 1) & ~((std::size_t(2) << 20) - 1);
+    data_ = reinterpret_cast<T*>(at);
+    if (huge) madvise(data_, count * sizeof(T), MADV_HUGEPAGE);  // advice only: failure leaves plain pages
+  }
+  operand_memory(const operand_memory&) = delete;
+  operand_memory& operator=(const operand_memory&) = delete;
+  ~operand_memory() { munmap(base_, bytes_); }
+  T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  T* begin() const { return data_; }
+  T* end() const { return data_ + count_; }
+
+ private:
+  std::size_t count_, bytes_;
+  void* base_ = nullptr;
+  T* data_ = nullptr;
+};
+
 template <class T>
 void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps, int nproc, double bandwidth,
                double peak, const std::string& label) {
   const std::int64_t k = sh.k, n = sh.n;
-  std::vector<T> A(std::size_t(k * n));
+  operand_memory<T> A(std::size_t(k * n), !sh.fortran);
   std::uint64_t x = 88172645463325252ull;  // xorshift: fast fill of a GB
   for (auto& a : A) {
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;

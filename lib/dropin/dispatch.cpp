@@ -518,16 +518,19 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
   if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
-  // Measured with scripts/syrk-route.sh (bench/results/syrk-route-2026-11-23.txt: NumPy's
-  // A.T @ A through this library, forced to prism and to the threaded OpenBLAS backend, 2
-  // threads, clean environment): prism was 1.11-1.45x faster from k = n on for n = 256 and
-  // 1024 (2.08x at 256 x 8192), 1.16x at n = 64, k = 2048 (8.5 Mflop) and 0.97x at n = 64,
-  // k = 512 (2.1 Mflop, about even): threaded BLAS splits only n for a rank-k update, and
-  // its second thread gains little even on squares. So prism from k >= n on (above the
-  // small-call floor, checked above); k < n (n splits well, and prism's n-cut adds a gemm
-  // per cut) was not measured and stays with the backend.
-  if (k < n) return {path::backend, "not k-dominant (k < n)"};
-  return {path::recursion, "k >= n"};
+  // Measured with scripts/syrk-route.sh: NumPy's A.T @ A through this library, forced to
+  // prism and to the threaded OpenBLAS backend, 2 threads, clean environment. The first run
+  // (bench/results/syrk-route-2026-11-23.txt, before prism's own rank-k leaf): prism
+  // 1.11-1.45x from k = n on for n = 256 and 1024, 0.97x at 64 x 512. Two runs with the
+  // rank-k leaf (syrk-route-2026-11-23T1311Z.txt, T1316Z.txt), k from n/4 to 32n: n = 64
+  // 2.84-3.85x; n = 256 1.29-2.00x everywhere but one k = n row (0.83 in the first run, 1.53
+  // in the second); n = 1024 1.07-1.33x, with k = n and 4n at 0.84 and 0.91 in the first run
+  // (1.17 and 1.31 in the second); k = n/4 and n/2 won in both runs (1.07-1.53x). Threaded
+  // BLAS splits only n for a rank-k update, and its second thread gains little. So prism
+  // from k >= n/4 on (above the small-call floor, checked above); thinner k, where C's n^2
+  // entries outweigh the product, was not measured and stays with the backend.
+  if (4 * k < n) return {path::backend, "k < n/4"};
+  return {path::recursion, "k >= n/4"};
 }
 
 // The backend's Fortran ?syrk_ / ?herk_ (slots 0..3 syrk s, d, c, z; 4, 5 herk c, z),

@@ -50,7 +50,7 @@ struct rank_k_site {
 /// real, passed as T with zero imaginary part); uplo 'U'/'L', trans 'N', 'T' (syrk) or 'C'
 /// (herk), upper case. Routed like gemm (README "Use prism without changing your code"):
 /// quick return through prism::syrk/herk, backend ?syrk_/?herk_, or prism's recursion for
-/// k-dominant calls (k >= 4n) above PRISM_SMALL_FLOPS. Never throws.
+/// calls with k >= n/4 above PRISM_SMALL_FLOPS (measured: choose_rank_k). Never throws.
 template <scalar T>
 void dispatch_rank_k(const rank_k_site& site, bool herm, char uplo, char trans, blas_int n, blas_int k,
                      const T& alpha, const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept;
