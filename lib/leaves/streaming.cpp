@@ -846,7 +846,8 @@ void syrk_chunk(const syrk_task& t) {
 // Transposes a trans 'T' / 'C' chunk (pack_task). On AVX-512 it moves 8 x 8 blocks of
 // 64-bit units (a double, or a complex float) and 4 x 4 blocks of complex doubles through
 // registers: 8 loads down 8 columns of A, 24 shuffles, 8 stores across P (the chunk was
-// prefetched while the kernel ran over the one before: syrk_task::next). Float, and the edges (n or len not a multiple of the block), take the
+// prefetched while the kernel ran over the one before: syrk_task::next); floats in 8 x 8
+// blocks of 256-bit registers. The edges (n or len not a multiple of the block) take the
 // plain loops; so do other instruction sets.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 8 x 8 transpose of 64-bit units: r[c] holds column c (rows 0..7), r[c] becomes row c.
@@ -879,11 +880,41 @@ HWY_INLINE void transpose4x128(__m512d (&r)[4]) {
   r[2] = _mm512_shuffle_f64x2(u1, u3, 0x88), r[3] = _mm512_shuffle_f64x2(u1, u3, 0xdd);
 }
 
+// 8 x 8 transpose of floats in 256-bit registers, the same way: r[c] holds column c, r[c]
+// becomes row c. After the unpacks t0 = (r0[0], r1[0], r0[1], r1[1] | r0[4], r1[4], r0[5],
+// r1[5]); after the shuffles u0 = (r0[0], r1[0], r2[0], r3[0] | r0[4], r1[4], r2[4], r3[4]);
+// the 128-bit permutes join the halves of u0 and u4 into row 0 and row 4.
+HWY_INLINE void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int p = 0; p < 4; ++p) {
+    t[2 * p] = _mm256_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+    t[2 * p + 1] = _mm256_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+  }
+  for (int h = 0; h < 8; h += 4) {  // columns 0..3, then 4..7
+    u[h] = _mm256_shuffle_ps(t[h], t[h + 2], 0x44), u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], 0xee);
+    u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44), u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xee);
+  }
+  for (int c = 0; c < 4; ++c) {
+    r[c] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x20);
+    r[c + 4] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x31);
+  }
+}
+
 template <class R, bool Cx>
 void pack_chunk(const pack_task& t) {
   using T = std::conditional_t<Cx, std::complex<R>, R>;
   if constexpr (!Cx && std::is_same_v<R, float>) {
-    plain_pack<T>(t, 0, 0);
+    const float* A = static_cast<const float*>(t.A);
+    float* P = static_cast<float*>(t.P);
+    const std::int64_t n8 = t.n - t.n % 8, len8 = t.len - t.len % 8;
+    for (std::int64_t i = 0; i < n8; i += 8)
+      for (std::int64_t l = 0; l < len8; l += 8) {
+        __m256 r[8];
+        for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(A + l + (i + c) * t.lda);
+        transpose8(r);
+        for (int c = 0; c < 8; ++c) _mm256_storeu_ps(P + i + (l + c) * t.n, r[c]);
+      }
+    plain_pack<T>(t, n8, len8);
   } else {
     // B units per block side: 8 doubles or complex floats (64 bits), 4 complex doubles.
     constexpr int B = sizeof(T) == 8 ? 8 : 4;
@@ -1275,8 +1306,10 @@ bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m
 //  - trans 'T' / 'C' (each chunk transposed first): double won n = 8..64 at every k
 //    (1.42-2.16x), lost n = 4 (0.90) and 96 (0.94); complex double and complex float won
 //    n = 8..32 (1.10-1.56x) and were about even or behind at 64 and above (0.84-1.19;
-//    64 x 2^19 complex double 0.93); float never won by much (0.71-1.18x) and stays with
-//    the BLAS leaf.
+//    64 x 2^19 complex double 0.93). Float, timed again once its chunks were transposed
+//    in 8 x 8 register blocks (bench/results/leaf-syrk-float-2026-11-23T1410Z.txt, the
+//    same table; before, they took the plain loops and never won by much, 0.71-1.18x): won
+//    n = 16..96 (1.22-1.72x), lost n = 4 and 8 (0.90-0.97), about even at 128 (0.96-1.10).
 bool streaming_syrk_preferred(scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';
@@ -1286,7 +1319,8 @@ bool streaming_syrk_preferred(scalar_type t, char trans, std::int64_t n, std::in
     if (t == scalar_type::c) return n <= 64;
     return n <= 96 || bytes < double(32 << 20);
   }
-  if (t == scalar_type::s || n < 8) return false;
+  if (t == scalar_type::s) return n >= 16 && n <= 96;
+  if (n < 8) return false;
   return n <= (t == scalar_type::d ? 64 : 32);
 }
 
