@@ -69,11 +69,15 @@ class barrier {
   std::atomic<int> gen_{0};
 };
 
-struct free_deleter {
-  void operator()(void* p) const noexcept { std::free(p); }
-};
-
 }  // namespace
+
+std::unique_ptr<void, free_deleter> operand_memory(std::size_t bytes, bool huge) {
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
+  std::unique_ptr<void, free_deleter> memory(std::aligned_alloc(kHugePage, rounded));
+  if (!memory) throw std::bad_alloc();
+  if (huge) madvise(memory.get(), rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+  return memory;
+}
 
 bandwidth_result read_bandwidth(int threads, std::size_t bytes, int passes) {
   using clock = std::chrono::steady_clock;
@@ -86,10 +90,7 @@ bandwidth_result read_bandwidth(int threads, std::size_t bytes, int passes) {
   // system offers them on request, THP "madvise"): the fill then takes far fewer page faults
   // (4 KiB faults made filling 2 GiB take seconds on this project's VM) and the passes few
   // TLB misses, so what is measured is the memory's read rate. Without THP it still works.
-  const std::size_t rounded = (total + kHugePage - 1) / kHugePage * kHugePage;
-  std::unique_ptr<void, free_deleter> memory(std::aligned_alloc(kHugePage, rounded));
-  if (!memory) throw std::bad_alloc();
-  madvise(memory.get(), rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+  const auto memory = operand_memory(total, true);
   auto* base = static_cast<std::byte*>(memory.get());
 
   const std::vector<int> cpus = allowed_cpus();

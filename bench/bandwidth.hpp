@@ -8,8 +8,20 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 
 namespace prism_bench {
+
+struct free_deleter {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+
+/// Memory for a large operand: at least `bytes`, 2 MiB-aligned and rounded up to 2 MiB,
+/// with transparent huge pages asked for when `huge` (madvise(MADV_HUGEPAGE), advice only:
+/// where THP is "madvise" the pages are then 2 MiB; without it they are the plain pages
+/// malloc gets). Throws std::bad_alloc.
+std::unique_ptr<void, free_deleter> operand_memory(std::size_t bytes, bool huge);
 
 struct bandwidth_result {
   double best_bytes_per_s = 0;    ///< fastest pass: bytes read / its wall time

@@ -43,6 +43,13 @@ def parse(text):
     return rows, header
 
 
+def probe_limits(header):
+    """(read bandwidth in B/s, FMA peak in flop/s) from a '# gram:' probe line."""
+    bw = re.search(r"read bandwidth ([\d.]+) GB/s", header).group(1)
+    peak = re.search(r"FMA peak ([\d.]+) GF/s", header).group(1)
+    return float(bw) * 1e9, float(peak) * 1e9
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build")
@@ -97,15 +104,14 @@ def main():
     # (bytes of A / time) gave it. One probe taken while the shared machine was busy once read
     # 29.5 GB/s where prism itself then read A at 43 GB/s, which made the roofline column
     # flatter prism; the highest rate seen can only make the roofline harder to reach.
-    _, last = parse(go([gram, "--probes-only"], base))
-    probes = [float(re.search(r"read bandwidth ([\d.]+) GB/s", h).group(1)) * 1e9 for h in (header, last)]
     # Likewise the FMA peak: this VM's clock wanders (185-219 GF/s between runs), so the
     # higher of the two probes.
-    peaks = [float(re.search(r"FMA peak ([\d.]+) GF/s", h).group(1)) * 1e9 for h in (header, last)]
+    _, last = parse(go([gram, "--probes-only"], base))
+    probes, peaks = zip(*(probe_limits(h) for h in (header, last)))
     peak = max(peaks)
     seen = max(((k * n * (16 if r.startswith("zherk") else 8) / (v[0] * 1e-3), i, r, k, n)
                 for (r, k, n), impls in rows.items() for i, v in impls.items()), default=(0, "", "", 0, 0))
-    bw = max(probes + [seen[0]])
+    bw = max(max(probes), seen[0])
     bw_note = "read bandwidth for the roofline %.1f GB/s: the highest of the probes (%.1f GB/s first, %.1f GB/s " \
               "after the last set) and the fastest read of A in a row (%.1f GB/s, %s on %s %dx%d); FMA peak %.1f " \
               "GF/s, the higher of the probes (%.1f first, %.1f after the last set)" % (

@@ -33,8 +33,6 @@
 // the FMA kernel and the privately opened BLAS builds.
 #include <prism/prism.hpp>
 
-#include <sys/mman.h>
-
 #include "blas/blas_library.hpp"
 #include "bandwidth.hpp"
 #include "fma_peak.hpp"
@@ -47,7 +45,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <new>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,38 +95,30 @@ std::vector<shape> parse_shapes(const std::string& s) {
   return out;
 }
 
-// A's memory (see "Memory" above): anonymous pages, 2 MiB-aligned and advised for huge
-// pages when `huge` (as NumPy allocates), plain otherwise (as malloc does).
+// A as its caller allocates it (see "Memory" above): on huge pages as NumPy asks for
+// them, or on the plain pages of malloc (bandwidth.hpp's operand_memory either way).
 template <class T>
-class operand_memory {
+class operand {
  public:
-  operand_memory(std::size_t count, bool huge) : count_(count), bytes_(count * sizeof(T) + (std::size_t(2) << 20)) {
-    base_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base_ == MAP_FAILED) throw std::bad_alloc();
-    // E.g. base 0x7f0000123000: data from 0x7f0000200000, the next 2 MiB boundary.
-    const auto at = (reinterpret_cast<std::uintptr_t>(base_) + (std::size_t(2) << 20) - 1) & ~((std::size_t(2) << 20) - 1);
-    data_ = reinterpret_cast<T*>(at);
-    if (huge) madvise(data_, count * sizeof(T), MADV_HUGEPAGE);  // advice only: failure leaves plain pages
-  }
-  operand_memory(const operand_memory&) = delete;
-  operand_memory& operator=(const operand_memory&) = delete;
-  ~operand_memory() { munmap(base_, bytes_); }
+  operand(std::size_t count, bool huge)
+      : memory_(prism_bench::operand_memory(count * sizeof(T), huge)), data_(static_cast<T*>(memory_.get())),
+        count_(count) {}
   T* data() const { return data_; }
   std::size_t size() const { return count_; }
   T* begin() const { return data_; }
   T* end() const { return data_ + count_; }
 
  private:
-  std::size_t count_, bytes_;
-  void* base_ = nullptr;
-  T* data_ = nullptr;
+  std::unique_ptr<void, prism_bench::free_deleter> memory_;
+  T* data_;
+  std::size_t count_;
 };
 
 template <class T>
 void run_shape(const shape& sh, const std::vector<std::string>& impls, int reps, int nproc, double bandwidth,
                double peak, const std::string& label) {
   const std::int64_t k = sh.k, n = sh.n;
-  operand_memory<T> A(std::size_t(k * n), !sh.fortran);
+  operand<T> A(std::size_t(k * n), !sh.fortran);
   std::uint64_t x = 88172645463325252ull;  // xorshift: fast fill of a GB
   for (auto& a : A) {
     x ^= x << 13; x ^= x >> 7; x ^= x << 17;

@@ -808,7 +808,7 @@ void syrk_chunk(const syrk_task& t) {
   // With fewer than 4 vectors a column (n <= 24 doubles) every tile reads every line of the
   // chunk in order and the hardware prefetchers keep up: the loop would only cost (n = 8:
   // 36 against 28 GF/s without and with it, one thread).
-  g.pf = (vectors >= 4 || t.next_always) ? static_cast<const R*>(t.next) : nullptr;
+  g.pf = vectors >= 4 || t.next_always ? static_cast<const R*>(t.next) : nullptr;
   g.pf_ld = t.next_ld * w, g.pf_lines = pf_lines, g.pf_cols = t.next_cols;
   std::int64_t fetched = 0;
   const auto run_tile = [&](outer_fn<R> tile, std::int64_t fmas) {  // with its part of the prefetch
