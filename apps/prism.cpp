@@ -69,7 +69,7 @@ const char* shape_options =
     "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 128) or auto (PRISM_LEAF)\n"
     "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
     "                       or an XML file ending in .xml (PRISM_TOPOLOGY)\n"
-    "  --ranks P            plan over P MPI ranks, 1..65536 (rank-level steps on top; prism run\n"
+    "  --ranks P            plan over P MPI ranks, 1..1048576 (rank-level steps on top; prism run\n"
     "                       takes P from mpirun); --max-memory then caps each rank's footprint\n"
     "  --ranks-per-node R   ranks sharing a node's memory, for the default per-rank memory (1)\n"
     "  --rank-flops F       modelled flop/s of one rank (PRISM_RANK_FLOPS; default 50G x threads)\n"
@@ -127,7 +127,7 @@ const command commands[] = {
      "  the machine (each cache level, NUMA domains, ranks), the least words one unit moves\n"
      "  (Elango et al.) and, given bandwidths and a peak, which level bounds the run.\n"
      "options:\n"
-     "  --ranks P            processors (MPI ranks), 1..65536 (default 1)\n"
+     "  --ranks P            processors (MPI ranks), 1..1048576 (default 1)\n"
      "  --memory S           words of memory per rank, K, M, G suffixes (powers of 1024); default\n"
      "                       unlimited: the memory-independent bound (and sequential bounds for the\n"
      "                       last-level cache of the topology)\n"
@@ -283,7 +283,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       } else if (a == "--leaf") {
         o.ctx.set_leaf(prism::parse_leaf_backend(v));
       } else if (a == "--ranks") {
-        o.ctx.set_ranks(int(parse_int(v, a, 1, 65536, hint)));
+        o.ctx.set_ranks(int(parse_int(v, a, 1, 1 << 20, hint)));
       } else if (a == "--ranks-per-node") {
         o.ctx.set_ranks_per_node(int(parse_int(v, a, 1, 65536, hint)));
       } else if (a == "--rank-flops") {
@@ -824,7 +824,7 @@ bound_options parse_bound(const std::vector<std::string>& args) {
       throw bad_input("unknown option '" + a + "' for 'prism bound'", hint);
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
     const std::string& v = args[++i];
-    if (a == "--ranks") o.ranks = parse_int(v, a, 1, 65536, hint);
+    if (a == "--ranks") o.ranks = parse_int(v, a, 1, 1 << 20, hint);
     else if (a == "--memory") o.memory = parse_positive_size(v, a), o.memory_given = true;
     else if (a == "--topology") o.topology = v;
     else if (a == "--peak") o.peak = parse_positive_size(v, a);

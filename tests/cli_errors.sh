@@ -108,7 +108,7 @@ good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --topology "
 # Plans over MPI ranks (no MPI needed to plan).
 good "^# rank level: 7 ranks given, 7 used" -- plan 2048 2048 2048 --ranks 7 --threads 1
 good "rank-level dfs phases" -- plan 512 512 4096 --ranks 4 --threads 1 --memory 13M
-bad "^prism: --ranks must be a whole number in 1\.\.65536, got '0'" -- plan 64 64 64 --ranks 0
+bad "^prism: --ranks must be a whole number in 1\.\.1048576, got '0'" -- plan 64 64 64 --ranks 0
 bad "^prism: --ranks must be a whole number" -- plan 64 64 64 --ranks x
 bad "^prism: cannot plan over 4 ranks: .*fits 1048576 bytes per rank" -- plan 2048 2048 2048 --ranks 4 --memory 1M
 bad "^prism: --rank-bandwidth: " -- plan 64 64 64 --ranks 2 --rank-bandwidth 0
@@ -148,7 +148,7 @@ bad "^prism: prism bound needs M N K \(see 'prism help bound'\)$" -- bound 8 8
 bad "^prism: M must be a whole number >= 1, got '0'" -- bound 0 8 8
 bad "^prism: K must be a whole number >= 1, got '-5'" -- bound 8 8 -5
 bad "^prism: unknown option '--threads' for 'prism bound'" -- bound 8 8 8 --threads 2
-bad "^prism: --ranks must be a whole number in 1\.\.65536, got '0'" -- bound 8 8 8 --ranks 0
+bad "^prism: --ranks must be a whole number in 1\.\.1048576, got '0'" -- bound 8 8 8 --ranks 0
 bad "^prism: --memory must be > 0, got '0'" -- bound 8 8 8 --memory 0
 bad "^prism: --memory must be a whole number" -- bound 8 8 8 --memory lots
 bad "^prism: --memory needs a value" -- bound 8 8 8 --memory

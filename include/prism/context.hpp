@@ -63,11 +63,11 @@ class context {
   /// MPI ranks a plan spreads over (default 1: no rank-level steps); prism::dist sets it
   /// from the communicator, `prism plan --ranks P` from its option.
   int ranks() const noexcept { return ranks_; }
-  /// Sets the rank count; throws prism::error unless 1 <= p <= 65536.
+  /// Sets the rank count; throws prism::error unless 1 <= p <= 1048576 (2^20).
   context& set_ranks(int p);
   /// Ranks sharing one node's memory (for the default per-rank memory; default 1).
   int ranks_per_node() const noexcept { return ranks_per_node_; }
-  /// Sets the ranks per node; throws prism::error unless 1 <= r <= 65536.
+  /// Sets the ranks per node; throws prism::error unless 1 <= r <= 1048576 (2^20).
   context& set_ranks_per_node(int r);
   /// Modelled flop rate of one rank, flop/s (rank planning: time = flops / F + bytes / B);
   /// unless set, default_rank_flops_per_thread times threads().

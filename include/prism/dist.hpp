@@ -134,7 +134,7 @@ class matrix {
     const rank_model& m = layout_->model();
     std::int64_t at = 0;
     for (const piece& pc : m.pieces(which_, layout_->rank())) {
-      const block& cell = m.cells(which_)[std::size_t(pc.cell)];
+      const block cell = m.cell(which_, pc.cell);
       for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e, ++at)
         f(cell.row + e % cell.rows, cell.col + e / cell.rows, at);
     }

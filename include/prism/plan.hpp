@@ -20,6 +20,20 @@
 // "SIZE@SHARES" is a part's extent along the cut dimension and its share of each level the
 // step divides: "3r" ranks, "2d" NUMA domains, "4t" threads, comma-separated (a numa part
 // is "1048576@1d,4t"). DFS parts have no share. README "How to read a plan" has more.
+//
+// Under rank steps, ranks whose boxes have equal extents usually run equal local subtrees.
+// A rank's local subtree may then be written "same rank R": it runs rank R's subtree
+// (planned once), shifted to its own box. So a plan over 16,384 ranks holds a few local
+// subtrees, not 16,384. Example, 4 ranks on 64 x 64 x 64, every rank's box 32 x 32 x 64:
+//
+//   bfs m rank 32@2r 32@2r
+//     bfs n rank 32@1r 32@1r
+//       bfs k thread 32@1t 32@1t          # rank 0's local subtree
+//         leaf openblas
+//         leaf openblas
+//       same rank 0                       # rank 1: rank 0's subtree on its own box
+//     ...
+//
 // Version 1 texts ("SIZE@T", "SIZE@T:D") still parse.
 //
 // Rank-k updates (syrk, herk) are plans too. Their problem line names the operation, the
@@ -119,6 +133,8 @@ struct node {
   std::vector<part> parts;           ///< the pieces of the cut, in order
   std::vector<int> children;         ///< node index of each part's subtree
   leaf_backend backend = leaf_backend::openblas;  ///< leaves: openblas, blis or streaming
+  int same = -1;  ///< a rank's local root only: runs the local subtree rooted at node `same`
+                  ///< (another rank's, of equal extents and resources), text "same rank R"
 
   box shape;                         ///< derived: this node's sub-prism
   char triangle = 0;                 ///< derived: 'U' or 'L' when the node is a diagonal
@@ -235,9 +251,9 @@ class plan {
   std::size_t extra_bytes() const noexcept { return nodes_.empty() ? 0 : nodes_[0].workspace_bytes; }
   /// Levels from the root to the deepest leaf (a single leaf has depth 0).
   int depth() const;
-  /// Number of leaves (BLAS calls) of one run.
+  /// Number of leaves of its distinct subtrees (a "same rank R" node counts none).
   std::size_t leaves() const;
-  /// Number of steps of the given kind.
+  /// Number of steps of the given kind (leaves: as leaves()).
   std::size_t count(step_kind kind) const;
 
   /// Checks every invariant; throws prism::plan_error naming the first one broken.

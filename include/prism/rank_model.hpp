@@ -51,7 +51,7 @@ struct block {
 
 /// A rank's piece of a cell: elements [first, first + count) of the cell, column-major.
 struct piece {
-  int cell = 0;             ///< cell index
+  std::int64_t cell = 0;    ///< cell index
   std::int64_t first = 0;   ///< first element (column-major within the cell)
   std::int64_t count = 0;   ///< elements
 };
@@ -59,7 +59,8 @@ struct piece {
 /// What one rank does in one phase: the box it computes and its local subtree.
 struct rank_task {
   box shape;      ///< sub-prism (m, n or k may be 0 for an idle rank: then node is -1)
-  int node = -1;  ///< plan node of its local subtree (-1: nothing to compute)
+  int node = -1;  ///< plan node of its local subtree (-1: nothing to compute); may be a
+                  ///< "same rank R" node, which runs node `same`
 };
 
 /// One message of an exchange: `elements` elements between this rank and `peer`.
@@ -83,22 +84,32 @@ struct rank_cost {
 };
 
 /// The native layout and exchanges of a plan over ranks (see the file comment).
+///
+/// Nothing here is O(P^2): a cell's holders are found by walking the rank steps down to
+/// the ranks whose boxes cover it (O(holders x depth)) and kept once found; a rank's task,
+/// pieces and messages are computed from its own cells. So one rank builds its own
+/// exchanges in time proportional to its messages, and the planner scores every rank of a
+/// 16,384-rank plan in milliseconds. Thread-safe: the caches are guarded.
 class rank_model {
  public:
   /// Builds the model of plan p (validated; any number of ranks, 1 included). Throws
   /// prism::plan_error when a rank-level DFS step sits below a rank-level BFS step.
   explicit rank_model(const plan& p);
+  /// Copies share nothing mutable (the caches start empty).
+  rank_model(const rank_model& o);
+  rank_model& operator=(const rank_model&) = delete;
+  ~rank_model();
 
   /// The plan this models.
   const plan& source() const noexcept { return plan_; }
   /// Ranks the plan uses (P').
   int ranks() const noexcept { return plan_.ranks(); }
   /// Phases (parts of the rank-level DFS steps, in order; 1 without such steps).
-  int phases() const noexcept { return int(phase_boxes_.size()); }
+  int phases() const noexcept { return int(phase_roots_.size()); }
   /// The box of phase q.
-  const box& phase_box(int q) const { return phase_boxes_.at(std::size_t(q)); }
-  /// Rank r's task in phase q.
-  const rank_task& task(int q, int r) const { return tasks_.at(std::size_t(q) * std::size_t(ranks()) + std::size_t(r)); }
+  const box& phase_box(int q) const { return plan_.nodes().at(std::size_t(phase_roots_.at(std::size_t(q)))).shape; }
+  /// Rank r's task in phase q (a walk down the phase's rank steps, O(depth)).
+  rank_task task(int q, int r) const;
 
   /// Rows of the stored operand (A: m x k when not transposed, else k x m; likewise B).
   std::int64_t rows(operand o) const;
@@ -107,40 +118,41 @@ class rank_model {
   /// The block of stored operand o that a box reads (A, B) or writes (C).
   block needed(operand o, const box& b) const;
 
-  /// Cells of operand o, in cell order.
-  const std::vector<block>& cells(operand o) const { return op(o).cells; }
-  /// Holders of cell c of operand o, ascending.
-  const std::vector<int>& holders(operand o, int c) const { return op(o).holders.at(std::size_t(c)); }
-  /// Rank r's pieces of operand o, in storage order.
-  const std::vector<piece>& pieces(operand o, int r) const { return op(o).pieces.at(std::size_t(r)); }
+  /// Number of cells of operand o (row cells x column cells; most are never touched).
+  std::int64_t cell_count(operand o) const;
+  /// Cell c of operand o: cells are column-major over the grid cut by every task's block
+  /// boundaries, e.g. with row cuts {0, 4, 8} and column cuts {0, 2, 6}, cell 3 is rows
+  /// [4, 8), columns [2, 6).
+  block cell(operand o, std::int64_t c) const;
+  /// Holders of cell c of operand o (ranks whose task in some phase covers it), ascending.
+  const std::vector<int>& holders(operand o, std::int64_t c) const;
+  /// Rank r's pieces of operand o, in storage order (ascending cell).
+  std::vector<piece> pieces(operand o, int r) const;
   /// Elements of operand o that rank r stores (its local buffer's length).
   std::int64_t local_size(operand o, int r) const;
   /// The piece of cell c that holder rank r owns: [first, first + count) (count 0 if none).
-  piece owned_piece(operand o, int c, int r) const;
+  piece owned_piece(operand o, std::int64_t c, int r) const;
   /// Cells of operand o that block b covers, in cell order (b is a task's needed block).
-  std::vector<int> cells_in(operand o, const block& b) const;
+  std::vector<std::int64_t> cells_in(operand o, const block& b) const;
 
-  /// Messages rank r receives in phase q for operand o, by ascending peer (computed once,
-  /// when the model is built).
-  const std::vector<transfer>& incoming(operand o, int q, int r) const { return in_[int(o)].at(slot(q, r)); }
+  /// Messages rank r receives in phase q for operand o, by ascending peer.
+  std::vector<transfer> incoming(operand o, int q, int r) const;
   /// Messages rank r sends in phase q for operand o, by ascending peer.
-  const std::vector<transfer>& outgoing(operand o, int q, int r) const { return out_[int(o)].at(slot(q, r)); }
+  std::vector<transfer> outgoing(operand o, int q, int r) const;
   /// Ranks computing cell c of C in phase q, ascending.
-  const std::vector<int>& computers(int q, int c) const {
-    return computers_.at(std::size_t(q) * cells(operand::c).size() + std::size_t(c));
-  }
+  const std::vector<int>& computers(int q, std::int64_t c) const;
   /// The first phase that computes cell c of C (beta is applied there).
-  int first_phase(int c) const { return first_phase_.at(std::size_t(c)); }
+  int first_phase(std::int64_t c) const;
 
-  /// Exact costs of rank r.
-  const rank_cost& cost(int r) const { return costs_.at(std::size_t(r)); }
+  /// Exact costs of rank r (computed from its own cells and kept).
+  const rank_cost& cost(int r) const;
   /// Largest elements received by any rank.
   std::int64_t max_received() const;
   /// Mean elements received per rank (over ranks()).
   double mean_received() const;
   /// Largest peak bytes of any rank.
   std::size_t max_peak_bytes() const;
-  /// Largest real flops of any rank; and the mean over ranks().
+  /// Largest real flops of any rank.
   double max_flops() const;
   /// Mean real flops per rank.
   double mean_flops() const;
@@ -150,26 +162,18 @@ class rank_model {
   std::string grid() const;
 
  private:
-  struct operand_cells {
-    std::vector<std::int64_t> row_cuts, col_cuts;  // boundaries, first 0, last rows/cols
-    std::vector<block> cells;                      // (ri, ci) at ci * row cells + ri
-    std::vector<std::vector<int>> holders;
-    std::vector<std::vector<piece>> pieces;        // per rank
-  };
-  const operand_cells& op(operand o) const { return ops_[int(o)]; }
-  void build_cells(operand o);
-  void build_exchanges();
-  void build_costs();
-  std::size_t slot(int q, int r) const { return std::size_t(q) * std::size_t(ranks()) + std::size_t(r); }
+  struct caches;
+  // Ranks whose task in phase q covers stored block cb of operand o (cb inside one cell),
+  // ascending, appended to out.
+  void covering(operand o, int node, const block& cb, std::vector<int>& out) const;
+  const std::vector<int>& needers(operand o, int q, std::int64_t c) const;
+  void all_costs() const;
+  rank_cost compute_cost(int r) const;
 
   plan plan_;
-  std::vector<box> phase_boxes_;
-  std::vector<rank_task> tasks_;  // phase-major
-  operand_cells ops_[3];
-  std::vector<int> first_phase_;
-  std::vector<std::vector<int>> computers_;       // phase-major, per cell of C
-  std::vector<std::vector<transfer>> in_[3], out_[3];  // per operand, phase-major per rank
-  std::vector<rank_cost> costs_;
+  std::vector<int> phase_roots_;                 // node of each phase's rank subtree
+  std::vector<std::int64_t> row_cuts_[3], col_cuts_[3];  // per operand: 0, ..., rows / cols
+  std::unique_ptr<caches> cache_;
 };
 
 /// One rank-level tree the planner weighed, with its exact cost.

@@ -59,39 +59,59 @@ struct call {
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
   std::vector<int> request_peer;  // per request: peer of a receive, -1 for a send
-  std::vector<std::int64_t> offset[3];  // per operand: cell -> offset of my piece in my storage (-1: none)
+  std::vector<piece> mine[3];             // per operand: my pieces, ascending cell
+  std::vector<std::int64_t> at_mine[3];   // per operand: offset of each piece in my storage
 
   call(const layout& l, MPI_Comm c) : L(l), m(l.model()), p(l.source()), me(l.rank()), comm(c) {
     for (operand o : {operand::a, operand::b, operand::c}) {
-      auto& off = offset[int(o)];
-      off.assign(m.cells(o).size(), -1);
+      mine[int(o)] = m.pieces(o, me);
       std::int64_t at = 0;
-      for (const piece& pc : m.pieces(o, me)) off[std::size_t(pc.cell)] = at, at += pc.count;
+      for (const piece& pc : mine[int(o)]) at_mine[int(o)].push_back(at), at += pc.count;
     }
+  }
+
+  // Offset of my piece of cell c of operand o in my storage, -1 when I have none (a
+  // binary search: my pieces are few, the cells of a big plan are not).
+  std::int64_t offset(operand o, std::int64_t c) const {
+    const auto& v = mine[int(o)];
+    const auto it = std::lower_bound(v.begin(), v.end(), c, [](const piece& pc, std::int64_t x) { return pc.cell < x; });
+    return it != v.end() && it->cell == c ? at_mine[int(o)][std::size_t(it - v.begin())] : -1;
   }
 
   static int tag(int q, operand o) { return q * 4 + int(o); }
 
   // When my block of operand o in phase q is one cell that only I hold, my storage of it
   // is that block, column-major with ld = its rows: no copy. Returns its cell, else -1.
-  int sole_cell(operand o, int q) const {
-    const rank_task& t = m.task(q, me);
+  std::int64_t sole_cell(operand o, int q) const {
+    const rank_task t = m.task(q, me);
     if (t.node < 0) return -1;
-    const std::vector<int> cells = m.cells_in(o, m.needed(o, t.shape));
+    const std::vector<std::int64_t> cells = m.cells_in(o, m.needed(o, t.shape));
     if (cells.size() != 1 || m.holders(o, cells[0]).size() != 1) return -1;
     return cells[0];
   }
 
+  // A message of more than max_count elements goes as several of max_count (the last
+  // shorter), each under the same tag: MPI keeps their order between one pair of ranks.
+  // E.g. 5,000,000,000 doubles: three receives of 2^31 - 1, 2^31 - 1 and 705,032,706.
+  static constexpr std::int64_t max_count = INT32_MAX;
   void post_recv(T* into, const transfer& x, int tg) {
-    if (x.elements > std::int64_t(INT32_MAX)) throw error("prism::dist: one message over 2^31 elements");
-    requests.emplace_back();
-    request_peer.push_back(x.peer);
-    check_mpi(MPI_Irecv(into, int(x.elements), type, x.peer, tg, comm, &requests.back()), "MPI_Irecv");
+    for (std::int64_t done = 0; done < x.elements; done += max_count) {
+      requests.emplace_back();
+      request_peer.push_back(x.peer);
+      check_mpi(MPI_Irecv(into + done, int(std::min(max_count, x.elements - done)), type, x.peer, tg, comm,
+                          &requests.back()),
+                "MPI_Irecv");
+    }
+    tr.messages_received += 1;
   }
   void post_send(const T* from, const transfer& x, int tg) {
-    requests.emplace_back();
-    request_peer.push_back(-1);
-    check_mpi(MPI_Isend(from, int(x.elements), type, x.peer, tg, comm, &requests.back()), "MPI_Isend");
+    for (std::int64_t done = 0; done < x.elements; done += max_count) {
+      requests.emplace_back();
+      request_peer.push_back(-1);
+      check_mpi(MPI_Isend(from + done, int(std::min(max_count, x.elements - done)), type, x.peer, tg, comm,
+                          &requests.back()),
+                "MPI_Isend");
+    }
     tr.messages_sent += 1;
     tr.bytes_sent += x.elements * std::int64_t(sizeof(T));
   }
@@ -99,10 +119,9 @@ struct call {
     detail::wait_all(requests, statuses);
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (request_peer[i] < 0) continue;
-      int bytes = 0;
-      MPI_Get_count(&statuses[i], MPI_BYTE, &bytes);
-      tr.bytes_received += bytes;
-      tr.messages_received += 1;
+      MPI_Count bytes = 0;
+      MPI_Get_elements_x(&statuses[i], MPI_BYTE, &bytes);
+      tr.bytes_received += std::int64_t(bytes);
     }
     requests.clear();
     request_peer.clear();
@@ -111,7 +130,7 @@ struct call {
   // (1)-(2): fills blk (my task's block of operand o) from my storage and the messages.
   // Posts receives into `stage` and sends packed from `stage` after them; returns the end
   // of what it used.
-  T* post_gather(operand o, int q, const T* mine, T* stage, std::map<int, T*>& from) {
+  T* post_gather(operand o, int q, const T* own, T* stage, std::map<int, T*>& from) {
     for (const transfer& x : m.incoming(o, q, me)) {
       from[x.peer] = stage;
       post_recv(stage, x, tag(q, o));
@@ -119,25 +138,25 @@ struct call {
     }
     for (const transfer& x : m.outgoing(o, q, me)) {
       T* msg = stage;
-      for (int c : m.cells_in(o, m.needed(o, m.task(q, x.peer).shape))) {
-        const std::int64_t off = offset[int(o)][std::size_t(c)];
+      for (std::int64_t c : m.cells_in(o, m.needed(o, m.task(q, x.peer).shape))) {
+        const std::int64_t off = offset(o, c);
         if (off < 0) continue;
         const piece pc = m.owned_piece(o, c, me);
-        std::copy_n(mine + off, pc.count, stage);
+        std::copy_n(own + off, pc.count, stage);
         stage += pc.count;
       }
       post_send(msg, transfer{x.peer, std::int64_t(stage - msg)}, tag(q, o));
     }
     return stage;
   }
-  void unpack(operand o, int q, const T* mine, std::map<int, T*>& from, T* blk_data) {
+  void unpack(operand o, int q, const T* own, std::map<int, T*>& from, T* blk_data) {
     const block blk = m.needed(o, m.task(q, me).shape);
-    for (int c : m.cells_in(o, blk)) {
-      const block& cell = m.cells(o)[std::size_t(c)];
+    for (std::int64_t c : m.cells_in(o, blk)) {
+      const block cell = m.cell(o, c);
       for (int h : m.holders(o, c)) {
         const piece pc = m.owned_piece(o, c, h);
         if (pc.count == 0) continue;
-        const T* src = h == me ? mine + offset[int(o)][std::size_t(c)] : from[h];
+        const T* src = h == me ? own + offset(o, c) : from[h];
         piece_segments<T>(cell, blk, pc.first, pc.count,
                           [&](std::int64_t to, std::int64_t at, std::int64_t len) { std::copy_n(src + at, len, blk_data + to); });
         if (h != me) from[h] += pc.count;
@@ -149,7 +168,7 @@ struct call {
     // Buffer sizes from the model: blocks and staging, the largest over phases.
     std::int64_t nA = 0, nB = 0, nC = 0, nStage = 0;
     for (int q = 0; q < m.phases(); ++q) {
-      const rank_task& t = m.task(q, me);
+      const rank_task t = m.task(q, me);
       if (t.node < 0) continue;
       nA = std::max(nA, m.needed(operand::a, t.shape).size());
       nB = std::max(nB, m.needed(operand::b, t.shape).size());
@@ -169,23 +188,23 @@ struct call {
     T* c_blk = b_blk + nB;
     T* stage = c_blk + nC;
     for (int q = 0; q < m.phases(); ++q) {
-      const rank_task& t = m.task(q, me);
+      const rank_task t = m.task(q, me);
       std::map<int, T*> from_a, from_b;
       T* next = post_gather(operand::a, q, A, stage, from_a);
       post_gather(operand::b, q, B, next, from_b);
       complete();
-      int direct_c = -1;
+      std::int64_t direct_c = -1;
       if (t.node >= 0) {
-        const int sa = sole_cell(operand::a, q), sb = sole_cell(operand::b, q);
-        const T* a = sa >= 0 ? A + offset[0][std::size_t(sa)] : a_blk;
-        const T* b = sb >= 0 ? B + offset[1][std::size_t(sb)] : b_blk;
+        const std::int64_t sa = sole_cell(operand::a, q), sb = sole_cell(operand::b, q);
+        const T* a = sa >= 0 ? A + offset(operand::a, sa) : a_blk;
+        const T* b = sb >= 0 ? B + offset(operand::b, sb) : b_blk;
         if (sa < 0) unpack(operand::a, q, A, from_a, a_blk);
         if (sb < 0) unpack(operand::b, q, B, from_b, b_blk);
         const block ba = m.needed(operand::a, t.shape), bb = m.needed(operand::b, t.shape);
         // My block of C is one cell only I compute: the local engine writes my storage,
         // with the caller's beta in the cell's first phase, accumulating after.
         direct_c = sole_cell(operand::c, q);
-        T* c = direct_c >= 0 ? C + offset[2][std::size_t(direct_c)] : c_blk;
+        T* c = direct_c >= 0 ? C + offset(operand::c, direct_c) : c_blk;
         const T b_eff = direct_c < 0 ? T(0) : m.first_phase(direct_c) == q ? beta : T(1);
         prism::detail::run_subtree<T>(p, t.node, alpha, a, std::max<std::int64_t>(1, ba.rows), b,
                                       std::max<std::int64_t>(1, bb.rows), b_eff, c,
@@ -196,9 +215,9 @@ struct call {
   }
 
   // (4)-(5) for phase q: partial pieces of C to their owners, then my pieces summed.
-  void reduce(int q, T beta, T* C, T* stage, const T* c_blk, int direct_c) {
-    const rank_task& t = m.task(q, me);
-    const block mine = t.node >= 0 ? m.needed(operand::c, t.shape) : block{};
+  void reduce(int q, T beta, T* C, T* stage, const T* c_blk, std::int64_t direct_c) {
+    const rank_task t = m.task(q, me);
+    const block my_blk = t.node >= 0 ? m.needed(operand::c, t.shape) : block{};
     std::map<int, T*> from;
     for (const transfer& x : m.incoming(operand::c, q, me)) {
       from[x.peer] = stage;
@@ -206,13 +225,13 @@ struct call {
       stage += x.elements;
     }
     if (t.node >= 0) {
-      const std::vector<int> cells = m.cells_in(operand::c, mine);
+      const std::vector<std::int64_t> cells = m.cells_in(operand::c, my_blk);
       for (const transfer& x : m.outgoing(operand::c, q, me)) {
         T* msg = stage;
-        for (int c : cells) {
+        for (std::int64_t c : cells) {
           const piece pc = m.owned_piece(operand::c, c, x.peer);
           if (pc.count == 0) continue;
-          piece_segments<T>(m.cells(operand::c)[std::size_t(c)], mine, pc.first, pc.count,
+          piece_segments<T>(m.cell(operand::c, c), my_blk, pc.first, pc.count,
                             [&](std::int64_t at_blk, std::int64_t at, std::int64_t len) {
                               std::copy_n(c_blk + at_blk, len, msg + at);
                             });
@@ -225,10 +244,10 @@ struct call {
     complete();
     // dst = beta C (first phase of the cell; 0 when beta = 0, C unread) or C, then += each
     // partial in rank order: a fixed order, so a fixed plan gives the same bits every run.
-    std::int64_t at_mine = 0;
-    for (const piece& pc : m.pieces(operand::c, me)) {
-      T* dst = C + at_mine;
-      at_mine += pc.count;
+    std::int64_t at = 0;
+    for (const piece& pc : mine[int(operand::c)]) {
+      T* dst = C + at;
+      at += pc.count;
       if (pc.cell == direct_c) continue;  // computed in place
       const std::vector<int>& comps = m.computers(q, pc.cell);
       if (comps.empty()) continue;
@@ -236,10 +255,10 @@ struct call {
         if (beta == T(0)) std::fill_n(dst, pc.count, T(0));
         else if (beta != T(1)) for (std::int64_t e = 0; e < pc.count; ++e) dst[e] *= beta;
       }
-      const block& cell = m.cells(operand::c)[std::size_t(pc.cell)];
+      const block cell = m.cell(operand::c, pc.cell);
       for (int s : comps) {
         if (s == me) {
-          piece_segments<T>(cell, mine, pc.first, pc.count, [&](std::int64_t at_blk, std::int64_t at, std::int64_t len) {
+          piece_segments<T>(cell, my_blk, pc.first, pc.count, [&](std::int64_t at_blk, std::int64_t at, std::int64_t len) {
             const T* src = c_blk + at_blk;
             T* out = dst + at;
             for (std::int64_t i = 0; i < len; ++i) out[i] += src[i];

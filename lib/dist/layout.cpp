@@ -210,7 +210,7 @@ template <scalar T>
 void copy_pieces(const rank_model& m, operand o, int r, T* full, std::int64_t ld, T* packed, bool to_full) {
   std::int64_t at = 0;
   for (const piece& pc : m.pieces(o, r)) {
-    const block& cell = m.cells(o)[std::size_t(pc.cell)];
+    const block cell = m.cell(o, pc.cell);
     for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e, ++at) {
       T* f = full + (cell.row + e % cell.rows) + (cell.col + e / cell.rows) * ld;
       if (to_full) *f = packed[at];

@@ -1,26 +1,33 @@
 // lib/dist/rank_planner.cpp — choose_ranks: the rank-level steps of a plan, chosen by cost.
 //
 // 1. Search. For a box on p ranks, every way to cut one edge into parts that each get a
-//    share of the ranks: f equal parts for each prime factor f of p, or two unequal parts
-//    p1 + p2 (all of them up to p = 32, near-halves and "largest power of two + rest"
-//    above), when p has a prime factor above 5. The edge is split in proportion to the
-//    ranks, to the nearest element (no alignment: each rank copies its blocks into
-//    buffers of its own anyway), so flops stay balanced. Each
-//    option is scored by a recursive model: at a cut, a rank of part c (p_c ranks) receives
+//    share of the ranks: f equal parts for each prime factor f of p, or, for p <= 64 with
+//    a prime factor above 5, two unequal parts p1 + p2 (all of them up to p = 16,
+//    near-halves and "largest power of two + rest" above). The edge is split in
+//    proportion to the ranks, to the nearest element, so flops stay balanced. Each option
+//    is scored by a recursive model: at a cut, a rank of part c (p_c ranks) receives
 //    |X| (1/p_c - 1/p) elements of the operand X the cut does not split (B for m, A for
 //    n, C for k) — for equal parts this sums to the grid formula of rank_model.hpp — and
 //    the time of the slowest rank is max over parts of (those bytes / B + the part's time),
-//    a rank's own leaf costing its flops / F. The best subtree of each (box, p) is kept.
-// 2. Ranks used. Every P' <= P is searched (P' near P, and products of small primes,
-//    above P = 64), so ranks sit out only when the modelled time is lower with fewer.
-// 3. Exact score. The best trees by the recursive model (top 12, more when memory is
-//    short) become plans and are scored by rank_model: exact elements received (rounding
-//    included), exact flops per rank, exact peak memory per rank. The chosen plan has the
-//    least modelled time max_r(flops_r / F + bytes_r / B) among those whose footprint
-//    (pieces of A, B, C + blocks + exchange buffers) fits the memory per rank S.
+//    a rank's own leaf costing its flops / F. The best subtree of each (box, p) is kept,
+//    boxes of nearly equal extents sharing one (`coarse`), so the search stays small.
+// 2. Ranks used. The tree search tries every P' <= P up to P = 64; above, P down to
+//    P - 3 and the products of 2, 3 and 5 down to 3P/4. Besides, every grid
+//    pm x pn x pk of every P' in [P - 64, P] is weighed in closed form, and the fastest
+//    and the least-moving few are scored exactly: no exact grid with up to 64 ranks idle
+//    is missed, and ranks sit out only when the modelled time is lower with fewer.
+// 3. Exact score. The best trees by the recursive model (12 up to 2,048 ranks, fewer
+//    above: each exact score is O(P)) become plans and are scored by rank_model: exact
+//    elements received (rounding included), exact flops per rank, exact peak memory per
+//    rank. The chosen plan has the least modelled time max_r(flops_r / F + bytes_r / B)
+//    among those whose footprint (pieces of A, B, C + blocks + exchange buffers) fits the
+//    memory per rank S.
 // 4. Memory. When none fits, rank-level DFS phases are added on top: f = 2, 3, ... parts
-//    along m, n or k, each phase planned as in 1-3; the smallest f that fits wins. Each
-//    rank's local levels get the memory left over as their temporaries budget.
+//    along m, n or k, each phase planned as in 1-3 on the rank counts of the best trees;
+//    the smallest f that fits wins. Each rank's local levels get the memory left over as
+//    their temporaries budget.
+// Ranks whose boxes have equal extents share one local subtree ("same rank R" in the
+// plan), so a plan over 16,384 ranks holds a handful of local subtrees.
 // Example: P = 7, 2048^3 doubles: 1-D n7 would receive 28.8 MB per rank; the search
 // picks a two-level tree of 3 + 4 ranks (k(3r: m3 + 4r: m2 n2)), 15.2 MB, every
 // rank within 1% of the mean flops.
@@ -38,6 +45,7 @@
 #include <limits>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <numeric>
 #include <memory>
 #include <optional>
@@ -53,8 +61,12 @@ constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
 constexpr std::size_t exact_top = 12;  // trees scored exactly when the best fits
 constexpr std::size_t exact_more = 200;
 constexpr int max_phases = 64;
+constexpr int max_unequal = 64;  // unequal two-part rank splits above this many ranks: none
+constexpr int max_idle = 64;     // the exact grids of every P' in [P - 64, P] are weighed
 
-// A rank-level subtree: a leaf (one rank) when kids is empty.
+// A rank-level subtree: a leaf (one rank) when kids is empty. Its sizes along d are given
+// (a caller's grid) or, when empty, split in proportion to the ranks of the box it is
+// placed on: the search shares one subtree between boxes of nearly equal extents.
 struct subtree {
   dim d = dim::m;
   std::vector<int> ranks;
@@ -82,11 +94,13 @@ std::vector<std::vector<int>> rank_splits(int p) {
   std::vector<std::vector<int>> out;
   const std::vector<int> factors = prime_factors(p);
   for (int f : factors) out.push_back(std::vector<int>(std::size_t(f), p / f));
-  if (factors.empty() || factors.back() <= 5) return out;
+  if (factors.empty() || factors.back() <= 5 || p > max_unequal) return out;
   auto pair = [&](int p1) {
-    if (p1 >= 1 && 2 * p1 < p) out.push_back({p1, p - p1});
+    if (p1 >= 1 && 2 * p1 < p &&
+        std::none_of(out.begin(), out.end(), [&](const std::vector<int>& s) { return s.size() == 2 && s[0] == p1; }))
+      out.push_back({p1, p - p1});
   };
-  if (p <= 32) {
+  if (p <= 16) {
     for (int p1 = 1; 2 * p1 < p; ++p1) pair(p1);
   } else {
     for (int p1 = p / 2 - 2; p1 <= p / 2; ++p1) pair(p1);
@@ -97,18 +111,78 @@ std::vector<std::vector<int>> rank_splits(int p) {
   return out;
 }
 
+// The search's memo key of an extent: exact below 16, else rounded to 1/8 of its power
+// of two, e.g. 1000 -> 1024 and 700 -> 704 (multiples of 64 between 512 and 1024). Boxes
+// that differ only by rounding share one subtree, so the memo stays small at any P; the
+// chosen trees are scored exactly afterwards on the real boxes.
+std::int64_t coarse(std::int64_t x) {
+  if (x < 16) return x;
+  int e = 0;
+  while ((std::int64_t(1) << (e + 1)) <= x) ++e;
+  const std::int64_t step = std::int64_t(1) << (e - 3);
+  return (x + step / 2) / step * step;
+}
+
 struct search {
   const context& ctx;
   problem prob;
   double F, B;
   std::size_t elem;
-  std::map<std::array<std::int64_t, 4>, tree_ptr> memo;
+  struct key_hash {
+    std::size_t operator()(const std::array<std::int64_t, 4>& a) const noexcept {
+      std::uint64_t h = 1469598103934665603ull;
+      for (std::int64_t x : a) h = (h ^ std::uint64_t(x)) * 1099511628211ull;
+      return std::size_t(h);
+    }
+  };
+  std::unordered_map<std::array<std::int64_t, 4>, tree_ptr, key_hash> memo;
 
   double leaf_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const {
     return gemm_flops(prob.type, m, n, k) / F;
   }
 
+  // The cheapest cut of box m x n x k over p >= 2 ranks (children at their best), built
+  // only for the winner; null when none gives each rank a piece.
+  tree_ptr cheapest(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    tree_ptr choice;
+    std::vector<tree_ptr> kids;
+    for (dim d : {dim::m, dim::n, dim::k}) {
+      const std::int64_t ext = extent(d, m, n, k);
+      const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
+      for (const std::vector<int>& shares : rank_splits(p)) {
+        if (ext < std::int64_t(shares.size())) continue;
+        const std::vector<std::int64_t> sizes = detail::split(ext, shares, 1);
+        double seconds = 0;
+        bool ok = true;
+        kids.clear();
+        for (std::size_t c = 0; c < shares.size() && ok; ++c) {
+          if (sizes[c] < 1) { ok = false; break; }
+          if (c > 0 && sizes[c] == sizes[c - 1] && shares[c] == shares[c - 1]) {
+            kids.push_back(kids.back());
+            continue;
+          }
+          const std::int64_t cm = d == dim::m ? sizes[c] : m, cn = d == dim::n ? sizes[c] : n, ck = d == dim::k ? sizes[c] : k;
+          tree_ptr kid = best(cm, cn, ck, shares[c]);
+          if (!kid) { ok = false; break; }
+          seconds = std::max(seconds, shared * (1.0 / shares[c] - 1.0 / p) * double(elem) / B + kid->seconds);
+          kids.push_back(std::move(kid));
+        }
+        if (!ok || (choice && seconds >= choice->seconds)) continue;
+        auto t = std::make_shared<subtree>();
+        t->d = d;
+        t->ranks = shares;
+        t->kids = kids;
+        t->seconds = seconds;
+        choice = std::move(t);
+      }
+    }
+    return choice;
+  }
+
   // Every cut of box m x n x k over p ranks, children at their best; empty if p == 1.
+  // Parts of equal size and share are one child, looked up once: an equal split into f
+  // parts has at most two sizes (e.g. 1024 over 3: 342, 341, 341), so a cut costs a few
+  // look-ups however many parts it has.
   std::vector<tree_ptr> options(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
     std::vector<tree_ptr> out;
     if (p == 1) return out;
@@ -122,10 +196,13 @@ struct search {
         auto t = std::make_shared<subtree>();
         t->d = d;
         t->ranks = shares;
-        t->sizes = sizes;
         bool ok = true;
         for (std::size_t c = 0; c < shares.size() && ok; ++c) {
           if (sizes[c] < 1) { ok = false; break; }
+          if (c > 0 && sizes[c] == sizes[c - 1] && shares[c] == shares[c - 1]) {
+            t->kids.push_back(t->kids.back());
+            continue;
+          }
           const std::int64_t cm = d == dim::m ? sizes[c] : m, cn = d == dim::n ? sizes[c] : n, ck = d == dim::k ? sizes[c] : k;
           tree_ptr kid = best(cm, cn, ck, shares[c]);
           if (!kid) { ok = false; break; }
@@ -136,6 +213,44 @@ struct search {
         if (ok) out.push_back(std::move(t));
       }
     }
+    return out;
+  }
+
+  // The grids pm x pn x pk (pm pn pk = P' for every P' in [P - 64, P]) that model
+  // fastest, and those that move least (W of the file comment), a few of each: in closed
+  // form, so all of them are weighed at any P (P = 100,000: about 7,000 grids).
+  std::vector<tree_ptr> exact_grids(std::int64_t m, std::int64_t n, std::int64_t k, int P) {
+    struct grid { double seconds, words; int pm, pn, pk; };
+    std::vector<grid> all;
+    for (int q = std::max(1, P - max_idle); q <= P; ++q)
+      for (int pm = 1; pm <= q; ++pm) {
+        if (q % pm != 0 || pm > m) continue;
+        for (int pn = 1; pn <= q / pm; ++pn) {
+          if ((q / pm) % pn != 0 || pn > n) continue;
+          const int pk = q / pm / pn;
+          if (pk > k) continue;
+          const double fm = double(pm), fn = double(pn), fk = double(pk);
+          const double words = double(m) * double(k) / (fm * fk) * (1 - 1 / fn) +
+                               double(k) * double(n) / (fk * fn) * (1 - 1 / fm) +
+                               double(m) * double(n) / (fm * fn) * (1 - 1 / fk);
+          const auto up = [](std::int64_t x, int f) { return (x + f - 1) / f; };
+          const double seconds = leaf_seconds(up(m, pm), up(n, pn), up(k, pk)) + words * double(elem) / B;
+          all.push_back(grid{seconds, words, pm, pn, pk});
+        }
+      }
+    std::vector<tree_ptr> out;
+    auto take = [&](auto key) {
+      std::sort(all.begin(), all.end(), [&](const grid& a, const grid& b) { return key(a) < key(b); });
+      for (std::size_t i = 0; i < all.size() && i < 2; ++i) {
+        rank_grid cuts;
+        if (all[i].pm > 1) cuts.push_back({dim::m, all[i].pm, {}});
+        if (all[i].pn > 1) cuts.push_back({dim::n, all[i].pn, {}});
+        if (all[i].pk > 1) cuts.push_back({dim::k, all[i].pk, {}});
+        if (tree_ptr t = grid_tree(m, n, k, cuts)) out.push_back(std::move(t));
+      }
+    };
+    take([](const grid& g) { return g.seconds; });
+    take([](const grid& g) { return g.words; });
     return out;
   }
 
@@ -176,7 +291,7 @@ struct search {
   // The best subtree of m x n x k on p ranks by the recursive model; null when the box
   // cannot give each of p ranks a piece.
   tree_ptr best(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
-    const std::array<std::int64_t, 4> key{m, n, k, p};
+    const std::array<std::int64_t, 4> key{coarse(m), coarse(n), coarse(k), p};
     if (auto it = memo.find(key); it != memo.end()) return it->second;
     tree_ptr choice;
     if (p == 1) {
@@ -184,8 +299,7 @@ struct search {
       t->seconds = leaf_seconds(m, n, k);
       choice = std::move(t);
     } else {
-      for (tree_ptr& t : options(m, n, k, p))
-        if (!choice || t->seconds < choice->seconds) choice = std::move(t);
+      choice = cheapest(m, n, k, p);
     }
     memo.emplace(key, choice);
     return choice;
@@ -198,23 +312,43 @@ int tree_ranks(const subtree& t) {
   return t.kids.empty() ? 1 : r;
 }
 
+// The local subtree already planned for a rank box's extents and share, per phase: a
+// later rank with equal ones gets a "same rank R" node instead of a copy (the local
+// planner looks only at extents and share), so a plan holds a few local subtrees however
+// many ranks it spans.
+using local_memo = std::map<std::array<std::int64_t, 5>, int>;
+
 // Builds plan nodes for the rank subtree t on box b and resources r; each rank's local
 // levels get `local_budget` bytes of temporaries. Returns the subtree root, -1 when a
 // rank's box is too small for its NUMA domains.
 int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resources& r, const problem& p,
-         const context& ctx, std::size_t local_budget) {
-  if (t.kids.empty()) return detail::plan_local(nodes, p, b, r, ctx, local_budget);
+         const context& ctx, std::size_t local_budget, local_memo& memo) {
+  if (t.kids.empty()) {
+    const std::array<std::int64_t, 5> key{b.m, b.n, b.k, r.domains.count, r.threads};
+    if (auto it = memo.find(key); it != memo.end()) {
+      node same;
+      same.same = it->second;
+      nodes.push_back(same);
+      return int(nodes.size()) - 1;
+    }
+    const int local = detail::plan_local(nodes, p, b, r, ctx, local_budget);
+    if (local >= 0) memo.emplace(key, local);
+    return local;
+  }
   const int index = int(nodes.size());
   nodes.emplace_back();
   node nd;
   nd.kind = step_kind::bfs;
   nd.cut = t.d;
   nd.where = level::rank;
-  for (std::size_t c = 0; c < t.sizes.size(); ++c) nd.parts.push_back(part{t.sizes[c], t.ranks[c], 0, 0});
+  const std::int64_t ext = extent(t.d, b.m, b.n, b.k);
+  if (ext < std::int64_t(t.ranks.size())) return -1;  // a shared subtree on a box too thin for it
+  const std::vector<std::int64_t> sizes = t.sizes.empty() ? detail::split(ext, t.ranks, 1) : t.sizes;
+  for (std::size_t c = 0; c < sizes.size(); ++c) nd.parts.push_back(part{sizes[c], t.ranks[c], 0, 0});
   bool ok = true;
   for_each_child(nd, b, r, [&](const child_step& ch) {
     if (!ok) return;
-    const int kid = emit(nodes, *t.kids[ch.part], ch.shape, ch.owns, p, ctx, local_budget);
+    const int kid = emit(nodes, *t.kids[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo);
     if (kid < 0) ok = false;
     nd.children.push_back(kid);
   });
@@ -236,7 +370,8 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
   if (phase_trees.size() == 1) {
-    if (emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget) < 0) return {};
+    local_memo memo;
+    if (emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget, memo) < 0) return {};
   } else {
     nodes.emplace_back();
     node nd;
@@ -246,7 +381,8 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
     for (std::int64_t s : phase_sizes) nd.parts.push_back(part{s, 0, 0, 0});
     bool ok = true;
     for_each_child(nd, whole, root, [&](const child_step& ch) {
-      const int kid = ok ? emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget) : -1;
+      local_memo memo;  // per phase: "same rank R" names R's subtree in this phase
+      const int kid = ok ? emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo) : -1;
       if (kid < 0) ok = false;
       nd.children.push_back(kid);
     });
@@ -280,14 +416,16 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
 
   search s{ctx, p, out.flop_rate, out.bandwidth, elem, {}};
 
-  // Ranks that could be used: P and the three below it, and every product of 2, 3 and 5
-  // up to P (e.g. P = 13: 13, 12, 11, 10, 9, 8, 6, 5, 4, 3, 2, 1).
+  // Ranks the tree search tries: every P' when P <= 64; above, P and the three below it,
+  // and the products of 2, 3 and 5 down to P / 2 (e.g. P = 1021: 1021, 1020, 1019, 1018,
+  // 1000, 972, 960, ..., 512). The grids of every P' in [P - 64, P] come on top
+  // (exact_grids), so no grid with up to 64 ranks idle is missed.
   std::vector<int> used;
   for (int q = P; q >= 1; --q) {
     int r = q;
     for (int f : {2, 3, 5})
       while (r % f == 0) r /= f;
-    if (q >= P - 3 || r == 1) used.push_back(q);
+    if (P <= max_unequal || q >= P - 3 || (r == 1 && 4 * q >= 3 * P)) used.push_back(q);
   }
 
   // Scores a set of phase trees exactly (and keeps the plan).
@@ -332,6 +470,12 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
     pool.clear();
     for (std::size_t i = 0; i < trees.size() && pool.size() < how_many; ++i)
       if (auto sc = score(tree_ranks(*trees[i]), {trees[i]}, dim::m, {}); sc) pool.push_back(std::move(*sc));
+    // The best exact grids of every P' in [P - 64, P] are always scored.
+    for (const tree_ptr& t : s.exact_grids(p.m, p.n, p.k, P)) {
+      auto sc = score(tree_ranks(*t), {t}, dim::m, {});
+      if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.p == sc->p; }))
+        pool.push_back(std::move(*sc));
+    }
     // The caller's trees (e.g. grids matching a ScaLAPACK layout) are always scored.
     for (const rank_grid& g : seeds) {
       int q = 1;
@@ -357,22 +501,31 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
     return a.info.peak_bytes < b.info.peak_bytes;
   };
 
-  consider_single_phase(exact_top);
+  // Exact scores cost O(P) each: fewer of them at large P (12 up to 2,048 ranks, 4 at
+  // 16,384); the grids and the best tree on all P ranks are scored besides.
+  consider_single_phase(std::clamp<std::size_t>(exact_top * 2048 / std::size_t(std::max(P, 1)), 4, exact_top));
   std::stable_sort(pool.begin(), pool.end(), better);
   if (!pool.empty() && !pool[0].info.fits) {
-    consider_single_phase(exact_more);
+    // More trees, as many as a few times the first round's work at this P.
+    consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
     std::stable_sort(pool.begin(), pool.end(), better);
   }
   std::string dfs_note;
   if (pool.empty() || !pool[0].info.fits) {
-    // Rank-level DFS: phases along one edge, each planned on the same ranks.
+    // Rank-level DFS: phases along one edge, each planned on the same ranks: the rank
+    // counts of the best single-phase trees (and all P), not every count searched.
+    std::vector<int> phase_ranks{P};
+    for (const scored& sc : pool)
+      if (std::find(phase_ranks.begin(), phase_ranks.end(), sc.info.ranks) == phase_ranks.end())
+        phase_ranks.push_back(sc.info.ranks);
+    if (phase_ranks.size() > 4) phase_ranks.resize(4);
     std::optional<scored> found;
     for (int f = 2; f <= max_phases && !found; ++f)
       for (dim d : {dim::m, dim::n, dim::k}) {
         const std::int64_t ext = extent(d, p.m, p.n, p.k);
         if (ext < f) continue;
         const std::vector<std::int64_t> sizes = detail::split(ext, std::vector<int>(std::size_t(f), 1), 1);
-        for (int q : used) {
+        for (int q : phase_ranks) {
           std::vector<tree_ptr> trees;
           for (std::int64_t sz : sizes) {
             const std::int64_t m = d == dim::m ? sz : p.m, n = d == dim::n ? sz : p.n, k = d == dim::k ? sz : p.k;
@@ -413,6 +566,7 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
       std::vector<node> nodes;
       bool ok = true;
       const auto& old = best.p.nodes();
+      local_memo memo;
       std::function<int(int)> copy = [&](int i) -> int {
         const node& nd = old[std::size_t(i)];
         if (nd.kind != step_kind::leaf && nd.where == level::rank) {
@@ -420,12 +574,23 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
           nodes.emplace_back();
           node fresh = nd;
           fresh.children.clear();
-          for (int c : nd.children) fresh.children.push_back(copy(c));
+          for (int c : nd.children) {
+            if (nd.kind == step_kind::dfs) memo.clear();  // each phase names its own subtrees
+            fresh.children.push_back(copy(c));
+          }
           nodes[std::size_t(index)] = std::move(fresh);
           return index;
         }
+        const std::array<std::int64_t, 5> key{nd.shape.m, nd.shape.n, nd.shape.k, nd.owns.domains.count, nd.owns.threads};
+        if (auto it = memo.find(key); it != memo.end()) {
+          node same;
+          same.same = it->second;
+          nodes.push_back(same);
+          return int(nodes.size()) - 1;
+        }
         const int local = detail::plan_local(nodes, p, nd.shape, nd.owns, ctx, budget);
         if (local < 0) ok = false;
+        else memo.emplace(key, local);
         return local;
       };
       copy(0);

@@ -223,11 +223,12 @@ void check_fits(const plan& p, const context& ctx, bool ranks_allowed) {
 template <scalar T>
 void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
                  T beta, T* C, std::int64_t ldc, const context& ctx) {
+  if (const int same = p.nodes().at(std::size_t(index)).same; same >= 0) index = same;  // rank R's subtree
   const node& top = p.nodes().at(std::size_t(index));
   // Load every leaf library the plan uses before anything touches C: a library that
   // cannot be opened then throws with C untouched. (Streaming leaves load nothing.)
   for (const node& nd : p.nodes())
-    if (nd.kind == step_kind::leaf && nd.backend != leaf_backend::streaming) (void)leaf_library(nd.backend);
+    if (nd.kind == step_kind::leaf && nd.same < 0 && nd.backend != leaf_backend::streaming) (void)leaf_library(nd.backend);
   runtime& rt = ctx.runtime();
   domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;
   // A numa plan takes its workspace per domain as it goes (numa_runner); a plain plan

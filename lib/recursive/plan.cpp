@@ -117,6 +117,8 @@ void plan::derive() {
     fail("domains must be in 1..threads");
   const std::size_t elem = element_size(problem_.type);
   std::vector<char> seen(nodes_.size(), 0);
+  // The local root of each rank seen so far (the latest phase's): "same rank R" names it.
+  std::vector<int> local_root(root_.ranks.count > 1 ? std::size_t(root_.ranks.count) : 0, -1);
 
   // `outer`: the level of the nearest step above (steps below it may not be further out).
   // `tri`: the node is a diagonal triangle of a syrk / herk plan ('U' or 'L'), else 0.
@@ -132,6 +134,30 @@ void plan::derive() {
           fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
         nd.shape = b, nd.owns = r, nd.triangle = tri;
         const std::string where = "node " + std::to_string(i) + " (" + node_text(nd) + ")";
+        // A rank's local root: directly under a rank step, one rank.
+        const bool rank_root = depth > 0 && outer == level::rank && r.ranks.count == 1 && !local_root.empty();
+        if (nd.same != -1) {
+          if (nd.kind != step_kind::leaf || !nd.parts.empty() || !nd.children.empty())
+            fail(where + ": a 'same rank' node has no parts");
+          if (!rank_root) fail(where + ": 'same rank R' stands for a rank's local subtree, directly under a rank step");
+          // Parsed texts name the rank (same = -2 - R); built plans and copies, the node.
+          const int target = nd.same <= -2 ? (-2 - nd.same < int(local_root.size()) ? local_root[std::size_t(-2 - nd.same)] : -1)
+                                           : nd.same;
+          const bool known = target >= 0 && std::size_t(target) < nodes_.size() && seen[std::size_t(target)] &&
+                             nodes_[std::size_t(target)].same == -1 &&
+                             local_root[std::size_t(nodes_[std::size_t(target)].owns.ranks.first)] == target;
+          if (!known) fail(where + ": 'same rank' names no earlier rank's local subtree");
+          const node& t = nodes_[std::size_t(target)];
+          if (t.shape.m != b.m || t.shape.n != b.n || t.shape.k != b.k || !(t.owns.domains.count == r.domains.count) ||
+              t.owns.threads != r.threads || t.triangle != tri)
+            fail(where + ": 'same rank " + std::to_string(t.owns.ranks.first) + "' has another shape or share (" +
+                 node_text(t) + ")");
+          nd.same = target;
+          nd.workspace_bytes = t.workspace_bytes;
+          local_root[std::size_t(r.ranks.first)] = i;
+          return;
+        }
+        if (rank_root) local_root[std::size_t(r.ranks.first)] = i;
         const bool diagonal = is_diagonal_cut(nd);
         // A node that spans several ranks (domains) must divide them, at that level.
         if (r.ranks.count > 1 && !(nd.kind != step_kind::leaf && nd.where == level::rank))
@@ -280,7 +306,8 @@ int plan::depth() const {
 std::size_t plan::leaves() const { return count(step_kind::leaf); }
 
 std::size_t plan::count(step_kind kind) const {
-  return std::size_t(std::count_if(nodes_.begin(), nodes_.end(), [&](const node& nd) { return nd.kind == kind; }));
+  return std::size_t(
+      std::count_if(nodes_.begin(), nodes_.end(), [&](const node& nd) { return nd.kind == kind && nd.same < 0; }));
 }
 
 std::string plan::to_string() const {
@@ -300,7 +327,9 @@ std::string plan::to_string() const {
     const node& nd = nodes_[std::size_t(i)];
     std::ostringstream line;
     line << std::string(2 * std::size_t(indent), ' ');
-    if (nd.kind == step_kind::leaf) {
+    if (nd.same >= 0) {
+      line << "same rank " << nodes_[std::size_t(nd.same)].owns.ranks.first;
+    } else if (nd.kind == step_kind::leaf) {
       line << "leaf " << prism::to_string(nd.backend);
     } else {
       line << prism::to_string(nd.kind) << ' ' << prism::to_string(nd.cut) << ' ' << prism::to_string(nd.where);
@@ -461,6 +490,14 @@ plan plan::parse(std::string_view text) {
     auto& t = lines[at].second;
     const int index = int(nodes.size());
     nodes.emplace_back();
+    if (t[0] == "same") {  // "same rank R": derive() resolves R to its local root
+      if (t.size() != 3 || t[1] != "rank") throw fail("expected 'same rank R'");
+      const std::int64_t r = integer(t[2], "a rank");
+      if (r < 0 || r >= max_resources) throw fail("a rank must be in 0..2^20-1, got " + t[2]);
+      nodes[std::size_t(index)].same = int(-2 - r);
+      ++at;
+      return index;
+    }
     if (t[0] == "leaf") {
       if (t.size() > 2) throw fail("'leaf' takes at most a backend name");
       node& nd = nodes[std::size_t(index)];
@@ -477,7 +514,7 @@ plan plan::parse(std::string_view text) {
     node nd;
     if (t[0] == "bfs") nd.kind = step_kind::bfs;
     else if (t[0] == "dfs") nd.kind = step_kind::dfs;
-    else throw fail("expected leaf, bfs or dfs, got '" + t[0] + "'");
+    else throw fail("expected leaf, same, bfs or dfs, got '" + t[0] + "'");
     if (t.size() < 5) throw fail("a step reads 'bfs|dfs m|n|k rank|numa|thread|cache SIZE[@SHARES] SIZE[@SHARES] ...'");
     if (t[1] == "m") nd.cut = dim::m;
     else if (t[1] == "n") nd.cut = dim::n;
@@ -553,6 +590,9 @@ bool operator==(const plan& a, const plan& b) {
   std::function<bool(int, int)> same = [&](int i, int j) {
     const node &x = a.nodes_[std::size_t(i)], &y = b.nodes_[std::size_t(j)];
     if (x.kind != y.kind || x.parts != y.parts || x.children.size() != y.children.size()) return false;
+    if ((x.same < 0) != (y.same < 0)) return false;
+    if (x.same >= 0)  // the same rank's subtree (both plans are derived: same is a node index)
+      return a.nodes_[std::size_t(x.same)].owns.ranks.first == b.nodes_[std::size_t(y.same)].owns.ranks.first;
     if (x.kind == step_kind::leaf) return x.backend == y.backend;
     if (x.cut != y.cut || x.where != y.where) return false;
     for (std::size_t c = 0; c < x.children.size(); ++c)

@@ -87,13 +87,13 @@ context& context::set_min_leaf_flops(double flops) {
 }
 
 context& context::set_ranks(int p) {
-  if (p < 1 || p > 65536) throw error("rank count must be in 1..65536, got " + std::to_string(p));
+  if (p < 1 || p > (1 << 20)) throw error("rank count must be in 1..1048576, got " + std::to_string(p));
   ranks_ = p;
   return *this;
 }
 
 context& context::set_ranks_per_node(int r) {
-  if (r < 1 || r > 65536) throw error("ranks per node must be in 1..65536, got " + std::to_string(r));
+  if (r < 1 || r > (1 << 20)) throw error("ranks per node must be in 1..1048576, got " + std::to_string(r));
   ranks_per_node_ = r;
   return *this;
 }

@@ -540,7 +540,8 @@ struct engine {
     const T* local[2] = {A, B};
     const int lld[3] = {a.da.e[LLD_], a.db.e[LLD_], a.dc.e[LLD_]};
     for (int q = 0; q < m.phases(); ++q) {
-      const rank_task* mine = my_rank >= 0 && m.task(q, my_rank).node >= 0 ? &m.task(q, my_rank) : nullptr;
+      const rank_task my_task = my_rank >= 0 ? m.task(q, my_rank) : rank_task{};
+      const rank_task* mine = my_task.node >= 0 ? &my_task : nullptr;
       // Sizes first, then one arena: my blocks of A, B, C, then messages.
       block blk[3] = {};
       if (mine)
