@@ -123,6 +123,12 @@ int run_typed(const run_options& o, int rank, int size) {
   MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   s.recv_max = mx[0], s.recv_mean = sum[0] / size, s.msgs_max = mx[1];
+  // Every rank holds its counts against the model's for itself: bytes and messages
+  // received must be exactly the predicted ones (ranks that sit out: none).
+  const std::int64_t want_bytes = L->active() ? L->model().cost(rank).received_total() * std::int64_t(sizeof(T)) : 0;
+  const std::int64_t want_msgs = L->active() ? L->model().cost(rank).messages : 0;
+  int off = tr.bytes_received != want_bytes || tr.messages_received != want_msgs ? 1 : 0, ranks_off = 0;
+  MPI_Allreduce(&off, &ranks_off, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 
   std::string verdict = "skipped";
   double worst = 0;
@@ -136,6 +142,7 @@ int run_typed(const run_options& o, int rank, int size) {
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     verdict = ok ? "passed" : "failed";
   }
+  if (ranks_off > 0) verdict = "failed";  // a count off the model fails the run, checked or not
 
   if (rank == 0) {
     const prism::rank_model& m = L->model();
@@ -146,11 +153,11 @@ int run_typed(const run_options& o, int rank, int size) {
       std::printf("{\"tool\":\"prism_run\",\"np\":%d,\"ranks_used\":%d,\"grid\":\"%s\",\"type\":\"%c\",\"trans\":\"%c%c\","
                   "\"m\":%lld,\"n\":%lld,\"k\":%lld,\"threads\":%d,\"reps\":%d,\"best_s\":%.6g,\"gflops\":%.4g,"
                   "\"recv_max_MB\":%.6f,\"recv_mean_MB\":%.6f,\"pred_max_MB\":%.6f,\"pred_mean_MB\":%.6f,"
-                  "\"bound_MB\":%.6f,\"msgs_max\":%.0f,\"peak_MB\":%.3f,\"check\":\"%s\"}\n",
+                  "\"bound_MB\":%.6f,\"msgs_max\":%.0f,\"peak_MB\":%.3f,\"ranks_off_model\":%d,\"check\":\"%s\"}\n",
                   size, m.ranks(), m.grid().c_str(), char(p.type), p.transa, p.transb, (long long)p.m, (long long)p.n,
                   (long long)p.k, o.ctx.threads(), o.reps, s.best, gflops, s.recv_max / 1e6, s.recv_mean / 1e6,
                   double(m.max_received()) * elem / 1e6, m.mean_received() * elem * m.ranks() / size / 1e6, bound / 1e6,
-                  s.msgs_max, double(m.max_peak_bytes()) / 1e6, verdict.c_str());
+                  s.msgs_max, double(m.max_peak_bytes()) / 1e6, ranks_off, verdict.c_str());
     } else {
       std::istringstream in(L->source().to_string());  // rank-level steps only; `prism plan --ranks` prints all
       std::cout << "# plan, rank-level steps (" << size << " ranks, " << o.ctx.threads() << " thread"
@@ -164,6 +171,8 @@ int run_typed(const run_options& o, int rank, int size) {
                   "messages max %.0f\n",
                   s.recv_max / 1e6, s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6,
                   m.mean_received() * elem * m.ranks() / size / 1e6, bound / 1e6, s.msgs_max);
+      if (ranks_off == 0) std::printf("counts: every rank received exactly the predicted bytes and messages\n");
+      else std::printf("counts: %d ranks received other bytes or messages than predicted\n", ranks_off);
       if (o.check) std::printf("check: %s (worst error / bound %.3g)\n", verdict.c_str(), worst);
       else std::printf("check: skipped (--check verifies C)\n");
     }
