@@ -140,7 +140,7 @@ bad "^prism: unknown option '--stat' for 'prism plan'" -- plan 64 64 64 --stat
 bad "^prism: N must be a whole number >= 0, got '-4'" -- plan 64 -4 64 --stats
 bad "^prism: --topology: hwloc: invalid synthetic topology 'l1d:x'" -- plan 64 64 64 --stats --topology l1d:x
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
-good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
+good "^  prism \(2 threads\) +[0-9.]+ (ns|us|ms|s) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).
 good "^  prism \(8 threads\)" -- bench 64 64 65536 --reps 1 --threads 8
 # prism bound: sizes >= 1, its own options, a topology hwloc can read.

@@ -4,8 +4,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "scalapack/block_cyclic.hpp"
-#include "scalapack/layout_plan.hpp"
+#include "ranks/block_cyclic.hpp"
+#include "ranks/layout_plan.hpp"
 
 #include <prism/context.hpp>
 

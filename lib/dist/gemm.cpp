@@ -14,7 +14,7 @@
 #include <prism/error.hpp>
 
 #include "../recursive/executor.hpp"
-#include "comm.hpp"
+#include "../mpi/comm.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -27,9 +27,9 @@ namespace prism::dist {
 
 namespace {
 
-using detail::check_mpi;
-using detail::imag_bits;
-using detail::real_bits;
+using mpi::check_mpi;
+using mpi::imag_bits;
+using mpi::real_bits;
 
 thread_local traffic last;
 
@@ -54,7 +54,7 @@ struct call {
   const plan& p;
   int me;
   MPI_Comm comm;
-  MPI_Datatype type = detail::mpi_type<T>();
+  MPI_Datatype type = mpi::mpi_type<T>();
   traffic tr;
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
@@ -116,7 +116,7 @@ struct call {
     tr.bytes_sent += x.elements * std::int64_t(sizeof(T));
   }
   void complete() {
-    detail::wait_all(requests, statuses);
+    mpi::wait_all(requests, statuses);
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (request_peer[i] < 0) continue;
       MPI_Count bytes = 0;
@@ -303,7 +303,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
     }
   }
   const problem& shown = pr_given != nullptr ? *pr_given : pr;
-  detail::agree(L.comm(), "prism::dist::gemm",
+  mpi::agree(L.comm(), "prism::dist::gemm",
                 {{"transa", 1, std::toupper(shown.transa)},
                  {"transb", 2, std::toupper(shown.transb)},
                  {"m", 3, shown.m},

@@ -4,7 +4,7 @@
 #include <prism/error.hpp>
 
 #include "../recursive/executor.hpp"
-#include "comm.hpp"
+#include "../mpi/comm.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -18,71 +18,8 @@
 
 namespace prism::dist {
 
-namespace detail {
 
-void check_mpi(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  throw error(std::string("prism::dist: ") + what + " failed: " + std::string(text, std::size_t(len)));
-}
-
-void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses) {
-  statuses.resize(requests.size());
-  if (requests.empty()) return;
-  int done = 0, spins = 0;
-  auto nap = std::chrono::microseconds(1);
-  for (;;) {
-    check_mpi(MPI_Testall(int(requests.size()), requests.data(), &done, statuses.data()), "MPI_Testall");
-    if (done) return;
-    if (++spins < 64) continue;  // a message in flight usually lands within a few polls
-    std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::microseconds(1000));
-  }
-}
-
-void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  // Each rank contributes its values and whether it saw a local error; the first 200
-  // bytes of that error travel too, so every rank can report it.
-  constexpr std::size_t text = 200;
-  const std::size_t n = args.size();
-  std::vector<std::int64_t> mine(n + 1 + text / 8 + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) mine[i] = args[i].value;
-  mine[n] = local_error.empty() ? 0 : 1;
-  std::memcpy(&mine[n + 1], local_error.data(), std::min(local_error.size(), text));
-  std::vector<std::int64_t> all(mine.size() * std::size_t(size));
-  check_mpi(MPI_Allgather(mine.data(), int(mine.size()), MPI_INT64_T, all.data(), int(mine.size()), MPI_INT64_T, comm),
-            "MPI_Allgather");
-  auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * mine.size() + i]; };
-  for (std::size_t i = 0; i < n; ++i)
-    for (int r = 1; r < size; ++r)
-      if (at(r, i) != at(0, i))
-        throw invalid_argument(routine, args[i].name, args[i].position,
-                               "differs between ranks: rank 0 passed " + std::to_string(at(0, i)) + ", rank " +
-                                   std::to_string(r) + " passed " + std::to_string(at(r, i)));
-  for (int r = 0; r < size; ++r)
-    if (at(r, n) != 0) {
-      char buf[text + 1] = {};
-      std::memcpy(buf, &all[std::size_t(r) * mine.size() + n + 1], text);
-      throw invalid_argument(routine, "rank " + std::to_string(r), 0, std::string("rejected the call: ") + buf);
-    }
-}
-
-int ranks_per_node(MPI_Comm comm) {
-  MPI_Comm local;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
-  int n = 1;
-  MPI_Comm_size(local, &n);
-  MPI_Comm_free(&local);
-  return n;
-}
-
-}  // namespace detail
-
-using detail::check_mpi;
+using mpi::check_mpi;
 
 namespace {
 
@@ -131,7 +68,7 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
   } catch (const plan_error& e) {
     local = e.what();
   }
-  detail::agree(own, "prism::dist::layout", {{"plan", 0, detail::text_hash(p.to_string())}}, local);
+  mpi::agree(own, "prism::dist::layout", {{"plan", 0, mpi::text_hash(p.to_string())}}, local);
   if (p.ranks() > size)
     throw plan_error("the plan spans " + std::to_string(p.ranks()) + " ranks, the communicator has " + std::to_string(size));
   auto l = std::make_shared<const layout>(own, rank, size, std::move(p), std::move(why));
@@ -147,7 +84,7 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
 
 layout::layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why)
     : comm_(own), rank_(rank), size_(size), model_(p), choice_(std::move(why)),
-      plan_hash_(detail::text_hash(model_.source().to_string())) {}
+      plan_hash_(mpi::text_hash(model_.source().to_string())) {}
 
 std::byte* layout::buffers(std::size_t bytes) const {
   if (bytes > buffer_bytes_) {
@@ -164,13 +101,13 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   MPI_Comm_rank(cache.own, &rank);
   MPI_Comm_size(cache.own, &size);
   context ctx = ctx0;
-  ctx.set_ranks(size).set_ranks_per_node(detail::ranks_per_node(cache.own));
+  ctx.set_ranks(size).set_ranks_per_node(mpi::ranks_per_node(cache.own));
   std::ostringstream key;
   key << char(p.type) << p.transa << p.transb << ' ' << p.m << ' ' << p.n << ' ' << p.k << ' ' << ctx.describe()
       << ' ' << ctx.ranks_per_node();
-  detail::agree(cache.own, "prism::dist::layout",
+  mpi::agree(cache.own, "prism::dist::layout",
                 {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb}, {"m", 4, p.m},
-                 {"n", 5, p.n}, {"k", 6, p.k}, {"context settings", 7, detail::text_hash(key.str())}},
+                 {"n", 5, p.n}, {"k", 6, p.k}, {"context settings", 7, mpi::text_hash(key.str())}},
                 "");
   if (auto it = cache.layouts.find(key.str()); it != cache.layouts.end()) return it->second;
   std::unique_ptr<rank_choice> why;
@@ -226,7 +163,7 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
     local = "scatter: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
             " (and the matrix non-null)";
-  detail::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  mpi::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::scatter", "root", 1, "is not a rank");
   std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
   std::vector<T> packed;
@@ -241,8 +178,8 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
     for (int r = 0; r < l.model().ranks(); ++r)
       copy_pieces(l.model(), which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
   }
-  check_mpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), detail::mpi_type<T>(), local_.data(),
-                         int(local_.size()), detail::mpi_type<T>(), root, l.comm()),
+  check_mpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), mpi::mpi_type<T>(), local_.data(),
+                         int(local_.size()), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Scatterv");
 }
 
@@ -253,7 +190,7 @@ void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
   if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
     local = "gather: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
             " (and the matrix non-null)";
-  detail::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  mpi::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::gather", "root", 1, "is not a rank");
   std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
   std::vector<T> packed;
@@ -266,8 +203,8 @@ void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
     }
     packed.resize(std::size_t(total));
   }
-  check_mpi(MPI_Gatherv(local_.data(), int(local_.size()), detail::mpi_type<T>(), packed.data(), counts.data(),
-                        displs.data(), detail::mpi_type<T>(), root, l.comm()),
+  check_mpi(MPI_Gatherv(local_.data(), int(local_.size()), mpi::mpi_type<T>(), packed.data(), counts.data(),
+                        displs.data(), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Gatherv");
   if (l.rank() == root)
     for (int r = 0; r < l.model().ranks(); ++r)

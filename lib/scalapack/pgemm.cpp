@@ -29,11 +29,11 @@
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
 
-#include "../dist/comm.hpp"
+#include "../mpi/comm.hpp"
 #include "../recursive/executor.hpp"
 #include "../recursive/local_planner.hpp"
-#include "block_cyclic.hpp"
-#include "layout_plan.hpp"
+#include "../ranks/block_cyclic.hpp"
+#include "../ranks/layout_plan.hpp"
 
 #include <dlfcn.h>
 #include <mpi.h>
@@ -65,9 +65,9 @@ namespace prism::scalapack {
 
 namespace {
 
-using dist::detail::check_mpi;
-using dist::detail::imag_bits;
-using dist::detail::real_bits;
+using mpi::check_mpi;
+using mpi::imag_bits;
+using mpi::real_bits;
 
 // Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/dist-2026-11-23 (README
 // "Use prism from ScaLAPACK codes"): prism when its modelled time is below this share of
@@ -190,7 +190,7 @@ const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
   check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, sub, 0x5ca1, &gr.comm), "MPI_Comm_create_group");
   MPI_Group_free(&sub);
   MPI_Group_free(&all);
-  gr.ranks_per_node = dist::detail::ranks_per_node(gr.comm);
+  gr.ranks_per_node = mpi::ranks_per_node(gr.comm);
   return &grids.emplace(std::move(world), std::move(gr)).first->second;
 }
 
@@ -487,7 +487,7 @@ struct engine {
   const prepared& prep;
   const caller_layout L;
   const context& ctx;
-  MPI_Datatype type = dist::detail::mpi_type<T>();
+  MPI_Datatype type = mpi::mpi_type<T>();
   dim_view view[3];
   int myrow, mycol;
   std::vector<MPI_Request> requests;
@@ -513,7 +513,7 @@ struct engine {
     check_mpi(MPI_Isend(from, int(count), type, peer, tag, g.comm, &requests.back()), "MPI_Isend");
   }
   void complete() {
-    dist::detail::wait_all(requests, statuses);
+    mpi::wait_all(requests, statuses);
     requests.clear();
   }
 

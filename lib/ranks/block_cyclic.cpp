@@ -1,4 +1,4 @@
-// lib/scalapack/block_cyclic.cpp — see block_cyclic.hpp.
+// lib/ranks/block_cyclic.cpp — see block_cyclic.hpp.
 #include "block_cyclic.hpp"
 
 namespace prism::scalapack {

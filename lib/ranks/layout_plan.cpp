@@ -1,4 +1,4 @@
-// lib/scalapack/layout_plan.cpp — see layout_plan.hpp.
+// lib/ranks/layout_plan.cpp — see layout_plan.hpp.
 #include "layout_plan.hpp"
 
 #include <prism/error.hpp>

@@ -1,5 +1,5 @@
-// lib/scalapack/layout_plan.hpp — a rank plan fitted to the caller's block-cyclic layout
-// (issue 12, "layout-adaptive planning"). No MPI: the drop-in (pgemm.cpp) and the tests
+// lib/ranks/layout_plan.hpp — a rank plan fitted to the caller's block-cyclic layout
+// ("layout-adaptive planning"). No MPI: the drop-in (pgemm.cpp) and the tests
 // use it alike.
 //
 // prism's rank plan gives each rank a box of the m x n x k prism per phase; the rank needs

@@ -1,4 +1,4 @@
-// lib/dist/rank_model.cpp — the native layout and exact exchange costs of a plan over ranks
+// lib/ranks/rank_model.cpp — the native layout and exact exchange costs of a plan over ranks
 // (prism/rank_model.hpp has the definitions; this file only counts).
 #include <prism/error.hpp>
 #include <prism/rank_model.hpp>

@@ -1,4 +1,4 @@
-// lib/dist/rank_planner.cpp — choose_ranks: the rank-level steps of a plan, chosen by cost.
+// lib/ranks/rank_planner.cpp — choose_ranks: the rank-level steps of a plan, chosen by cost.
 //
 // 1. Search. For a box on p ranks, every way to cut one edge into parts that each get a
 //    share of the ranks: f equal parts for each prime factor f of p, or, for p <= 64 with

@@ -1,4 +1,4 @@
-// lib/scalapack/block_cyclic.hpp — ScaLAPACK's block-cyclic layout, one dimension at a
+// lib/ranks/block_cyclic.hpp — ScaLAPACK's block-cyclic layout, one dimension at a
 // time, and the orders ("views") in which prism numbers a dimension's indices. No MPI.
 //
 // A descriptor distributes rows in blocks of MB (the first of IMB) over NPROW process rows,
