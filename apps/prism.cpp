@@ -91,6 +91,8 @@ const command commands[] = {
      "  predicted bytes each domain reads.\n"
      "  --syrk UT, --herk LC: the plan prism::syrk / prism::herk run for an N x N triangle (M = N)\n"
      "  and depth K: uplo U or L, then trans (syrk N or T, herk N or C; herk needs --type c or z).\n"
+     "  --summary / --full: with --ranks, the plan's head and each distinct local subtree once,\n"
+     "  or the whole plan (default: the whole plan up to 16 ranks, the summary above).\n"
      "  --stats: a dry run's data movement, per level (each cache level of the topology, NUMA\n"
      "  domains, ranks with --ranks): the predicted elements received (prism/traffic.hpp), the\n"
      "  lower bound (prism/bounds.hpp) and their ratio.\n"},
@@ -183,6 +185,7 @@ struct options {
   bool leaf_types_given = false;  // the streaming table then times those types only
   bool trans_given = false;       // --trans (a rank-k update takes its letters from --syrk / --herk)
   bool stats = false;  // `prism plan --stats`
+  int full = -1;       // `prism plan --ranks`: 1 --full, 0 --summary, -1 by size (summary above 16 ranks)
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
@@ -197,7 +200,7 @@ bool takes(const command& cmd, const std::string& a) {
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   if (std::string(cmd.name) == "leaves" && (a == "--streaming" || a == "--syrk")) return true;
   if (std::string(cmd.name) == "plan" && (a == "--syrk" || a == "--herk")) return true;
-  if (std::string(cmd.name) == "plan" && a == "--stats") return true;
+  if (std::string(cmd.name) == "plan" && (a == "--stats" || a == "--full" || a == "--summary")) return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
@@ -231,6 +234,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--stats") {  // flag of `prism plan`
       o.stats = true;
+      continue;
+    }
+    if (a == "--full" || a == "--summary") {  // flags of `prism plan --ranks`
+      o.full = a == "--full" ? 1 : 0;
       continue;
     }
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
@@ -504,7 +511,28 @@ int run_rank_plan(const options& o) {
   } catch (const prism::plan_error& e) {
     throw bad_input(std::string("cannot plan over ") + std::to_string(o.ctx.ranks()) + " ranks: " + e.what(), "-");
   }
-  std::cout << "# context: " << o.ctx.describe() << '\n' << choice.chosen;
+  std::cout << "# context: " << o.ctx.describe() << '\n';
+  const bool full = o.full == 1 || (o.full == -1 && choice.chosen.ranks() <= 16);
+  if (full) {
+    std::cout << choice.chosen;
+  } else {
+    // The summary: the plan's head, then each distinct local subtree once; the rank-level
+    // steps are the grid of the report below, and "same rank R" lines repeat a subtree.
+    std::istringstream in(choice.chosen.to_string());
+    std::size_t rank_steps = 0, same = 0;
+    for (std::string line; std::getline(in, line);) {
+      const std::size_t at = line.find_first_not_of(' ');
+      const std::string body = at == std::string::npos ? line : line.substr(at);
+      if (body.rfind("same rank ", 0) == 0) ++same;
+      else if ((body.rfind("bfs ", 0) == 0 || body.rfind("dfs ", 0) == 0) && body.find(' ', 4) == 5 &&
+               body.compare(6, 5, "rank ") == 0)  // "bfs m rank ...": a rank-level step
+        ++rank_steps;
+      else
+        std::cout << line << '\n';
+    }
+    std::cout << "# summary: " << rank_steps << " rank-level steps (the grid below) and " << same
+              << " 'same rank' subtrees left out; each local subtree above is printed once (--full prints the plan)\n";
+  }
   prism::print_rank_report(std::cout, choice);
   if (o.stats) {
     std::cout.flush();

@@ -107,6 +107,10 @@ good "^# extra memory 0 bytes, depth 11, 2048 leaves$" -- plan 99999999 99999999
 good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --topology "package:2 numa:2 core:2 pu:1"
 # Plans over MPI ranks (no MPI needed to plan).
 good "^# rank level: 7 ranks given, 7 used" -- plan 2048 2048 2048 --ranks 7 --threads 1
+good "^# summary: [0-9]+ rank-level steps" -- plan 65536 65536 65536 --ranks 16384 --threads 1
+good "^# rank level: 100000 ranks given" -- plan 50000 50000 50000 --ranks 100000 --threads 1
+good "^    same rank 0 " -- plan 64 64 64 --ranks 4 --threads 1 --full
+bad "^prism: unknown option '--full' for 'prism bound'" -- bound 8 8 8 --full
 good "rank-level dfs phases" -- plan 512 512 4096 --ranks 4 --threads 1 --memory 13M
 bad "^prism: --ranks must be a whole number in 1\.\.1048576, got '0'" -- plan 64 64 64 --ranks 0
 bad "^prism: --ranks must be a whole number" -- plan 64 64 64 --ranks x

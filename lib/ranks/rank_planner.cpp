@@ -136,6 +136,13 @@ struct search {
     }
   };
   std::unordered_map<std::array<std::int64_t, 4>, tree_ptr, key_hash> memo;
+  std::unordered_map<int, std::vector<std::vector<int>>> splits_of;  // rank_splits, once per p
+
+  const std::vector<std::vector<int>>& splits(int p) {
+    auto it = splits_of.find(p);
+    if (it == splits_of.end()) it = splits_of.emplace(p, rank_splits(p)).first;
+    return it->second;
+  }
 
   double leaf_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const {
     return gemm_flops(prob.type, m, n, k) / F;
@@ -149,7 +156,7 @@ struct search {
     for (dim d : {dim::m, dim::n, dim::k}) {
       const std::int64_t ext = extent(d, m, n, k);
       const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
-      for (const std::vector<int>& shares : rank_splits(p)) {
+      for (const std::vector<int>& shares : splits(p)) {
         if (ext < std::int64_t(shares.size())) continue;
         const std::vector<std::int64_t> sizes = detail::split(ext, shares, 1);
         double seconds = 0;
@@ -190,7 +197,7 @@ struct search {
       const std::int64_t ext = extent(d, m, n, k);
       // The operand the cut does not split, whose block every part needs.
       const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
-      for (const std::vector<int>& shares : rank_splits(p)) {
+      for (const std::vector<int>& shares : splits(p)) {
         if (ext < std::int64_t(shares.size())) continue;
         const std::vector<std::int64_t> sizes = detail::split(ext, shares, 1);
         auto t = std::make_shared<subtree>();
