@@ -93,6 +93,7 @@ const command commands[] = {
      "  and depth K: uplo U or L, then trans (syrk N or T, herk N or C; herk needs --type c or z).\n"
      "  --summary / --full: with --ranks, the plan's head and each distinct local subtree once,\n"
      "  or the whole plan (default: the whole plan up to 16 ranks, the summary above).\n"
+     "  --min-memory: with --ranks, the plan of least footprint per rank and that footprint.\n"
      "  --stats: a dry run's data movement, per level (each cache level of the topology, NUMA\n"
      "  domains, ranks with --ranks): the predicted elements received (prism/traffic.hpp), the\n"
      "  lower bound (prism/bounds.hpp) and their ratio.\n"},
@@ -186,6 +187,7 @@ struct options {
   bool trans_given = false;       // --trans (a rank-k update takes its letters from --syrk / --herk)
   bool stats = false;  // `prism plan --stats`
   int full = -1;       // `prism plan --ranks`: 1 --full, 0 --summary, -1 by size (summary above 16 ranks)
+  bool min_memory = false;  // `prism plan --ranks --min-memory`: the least-footprint plan
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
@@ -200,7 +202,8 @@ bool takes(const command& cmd, const std::string& a) {
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   if (std::string(cmd.name) == "leaves" && (a == "--streaming" || a == "--syrk")) return true;
   if (std::string(cmd.name) == "plan" && (a == "--syrk" || a == "--herk")) return true;
-  if (std::string(cmd.name) == "plan" && (a == "--stats" || a == "--full" || a == "--summary")) return true;
+  if (std::string(cmd.name) == "plan" && (a == "--stats" || a == "--full" || a == "--summary" || a == "--min-memory"))
+    return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
@@ -234,6 +237,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--stats") {  // flag of `prism plan`
       o.stats = true;
+      continue;
+    }
+    if (a == "--min-memory") {  // flag of `prism plan --ranks`
+      o.min_memory = true;
       continue;
     }
     if (a == "--full" || a == "--summary") {  // flags of `prism plan --ranks`
@@ -507,7 +514,7 @@ void print_stats(const prism::plan& p, const options& o, double rank_memory_word
 int run_rank_plan(const options& o) {
   prism::rank_choice choice;
   try {
-    choice = prism::choose_ranks(o.p, o.ctx);
+    choice = o.min_memory ? prism::least_footprint_ranks(o.p, o.ctx) : prism::choose_ranks(o.p, o.ctx);
   } catch (const prism::plan_error& e) {
     throw bad_input(std::string("cannot plan over ") + std::to_string(o.ctx.ranks()) + " ranks: " + e.what(), "-");
   }
@@ -548,6 +555,7 @@ int run_plan(const options& o) {
   std::string why;  // a comment line before the plan
   prism::plan pl;
   if (o.ctx.ranks() > 1) return run_rank_plan(o);
+  if (o.min_memory) throw bad_input("--min-memory plans over ranks: give --ranks P with P >= 2", "plan");
   const bool rank_k = p.op != prism::operation::gemm;
   if (rank_k && (p.n == 0 || p.k == 0)) {
     why = std::string("# empty update (n or k is 0): ") + prism::to_string(p.op) +

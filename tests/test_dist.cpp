@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <cstdlib>
 #include <string>
 
 using namespace prism;
@@ -137,6 +138,39 @@ TEST_CASE("a memory cap that forces rank-level dfs phases") {
   CHECK(L->model().max_peak_bytes() <= owned + owned / 2);
   CHECK(run_case<double>(L, 1.5, -0.5, 99, false) == "");
   CHECK(run_case<double>(L, 1.0, 0.0, 98, true) == "");
+}
+
+TEST_CASE("memory caps from the least footprint up: measured <= predicted <= cap; one byte below is refused by name") {
+  const problem p{scalar_type::d, 'T', 'N', 160, 144, 600};
+  context c = one_thread();
+  c.set_ranks(world_size());
+  const std::size_t least = rank_model(least_footprint_ranks(p, c).chosen).max_peak_bytes();
+  const std::size_t roomy = rank_model(choose_ranks(p, c).chosen).max_peak_bytes();
+  CHECK(least <= roomy);
+  ::setenv("PRISM_STATS", "1", 1);  // dist::gemm measures its own memory
+  for (const std::size_t cap : {least, (least + roomy) / 2, roomy}) {
+    CAPTURE(cap);
+    context capped = one_thread();
+    capped.set_max_memory(cap);
+    auto L = dist::layout::make(MPI_COMM_WORLD, p, capped);
+    CHECK(run_case<double>(L, 1.25, 0.5, 7, false) == "");
+    if (L->active()) {
+      const std::size_t predicted = L->model().cost(L->rank()).peak_bytes();
+      CHECK(dist::last_traffic().bytes_allocated > 0);
+      CHECK(std::size_t(dist::last_traffic().bytes_allocated) <= predicted);
+      CHECK(predicted <= cap);
+    }
+  }
+  ::unsetenv("PRISM_STATS");
+  context tight = one_thread();
+  tight.set_max_memory(least - 1);
+  std::string what;
+  try {
+    dist::layout::make(MPI_COMM_WORLD, p, tight);
+  } catch (const plan_error& e) {
+    what = e.what();
+  }
+  CHECK(what.find("the least footprint is " + std::to_string(least) + " bytes per rank (1 bytes more)") != std::string::npos);
 }
 
 TEST_CASE("hand-written 3-part and 7-part rank plans run") {

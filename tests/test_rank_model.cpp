@@ -161,7 +161,7 @@ struct brute_force {
       rank_cost& rc = cost[std::size_t(r)];
       for (operand o : {operand::a, operand::b, operand::c})
         for (const piece& pc : pieces[int(o)][std::size_t(r)]) rc.owned_bytes += std::size_t(pc.count) * element_size(pr.type);
-      std::size_t peak = 0;
+      std::int64_t most[4] = {0, 0, 0, 0};  // blocks of A, B, C and staging, each at its largest
       for (int q = 0; q < phases; ++q) {
         std::int64_t in[3] = {}, out[3] = {};
         for (operand o : {operand::a, operand::b, operand::c}) {
@@ -171,12 +171,10 @@ struct brute_force {
         }
         const box& t = tasks[std::size_t(q)][std::size_t(r)];
         rc.flops += gemm_flops(pr.type, t.m, t.n, t.k);
-        std::int64_t blocks = 0;
-        for (operand o : {operand::a, operand::b, operand::c}) blocks += needed(pr, o, t).size();
-        const std::int64_t staging = std::max(in[0] + out[0] + in[1] + out[1], in[2] + out[2]);
-        peak = std::max(peak, std::size_t(blocks + staging) * element_size(pr.type));
+        for (operand o : {operand::a, operand::b, operand::c}) most[int(o)] = std::max(most[int(o)], needed(pr, o, t).size());
+        most[3] = std::max(most[3], std::max(in[0] + out[0] + in[1] + out[1], in[2] + out[2]));
       }
-      rc.buffer_bytes = peak;
+      rc.buffer_bytes = std::size_t(most[0] + most[1] + most[2] + most[3]) * element_size(pr.type);
     }
   }
 };

@@ -35,6 +35,11 @@ struct traffic {
   std::int64_t messages_received = 0;  ///< messages received
   std::int64_t messages_sent = 0;      ///< messages sent
   double seconds = 0;                  ///< wall time of the call on this rank
+  /// prism's own memory for the call on this rank, in bytes: its pieces of A, B and C,
+  /// the layout's block and exchange buffers as allocated, and the local workspace lent
+  /// during the call (measured with PRISM_STATS set, else 0). The model's prediction is
+  /// layout::model().cost(rank).peak_bytes().
+  std::int64_t bytes_allocated = 0;
 };
 
 /// A plan over a communicator's ranks with its native layout and exchange schedule.
@@ -75,6 +80,8 @@ class layout {
   /// Internal: gemm's blocks and exchange buffers, at least `bytes` (16-byte aligned),
   /// allocated on first need and kept for later calls on this layout.
   std::byte* buffers(std::size_t bytes) const;
+  /// Bytes of the buffers allocated so far (0 before the first call that needs them).
+  std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
 
  private:
   mutable std::unique_ptr<std::byte[]> buffers_;

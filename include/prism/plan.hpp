@@ -22,8 +22,9 @@
 // is "1048576@1d,4t"). DFS parts have no share. README "How to read a plan" has more.
 //
 // Under rank steps, ranks whose boxes have equal extents usually run equal local subtrees.
-// A rank's local subtree may then be written "same rank R": it runs rank R's subtree
-// (planned once), shifted to its own box. So a plan over 16,384 ranks holds a few local
+// A rank's local subtree may then be written "same rank R": it runs the local subtree
+// rank R ran last (in this phase or, under rank-level DFS steps, an earlier one), planned
+// once and shifted to its own box. So a plan over 16,384 ranks holds a few local
 // subtrees, not 16,384. Example, 4 ranks on 64 x 64 x 64, every rank's box 32 x 32 x 64:
 //
 //   bfs m rank 32@2r 32@2r

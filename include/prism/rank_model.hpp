@@ -76,7 +76,9 @@ struct rank_cost {
   std::int64_t messages = 0;             ///< messages received
   double flops = 0;                      ///< real flops of its tasks
   std::size_t owned_bytes = 0;           ///< its pieces of A, B and C (native layout)
-  std::size_t buffer_bytes = 0;          ///< peak of blocks, exchange buffers, local workspace
+  std::size_t buffer_bytes = 0;          ///< blocks and exchange buffers (each at its largest
+                                         ///< over the phases, as prism::dist allocates them)
+                                         ///< and the local subtree's workspace
   /// Elements received in all.
   std::int64_t received_total() const noexcept { return received[0] + received[1] + received[2]; }
   /// Peak bytes: owned pieces plus buffers.
@@ -221,10 +223,17 @@ using rank_grid = std::vector<rank_cut>;
 /// ranks (prime factors, or two unequal parts such as 3 + 4), on P' <= P ranks, scores
 /// the best by the exact rank_model cost, keeps those within the memory per rank and picks
 /// the least modelled time; adds rank-level DFS phases when none fits. README
-/// "Distributed" has the rules. Throws prism::plan_error when even the layout of A, B and C
-/// alone exceeds the memory per rank.
+/// "Distributed" has the rules. Throws prism::plan_error when no plan fits the memory per
+/// rank, naming the least footprint (least_footprint_ranks) and the floor.
 rank_choice choose_ranks(const problem& p, const context& ctx, const rank_rescore& rescore = {},
                          const std::vector<rank_grid>& seeds = {});
+
+/// The rank plan of least footprint (peak bytes per rank without the local levels'
+/// temporaries) that choose_ranks can build for p on ctx.ranks() ranks: single-phase trees
+/// and rank-level DFS phases up to where more phases no longer shrink the blocks. Its
+/// reason names that footprint and the floor no plan can go below (A, B and C spread
+/// evenly over all ranks). choose_ranks refuses a cap below it with the same figures.
+rank_choice least_footprint_ranks(const problem& p, const context& ctx);
 
 /// Prints, as '#' comment lines: P and P', the grid, why, the predicted volume per rank
 /// (max, mean) beside bounds::parallel_io_minus_owned, flop balance, peak memory, and the candidates.

@@ -14,6 +14,7 @@
 #include <prism/error.hpp>
 
 #include "../recursive/executor.hpp"
+#include "../runtime/runtime.hpp"
 #include "../mpi/comm.hpp"
 
 #include <algorithm>
@@ -315,6 +316,10 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
                  {"beta (imaginary part)", 9, imag_bits(beta)},
                  {"plan", 0, L.plan_hash()}},
                 local);
+  const char* stats = std::getenv("PRISM_STATS");
+  const bool measure = stats != nullptr && *stats != '\0' && std::string(stats) != "0";
+  // Measuring: the pool lets go of blocks from earlier calls, so its peak loan is this call's.
+  if (measure) ctx.runtime().pool().trim();
   if (pr.m > 0 && pr.n > 0 && L.active()) {
     if (pr.k == 0 || alpha == T(0)) {  // C = beta C, without reading C when beta = 0
       T* c = C.data();
@@ -326,22 +331,28 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
     }
   }
   last.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const char* stats = std::getenv("PRISM_STATS");
-  if (stats != nullptr && *stats != '\0' && std::string(stats) != "0") {
+  if (measure) {
+    // prism's own memory on this rank: its pieces, the layout's buffers, the workspace lent.
+    last.bytes_allocated = (A.size() + B.size() + C.size()) * std::int64_t(sizeof(T)) +
+                           std::int64_t(L.buffer_bytes() + ctx.runtime().pool().snapshot().peak_on_loan);
     const rank_model& m = L.model();
     const double elem = double(sizeof(T));
-    double mine[3] = {double(last.bytes_received), double(last.messages_received), last.seconds}, mx[3], sum[3];
-    MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, L.comm());
-    MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, L.comm());
+    const double predicted = L.active() ? double(m.cost(L.rank()).peak_bytes()) : 0;
+    double mine[5] = {double(last.bytes_received), double(last.messages_received), last.seconds,
+                      double(last.bytes_allocated), predicted},
+           mx[5], sum[5];
+    MPI_Reduce(mine, mx, 5, MPI_DOUBLE, MPI_MAX, 0, L.comm());
+    MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, L.comm());
     if (L.rank() == 0) {
       const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, L.size(), bounds::unlimited) * elem;
       std::fprintf(stderr,
                    "prism-dist: %c%c%c %lldx%lldx%lld on %d ranks (%d used, grid %s): received max %.3f MB, mean "
-                   "%.3f MB (predicted max %.3f, mean %.3f); bound %.3f MB; messages max %.0f; %.4f s\n",
+                   "%.3f MB (predicted max %.3f, mean %.3f); bound %.3f MB; messages max %.0f; %.4f s; memory max "
+                   "%.3f MB (predicted max %.3f MB)\n",
                    char(pr.type), pr.transa, pr.transb, (long long)pr.m, (long long)pr.n, (long long)pr.k, L.size(),
                    m.ranks(), m.grid().c_str(), mx[0] / 1e6, sum[0] / L.size() / 1e6,
                    double(m.max_received()) * elem / 1e6, m.mean_received() * elem * m.ranks() / L.size() / 1e6,
-                   bound / 1e6, mx[1], mx[2]);
+                   bound / 1e6, mx[1], mx[2], mx[3] / 1e6, mx[4] / 1e6);
     }
   }
 }

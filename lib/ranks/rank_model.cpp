@@ -365,7 +365,32 @@ rank_cost rank_model::compute_cost(int r) const {
     const auto it = std::lower_bound(h.begin(), h.end(), x);
     return it != h.end() && *it == x ? std::int64_t(it - h.begin()) : std::int64_t(-1);
   };
-  std::size_t peak = 0;
+  // My pieces each phase can touch: under rank-level DFS phases along d, a piece of an
+  // operand spanning d lies in one phase's box (found by its cell's start along d), else
+  // in every phase's. E.g. phases m4 over 4096 rows: A's cell at row 2048 is phase 2's.
+  std::vector<std::vector<std::size_t>> by_phase[3];
+  for (operand o : all_operands) {
+    by_phase[int(o)].assign(std::size_t(phases()), {});
+    const node& top = nodes[0];
+    const bool split = phases() > 1 && needed(o, phase_box(0)).size() < needed(o, top.shape).size();
+    for (std::size_t x = 0; x < mine[int(o)].size(); ++x) {
+      if (!split) {
+        for (int q = 0; q < phases(); ++q) by_phase[int(o)][std::size_t(q)].push_back(x);
+        continue;
+      }
+      const block cb = cell(o, mine[int(o)][x].cell);
+      const auto q = std::partition_point(phase_roots_.begin(), phase_roots_.end(), [&](int root) {
+                       const block nb = needed(o, nodes[std::size_t(root)].shape);
+                       return nb.row + nb.rows <= cb.row || nb.col + nb.cols <= cb.col;
+                     }) - phase_roots_.begin();
+      if (q < phases()) by_phase[int(o)][std::size_t(q)].push_back(x);
+    }
+  }
+  std::vector<int> peers;
+  // prism::dist allocates each block and the staging area once, at their largest over the
+  // phases, and the local subtree's workspace: the buffers are the sum of those maxima.
+  std::int64_t most_block[3] = {0, 0, 0}, most_staging = 0;
+  std::size_t most_workspace = 0;
   for (int q = 0; q < phases(); ++q) {
     const rank_task t = phases() == 1 ? only : task(q, r);
     std::int64_t in[3] = {0, 0, 0}, out[3] = {0, 0, 0};
@@ -388,32 +413,31 @@ rank_cost rank_model::compute_cost(int r) const {
           }
         }
       }
-      // What others need of my pieces (A, B), or send to them (C).
+      // What others need of my pieces (A, B), or send to them (C): one message per peer.
       std::int64_t& n = reads ? out[int(o)] : in[int(o)];
-      if (mine[int(o)].size() <= 1) {
-        for (const piece& pc : mine[int(o)]) {
-          const auto& d = needers(o, q, pc.cell);
-          const std::int64_t others = std::int64_t(d.size()) - (index_of(d, r) >= 0 ? 1 : 0);
-          n += pc.count * others;
-          if (!reads) rc.messages += others;
-        }
-      } else {
-        for (const transfer& m : reads ? outgoing(o, q, r) : incoming(o, q, r)) {
-          n += m.elements;
-          if (!reads) ++rc.messages;
-        }
+      peers.clear();
+      for (std::size_t x : by_phase[int(o)][std::size_t(q)]) {
+        const piece& pc = mine[int(o)][x];
+        const auto& d = needers(o, q, pc.cell);
+        n += pc.count * (std::int64_t(d.size()) - (index_of(d, r) >= 0 ? 1 : 0));
+        if (!reads)
+          for (int peer : d)
+            if (peer != r) peers.push_back(peer);
+      }
+      if (!reads) {
+        std::sort(peers.begin(), peers.end());
+        rc.messages += std::unique(peers.begin(), peers.end()) - peers.begin();
       }
       rc.received[int(o)] += in[int(o)];
       rc.sent[int(o)] += out[int(o)];
     }
     if (t.node < 0) continue;
     rc.flops += gemm_flops(plan_.problem().type, t.shape.m, t.shape.n, t.shape.k);
-    std::int64_t blocks = 0;
-    for (operand o : all_operands) blocks += needed(o, t.shape).size();
-    const std::int64_t staging = std::max(in[0] + out[0] + in[1] + out[1], in[2] + out[2]);
-    peak = std::max(peak, std::size_t(blocks + staging) * elem + nodes[std::size_t(t.node)].workspace_bytes);
+    for (operand o : all_operands) most_block[int(o)] = std::max(most_block[int(o)], needed(o, t.shape).size());
+    most_staging = std::max(most_staging, std::max(in[0] + out[0] + in[1] + out[1], in[2] + out[2]));
+    most_workspace = std::max(most_workspace, nodes[std::size_t(t.node)].workspace_bytes);
   }
-  rc.buffer_bytes = peak;
+  rc.buffer_bytes = std::size_t(most_block[0] + most_block[1] + most_block[2] + most_staging) * elem + most_workspace;
   return rc;
 }
 

@@ -49,6 +49,7 @@
 #include <numeric>
 #include <memory>
 #include <optional>
+#include <set>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -60,7 +61,6 @@ namespace {
 constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
 constexpr std::size_t exact_top = 12;  // trees scored exactly when the best fits
 constexpr std::size_t exact_more = 200;
-constexpr int max_phases = 64;
 constexpr int max_unequal = 64;  // unequal two-part rank splits above this many ranks: none
 constexpr int max_idle = 64;     // the exact grids of every P' in [P - 64, P] are weighed
 
@@ -319,29 +319,50 @@ int tree_ranks(const subtree& t) {
   return t.kids.empty() ? 1 : r;
 }
 
-// The local subtree already planned for a rank box's extents and share, per phase: a
-// later rank with equal ones gets a "same rank R" node instead of a copy (the local
-// planner looks only at extents and share), so a plan holds a few local subtrees however
-// many ranks it spans.
-using local_memo = std::map<std::array<std::int64_t, 5>, int>;
+// The local subtrees already planned, by a rank box's extents and share: a later rank
+// with equal ones gets a "same rank R" node instead of a copy (the local planner looks
+// only at extents and share), so a plan holds a few local subtrees however many ranks
+// and phases it spans. "same rank R" names R's latest local subtree (plan.hpp), so an
+// entry stays usable only while its subtree is still its rank's latest.
+struct local_memo {
+  std::map<std::array<std::int64_t, 5>, int> node_of;  // key -> local subtree root
+  std::vector<int> latest;                             // per rank: its latest subtree root
+
+  explicit local_memo(int ranks) : latest(std::size_t(ranks), -1) {}
+
+  // The local root for rank r's box b under resources o: a "same rank" node when an
+  // equal one is still named by its rank, else a subtree planned by `plan_fresh`.
+  template <class F>
+  int place(std::vector<node>& nodes, const box& b, const resources& o, F&& plan_fresh) {
+    const std::array<std::int64_t, 5> key{b.m, b.n, b.k, o.domains.count, o.threads};
+    const int r = o.ranks.first;
+    auto it = latest.size() > 1 ? node_of.find(key) : node_of.end();  // one rank: no rank steps to share under
+    if (it != node_of.end()) {
+      const int target = it->second;
+      if (latest[std::size_t(nodes[std::size_t(target)].owns.ranks.first)] == target) {
+        node same;
+        same.same = target;
+        nodes.push_back(same);
+        latest[std::size_t(r)] = target;
+        return int(nodes.size()) - 1;
+      }
+    }
+    const int local = plan_fresh();
+    if (local < 0) return local;
+    nodes[std::size_t(local)].owns.ranks = span{r, 1};  // derive() sets it too; latest needs it now
+    node_of[key] = local;
+    latest[std::size_t(r)] = local;
+    return local;
+  }
+};
 
 // Builds plan nodes for the rank subtree t on box b and resources r; each rank's local
 // levels get `local_budget` bytes of temporaries. Returns the subtree root, -1 when a
 // rank's box is too small for its NUMA domains.
 int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resources& r, const problem& p,
          const context& ctx, std::size_t local_budget, local_memo& memo) {
-  if (t.kids.empty()) {
-    const std::array<std::int64_t, 5> key{b.m, b.n, b.k, r.domains.count, r.threads};
-    if (auto it = memo.find(key); it != memo.end()) {
-      node same;
-      same.same = it->second;
-      nodes.push_back(same);
-      return int(nodes.size()) - 1;
-    }
-    const int local = detail::plan_local(nodes, p, b, r, ctx, local_budget);
-    if (local >= 0) memo.emplace(key, local);
-    return local;
-  }
+  if (t.kids.empty())
+    return memo.place(nodes, b, r, [&] { return detail::plan_local(nodes, p, b, r, ctx, local_budget); });
   const int index = int(nodes.size());
   nodes.emplace_back();
   node nd;
@@ -376,8 +397,8 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
   std::vector<node> nodes;
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
+  local_memo memo(ranks);
   if (phase_trees.size() == 1) {
-    local_memo memo;
     if (emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget, memo) < 0) return {};
   } else {
     nodes.emplace_back();
@@ -388,7 +409,6 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
     for (std::int64_t s : phase_sizes) nd.parts.push_back(part{s, 0, 0, 0});
     bool ok = true;
     for_each_child(nd, whole, root, [&](const child_step& ch) {
-      local_memo memo;  // per phase: "same rank R" names R's subtree in this phase
       const int kid = ok ? emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo) : -1;
       if (kid < 0) ok = false;
       nd.children.push_back(kid);
@@ -406,8 +426,10 @@ struct scored {
 
 }  // namespace
 
-rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_rescore& rescore,
-                         const std::vector<rank_grid>& seeds) {
+namespace {
+
+rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore& rescore,
+                       const std::vector<rank_grid>& seeds, bool least_memory) {
   problem p = p0;
   p.transa = detail::normalised_trans(p.transa);
   p.transb = detail::normalised_trans(p.transb);
@@ -517,22 +539,44 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
     consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
     std::stable_sort(pool.begin(), pool.end(), better);
   }
+  // What must fit the memory per rank: the peak without the local levels' temporaries
+  // (they can always do without, by m / n cuts).
+  auto footprint = [](const scored& sc) {
+    std::size_t local_ws = 0;
+    for (const node& nd : sc.p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
+    return sc.info.peak_bytes - std::min(sc.info.peak_bytes, local_ws);
+  };
   std::string dfs_note;
-  if (pool.empty() || !pool[0].info.fits) {
+  if (least_memory || pool.empty() || !pool[0].info.fits) {
     // Rank-level DFS: phases along one edge, each planned on the same ranks: the rank
-    // counts of the best single-phase trees (and all P), not every count searched.
+    // counts of the best single-phase trees (and all P), not every count searched. The
+    // phase counts climb a ladder (2..16, then by a quarter at a time up to the edge, at
+    // most 2^20 rank tasks in all) until more phases no longer shrink the footprint, so
+    // its floor is reached at any shape.
     std::vector<int> phase_ranks{P};
     for (const scored& sc : pool)
       if (std::find(phase_ranks.begin(), phase_ranks.end(), sc.info.ranks) == phase_ranks.end())
         phase_ranks.push_back(sc.info.ranks);
-    if (phase_ranks.size() > 4) phase_ranks.resize(4);
-    std::optional<scored> found;
-    for (int f = 2; f <= max_phases && !found; ++f)
+    if (phase_ranks.size() > 3) phase_ranks.resize(3);
+    const std::int64_t most = std::max<std::int64_t>(16, (std::int64_t(1) << 20) / std::max(P, 1));
+    std::vector<std::int64_t> ladder;
+    for (std::int64_t f = 2; f <= most; f = f < 16 ? f + 1 : f + f / 4) ladder.push_back(f);
+    std::optional<scored> found, least;
+    for (const scored& sc : pool)
+      if (!least || footprint(sc) < footprint(*least)) least = sc;
+    // Each (edge, rank count) climbs while a step of the ladder still shrinks its
+    // footprint by 0.05 % or more: past that, more phases only add messages.
+    std::map<std::pair<int, int>, std::size_t> last;  // (edge, ranks) -> footprint at the last step
+    std::set<std::pair<int, int>> settled;
+    for (std::int64_t f : ladder) {
+      if (found && !least_memory) break;
       for (dim d : {dim::m, dim::n, dim::k}) {
         const std::int64_t ext = extent(d, p.m, p.n, p.k);
         if (ext < f) continue;
         const std::vector<std::int64_t> sizes = detail::split(ext, std::vector<int>(std::size_t(f), 1), 1);
         for (int q : phase_ranks) {
+          const std::pair<int, int> series{int(d), q};
+          if (settled.count(series) != 0) continue;
           std::vector<tree_ptr> trees;
           for (std::int64_t sz : sizes) {
             const std::int64_t m = d == dim::m ? sz : p.m, n = d == dim::n ? sz : p.n, k = d == dim::k ? sz : p.k;
@@ -542,22 +586,44 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
           }
           if (trees.size() != sizes.size()) continue;
           auto sc = score(q, trees, d, sizes);
-          if (sc && sc->info.fits && (!found || better(*sc, *found))) found = std::move(sc);
+          if (!sc) continue;
+          const std::size_t fp = footprint(*sc);
+          if (auto it = last.find(series); it != last.end() && f > 16 && double(fp) > 0.9995 * double(it->second))
+            settled.insert(series);
+          last[series] = fp;
+          if (!least || fp < footprint(*least)) least = *sc;
+          if (sc->info.fits && (!found || better(*sc, *found))) found = std::move(sc);
         }
       }
-    if (!found) {
-      std::ostringstream os;
-      const std::size_t least = pool.empty() ? 0 : std::min_element(pool.begin(), pool.end(), [](const scored& a, const scored& b) {
-        return a.info.peak_bytes < b.info.peak_bytes; })->info.peak_bytes;
-      os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << " ranks fits " << out.memory
-         << " bytes per rank (the least footprint found: " << least << " bytes; up to " << max_phases
-         << " rank-level dfs phases tried)";
-      throw plan_error(os.str());
     }
-    dfs_note = "; no single-phase tree fits " + std::to_string(out.memory) + " bytes per rank, so " +
-               std::to_string(found->p.nodes()[0].parts.size()) + " rank-level dfs phases on " +
-               to_string(found->p.nodes()[0].cut);
-    pool.insert(pool.begin(), std::move(*found));
+    const std::size_t floor_bytes = elem * std::size_t((p.m * p.k + p.k * p.n + p.m * p.n + P - 1) / P);
+    if (least_memory && least) {
+      const std::size_t fp = footprint(*least);
+      dfs_note = ": " + std::to_string(fp) + " bytes per rank (" +
+                 std::to_string(least->p.nodes()[0].kind == step_kind::dfs && least->p.nodes()[0].where == level::rank
+                                    ? least->p.nodes()[0].parts.size() : 1) +
+                 " phases); no plan holds less than " + std::to_string(floor_bytes) +
+                 " bytes per rank, the operands alone spread over all ranks";
+      pool.insert(pool.begin(), std::move(*least));
+      pool[0].info.fits = fp <= out.memory;
+    } else if (!found) {
+      std::ostringstream os;
+      os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << " ranks fits " << out.memory
+         << " bytes per rank";
+      if (least) {
+        const std::size_t fp = footprint(*least);
+        os << ": the least footprint is " << fp << " bytes per rank (" << fp - std::min(fp, out.memory)
+           << " bytes more), with the rank steps " << rank_model(least->p).grid();
+      }
+      os << "; no plan holds less than " << floor_bytes << " bytes per rank (A, B and C alone, spread over " << P
+         << " ranks); prism plan --ranks " << P << " --min-memory prints the least-footprint plan";
+      throw plan_error(os.str());
+    } else {
+      dfs_note = "; no single-phase tree fits " + std::to_string(out.memory) + " bytes per rank, so " +
+                 std::to_string(found->p.nodes()[0].parts.size()) + " rank-level dfs phases on " +
+                 to_string(found->p.nodes()[0].cut);
+      pool.insert(pool.begin(), std::move(*found));
+    }
   }
 
   // The chosen plan, rebuilt with its local levels' share of the memory as their budget.
@@ -573,7 +639,7 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
       std::vector<node> nodes;
       bool ok = true;
       const auto& old = best.p.nodes();
-      local_memo memo;
+      local_memo memo(best.p.ranks());
       std::function<int(int)> copy = [&](int i) -> int {
         const node& nd = old[std::size_t(i)];
         if (nd.kind != step_kind::leaf && nd.where == level::rank) {
@@ -581,23 +647,13 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
           nodes.emplace_back();
           node fresh = nd;
           fresh.children.clear();
-          for (int c : nd.children) {
-            if (nd.kind == step_kind::dfs) memo.clear();  // each phase names its own subtrees
-            fresh.children.push_back(copy(c));
-          }
+          for (int c : nd.children) fresh.children.push_back(copy(c));
           nodes[std::size_t(index)] = std::move(fresh);
           return index;
         }
-        const std::array<std::int64_t, 5> key{nd.shape.m, nd.shape.n, nd.shape.k, nd.owns.domains.count, nd.owns.threads};
-        if (auto it = memo.find(key); it != memo.end()) {
-          node same;
-          same.same = it->second;
-          nodes.push_back(same);
-          return int(nodes.size()) - 1;
-        }
-        const int local = detail::plan_local(nodes, p, nd.shape, nd.owns, ctx, budget);
+        const int local = memo.place(nodes, nd.shape, nd.owns,
+                                     [&] { return detail::plan_local(nodes, p, nd.shape, nd.owns, ctx, budget); });
         if (local < 0) ok = false;
-        else memo.emplace(key, local);
         return local;
       };
       copy(0);
@@ -612,14 +668,25 @@ rank_choice choose_ranks(const problem& p0, const context& ctx, const rank_resco
   for (scored& sc : pool) out.candidates.push_back(sc.info);
   std::ostringstream why;
   const rank_candidate& c = out.candidates[0];
-  why << "least modelled time (flops / " << out.flop_rate / 1e9 << " GF/s + bytes received / " << out.bandwidth / 1e9
-      << " GB/s per rank)";
+  if (least_memory) why << "least footprint per rank of the plans searched";
+  else
+    why << "least modelled time (flops / " << out.flop_rate / 1e9 << " GF/s + bytes received / " << out.bandwidth / 1e9
+        << " GB/s per rank)";
   if (c.ranks < P) why << "; " << P - c.ranks << " of " << P << " ranks sit out: fewer ranks model faster here";
   why << dfs_note;
   out.reason = why.str();
   out.chosen = std::move(best.p);
   return out;
 }
+
+}  // namespace
+
+rank_choice choose_ranks(const problem& p, const context& ctx, const rank_rescore& rescore,
+                         const std::vector<rank_grid>& seeds) {
+  return plan_ranks(p, ctx, rescore, seeds, false);
+}
+
+rank_choice least_footprint_ranks(const problem& p, const context& ctx) { return plan_ranks(p, ctx, {}, {}, true); }
 
 void print_rank_report(std::ostream& os, const rank_choice& choice) {
   const plan& pl = choice.chosen;

@@ -117,7 +117,8 @@ void plan::derive() {
     fail("domains must be in 1..threads");
   const std::size_t elem = element_size(problem_.type);
   std::vector<char> seen(nodes_.size(), 0);
-  // The local root of each rank seen so far (the latest phase's): "same rank R" names it.
+  // The local subtree each rank ran last (its latest phase's, or the target of its "same
+  // rank" node there): "same rank R" names it.
   std::vector<int> local_root(root_.ranks.count > 1 ? std::size_t(root_.ranks.count) : 0, -1);
 
   // `outer`: the level of the nearest step above (steps below it may not be further out).
@@ -154,7 +155,7 @@ void plan::derive() {
                  node_text(t) + ")");
           nd.same = target;
           nd.workspace_bytes = t.workspace_bytes;
-          local_root[std::size_t(r.ranks.first)] = i;
+          local_root[std::size_t(r.ranks.first)] = target;  // "same rank <this rank>" names the target too
           return;
         }
         if (rank_root) local_root[std::size_t(r.ranks.first)] = i;
