@@ -312,12 +312,14 @@ struct Grid {
   int myrow = -1, mycol = -1;
 };
 
-/// Every grid pr x pc <= np in the three orders; collective over all processes.
-std::vector<Grid> make_grids(int np) {
+/// Every grid pr x pc <= np in the three orders, or only the shapes in `only` (e.g.
+/// {{4, 4}} from --grids 4x4); collective over all processes.
+std::vector<Grid> make_grids(int np, const std::vector<std::pair<int, int>>& only = {}) {
   std::vector<Grid> grids;
   for (int pr = 1; pr <= np; ++pr)
     for (int pc = 1; pr * pc <= np; ++pc)
       for (char order : {'R', 'C', 'M'}) {
+        if (!only.empty() && std::find(only.begin(), only.end(), std::make_pair(pr, pc)) == only.end()) continue;
         Grid g;
         g.pr = pr;
         g.pc = pc;
@@ -943,8 +945,8 @@ class StatsTap {
     saved_ = -1;
     g_err_fd = 2;
   }
-  long prism = 0, backend = 0;
-  std::string first_prism, first_backend;
+  long prism = 0, backend = 0, off_model = 0;  // off_model: lines whose counted bytes are not the predicted
+  std::string first_prism, first_backend, first_off_model;
 
  private:
   /// The reader thread: splits the pipe's bytes into lines and sorts them.
@@ -966,6 +968,15 @@ class StatsTap {
   void take(const std::string& line) {
     if (line.rfind("prism-scalapack: route=prism", 0) == 0) {
       if (prism++ == 0) first_prism = line;
+      // The bytes the busiest process received, as counted, against the model's.
+      const auto field = [&](const char* name) {
+        const std::size_t at = line.find(name);
+        if (at == std::string::npos) return std::string();
+        const std::size_t from = at + std::strlen(name);
+        return line.substr(from, line.find(' ', from) - from);
+      };
+      const std::string got = field(" recv_max_MB="), want = field(" pred_max_MB=");
+      if (!want.empty() && got != want && off_model++ == 0) first_off_model = line;
     } else if (line.rfind("prism-scalapack: route=backend", 0) == 0) {
       if (backend++ == 0) first_backend = line;
     } else {
@@ -1051,7 +1062,22 @@ int main(int argc, char** argv) {
   }
   if (fails != 0) MPI_Abort(MPI_COMM_WORLD, 1);
 
-  const std::vector<Grid> grids = make_grids(np);
+  // --grids PRxPC,...: only those grid shapes (many processes, few grids), and no
+  // invalid-argument cases (the np 1..8 runs have them).
+  std::vector<std::pair<int, int>> only;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--grids=", 8) == 0)
+      for (const char* at = argv[i] + 8; *at != '\0';) {
+        int pr = 0, pc = 0, used = 0;
+        if (std::sscanf(at, "%dx%d%n", &pr, &pc, &used) != 2 || pr < 1 || pc < 1 || pr * pc > np) {
+          if (g_rank == 0) std::printf("test_pgemm: --grids wants PRxPC,... with PR * PC <= %d, got '%s'\n", np, at);
+          MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        only.emplace_back(pr, pc);
+        at += used;
+        if (*at == ',') ++at;
+      }
+  const std::vector<Grid> grids = make_grids(np, only);
 
   // --list: print the cases (rank 0) and stop.
   for (int i = 1; i < argc; ++i)
@@ -1097,7 +1123,7 @@ int main(int argc, char** argv) {
   // reversed-map 1 x (np-1) grid that leaves world rank 0 out. A harness build runs only the
   // reference's side (the uniform cases).
   int error_checks = 0;
-  {
+  if (only.empty()) {
     int pr = 1;
     for (int d = 1; d * d <= np; ++d)
       if (np % d == 0) pr = d;
@@ -1134,6 +1160,11 @@ int main(int argc, char** argv) {
     long lines[2] = {tap.prism, tap.backend}, all[2] = {0, 0};
     MPI_Allreduce(lines, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (tap.backend > 0) std::printf("test_pgemm: rank %d: %s", g_rank, tap.first_backend.c_str());
+    if (tap.off_model > 0) {
+      std::printf("test_pgemm: FAIL rank %d: %ld calls received other bytes than predicted; first: %s", g_rank,
+                  tap.off_model, tap.first_off_model.c_str());
+      ++total_fails;
+    }
     if (g_rank == 0) {
       std::printf("test_pgemm: PRISM_STATS: %ld route=prism lines, %ld route=backend, %ld calls with M, N > 0, %d "
                   "in all%s%s",
