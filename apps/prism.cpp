@@ -32,6 +32,7 @@
 #include <new>
 #include <random>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -360,8 +361,9 @@ timing time_calls(int reps, F&& f) {
     for (long r = 0; r < calls; ++r) f();
     return seconds_since(t0);
   };
+  f();  // warm-up, untimed: a process's first call loads the leaf libraries (tens of ms)
   long calls = 1;
-  double t = batch(calls);  // also the warm-up
+  double t = batch(calls);
   while (t < min_timing && calls < (1L << 40)) {
     calls = t > min_timing / 100 ? long(std::ceil(double(calls) * 1.2 * min_timing / t)) : calls * 100;
     t = batch(calls);
@@ -548,7 +550,7 @@ int run_plan(const options& o) {
                   p.flops(), o.ctx.small_flops());
     why = line;
     prism::node leaf;
-    leaf.backend = prism::detail::choose_leaf(o.ctx.leaf(), p.type, p.m, p.n, p.k, p.transa, p.transb);
+    leaf.backend = prism::detail::choose_leaf(o.ctx.description(), o.ctx.leaf(), p.type, p.m, p.n, p.k, p.transa, p.transb);
     pl = prism::plan(p, prism::resources{}, {leaf});  // one rank, one domain, one thread: the caller's
   } else {
     try {
@@ -718,6 +720,11 @@ int run_leaves(const options& o) {
   const auto& cpu = prism::detail::this_cpu();
   const char* lk = std::getenv("PRISM_LEAF_KERNELS");
   std::printf("# cpu: %s\n", cpu.describe().c_str());
+  std::printf("# %s\n", o.ctx.description().summary().c_str());
+  {  // the description itself, as a machine file holds it
+    std::istringstream lines(o.ctx.description().to_string());
+    for (std::string line; std::getline(lines, line);) std::printf("#   %s\n", line.c_str());
+  }
   std::printf("# PRISM_LEAF_KERNELS: %s\n", lk != nullptr && *lk != '\0' ? lk : "unset (auto for both)");
   const blas_library& ob = prism::detail::leaf_library(leaf_backend::openblas);
   const blas_library& bl = prism::detail::leaf_library(leaf_backend::blis);
@@ -760,7 +767,7 @@ int run_leaves(const options& o) {
       char shape[64];
       std::snprintf(shape, sizeof shape, "%lld x %lld x %lld", (long long)m, (long long)n, (long long)k);
       std::printf("%-26s %4c %12.2f %12.2f %8.2f %9s\n", shape, letter, r_ob, r_bl, r_bl / r_ob,
-                  to_string(prism::detail::choose_leaf(leaf_backend::automatic, t, m, n, k)));
+                  to_string(prism::detail::choose_leaf(o.ctx.description(), leaf_backend::automatic, t, m, n, k)));
       std::fflush(stdout);
     }
   }
