@@ -141,6 +141,9 @@ bad "^prism: unknown option '--stats' for 'prism bench'" -- bench 64 64 64 --sta
 bad "^prism: unknown option '--stat' for 'prism plan'" -- plan 64 64 64 --stat
 bad "^prism: N must be a whole number >= 0, got '-4'" -- plan 64 -4 64 --stats
 bad "^prism: --topology: hwloc: invalid synthetic topology 'l1d:x'" -- plan 64 64 64 --stats --topology l1d:x
+# prism tune refuses to overwrite an example machine, and takes only its own options.
+bad "describes an example machine; give --out FILE" -- tune --out "$example_machine"
+bad "^prism: unknown option '--threads' for 'prism tune'" -- tune --threads 2
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).
