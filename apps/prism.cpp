@@ -130,7 +130,7 @@ const command commands[] = {
      "  recursion against one leaf on cubes) and the drop-in's prism efficiency (1024^3), and\n"
      "  writes them to a machine file: FILE, else PRISM_MACHINE, else ~/.cache/prism/machine.\n"
      "  Later runs on this CPU read it (README \"The machine description\"); best of R timings\n"
-     "  (default 3).\n"},
+     "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"},
     {"bound", false, false,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
