@@ -26,12 +26,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <limits>
 #include <new>
 #include <random>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -50,6 +53,7 @@ const char* general_help =
     "  bench M N K [options]    time prism against threaded OpenBLAS on one shape\n"
     "  leaves [--reps R]        the leaf libraries' kernel sets (what prism chose and why), and\n"
     "                           OpenBLAS, BLIS and the streaming leaf timed on leaf shapes\n"
+    "  tune [--out FILE]        measure this machine's crossovers and write its machine file\n"
     "  run M N K [options]      (under mpirun) one distributed multiply: plan, time, bytes per rank\n"
     "  bound M N K [options]    lower bounds on the words an M x N x K product moves, per rank and\n"
     "                           per level of the machine, beside the classic decompositions' costs\n"
@@ -121,6 +125,15 @@ const command commands[] = {
      "  against BLIS, all four for the streaming leaf). --streaming: the streaming table only.\n"
      "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, trans N and T/C) against the\n"
      "  OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves (n <= 128, long k).\n"},
+    {"tune", false, true,
+     "usage: prism tune [--out FILE] [--reps R]\n"
+     "  Measures this machine's crossovers (about a minute on 2 cores): the streaming leaf against\n"
+     "  the best BLAS leaf (stream_bytes: 8 x 8 NN double; stream_far_bytes: 32 x 32 TN double;\n"
+     "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
+     "  recursion against one leaf on cubes) and the drop-in's prism efficiency (1024^3), and\n"
+     "  writes them to a machine file: FILE, else PRISM_MACHINE, else ~/.cache/prism/machine.\n"
+     "  Later runs on this CPU read it (README \"The machine description\"); best of R timings\n"
+     "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"},
     {"bound", false, false,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
@@ -188,6 +201,8 @@ struct options {
   bool stats = false;  // `prism plan --stats`
   int full = -1;       // `prism plan --ranks`: 1 --full, 0 --summary, -1 by size (summary above 16 ranks)
   bool min_memory = false;  // `prism plan --ranks --min-memory`: the least-footprint plan
+  std::string tune_out;     // `prism tune --out`
+  bool reps_given = false;  // --reps was given
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
@@ -199,6 +214,7 @@ bool takes(const command& cmd, const std::string& a) {
                                             "--memory"};
   if (a == "--reps") return cmd.reps;
   if (std::string(cmd.name) == "leaves" && a == "--types") return true;
+  if (std::string(cmd.name) == "tune" && a == "--out") return true;
   if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   if (std::string(cmd.name) == "leaves" && (a == "--streaming" || a == "--syrk")) return true;
   if (std::string(cmd.name) == "plan" && (a == "--syrk" || a == "--herk")) return true;
@@ -286,6 +302,8 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         if (v.empty() || v.find_first_not_of("sdcz") != std::string::npos)
           throw bad_input("--types must be letters from s, d, c, z (e.g. dz), got '" + v + "'", hint);
         o.leaf_types = v, o.leaf_types_given = true;
+      } else if (a == "--out") {
+        o.tune_out = v;
       } else if (a == "--seed") {
         o.run.seed = std::uint64_t(parse_int(v, a, 0, std::numeric_limits<std::int64_t>::max(), hint));
       } else if (a == "--max-memory" || a == "--memory") {
@@ -309,6 +327,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         topology_given = true;
       } else {
         o.reps = o.run.reps = int(parse_int(v, a, 1, 1000000, hint));
+        o.reps_given = true;
       }
     } catch (const prism::error& e) {  // the library's own check of the value
       throw bad_input(a + ": " + e.what(), hint);
@@ -374,8 +393,9 @@ timing time_calls(int reps, F&& f) {
     for (long r = 0; r < calls; ++r) f();
     return seconds_since(t0);
   };
+  f();  // warm-up, untimed: a process's first call loads the leaf libraries (tens of ms)
   long calls = 1;
-  double t = batch(calls);  // also the warm-up
+  double t = batch(calls);
   while (t < min_timing && calls < (1L << 40)) {
     calls = t > min_timing / 100 ? long(std::ceil(double(calls) * 1.2 * min_timing / t)) : calls * 100;
     t = batch(calls);
@@ -584,7 +604,7 @@ int run_plan(const options& o) {
                   p.flops(), o.ctx.small_flops());
     why = line;
     prism::node leaf;
-    leaf.backend = prism::detail::choose_leaf(o.ctx.leaf(), p.type, p.m, p.n, p.k, p.transa, p.transb);
+    leaf.backend = prism::detail::choose_leaf(o.ctx.description(), o.ctx.leaf(), p.type, p.m, p.n, p.k, p.transa, p.transb);
     pl = prism::plan(p, prism::resources{}, {leaf});  // one rank, one domain, one thread: the caller's
   } else {
     try {
@@ -754,6 +774,11 @@ int run_leaves(const options& o) {
   const auto& cpu = prism::detail::this_cpu();
   const char* lk = std::getenv("PRISM_LEAF_KERNELS");
   std::printf("# cpu: %s\n", cpu.describe().c_str());
+  std::printf("# %s\n", o.ctx.description().summary().c_str());
+  {  // the description itself, as a machine file holds it
+    std::istringstream lines(o.ctx.description().to_string());
+    for (std::string line; std::getline(lines, line);) std::printf("#   %s\n", line.c_str());
+  }
   std::printf("# PRISM_LEAF_KERNELS: %s\n", lk != nullptr && *lk != '\0' ? lk : "unset (auto for both)");
   const blas_library& ob = prism::detail::leaf_library(leaf_backend::openblas);
   const blas_library& bl = prism::detail::leaf_library(leaf_backend::blis);
@@ -796,7 +821,7 @@ int run_leaves(const options& o) {
       char shape[64];
       std::snprintf(shape, sizeof shape, "%lld x %lld x %lld", (long long)m, (long long)n, (long long)k);
       std::printf("%-26s %4c %12.2f %12.2f %8.2f %9s\n", shape, letter, r_ob, r_bl, r_bl / r_ob,
-                  to_string(prism::detail::choose_leaf(leaf_backend::automatic, t, m, n, k)));
+                  to_string(prism::detail::choose_leaf(o.ctx.description(), leaf_backend::automatic, t, m, n, k)));
       std::fflush(stdout);
     }
   }
@@ -1026,8 +1051,165 @@ int run_bound(const std::vector<std::string>& args) {
   return 0;
 }
 
+// ---- prism tune: this machine's crossovers, written to a machine file ----------------------
+//
+// Each crossover is the smallest size of a series from which the streaming leaf (or the
+// recursion) was at least as fast as the alternative, within a band `tie` for noise, at that
+// size and at every larger one measured, so one noisy win below a loss does not count.
+// Example, tie 0.97: streaming / best BLAS ratios 0.7, 0.9, 1.1, 0.95, 1.2, 1.3 over sizes
+// s0..s5 give s4 (s2 won, but s3 lost after it; 0.98 there would have counted as a tie and
+// given s2). A series that never wins gives twice its largest size ("not within the sizes
+// measured"); one that always wins gives its smallest.
+struct crossover {
+  double value = 0;
+  bool never = false;
+};
+
+crossover find_crossover(const std::vector<double>& sizes, const std::vector<double>& ratios, double tie) {
+  std::size_t from = sizes.size();
+  while (from > 0 && ratios[from - 1] >= tie) --from;
+  if (from == sizes.size()) return {2 * sizes.back(), true};
+  return {sizes[from], false};
+}
+
+// Seconds per call of the faster of prism's OpenBLAS and BLIS leaves, and of the streaming
+// leaf, for one m x n x k product of type T with trans pair (ta, tb), one thread.
+template <class T>
+std::pair<double, double> leaf_times(int reps, int m, int n, int k, char ta, char tb) {
+  const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
+  const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
+  const int lda = ta == 'N' ? m : k, ldb = tb == 'N' ? k : n;
+  auto A = random_matrix<T>(std::size_t(m) * k, 1), B = random_matrix<T>(std::size_t(k) * n, 2);
+  std::vector<T> C(std::size_t(m) * n);
+  auto blas = [&](const prism::detail::blas_library& lib) {
+    return time_calls(reps, [&] { lib.gemm<T>(ta, tb, m, n, k, T(1), A.data(), lda, B.data(), ldb, T(0), C.data(), m); })
+        .seconds;
+  };
+  const double best_blas = std::min(blas(ob), blas(bl));
+  const double streaming = time_calls(reps, [&] {
+                             prism::detail::streaming_gemm<T>(ta, tb, m, n, k, T(1), A.data(), lda, B.data(), ldb,
+                                                              T(0), C.data(), m);
+                           }).seconds;
+  return {best_blas, streaming};
+}
+
+// The streaming leaf against the best BLAS leaf over k = k0, 2 k0, ..., k1 for one shape
+// class; sizes are bytes of A and B, or k itself when `by_k`. Prints one line a size.
+template <class T>
+crossover streaming_crossover(const char* name, int reps, int m, int n, char ta, char tb, std::int64_t k0,
+                              std::int64_t k1, bool by_k) {
+  std::vector<double> sizes, ratios;
+  for (std::int64_t k = k0; k <= k1; k *= 2) {
+    const auto [blas, streaming] = leaf_times<T>(reps, m, n, int(k), ta, tb);
+    const double bytes = double(m + n) * double(k) * double(sizeof(T));
+    sizes.push_back(by_k ? double(k) : bytes);
+    ratios.push_back(blas / streaming);
+    std::printf("#   %-17s %3d x %3d x %8lld %c%c %c: %7.1f MiB of A and B, streaming / best BLAS leaf %.2f\n", name, m,
+                n, static_cast<long long>(k), ta, tb, char(prism::scalar_type_of<T>()), bytes / (1 << 20),
+                ratios.back());
+    std::fflush(stdout);
+  }
+  // A tie counts for the streaming leaf: it packs nothing and leaves the caches to others.
+  return find_crossover(sizes, ratios, 0.97);
+}
+
+int run_tune(const options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int reps = o.reps_given ? o.reps : 3;
+  std::string path = o.tune_out;
+  if (path.empty()) {
+    const char* env = std::getenv("PRISM_MACHINE");
+    path = env != nullptr && *env != '\0' ? env : prism::machine_file_default();
+  }
+  if (path.empty()) throw bad_input("no file to write: give --out FILE, or set PRISM_MACHINE or HOME", "tune");
+  {  // never overwrite an example machine (PRISM_MACHINE may name one for plans)
+    std::ifstream old(path);
+    std::stringstream text;
+    text << old.rdbuf();
+    if (old && prism::machine_description::is_example_text(text.str()))
+      throw bad_input(path + " describes an example machine; give --out FILE for this machine's file", "tune");
+  }
+  prism::machine_description d = prism::machine_description::detect();
+  std::printf("# prism tune: %s, %d cores, streaming kernel %s; best of %d timings of >= %g s, 1 thread unless said\n",
+              d.cpu().c_str(), d.cores(), d.simd().c_str(), reps, min_timing);
+  // The streaming leaf's thresholds (streaming_preferred): m, n <= 16 real from stream_bytes,
+  // the dot kernel ('TN' 32 x 32) from stream_far_bytes, complex small leaves from
+  // stream_complex_k.
+  auto set = [&](prism::machine_key key, const crossover& c) {
+    d.set_measured(key, c.value);
+    std::printf("# %s: %.6g measured%s\n", prism::to_string(key), c.value,
+                c.never ? " (no crossover within the sizes measured: twice the largest)" : "");
+  };
+  set(prism::machine_key::stream_bytes,
+      streaming_crossover<double>("stream_bytes", reps, 8, 8, 'N', 'N', 1 << 10, 1 << 20, false));
+  set(prism::machine_key::stream_far_bytes,
+      streaming_crossover<double>("stream_far_bytes", reps, 32, 32, 'T', 'N', 1 << 12, 1 << 19, false));
+  set(prism::machine_key::stream_complex_k,
+      streaming_crossover<std::complex<double>>("stream_complex_k", reps, 8, 8, 'N', 'N', 16, 2048, true));
+  // The small-call threshold: prism's recursion on all threads against one leaf call, on
+  // cubes n = 24 .. 256 (each step x 1.25): small_flops = 2 n^3 at the crossover.
+  {
+    prism::context rec = o.ctx, one = o.ctx;
+    rec.set_description(d).set_small_flops(0);
+    one.set_description(d).set_small_flops(std::numeric_limits<double>::max());
+    std::vector<double> sizes, ratios;
+    for (double x = 24; x <= 256; x *= 1.25) {
+      const int n = int(x) / 8 * 8;
+      auto A = random_matrix<double>(std::size_t(n) * n, 1), B = random_matrix<double>(std::size_t(n) * n, 2);
+      std::vector<double> C(std::size_t(n) * n);
+      auto call = [&](const prism::context& c) {
+        return time_calls(reps, [&] {
+                 prism::gemm<double>('N', 'N', n, n, n, 1.0, A.data(), n, B.data(), n, 0.0, C.data(), n, c);
+               }).seconds;
+      };
+      const double t_one = call(one), t_rec = call(rec);
+      sizes.push_back(2.0 * n * n * n);
+      ratios.push_back(t_one / t_rec);
+      std::printf("#   small_flops       %3d^3 d: recursion on %d threads / one leaf %.2f\n", n, rec.threads(),
+                  ratios.back());
+      std::fflush(stdout);
+    }
+    // A tie counts for the single leaf: it keeps the other threads free.
+    set(prism::machine_key::small_flops, find_crossover(sizes, ratios, 1.0));
+  }
+  // The drop-in's rate model: prism's rate on a square as a share of threads x its leaf rate.
+  {
+    const int n = 1024;
+    auto A = random_matrix<double>(std::size_t(n) * n, 1), B = random_matrix<double>(std::size_t(n) * n, 2);
+    std::vector<double> C(std::size_t(n) * n);
+    prism::context all = o.ctx;
+    all.set_description(d);
+    const auto& leaf = prism::detail::leaf_library(prism::detail::choose_blas_leaf(prism::scalar_type::d, n, n, n));
+    const double t_leaf = time_calls(reps, [&] {
+                            leaf.gemm<double>('N', 'N', n, n, n, 1.0, A.data(), n, B.data(), n, 0.0, C.data(), n);
+                          }).seconds;
+    const double t_all = time_calls(reps, [&] {
+                           prism::gemm<double>('N', 'N', n, n, n, 1.0, A.data(), n, B.data(), n, 0.0, C.data(), n, all);
+                         }).seconds;
+    const int threads = std::min(all.threads(), d.cores());
+    const double efficiency = std::clamp(t_leaf / t_all / threads, 0.05, 1.0);
+    std::printf("#   dropin_efficiency %d^3 d: prism on %d threads %.1f GF/s, leaf %.1f GF/s on 1\n", n, threads,
+                2.0 * n * n * n / t_all * 1e-9, 2.0 * n * n * n / t_leaf * 1e-9);
+    set(prism::machine_key::dropin_efficiency, {efficiency, false});
+  }
+  std::printf("# dropin_model_flops: left to the model (%.0f)\n", d.value(prism::machine_key::dropin_model_flops));
+  d.set_source("file " + path);
+  const std::filesystem::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << d.to_string();
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+  std::printf("# wrote %s in %.0f s:\n%s", path.c_str(), seconds_since(t0), d.to_string().c_str());
+  return 0;
+}
+
 int run(const std::vector<std::string>& args) {
-  if (args.size() < 2) throw bad_input("missing command (plan, bench, bound, leaves or help)", "");
+  if (args.size() < 2) throw bad_input("missing command (plan, bench, bound, leaves, tune or help)", "");
   const std::string& name = args[1];
   if (name == "--version") {
     if (args.size() > 2) throw bad_input("--version takes no arguments", "");
@@ -1065,6 +1247,7 @@ int run(const std::vector<std::string>& args) {
     throw bad_input("prism run needs the MPI build: configure with -DPRISM_WITH_MPI=ON (libopenmpi-dev)", "-");
 #endif
   }
+  if (std::string(c->name) == "tune") return run_tune(o);
   return run_leaves(o);
 }
 

@@ -99,7 +99,9 @@ good "^usage: prism bench M N K" -- bench 8 8 8 -h
 good "max_memory=1073741824" -- plan 8 8 8 --max-memory 1G
 good "max_memory=65536 " PRISM_MAX_MEMORY=64K -- plan 8 8 8
 good "^# empty product" -- plan 0 8 8
-good "^# small call: 8192 flops < PRISM_SMALL_FLOPS 1185408, runs as one leaf on the caller's thread$" -- plan 16 16 16
+# The threshold is the machine's (2·84³ on the example machine, whose description pins it).
+example_machine="$(cd "$(dirname "$0")/.." && pwd)/docs/machines/epyc-2c.machine"
+good "^# small call: 8192 flops < PRISM_SMALL_FLOPS 1185408, runs as one leaf on the caller's thread$" PRISM_MACHINE="$example_machine" -- plan 16 16 16
 [ "$(grep -c '^ *leaf' "$out")" -eq 1 ] || fail "prism plan 16 16 16 shows more than one leaf"
 good "^bfs [mnk] thread" -- plan 16 16 16 --small-flops 0 --trans tn --type z
 good "^bfs k thread" -- plan 64 64 65536 --threads 8
@@ -143,6 +145,9 @@ bad "^prism: unknown option '--stats' for 'prism bench'" -- bench 64 64 64 --sta
 bad "^prism: unknown option '--stat' for 'prism plan'" -- plan 64 64 64 --stat
 bad "^prism: N must be a whole number >= 0, got '-4'" -- plan 64 -4 64 --stats
 bad "^prism: --topology: hwloc: invalid synthetic topology 'l1d:x'" -- plan 64 64 64 --stats --topology l1d:x
+# prism tune refuses to overwrite an example machine, and takes only its own options.
+bad "describes an example machine; give --out FILE" -- tune --out "$example_machine"
+bad "^prism: unknown option '--threads' for 'prism tune'" -- tune --threads 2
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us|ms|s) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).

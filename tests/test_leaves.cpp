@@ -12,6 +12,7 @@
 #include "blas/blas_library.hpp"
 #include "blas/blis_expert.hpp"
 #include "blas/leaf_kernels.hpp"
+#include "support/machines.hpp"
 #include "support/reference.hpp"
 #include "support/skip.hpp"
 
@@ -141,24 +142,24 @@ TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels ar
   const int ob_bits = detail::kernel_vector_bits(ob), bl_bits = detail::kernel_vector_bits(bl);
   const leaf_backend large = bl_bits > 0 && bl_bits >= ob_bits ? leaf_backend::blis : leaf_backend::openblas;
   INFO("OpenBLAS kernels: ", ob, " (", ob_bits, " bits), BLIS kernels: ", bl, " (", bl_bits, " bits)");
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) == large);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 128, 128, 4096) == large);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 2048, 1024, 64) == large);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) == large);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 128, 128, 4096) == large);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::s, 2048, 1024, 64) == large);
   // OpenBLAS whatever the kernels: small m or n, float squares, complex.
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20, 'T', 'N') == leaf_backend::openblas);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20, 'T', 'N') == leaf_backend::openblas);
   CHECK(detail::choose_blas_leaf(scalar_type::d, 64, 64, 1 << 20) == leaf_backend::openblas);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::d, 127, 4096, 4096) == leaf_backend::openblas);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 1024, 1024, 1024) == leaf_backend::openblas);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::s, 4, 4096, 4096) == leaf_backend::openblas);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::z, 4096, 4096, 64) == leaf_backend::openblas);
-  CHECK(choose_leaf(leaf_backend::automatic, scalar_type::c, 2048, 2048, 2048) == leaf_backend::openblas);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 127, 4096, 4096) == leaf_backend::openblas);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::s, 1024, 1024, 1024) == leaf_backend::openblas);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::s, 4, 4096, 4096) == leaf_backend::openblas);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::z, 4096, 4096, 64) == leaf_backend::openblas);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::c, 2048, 2048, 2048) == leaf_backend::openblas);
   CHECK(!ob.empty());
 }
 
 TEST_CASE("auto resolves to a concrete backend for every leaf") {
   for (auto t : {scalar_type::s, scalar_type::d, scalar_type::c, scalar_type::z})
-    CHECK(detail::choose_leaf(leaf_backend::automatic, t, 64, 64, 4096) != leaf_backend::automatic);
-  CHECK(detail::choose_leaf(leaf_backend::blis, scalar_type::d, 4, 4, 4) == leaf_backend::blis);
+    CHECK(detail::choose_leaf(test::epyc_2c(), leaf_backend::automatic, t, 64, 64, 4096) != leaf_backend::automatic);
+  CHECK(detail::choose_leaf(test::epyc_2c(), leaf_backend::blis, scalar_type::d, 4, 4, 4) == leaf_backend::blis);
 }
 
 // The common host: a program (NumPy, say) with the system's threaded OpenBLAS loaded

@@ -11,6 +11,7 @@
 
 #include "blas/blas_library.hpp"
 #include "leaves/streaming.hpp"
+#include "support/machines.hpp"
 #include "support/reference.hpp"
 
 #include <hwy/highway.h>  // hwy::SetSupportedTargetsForTest: each instruction set in turn
@@ -223,7 +224,30 @@ TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU ca
   }
   hwy::SetSupportedTargetsForTest(0);
   CHECK(std::string(detail::streaming_target()) == best);
-  CHECK(targets >= 2);  // at least one SIMD set and the scalar fallback
+  // At least one SIMD set and the scalar fallback; with PRISM_SIMD=scalar (ctest's
+  // test_streaming_simd_scalar) the SIMD sets are disabled, and only the fallback runs.
+  const char* forced = std::getenv("PRISM_SIMD");
+  CHECK(targets >= (forced != nullptr && std::strcmp(forced, "scalar") == 0 ? 1 : 2));
+}
+
+TEST_CASE("PRISM_SIMD forces the streaming kernels down to AVX2 or to the scalar fallback") {
+  // Before any hwy::SupportedTargets() call: in Highway 1.0 that call re-detects and points
+  // the dispatch back at the best target, undoing hwy::DisableTargets until the next one.
+  const char* forced = std::getenv("PRISM_SIMD");
+  const std::string target = detail::streaming_target();
+  const std::string described = default_description().simd();
+  INFO("PRISM_SIMD=", forced != nullptr ? forced : "(unset)", ", target ", target, ", described ", described);
+  CHECK(described == target);
+  if (forced != nullptr && std::strcmp(forced, "avx2") == 0) {
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) CHECK(target == "AVX2");
+    else CHECK(target.rfind("AVX", 0) != 0);  // a CPU without AVX2 stays below it
+  } else if (forced != nullptr && std::strcmp(forced, "scalar") == 0) {
+    CHECK((target == "SCALAR" || target == "EMU128"));
+  } else {
+    // The best target built and supported: the lowest bit (Highway numbers targets best first).
+    const std::int64_t built = hwy::SupportedTargets() & HWY_TARGETS;
+    CHECK(target == hwy::TargetName(built & -built));
+  }
 }
 
 TEST_CASE("streaming kernel: every trans pair and every alpha/beta kind on the Krylov blocks") {
@@ -319,20 +343,20 @@ TEST_CASE("PRISM_LEAF=streaming: every leaf of an 8x8x100000 plan is streaming, 
   gemm<double>('N', 'N', 8, 8, 100000, -1.0, A.data(), 9, B.data(), 100000, 2.0, C.data(), 8, ctx);
   CHECK(check_bound(ref, 8, 8, 100000, C.data(), 8) == "");
   // Where it does not apply, `streaming` falls back to the BLAS leaf auto would pick.
-  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::d, 129, 8, 1 << 20) ==
-        detail::choose_leaf(leaf_backend::automatic, scalar_type::d, 129, 8, 1 << 20));
-  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::s, 1, 16, 3) == leaf_backend::streaming);
-  CHECK(detail::choose_leaf(leaf_backend::streaming, scalar_type::z, 128, 40, 3) == leaf_backend::streaming);
+  CHECK(detail::choose_leaf(test::epyc_2c(), leaf_backend::streaming, scalar_type::d, 129, 8, 1 << 20) ==
+        detail::choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 129, 8, 1 << 20));
+  CHECK(detail::choose_leaf(test::epyc_2c(), leaf_backend::streaming, scalar_type::s, 1, 16, 3) == leaf_backend::streaming);
+  CHECK(detail::choose_leaf(test::epyc_2c(), leaf_backend::streaming, scalar_type::z, 128, 40, 3) == leaf_backend::streaming);
   const plan wide = make_plan(problem{scalar_type::d, 'N', 'N', 512, 512, 100000}, ctx);
   for (const node& nd : wide.nodes())
     if (nd.kind == step_kind::leaf) CHECK(nd.backend != leaf_backend::streaming);
 }
 
-TEST_CASE("PRISM_LEAF=auto picks the streaming leaf for an 8x8x2^20 plan") {
+TEST_CASE("PRISM_LEAF=auto picks the streaming leaf for an 8x8x2^20 plan (example machine)") {
   REQUIRE(setenv("PRISM_LEAF", "auto", 1) == 0);
   context ctx = context::from_env();
   unsetenv("PRISM_LEAF");
-  ctx.set_threads(2);
+  ctx.set_threads(2).set_description(test::epyc_2c());
   const std::string text = make_plan(problem{scalar_type::d, 'N', 'N', 8, 8, 1 << 20}, ctx).to_string();
   INFO(text);
   CHECK(text.find("leaf streaming") != std::string::npos);
@@ -343,7 +367,7 @@ TEST_CASE("PRISM_LEAF=auto picks the streaming leaf for an 8x8x2^20 plan") {
 TEST_CASE("auto's streaming rule up to 16: complex from k = 128, real from 2 MiB of A and B") {
   using detail::choose_leaf;
   const auto pick = [](scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
-    return choose_leaf(leaf_backend::automatic, t, m, n, k) == leaf_backend::streaming;
+    return choose_leaf(test::epyc_2c(), leaf_backend::automatic, t, m, n, k) == leaf_backend::streaming;
   };
   CHECK(pick(scalar_type::z, 16, 16, 128));
   CHECK(pick(scalar_type::c, 4, 4, 128));
@@ -357,7 +381,7 @@ TEST_CASE("auto's streaming rule up to 16: complex from k = 128, real from 2 MiB
 
 TEST_CASE("auto's streaming rule above 16: m n <= 1024 from 2 MiB (TN 32 MiB); double / complex double NN, NT up to 64") {
   const auto pick = [](scalar_type t, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k) {
-    return detail::choose_leaf(leaf_backend::automatic, t, m, n, k, ta, tb) == leaf_backend::streaming;
+    return detail::choose_leaf(test::epyc_2c(), leaf_backend::automatic, t, m, n, k, ta, tb) == leaf_backend::streaming;
   };
   CHECK(pick(scalar_type::d, 'N', 'N', 32, 32, 4096));        // (32 + 32) * 4096 * 8 bytes = 2 MiB
   CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 32, 32, 4095));
@@ -376,11 +400,58 @@ TEST_CASE("auto's streaming rule above 16: m n <= 1024 from 2 MiB (TN 32 MiB); d
   CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 65, 64, 1 << 20));
   CHECK_FALSE(pick(scalar_type::z, 'N', 'N', 96, 96, 1 << 20));
   // The planner passes the problem's trans pair: a 64x64x2^22 double NN plan streams, TN not.
-  context ctx;
-  ctx.set_threads(2);
+  context ctx = test::pinned_context(2);
   const std::string nn = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 1 << 22}, ctx).to_string();
   const std::string tn = make_plan(problem{scalar_type::d, 'T', 'N', 64, 64, 1 << 22}, ctx).to_string();
   INFO(nn, tn);
   CHECK(nn.find("leaf streaming") != std::string::npos);
   CHECK(tn.find("leaf streaming") == std::string::npos);
+}
+
+TEST_CASE("the streaming rule reads its thresholds from the machine: twice the L2, 32 L2s") {
+  // A 256 KiB L2: streaming from 512 KiB of A and B (the dot kernel from 8 MiB); a 2 MiB
+  // L2: from 4 MiB (64 MiB).
+  const machine_description small = test::epyc_2c_with("Package:1 L3Cache:1(size=8MiB) L2Cache:2(size=256KiB) L1dCache:1(size=32KiB) Core:1 PU:1");
+  const machine_description large = test::epyc_2c_with("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) L1dCache:1(size=48KiB) Core:1 PU:1");
+  CHECK(small.value(machine_key::stream_bytes) == 512.0 * 1024);
+  CHECK(large.value(machine_key::stream_far_bytes) == 64.0 * 1024 * 1024);
+  const auto pick = [](const machine_description& mc, char ta, std::int64_t m, std::int64_t k) {
+    return detail::choose_leaf(mc, leaf_backend::automatic, scalar_type::d, m, m, k, ta, 'N') == leaf_backend::streaming;
+  };
+  CHECK(pick(small, 'N', 8, 4096));         // (8 + 8) * 4096 * 8 bytes = 512 KiB
+  CHECK_FALSE(pick(small, 'N', 8, 4095));
+  CHECK(pick(small, 'T', 32, 16384));       // 8 MiB, the dot kernel
+  CHECK_FALSE(pick(small, 'T', 32, 16383));
+  CHECK(pick(large, 'N', 8, 32768));        // 4 MiB
+  CHECK_FALSE(pick(large, 'N', 8, 32767));
+  // A measured value replaces the model's.
+  machine_description tuned = large;
+  tuned.set_measured(machine_key::stream_bytes, 1 << 20);
+  CHECK(pick(tuned, 'N', 8, 8192));
+  CHECK(tuned.measured(machine_key::stream_bytes));
+  CHECK_FALSE(tuned.measured(machine_key::stream_far_bytes));
+}
+
+TEST_CASE("a streaming leaf gets no cache cuts above it, whatever the last-level cache") {
+  // 64x64x2^22 double NN on 2 threads: one k-cut, then each 64 x 64 x 2^21 leaf streams
+  // (2 GiB of A and B) on a 16 MiB, a 96 MiB and a 508 MiB cache alike.
+  for (const char* synthetic : {"Package:1 L3Cache:1(size=32MiB) L2Cache:2(size=1MiB) L1dCache:1(size=48KiB) Core:1 PU:1",
+                                "Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) L1dCache:1(size=48KiB) Core:1 PU:1",
+                                "Package:1 L3Cache:2(size=508MiB) L2Cache:1(size=1MiB) L1dCache:1(size=48KiB) Core:1 PU:1"}) {
+    context ctx = test::pinned_context(2);
+    ctx.set_description(test::epyc_2c_with(synthetic));
+    const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 1 << 22}, ctx);
+    INFO(synthetic, "\n", p.to_string());
+    CHECK(p.leaves() == 2);
+    for (const node& nd : p.nodes())
+      if (nd.kind == step_kind::leaf) CHECK(nd.backend == leaf_backend::streaming);
+  }
+  // A leaf the BLAS takes is still cut to the cache share: 64 x 64 x 2^22 TN (the dot kernel
+  // lost at 64 x 64) on the 32 MiB cache (16 MiB a core).
+  context ctx = test::pinned_context(2);
+  ctx.set_description(test::epyc_2c_with("Package:1 L3Cache:1(size=32MiB) L2Cache:2(size=1MiB) L1dCache:1(size=48KiB) Core:1 PU:1"));
+  const plan tn = make_plan(problem{scalar_type::d, 'T', 'N', 64, 64, 1 << 22}, ctx);
+  INFO(tn.to_string());
+  CHECK(tn.leaves() > 2);
+  CHECK(tn.to_string().find("dfs k cache") != std::string::npos);
 }

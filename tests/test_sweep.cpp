@@ -59,7 +59,7 @@ bool one_case(std::mt19937_64& gen, int index) {
   const int extra = int(gen() % 4);
   const std::size_t caps[] = {std::numeric_limits<std::size_t>::max(), 0, 4096, 65536};
   const std::size_t cap = caps[gen() % 4];
-  const double small = gen() % 5 == 0 ? default_small_flops : 0.0;
+  const double small = gen() % 5 == 0 ? default_context().small_flops() : 0.0;
   const T alpha = pick_scalar<T>(gen), beta = pick_scalar<T>(gen);
   const std::int64_t ra = ta == 'N' ? m : k, ca = ta == 'N' ? k : m, rb = tb == 'N' ? k : n, cb = tb == 'N' ? n : k;
   const std::int64_t lda = std::max<std::int64_t>(1, ra) + std::int64_t(gen() % 4);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include <prism/machine.hpp>
 #include <prism/topology.hpp>
 #include <prism/types.hpp>
 
@@ -38,8 +39,8 @@ inline constexpr double default_rank_bandwidth = 5e9;
 /// context is not allowed; concurrent calls that only read a context are fine.
 class context {
  public:
-  /// Defaults: oneTBB's default concurrency, no memory cap, the built-in small threshold,
-  /// leaf backend "auto", no extra recursion levels (see README "How prism plans").
+  /// Defaults: oneTBB's default concurrency, no memory cap, the machine description's small
+  /// threshold, leaf backend "auto", no extra recursion levels (see README "How prism plans").
   context();
 
   /// Defaults overridden by PRISM_NUM_THREADS, PRISM_MAX_MEMORY, PRISM_SMALL_FLOPS,
@@ -77,8 +78,9 @@ class context {
   /// Sets F (flop/s per rank) and B (bytes/s per rank); throws prism::error unless both > 0.
   context& set_rank_rates(double flops_per_second, double bytes_per_second);
 
-  /// Calls with fewer real flops than this run as one leaf on the calling thread (0: never).
-  double small_flops() const noexcept { return small_flops_; }
+  /// Calls with fewer real flops than this run as one leaf on the calling thread (0: never);
+  /// unless set, the machine description's small_flops.
+  double small_flops() const;
   /// Sets the small-problem threshold; 0 forces the recursion even for tiny sizes.
   context& set_small_flops(double flops);
 
@@ -97,11 +99,18 @@ class context {
   /// Sets the smallest leaf an extra BFS level may create.
   context& set_min_leaf_flops(double flops);
 
-  /// The machine plans are made for: NUMA domains and caches (default: the process-wide
-  /// topology::from_env(), detected once on first use).
+  /// The topology plans are made for: NUMA domains and caches (description().topo()).
   const topology& machine() const;
-  /// Plans for another topology (e.g. topology::synthetic("package:2 numa:2 core:4 pu:1")).
+  /// Plans for another topology (e.g. topology::synthetic("package:2 numa:2 core:4 pu:1")):
+  /// the description becomes the model's for it (values measured on this machine do not
+  /// carry over to another one).
   context& set_machine(topology t);
+
+  /// The machine description the planner and leaf rules read (default: the process-wide
+  /// default_description(), built once on first use).
+  const machine_description& description() const;
+  /// Plans for description d (tests pin one; `prism plan --machine FILE`).
+  context& set_description(machine_description d);
 
   /// Whether the planner may cut k (default true). false gives the m x n-only split that
   /// threaded BLAS libraries use, for comparing predicted traffic.
@@ -126,7 +135,7 @@ class context {
 
   int threads_;
   std::size_t max_memory_;
-  double small_flops_;
+  double small_flops_ = -1;  // < 0: the description's
   leaf_backend leaf_;
   int extra_depth_;
   double min_leaf_flops_;
@@ -137,7 +146,7 @@ class context {
   double rank_flops_ = default_rank_flops_per_thread;  // times threads() unless set
   double rank_bandwidth_ = default_rank_bandwidth;
   bool rank_flops_set_ = false;
-  std::shared_ptr<const topology> machine_;  // null: the process-wide default
+  std::shared_ptr<const machine_description> description_;  // null: the process-wide default
   std::shared_ptr<detail::runtime> runtime_;
 };
 
@@ -150,9 +159,5 @@ const topology& default_topology();
 
 /// The process-wide default context, built once (thread-safely) from the environment.
 const context& default_context();
-
-/// Default small-problem threshold in real flops: 2 * 84^3, where prism's recursion
-/// started to pay over one leaf call on the development machine (the timing is not kept).
-inline constexpr double default_small_flops = 2.0 * 84 * 84 * 84;
 
 }  // namespace prism

@@ -57,6 +57,10 @@ class topology {
   bool is_this_system() const;
   /// Where it came from: "machine", "synthetic: ..." or "xml: ...".
   const std::string& source() const;
+  /// An hwloc synthetic description of this topology with cache sizes (synthetic(...) of it
+  /// gives the same domains, cores and caches), e.g. "Package:1 L2Cache:2(size=1048576) ...";
+  /// the description it was made from for a synthetic one; "" where hwloc cannot export it.
+  std::string synthetic_description() const;
   /// A multi-line summary: domains with cores and memory, caches.
   std::string describe() const;
 

@@ -41,14 +41,14 @@ namespace {
 // user's own BLAS. README "Use prism without changing your code".
 constexpr double k_dominance = 4.0;
 
-// Calls that are not k-dominant reach the rate model (rate_model.hpp) only from this many
-// flops on: below it prism's fixed costs (plan lookup, task start, a second thread) weigh
-// against any kernel advantage. 2 x 256^3 = 33.6 Mflop, a few hundred microseconds: on the
+// Calls that are not k-dominant reach the rate model (rate_model.hpp) only from the machine
+// description's dropin_model_flops on: below it prism's fixed costs (plan lookup, task
+// start, a second thread) weigh against any kernel advantage. The model's value, scaled to
+// AVX-512, is 2 x 256^3 = 33.6 Mflop, a few hundred microseconds: on the
 // cubes of bench/results/full-2026-11-22.md, with the same kernels on both sides, prism's
 // C++ API is 0.97x threaded OpenBLAS at 256^3 and 0.96-1.04x from 128^3 up, but its ratio
 // varies below (0.85-1.43x at 16^3-96^3), so the floor keeps a factor of 8 above where the
 // fixed costs still show.
-constexpr double rate_model_min_flops = 2.0 * 256 * 256 * 256;
 
 enum class route { automatic, prism, backend };
 
@@ -87,6 +87,7 @@ settings read_settings() {
     s.threads = s.ctx->threads();
     s.leaf = s.ctx->leaf();
     s.small_flops = s.ctx->small_flops();
+    if (s.verbose > 0) std::fprintf(stderr, "prism: %s\n", s.ctx->description().summary().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "prism: ERROR: %s. prism's recursion is OFF: every call goes to the backend BLAS "
                          "(or, if there is none, to prism with default settings).\n", e.what());
@@ -245,7 +246,7 @@ double best_seconds(int reps, F&& f) {
 template <scalar T>
 probe_result run_probe(const settings& s, const backend& b) {
   constexpr std::int64_t n = is_complex(scalar_type_of<T>()) ? 224 : 320;
-  const leaf_backend lb = detail::choose_leaf(s.ctx->leaf(), scalar_type_of<T>(), n, n, n);
+  const leaf_backend lb = detail::choose_leaf(s.ctx->description(), s.ctx->leaf(), scalar_type_of<T>(), n, n, n);
   const detail::blas_library& leaf = detail::leaf_library(lb);
   std::vector<T> A(std::size_t(n * n), T(0.5)), B(std::size_t(n * n), T(0.25)), C(std::size_t(n * n));
   auto leaf_call = [&] { leaf.gemm<T>('N', 'N', n, n, n, T(1), A.data(), n, B.data(), n, T(0), C.data(), n); };
@@ -268,6 +269,7 @@ probe_result run_probe(const settings& s, const backend& b) {
   p.r.backend_gflops = flops / t_backend * 1e-9;
   const int bt = b.threads();
   p.r.backend_threads = bt > 0 ? std::min(bt, cores) : p.threads;  // unknown: assume it uses prism's
+  p.r.efficiency = s.ctx->description().value(machine_key::dropin_efficiency);
   p.prism_faster = prism_faster(p.r, p.threads);
   const std::string leaf_kernels = leaf.kernel_name(), backend_kernels = b.kernel_name();
   char line[512];
@@ -275,8 +277,8 @@ probe_result run_probe(const settings& s, const backend& b) {
                 "%c %lld^3 probe: leaves %.1f GF/s (%s%s%s, 1 thread) x %d threads x %.2f = %.1f GF/s %s %.2f x "
                 "backend %.1f GF/s (%d thread%s%s%s%s)",
                 char(scalar_type_of<T>()), static_cast<long long>(n), p.r.leaf_gflops, to_string(lb),
-                leaf_kernels.empty() ? "" : " ", leaf_kernels.c_str(), p.threads, prism_efficiency,
-                prism_rate(p.r.leaf_gflops, p.threads), p.prism_faster ? ">=" : "<", take_margin,
+                leaf_kernels.empty() ? "" : " ", leaf_kernels.c_str(), p.threads, p.r.efficiency,
+                prism_rate(p.r.leaf_gflops, p.threads, p.r.efficiency), p.prism_faster ? ">=" : "<", take_margin,
                 backend_rate(p.r.backend_gflops, p.r.backend_threads, p.threads), p.r.backend_threads,
                 p.r.backend_threads == 1 ? "" : "s", bt > 0 ? "" : ", assumed", backend_kernels.empty() ? "" : ", ",
                 backend_kernels.c_str());
@@ -327,8 +329,8 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (double(p.k) >= k_dominance * double(std::max(p.m, p.n))) return {path::recursion, "k-dominant"};
   // Squares and wide products: the backend parallelises them as well as prism does, so the
   // faster kernels decide (rate_model.hpp).
-  if (p.flops() < rate_model_min_flops)
-    return {path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's 2*256^3 flops"};
+  if (p.flops() < s.ctx->description().value(machine_key::dropin_model_flops))
+    return {path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's dropin_model_flops"};
   const probe_result* r = probe(s, *b, p.type);
   if (r == nullptr) return {path::backend, "not k-dominant (k < 4 max(m, n)); rate probe failed"};
   if (r->prism_faster) return {path::recursion, "not k-dominant, prism's leaves faster", r->text.c_str()};

@@ -23,12 +23,14 @@ struct rates {
   double leaf_gflops = 0;     ///< prism's leaf library, one thread
   double backend_gflops = 0;  ///< the backend with its own thread count
   int backend_threads = 1;    ///< the threads the backend ran with (at most the cores)
+  double efficiency = 0.95;   ///< prism_efficiency: the machine description's dropin_efficiency
 };
 
+/// The model's prism_efficiency (machine_key::dropin_efficiency, lib/runtime/machine.cpp):
 /// prism's rate on squares and wide products as a share of threads x its leaf rate. With
 /// the same kernels on both sides, prism is 0.97-1.00x threaded OpenBLAS there
 /// (bench/results/full-2026-11-22.md), and threaded OpenBLAS reaches 0.96-0.99x twice its
-/// one-thread rate on 2 cores (same file): 0.95 covers both.
+/// one-thread rate on 2 cores (same file): 0.95 covers both. `prism tune` measures it.
 inline constexpr double prism_efficiency = 0.95;
 
 /// prism takes a call only when its modelled rate is at least this many times the
@@ -38,8 +40,8 @@ inline constexpr double take_margin = 1.05;
 
 /// prism's modelled rate with `threads` threads, GF/s. Example: leaves at 80 GF/s on
 /// 2 threads give 80 x 2 x 0.95 = 152 GF/s.
-constexpr double prism_rate(double leaf_gflops, int threads) noexcept {
-  return leaf_gflops * double(threads) * prism_efficiency;
+constexpr double prism_rate(double leaf_gflops, int threads, double efficiency = prism_efficiency) noexcept {
+  return leaf_gflops * double(threads) * efficiency;
 }
 
 /// The backend's rate scaled from its own thread count to `threads`, GF/s. Example: 60 GF/s
@@ -55,7 +57,7 @@ constexpr double backend_rate(double backend_gflops, int backend_threads, int th
 /// the backend keeps it.
 constexpr bool prism_faster(const rates& r, int threads) noexcept {
   return r.leaf_gflops > 0 && r.backend_gflops > 0 &&
-         prism_rate(r.leaf_gflops, threads) >= take_margin * backend_rate(r.backend_gflops, r.backend_threads, threads);
+         prism_rate(r.leaf_gflops, threads, r.efficiency) >= take_margin * backend_rate(r.backend_gflops, r.backend_threads, threads);
 }
 
 }  // namespace prism::dropin

@@ -56,6 +56,10 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -1009,8 +1013,27 @@ HWY_EXPORT(syrk_z);
 
 std::atomic<bool> ran{false};
 
+// PRISM_SIMD (read once, before the first kernel runs): "avx2" keeps the kernels off every
+// target above AVX2, "scalar" off every SIMD target (the plain loops), so tests and
+// benchmarks can run what an AVX2-only or a SIMD-less CPU would; unset or "auto": the best
+// target this CPU runs. Highway numbers targets best first: HWY_AVX2 is 1 << 9, so
+// HWY_AVX2 - 1 sets bits 0..8, every AVX-512 / AVX10 target. Anything else: one warning.
+// prism never calls hwy::SupportedTargets() itself: in Highway 1.0 that call re-detects and
+// points the dispatch back at the best target until the next DisableTargets.
+void apply_simd_choice() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* s = std::getenv("PRISM_SIMD");
+    if (s == nullptr || *s == '\0' || std::strcmp(s, "auto") == 0) return;
+    if (std::strcmp(s, "avx2") == 0) hwy::DisableTargets(HWY_AVX2 - 1);
+    else if (std::strcmp(s, "scalar") == 0) hwy::DisableTargets(~(HWY_SCALAR | HWY_EMU128));
+    else std::fprintf(stderr, "prism: warning: PRISM_SIMD='%s' is not auto, avx2 or scalar; using auto\n", s);
+  });
+}
+
 template <scalar T>
 void run(const task& t) {
+  apply_simd_choice();
   if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(run_s)(t);
   else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(run_d)(t);
   else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(run_c)(t);
@@ -1019,6 +1042,7 @@ void run(const task& t) {
 
 template <scalar T>
 void pack_chunk(const pack_task& t) {
+  apply_simd_choice();
   if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(pack_s)(t);
   else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(pack_d)(t);
   else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(pack_c)(t);
@@ -1027,6 +1051,7 @@ void pack_chunk(const pack_task& t) {
 
 template <scalar T>
 void syrk_chunk(const syrk_task& t) {
+  apply_simd_choice();
   if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(syrk_s)(t);
   else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(syrk_d)(t);
   else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(syrk_c)(t);
@@ -1278,20 +1303,27 @@ void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64
 //  - 96 and 128: lost (0.46-0.91x).
 // A BLAS packs op(A) and op(B) before its micro-kernels run; for m, n <= 64 packing moves
 // as many bytes as the product needs flops to hide, and the streaming leaf does not pack.
-bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k) {
+//
+// The byte thresholds are the machine's (lib/runtime/machine.cpp): "from 2 MiB" there is
+// mc's stream_bytes (the model: twice one core's L2), "from 32 MiB" its stream_far_bytes
+// (the model: 32 L2s), "from k = 128" its stream_complex_k; `prism tune` measures them.
+// The shape classes (m, n <= 16, m n <= 1024, 64) are the kernels' register tiles and stay.
+bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
+                         std::int64_t n, std::int64_t k) {
   if (!streaming_applies(m, n)) return false;
   const double panels = double(m + n) * double(k) * double(element_size(t));
+  const double near = mc.value(machine_key::stream_bytes), far = mc.value(machine_key::stream_far_bytes);
   if (m <= streaming_block_mn && n <= streaming_block_mn) {
-    if (is_complex(t)) return k >= 128;
-    return panels >= double(2 << 20);
+    if (is_complex(t)) return double(k) >= mc.value(machine_key::stream_complex_k);
+    return panels >= near;
   }
   const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
-  if (dot) return m * n <= 1024 && panels >= double(32 << 20);
-  if (panels < double(2 << 20)) return false;
+  if (dot) return m * n <= 1024 && panels >= far;
+  if (panels < near) return false;
   if (m * n <= 1024) return true;
   if (m > 64 || n > 64) return false;
   if (t == scalar_type::z) return true;
-  return t == scalar_type::d && panels >= double(32 << 20);
+  return t == scalar_type::d && panels >= far;
 }
 
 // The rank-k leaf's rule: bench/results/leaf-syrk-2026-11-23T1255Z.txt (`bash
@@ -1310,21 +1342,26 @@ bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m
 //    in 8 x 8 register blocks (bench/results/leaf-syrk-float-2026-11-23T1410Z.txt, the
 //    same table; before, they took the plain loops and never won by much, 0.71-1.18x): won
 //    n = 16..96 (1.22-1.72x), lost n = 4 and 8 (0.90-0.97), about even at 128 (0.96-1.10).
-bool streaming_syrk_preferred(scalar_type t, char trans, std::int64_t n, std::int64_t k) {
+// "4 MiB or less" and "from memory" are read against the machine: below its
+// stream_far_bytes (32 MiB on that host; see streaming_preferred).
+bool streaming_syrk_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';
   const double bytes = double(n) * double(k) * double(element_size(t));
   if (n_form) {
     if (t == scalar_type::s) return true;
     if (t == scalar_type::c) return n <= 64;
-    return n <= 96 || bytes < double(32 << 20);
+    return n <= 96 || bytes < mc.value(machine_key::stream_far_bytes);
   }
   if (t == scalar_type::s) return n >= 16 && n <= 96;
   if (n < 8) return false;
   return n <= (t == scalar_type::d ? 64 : 32);
 }
 
-const char* streaming_target() { return HWY_DYNAMIC_DISPATCH(streaming::target_name)(); }
+const char* streaming_target() {
+  streaming::apply_simd_choice();
+  return HWY_DYNAMIC_DISPATCH(streaming::target_name)();
+}
 
 bool streaming_leaf_ran() noexcept { return streaming::ran.load(std::memory_order_relaxed); }
 

@@ -19,6 +19,7 @@
 // streaming.cpp.
 #pragma once
 
+#include <prism/machine.hpp>
 #include <prism/types.hpp>
 
 #include "../blas/blas_library.hpp"
@@ -58,14 +59,15 @@ void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64
                     std::int64_t lda, T beta, T* C, std::int64_t ldc);
 
 /// True when `auto` picks the streaming leaf over the BLAS leaf for a leaf of this type,
-/// trans pair and shape: measured on this project's machine (the rule and its numbers are in
-/// streaming.cpp, the run in bench/results/leaf-streaming-*.txt).
-bool streaming_preferred(scalar_type t, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k);
+/// trans pair and shape on machine mc: its byte thresholds are mc's stream_bytes and
+/// stream_far_bytes (the rule and the runs behind it are in streaming.cpp).
+bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
+                         std::int64_t n, std::int64_t k);
 
 /// True when `auto` picks the streaming rank-k leaf over the BLAS leaf's ?syrk / ?herk for
-/// an n x n triangle with trans 'N' or 'T' / 'C' (measured: streaming.cpp, the run in
-/// bench/results/leaf-syrk-*.txt).
-bool streaming_syrk_preferred(scalar_type t, char trans, std::int64_t n, std::int64_t k);
+/// an n x n triangle with trans 'N' or 'T' / 'C' on machine mc (measured: streaming.cpp,
+/// the run in bench/results/leaf-syrk-*.txt).
+bool streaming_syrk_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k);
 
 /// Runs one triangle leaf on backend b: the streaming rank-k kernel, or b's BLAS ?syrk /
 /// ?herk (herm: herk, T complex, alpha and beta real).

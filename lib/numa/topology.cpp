@@ -140,6 +140,14 @@ int topology::cores() const {
   return n;
 }
 
+std::string topology::synthetic_description() const {
+  const std::string prefix = "synthetic: ";
+  if (source().rfind(prefix, 0) == 0) return source().substr(prefix.size());
+  char buffer[4096];
+  const int n = hwloc_topology_export_synthetic(impl_->handle, buffer, sizeof buffer, 0);
+  return n > 0 && std::size_t(n) < sizeof buffer ? std::string(buffer, std::size_t(n)) : std::string();
+}
+
 std::string topology::describe() const {
   std::ostringstream os;
   os << "topology (" << source() << (is_this_system() ? ", this machine" : ", not this machine") << "): "

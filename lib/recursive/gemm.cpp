@@ -90,7 +90,7 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
   check_leading_dimensions(lda, ldb, ldc);
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
   if (detail::runs_as_one_leaf(p, ctx)) {
-    detail::leaf_gemm<T>(detail::choose_leaf(ctx.leaf(), p.type, m, n, k, ta, tb), ta, tb, m, n, k, alpha, A, lda, B, ldb,
+    detail::leaf_gemm<T>(detail::choose_leaf(ctx.description(), ctx.leaf(), p.type, m, n, k, ta, tb), ta, tb, m, n, k, alpha, A, lda, B, ldb,
                          beta, C, ldc);
     return;
   }

@@ -15,9 +15,13 @@
 //     as long as each new leaf keeps >= min_leaf_flops and k-temporaries fit in B.
 //  4. Cache-aware DFS (t == 1, cache level L > 0 in the context): while a leaf's working
 //     set (m k + k n + m n elements) exceeds one thread's share of a level-L cache of
-//     the context's topology, halve its largest edge by a DFS step (level cache); a k-DFS
-//     accumulates into C, so no temporary. Edges of 16 or less are not cut further, and
-//     a leaf is cut at most max_cache_cuts times.
+//     the context's machine description, halve its largest edge by a DFS step (level
+//     cache); a k-DFS accumulates into C, so no temporary. Edges of 16 or less are not cut
+//     further, and a leaf is cut at most max_cache_cuts times. A leaf the streaming
+//     kernel takes is not cut: it reads A and B once from memory whatever their size, so
+//     a cut would only make its pieces smaller than the size it won from (the streaming
+//     rule's thresholds are the machine's; cutting to the cache share first made the rule
+//     depend on how the L3 compared with them).
 //  5. Otherwise: a leaf, computed by the backend the context picks for its shape.
 // Above all of these, with D >= 2 NUMA domains in the context's topology (and at least D
 // threads), the first steps are numa-level BFS cuts of the set of domains: into halves,
@@ -118,7 +122,7 @@ struct planner {
     count_node();
     node nd;
     nd.kind = step_kind::leaf;
-    nd.backend = detail::choose_leaf(ctx.leaf(), type, b.m, b.n, b.k, transa, transb);
+    nd.backend = detail::choose_leaf(ctx.description(), ctx.leaf(), type, b.m, b.n, b.k, transa, transb);
     nodes.push_back(nd);
     return int(nodes.size()) - 1;
   }
@@ -255,7 +259,8 @@ struct planner {
     if (const std::size_t limit = cache_bytes(); limit > 0) {  // Rule 4
       const double working = double(element_size(type)) * (double(b.m) * double(b.k) + double(b.k) * double(b.n) + double(b.m) * double(b.n));
       const dim longest = b.n >= b.m && b.n >= b.k ? dim::n : b.m >= b.k ? dim::m : dim::k;
-      if (working > double(limit) && extent(longest, b.m, b.n, b.k) > 16 && cache_cuts < max_cache_cuts)
+      if (working > double(limit) && extent(longest, b.m, b.n, b.k) > 16 && cache_cuts < max_cache_cuts &&
+          detail::choose_leaf(ctx.description(), ctx.leaf(), type, b.m, b.n, b.k, transa, transb) != leaf_backend::streaming)
         return cut(step_kind::dfs, level::cache, longest, b, r, 1, 1, 0, budget, budget, cache_cuts + 1);
     }
     return leaf(b);  // Rule 5
@@ -289,7 +294,7 @@ struct planner {
     node nd;
     nd.kind = step_kind::leaf;
     nd.triangle = uplo;
-    nd.backend = detail::choose_rank_k_leaf(ctx.leaf(), type, transa, b.n, b.k);
+    nd.backend = detail::choose_rank_k_leaf(ctx.description(), ctx.leaf(), type, transa, b.n, b.k);
     nodes.push_back(nd);
     return int(nodes.size()) - 1;
   }
@@ -379,9 +384,7 @@ struct planner {
   // shared by 2 cores gives 16 MiB). 0: no cache DFS, or the level is unknown.
   std::size_t cache_bytes() const {
     if (ctx.cache_level() == 0) return 0;
-    for (const auto& c : ctx.machine().caches())
-      if (c.level == ctx.cache_level()) return std::size_t(c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing)));
-    return 0;
+    return std::size_t(ctx.description().cache_share(ctx.cache_level()));
   }
 };
 

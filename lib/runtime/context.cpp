@@ -39,7 +39,6 @@ const char* to_string(leaf_backend b) {
 context::context()
     : threads_(std::max(1, oneapi::tbb::info::default_concurrency())),
       max_memory_(std::numeric_limits<std::size_t>::max()),
-      small_flops_(default_small_flops),
       leaf_(leaf_backend::automatic),
       extra_depth_(0),
       min_leaf_flops_(double(1 << 26)),
@@ -119,15 +118,24 @@ detail::runtime& context::runtime() const { return *runtime_; }
 // old settings must not be reused (copies made earlier keep the old one).
 void context::fresh_runtime() { runtime_ = std::make_shared<detail::runtime>(threads_); }
 
-const topology& default_topology() {
-  static const topology t = topology::from_env();  // hwloc runs once, on first use
-  return t;
+const topology& default_topology() { return default_description().topo(); }
+
+const machine_description& context::description() const { return description_ ? *description_ : default_description(); }
+
+const topology& context::machine() const { return description().topo(); }
+
+double context::small_flops() const {
+  return small_flops_ >= 0 ? small_flops_ : description().value(machine_key::small_flops);
 }
 
-const topology& context::machine() const { return machine_ ? *machine_ : default_topology(); }
-
 context& context::set_machine(topology t) {
-  machine_ = std::make_shared<const topology>(std::move(t));
+  machine_description d = description();
+  d.set_topology(std::move(t)).clear_measured().set_source("model");
+  return set_description(std::move(d));
+}
+
+context& context::set_description(machine_description d) {
+  description_ = std::make_shared<const machine_description>(std::move(d));
   fresh_runtime();
   return *this;
 }
@@ -150,7 +158,7 @@ std::string context::describe() const {
   os << "threads=" << threads_ << " max_memory=";
   if (max_memory_ == std::numeric_limits<std::size_t>::max()) os << "none";
   else os << max_memory_;
-  os << " small_flops=" << small_flops_ << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_
+  os << " small_flops=" << small_flops() << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_
      << " cache_level=" << cache_level_;
   if (ranks_ > 1) os << " ranks=" << ranks_ << " rank_flops=" << rank_flops() << " rank_bandwidth=" << rank_bandwidth_;
   return os.str();

@@ -27,7 +27,7 @@ TEST_CASE("the first call publishes the fast path; small valid calls then take i
   for (double c : C) CHECK(c == 4 * 2.0 + 3.0);
   REQUIRE(fast_state.ready.load());
   REQUIRE(fast_state.b != nullptr);
-  CHECK(fast_state.small_flops == prism::default_small_flops);
+  CHECK(fast_state.small_flops == prism::default_context().small_flops());
   for (int i = 0; i < 4; ++i) {  // the entry points the fast path jumps to
     CHECK(fast_state.b->fortran_entry(i) != nullptr);
     CHECK(fast_state.b->cblas_entry(i) != nullptr);

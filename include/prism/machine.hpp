@@ -1,0 +1,135 @@
+// prism/machine.hpp — the machine a call is planned for, as one value: its topology (cores,
+// NUMA domains, caches and which cores share them), its CPU and SIMD width, and the leaf
+// rates and crossovers prism's rules read, each either measured on it (`prism tune`) or
+// supplied by a model written against its own sizes.
+#pragma once
+
+#include <prism/topology.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prism {
+
+/// The thresholds prism's planner and leaf rules read. Each is measured on this machine
+/// by `prism tune` or, where no machine file gives it, computed by the model from the
+/// machine's cache sizes and SIMD width (machine_description::model_value says how).
+enum class machine_key {
+  small_flops,          ///< calls below this many real flops run as one leaf (PRISM_SMALL_FLOPS)
+  stream_bytes,         ///< streaming leaf, m, n <= 16 real and tiled outer kernel: from this many bytes of A and B
+  stream_far_bytes,     ///< streaming dot kernel and 48..64-wide outer leaves: from this many bytes of A and B
+  stream_complex_k,     ///< streaming leaf, m, n <= 16 complex: from this k
+  dropin_model_flops,   ///< the drop-in's rate model decides calls from this many flops (below: backend)
+  dropin_efficiency,    ///< the drop-in's rate model: prism's rate as a share of threads x its leaf rate
+};
+
+/// Every machine_key, in the order the text form lists them.
+inline constexpr machine_key all_machine_keys[] = {
+    machine_key::small_flops, machine_key::stream_bytes, machine_key::stream_far_bytes,
+    machine_key::stream_complex_k, machine_key::dropin_model_flops, machine_key::dropin_efficiency};
+
+/// The text form's name of a key, e.g. "stream_bytes".
+const char* to_string(machine_key k);
+
+/// A machine as prism plans for it. A value: copy it, print it (to_string), parse it back
+/// (parse), pin it in a context (context::set_description) or a test.
+///
+/// Text form (what `prism tune` writes and `prism leaves` prints), one `key: value` a line,
+/// `#` starts a comment:
+///
+///     cpu: GenuineIntel family 6 model 207: Intel(R) Xeon(R) Processor
+///     simd: AVX3 512
+///     stream_bytes: 4194304 measured
+///     small_flops: 1185408 model
+///
+/// plus, in a description of an example machine (a pinned one, usable on any host),
+/// `example: NAME` and `topology: SYNTHETIC` (an hwloc synthetic description with cache
+/// sizes). A value marked `model` is recomputed from the machine's sizes when read, so
+/// only `measured` values carry over.
+class machine_description {
+ public:
+  /// This process's machine: topology::from_env() (PRISM_TOPOLOGY, HWLOC_XMLFILE,
+  /// HWLOC_SYNTHETIC, else hwloc's detection), this CPU and the streaming kernel's SIMD
+  /// target, and the measured values of the machine file (PRISM_MACHINE, else
+  /// machine_file_default()) when it is readable, well-formed and from this CPU; otherwise
+  /// one warning line on stderr and the model's values. An example file (`example:`) is
+  /// used as it is on any CPU. Never throws for a bad file.
+  static machine_description from_env();
+  /// This process's machine with the model's values only (no machine file): the topology
+  /// of topology::from_env(), this CPU, the streaming kernel's SIMD target.
+  static machine_description detect();
+  /// True when text (a machine file's contents) describes an example machine (`example:`).
+  static bool is_example_text(const std::string& text);
+  /// The model's description of topology t on a CPU `cpu` with SIMD target `simd` of
+  /// `simd_bits` bits (nothing measured).
+  static machine_description model(topology t, std::string cpu, std::string simd, int simd_bits);
+  /// Parses the text form; throws prism::error naming the line. Without a `topology:`
+  /// line the topology is topology::from_env().
+  static machine_description parse(const std::string& text);
+  /// Reads and parses a file; throws prism::error naming the file.
+  static machine_description load(const std::string& path);
+
+  /// The text form (parse(to_string()) gives an equal description).
+  std::string to_string() const;
+  /// One line: where it came from and which values are measured and which the model's,
+  /// e.g. "machine: model (no machine file); model: small_flops stream_bytes ...".
+  std::string summary() const;
+
+  /// The topology: NUMA domains, cores, caches.
+  const topology& topo() const { return topology_; }
+  /// Replaces the topology; model values follow the new sizes, measured ones stay.
+  machine_description& set_topology(topology t);
+  /// Physical cores.
+  int cores() const { return topology_.cores(); }
+  /// NUMA domains.
+  int numa_domains() const { return int(topology_.domains().size()); }
+  /// One core's share of cache level `level`: its size divided by the processing units
+  /// sharing it (a 32 MiB L3 shared by 2 PUs: 16 MiB); 0 when the level is unknown.
+  std::uint64_t cache_share(int level) const;
+  /// One core's share of the last (largest) cache level; 0 without caches.
+  std::uint64_t last_level_share() const;
+  /// The CPU: cpuid vendor, family and model, and brand string; "" when unknown.
+  const std::string& cpu() const { return cpu_; }
+  /// The SIMD target of prism's own kernels, e.g. "AVX3", "AVX2", "EMU128", "SCALAR".
+  const std::string& simd() const { return simd_; }
+  /// Bits of one SIMD register of that target (512, 256, 128, 64 for scalar).
+  int simd_bits() const { return simd_bits_; }
+  /// Where the description came from: "model", "file PATH" or "example NAME (PATH)".
+  const std::string& source() const { return source_; }
+  /// The example machine's name, when this is one (else "").
+  const std::string& example() const { return example_; }
+
+  /// The value of key k: measured when set_measured gave it, else the model's.
+  double value(machine_key k) const;
+  /// True when k's value was measured (a machine file or set_measured), not modelled.
+  bool measured(machine_key k) const;
+  /// The model's value of k for this machine's sizes (see machine.cpp for each formula
+  /// and the measurement it came from).
+  double model_value(machine_key k) const;
+  /// Sets a measured value (prism tune); throws prism::error unless v > 0.
+  machine_description& set_measured(machine_key k, double v);
+  /// Drops every measured value: the model's description of the same machine.
+  machine_description& clear_measured();
+  /// Sets the source text (machine_description::source).
+  machine_description& set_source(std::string s);
+
+ private:
+  machine_description() = default;
+  topology topology_;
+  std::string cpu_, simd_ = "SCALAR", source_ = "model", example_;
+  int simd_bits_ = 64;
+  std::vector<double> measured_ = std::vector<double>(std::size(all_machine_keys), 0.0);  // 0: not measured
+};
+
+/// This CPU's identity as machine files record it (cpuid vendor, family, model, brand).
+std::string this_cpu();
+
+/// The machine file prism reads when PRISM_MACHINE is not set, and `prism tune` writes:
+/// $XDG_CACHE_HOME/prism/machine, else $HOME/.cache/prism/machine ("" without either).
+std::string machine_file_default();
+
+/// The process-wide description: machine_description::from_env(), built once.
+const machine_description& default_description();
+
+}  // namespace prism

@@ -1,0 +1,331 @@
+// lib/runtime/machine.cpp — the machine description: the model's values, the text form,
+// the machine file.
+//
+// The model. Every rule threshold is written against this machine's own sizes; the
+// constant in each formula is the ratio measured on the development host (a 2-core AMD
+// EPYC: 48 KiB L1d, 1 MiB L2 per core, AVX-512; bench/results), so on that host the model
+// gives exactly the thresholds measured there, and elsewhere the same ratio to its caches:
+//  - stream_bytes = 2 x one core's L2: the streaming leaf (m, n <= 16 real; the tiled outer
+//    kernel) beat the BLAS leaves once A and B no longer fit in twice the L2 (2 MiB there;
+//    bench/results/leaf-streaming-2026-11-23.txt and ...T0740Z.txt: 1 MiB rows lost,
+//    0.64-0.76x, every 2 MiB row won, 1.36x or more);
+//  - stream_far_bytes = 32 x one core's L2: the dot kernel and the 48..64-wide outer leaves
+//    won only far beyond cache (about even at 16 MiB, 1.01-1.27x from 32 MiB; same file);
+//  - stream_complex_k = 128: complex streaming leaves won from k = 128 (lost at 64);
+//  - small_flops = 2 x 84^3 x (SIMD bits / 512): where recursion started to pay over one
+//    leaf call there (AVX-512); a core with narrower registers does fewer flops in the
+//    same thread start-up time, so its threshold is smaller in proportion;
+//  - dropin_model_flops = 2 x 256^3 x (SIMD bits / 512): the rate model's smallest call
+//    (bench/results/dropin-cubes-2026-11-22.md: within 5% either way below 256^3);
+//  - dropin_efficiency = 0.95: prism's rate on squares as a share of threads x its leaf
+//    rate (bench/results/full-2026-11-22.md: 0.97-1.00x threaded OpenBLAS on the same
+//    kernels, which reaches 0.96-0.99x twice its one-thread rate on 2 cores).
+// Without an L2 in the topology, the L2 is taken as the last level's share, else 1 MiB.
+#include <prism/error.hpp>
+#include <prism/machine.hpp>
+
+#include "../leaves/streaming.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace prism {
+
+const char* to_string(machine_key k) {
+  switch (k) {
+    case machine_key::small_flops: return "small_flops";
+    case machine_key::stream_bytes: return "stream_bytes";
+    case machine_key::stream_far_bytes: return "stream_far_bytes";
+    case machine_key::stream_complex_k: return "stream_complex_k";
+    case machine_key::dropin_model_flops: return "dropin_model_flops";
+    case machine_key::dropin_efficiency: return "dropin_efficiency";
+  }
+  return "?";
+}
+
+namespace {
+
+std::size_t index_of(machine_key k) { return std::size_t(k); }
+
+bool key_from_name(const std::string& name, machine_key& out) {
+  for (machine_key k : all_machine_keys)
+    if (name == to_string(k)) return out = k, true;
+  return false;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// Bits of one register of a Highway target, by its name ("AVX3_SPR" is an AVX-512 target).
+int bits_of_target(const std::string& name) {
+  if (name.rfind("AVX3", 0) == 0 || name.rfind("AVX10", 0) == 0) return 512;
+  if (name == "AVX2") return 256;
+  if (name == "SCALAR") return 64;
+  return 128;  // SSE4, EMU128, NEON, ...
+}
+
+// A number in the text form: decimal, no suffix; throws on anything else.
+double parse_number(const std::string& s, const std::string& where) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end == s.c_str() || *end != '\0' || !std::isfinite(v) || !(v > 0))
+    throw error(where + ": not a positive number: '" + s + "'");
+  return v;
+}
+
+}  // namespace
+
+std::string this_cpu() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return "";
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  __get_cpuid(1, &a, &b, &c, &d);
+  // Family and model with their extended fields (Intel SDM vol. 2A, CPUID leaf 1): e.g.
+  // eax = 0x000806f2 gives family 6, model 0x8f = 143 (extended model 8, model 15).
+  const unsigned base_family = (a >> 8) & 0xf, ext_family = (a >> 20) & 0xff;
+  const unsigned family = base_family == 0xf ? base_family + ext_family : base_family;
+  const unsigned model = (base_family == 6 || base_family == 0xf) ? (((a >> 16) & 0xf) << 4) | ((a >> 4) & 0xf)
+                                                                   : (a >> 4) & 0xf;
+  char brand[49] = {};
+  unsigned max_ext = __get_cpuid_max(0x80000000u, nullptr);
+  if (max_ext >= 0x80000004u)
+    for (unsigned leaf = 0; leaf < 3; ++leaf) {
+      unsigned r[4];
+      __get_cpuid(0x80000002u + leaf, &r[0], &r[1], &r[2], &r[3]);
+      std::memcpy(brand + 16 * leaf, r, 16);
+    }
+  std::ostringstream os;
+  os << vendor << " family " << family << " model " << model << ": " << trim(brand);
+  return os.str();
+#else
+  return "";
+#endif
+}
+
+std::string machine_file_default() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') return std::string(x) + "/prism/machine";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/prism/machine";
+  return "";
+}
+
+machine_description machine_description::model(topology t, std::string cpu, std::string simd, int simd_bits) {
+  machine_description m;
+  m.topology_ = std::move(t);
+  m.cpu_ = std::move(cpu);
+  m.simd_ = std::move(simd);
+  m.simd_bits_ = simd_bits;
+  return m;
+}
+
+machine_description& machine_description::set_topology(topology t) {
+  topology_ = std::move(t);
+  return *this;
+}
+
+std::uint64_t machine_description::cache_share(int level) const {
+  for (const auto& c : topology_.caches())
+    if (c.level == level) return c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing));
+  return 0;
+}
+
+std::uint64_t machine_description::last_level_share() const {
+  const auto& caches = topology_.caches();
+  if (caches.empty()) return 0;
+  const auto& c = *std::max_element(caches.begin(), caches.end(), [](auto& x, auto& y) { return x.level < y.level; });
+  return c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing));
+}
+
+double machine_description::model_value(machine_key k) const {
+  std::uint64_t l2 = cache_share(2);
+  if (l2 == 0) l2 = last_level_share();
+  if (l2 == 0) l2 = std::uint64_t(1) << 20;
+  const double width = double(simd_bits_) / 512.0;
+  switch (k) {
+    case machine_key::small_flops: return std::round(2.0 * 84 * 84 * 84 * width);
+    case machine_key::stream_bytes: return 2.0 * double(l2);
+    case machine_key::stream_far_bytes: return 32.0 * double(l2);
+    case machine_key::stream_complex_k: return 128;
+    case machine_key::dropin_model_flops: return std::round(2.0 * 256 * 256 * 256 * width);
+    case machine_key::dropin_efficiency: return 0.95;
+  }
+  return 0;
+}
+
+double machine_description::value(machine_key k) const {
+  const double v = measured_[index_of(k)];
+  return v > 0 ? v : model_value(k);
+}
+
+bool machine_description::measured(machine_key k) const { return measured_[index_of(k)] > 0; }
+
+machine_description& machine_description::set_measured(machine_key k, double v) {
+  if (!(v > 0) || !std::isfinite(v)) throw error(std::string("machine value ") + prism::to_string(k) + " must be > 0");
+  measured_[index_of(k)] = v;
+  return *this;
+}
+
+machine_description& machine_description::clear_measured() {
+  std::fill(measured_.begin(), measured_.end(), 0.0);
+  return *this;
+}
+
+machine_description& machine_description::set_source(std::string s) {
+  source_ = std::move(s);
+  return *this;
+}
+
+std::string machine_description::to_string() const {
+  std::ostringstream os;
+  os << "# prism machine description\n";
+  if (!example_.empty()) os << "example: " << example_ << "\n";
+  os << "cpu: " << cpu_ << "\n";
+  if (!example_.empty()) os << "topology: " << topology_.synthetic_description() << "\n";
+  os << "simd: " << simd_ << " " << simd_bits_ << "\n";
+  os << "# " << cores() << " cores, " << numa_domains() << " NUMA domain" << (numa_domains() == 1 ? "" : "s");
+  for (const auto& c : topology_.caches())
+    os << "; L" << c.level << " " << (c.size_bytes >> 10) << " KiB per " << c.pus_sharing << " PU"
+       << (c.pus_sharing == 1 ? "" : "s");
+  os << "\n";
+  for (machine_key k : all_machine_keys) {
+    std::ostringstream v;
+    v.precision(12);
+    v << value(k);
+    os << prism::to_string(k) << ": " << v.str() << (measured(k) ? " measured" : " model") << "\n";
+  }
+  return os.str();
+}
+
+std::string machine_description::summary() const {
+  std::string measured_keys, model_keys;
+  for (machine_key k : all_machine_keys) (measured(k) ? measured_keys : model_keys) += std::string(" ") + prism::to_string(k);
+  std::string s = "machine: " + source_ + (source_ == "model" ? " (no machine file)" : "");
+  if (!measured_keys.empty()) s += "; measured:" + measured_keys;
+  if (!model_keys.empty()) s += "; model:" + model_keys;
+  return s;
+}
+
+machine_description machine_description::parse(const std::string& text) {
+  machine_description m;
+  m.cpu_.clear();
+  bool have_topology = false, have_cpu = false;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  std::string synthetic;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string where = "line " + std::to_string(number);
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) throw error(where + ": expected 'key: value', got '" + line + "'");
+    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    machine_key k;
+    if (key == "cpu") {
+      m.cpu_ = value, have_cpu = true;
+    } else if (key == "example") {
+      if (value.empty()) throw error(where + ": an example needs a name");
+      m.example_ = value;
+    } else if (key == "topology") {
+      synthetic = value, have_topology = true;
+    } else if (key == "simd") {
+      std::istringstream v(value);
+      std::string name;
+      int bits = 0;
+      if (!(v >> name >> bits) || !(bits == 64 || bits == 128 || bits == 256 || bits == 512) || !(v >> std::ws).eof())
+        throw error(where + ": expected 'simd: TARGET BITS' (BITS 64, 128, 256 or 512), got '" + value + "'");
+      m.simd_ = name, m.simd_bits_ = bits;
+    } else if (key_from_name(key, k)) {
+      std::istringstream v(value);
+      std::string number_text, origin;
+      v >> number_text >> origin;
+      if (!(v >> std::ws).eof() || (origin != "model" && origin != "measured"))
+        throw error(where + ": expected '" + key + ": NUMBER measured' or '... model', got '" + value + "'");
+      const double x = parse_number(number_text, where);
+      if (origin == "measured") m.measured_[index_of(k)] = x;
+    } else {
+      throw error(where + ": unknown key '" + key + "'");
+    }
+  }
+  if (!have_cpu) throw error("no 'cpu:' line");
+  if (!m.example_.empty() && !have_topology) throw error("an example machine needs a 'topology:' line");
+  m.topology_ = have_topology ? topology::synthetic(synthetic) : topology::from_env();
+  return m;
+}
+
+machine_description machine_description::load(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw error(path + ": cannot read (" + std::strerror(errno) + ")");
+  std::ostringstream text;
+  text << f.rdbuf();
+  if (f.bad()) throw error(path + ": cannot read");
+  try {
+    machine_description m = parse(text.str());
+    m.source_ = m.example_.empty() ? "file " + path : "example " + m.example_ + " (" + path + ")";
+    return m;
+  } catch (const error& e) {
+    throw error(path + ": " + e.what());
+  }
+}
+
+machine_description machine_description::detect() {
+  const std::string simd = detail::streaming_target();
+  return model(topology::from_env(), this_cpu(), simd, bits_of_target(simd));
+}
+
+bool machine_description::is_example_text(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (trim(line).rfind("example:", 0) == 0) return true;
+  return false;
+}
+
+machine_description machine_description::from_env() {
+  machine_description here = detect();
+  const char* env = std::getenv("PRISM_MACHINE");
+  const bool named = env != nullptr && *env != '\0';
+  const std::string path = named ? std::string(env) : machine_file_default();
+  if (path.empty()) return here;
+  if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
+    std::ifstream probe(path);
+    if (!probe) return here;
+  }
+  try {
+    machine_description file = load(path);
+    if (!file.example_.empty()) return file;  // an example machine: used as it is, on any host
+    if (file.cpu_ != here.cpu_) {
+      std::fprintf(stderr, "prism: warning: machine file %s was written on another CPU (%s, this is %s); using the model\n",
+                   path.c_str(), file.cpu_.c_str(), here.cpu_.c_str());
+      return here;
+    }
+    here.measured_ = file.measured_;
+    here.source_ = file.source_;
+    return here;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "prism: warning: machine file ignored, using the model: %s\n", e.what());
+    return here;
+  }
+}
+
+const machine_description& default_description() {
+  static const machine_description d = machine_description::from_env();  // once, thread-safely
+  return d;
+}
+
+}  // namespace prism

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# scripts/auto-vs-best.sh [--build DIR] [--reps R] [--out FILE] [--no-tune] [--rows LIST]
+#
+# Does prism's `auto` choose well on this machine? For each shape it times `auto` (the leaf
+# rule and cache-cut rule as they stand), then every leaf kind (openblas, blis, streaming)
+# at every cache-cut level (PRISM_CACHE_LEVEL 0 = no cache cuts, 1, 2, 3: leaves cut to that
+# cache's share), all in separate processes of `prism bench` (2^22 x 32 Gram: prism_gram_bench),
+# and prints auto / best. It does this twice: with the model's values (no machine file), and
+# after `prism tune` with the file it writes (skipped with --no-tune). A row passes when auto
+# is within 5% of the best (>= 0.95); the exit status is 1 if any row fails. --rows 1,3
+# runs only those rows of the table (1-based), e.g. for a quick check of the script.
+#
+# Timings are best of R (default 3) per process; every configuration of a shape runs in
+# the same script run, one after the other, so the ratios compare like with like. The
+# header says which machine and environment the run saw (`env | grep OPENBLAS`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build reps=3 out="" tune=1 rows="" 
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --no-tune) tune=0; shift ;;
+    --rows) rows=",$2,"; shift 2 ;;
+    *) echo "usage: scripts/auto-vs-best.sh [--build DIR] [--reps R] [--out FILE] [--no-tune] [--rows LIST]" >&2; exit 2 ;;
+  esac
+done
+prism=$build/apps/prism gram=$build/bench/prism_gram_bench
+[ -x "$prism" ] && [ -x "$gram" ] || { echo "auto-vs-best: build $build first (scripts/test.sh)" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+[ -n "$out" ] && exec > >(tee "$out")
+
+# GF/s of one configuration: `prism bench` (its "prism (T threads) ... GFLOP/s" line) or the
+# Gram bench's prism row. $1: shape id; the environment says the rest.
+gflops() {
+  case "$1" in
+    gram) "$gram" --shapes=4194304x32 --reps="$reps" --impls=prism --no-probes 2>/dev/null |
+            awk '$1 == "dsyrk" && $2 == "prism" { for (i = 1; i < NF; ++i) if ($(i + 1) == "GF/s") print $i }' ;;
+    *) set -- $1
+       "$prism" bench "$1" "$2" "$3" --trans "$4" --reps "$reps" 2>/dev/null |
+         awk '/^  prism \(/ { for (i = 1; i < NF; ++i) if ($(i + 1) == "GFLOP/s") print $i }' ;;
+  esac
+}
+
+shapes=("4 4 16777216 NN" "8 8 16777216 NN" "32 32 4194304 TN" "64 64 4194304 NN" "gram" "4096 4096 64 NN")
+names=("4×4×2^24" "8×8×2^24" "32×32×2^22 TN" "64×64×2^22" "2^22×32 Gram (syrk)" "4096×4096×64")
+
+# One table: $1 names the machine file situation; PRISM_MACHINE is already set for it.
+table() {
+  echo
+  echo "### $1"
+  echo
+  echo "| shape | auto GF/s | best GF/s | best is | auto / best | |"
+  echo "|---|---:|---:|---|---:|---|"
+  local i failed=0
+  for i in "${!shapes[@]}"; do
+    [ -z "$rows" ] || [[ "$rows" == *",$((i + 1)),"* ]] || continue
+    local s=${shapes[$i]} auto best=0 best_is="" leaf level g
+    auto=$(PRISM_LEAF=auto gflops "$s")
+    for leaf in openblas blis streaming; do
+      for level in 0 1 2 3; do
+        g=$(PRISM_LEAF=$leaf PRISM_CACHE_LEVEL=$level gflops "$s")
+        if awk -v g="$g" -v b="$best" 'BEGIN { exit !(g > b) }'; then best=$g best_is="$leaf, cache level $level"; fi
+      done
+    done
+    local ratio verdict
+    ratio=$(awk -v a="$auto" -v b="$best" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+    verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 0.95 ? "ok" : "FAIL") }')
+    [ "$verdict" = ok ] || failed=1
+    echo "| ${names[$i]} | $auto | $best | $best_is | $ratio | $verdict |"
+  done
+  return $failed
+}
+
+echo "# auto against the best leaf kind and cache-cut level"
+echo
+echo "Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+echo "Environment: $(env | grep OPENBLAS | tr '\n' ' ' || true)(OPENBLAS variables; none if empty). Best of $reps per process; 'auto' runs with PRISM_LEAF=auto and the default cache level."
+status=0
+export PRISM_MACHINE=""  XDG_CACHE_HOME="$work/cache"  # no machine file: the model's values
+table "Model values (no machine file)" || status=1
+if [ "$tune" = 1 ]; then
+  "$prism" tune --out "$work/machine" >"$work/tune.txt"
+  export PRISM_MACHINE="$work/machine"
+  echo
+  echo "After \`prism tune\` ($(sed -n 's/^# wrote .* in \([0-9]*\) s:$/\1 s/p' "$work/tune.txt")):"
+  echo
+  echo '```'
+  grep -v '^#' "$work/machine"
+  echo '```'
+  table "After prism tune" || status=1
+fi
+exit $status

@@ -1,0 +1,157 @@
+// tests/test_machine.cpp — the machine description: its text form round-trips, the model
+// follows the machine's sizes, measured values replace the model's, and a bad machine file
+// (unreadable, malformed, from another CPU) is ignored with exactly one warning line.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <prism/prism.hpp>
+
+#include "support/machines.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+using namespace prism;
+
+namespace {
+
+// Runs f with stderr going to a file, and returns what it wrote there.
+template <class F>
+std::string stderr_of(F&& f) {
+  std::fflush(stderr);
+  char path[] = "/tmp/prism-test-machine-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const int saved = dup(2);
+  dup2(fd, 2);
+  f();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  unlink(path);
+  return text.str();
+}
+
+// machine_description::from_env() with PRISM_MACHINE set to `path`.
+machine_description from_file(const std::string& path) {
+  setenv("PRISM_MACHINE", path.c_str(), 1);
+  machine_description m = machine_description::from_env();
+  unsetenv("PRISM_MACHINE");
+  return m;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/prism-test-machine-" + std::to_string(getpid()) + "-" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the example machine: its file parses, prints and parses back to the same values") {
+  const machine_description& m = test::epyc_2c();
+  CHECK(m.example() == "epyc-2c");
+  CHECK(m.cores() == 2);
+  CHECK(m.cache_share(2) == 1u << 20);
+  CHECK(m.cache_share(3) == 532676608u);
+  CHECK(m.simd_bits() == 512);
+  // The model on that machine gives the thresholds measured there.
+  CHECK(m.value(machine_key::small_flops) == 2.0 * 84 * 84 * 84);
+  CHECK(m.value(machine_key::stream_bytes) == 2.0 * (1 << 20));
+  CHECK(m.value(machine_key::stream_far_bytes) == 32.0 * (1 << 20));
+  CHECK(m.value(machine_key::stream_complex_k) == 128);
+  CHECK(m.value(machine_key::dropin_model_flops) == 2.0 * 256 * 256 * 256);
+  CHECK(m.value(machine_key::dropin_efficiency) == doctest::Approx(0.95));
+  const std::string text = m.to_string();
+  INFO(text);
+  const machine_description back = machine_description::parse(text);
+  CHECK(back.to_string() == text);
+  CHECK(back.cache_share(2) == m.cache_share(2));
+}
+
+TEST_CASE("measured values round-trip and replace the model's; model values follow the sizes") {
+  machine_description m = test::epyc_2c();
+  m.set_measured(machine_key::stream_bytes, 3 << 20).set_measured(machine_key::small_flops, 500000);
+  const std::string text = m.to_string();
+  INFO(text);
+  CHECK(text.find("stream_bytes: 3145728 measured") != std::string::npos);
+  CHECK(text.find("stream_far_bytes: 33554432 model") != std::string::npos);
+  const machine_description back = machine_description::parse(text);
+  CHECK(back.measured(machine_key::stream_bytes));
+  CHECK(back.value(machine_key::stream_bytes) == 3 << 20);
+  CHECK(back.value(machine_key::small_flops) == 500000);
+  CHECK_FALSE(back.measured(machine_key::stream_far_bytes));
+  // A model value is recomputed for the machine that reads it: 2 MiB L2, 64 MiB far.
+  machine_description other = back;
+  other.set_topology(topology::synthetic("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) Core:1 PU:1"));
+  CHECK(other.value(machine_key::stream_far_bytes) == 64.0 * (1 << 20));
+  CHECK(other.value(machine_key::stream_bytes) == 3 << 20);  // measured: kept
+  CHECK(other.clear_measured().value(machine_key::stream_bytes) == 4.0 * (1 << 20));
+  // A narrower SIMD target gives a smaller small-call threshold, in proportion.
+  const machine_description avx2 = machine_description::model(topology::synthetic("Package:1 Core:2 PU:1"), "x", "AVX2", 256);
+  CHECK(avx2.value(machine_key::small_flops) == 84.0 * 84 * 84);
+  CHECK(avx2.value(machine_key::stream_bytes) == 2.0 * (1 << 20));  // no L2 known: 1 MiB taken
+}
+
+TEST_CASE("malformed text is refused with the line it is on") {
+  CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nstream_bytes: 12\n"), doctest::Contains("line 2"), error);
+  CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nstream_bytes: -4 measured\n"), doctest::Contains("line 2"), error);
+  CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nno_such_key: 4 measured\n"), doctest::Contains("unknown key"), error);
+  CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nsimd: AVX2 300\n"), doctest::Contains("line 2"), error);
+  CHECK_THROWS_WITH_AS(machine_description::parse("stream_bytes: 4 measured\n"), doctest::Contains("cpu"), error);
+  CHECK_THROWS_WITH_AS(machine_description::parse("example: e\ncpu: x\n"), doctest::Contains("topology"), error);
+}
+
+TEST_CASE("a machine file from this CPU gives its measured values; a bad one one warning line and the model") {
+  const std::string here = this_cpu();
+  const std::string good = write_file("good", "cpu: " + here + "\nstream_bytes: 1234567 measured\nsmall_flops: 99 model\n");
+  std::string err = stderr_of([&] {
+    const machine_description m = from_file(good);
+    CHECK(m.value(machine_key::stream_bytes) == 1234567);
+    CHECK(m.measured(machine_key::stream_bytes));
+    CHECK_FALSE(m.measured(machine_key::small_flops));
+    CHECK(m.source() == "file " + good);
+    CHECK(m.summary().find("measured: stream_bytes") != std::string::npos);
+  });
+  CHECK(err == "");
+  const std::string other = write_file("other", "cpu: SomeOtherVendor family 1 model 2: Not This CPU\nstream_bytes: 1234567 measured\n");
+  const std::string malformed = write_file("malformed", "cpu: " + here + "\nstream_bytes 1234567\n");
+  for (const std::string& path : {other, malformed, std::string("/nonexistent/prism/machine")}) {
+    err = stderr_of([&] {
+      const machine_description m = from_file(path);
+      CHECK_FALSE(m.measured(machine_key::stream_bytes));
+      CHECK(m.source() == "model");
+    });
+    INFO(path, ": ", err);
+    CHECK(lines(err) == 1);
+    CHECK(err.rfind("prism: warning: machine file", 0) == 0);
+  }
+  for (const std::string& path : {good, other, malformed}) unlink(path.c_str());
+}
+
+TEST_CASE("an example machine file is used as it is on any CPU, and a context plans for it") {
+  const machine_description m = from_file(PRISM_SOURCE_DIR "/docs/machines/epyc-2c.machine");
+  CHECK(m.example() == "epyc-2c");
+  CHECK(m.cache_share(2) == 1u << 20);
+  context ctx;
+  ctx.set_description(m).set_threads(2);
+  CHECK(ctx.small_flops() == 2.0 * 84 * 84 * 84);
+  CHECK(ctx.machine().caches().size() == 3);
+  ctx.set_small_flops(0);
+  CHECK(ctx.small_flops() == 0);
+}

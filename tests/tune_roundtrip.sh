@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tests/tune_roundtrip.sh PRISM — `prism tune` writes a machine file that prism reads back:
+# the run finishes, the file parses with no warning and its measured small_flops is the one
+# a plan then uses; the same file with another CPU's name, or cut short into a malformed
+# one, gives exactly one warning line and the model's values. Prints how long tune took
+# (the time is reported, not asserted).
+set -uo pipefail
+prism=${1:?usage: tune_roundtrip.sh PATH/TO/prism}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+start=$(date +%s)
+"$prism" tune --reps 1 --out "$dir/machine" >"$dir/out" 2>"$dir/err" || fail "prism tune exited $?: $(cat "$dir/err")"
+echo "prism tune took $(( $(date +%s) - start )) s"
+cat "$dir/out"
+[ -s "$dir/err" ] && fail "prism tune wrote on stderr: $(cat "$dir/err")"
+grep -q "^small_flops: [0-9.e+]* measured$" "$dir/machine" || fail "no measured small_flops line in the file"
+
+small=$(sed -n 's/^small_flops: \([0-9.e+]*\) measured$/\1/p' "$dir/machine")
+PRISM_MACHINE="$dir/machine" "$prism" plan 8 8 8 >"$dir/plan" 2>"$dir/err" || fail "prism plan with the file exited $?"
+[ -s "$dir/err" ] && fail "the file tune wrote gives a warning: $(cat "$dir/err")"
+want=$(printf '%g' "$small")
+grep -q "small_flops=$want " "$dir/plan" || fail "plan does not use the measured small_flops $want: $(head -1 "$dir/plan")"
+
+sed 's/^cpu: .*/cpu: NotThisVendor family 1 model 1: another CPU/' "$dir/machine" >"$dir/other"
+printf 'cpu: x\nsmall_flops: many measured\n' >"$dir/malformed"
+for bad in other malformed /nonexistent/machine; do
+  path=$bad; [ "${bad#/}" = "$bad" ] && path="$dir/$bad"
+  PRISM_MACHINE="$path" "$prism" plan 8 8 8 >"$dir/plan" 2>"$dir/err" || fail "prism plan with $bad exited $?"
+  lines=$(wc -l <"$dir/err")
+  echo "$bad -> $(cat "$dir/err")"
+  [ "$lines" -eq 1 ] || fail "$bad: $lines warning lines, expected 1"
+  grep -q "^prism: warning: machine file" "$dir/err" || fail "$bad: not a machine-file warning"
+done
+echo "tune_roundtrip: $failures failures"
+[ "$failures" -eq 0 ]
