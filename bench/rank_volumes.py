@@ -292,7 +292,7 @@ def run_once(binary, args, timeout):
     status = "ok"
     while True:
         try:
-            proc.wait(timeout=0.25)
+            proc.wait(timeout=min(0.25, max(0.01, timeout - (time.monotonic() - t0))))
             break
         except subprocess.TimeoutExpired:
             pass
@@ -659,22 +659,22 @@ def rewrite_csv(path, h, rows, columns):
         append_csv(path, r, columns)
 
 
-def volume_markdown(h, rows, args):
+def volume_markdown(h, rows, timeout, docs=False):
     out = ["# The rank level's volumes at scale (model, no MPI)", "", header_line(h), "",
            f"`prism plan M N K --ranks P` per row (doubles; MB = 10⁶ bytes; one process at a time, "
-           f"{args.timeout:g} s limit each). prism max/mean: the predicted elements a rank receives, most and "
+           f"{timeout:g} s limit each). prism max/mean: the predicted elements a rank receives, most and "
            f"on average over working ranks. Best exact grid: the least W = mk/(pm·pk)(1−1/pn) + kn/(pk·pn)(1−1/pm) "
            f"+ mn/(pm·pn)(1−1/pk) over pm·pn·pk = P. Best with ≤ {IDLE} idle: the same over every P′ in [P−{IDLE}, P]. "
            f"Bound: prism's printed lower bound (COSMA Thm 2, memory-independent, minus an even share of the "
-           f"operands); tight bound: the same with each projection capped at its operand's size. "
-           f"Checks: prism ≤ best exact, prism ≤ best with ≤ {IDLE} idle, prism ≤ 1.1 × bound (each with "
-           f"{TOL_MB} MB for prism's three printed decimals), max/mean flops ≤ 1.05. Plan s: wall seconds "
-           f"(/usr/bin/time %e); peak MB: maximum resident set (%M).", "",
+           f"operands); tight bound: the same with each projection capped at its operand's size. Plan s: wall "
+           f"seconds (/usr/bin/time %e); plan peak MB: maximum resident set (%M).", "",
            f"A ratio in bold fails its test: prism / best exact > 1, prism / best ≤ {IDLE} idle > 1 (both with "
            f"{TOL_MB} MB allowed for prism's three printed decimals), prism / bound > 1.1, max/mean flops > 1.05.", "",
            f"| shape | P | P′ used | grid | prism max MB | mean MB | best exact grid | MB | best ≤ {IDLE} idle (P′) | MB "
            "| bound MB | tight bound MB | prism / best exact | prism / best ≤ 64 idle | prism / bound | max/mean flops | plan s | plan peak MB |",
            "|---|---:|---:|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    if docs:
+        out = [header_line(h), ""] + out[6:]
 
     def ratio(x, y, fails):
         if x is None or not y:
@@ -717,6 +717,12 @@ def volume_markdown(h, rows, args):
                 out.append(f"  Of these, prism's printed mean is at or below the yardstick in: " + ", ".join(f"{r['shape']} P={r['P']}" for r in even)
                            + " (the yardstick's formula assumes equal blocks; where a dimension does not divide evenly,"
                              " the largest block's rank receives more than the mean).")
+    idle_bad = [r for r in done if r["le_best_idle"] is False and r["best_idle_ranks"] < r["P"]]
+    if idle_bad:
+        out.append(f"- the ≤ {IDLE} idle yardstick's own price in those rows, as the flops each of its working ranks does "
+                   f"beyond an even share of P (P/P′ − 1): " + ", ".join(
+                       f"{r['shape']} P={r['P']}: {r['P'] - r['best_idle_ranks']} idle, +{100 * (r['P'] / r['best_idle_ranks'] - 1):.1f} %"
+                       for r in idle_bad).replace(" %, ", " %; ") + ".")
     badf = [r for r in done if r["flops_within_5pct"] is False]
     out.append(f"- max/mean flops above 1.05: " + (", ".join(f"{r['shape']} P={r['P']} ({r['flops_ratio']:.4f})" for r in badf) if badf else "none") + ".")
     mism = [r for r in done if r["bound_matches_cubic"] is False]
@@ -863,7 +869,7 @@ def sweep_png(rows, path, title):
         rs = [r for r in rows if r["shape"] == name]
         ok = [r for r in rs if r["status"] == "ok" and r["plan_s"] is not None]
         to = [r for r in rs if r["status"] == "timeout"]
-        bad = [r for r in rs if r["status"] not in ("ok", "timeout")]
+        bad = [r for r in rs if r["status"] not in ("ok", "timeout", "skipped")]
         c = colors[name]
         big = name in target_names and len(rs) <= 3
         style = dict(marker="*" if big else ".", ms=12 if big else 4, ls="none" if big else "-", lw=0.8)
@@ -899,13 +905,17 @@ def sweep_png(rows, path, title):
     return True
 
 
-def sweep_markdown(h, rows, args):
+def sweep_markdown(h, rows, timeout, docs=False):
     out = ["# The rank level's plan time against P", "", header_line(h), "",
-           f"`prism plan M N K --ranks P` once per (shape, P), one process at a time, {args.timeout:g} s limit each. "
+           f"`prism plan M N K --ranks P` once per (shape, P), one process at a time, {timeout:g} s limit each. "
            f"Plan s: wall seconds; peak MB: maximum resident set; both from /usr/bin/time. A timeout's peak is the "
            f"resident high-water mark read from /proc when it was stopped.", ""]
-    out.append("| shape | runs | ok | timeouts | failures | slowest ok run | largest peak | slowest ok run at P ≥ 10,000 |")
-    out.append("|---|---:|---:|---:|---:|---|---|---|")
+    if docs:
+        out = [header_line(h), ""]
+    at = [p for p in (1024, 16384, 65536, 100000) if any(r["P"] == p for r in rows)]
+    out.append("| shape | P values | ok | timeouts | failures | skipped | slowest ok run | largest peak |"
+               + "".join(f" P = {p}: s, MB |" for p in at))
+    out.append("|---|---:|---:|---:|---:|---:|---|---|" + "---|" * len(at))
     names = []
     for r in rows:
         if r["shape"] not in names:
@@ -914,14 +924,23 @@ def sweep_markdown(h, rows, args):
         rs = [r for r in rows if r["shape"] == name]
         ok = [r for r in rs if r["status"] == "ok"]
         to = [r for r in rs if r["status"] == "timeout"]
-        bad = [r for r in rs if r["status"] not in ("ok", "timeout")]
+        bad = [r for r in rs if r["status"] not in ("ok", "timeout", "skipped")]
         slow = max(ok, key=lambda r: r["plan_s"] or 0, default=None)
-        peak = max([r for r in rs if r["plan_peak_MB"]], key=lambda r: r["plan_peak_MB"], default=None)
-        big = max([r for r in ok if r["P"] >= 10000], key=lambda r: r["plan_s"] or 0, default=None)
+        peak = max([r for r in rs if r.get("plan_peak_MB")], key=lambda r: r["plan_peak_MB"], default=None)
+        skipped = [r for r in rs if r["status"] == "skipped"]
         slow_s = "%.2f s at P=%d" % (slow["plan_s"], slow["P"]) if slow else "–"
         peak_s = "%.0f MB at P=%d" % (peak["plan_peak_MB"], peak["P"]) if peak else "–"
-        big_s = "%.2f s at P=%d" % (big["plan_s"], big["P"]) if big else "–"
-        out.append(f"| {name} | {len(rs)} | {len(ok)} | {len(to)} | {len(bad)} | {slow_s} | {peak_s} | {big_s} |")
+        cells = []
+        for p in at:
+            r = next((r for r in rs if r["P"] == p), None)
+            if r is None:
+                cells.append("–")
+            elif r["status"] == "ok":
+                cells.append(f"{r['plan_s']:.2f} s, {r['plan_peak_MB']:.0f} MB")
+            else:
+                cells.append(f"**{r['status']}**")
+        out.append(f"| {name} | {len(rs)} | {len(ok)} | {len(to)} | {len(bad)} | {len(skipped)} | {slow_s} | {peak_s} |"
+                   + "".join(f" {c} |" for c in cells))
     out.append("")
     out.append("Targets:")
     for name, m, n, k, p, secs, peak in TARGETS:
@@ -932,7 +951,7 @@ def sweep_markdown(h, rows, args):
         met = r["status"] == "ok" and r["plan_s"] is not None and r["plan_s"] < secs and (peak is None or (r["plan_peak_MB"] or 1e18) < peak)
         out.append(f"- {name} at P = {p} (under {secs:g} s{f' and {peak:g} MB' if peak else ''}): {r['status']}, "
                    f"{r['plan_s']} s wall, {r['plan_cpu_s']} s CPU, {r['plan_peak_MB']} MB peak: {'met' if met else '**not met**'}.")
-    bad = [r for r in rows if r["status"] not in ("ok", "timeout")]
+    bad = [r for r in rows if r["status"] not in ("ok", "timeout", "skipped")]
     to = [r for r in rows if r["status"] == "timeout"]
     out.append("")
     out.append(f"Failures ({len(bad)}): " + ("none." if not bad else ""))
@@ -950,6 +969,16 @@ def sweep_markdown(h, rows, args):
         tg.setdefault(r["shape"], []).append(r["P"])
     for name, ps in tg.items():
         out.append(f"- {name}: P = {compress(ps)}")
+    sk = [r for r in rows if r["status"] == "skipped"]
+    out.append("")
+    out.append(f"Skipped ({len(sk)}): " + ("none." if not sk else
+               f"after {rows and sk[0]['failure_kind'].split(':')[1].split(' timeouts')[0].strip()} timeouts in a row on a shape, "
+               "its larger P were not run (`--skip-after`; they have no result, neither a pass nor a failure)."))
+    sg = {}
+    for r in sk:
+        sg.setdefault(r["shape"], []).append(r["P"])
+    for name, ps in sg.items():
+        out.append(f"- {name}: P = {compress(ps)}")
     return "\n".join(out) + "\n"
 
 
@@ -963,6 +992,79 @@ def compress(ps):
         parts.append(str(ps[i]) if i == j else f"{ps[i]}–{ps[j]}")
         i = j + 1
     return ", ".join(parts)
+
+
+def volume_title(h):
+    return (f"prism plan --ranks P: max MB received per rank over the bound; {h['cpu_model']}, "
+            f"{h['started_utc'][:10]}, prism {h['prism_commit'][:10]}")
+
+
+def sweep_title(h):
+    return (f"prism plan --ranks P: plan time and peak memory; {h['cpu_model']}, {h['cpus']} CPUs (shared), "
+            f"{h['started_utc'][:10]}, prism {h['prism_commit'][:10]}")
+
+
+def render(json_path):
+    """The .md and .png of a result again, from its .json (the same code a run uses)."""
+    d = json.load(open(json_path))
+    h, rows = d["header"], d["rows"]
+    base = json_path[:-len(".json")]
+    if h.get("mode") == "volumes":
+        with open(base + ".md", "w") as f:
+            f.write(volume_markdown(h, rows, h.get("timeout_s", 0)))
+        volume_png(rows, base + ".png", volume_title(h))
+    else:
+        with open(base + ".md", "w") as f:
+            f.write(sweep_markdown(h, rows, h.get("timeout_s", 0)))
+        sweep_png(rows, base + ".png", sweep_title(h))
+    print(f"wrote {base}.{{md,png}}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- the docs page
+
+DOCS_BEGIN = "<!-- rank-volumes:begin"
+DOCS_END = "<!-- rank-volumes:end -->"
+
+
+def newest(pattern_prefix, exclude=()):
+    d = os.path.join(REPO, "bench", "results")
+    names = sorted(f for f in os.listdir(d) if f.startswith(pattern_prefix) and f.endswith(".json")
+                   and not any(f.startswith(e) for e in exclude))
+    return os.path.join(d, names[-1]) if names else None
+
+
+def render_docs(page, vol_json, sweep_json):
+    """Rewrite the block between the markers of `page` from two committed result files."""
+    rel = lambda path: os.path.relpath(path, os.path.dirname(os.path.abspath(page)))
+    parts = [DOCS_BEGIN + " (written by bench/rank_volumes.py --docs from the result files it names; do not edit by hand) -->", ""]
+    if vol_json:
+        d = json.load(open(vol_json))
+        base = vol_json[:-len(".json")]
+        parts += ["### Volumes per rank", "",
+                  f"From [{os.path.basename(base)}.md]({rel(base + '.md')}) (also [.csv]({rel(base + '.csv')}), "
+                  f"[.json]({rel(vol_json)})).", "",
+                  volume_markdown(d["header"], d["rows"], d["header"].get("timeout_s", 0), docs=True).rstrip(), "",
+                  f"![prism's maximum MB per rank, the best exact grid and the best grid with ≤ {IDLE} idle ranks, "
+                  f"each over the bound]({rel(base + '.png')})", ""]
+    if sweep_json:
+        d = json.load(open(sweep_json))
+        base = sweep_json[:-len(".json")]
+        parts += ["### Plan time and memory against P", "",
+                  f"From [{os.path.basename(base)}.md]({rel(base + '.md')}) (also [.csv]({rel(base + '.csv')}), "
+                  f"[.json]({rel(sweep_json)})).", "",
+                  sweep_markdown(d["header"], d["rows"], d["header"].get("timeout_s", 0), docs=True).rstrip(), "",
+                  f"![plan time and peak memory of prism plan --ranks P against P, log-log, with the targets]({rel(base + '.png')})", ""]
+    parts.append(DOCS_END)
+    block = "\n".join(parts)
+    text = open(page).read()
+    i, j = text.find(DOCS_BEGIN), text.find(DOCS_END)
+    if i < 0 or j < 0:
+        raise SystemExit(f"{page}: no {DOCS_BEGIN} ... {DOCS_END} block")
+    text = text[:i] + block + text[j + len(DOCS_END):]
+    with open(page, "w") as f:
+        f.write(text)
+    print(f"{page}: block rewritten from {vol_json} and {sweep_json}")
 
 
 # ----------------------------------------------------------------------------- main
@@ -982,12 +1084,26 @@ def main():
     ap.add_argument("--ranks", help="comma-separated P values instead of the default list")
     ap.add_argument("--points", type=int, default=100, help="sweep: log-spaced points above P = 64 (each with the prime below it)")
     ap.add_argument("--pmax", type=int, default=PMAX)
+    ap.add_argument("--skip-after", type=int, default=3, metavar="N",
+                    help="sweep/full: after N timeouts in a row on a shape, record its larger P as skipped "
+                         "instead of running them (0: run everything; default 3)"),
     ap.add_argument("--no-targets", action="store_true", help="sweep: leave out the two planning-target runs")
     ap.add_argument("--out-dir", help="default bench/results (bench/runs/<mode>-<stamp>/ with --quick)")
     ap.add_argument("--stamp", help="the file name's UTC stamp (default now, YYYY-MM-DDTHHMMZ)")
     ap.add_argument("--list-shapes", action="store_true")
     ap.add_argument("--no-summary", action="store_true", help="do not pass --summary even if prism has it")
+    ap.add_argument("--docs", metavar="PAGE", help="rewrite PAGE's rank-volumes block from result files, then exit")
+    ap.add_argument("--volumes-json", help="with --docs (default: the newest bench/results/rank-volumes-*.json)")
+    ap.add_argument("--sweep-json", help="with --docs (default: the newest bench/results/rank-plan-time-*.json)")
+    ap.add_argument("--render", metavar="JSON", help="rewrite the .md and .png beside a result .json, then exit")
     args = ap.parse_args()
+
+    if args.render:
+        return render(args.render)
+    if args.docs:
+        render_docs(args.docs, args.volumes_json or newest("rank-volumes-"),
+                    args.sweep_json or newest("rank-plan-time-", exclude=("rank-plan-time-full-",)))
+        return 0
 
     if args.list_shapes:
         for name, m, n, k in SHAPES:
@@ -1066,9 +1182,8 @@ def main():
         with open(base + ".json", "w") as f:
             json.dump({"header": h, "rows": rows}, f, indent=1, ensure_ascii=False)
         with open(base + ".md", "w") as f:
-            f.write(volume_markdown(h, rows, args))
-        title = f"prism plan --ranks P: max MB received per rank over the bound; {h['cpu_model']}, {h['started_utc'][:10]}, prism {h['prism_commit'][:10]}"
-        volume_png(rows, base + ".png", title)
+            f.write(volume_markdown(h, rows, args.timeout))
+        volume_png(rows, base + ".png", volume_title(h))
         log(f"wrote {base}.{{md,csv,json,png,log}}")
         return 0
 
@@ -1111,16 +1226,28 @@ def main():
         print(f"{base}.* exists; refusing to overwrite (--stamp)", file=sys.stderr)
         return 2
     h = header(binary, sys.argv[1:], {"mode": mode, "timeout_s": args.timeout, "summary_flag": args.use_summary,
-                                      "ranks_sampled": len(ranks), "runs_planned": len(jobs)})
+                                      "ranks_sampled": len(ranks), "runs_planned": len(jobs),
+                                      "skip_after_timeouts": args.skip_after})
     logf = open(base + ".log", "w")
     write_csv_header(base + ".csv", h, SWEEP_COLUMNS)
     rows = []
+    timeouts_in_a_row = {}
     t_start = time.monotonic()
     for i, (name, m, n, k, p) in enumerate(jobs):
         if i and i % 25 == 0:
             el = time.monotonic() - t_start
             log(f"[{i}/{len(jobs)} runs, {el / 60:.1f} min so far]")
-        row = sweep_row(binary, name, m, n, k, p, args, log)
+        streak = timeouts_in_a_row.get((name, m, n, k), [])
+        if args.skip_after and len(streak) >= args.skip_after:
+            row = {"shape": name, "m": m, "n": n, "k": k, "P": p, "prime": is_prime(p), "status": "skipped",
+                   "failure_kind": f"not run: {len(streak)} timeouts in a row before it (P = {compress(streak)})"}
+            log(f"{name} P={p}: skipped ({row['failure_kind']})")
+        else:
+            row = sweep_row(binary, name, m, n, k, p, args, log)
+            if row["status"] == "timeout":
+                timeouts_in_a_row[(name, m, n, k)] = streak + [p]
+            elif row["status"] == "ok":
+                timeouts_in_a_row[(name, m, n, k)] = []
         rows.append(row)
         append_csv(base + ".csv", row, SWEEP_COLUMNS)
     finish_header(h, binary)
@@ -1128,9 +1255,8 @@ def main():
     with open(base + ".json", "w") as f:
         json.dump({"header": h, "rows": rows}, f, indent=1, ensure_ascii=False)
     with open(base + ".md", "w") as f:
-        f.write(sweep_markdown(h, rows, args))
-    title = f"prism plan --ranks P: plan time and peak memory; {h['cpu_model']}, {h['cpus']} CPUs (shared), {h['started_utc'][:10]}, prism {h['prism_commit'][:10]}"
-    sweep_png(rows, base + ".png", title)
+        f.write(sweep_markdown(h, rows, args.timeout))
+    sweep_png(rows, base + ".png", sweep_title(h))
     log(f"wrote {base}.{{md,csv,json,png,log}}")
     return 0
 
