@@ -213,40 +213,100 @@ def sha256(path):
     return h.hexdigest()
 
 
-class Binary:
-    """The prism binary; notices when it is rebuilt during a run."""
+def local_libraries(path):
+    """The shared libraries `path` loads from outside the system folders (prism's own, from its
+    build folder): [(soname, resolved path)]."""
+    out = []
+    for line in sh("ldd", path).splitlines():
+        mm = re.match(r"\s*(\S+) => (/\S+)", line)
+        if mm and not mm.group(2).startswith(("/lib", "/usr/lib", "/usr/local/lib")):
+            out.append((mm.group(1), os.path.realpath(mm.group(2))))
+    return out
 
-    def __init__(self, path):
+
+class Binary:
+    """The prism program: its executable and the libraries it loads from its build folder
+    (where the planner lives), fingerprinted together. With snapshot=True they are copied
+    once into a private folder and every run uses the copy (LD_LIBRARY_PATH is searched before
+    the executable's RUNPATH), so a rebuild of the original during a long run changes nothing;
+    otherwise a rebuild is noticed and each row names the build it ran."""
+
+    def __init__(self, path, snapshot=False):
         self.path = os.path.abspath(path)
-        self.seen = {}  # sha -> first time seen
-        self.stat = None
+        self.run_path = self.path
+        self.env = None
+        self.snapshot_dir = None
+        self.seen = {}  # fingerprint -> description
+        self.key = None
         self.sha = None
+        if snapshot:
+            self.take_snapshot()
         self.refresh()
 
-    def refresh(self):
+    def files(self):
+        return [("prism", self.path)] + local_libraries(self.path)
+
+    def take_snapshot(self):
+        import atexit
+        import shutil
+        for attempt in range(5):
+            before = self.stat_key(self.files())
+            d = tempfile.mkdtemp(prefix="prism-snapshot-")
+            for name, src in self.files():
+                shutil.copy2(src, os.path.join(d, name))
+            if before is not None and self.stat_key(self.files()) == before:
+                break
+            shutil.rmtree(d)  # rebuilt while copying: try again in a while
+            time.sleep(30)
+        else:
+            raise SystemExit(f"{self.path} kept changing while it was copied")
+        self.snapshot_dir = d
+        self.run_path = os.path.join(d, "prism")
+        self.env = dict(os.environ, LD_LIBRARY_PATH=d + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else ""))
+        self.snapshot_files = [(name, os.path.join(d, name), src) for name, src in self.files()]
+        atexit.register(shutil.rmtree, d, True)
+
+    @staticmethod
+    def stat_key(files):
         try:
-            st = os.stat(self.path)
+            return tuple((src, os.stat(src).st_mtime_ns, os.stat(src).st_size) for _, src in files)
         except OSError:
-            self.stat, self.sha = None, None
             return None
-        key = (st.st_mtime_ns, st.st_size)
-        if key != self.stat:
-            self.stat = key
+
+    def refresh(self):
+        """The fingerprint of what a run now executes (None if it is missing)."""
+        if self.snapshot_dir:
+            files = [(name, copy) for name, copy, _ in self.snapshot_files]
+            originals = {name: src for name, _, src in self.snapshot_files}
+        else:
+            files = self.files()
+            originals = dict(files)
+        key = self.stat_key(files)
+        if key is None:
+            self.key, self.sha = None, None
+            return None
+        if key != self.key:
+            self.key = key
             try:
-                self.sha = sha256(self.path)
+                shas = {name: sha256(f) for name, f in files}
             except OSError:
                 self.sha = None
-            if self.sha and self.sha not in self.seen:
+                return None
+            self.sha = hashlib.sha256("".join(f"{n}:{h}\n" for n, h in sorted(shas.items())).encode()).hexdigest()
+            if self.sha not in self.seen:
+                newest = max(os.stat(f).st_mtime for _, f in files)
                 self.seen[self.sha] = {
-                    "sha256": self.sha,
-                    "mtime_utc": dt.datetime.fromtimestamp(st.st_mtime, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "fingerprint": self.sha,
+                    "files": {name: {"path": originals.get(name), "sha256": shas[name]} for name in shas},
+                    "built_utc": dt.datetime.fromtimestamp(newest, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "first_used_utc": now_utc(),
+                    "snapshot": bool(self.snapshot_dir),
                 }
         return self.sha
 
     def help_text(self):
         try:
-            r = subprocess.run([self.path, "plan", "--help"], capture_output=True, text=True, timeout=30)
+            r = subprocess.run([self.run_path, "plan", "--help"], capture_output=True, text=True, timeout=30, env=self.env)
             return r.stdout + r.stderr
         except (OSError, subprocess.TimeoutExpired):
             return ""
@@ -283,11 +343,11 @@ def run_once(binary, args, timeout):
     peak_kb, stdout, stderr_tail."""
     with tempfile.NamedTemporaryFile("w+", prefix="rank-volumes-time-", delete=False) as tf:
         timefile = tf.name
-    cmd = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", timefile, binary.path] + args
+    cmd = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", timefile, binary.run_path] + args
     t0 = time.monotonic()
     out_f = tempfile.TemporaryFile("w+")
     err_f = tempfile.TemporaryFile("w+")
-    proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, text=True, start_new_session=True, env=binary.env)
     peak_seen = None
     status = "ok"
     while True:
@@ -355,13 +415,13 @@ def run_plan(binary, m, n, k, p, timeout, use_summary, retry_wait, log):
     while True:
         attempts += 1
         before = binary.refresh()
-        if before is None or not os.access(binary.path, os.X_OK):
+        if before is None or not os.access(binary.run_path, os.X_OK):
             if attempts <= 5:
                 log(f"  {binary.path} missing or not executable; waiting {retry_wait} s (attempt {attempts})")
                 time.sleep(retry_wait)
                 continue
             return {"rc": None, "status": "binary missing", "wall_s": None, "cpu_s": None, "peak_kb": None,
-                    "stdout": "", "stderr_tail": "", "attempts": attempts, "binary_sha256": None,
+                    "stdout": "", "stderr_tail": "", "attempts": attempts, "build_fingerprint": None,
                     "load_before": os.getloadavg()[0]}
         load = os.getloadavg()[0]
         res = run_once(binary, args, timeout)
@@ -373,7 +433,7 @@ def run_plan(binary, m, n, k, p, timeout, use_summary, retry_wait, log):
             time.sleep(retry_wait)
             continue
         res["attempts"] = attempts
-        res["binary_sha256"] = before if before == after else f"{before} -> {after}"
+        res["build_fingerprint"] = before if before == after else f"{before} -> {after}"
         res["load_before"] = round(load, 2)
         return res
 
@@ -546,13 +606,14 @@ def header_line(h):
     env = ", ".join(f"{k}={v}" for k, v in h["environment"].items()) or "no PRISM_/OPENBLAS_/OMP_/BLIS_ variables set"
     dirty = (f" plus uncommitted changes in {h['prism_source_modified_files']} tracked files (diff sha256 {h['prism_source_diff_sha256']})"
              if h["prism_source_modified_files"] else "")
-    bins = "; ".join(f"{b['sha256'][:12]} (built {b['mtime_utc']})" for b in h.get("prism_binaries", []))
+    bins = "; ".join(f"{b['fingerprint'][:12]} (built {b['built_utc']}{', run from a private copy' if b.get('snapshot') else ''})"
+                     for b in h.get("prism_binaries", []))
     return (f"Machine: {h['cpu_model']}, {h['cpus']} CPUs ({h['sockets']} socket × {h['cores_per_socket']} cores, "
             f"{h['threads_per_core']} thread/core{', ' + h['hypervisor'] + ' guest' if h['hypervisor'] else ''}), "
             f"{h['memory_GiB']} GiB, {h['os']}, Linux {h['kernel']}; shared with other work "
             f"(load average {h['load_average_start'][0]} at the start, {h.get('load_average_end', ['?'])[0]} at the end). "
             f"Run: {h['started_utc']} – {h.get('finished_utc', '?')}. "
-            f"prism: {h['prism_binary']} from {h['prism_source']} at commit {h['prism_commit'][:12]}{dirty}; binary sha256 {bins}. "
+            f"prism: {h['prism_binary']} from {h['prism_source']} at commit {h['prism_commit'][:12]}{dirty}; build fingerprint (SHA-256 of the executable and its libprism*.so) {bins}. "
             f"Environment: {env}; Python {h['python']}, NumPy {h['numpy']}, matplotlib {h['matplotlib']}. "
             f"Command: `{h['command']}`.")
 
@@ -606,7 +667,7 @@ def volume_row(binary, name, m, n, k, p, args, log):
         "status": res["status"], "rc": res["rc"], "attempts": res["attempts"],
         "plan_s": res["wall_s"], "plan_cpu_s": res["cpu_s"],
         "plan_peak_MB": round(res["peak_kb"] * 1024 / 1e6, 1) if res["peak_kb"] else None,
-        "load_before": res["load_before"], "binary_sha256": res["binary_sha256"],
+        "load_before": res["load_before"], "build_fingerprint": res["build_fingerprint"],
         "stderr_tail": res["stderr_tail"] if res["status"] != "ok" else "",
         "failure_kind": classify_failure(res["status"], res["stderr_tail"], m, n, k, p),
     })
@@ -638,7 +699,7 @@ CSV_COLUMNS = ["shape", "m", "n", "k", "P", "status", "rc", "ranks_used", "grid"
                "bound_MB", "bound_kind", "bound_cubic_MB", "bound_tight_MB", "bound_matches_cubic", "ratio_bound",
                "le_best_exact", "le_best_idle", "le_1_1_bound", "flops_ratio", "flops_within_5pct",
                "plan_s", "plan_cpu_s", "plan_peak_MB", "peak_model_MB", "memory_limit_MB", "why", "load_before",
-               "attempts", "binary_sha256", "failure_kind", "stderr_tail"]
+               "attempts", "build_fingerprint", "failure_kind", "stderr_tail"]
 
 
 def write_csv_header(path, h, columns):
@@ -830,7 +891,7 @@ def sweep_ranks(points, dense=64, pmax=PMAX):
 
 
 SWEEP_COLUMNS = ["shape", "m", "n", "k", "P", "prime", "status", "rc", "plan_s", "plan_cpu_s", "plan_peak_MB",
-                 "ranks_used", "max_MB", "bound_MB", "flops_ratio", "grid", "load_before", "attempts", "binary_sha256", "failure_kind", "stderr_tail"]
+                 "ranks_used", "max_MB", "bound_MB", "flops_ratio", "grid", "load_before", "attempts", "build_fingerprint", "failure_kind", "stderr_tail"]
 
 
 def sweep_row(binary, name, m, n, k, p, args, log):
@@ -841,7 +902,7 @@ def sweep_row(binary, name, m, n, k, p, args, log):
            "plan_peak_MB": round(res["peak_kb"] * 1024 / 1e6, 1) if res["peak_kb"] else None,
            "ranks_used": parsed.get("ranks_used"), "max_MB": parsed.get("max_MB"), "bound_MB": parsed.get("bound_MB"),
            "flops_ratio": parsed.get("flops_ratio"), "grid": parsed.get("grid"), "load_before": res["load_before"],
-           "attempts": res["attempts"], "binary_sha256": res["binary_sha256"],
+           "attempts": res["attempts"], "build_fingerprint": res["build_fingerprint"],
            "stderr_tail": res["stderr_tail"] if res["status"] != "ok" else "",
            "failure_kind": classify_failure(res["status"], res["stderr_tail"], m, n, k, p)}
     if row["status"] == "ok" and p > 1 and row["max_MB"] is None:
@@ -1095,6 +1156,8 @@ def main():
     ap.add_argument("--docs", metavar="PAGE", help="rewrite PAGE's rank-volumes block from result files, then exit")
     ap.add_argument("--volumes-json", help="with --docs (default: the newest bench/results/rank-volumes-*.json)")
     ap.add_argument("--sweep-json", help="with --docs (default: the newest bench/results/rank-plan-time-*.json)")
+    ap.add_argument("--no-snapshot", action="store_true",
+                    help="run the prism binary in place instead of a private copy of it and its build-tree libraries")
     ap.add_argument("--render", metavar="JSON", help="rewrite the .md and .png beside a result .json, then exit")
     args = ap.parse_args()
 
@@ -1119,7 +1182,7 @@ def main():
     if not os.path.exists(args.prism):
         print(f"no prism binary at {args.prism} (--prism PATH)", file=sys.stderr)
         return 2
-    binary = Binary(args.prism)
+    binary = Binary(args.prism, snapshot=not args.no_snapshot)
     args.use_summary = (not args.no_summary) and "--summary" in binary.help_text()
 
     stamp = args.stamp or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H%MZ")
