@@ -919,7 +919,7 @@ def sweep_png(rows, path, title):
     except ImportError:
         print("matplotlib missing: no PNG", file=sys.stderr)
         return False
-    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 5.2))
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 6.2))
     names = []
     for r in rows:
         if r["shape"] not in names:
@@ -948,7 +948,7 @@ def sweep_png(rows, path, title):
         ax_t.annotate(f"target {name}: {secs:g} s", (p, secs), textcoords="offset points", xytext=(6, -12), fontsize=7, color="red")
         if peak:
             ax_m.plot([p], [peak], marker="D", ms=10, color="red", markerfacecolor="none", ls="none")
-            ax_m.annotate(f"target {name}: {peak:g} MB", (p, peak), textcoords="offset points", xytext=(6, -12), fontsize=7, color="red")
+            ax_m.annotate(f"target {name}: {peak:g} MB", (p, peak), textcoords="offset points", xytext=(-120, 6), fontsize=7, color="red")
     ax_t.plot([], [], marker="^", ls="none", color="gray", markerfacecolor="none", label="timeout (at the limit)")
     ax_t.plot([], [], marker="x", ls="none", color="gray", label="failed (non-zero exit)")
     ax_t.plot([], [], marker="D", ls="none", color="red", markerfacecolor="none", label="target")
@@ -958,9 +958,25 @@ def sweep_png(rows, path, title):
         ax.set_xlabel("ranks P")
         ax.set_ylabel(lab)
         ax.grid(True, which="both", alpha=0.3)
-    ax_t.legend(fontsize=7, loc="upper left")
+    # a P log P guide through the median plan at P = 16384, where one exists
+    ref = [r for r in rows if r["P"] == 16384 and r["status"] == "ok" and r.get("plan_s")]
+    ref = sorted(ref, key=lambda r: r["plan_s"])
+    if ref:
+        r0 = ref[len(ref) // 2]
+        gx = [1024, 4096, 16384, 65536, 100000]
+        for ax, key in ((ax_t, "plan_s"), (ax_m, "plan_peak_MB")):
+            c0 = r0[key] / (16384 * math.log(16384))
+            ax.plot(gx, [c0 * p * math.log(p) for p in gx], ls=":", color="black", lw=1.0,
+                    label=f"∝ P log P through {r0['shape']} at P = 16384 (guide)")
+        ax_m.set_ylim(bottom=10)
+    from matplotlib.ticker import LogLocator, FuncFormatter
+    for ax in (ax_t, ax_m):
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    handles, labels = ax_t.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return True
@@ -1018,11 +1034,29 @@ def sweep_markdown(h, rows, timeout, docs=False):
     out.append(f"Failures ({len(bad)}): " + ("none." if not bad else ""))
     groups = {}
     for r in bad:
-        groups.setdefault((r["shape"], r["status"], r["failure_kind"]), []).append(r)
+        kind = r["failure_kind"] or ""
+        if kind.startswith("memory: the operands alone"):
+            kind = "memory: the operands alone exceed the memory per rank"
+        elif kind.startswith("memory: no plan fits"):
+            kind = "memory: the operands fit the memory per rank, but prism found no plan that does"
+        groups.setdefault((r["shape"], r["status"], kind), []).append(r)
     for (name, st, kind), rs in groups.items():
-        err = rs[0]["stderr_tail"] or ""
-        err = err if len(err) <= 240 else err[:237] + "..."
-        out.append(f"- {name}, {st}, {kind}: P = {compress([r['P'] for r in rs])}" + (f" — e.g. “{err}”" if err else ""))
+        err = rs[-1]["stderr_tail"] or ""
+        err = err if len(err) <= 300 else err[:297] + "..."
+        out.append(f"- {name}, {st}, {kind}: P = {compress([r['P'] for r in rs])}"
+                   + (f" (failing after {span([r['plan_s'] for r in rs])} s)" if rs[0].get("plan_s") else "")
+                   + (f"; at P = {rs[-1]['P']}: “{err}”" if err else ""))
+        if "operands fit" in kind:
+            for r in rs:
+                out.append(f"  - P = {r['P']}: {r['failure_kind']}")
+    slow = [r for r in rows if r["status"] == "ok" and (r.get("plan_s") or 0) > 10]
+    out.append("")
+    out.append(f"Plans over 10 s ({len(slow)}): " + ("none." if not slow else ""))
+    sl = {}
+    for r in slow:
+        sl.setdefault(r["shape"], []).append(r)
+    for name, rs in sl.items():
+        out.append(f"- {name}: " + ", ".join(f"P = {r['P']} ({r['plan_s']:.0f} s)" for r in rs))
     out.append("")
     out.append(f"Timeouts ({len(to)}): " + ("none." if not to else ""))
     tg = {}
@@ -1041,6 +1075,11 @@ def sweep_markdown(h, rows, timeout, docs=False):
     for name, ps in sg.items():
         out.append(f"- {name}: P = {compress(ps)}")
     return "\n".join(out) + "\n"
+
+
+def span(xs):
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.1f}" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}–{hi:.1f}"
 
 
 def compress(ps):
