@@ -1049,6 +1049,16 @@ def sweep_markdown(h, rows, timeout, docs=False):
         if "operands fit" in kind:
             for r in rs:
                 out.append(f"  - P = {r['P']}: {r['failure_kind']}")
+    est = []
+    for name in names:
+        pts = sorted((r["P"], r["plan_s"]) for r in rows if r["shape"] == name and r.get("plan_s") is not None)
+        if len(pts) >= 10:
+            total = pts[0][1] + sum((p1 - p0) * (t0 + t1) / 2 for (p0, t0), (p1, t1) in zip(pts, pts[1:]))
+            est.append(f"{name} {total / 3600:.0f} h (P ≤ {pts[-1][0]})")
+    if est:
+        out.append("")
+        out.append("Time to plan every P one after the other (`--full`), estimated from these samples (trapezoids "
+                   "between neighbouring P, a timeout counted at the limit): " + "; ".join(est) + ".")
     slow = [r for r in rows if r["status"] == "ok" and (r.get("plan_s") or 0) > 10]
     out.append("")
     out.append(f"Plans over 10 s ({len(slow)}): " + ("none." if not slow else ""))
@@ -1184,6 +1194,7 @@ def main():
     ap.add_argument("--ranks", help="comma-separated P values instead of the default list")
     ap.add_argument("--points", type=int, default=100, help="sweep: log-spaced points above P = 64 (each with the prime below it)")
     ap.add_argument("--pmax", type=int, default=PMAX)
+    ap.add_argument("--pmin", type=int, default=1, help="--full: the first P (split a full run over several sessions)")
     ap.add_argument("--skip-after", type=int, default=3, metavar="N",
                     help="sweep/full: after N timeouts in a row on a shape, record its larger P as skipped "
                          "instead of running them (0: run everything; default 3)"),
@@ -1291,7 +1302,7 @@ def main():
 
     # sweep / full
     if mode == "full":
-        ranks = list(range(1, args.pmax + 1))
+        ranks = list(range(max(1, args.pmin), args.pmax + 1))
     elif args.ranks:
         ranks = [int(x) for x in args.ranks.split(",")]
     elif args.quick:
@@ -1305,6 +1316,8 @@ def main():
     if mode == "full":
         name, m, n, k = shapes[0]
         probe = [p for p in (1, 10, 100, 1000, 3001, 10000, 30011, 65536, 100000) if p <= args.pmax]
+        if args.pmin > 1:
+            probe = sorted({args.pmin, *[p for p in probe if p > args.pmin]})
         log(f"estimating: {len(probe)} probe runs of {name} ...")
         pts = []
         for p in probe:
@@ -1312,13 +1325,13 @@ def main():
             pts.append((p, min(r["plan_s"] or args.timeout, args.timeout)))
         # piecewise-linear in log P between the probes, summed over every P
         total = 0.0
-        for p in range(1, args.pmax + 1):
+        for p in range(max(1, args.pmin), args.pmax + 1):
             for (p0, t0), (p1, t1) in zip(pts, pts[1:]):
                 if p0 <= p <= p1:
                     f = (math.log(p) - math.log(p0)) / (math.log(p1) - math.log(p0)) if p1 > p0 else 0
                     total += t0 + f * (t1 - t0)
                     break
-        log(f"estimate for every P in 1..{args.pmax}: {total / 3600:.1f} hours ({total:.0f} s) at the probe's times,"
+        log(f"estimate for every P in {max(1, args.pmin)}..{args.pmax}: {total / 3600:.1f} hours ({total:.0f} s) at the probe's times,"
             f" with runs capped at the {args.timeout:g} s limit")
         if args.estimate_only:
             return 0
