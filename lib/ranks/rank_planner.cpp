@@ -16,7 +16,7 @@
 //    pm x pn x pk of every P' in [P - 64, P] is weighed in closed form, and the fastest
 //    and the least-moving few are scored exactly: no exact grid with up to 64 ranks idle
 //    is missed, and ranks sit out only when the modelled time is lower with fewer.
-// 3. Exact score. The best trees by the recursive model (12 up to 2,048 ranks, fewer
+// 3. Exact score. The best trees by the recursive model (12 up to 512 ranks, fewer
 //    above: each exact score is O(P)) become plans and are scored by rank_model: exact
 //    elements received (rounding included), exact flops per rank, exact peak memory per
 //    rank. The chosen plan has the least modelled time max_r(flops_r / F + bytes_r / B)
@@ -148,13 +148,16 @@ struct search {
     return gemm_flops(prob.type, m, n, k) / F;
   }
 
-  // The cheapest cut of box m x n x k over p >= 2 ranks (children at their best), built
-  // only for the winner; null when none gives each rank a piece.
-  tree_ptr cheapest(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
-    tree_ptr choice;
+  // Calls f(d, shares, seconds, kids) for every cut of box m x n x k over p >= 2 ranks
+  // whose parts each get a piece, children at their best. Parts of equal size and share
+  // are one child, looked up once: an equal split into f parts has at most two sizes
+  // (e.g. 1024 over 3: 342, 341, 341), so a cut costs a few look-ups however many parts.
+  template <class F>
+  void each_cut(std::int64_t m, std::int64_t n, std::int64_t k, int p, F&& f) {
     std::vector<tree_ptr> kids;
     for (dim d : {dim::m, dim::n, dim::k}) {
       const std::int64_t ext = extent(d, m, n, k);
+      // The operand the cut does not split, whose block every part needs.
       const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
       for (const std::vector<int>& shares : splits(p)) {
         if (ext < std::int64_t(shares.size())) continue;
@@ -174,52 +177,36 @@ struct search {
           seconds = std::max(seconds, shared * (1.0 / shares[c] - 1.0 / p) * double(elem) / B + kid->seconds);
           kids.push_back(std::move(kid));
         }
-        if (!ok || (choice && seconds >= choice->seconds)) continue;
-        auto t = std::make_shared<subtree>();
-        t->d = d;
-        t->ranks = shares;
-        t->kids = kids;
-        t->seconds = seconds;
-        choice = std::move(t);
+        if (ok) f(d, shares, seconds, kids);
       }
     }
+  }
+
+  static tree_ptr make_tree(dim d, const std::vector<int>& shares, double seconds, const std::vector<tree_ptr>& kids) {
+    auto t = std::make_shared<subtree>();
+    t->d = d;
+    t->ranks = shares;
+    t->kids = kids;
+    t->seconds = seconds;
+    return t;
+  }
+
+  // The cheapest cut (a tree is built for the winner only); null when none fits p ranks.
+  tree_ptr cheapest(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    tree_ptr choice;
+    each_cut(m, n, k, p, [&](dim d, const std::vector<int>& shares, double seconds, const std::vector<tree_ptr>& kids) {
+      if (!choice || seconds < choice->seconds) choice = make_tree(d, shares, seconds, kids);
+    });
     return choice;
   }
 
   // Every cut of box m x n x k over p ranks, children at their best; empty if p == 1.
-  // Parts of equal size and share are one child, looked up once: an equal split into f
-  // parts has at most two sizes (e.g. 1024 over 3: 342, 341, 341), so a cut costs a few
-  // look-ups however many parts it has.
   std::vector<tree_ptr> options(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
     std::vector<tree_ptr> out;
     if (p == 1) return out;
-    for (dim d : {dim::m, dim::n, dim::k}) {
-      const std::int64_t ext = extent(d, m, n, k);
-      // The operand the cut does not split, whose block every part needs.
-      const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
-      for (const std::vector<int>& shares : splits(p)) {
-        if (ext < std::int64_t(shares.size())) continue;
-        const std::vector<std::int64_t> sizes = detail::split(ext, shares, 1);
-        auto t = std::make_shared<subtree>();
-        t->d = d;
-        t->ranks = shares;
-        bool ok = true;
-        for (std::size_t c = 0; c < shares.size() && ok; ++c) {
-          if (sizes[c] < 1) { ok = false; break; }
-          if (c > 0 && sizes[c] == sizes[c - 1] && shares[c] == shares[c - 1]) {
-            t->kids.push_back(t->kids.back());
-            continue;
-          }
-          const std::int64_t cm = d == dim::m ? sizes[c] : m, cn = d == dim::n ? sizes[c] : n, ck = d == dim::k ? sizes[c] : k;
-          tree_ptr kid = best(cm, cn, ck, shares[c]);
-          if (!kid) { ok = false; break; }
-          const double words = shared * (1.0 / shares[c] - 1.0 / p);
-          t->seconds = std::max(t->seconds, words * double(elem) / B + kid->seconds);
-          t->kids.push_back(std::move(kid));
-        }
-        if (ok) out.push_back(std::move(t));
-      }
-    }
+    each_cut(m, n, k, p, [&](dim d, const std::vector<int>& shares, double seconds, const std::vector<tree_ptr>& kids) {
+      out.push_back(make_tree(d, shares, seconds, kids));
+    });
     return out;
   }
 
@@ -530,9 +517,9 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore
     return a.info.peak_bytes < b.info.peak_bytes;
   };
 
-  // Exact scores cost O(P) each: fewer of them at large P (12 up to 2,048 ranks, 4 at
-  // 16,384); the grids and the best tree on all P ranks are scored besides.
-  consider_single_phase(std::clamp<std::size_t>(exact_top * 2048 / std::size_t(std::max(P, 1)), 4, exact_top));
+  // Exact scores cost O(P) each: fewer of them at large P (12 up to 512 ranks, 6 at 1,024,
+  // 4 from 1,536); the grids and the best tree on all P ranks are scored besides.
+  consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(std::max(P, 1)), 4, exact_top));
   std::stable_sort(pool.begin(), pool.end(), better);
   if (!pool.empty() && !pool[0].info.fits) {
     // More trees, as many as a few times the first round's work at this P.
@@ -629,11 +616,9 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore
   // The chosen plan, rebuilt with its local levels' share of the memory as their budget.
   scored& best = pool[0];
   {
-    const rank_model model(best.p);
-    std::size_t local_ws = 0;
-    for (const node& nd : best.p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
-    const std::size_t fixed = model.max_peak_bytes() - std::min(model.max_peak_bytes(), local_ws);
-    if (model.max_peak_bytes() > out.memory && fixed <= out.memory) {
+    const std::size_t peak = best.info.peak_bytes;  // rank_model's max_peak_bytes, from its score
+    const std::size_t fixed = footprint(best);
+    if (peak > out.memory && fixed <= out.memory) {
       const std::size_t budget = out.memory - fixed;
       // Every rank's local subtree again, under the budget; the rank steps stay.
       std::vector<node> nodes;
