@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The rank level's two planning targets, timed as a user would: each `prism plan` command
+# run 5 times, one process at a time, under /usr/bin/time (wall seconds, user seconds,
+# peak resident KB). Writes bench/results/rank-plan-targets-<UTC stamp>.txt with the
+# machine, date, commit and environment.
+#
+#   bash scripts/rank-plan-targets.sh [--prism build/apps/prism]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prism=build/apps/prism
+[ "${1:-}" = "--prism" ] && prism=$2
+stamp=$(date -u +%Y-%m-%dT%H%MZ)
+out=bench/results/rank-plan-targets-$stamp.txt
+{
+  echo "# prism plan --ranks: the two planning targets (5 runs each, /usr/bin/time: wall s, user s, peak KB)"
+  echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- lib include apps || echo ' (uncommitted changes)')"
+  echo "# environment: $(env | grep -E '^(PRISM_|OPENBLAS_|OMP_)' | tr '\n' ' ' || true)"
+  for cmd in "65536 65536 65536 --ranks 16384" "1024 1024 1024 --ranks 1024"; do
+    echo "## prism plan $cmd   (targets: 65536^3 on 16384 ranks under 1 s and 256 MB; 1024^3 on 1024 under 0.1 s)"
+    for i in 1 2 3 4 5; do
+      /usr/bin/time -f "wall %e s  user %U s  peak %M KB" "$prism" plan $cmd 2>&1 >/dev/null | tail -n 1
+    done
+  done
+} | tee "$out"
+echo "wrote $out"
