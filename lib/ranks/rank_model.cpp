@@ -415,16 +415,20 @@ rank_cost rank_model::compute_cost(int r) const {
       }
       // What others need of my pieces (A, B), or send to them (C): one message per peer.
       std::int64_t& n = reads ? out[int(o)] : in[int(o)];
+      const auto& touched = by_phase[int(o)][std::size_t(q)];
       peers.clear();
-      for (std::size_t x : by_phase[int(o)][std::size_t(q)]) {
+      for (std::size_t x : touched) {
         const piece& pc = mine[int(o)][x];
         const auto& d = needers(o, q, pc.cell);
-        n += pc.count * (std::int64_t(d.size()) - (index_of(d, r) >= 0 ? 1 : 0));
-        if (!reads)
+        const std::int64_t others = std::int64_t(d.size()) - (index_of(d, r) >= 0 ? 1 : 0);
+        n += pc.count * others;
+        if (reads) continue;
+        if (touched.size() == 1) rc.messages += others;  // one piece: its other computers
+        else
           for (int peer : d)
             if (peer != r) peers.push_back(peer);
       }
-      if (!reads) {
+      if (!reads && touched.size() > 1) {
         std::sort(peers.begin(), peers.end());
         rc.messages += std::unique(peers.begin(), peers.end()) - peers.begin();
       }
