@@ -407,9 +407,23 @@ rank_cost rank_model::compute_cost(int r) const {
           n += N - own;
           if (reads) rc.messages += std::min(N, s) - (own > 0 ? 1 : 0);
         } else {
-          for (const transfer& m : reads ? incoming(o, q, r) : outgoing(o, q, r)) {
-            n += m.elements;
-            if (reads) ++rc.messages;
+          // Several cells: each cell's other holders' pieces (A, B in) or their pieces of my
+          // partial (C out); one message per distinct peer with a non-empty piece. Cells
+          // side by side mostly share their holders, so equal lists are taken once.
+          const std::vector<int>* previous = nullptr;  // the last list whose holders all had a piece
+          peers.clear();
+          for (std::int64_t c : cells) {
+            const auto& h = holders(o, c);
+            const std::int64_t N = cell(o, c).size(), s = std::int64_t(h.size()), x = index_of(h, r);
+            n += N - piece_of(c, N, s, x).count;
+            if (!reads || (previous != nullptr && *previous == h)) continue;
+            previous = N >= s ? &h : nullptr;  // N >= s: every holder's piece is non-empty
+            for (std::int64_t t = 0; t < s; ++t)
+              if (h[std::size_t(t)] != r && piece_of(c, N, s, t).count > 0) peers.push_back(h[std::size_t(t)]);
+          }
+          if (reads) {
+            std::sort(peers.begin(), peers.end());
+            rc.messages += std::unique(peers.begin(), peers.end()) - peers.begin();
           }
         }
       }
