@@ -24,6 +24,7 @@ packages=(
   libopenblas64-pthread-dev          # -lblas64 (ILP64 link line of the drop-in)
   libopenmpi-dev openmpi-bin         # MPI: the rank level (lib/dist, prism run)
   libscalapack-openmpi-dev           # ScaLAPACK pdgemm: the distributed benchmark's peer
+  scalapack-mpi-test                 # Debian's PBLAS testers: the ctest entry pblas_coexistence
   valgrind                           # cache simulation: cachegrind study and cache-traffic test
 )
 
