@@ -1,4 +1,5 @@
-// lib/runtime/stack_scrub.cpp — loading prism leaves no trace on the host's stack.
+// lib/runtime/stack_scrub.cpp — loading prism leaves zeros below its initializer on the
+// host's stack, not what the loader and prism's dependencies wrote there.
 //
 // Loading a shared library runs code on the main thread's stack before the program's main:
 // the dynamic loader maps and relocates the library and its dependencies, and their
