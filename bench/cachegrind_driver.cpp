@@ -43,15 +43,6 @@
 #include <string>
 #include <vector>
 
-// valgrind 3.19 cannot decode RDTSCP where the CPU hides it from CPUID (as this project's VM
-// does), and libhwy 1.0's static initializer times itself with it through
-// hwy::platform::TimerResolution() (nanobenchmark, which prism never uses): the driver
-// defines that one function (exported: CMakeLists.txt) so the initializer's PLT call lands
-// here and the process runs under valgrind.
-namespace hwy::platform {
-std::uint64_t TimerResolution() { return 1; }
-}  // namespace hwy::platform
-
 namespace {
 
 // "49152,12,64" -> {size, line}; associativity is only valgrind's business.

@@ -19,13 +19,34 @@ if(NOT HWLOC_FOUND)
   prism_missing("hwloc" "libhwloc-dev")
 endif()
 
-# Google Highway: the SIMD code of the streaming leaf (lib/leaves/streaming.cpp), with
-# runtime dispatch to the best instruction set of the CPU.
+# Google Highway: the SIMD code of the streaming leaves (lib/leaves/streaming.cpp), with
+# runtime dispatch to the best instruction set of the CPU. The headers are libhwy-dev's; the
+# dispatch (hwy/targets.cc, hwy/per_target.cc) is compiled into each prism library from
+# Debian's source package of the same version (scripts/get-highway-source.sh), with hidden
+# visibility, instead of linking libhwy.so.1, whose static initializer runs in every process
+# that loads it (docs/development.md, "Coexistence with host programs").
 if(PkgConfig_FOUND)
-  pkg_check_modules(HWY QUIET IMPORTED_TARGET libhwy)
+  pkg_check_modules(HWY QUIET libhwy)
 endif()
 if(NOT HWY_FOUND)
   prism_missing("Google Highway" "libhwy-dev")
+endif()
+set(PRISM_HWY_SOURCE_DIR "/usr/local/share/prism/highway-${HWY_VERSION}" CACHE PATH
+  "Directory with hwy/targets.cc and hwy/per_target.cc of Highway ${HWY_VERSION} (scripts/get-highway-source.sh)")
+foreach(_f IN ITEMS hwy/targets.cc hwy/per_target.cc)
+  if(NOT EXISTS "${PRISM_HWY_SOURCE_DIR}/${_f}")
+    message(FATAL_ERROR "prism: ${PRISM_HWY_SOURCE_DIR}/${_f} (Google Highway's runtime dispatch, "
+      "compiled into prism) not found. Fetch it from Debian's source package (as root) with:\n"
+      "  bash scripts/get-highway-source.sh\n(scripts/install-deps.sh runs it), or set "
+      "PRISM_HWY_SOURCE_DIR to a directory holding hwy/targets.cc and hwy/per_target.cc of Highway ${HWY_VERSION}.")
+  endif()
+endforeach()
+if(EXISTS "${PRISM_HWY_SOURCE_DIR}/SOURCE")
+  file(READ "${PRISM_HWY_SOURCE_DIR}/SOURCE" _hwy_source)
+  if(NOT _hwy_source MATCHES "^highway ${HWY_VERSION}[-+~ ]")
+    message(FATAL_ERROR "prism: ${PRISM_HWY_SOURCE_DIR} holds ${_hwy_source} but the headers "
+      "(libhwy-dev) are ${HWY_VERSION}; run scripts/get-highway-source.sh for the installed version.")
+  endif()
 endif()
 
 # The BLAS builds are opened at run time with dlopen (lib/blas/blas_library.hpp), never
@@ -61,8 +82,8 @@ if(PRISM_WITH_BENCH)
 endif()
 
 if(PRISM_WITH_MPI)
-  find_package(MPI QUIET COMPONENTS CXX)
-  if(NOT MPI_CXX_FOUND)
+  find_package(MPI QUIET COMPONENTS C CXX)
+  if(NOT MPI_C_FOUND OR NOT MPI_CXX_FOUND)
     prism_missing("MPI (for the rank level; or configure with -DPRISM_WITH_MPI=OFF)" "libopenmpi-dev openmpi-bin")
   endif()
   find_program(PRISM_MPIEXEC NAMES mpiexec mpirun)

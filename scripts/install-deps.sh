@@ -9,6 +9,7 @@ packages=(
   libtbb-dev                         # oneTBB: tasks and arenas
   libhwloc-dev                       # topology (NUMA level)
   libhwy-dev                         # Google Highway: SIMD of the streaming leaves (gemm and rank-k)
+  dpkg-dev                           # dpkg-source: Highway's dispatch sources (get-highway-source.sh)
   libopenblas-dev                    # OpenBLAS headers and the default libblas/liblapack
   libopenblas0-pthread               # threaded OpenBLAS: benchmark peer and test reference
   libopenblas-serial-dev libopenblas0-serial   # serial OpenBLAS (single-thread peer)
@@ -23,6 +24,7 @@ packages=(
   libopenblas64-pthread-dev          # -lblas64 (ILP64 link line of the drop-in)
   libopenmpi-dev openmpi-bin         # MPI: the rank level (lib/dist, prism run)
   libscalapack-openmpi-dev           # ScaLAPACK pdgemm: the distributed benchmark's peer
+  scalapack-mpi-test                 # Debian's PBLAS testers: the ctest entry pblas_coexistence
   valgrind                           # cache simulation: cachegrind study and cache-traffic test
 )
 
@@ -33,16 +35,24 @@ for p in "${packages[@]}"; do
   fi
 done
 
-# The reference BLAS level-3 testers (not in any binary package: Debian's lapack source
-# package), for the ctest entry dropin_blas_testers; it reports Skipped when they are absent.
-testers() {
+# From Debian source packages, after the packages above: Highway's runtime dispatch
+# (hwy/targets.cc, hwy/per_target.cc), which prism's build compiles in with hidden visibility
+# instead of linking libhwy.so.1 (scripts/get-highway-source.sh; the build needs it), and the
+# reference BLAS level-3 testers (in no binary package: Debian's lapack source package), for
+# the ctest entry dropin_blas_testers, which reports Skipped when they are absent.
+sources() {
+  bash "$(dirname "$0")/get-highway-source.sh" || {
+    echo "install-deps: Highway's dispatch sources could not be had; prism's build needs them (scripts/get-highway-source.sh)" >&2
+    exit 1
+  }
+  [ "$(id -u)" -eq 0 ] || return 0
   bash "$(dirname "$0")/get-blas-testers.sh" ||
     echo "install-deps: warning: the reference BLAS testers could not be fetched; dropin_blas_testers will be skipped" >&2
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  [ "$(id -u)" -eq 0 ] && testers
+  sources
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -53,4 +63,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
-testers
+sources

@@ -14,7 +14,7 @@
 #include "support/machines.hpp"
 #include "support/reference.hpp"
 
-#include <hwy/highway.h>  // hwy::SetSupportedTargetsForTest: each instruction set in turn
+#include <hwy/targets.h>  // HWY_AVX3, HWY_AVX2, HWY_SCALAR, hwy::TargetName (header-only)
 
 #include <cstdlib>
 #include <cstring>
@@ -209,8 +209,8 @@ TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU ca
   const std::string best = detail::streaming_target();
   int targets = 0;
   for (std::int64_t target : {std::int64_t(HWY_AVX3), std::int64_t(HWY_AVX2), std::int64_t(HWY_SCALAR)}) {
-    if ((hwy::SupportedTargets() & target) == 0 && target != HWY_SCALAR) continue;
-    hwy::SetSupportedTargetsForTest(target);
+    if ((detail::streaming_supported_targets() & target) == 0 && target != HWY_SCALAR) continue;
+    detail::streaming_force_targets(target);
     INFO("target ", hwy::TargetName(target));
     CHECK(std::string(detail::streaming_target()) == hwy::TargetName(target));
     sweep<double>(60 + std::uint64_t(targets));
@@ -222,7 +222,7 @@ TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU ca
     syrk_sweep<std::complex<float>>(99 + std::uint64_t(targets));
     ++targets;
   }
-  hwy::SetSupportedTargetsForTest(0);
+  detail::streaming_force_targets(0);
   CHECK(std::string(detail::streaming_target()) == best);
   // At least one SIMD set and the scalar fallback; with PRISM_SIMD=scalar (ctest's
   // test_streaming_simd_scalar) the SIMD sets are disabled, and only the fallback runs.

@@ -1365,6 +1365,10 @@ const char* streaming_target() {
 
 bool streaming_leaf_ran() noexcept { return streaming::ran.load(std::memory_order_relaxed); }
 
+std::int64_t streaming_supported_targets() { return hwy::SupportedTargets(); }
+
+void streaming_force_targets(std::int64_t targets) { hwy::SetSupportedTargetsForTest(targets); }
+
 #define PRISM_INSTANTIATE(T)                                                                                \
   template void streaming_gemm<T>(char, char, std::int64_t, std::int64_t, std::int64_t, T, const T*,        \
                                   std::int64_t, const T*, std::int64_t, T, T*, std::int64_t);         \

@@ -88,6 +88,15 @@ const char* streaming_target();
 /// True once a streaming leaf has run in this process (for PRISM_STATS; loads nothing).
 bool streaming_leaf_ran() noexcept;
 
+/// The instruction sets the streaming kernel may dispatch to on this CPU (Highway's target
+/// bits, e.g. HWY_AVX3 | HWY_AVX2 | HWY_SCALAR).
+std::int64_t streaming_supported_targets();
+
+/// Test hook: the dispatcher sees only `targets` (Highway's bits) from the next call on;
+/// 0 gives it back the CPU's own. Highway's dispatch is compiled into prism, hidden, so
+/// this is the only way to reach it from outside the library.
+void streaming_force_targets(std::int64_t targets);
+
 /// Runs one leaf on backend b: the streaming kernel, or b's single-threaded BLAS library.
 template <scalar T>
 inline void leaf_gemm(leaf_backend b, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
