@@ -123,7 +123,7 @@ def md_volume(doc, volume, shapes):
            "`mpirun --oversubscribe -np P prism run M N K --threads 1 --reps 1 --json` "
            "(oversubscribed: its times are not reported). "
            "prism = measured by prism's counter, predicted = prism's own model, COSMA = COSMA 2.8.4 "
-           "(native layout, PMPI counter; quoted from issue 11, not rerun), bound = the bound prism "
+           "(native layout, PMPI counter; measured once and quoted, not rerun), bound = the bound prism "
            "reports for (shape, P). P' = ranks prism used. MB = 1e6 bytes.", ""]
     for s in shapes:
         rows = [(p, volume.get((s, p))) for p in procs]
