@@ -411,6 +411,15 @@ struct scored {
   plan p;
 };
 
+// What must fit the memory per rank: the peak without the local levels' temporaries (they
+// can always do without, by m / n cuts).
+std::size_t footprint(const plan& p, std::size_t peak_bytes) {
+  std::size_t local_ws = 0;
+  for (const node& nd : p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
+  return peak_bytes - std::min(peak_bytes, local_ws);
+}
+std::size_t footprint(const scored& sc) { return footprint(sc.p, sc.info.peak_bytes); }
+
 }  // namespace
 
 namespace {
@@ -458,16 +467,12 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore
     c.max_received = model.max_received();
     c.max_flops = model.max_flops();
     c.mean_flops = model.mean_flops();
-    std::size_t local_ws = 0;
-    for (const node& nd : sc.p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
     c.peak_bytes = model.max_peak_bytes();
     for (int r = 0; r < ranks; ++r) {
       const rank_cost& rc = model.cost(r);
       c.seconds = std::max(c.seconds, rc.flops / out.flop_rate + double(rc.received_total()) * double(elem) / out.bandwidth);
     }
-    // The local levels can always do without temporaries (m / n cuts), so what must fit is
-    // the footprint without them.
-    c.fits = c.peak_bytes - std::min(c.peak_bytes, local_ws) <= out.memory;
+    c.fits = footprint(sc.p, c.peak_bytes) <= out.memory;
     if (rescore) rescore(sc.p, model, c);
     return sc;
   };
@@ -526,13 +531,6 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore
     consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
     std::stable_sort(pool.begin(), pool.end(), better);
   }
-  // What must fit the memory per rank: the peak without the local levels' temporaries
-  // (they can always do without, by m / n cuts).
-  auto footprint = [](const scored& sc) {
-    std::size_t local_ws = 0;
-    for (const node& nd : sc.p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
-    return sc.info.peak_bytes - std::min(sc.info.peak_bytes, local_ws);
-  };
   std::string dfs_note;
   if (least_memory || pool.empty() || !pool[0].info.fits) {
     // Rank-level DFS: phases along one edge, each planned on the same ranks: the rank
