@@ -5,6 +5,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "ranks/ownership.hpp"
+
 #include <prism/bounds.hpp>
 #include <prism/context.hpp>
 #include <prism/error.hpp>
@@ -171,7 +173,17 @@ struct brute_force {
         }
         const box& t = tasks[std::size_t(q)][std::size_t(r)];
         rc.flops += gemm_flops(pr.type, t.m, t.n, t.k);
-        for (operand o : {operand::a, operand::b, operand::c}) most[int(o)] = std::max(most[int(o)], needed(pr, o, t).size());
+        for (operand o : {operand::a, operand::b, operand::c}) {
+          // A block that is one cell wholly mine (C: and computed by me alone in the phase)
+          // is used where it lies: no buffer.
+          const block b = needed(pr, o, t);
+          std::vector<std::size_t> inner;
+          for (std::size_t c = 0; c < holders[int(o)].size(); ++c)
+            if (cell(o, c).size() > 0 && inside(cell(o, c), b)) inner.push_back(c);
+          const bool direct = inner.size() == 1 && own(o, inner[0], r) == cell(o, inner[0]).size() &&
+                              (o != operand::c || needers[int(o)][std::size_t(q)][inner[0]] == std::vector<int>{r});
+          if (!direct) most[int(o)] = std::max(most[int(o)], b.size());
+        }
         most[3] = std::max(most[3], std::max(in[0] + out[0] + in[1] + out[1], in[2] + out[2]));
       }
       rc.buffer_bytes = std::size_t(most[0] + most[1] + most[2] + most[3]) * element_size(pr.type);
@@ -226,6 +238,29 @@ void check_against_brute_force(const plan& p) {
     max_received = std::max(max_received, want.received_total());
   }
   CHECK(m.max_received() == max_received);
+  // The rank level's one exchange rule (ranks::ownership), as the executor runs it on the
+  // native layout, moves exactly what the model counts, and allocates what it predicts.
+  std::vector<ranks::buffer_plan> buffers(std::size_t(bf.P));
+  std::vector<std::int64_t> received(std::size_t(bf.P), 0), sent(std::size_t(bf.P), 0), messages(std::size_t(bf.P), 0);
+  for (int q = 0; q < m.phases(); ++q) {
+    const ranks::native_ownership own(m, -1, bf.P);
+    const std::vector<ranks::phase_volume> v = ranks::phase_volumes(own, q);
+    for (int r = 0; r < bf.P; ++r) {
+      const ranks::phase_volume& x = v[std::size_t(r)];
+      received[std::size_t(r)] += x.received[0] + x.received[1] + x.received[2];
+      sent[std::size_t(r)] += x.sent[0] + x.sent[1] + x.sent[2];
+      messages[std::size_t(r)] += x.messages;
+      buffers[std::size_t(r)].add(x);
+    }
+  }
+  for (int r = 0; r < bf.P; ++r) {
+    CAPTURE(r);
+    const rank_cost& want = bf.cost[std::size_t(r)];
+    CHECK(received[std::size_t(r)] == want.received_total());
+    CHECK(sent[std::size_t(r)] == want.sent[0] + want.sent[1] + want.sent[2]);
+    CHECK(messages[std::size_t(r)] == want.messages);
+    CHECK(std::size_t(buffers[std::size_t(r)].total()) * element_size(p.problem().type) == want.buffer_bytes);
+  }
 }
 
 }  // namespace

@@ -145,6 +145,11 @@ class rank_model {
   const std::vector<int>& computers(int q, std::int64_t c) const;
   /// The first phase that computes cell c of C (beta is applied there).
   int first_phase(std::int64_t c) const;
+  /// Appends, ascending, the ranks whose phase-q block of operand o satisfies `meets`.
+  /// `meets` must hold of a block whenever it holds of a block inside it: the walk down
+  /// the rank steps skips a part whose whole block fails it. E.g. meets = "intersects
+  /// rows [0, 8) of C" finds the ranks computing any of those rows, O(found x depth).
+  void ranks_meeting(operand o, int q, const std::function<bool(const block&)>& meets, std::vector<int>& out) const;
 
   /// Exact costs of rank r (computed from its own cells and kept).
   const rank_cost& cost(int r) const;

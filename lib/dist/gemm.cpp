@@ -1,14 +1,9 @@
-// lib/dist/gemm.cpp — prism::dist::gemm: the rank level's execution of a plan.
-//
-// For each phase (rank-level DFS part), every rank: (1) posts the receives and sends of
-// the A and B pieces its task needs and others need from it, (2) unpacks its blocks of A
-// and B from its own pieces and the messages, (3) runs its local subtree of the plan (the
-// shared-memory engine: numa, thread, cache levels) into its block of C with beta = 0,
-// (4) sends each partial piece of C to its owner and receives those of its own pieces,
-// (5) adds them, in rank order, into beta C (first phase of the cell) or C. Exactly the
-// messages prism::rank_model lists, so the bytes counted equal its prediction. Buffers are
-// sized from the model and allocated once (kept by the layout, reused by later calls);
-// only the calling thread calls MPI.
+// lib/dist/gemm.cpp — prism::dist::gemm: the rank level's execution of a plan on prism's
+// native layout. It checks and agrees the arguments over the communicator, then runs the
+// rank level's one executor (lib/mpi/rank_exchange) with the native ownership
+// (lib/ranks/ownership): exactly the messages prism::rank_model lists, so the bytes
+// counted equal its prediction. Buffers are sized by the exchange rule and kept by the
+// layout (reused by later calls); only the calling thread calls MPI.
 #include <prism/bounds.hpp>
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
@@ -16,6 +11,7 @@
 #include "../recursive/executor.hpp"
 #include "../runtime/runtime.hpp"
 #include "../mpi/comm.hpp"
+#include "../mpi/rank_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -33,246 +29,6 @@ using mpi::imag_bits;
 using mpi::real_bits;
 
 thread_local traffic last;
-
-// Copies elements [first, first + count) of a cell (column-major) between a packed run
-// and a block holding the cell (column-major, ld = blk.rows), one column segment at a
-// time. E.g. a 4 x 3 cell at (8, 4) in a block at (8, 0) of 16 rows: element 5 is cell
-// (1, 1), block (1, 5), index 1 + 5 * 16 = 81.
-template <scalar T, class F>
-void piece_segments(const block& cell, const block& blk, std::int64_t first, std::int64_t count, F&& f) {
-  std::int64_t e = first, end = first + count, at = 0;
-  while (e < end) {
-    const std::int64_t col = e / cell.rows, row = e % cell.rows, len = std::min(end - e, cell.rows - row);
-    f((cell.row - blk.row + row) + (cell.col - blk.col + col) * blk.rows, at, len);
-    e += len, at += len;
-  }
-}
-
-template <scalar T>
-struct call {
-  const layout& L;
-  const rank_model& m;
-  const plan& p;
-  int me;
-  MPI_Comm comm;
-  MPI_Datatype type = mpi::mpi_type<T>();
-  traffic tr;
-  std::vector<MPI_Request> requests;
-  std::vector<MPI_Status> statuses;
-  std::vector<int> request_peer;  // per request: peer of a receive, -1 for a send
-  std::vector<piece> mine[3];             // per operand: my pieces, ascending cell
-  std::vector<std::int64_t> at_mine[3];   // per operand: offset of each piece in my storage
-
-  call(const layout& l, MPI_Comm c) : L(l), m(l.model()), p(l.source()), me(l.rank()), comm(c) {
-    for (operand o : {operand::a, operand::b, operand::c}) {
-      mine[int(o)] = m.pieces(o, me);
-      std::int64_t at = 0;
-      for (const piece& pc : mine[int(o)]) at_mine[int(o)].push_back(at), at += pc.count;
-    }
-  }
-
-  // Offset of my piece of cell c of operand o in my storage, -1 when I have none (a
-  // binary search: my pieces are few, the cells of a big plan are not).
-  std::int64_t offset(operand o, std::int64_t c) const {
-    const auto& v = mine[int(o)];
-    const auto it = std::lower_bound(v.begin(), v.end(), c, [](const piece& pc, std::int64_t x) { return pc.cell < x; });
-    return it != v.end() && it->cell == c ? at_mine[int(o)][std::size_t(it - v.begin())] : -1;
-  }
-
-  static int tag(int q, operand o) { return q * 4 + int(o); }
-
-  // When my block of operand o in phase q is one cell that only I hold, my storage of it
-  // is that block, column-major with ld = its rows: no copy. Returns its cell, else -1.
-  std::int64_t sole_cell(operand o, int q) const {
-    const rank_task t = m.task(q, me);
-    if (t.node < 0) return -1;
-    const std::vector<std::int64_t> cells = m.cells_in(o, m.needed(o, t.shape));
-    if (cells.size() != 1 || m.holders(o, cells[0]).size() != 1) return -1;
-    return cells[0];
-  }
-
-  // A message of more than max_count elements goes as several of max_count (the last
-  // shorter), each under the same tag: MPI keeps their order between one pair of ranks.
-  // E.g. 5,000,000,000 doubles: three receives of 2^31 - 1, 2^31 - 1 and 705,032,706.
-  static constexpr std::int64_t max_count = INT32_MAX;
-  void post_recv(T* into, const transfer& x, int tg) {
-    for (std::int64_t done = 0; done < x.elements; done += max_count) {
-      requests.emplace_back();
-      request_peer.push_back(x.peer);
-      check_mpi(MPI_Irecv(into + done, int(std::min(max_count, x.elements - done)), type, x.peer, tg, comm,
-                          &requests.back()),
-                "MPI_Irecv");
-    }
-    tr.messages_received += 1;
-  }
-  void post_send(const T* from, const transfer& x, int tg) {
-    for (std::int64_t done = 0; done < x.elements; done += max_count) {
-      requests.emplace_back();
-      request_peer.push_back(-1);
-      check_mpi(MPI_Isend(from + done, int(std::min(max_count, x.elements - done)), type, x.peer, tg, comm,
-                          &requests.back()),
-                "MPI_Isend");
-    }
-    tr.messages_sent += 1;
-    tr.bytes_sent += x.elements * std::int64_t(sizeof(T));
-  }
-  void complete() {
-    mpi::wait_all(requests, statuses);
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      if (request_peer[i] < 0) continue;
-      MPI_Count bytes = 0;
-      MPI_Get_elements_x(&statuses[i], MPI_BYTE, &bytes);
-      tr.bytes_received += std::int64_t(bytes);
-    }
-    requests.clear();
-    request_peer.clear();
-  }
-
-  // (1)-(2): fills blk (my task's block of operand o) from my storage and the messages.
-  // Posts receives into `stage` and sends packed from `stage` after them; returns the end
-  // of what it used.
-  T* post_gather(operand o, int q, const T* own, T* stage, std::map<int, T*>& from) {
-    for (const transfer& x : m.incoming(o, q, me)) {
-      from[x.peer] = stage;
-      post_recv(stage, x, tag(q, o));
-      stage += x.elements;
-    }
-    for (const transfer& x : m.outgoing(o, q, me)) {
-      T* msg = stage;
-      for (std::int64_t c : m.cells_in(o, m.needed(o, m.task(q, x.peer).shape))) {
-        const std::int64_t off = offset(o, c);
-        if (off < 0) continue;
-        const piece pc = m.owned_piece(o, c, me);
-        std::copy_n(own + off, pc.count, stage);
-        stage += pc.count;
-      }
-      post_send(msg, transfer{x.peer, std::int64_t(stage - msg)}, tag(q, o));
-    }
-    return stage;
-  }
-  void unpack(operand o, int q, const T* own, std::map<int, T*>& from, T* blk_data) {
-    const block blk = m.needed(o, m.task(q, me).shape);
-    for (std::int64_t c : m.cells_in(o, blk)) {
-      const block cell = m.cell(o, c);
-      for (int h : m.holders(o, c)) {
-        const piece pc = m.owned_piece(o, c, h);
-        if (pc.count == 0) continue;
-        const T* src = h == me ? own + offset(o, c) : from[h];
-        piece_segments<T>(cell, blk, pc.first, pc.count,
-                          [&](std::int64_t to, std::int64_t at, std::int64_t len) { std::copy_n(src + at, len, blk_data + to); });
-        if (h != me) from[h] += pc.count;
-      }
-    }
-  }
-
-  void run(T alpha, const T* A, const T* B, T beta, T* C, const context& ctx) {
-    // Buffer sizes from the model: blocks and staging, the largest over phases.
-    std::int64_t nA = 0, nB = 0, nC = 0, nStage = 0;
-    for (int q = 0; q < m.phases(); ++q) {
-      const rank_task t = m.task(q, me);
-      if (t.node < 0) continue;
-      nA = std::max(nA, m.needed(operand::a, t.shape).size());
-      nB = std::max(nB, m.needed(operand::b, t.shape).size());
-      nC = std::max(nC, m.needed(operand::c, t.shape).size());
-      auto volume = [&](operand o) {
-        std::int64_t n = 0;
-        for (const transfer& x : m.incoming(o, q, me)) n += x.elements;
-        for (const transfer& x : m.outgoing(o, q, me)) n += x.elements;
-        return n;
-      };
-      const std::int64_t ab = volume(operand::a) + volume(operand::b), c = volume(operand::c);
-      nStage = std::max({nStage, ab, c});
-    }
-    // The layout's buffers: allocated by the first call that needs them, reused after.
-    T* a_blk = reinterpret_cast<T*>(L.buffers(std::size_t(nA + nB + nC + nStage) * sizeof(T)));
-    T* b_blk = a_blk + nA;
-    T* c_blk = b_blk + nB;
-    T* stage = c_blk + nC;
-    for (int q = 0; q < m.phases(); ++q) {
-      const rank_task t = m.task(q, me);
-      std::map<int, T*> from_a, from_b;
-      T* next = post_gather(operand::a, q, A, stage, from_a);
-      post_gather(operand::b, q, B, next, from_b);
-      complete();
-      std::int64_t direct_c = -1;
-      if (t.node >= 0) {
-        const std::int64_t sa = sole_cell(operand::a, q), sb = sole_cell(operand::b, q);
-        const T* a = sa >= 0 ? A + offset(operand::a, sa) : a_blk;
-        const T* b = sb >= 0 ? B + offset(operand::b, sb) : b_blk;
-        if (sa < 0) unpack(operand::a, q, A, from_a, a_blk);
-        if (sb < 0) unpack(operand::b, q, B, from_b, b_blk);
-        const block ba = m.needed(operand::a, t.shape), bb = m.needed(operand::b, t.shape);
-        // My block of C is one cell only I compute: the local engine writes my storage,
-        // with the caller's beta in the cell's first phase, accumulating after.
-        direct_c = sole_cell(operand::c, q);
-        T* c = direct_c >= 0 ? C + offset(operand::c, direct_c) : c_blk;
-        const T b_eff = direct_c < 0 ? T(0) : m.first_phase(direct_c) == q ? beta : T(1);
-        prism::detail::run_subtree<T>(p, t.node, alpha, a, std::max<std::int64_t>(1, ba.rows), b,
-                                      std::max<std::int64_t>(1, bb.rows), b_eff, c,
-                                      std::max<std::int64_t>(1, t.shape.m), ctx);
-      }
-      reduce(q, beta, C, stage, c_blk, direct_c);
-    }
-  }
-
-  // (4)-(5) for phase q: partial pieces of C to their owners, then my pieces summed.
-  void reduce(int q, T beta, T* C, T* stage, const T* c_blk, std::int64_t direct_c) {
-    const rank_task t = m.task(q, me);
-    const block my_blk = t.node >= 0 ? m.needed(operand::c, t.shape) : block{};
-    std::map<int, T*> from;
-    for (const transfer& x : m.incoming(operand::c, q, me)) {
-      from[x.peer] = stage;
-      post_recv(stage, x, tag(q, operand::c));
-      stage += x.elements;
-    }
-    if (t.node >= 0) {
-      const std::vector<std::int64_t> cells = m.cells_in(operand::c, my_blk);
-      for (const transfer& x : m.outgoing(operand::c, q, me)) {
-        T* msg = stage;
-        for (std::int64_t c : cells) {
-          const piece pc = m.owned_piece(operand::c, c, x.peer);
-          if (pc.count == 0) continue;
-          piece_segments<T>(m.cell(operand::c, c), my_blk, pc.first, pc.count,
-                            [&](std::int64_t at_blk, std::int64_t at, std::int64_t len) {
-                              std::copy_n(c_blk + at_blk, len, msg + at);
-                            });
-          msg += pc.count;
-        }
-        post_send(stage, transfer{x.peer, std::int64_t(msg - stage)}, tag(q, operand::c));
-        stage = msg;
-      }
-    }
-    complete();
-    // dst = beta C (first phase of the cell; 0 when beta = 0, C unread) or C, then += each
-    // partial in rank order: a fixed order, so a fixed plan gives the same bits every run.
-    std::int64_t at = 0;
-    for (const piece& pc : mine[int(operand::c)]) {
-      T* dst = C + at;
-      at += pc.count;
-      if (pc.cell == direct_c) continue;  // computed in place
-      const std::vector<int>& comps = m.computers(q, pc.cell);
-      if (comps.empty()) continue;
-      if (m.first_phase(pc.cell) == q) {
-        if (beta == T(0)) std::fill_n(dst, pc.count, T(0));
-        else if (beta != T(1)) for (std::int64_t e = 0; e < pc.count; ++e) dst[e] *= beta;
-      }
-      const block cell = m.cell(operand::c, pc.cell);
-      for (int s : comps) {
-        if (s == me) {
-          piece_segments<T>(cell, my_blk, pc.first, pc.count, [&](std::int64_t at_blk, std::int64_t at, std::int64_t len) {
-            const T* src = c_blk + at_blk;
-            T* out = dst + at;
-            for (std::int64_t i = 0; i < len; ++i) out[i] += src[i];
-          });
-        } else {
-          const T* src = from[s];
-          for (std::int64_t e = 0; e < pc.count; ++e) dst[e] += src[e];
-          from[s] += pc.count;
-        }
-      }
-    }
-  }
-};
 
 template <scalar T>
 void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T alpha, const matrix<T>& A,
@@ -325,9 +81,12 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
       T* c = C.data();
       for (std::int64_t e = 0; e < C.size(); ++e) c[e] = beta == T(0) ? T(0) : beta * c[e];
     } else {
-      call<T> run{L, L.comm()};
-      run.run(alpha, A.data(), B.data(), beta, C.data(), ctx);
-      last = run.tr;
+      const ranks::native_ownership own(L.model(), L.rank(), L.size());
+      mpi::exchange_counts n;
+      mpi::run_exchange<T>(own, L.comm(), alpha, A.data(), B.data(), beta, C.data(), ctx,
+                           [&](std::size_t bytes) { return L.buffers(bytes); }, n);
+      last.bytes_received = n.bytes_received, last.bytes_sent = n.bytes_sent;
+      last.messages_received = n.messages_received, last.messages_sent = n.messages_sent;
     }
   }
   last.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

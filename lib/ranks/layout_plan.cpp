@@ -1,6 +1,8 @@
 // lib/ranks/layout_plan.cpp — see layout_plan.hpp.
 #include "layout_plan.hpp"
 
+#include "ownership.hpp"
+
 #include <prism/error.hpp>
 
 #include <algorithm>
@@ -80,69 +82,42 @@ std::string layout_fit::describe() const {
 void cost_fit(const rank_model& model, const caller_layout& L, double F, double B, layout_fit& f) {
   const problem& p = model.source().problem();
   const int P = L.procs();
-  const dim_view view[3] = {make_view(L, p, 0, f.views[0]), make_view(L, p, 1, f.views[1]), make_view(L, p, 2, f.views[2])};
   f.received.assign(std::size_t(P), 0);
   f.sent.assign(std::size_t(P), 0);
   f.flops.assign(std::size_t(P), 0);
-  f.max_buffer = 0;
-  // C boxes nobody shares: one phase whose boxes add up to C exactly (no k cut at the rank
-  // level). Example: m2 n2 on 2048^3: four 1024^2 boxes, 2048^2 in all.
-  std::int64_t c_cover = 0;
-  for (int r = 0; r < model.ranks(); ++r)
-    if (model.task(0, r).node >= 0) c_cover += model.needed(operand::c, model.task(0, r).shape).size();
-  const bool c_alone = model.phases() == 1 && c_cover == p.m * p.n;
-  const operand_layout& lc = L.op[int(operand::c)];
-  for (int r = 0; r < model.ranks(); ++r) f.flops[std::size_t(process_of(f, L, r))] += model.cost(r).flops;
-  for (int q = 0; q < model.phases(); ++q)
-    for (int r = 0; r < model.ranks(); ++r) {
-      const rank_task& t = model.task(q, r);
-      if (t.node < 0) continue;
-      const int g = process_of(f, L, r), prow = g / L.npcol, pcol = g % L.npcol;
-      std::int64_t buffer = 0;  // this phase's copies: pieces not wholly g's own (C: see below)
-      for (operand o : {operand::a, operand::b}) {
-        const block blk = model.needed(o, t.shape);
-        const dim_view& rv = view[dim_of(p, o, false)];
-        const dim_view& cv = view[dim_of(p, o, true)];
-        const std::int64_t own = rv.count(blk.row, blk.row + blk.rows, L.op[int(o)].rows, prow) *
-                                 cv.count(blk.col, blk.col + blk.cols, L.op[int(o)].cols, pcol);
-        f.received[std::size_t(g)] += blk.size() - own;
-        if (own == blk.size()) continue;  // used in place (a wholly owned block is one local run)
-        buffer += blk.size();
-        // Every other holder of a piece sends it to g.
-        for (int pr = 0; pr < L.nprow; ++pr) {
-          const std::int64_t rc = rv.count(blk.row, blk.row + blk.rows, L.op[int(o)].rows, pr);
-          if (rc == 0) continue;
-          for (int pc = 0; pc < L.npcol; ++pc)
-            if (pr * L.npcol + pc != g) f.sent[std::size_t(pr * L.npcol + pc)] += rc * cv.count(blk.col, blk.col + blk.cols, L.op[int(o)].cols, pc);
-        }
-      }
-      // Partial C: each holder of an element of the box, other than g, receives it. The box
-      // is computed in place only when g holds all of it and nobody else adds to it.
-      const block blk = model.needed(operand::c, t.shape);
-      std::int64_t c_own = 0;
-      for (int pr = 0; pr < L.nprow; ++pr) {
-        const std::int64_t rc = view[0].count(blk.row, blk.row + blk.rows, lc.rows, pr);
-        if (rc == 0) continue;
-        for (int pc = 0; pc < L.npcol; ++pc) {
-          const int o = pr * L.npcol + pc;
-          const std::int64_t part = rc * view[1].count(blk.col, blk.col + blk.cols, lc.cols, pc);
-          if (o == g) {
-            c_own = part;
-            continue;
-          }
-          f.received[std::size_t(o)] += part;
-          f.sent[std::size_t(g)] += part;
-        }
-      }
-      if (!(c_alone && c_own == blk.size())) buffer += blk.size();
-      f.max_buffer = std::max(f.max_buffer, buffer);
+  // The exchange rule itself (ownership.hpp), as the executor runs it: every process's
+  // volume per phase, and the buffers it allocates for them.
+  const std::int64_t no_lld[3] = {1, 1, 1};  // counting reads no local offsets
+  const ranks::cyclic_ownership own(model, L, f, no_lld, -1);
+  std::vector<ranks::buffer_plan> buffers(static_cast<std::size_t>(P));
+  std::vector<std::size_t> workspace(std::size_t(P), 0);
+  for (int q = 0; q < model.phases(); ++q) {
+    const std::vector<ranks::phase_volume> v = ranks::phase_volumes(own, q);
+    for (int g = 0; g < P; ++g) {
+      const ranks::phase_volume& x = v[std::size_t(g)];
+      f.received[std::size_t(g)] += x.received[0] + x.received[1] + x.received[2];
+      f.sent[std::size_t(g)] += x.sent[0] + x.sent[1] + x.sent[2];
+      buffers[std::size_t(g)].add(x);
     }
+    for (int r = 0; r < model.ranks(); ++r) {
+      const rank_task t = model.task(q, r);
+      if (t.node < 0) continue;
+      const std::size_t g = std::size_t(own.process_of(r));
+      workspace[g] = std::max(workspace[g], model.source().nodes()[std::size_t(t.node)].workspace_bytes);
+    }
+  }
+  for (int r = 0; r < model.ranks(); ++r) f.flops[std::size_t(own.process_of(r))] += model.cost(r).flops;
   const double elem = double(element_size(p.type));
   f.max_received = 0;
+  f.max_buffer = 0;
+  f.peak_bytes = 0;
   f.seconds = 0;
   double sum = 0;
   for (int g = 0; g < P; ++g) {
     f.max_received = std::max(f.max_received, f.received[std::size_t(g)]);
+    f.max_buffer = std::max(f.max_buffer, buffers[std::size_t(g)].total());
+    f.peak_bytes = std::max(f.peak_bytes, std::size_t(buffers[std::size_t(g)].total()) * element_size(p.type) +
+                                              workspace[std::size_t(g)]);
     sum += double(f.received[std::size_t(g)]);
     // A link carries B each way: a process's exchange takes as long as the larger of what
     // it receives and what it sends (a process holding all of A and B must send the others
@@ -272,7 +247,7 @@ layout_choice plan_for_layout(const problem& p, const caller_layout& L, const co
         // What must fit is the copies under this layout (blocks wholly a process's own are
         // used in place), not the native layout's blocks: one process holding all of A and B
         // runs a one-rank plan with no copy at all.
-        c.peak_bytes = std::size_t(f.max_buffer) * std::size_t(element_size(p.type));
+        c.peak_bytes = f.peak_bytes;
         c.fits = c.peak_bytes <= memory;
       },
       seeds);

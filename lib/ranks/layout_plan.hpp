@@ -16,8 +16,9 @@
 //     the distributions along it (e.g. m by C's rows), so that a plan's contiguous cuts
 //     follow the caller's process rows or columns (block_cyclic.hpp);
 //   - the map from plan ranks to grid processes: row-major or column-major.
-// The cost of each fit is exact: per process, the elements it receives (A and B pieces it
-// lacks, partial C of its elements computed elsewhere), and the elements it sends. The fit
+// The cost of each fit is exact: it is the exchange rule of ownership.hpp, which the
+// executor runs: per process, the elements it receives (A and B pieces it lacks, partial C
+// of its elements computed elsewhere), the elements it sends, and its buffers. The fit
 // with the least modelled time max_p(flops_p / F + max(received_p, sent_p) bytes / B) wins.
 // Example: 2048^3 on a 2 x 2 grid, blocks of 128: the plan m2 n2 with m grouped by C's
 // rows and n by C's columns gives each process exactly the C elements it holds: it
@@ -62,7 +63,9 @@ struct layout_fit {
   std::vector<std::int64_t> sent;       ///< per process: elements sent in all phases
   std::vector<double> flops;            ///< per process: real flops
   std::int64_t max_received = 0;        ///< largest of received
-  std::int64_t max_buffer = 0;          ///< largest copy one process holds in one phase (elements)
+  std::int64_t max_buffer = 0;          ///< largest buffers one process allocates (elements:
+                                        ///< blocks not used in place and messages)
+  std::size_t peak_bytes = 0;           ///< largest of those buffers and the local workspace, in bytes
   double mean_received = 0;             ///< mean over all processes
   double seconds = 0;                   ///< max over processes of flops / F + max(received, sent) bytes / B
   /// One line, e.g. "m by C rows, n by C columns, k as is; plan ranks row-major".

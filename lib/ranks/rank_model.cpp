@@ -214,6 +214,21 @@ void rank_model::covering(operand o, int i, const block& cb, std::vector<int>& o
   covering(o, *(it - 1), cb, out);
 }
 
+void rank_model::ranks_meeting(operand o, int q, const std::function<bool(const block&)>& meets,
+                               std::vector<int>& out) const {
+  const auto& nodes = plan_.nodes();
+  std::function<void(int)> walk = [&](int i) {
+    const node& nd = nodes[std::size_t(i)];
+    if (!meets(needed(o, nd.shape))) return;
+    if (nd.owns.ranks.count == 1 || !is_rank_step(nd)) {
+      out.push_back(nd.owns.ranks.first);
+      return;
+    }
+    for (int c : nd.children) walk(c);  // parts hold ascending rank ranges
+  };
+  walk(phase_roots_.at(std::size_t(q)));
+}
+
 const std::vector<int>& rank_model::holders(operand o, std::int64_t c) const {
   {
     std::lock_guard<std::mutex> g(cache_->lock);
@@ -387,13 +402,15 @@ rank_cost rank_model::compute_cost(int r) const {
     }
   }
   std::vector<int> peers;
-  // prism::dist allocates each block and the staging area once, at their largest over the
-  // phases, and the local subtree's workspace: the buffers are the sum of those maxima.
+  // The executor allocates each block not used in place and the staging area once, at
+  // their largest over the phases, and the local subtree's workspace: the buffers are the
+  // sum of those maxima (ranks::buffer_plan).
   std::int64_t most_block[3] = {0, 0, 0}, most_staging = 0;
   std::size_t most_workspace = 0;
   for (int q = 0; q < phases(); ++q) {
     const rank_task t = phases() == 1 ? only : task(q, r);
     std::int64_t in[3] = {0, 0, 0}, out[3] = {0, 0, 0};
+    bool direct[3] = {false, false, false};  // used where it lies: see in_place (lib/ranks/ownership.hpp)
     for (operand o : all_operands) {
       const bool reads = o != operand::c;  // A and B: gathered; C: partials reduced
       // What my task's block needs (A, B) or sends (C): the other holders' pieces.
@@ -406,6 +423,8 @@ rank_cost rank_model::compute_cost(int r) const {
           const std::int64_t own = piece_of(cells[0], N, s, x).count;
           n += N - own;
           if (reads) rc.messages += std::min(N, s) - (own > 0 ? 1 : 0);
+          // My piece is the whole block, and (C) nobody else computes it in this phase.
+          direct[int(o)] = own == N && (reads || needers(o, q, cells[0]) == std::vector<int>{r});
         } else {
           // Several cells: each cell's other holders' pieces (A, B in) or their pieces of my
           // partial (C out); one message per distinct peer with a non-empty piece. Cells
@@ -451,7 +470,8 @@ rank_cost rank_model::compute_cost(int r) const {
     }
     if (t.node < 0) continue;
     rc.flops += gemm_flops(plan_.problem().type, t.shape.m, t.shape.n, t.shape.k);
-    for (operand o : all_operands) most_block[int(o)] = std::max(most_block[int(o)], needed(o, t.shape).size());
+    for (operand o : all_operands)
+      if (!direct[int(o)]) most_block[int(o)] = std::max(most_block[int(o)], needed(o, t.shape).size());
     most_staging = std::max(most_staging, std::max(in[0] + out[0] + in[1] + out[1], in[2] + out[2]));
     most_workspace = std::max(most_workspace, nodes[std::size_t(t.node)].workspace_bytes);
   }

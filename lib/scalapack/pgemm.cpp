@@ -13,10 +13,12 @@
 //     its modelled time under this layout is below ScaLAPACK's by the measured margin
 //     (route_margin) and the call is big enough (route_min_flops); see README.
 //  4. prism: grid rank 0 fits a rank plan to the caller's layout (layout_plan.hpp) and
-//     broadcasts it; plans are cached per call signature. Per phase each process receives
-//     the pieces of A and B its box needs straight from their holders in the caller's
-//     layout, runs its box with the shared-memory engine (detail::run_subtree), and sends
-//     partial C to the holders of C, which add them, in plan-rank order, to beta C.
+//     broadcasts it; plans are cached per call signature. The rank level's one executor
+//     (lib/mpi/rank_exchange) runs it under the caller's block-cyclic ownership
+//     (lib/ranks/ownership): per phase each process receives the pieces of A and B its box
+//     needs straight from their holders in the caller's layout, runs its box with the
+//     shared-memory engine, and sends partial C to the holders of C, which add them, in
+//     plan-rank order, to beta C. The same executor runs prism::dist on the native layout.
 // PRISM_STATS=1: grid rank 0 prints one line per call: the route and why, and for prism
 // the measured and predicted bytes received (max, mean over processes), split into the
 // plan's own multiply volume (multiply_max_MB: what the same plan moves in prism's native
@@ -30,10 +32,13 @@
 #include <prism/plan.hpp>
 
 #include "../mpi/comm.hpp"
+#include "../mpi/rank_exchange.hpp"
 #include "../recursive/executor.hpp"
+#include "../runtime/runtime.hpp"
 #include "../recursive/local_planner.hpp"
 #include "../ranks/block_cyclic.hpp"
 #include "../ranks/layout_plan.hpp"
+#include "../ranks/ownership.hpp"
 
 #include <dlfcn.h>
 #include <mpi.h>
@@ -289,46 +294,6 @@ pgemm_fn backend(void* self) {
   return fn;
 }
 
-// A run of positions [pos, pos + len) of a box's dimension that one process holds at
-// local indices [local, local + len).
-struct run {
-  std::int64_t pos, local, len;
-};
-using runs = std::vector<run>;
-
-// The runs of positions [x0, x1) of view v whose indices process p holds under d;
-// positions relative to x0. Example: view grouped by d itself, p's group [4, 8) and
-// x0 = 4: one run (0, base, 4).
-runs runs_of(const dim_view& v, const cyclic_dim& d, std::int64_t x0, std::int64_t x1, int p) {
-  runs out;
-  v.runs(x0, x1, [&](std::int64_t x, std::int64_t index, std::int64_t len) {
-    d.segments(index, index + len, [&](std::int64_t i, std::int64_t l, int owner, std::int64_t loc) {
-      if (owner != p) return;
-      const std::int64_t pos = x - x0 + (i - index);
-      if (!out.empty() && out.back().pos + out.back().len == pos && out.back().local + out.back().len == loc)
-        out.back().len += l;
-      else
-        out.push_back({pos, loc, l});
-    });
-  });
-  return out;
-}
-
-std::int64_t total(const runs& r) {
-  std::int64_t n = 0;
-  for (const run& x : r) n += x.len;
-  return n;
-}
-
-// Visits the elements of rows x cols in message order (column runs, columns, row runs):
-// f(box offset, local offset, len) with box column-major (ld) and local storage (lld).
-template <class F>
-void each_segment(const runs& rows, const runs& cols, std::int64_t ld, std::int64_t lld, F&& f) {
-  for (const run& c : cols)
-    for (std::int64_t j = 0; j < c.len; ++j)
-      for (const run& r : rows) f(r.pos + (c.pos + j) * ld, r.local + (c.local + j) * lld, r.len);
-}
-
 // A plan fitted to one call signature, as every grid process holds it.
 struct prepared {
   bool use_prism = false;
@@ -337,7 +302,6 @@ struct prepared {
   std::unique_ptr<rank_model> model;
   layout_fit fit;
   double scalapack_mb = 0, native_mb = 0;
-  std::vector<int> proc_of_rank, rank_of_proc;
 };
 
 // Per-process buffers kept between calls (grown when a call needs more).
@@ -454,12 +418,6 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
     for (int d = 0; d < 3; ++d) out->fit.views[d] = int(head[1 + d]);
     out->fit.column_major = head[4] != 0;
     cost_fit(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth(), out->fit);
-    out->proc_of_rank.resize(std::size_t(out->model->ranks()));
-    out->rank_of_proc.assign(std::size_t(L.procs()), -1);
-    for (int r = 0; r < out->model->ranks(); ++r) {
-      out->proc_of_rank[std::size_t(r)] = process_of(out->fit, L, r);
-      out->rank_of_proc[std::size_t(out->proc_of_rank[std::size_t(r)])] = r;
-    }
     const double elem = double(element_size(pr.type));
     out->native_mb = double(out->model->max_received()) * elem / 1e6;
     out->scalapack_mb = scalapack_elements(out->p.problem(), L) * elem / 1e6;
@@ -479,230 +437,25 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
   return out;
 }
 
-// The prism route: C = alpha op(A) op(B) + beta C on the caller's layout.
+// beta sub(C) on this process's elements (beta = 0: zeros, C unread).
 template <scalar T>
-struct engine {
-  const call_args& a;
-  const grid& g;
-  const prepared& prep;
-  const caller_layout L;
-  const context& ctx;
-  MPI_Datatype type = mpi::mpi_type<T>();
-  dim_view view[3];
-  int myrow, mycol;
-  std::vector<MPI_Request> requests;
-  std::vector<MPI_Status> statuses;
-  std::int64_t bytes_received = 0;
+void scale(const call_args& a, const grid& g, T beta, T* C) {
+  std::vector<ranks::tile> mine;
+  ranks::held_c(layout_of(a, g), g.me, a.dc.e[LLD_], mine);
+  mpi::scale_tiles(mine, beta, C);
+}
 
-  engine(const call_args& args, const grid& gr, const prepared& pp, const context& c)
-      : a(args), g(gr), prep(pp), L(layout_of(args, gr)), ctx(c), myrow(gr.me / gr.npcol), mycol(gr.me % gr.npcol) {
-    const problem& pr = prep.p.problem();
-    for (int d = 0; d < 3; ++d) view[d] = make_view(L, pr, d, prep.fit.views[d]);
-  }
-
-  const dim_view& rview(operand o) const { return view[dim_of(prep.p.problem(), o, false)]; }
-  const dim_view& cview(operand o) const { return view[dim_of(prep.p.problem(), o, true)]; }
-
-  void recv(T* into, std::int64_t count, int peer, int tag) {
-    requests.emplace_back();
-    check_mpi(MPI_Irecv(into, int(count), type, peer, tag, g.comm, &requests.back()), "MPI_Irecv");
-    bytes_received += count * std::int64_t(sizeof(T));
-  }
-  void send(const T* from, std::int64_t count, int peer, int tag) {
-    requests.emplace_back();
-    check_mpi(MPI_Isend(from, int(count), type, peer, tag, g.comm, &requests.back()), "MPI_Isend");
-  }
-  void complete() {
-    mpi::wait_all(requests, statuses);
-    requests.clear();
-  }
-
-  // beta sub(C) on my elements, before any partial is added (beta = 0: zeros, C unread).
-  static void scale(const call_args& a, const grid& g, const caller_layout& L, T beta, T* C) {
-    if (beta == T(1)) return;
-    const operand_layout& lc = L.op[2];
-    const int lld = a.dc.e[LLD_];
-    const runs rows = runs_of(dim_view::identity(a.m), lc.rows, 0, a.m, g.me / g.npcol);
-    const runs cols = runs_of(dim_view::identity(a.n), lc.cols, 0, a.n, g.me % g.npcol);
-    each_segment(rows, cols, 0, lld, [&](std::int64_t, std::int64_t at, std::int64_t len) {
-      T* c = C + at;
-      if (beta == T(0)) std::fill_n(c, len, T(0));
-      else
-        for (std::int64_t i = 0; i < len; ++i) c[i] *= beta;
-    });
-  }
-
-  void run(T alpha, const T* A, const T* B, T beta, T* C) {
-    const rank_model& m = *prep.model;
-    const plan& p = prep.p;
-    const int me = g.me, my_rank = prep.rank_of_proc[std::size_t(me)];
-    const int P = L.procs();
-    const T* local[2] = {A, B};
-    const int lld[3] = {a.da.e[LLD_], a.db.e[LLD_], a.dc.e[LLD_]};
-    for (int q = 0; q < m.phases(); ++q) {
-      const rank_task my_task = my_rank >= 0 ? m.task(q, my_rank) : rank_task{};
-      const rank_task* mine = my_task.node >= 0 ? &my_task : nullptr;
-      // Sizes first, then one arena: my blocks of A, B, C, then messages.
-      block blk[3] = {};
-      if (mine)
-        for (operand o : {operand::a, operand::b, operand::c}) blk[int(o)] = m.needed(o, mine->shape);
-      struct message {
-        int peer;
-        runs rows, cols;
-        std::int64_t count;
-        T* data = nullptr;
-      };
-      std::vector<message> in[3], out[3];
-      for (operand o : {operand::a, operand::b}) {
-        const operand_layout& lo = L.op[int(o)];
-        if (mine) {  // from each holder of part of my block
-          std::vector<runs> by_row(std::size_t(L.nprow)), by_col(std::size_t(L.npcol));
-          for (int pr = 0; pr < L.nprow; ++pr) by_row[std::size_t(pr)] = runs_of(rview(o), lo.rows, blk[int(o)].row, blk[int(o)].row + blk[int(o)].rows, pr);
-          for (int pc = 0; pc < L.npcol; ++pc) by_col[std::size_t(pc)] = runs_of(cview(o), lo.cols, blk[int(o)].col, blk[int(o)].col + blk[int(o)].cols, pc);
-          for (int s = 0; s < P; ++s) {
-            message x{s, by_row[std::size_t(s / L.npcol)], by_col[std::size_t(s % L.npcol)], 0};
-            x.count = total(x.rows) * total(x.cols);
-            if (x.count > 0) in[int(o)].push_back(std::move(x));
-          }
-        }
-        for (int r = 0; r < m.ranks(); ++r) {  // to each other rank whose block I hold part of
-          const rank_task& t = m.task(q, r);
-          if (t.node < 0 || r == my_rank) continue;
-          const block b = m.needed(o, t.shape);
-          message x{prep.proc_of_rank[std::size_t(r)], runs_of(rview(o), lo.rows, b.row, b.row + b.rows, myrow),
-                    runs_of(cview(o), lo.cols, b.col, b.col + b.cols, mycol), 0};
-          x.count = total(x.rows) * total(x.cols);
-          if (x.count > 0) out[int(o)].push_back(std::move(x));
-        }
-      }
-      {  // partial C: from each rank computing elements I hold; mine to their holders
-        const operand_layout& lc = L.op[2];
-        for (int r = 0; r < m.ranks(); ++r) {
-          const rank_task& t = m.task(q, r);
-          if (t.node < 0 || r == my_rank) continue;
-          const block b = m.needed(operand::c, t.shape);
-          message x{prep.proc_of_rank[std::size_t(r)], runs_of(view[0], lc.rows, b.row, b.row + b.rows, myrow),
-                    runs_of(view[1], lc.cols, b.col, b.col + b.cols, mycol), 0};
-          x.count = total(x.rows) * total(x.cols);
-          if (x.count > 0) in[2].push_back(std::move(x));
-        }
-        if (mine)
-          for (int s = 0; s < P; ++s) {
-            message x{s, runs_of(view[0], lc.rows, blk[2].row, blk[2].row + blk[2].rows, s / L.npcol),
-                      runs_of(view[1], lc.cols, blk[2].col, blk[2].col + blk[2].cols, s % L.npcol), 0};
-            x.count = total(x.rows) * total(x.cols);
-            if (x.count > 0) out[2].push_back(std::move(x));  // s == me: added from my block directly
-          }
-      }
-      // Direct: a block that is wholly this process's own, one run of rows and one of
-      // columns in its local storage, is used there (ld = LLD) instead of copied; C only
-      // when nobody else computes its elements and there is one phase (then beta goes to
-      // the local engine and C is not pre-scaled). E.g. 2048^3 on 2 x 2 in blocks of 128:
-      // each process's C box is its own 1024 x 1024, computed in place.
-      auto whole = [](const message& x, const block& b) {
-        return x.rows.size() == 1 && x.cols.size() == 1 && x.rows[0].len == b.rows && x.cols[0].len == b.cols;
-      };
-      const T* direct_ab[2] = {nullptr, nullptr};
-      for (int o = 0; o < 2; ++o)
-        if (mine && blk[o].size() > 0 && in[o].size() == 1 && in[o][0].peer == me && whole(in[o][0], blk[o]))
-          direct_ab[o] = local[o] + in[o][0].rows[0].local + in[o][0].cols[0].local * std::int64_t(lld[o]);
-      T* direct_c = nullptr;
-      if (mine && m.phases() == 1 && blk[2].size() > 0 && in[2].empty() && out[2].size() == 1 && out[2][0].peer == me &&
-          whole(out[2][0], blk[2]))
-        direct_c = C + out[2][0].rows[0].local + out[2][0].cols[0].local * std::int64_t(lld[2]);
-      if (q == 0 && direct_c == nullptr) scale(a, g, L, beta, C);
-      std::int64_t need = 0;
-      for (int o = 0; o < 2; ++o) need += direct_ab[o] ? 0 : blk[o].size();
-      need += direct_c ? 0 : blk[2].size();
-      for (int o = 0; o < 3; ++o) {
-        for (message& x : in[o]) need += x.peer == me ? 0 : x.count;
-        for (message& x : out[o]) need += x.peer == me ? 0 : x.count;
-      }
-      T* at = reinterpret_cast<T*>(arena(std::size_t(need) * sizeof(T)));
-      T* block_data[3];
-      for (int o = 0; o < 3; ++o) {
-        const bool direct = o < 2 ? direct_ab[o] != nullptr : direct_c != nullptr;
-        block_data[o] = at, at += direct ? 0 : blk[o].size();
-      }
-      for (int o = 0; o < 3; ++o) {
-        for (message& x : in[o])
-          if (x.peer != me) x.data = at, at += x.count;
-        for (message& x : out[o])
-          if (x.peer != me) x.data = at, at += x.count;
-      }
-
-      // (1) A and B: post receives, pack and send my pieces, copy my own part.
-      const int tag_ab[2] = {3 * q, 3 * q + 1};
-      for (int o = 0; o < 2; ++o) {
-        for (message& x : in[o])
-          if (x.peer != me) recv(x.data, x.count, x.peer, tag_ab[o]);
-        for (message& x : out[o]) {
-          T* d = x.data;
-          each_segment(x.rows, x.cols, 0, lld[o], [&](std::int64_t, std::int64_t l, std::int64_t len) {
-            std::copy_n(local[o] + l, len, d);
-            d += len;
-          });
-          send(x.data, x.count, x.peer, tag_ab[o]);
-        }
-        for (message& x : in[o])
-          if (x.peer == me && direct_ab[o] == nullptr)
-            each_segment(x.rows, x.cols, blk[o].rows, lld[o], [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-              std::copy_n(local[o] + l, len, block_data[o] + b);
-            });
-      }
-      complete();
-      for (int o = 0; o < 2; ++o)
-        for (message& x : in[o])
-          if (x.peer != me) {
-            const T* s = x.data;
-            each_segment(x.rows, x.cols, blk[o].rows, 0, [&](std::int64_t b, std::int64_t, std::int64_t len) {
-              std::copy_n(s, len, block_data[o] + b);
-              s += len;
-            });
-          }
-      // (2) my box with the shared-memory engine, into my block of C.
-      if (mine) {
-        auto ld = [&](int o, bool direct) { return direct ? std::int64_t(lld[o]) : std::max<std::int64_t>(1, blk[o].rows); };
-        prism::detail::run_subtree<T>(p, mine->node, alpha, direct_ab[0] ? direct_ab[0] : block_data[0],
-                                      ld(0, direct_ab[0] != nullptr), direct_ab[1] ? direct_ab[1] : block_data[1],
-                                      ld(1, direct_ab[1] != nullptr), direct_c ? beta : T(0),
-                                      direct_c ? direct_c : block_data[2], ld(2, direct_c != nullptr), ctx);
-      }
-      if (direct_c != nullptr) continue;  // nothing to send or add: every element was mine alone
-      // (3) partial C to its holders; theirs to me; added in plan-rank order.
-      const int tag_c = 3 * q + 2;
-      for (message& x : in[2]) recv(x.data, x.count, x.peer, tag_c);
-      for (message& x : out[2]) {
-        if (x.peer == me) continue;
-        T* d = x.data;
-        each_segment(x.rows, x.cols, blk[2].rows, 0, [&](std::int64_t b, std::int64_t, std::int64_t len) {
-          std::copy_n(block_data[2] + b, len, d);
-          d += len;
-        });
-        send(x.data, x.count, x.peer, tag_c);
-      }
-      complete();
-      std::map<int, const message*> from;  // by plan rank
-      for (message& x : in[2]) from[prep.rank_of_proc[std::size_t(x.peer)]] = &x;
-      if (mine)
-        for (message& x : out[2])
-          if (x.peer == me) from[my_rank] = &x;
-      for (const auto& [r, x] : from) {
-        if (r == my_rank) {
-          each_segment(x->rows, x->cols, blk[2].rows, lld[2], [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-            for (std::int64_t i = 0; i < len; ++i) C[l + i] += block_data[2][b + i];
-          });
-        } else {
-          const T* s = x->data;
-          each_segment(x->rows, x->cols, 0, lld[2], [&](std::int64_t, std::int64_t l, std::int64_t len) {
-            for (std::int64_t i = 0; i < len; ++i) C[l + i] += s[i];
-            s += len;
-          });
-        }
-      }
-    }
-  }
-};
+// The prism route: C = alpha op(A) op(B) + beta C on the caller's layout, by the rank
+// level's executor under the caller's block-cyclic ownership. Returns what it moved.
+template <scalar T>
+mpi::exchange_counts run_prism(const call_args& a, const grid& g, const prepared& prep, T alpha, const T* A,
+                               const T* B, T beta, T* C, const context& ctx) {
+  const std::int64_t lld[3] = {a.da.e[LLD_], a.db.e[LLD_], a.dc.e[LLD_]};
+  const ranks::cyclic_ownership own(*prep.model, layout_of(a, g), prep.fit, lld, g.me);
+  mpi::exchange_counts n;
+  mpi::run_exchange<T>(own, g.comm, alpha, A, B, beta, C, ctx, arena, n);
+  return n;
+}
 
 template <scalar T>
 void pgemm(void* self, const char* transa, const char* transb, const int* M, const int* N, const int* K, const T* alpha,
@@ -753,7 +506,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   // (2) quick returns, as the reference.
   if (a.m == 0 || a.n == 0) return;
   if (*alpha == T(0) || a.k == 0) {
-    if (*beta != T(1)) engine<T>::scale(a, *g, layout_of(a, *g), *beta, C);
+    scale(a, *g, *beta, C);
     if (g->me == 0 && env_on("PRISM_STATS"))
       std::fprintf(stderr, "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=0 reason=\"%s\"\n",
                    name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, "alpha = 0 or k = 0: C = beta C, no messages");
@@ -765,14 +518,15 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
     ctx.set_threads(std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, g->ranks_per_node)));
   ctx.set_ranks(g->nprow * g->npcol).set_ranks_per_node(g->ranks_per_node);
   const std::shared_ptr<prepared> prep = prepare<T>(a, *g, chosen, real != nullptr, ctx);
-  std::int64_t received = 0;
+  std::int64_t received = 0, allocated = 0;
   if (!prep->use_prism) {
     real(transa, transb, M, N, K, alpha, A, IA, JA, DESCA, B, IB, JB, DESCB, beta, C, IC, JC, DESCC, 1, 1);
   } else {
     try {
-      engine<T> e(a, *g, *prep, ctx);
-      e.run(*alpha, A, B, *beta, C);
-      received = e.bytes_received;
+      if (env_on("PRISM_STATS")) ctx.runtime().pool().trim();  // its peak loan is then this call's
+      const mpi::exchange_counts n = run_prism(a, *g, *prep, *alpha, A, B, *beta, C, ctx);
+      received = n.bytes_received;
+      allocated = std::int64_t(n.buffer_bytes + ctx.runtime().pool().snapshot().peak_on_loan);
     } catch (const std::exception& ex) {  // a rank alone cannot back out of a collective
       std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s\n", name, g->me, ex.what());
       MPI_Abort(g->comm, 1);
@@ -780,9 +534,9 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   }
   if (env_on("PRISM_STATS")) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double mine[2] = {double(received), secs}, mx[2], sum[2];
-    MPI_Reduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, 0, g->comm);
-    MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, g->comm);
+    double mine[3] = {double(received), secs, double(allocated)}, mx[3], sum[3];
+    MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, g->comm);
+    MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, g->comm);
     if (g->me == 0) {
       const int P = g->nprow * g->npcol;
       if (prep->use_prism) {
@@ -790,12 +544,12 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
         std::fprintf(stderr,
                      "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
                      "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g multiply_max_MB=%.6g redistribution_max_MB=%.6g "
-                     "scalapack_model_MB=%.6g "
+                     "scalapack_model_MB=%.6g mem_max_MB=%.6g pred_mem_max_MB=%.6g "
                      "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
                      name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
                      double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
                      double(prep->fit.max_received) * elem / 1e6 - prep->native_mb,
-                     prep->scalapack_mb, mx[1], prep->model->grid().c_str(), prep->fit.describe().c_str(),
+                     prep->scalapack_mb, mx[2] / 1e6, double(prep->fit.peak_bytes) / 1e6, mx[1], prep->model->grid().c_str(), prep->fit.describe().c_str(),
                      prep->reason.c_str());
       } else {
         std::fprintf(stderr, "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",

@@ -946,7 +946,8 @@ class StatsTap {
     g_err_fd = 2;
   }
   long prism = 0, backend = 0, off_model = 0;  // off_model: lines whose counted bytes are not the predicted
-  std::string first_prism, first_backend, first_off_model;
+  long over_memory = 0;                         // lines whose measured memory exceeds the predicted
+  std::string first_prism, first_backend, first_off_model, first_over_memory;
 
  private:
   /// The reader thread: splits the pipe's bytes into lines and sorts them.
@@ -977,6 +978,11 @@ class StatsTap {
       };
       const std::string got = field(" recv_max_MB="), want = field(" pred_max_MB=");
       if (!want.empty() && got != want && off_model++ == 0) first_off_model = line;
+      // prism's own memory on the busiest process, as allocated, against the fit's prediction.
+      const std::string mem = field(" mem_max_MB="), pred_mem = field(" pred_mem_max_MB=");
+      if (!pred_mem.empty() && (mem.empty() || std::strtod(mem.c_str(), nullptr) > std::strtod(pred_mem.c_str(), nullptr)) &&
+          over_memory++ == 0)
+        first_over_memory = line;
     } else if (line.rfind("prism-scalapack: route=backend", 0) == 0) {
       if (backend++ == 0) first_backend = line;
     } else {
@@ -1163,6 +1169,11 @@ int main(int argc, char** argv) {
     if (tap.off_model > 0) {
       std::printf("test_pgemm: FAIL rank %d: %ld calls received other bytes than predicted; first: %s", g_rank,
                   tap.off_model, tap.first_off_model.c_str());
+      ++total_fails;
+    }
+    if (tap.over_memory > 0) {
+      std::printf("test_pgemm: FAIL rank %d: %ld calls allocated more than predicted; first: %s", g_rank,
+                  tap.over_memory, tap.first_over_memory.c_str());
       ++total_fails;
     }
     if (g_rank == 0) {

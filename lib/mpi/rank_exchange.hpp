@@ -1,0 +1,55 @@
+// lib/mpi/rank_exchange.hpp — the rank level's one executor: runs a plan over MPI processes
+// under any ownership (lib/ranks/ownership.hpp: prism's native layout or the caller's
+// block-cyclic one), exchanging exactly the messages the exchange rule lists.
+//
+// Per phase, on every process:
+//  (1) post the receives of the parts of my block of A and B that others hold, pack and
+//      send my parts of the blocks other ranks need, copy my own part into my block;
+//  (2) unpack the messages into my blocks and run my rank's local subtree (the shared-
+//      memory engine) into my block of C with beta = 0;
+//  (3) send each holder of part of my block of C my partial of that part, receive the
+//      partials of the C elements I hold, and add them, in plan-rank order, to beta C.
+// beta C is formed once before the first phase (beta = 0: zeros, C unread), except when a
+// one-phase plan's C block is wholly mine and nobody else adds to anything I hold: then
+// the local engine writes my storage with beta. A block wholly mine as one tile is used
+// where it lies (ld = its lld), not copied. Only the calling thread calls MPI.
+#pragma once
+
+#include <prism/context.hpp>
+#include <prism/types.hpp>
+
+#include "../ranks/ownership.hpp"
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace prism::mpi {
+
+/// What this process moved in one executed call (exact, from the MPI statuses).
+struct exchange_counts {
+  std::int64_t bytes_received = 0, bytes_sent = 0;        ///< bytes
+  std::int64_t messages_received = 0, messages_sent = 0;  ///< messages (a split one counts once)
+  std::size_t buffer_bytes = 0;                           ///< bytes asked of `buffers`
+};
+
+/// Gives at least `bytes` of 16-byte-aligned scratch memory, kept by the caller.
+using buffer_source = std::function<std::byte*(std::size_t bytes)>;
+
+/// Buffers this process allocates to run `own`'s plan (the exchange rule's volumes).
+ranks::buffer_plan planned_buffers(const ranks::ownership& own, int me);
+
+/// Runs C = alpha op(A) op(B) + beta C over comm (process p = comm rank p) on storage
+/// laid out as `own` says; A, B, C are this process's storage. Collective. alpha != 0,
+/// k > 0 (the callers handle the quick returns).
+template <scalar T>
+void run_exchange(const ranks::ownership& own, MPI_Comm comm, T alpha, const T* A, const T* B, T beta, T* C,
+                  const context& ctx, const buffer_source& buffers, exchange_counts& counts);
+
+/// C = beta C on the tiles given (beta = 0: zeros, C unread; beta = 1: nothing).
+template <scalar T>
+void scale_tiles(const std::vector<ranks::tile>& tiles, T beta, T* C);
+
+}  // namespace prism::mpi
