@@ -126,7 +126,7 @@ int run_typed(const run_options& o, int rank, int size) {
   // Every rank holds its counts against the model's for itself: bytes and messages
   // received must be exactly the predicted ones (ranks that sit out: none).
   const std::int64_t want_bytes = L->active() ? L->model().cost(rank).received_total() * std::int64_t(sizeof(T)) : 0;
-  const std::int64_t want_msgs = L->active() ? L->model().cost(rank).messages : 0;
+  const std::int64_t want_msgs = L->active() ? L->model().messages(rank) : 0;
   int off = tr.bytes_received != want_bytes || tr.messages_received != want_msgs ? 1 : 0, ranks_off = 0;
   MPI_Allreduce(&off, &ranks_off, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 

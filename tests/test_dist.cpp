@@ -66,7 +66,7 @@ std::string run_case(const std::shared_ptr<const dist::layout>& L, T alpha, T be
   const dist::traffic tr = dist::last_traffic();
   if (L->active() && p.m > 0 && p.n > 0 && p.k > 0 && alpha != T(0)) {
     CHECK(tr.bytes_received == m.cost(L->rank()).received_total() * std::int64_t(sizeof(T)));
-    CHECK(tr.messages_received == m.cost(L->rank()).messages);
+    CHECK(tr.messages_received == m.messages(L->rank()));
   } else {
     CHECK(tr.bytes_received == 0);
   }

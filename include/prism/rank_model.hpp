@@ -73,7 +73,6 @@ struct transfer {
 struct rank_cost {
   std::int64_t received[3] = {0, 0, 0};  ///< elements received per operand (A, B, C)
   std::int64_t sent[3] = {0, 0, 0};      ///< elements sent per operand
-  std::int64_t messages = 0;             ///< messages received
   double flops = 0;                      ///< real flops of its tasks
   std::size_t owned_bytes = 0;           ///< its pieces of A, B and C (native layout)
   std::size_t buffer_bytes = 0;          ///< blocks and exchange buffers (each at its largest
@@ -151,6 +150,8 @@ class rank_model {
   /// rows [0, 8) of C" finds the ranks computing any of those rows, O(found x depth).
   void ranks_meeting(operand o, int q, const std::function<bool(const block&)>& meets, std::vector<int>& out) const;
 
+  /// Messages rank r receives over the call (from its incoming lists, on demand).
+  std::int64_t messages(int r) const;
   /// Exact costs of rank r (computed from its own cells and kept).
   const rank_cost& cost(int r) const;
   /// Largest elements received by any rank.

@@ -356,10 +356,10 @@ int rank_model::first_phase(std::int64_t c) const {
   return -1;
 }
 
-// Rank r's costs from its own cells. A block that is one cell (every block of a grid
-// plan) is counted in closed form: of a cell of N elements shared by s holders, holder t
-// receives N - piece(t) from the min(N, s) holders with a non-empty piece, itself aside.
-// Other blocks count their messages through incoming / outgoing.
+// Rank r's costs from its own cells, O(cells x log holders): of a cell of N elements
+// shared by s holders, holder t receives N - piece(t), its piece being counted in closed
+// form. Messages are not counted here (they need the holder lists themselves, O(P) for a
+// widely replicated cell): messages() counts them for one rank on demand.
 rank_cost rank_model::compute_cost(int r) const {
   rank_cost rc;
   const std::size_t elem = element_size(plan_.problem().type);
@@ -401,7 +401,6 @@ rank_cost rank_model::compute_cost(int r) const {
       if (q < phases()) by_phase[int(o)][std::size_t(q)].push_back(x);
     }
   }
-  std::vector<int> peers;
   // The executor allocates each block not used in place and the staging area once, at
   // their largest over the phases, and the local subtree's workspace: the buffers are the
   // sum of those maxima (ranks::buffer_plan).
@@ -422,48 +421,24 @@ rank_cost rank_model::compute_cost(int r) const {
           const std::int64_t N = cell(o, cells[0]).size(), s = std::int64_t(h.size()), x = index_of(h, r);
           const std::int64_t own = piece_of(cells[0], N, s, x).count;
           n += N - own;
-          if (reads) rc.messages += std::min(N, s) - (own > 0 ? 1 : 0);
           // My piece is the whole block, and (C) nobody else computes it in this phase.
           direct[int(o)] = own == N && (reads || needers(o, q, cells[0]) == std::vector<int>{r});
         } else {
           // Several cells: each cell's other holders' pieces (A, B in) or their pieces of my
-          // partial (C out); one message per distinct peer with a non-empty piece. Cells
-          // side by side mostly share their holders, so equal lists are taken once.
-          const std::vector<int>* previous = nullptr;  // the last list whose holders all had a piece
-          peers.clear();
+          // partial (C out).
           for (std::int64_t c : cells) {
             const auto& h = holders(o, c);
             const std::int64_t N = cell(o, c).size(), s = std::int64_t(h.size()), x = index_of(h, r);
             n += N - piece_of(c, N, s, x).count;
-            if (!reads || (previous != nullptr && *previous == h)) continue;
-            previous = N >= s ? &h : nullptr;  // N >= s: every holder's piece is non-empty
-            for (std::int64_t t = 0; t < s; ++t)
-              if (h[std::size_t(t)] != r && piece_of(c, N, s, t).count > 0) peers.push_back(h[std::size_t(t)]);
-          }
-          if (reads) {
-            std::sort(peers.begin(), peers.end());
-            rc.messages += std::unique(peers.begin(), peers.end()) - peers.begin();
           }
         }
       }
       // What others need of my pieces (A, B), or send to them (C): one message per peer.
       std::int64_t& n = reads ? out[int(o)] : in[int(o)];
-      const auto& touched = by_phase[int(o)][std::size_t(q)];
-      peers.clear();
-      for (std::size_t x : touched) {
+      for (std::size_t x : by_phase[int(o)][std::size_t(q)]) {
         const piece& pc = mine[int(o)][x];
         const auto& d = needers(o, q, pc.cell);
-        const std::int64_t others = std::int64_t(d.size()) - (index_of(d, r) >= 0 ? 1 : 0);
-        n += pc.count * others;
-        if (reads) continue;
-        if (touched.size() == 1) rc.messages += others;  // one piece: its other computers
-        else
-          for (int peer : d)
-            if (peer != r) peers.push_back(peer);
-      }
-      if (!reads && touched.size() > 1) {
-        std::sort(peers.begin(), peers.end());
-        rc.messages += std::unique(peers.begin(), peers.end()) - peers.begin();
+        n += pc.count * (std::int64_t(d.size()) - (index_of(d, r) >= 0 ? 1 : 0));
       }
       rc.received[int(o)] += in[int(o)];
       rc.sent[int(o)] += out[int(o)];
@@ -477,6 +452,13 @@ rank_cost rank_model::compute_cost(int r) const {
   }
   rc.buffer_bytes = std::size_t(most_block[0] + most_block[1] + most_block[2] + most_staging) * elem + most_workspace;
   return rc;
+}
+
+std::int64_t rank_model::messages(int r) const {
+  std::int64_t n = 0;
+  for (int q = 0; q < phases(); ++q)
+    for (operand o : all_operands) n += std::int64_t(incoming(o, q, r).size());
+  return n;
 }
 
 const rank_cost& rank_model::cost(int r) const {
