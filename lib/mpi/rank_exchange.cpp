@@ -228,12 +228,6 @@ struct executor {
 
 }  // namespace
 
-ranks::buffer_plan planned_buffers(const ownership& own, int me) {
-  ranks::buffer_plan need;
-  for (int q = 0; q < own.model().phases(); ++q) need.add(build_phase(own, q, me).volume);
-  return need;
-}
-
 template <scalar T>
 void scale_tiles(const std::vector<tile>& tiles, T beta, T* C) {
   if (beta == T(1)) return;

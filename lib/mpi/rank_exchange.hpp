@@ -38,9 +38,6 @@ struct exchange_counts {
 /// Gives at least `bytes` of 16-byte-aligned scratch memory, kept by the caller.
 using buffer_source = std::function<std::byte*(std::size_t bytes)>;
 
-/// Buffers this process allocates to run `own`'s plan (the exchange rule's volumes).
-ranks::buffer_plan planned_buffers(const ranks::ownership& own, int me);
-
 /// Runs C = alpha op(A) op(B) + beta C over comm (process p = comm rank p) on storage
 /// laid out as `own` says; A, B, C are this process's storage. Collective. alpha != 0,
 /// k > 0 (the callers handle the quick returns).
