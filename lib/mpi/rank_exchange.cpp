@@ -94,6 +94,8 @@ struct executor {
   std::vector<MPI_Status> statuses;
   std::vector<char> is_recv;
 
+  executor(const ownership& o, MPI_Comm c, int m, exchange_counts& n) : own(o), comm(c), me(m), counts(n) {}
+
   // A message of more than max_count elements goes as several of max_count (the last
   // shorter), under the same tag: MPI keeps their order between one pair of processes.
   // E.g. 5,000,000,000 doubles: 2^31 - 1, 2^31 - 1 and 705,032,706.
