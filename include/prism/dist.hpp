@@ -28,6 +28,10 @@
 
 namespace prism::dist {
 
+namespace detail {
+struct layout_access;
+}
+
 /// What this rank moved in its last gemm call (exact counts from MPI statuses).
 struct traffic {
   std::int64_t bytes_received = 0;     ///< bytes received
@@ -73,17 +77,16 @@ class layout {
   /// The library's private duplicate of the communicator (its messages never meet yours).
   MPI_Comm comm() const noexcept { return comm_; }
 
-  /// Internal: use make().
-  layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why);
   /// A hash of the plan's text, the same on every rank that has the same plan.
   std::int64_t plan_hash() const noexcept { return plan_hash_; }
-  /// Internal: gemm's blocks and exchange buffers, at least `bytes` (16-byte aligned),
-  /// allocated on first need and kept for later calls on this layout.
-  std::byte* buffers(std::size_t bytes) const;
-  /// Bytes of the buffers allocated so far (0 before the first call that needs them).
-  std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
 
  private:
+  friend struct detail::layout_access;  // the library's own access (lib/dist)
+  layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why);
+  // gemm's blocks and exchange buffers, at least `bytes` (16-byte aligned), allocated on
+  // first need and kept for later calls on this layout.
+  std::byte* buffers(std::size_t bytes) const;
+  std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
   mutable std::unique_ptr<std::byte[]> buffers_;
   mutable std::size_t buffer_bytes_ = 0;
   MPI_Comm comm_;

@@ -206,33 +206,14 @@ struct rank_choice {
   plan chosen;                           ///< the plan make_plan returns
 };
 
-/// Optional re-scoring of a candidate by its caller (prism's ScaLAPACK layer): called with
-/// each plan the rank planner scores exactly and its native-layout model; it may replace
-/// the candidate's max_received and seconds (e.g. with the cost under the caller's own
-/// block-cyclic layout), which then rank the candidates.
-using rank_rescore = std::function<void(const plan&, const rank_model&, rank_candidate&)>;
-
-/// One level of a rank_grid: `parts` parts of edge d, each with one share of the ranks
-/// below; sizes along d (summing to the edge) or, when empty, an even split.
-struct rank_cut {
-  dim d = dim::m;                   ///< the edge cut
-  int parts = 1;                    ///< parts
-  std::vector<std::int64_t> sizes;  ///< part sizes, or empty
-};
-/// A rank tree given by its cuts, level by level, every part of a level cut alike: e.g.
-/// {{dim::m, 2, {}}, {dim::n, 2, {}}} is a 2 x 2 grid (4 ranks).
-using rank_grid = std::vector<rank_cut>;
-
 /// Plans a problem over ctx.ranks() MPI ranks (rank-level steps on top, each rank's local
-/// levels below) and says why (`rescore` and `seeds`: the caller's scoring and extra
-/// trees, scored always; the ScaLAPACK layer's): searches rank trees whose cuts give each part a share of the
+/// levels below) and says why: searches rank trees whose cuts give each part a share of the
 /// ranks (prime factors, or two unequal parts such as 3 + 4), on P' <= P ranks, scores
 /// the best by the exact rank_model cost, keeps those within the memory per rank and picks
 /// the least modelled time; adds rank-level DFS phases when none fits. README
 /// "Distributed" has the rules. Throws prism::plan_error when no plan fits the memory per
 /// rank, naming the least footprint (least_footprint_ranks) and the floor.
-rank_choice choose_ranks(const problem& p, const context& ctx, const rank_rescore& rescore = {},
-                         const std::vector<rank_grid>& seeds = {});
+rank_choice choose_ranks(const problem& p, const context& ctx);
 
 /// The rank plan of least footprint (peak bytes per rank without the local levels'
 /// temporaries) that choose_ranks can build for p on ctx.ranks() ranks: single-phase trees

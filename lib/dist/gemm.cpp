@@ -12,6 +12,7 @@
 #include "../runtime/runtime.hpp"
 #include "../mpi/comm.hpp"
 #include "../mpi/rank_exchange.hpp"
+#include "layout_access.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -84,7 +85,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
       const ranks::native_ownership own(L.model(), L.rank(), L.size());
       mpi::exchange_counts n;
       mpi::run_exchange<T>(own, L.comm(), alpha, A.data(), B.data(), beta, C.data(), ctx,
-                           [&](std::size_t bytes) { return L.buffers(bytes); }, n);
+                           [&](std::size_t bytes) { return detail::layout_access::buffers(L, bytes); }, n);
       last.bytes_received = n.bytes_received, last.bytes_sent = n.bytes_sent;
       last.messages_received = n.messages_received, last.messages_sent = n.messages_sent;
     }
@@ -93,7 +94,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
   if (measure) {
     // prism's own memory on this rank: its pieces, the layout's buffers, the workspace lent.
     last.bytes_allocated = (A.size() + B.size() + C.size()) * std::int64_t(sizeof(T)) +
-                           std::int64_t(L.buffer_bytes() + ctx.runtime().pool().snapshot().peak_on_loan);
+                           std::int64_t(detail::layout_access::buffer_bytes(L) + ctx.runtime().pool().snapshot().peak_on_loan);
     const rank_model& m = L.model();
     const double elem = double(sizeof(T));
     const double predicted = L.active() ? double(m.cost(L.rank()).peak_bytes()) : 0;

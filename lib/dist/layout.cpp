@@ -5,6 +5,7 @@
 
 #include "../recursive/executor.hpp"
 #include "../mpi/comm.hpp"
+#include "layout_access.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -71,7 +72,7 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
   mpi::agree(own, "prism::dist::layout", {{"plan", 0, mpi::text_hash(p.to_string())}}, local);
   if (p.ranks() > size)
     throw plan_error("the plan spans " + std::to_string(p.ranks()) + " ranks, the communicator has " + std::to_string(size));
-  auto l = std::make_shared<const layout>(own, rank, size, std::move(p), std::move(why));
+  auto l = detail::layout_access::make(own, rank, size, std::move(p), std::move(why));
   if (rank == 0 && std::getenv("PRISM_VERBOSE") != nullptr && *std::getenv("PRISM_VERBOSE") != '\0' &&
       std::string(std::getenv("PRISM_VERBOSE")) != "0") {
     std::cerr << "prism-dist: layout over " << size << " ranks\n" << l->source();

@@ -37,6 +37,7 @@
 #include <prism/rank_model.hpp>
 
 #include "../recursive/local_planner.hpp"
+#include "rank_planner.hpp"
 #include "../recursive/split.hpp"
 
 #include <algorithm>
@@ -236,7 +237,7 @@ struct search {
     auto take = [&](auto key) {
       std::sort(all.begin(), all.end(), [&](const grid& a, const grid& b) { return key(a) < key(b); });
       for (std::size_t i = 0; i < all.size() && i < 2; ++i) {
-        rank_grid cuts;
+        ranks::rank_grid cuts;
         if (all[i].pm > 1) cuts.push_back({dim::m, all[i].pm, {}});
         if (all[i].pn > 1) cuts.push_back({dim::n, all[i].pn, {}});
         if (all[i].pk > 1) cuts.push_back({dim::k, all[i].pk, {}});
@@ -250,7 +251,7 @@ struct search {
 
   // The tree that cuts by `cuts` level by level (every part of a level cut alike), e.g.
   // {{m, 2}, {n, 2}}: a 2 x 2 grid; null when an edge is shorter than its parts.
-  tree_ptr grid_tree(std::int64_t m, std::int64_t n, std::int64_t k, const rank_grid& cuts, std::size_t level = 0) {
+  tree_ptr grid_tree(std::int64_t m, std::int64_t n, std::int64_t k, const ranks::rank_grid& cuts, std::size_t level = 0) {
     if (level == cuts.size()) {
       auto t = std::make_shared<subtree>();
       t->seconds = leaf_seconds(m, n, k);
@@ -424,8 +425,8 @@ std::size_t footprint(const scored& sc) { return footprint(sc.p, sc.info.peak_by
 
 namespace {
 
-rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore& rescore,
-                       const std::vector<rank_grid>& seeds, bool least_memory) {
+rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::rescore_fn& rescore,
+                       const std::vector<ranks::rank_grid>& seeds, bool least_memory) {
   problem p = p0;
   p.transa = detail::normalised_trans(p.transa);
   p.transb = detail::normalised_trans(p.transb);
@@ -498,9 +499,9 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore
         pool.push_back(std::move(*sc));
     }
     // The caller's trees (e.g. grids matching a ScaLAPACK layout) are always scored.
-    for (const rank_grid& g : seeds) {
+    for (const ranks::rank_grid& g : seeds) {
       int q = 1;
-      for (const rank_cut& c : g) q *= c.parts;
+      for (const ranks::rank_cut& c : g) q *= c.parts;
       if (q < 1 || q > P) continue;
       tree_ptr t = s.grid_tree(p.m, p.n, p.k, g);
       if (!t) continue;
@@ -664,8 +665,10 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const rank_rescore
 
 }  // namespace
 
-rank_choice choose_ranks(const problem& p, const context& ctx, const rank_rescore& rescore,
-                         const std::vector<rank_grid>& seeds) {
+rank_choice choose_ranks(const problem& p, const context& ctx) { return plan_ranks(p, ctx, {}, {}, false); }
+
+rank_choice ranks::choose_ranks_scored(const problem& p, const context& ctx, const ranks::rescore_fn& rescore,
+                                       const std::vector<ranks::rank_grid>& seeds) {
   return plan_ranks(p, ctx, rescore, seeds, false);
 }
 
