@@ -13,7 +13,7 @@
 #include <set>
 
 using namespace prism;
-using namespace prism::scalapack;
+using namespace prism::ranks;
 
 namespace {
 

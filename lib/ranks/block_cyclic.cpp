@@ -1,7 +1,7 @@
 // lib/ranks/block_cyclic.cpp — see block_cyclic.hpp.
 #include "block_cyclic.hpp"
 
-namespace prism::scalapack {
+namespace prism::ranks {
 
 namespace {
 int distance(int p, int src, int procs) { return ((p - src) % procs + procs) % procs; }
@@ -96,4 +96,4 @@ std::int64_t dim_view::count(std::int64_t x0, std::int64_t x1, const cyclic_dim&
   return c;
 }
 
-}  // namespace prism::scalapack
+}  // namespace prism::ranks

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace prism::scalapack {
+namespace prism::ranks {
 
 /// One dimension of a block-cyclic distribution, seen from a submatrix.
 struct cyclic_dim {
@@ -124,4 +124,4 @@ class dim_view {
   std::vector<std::int64_t> base_;   // local index (at process g) of its first submatrix index
 };
 
-}  // namespace prism::scalapack
+}  // namespace prism::ranks

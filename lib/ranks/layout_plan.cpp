@@ -10,7 +10,7 @@
 #include <limits>
 #include <sstream>
 
-namespace prism::scalapack {
+namespace prism::ranks {
 
 namespace {
 
@@ -89,13 +89,13 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
   // The exchange rule itself (ownership.hpp), as the executor runs it: every process's
   // volume per phase, and the buffers it allocates for them.
   const std::int64_t no_lld[3] = {1, 1, 1};  // counting reads no local offsets
-  const ranks::cyclic_ownership own(model, L, f, no_lld, -1);
-  std::vector<ranks::buffer_plan> buffers(static_cast<std::size_t>(P));
+  const cyclic_ownership own(model, L, f, no_lld, -1);
+  std::vector<buffer_plan> buffers(static_cast<std::size_t>(P));
   std::vector<std::size_t> workspace(std::size_t(P), 0);
   for (int q = 0; q < model.phases(); ++q) {
-    const std::vector<ranks::phase_volume> v = ranks::phase_volumes(own, q);
+    const std::vector<phase_volume> v = phase_volumes(own, q);
     for (int g = 0; g < P; ++g) {
-      const ranks::phase_volume& x = v[std::size_t(g)];
+      const phase_volume& x = v[std::size_t(g)];
       f.received[std::size_t(g)] += x.received[0] + x.received[1] + x.received[2];
       f.sent[std::size_t(g)] += x.sent[0] + x.sent[1] + x.sent[2];
       buffers[std::size_t(g)].add(x);
@@ -213,16 +213,16 @@ layout_choice plan_for_layout(const problem& p, const caller_layout& L, const co
   // Each cut comes evenly split and, where a distribution along its edge has as many
   // processes as parts, split at that distribution's group boundaries (so the boxes are
   // exactly the processes' own rows or columns).
-  std::vector<ranks::rank_grid> seeds;
+  std::vector<rank_grid> seeds;
   const dim dims[3] = {dim::m, dim::n, dim::k};
   auto cuts = [&](dim d, int parts) {
-    std::vector<ranks::rank_cut> out{{d, parts, {}}};
+    std::vector<rank_cut> out{{d, parts, {}}};
     for (view_spec s : {1, 2}) {
       const cyclic_dim& g = grouping(L, p, int(d), s);
       if (g.procs != parts || parts == 1) continue;
-      ranks::rank_cut c{d, parts, {}};
+      rank_cut c{d, parts, {}};
       for (int q = 0; q < parts; ++q) c.sizes.push_back(g.owned_before(q, g.n));
-      if (std::find_if(out.begin(), out.end(), [&](const ranks::rank_cut& x) { return x.sizes == c.sizes; }) == out.end())
+      if (std::find_if(out.begin(), out.end(), [&](const rank_cut& x) { return x.sizes == c.sizes; }) == out.end())
         out.push_back(std::move(c));
     }
     return out;
@@ -231,15 +231,15 @@ layout_choice plan_for_layout(const problem& p, const caller_layout& L, const co
     for (dim d1 : dims)
       for (dim d2 : dims)
         if (d1 != d2 && a > 1 && b > 1)
-          for (const ranks::rank_cut& c1 : cuts(d1, a))
-            for (const ranks::rank_cut& c2 : cuts(d2, b)) seeds.push_back({c1, c2});
+          for (const rank_cut& c1 : cuts(d1, a))
+            for (const rank_cut& c2 : cuts(d2, b)) seeds.push_back({c1, c2});
   // 1-D trees over all processes, and over one grid axis (the others sit out): a Gram
   // product whose k panels lie down one process column is cut only there.
   for (int parts : {L.procs(), L.nprow, L.npcol})
     if (parts > 1 && (parts != L.npcol || L.npcol != L.nprow))  // 2 x 2: nprow's cuts serve npcol too
       for (dim d : dims)
-        for (const ranks::rank_cut& c : cuts(d, parts)) seeds.push_back({c});
-  out.why = ranks::choose_ranks_scored(
+        for (const rank_cut& c : cuts(d, parts)) seeds.push_back({c});
+  out.why = choose_ranks_scored(
       p, ctx,
       [&](const plan&, const rank_model& model, rank_candidate& c) {
         const layout_fit f = fit_plan(model, L, F, B);
@@ -267,4 +267,4 @@ layout_choice plan_for_layout(const problem& p, const caller_layout& L, const co
   return out;
 }
 
-}  // namespace prism::scalapack
+}  // namespace prism::ranks

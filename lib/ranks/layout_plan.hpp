@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-namespace prism::scalapack {
+namespace prism::ranks {
 
 /// The caller's layout of one stored operand (submatrix rows and columns).
 struct operand_layout {
@@ -105,4 +105,4 @@ struct layout_choice {
 /// scoring. Throws prism::plan_error as choose_ranks does.
 layout_choice plan_for_layout(const problem& p, const caller_layout& L, const context& ctx);
 
-}  // namespace prism::scalapack
+}  // namespace prism::ranks

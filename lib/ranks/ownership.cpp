@@ -110,7 +110,7 @@ namespace {
 // The runs of positions [x0, x1) of view v whose indices process p holds under d;
 // positions relative to x0, consecutive runs merged. Example: view grouped by d itself,
 // p's group [4, 8) and x0 = 4: one run (0, its first local index, 4).
-std::vector<run> runs_of(const scalapack::dim_view& v, const scalapack::cyclic_dim& d, std::int64_t x0,
+std::vector<run> runs_of(const dim_view& v, const cyclic_dim& d, std::int64_t x0,
                          std::int64_t x1, int p) {
   std::vector<run> out;
   v.runs(x0, x1, [&](std::int64_t x, std::int64_t index, std::int64_t len) {
@@ -128,29 +128,29 @@ std::vector<run> runs_of(const scalapack::dim_view& v, const scalapack::cyclic_d
 
 }  // namespace
 
-cyclic_ownership::cyclic_ownership(const rank_model& m, const scalapack::caller_layout& L,
-                                   const scalapack::layout_fit& fit, const std::int64_t lld[3], int me)
+cyclic_ownership::cyclic_ownership(const rank_model& m, const caller_layout& L,
+                                   const layout_fit& fit, const std::int64_t lld[3], int me)
     : m_(m), L_(L), me_(me) {
   const problem& p = m.source().problem();
-  for (int d = 0; d < 3; ++d) view_[d] = scalapack::make_view(L, p, d, fit.views[d]);
+  for (int d = 0; d < 3; ++d) view_[d] = make_view(L, p, d, fit.views[d]);
   for (int o = 0; o < 3; ++o) lld_[o] = lld[o];
   proc_of_rank_.resize(std::size_t(m.ranks()));
   rank_of_proc_.assign(std::size_t(L.procs()), -1);
   for (int r = 0; r < m.ranks(); ++r) {
-    proc_of_rank_[std::size_t(r)] = scalapack::process_of(fit, L, r);
+    proc_of_rank_[std::size_t(r)] = ranks::process_of(fit, L, r);
     rank_of_proc_[std::size_t(proc_of_rank_[std::size_t(r)])] = r;
   }
 }
 
-const scalapack::dim_view& cyclic_ownership::rview(operand o) const {
-  return view_[scalapack::dim_of(m_.source().problem(), o, false)];
+const dim_view& cyclic_ownership::rview(operand o) const {
+  return view_[dim_of(m_.source().problem(), o, false)];
 }
-const scalapack::dim_view& cyclic_ownership::cview(operand o) const {
-  return view_[scalapack::dim_of(m_.source().problem(), o, true)];
+const dim_view& cyclic_ownership::cview(operand o) const {
+  return view_[dim_of(m_.source().problem(), o, true)];
 }
 
 std::vector<int> cyclic_ownership::holders(operand o, const block& b) const {
-  const scalapack::operand_layout& lo = L_.op[int(o)];
+  const operand_layout& lo = L_.op[int(o)];
   std::vector<int> prows, pcols, out;
   for (int pr = 0; pr < L_.nprow; ++pr)
     if (rview(o).count(b.row, b.row + b.rows, lo.rows, pr) > 0) prows.push_back(pr);
@@ -162,13 +162,13 @@ std::vector<int> cyclic_ownership::holders(operand o, const block& b) const {
 }
 
 std::int64_t cyclic_ownership::held_count(operand o, const block& b, int p) const {
-  const scalapack::operand_layout& lo = L_.op[int(o)];
+  const operand_layout& lo = L_.op[int(o)];
   const std::int64_t r = rview(o).count(b.row, b.row + b.rows, lo.rows, p / L_.npcol);
   return r == 0 ? 0 : r * cview(o).count(b.col, b.col + b.cols, lo.cols, p % L_.npcol);
 }
 
 void cyclic_ownership::held(operand o, const block& b, int p, std::vector<tile>& out) const {
-  const scalapack::operand_layout& lo = L_.op[int(o)];
+  const operand_layout& lo = L_.op[int(o)];
   tile t{runs_of(rview(o), lo.rows, b.row, b.row + b.rows, p / L_.npcol), {}, lld_[int(o)]};
   if (t.rows.empty()) return;
   t.cols = runs_of(cview(o), lo.cols, b.col, b.col + b.cols, p % L_.npcol);
@@ -176,7 +176,7 @@ void cyclic_ownership::held(operand o, const block& b, int p, std::vector<tile>&
 }
 
 std::vector<int> cyclic_ownership::needers(operand o, int q, int p) const {
-  const scalapack::operand_layout& lo = L_.op[int(o)];
+  const operand_layout& lo = L_.op[int(o)];
   const int prow = p / L_.npcol, pcol = p % L_.npcol;
   std::vector<int> out;
   m_.ranks_meeting(o, q, [&](const block& nb) {
@@ -188,10 +188,10 @@ std::vector<int> cyclic_ownership::needers(operand o, int q, int p) const {
 
 void cyclic_ownership::all_held_c(int p, std::vector<tile>& out) const { held_c(L_, p, lld_[2], out); }
 
-void held_c(const scalapack::caller_layout& L, int p, std::int64_t lld, std::vector<tile>& out) {
-  const scalapack::operand_layout& lc = L.op[2];
-  tile t{runs_of(scalapack::dim_view::identity(lc.rows.n), lc.rows, 0, lc.rows.n, p / L.npcol),
-         runs_of(scalapack::dim_view::identity(lc.cols.n), lc.cols, 0, lc.cols.n, p % L.npcol), lld};
+void held_c(const caller_layout& L, int p, std::int64_t lld, std::vector<tile>& out) {
+  const operand_layout& lc = L.op[2];
+  tile t{runs_of(dim_view::identity(lc.rows.n), lc.rows, 0, lc.rows.n, p / L.npcol),
+         runs_of(dim_view::identity(lc.cols.n), lc.cols, 0, lc.cols.n, p % L.npcol), lld};
   if (!t.rows.empty() && !t.cols.empty()) out.push_back(std::move(t));
 }
 

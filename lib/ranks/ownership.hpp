@@ -111,7 +111,7 @@ class native_ownership final : public ownership {
 class cyclic_ownership final : public ownership {
  public:
   /// lld: the local leading dimensions of A, B and C (their descriptors' LLD).
-  cyclic_ownership(const rank_model& m, const scalapack::caller_layout& L, const scalapack::layout_fit& fit,
+  cyclic_ownership(const rank_model& m, const caller_layout& L, const layout_fit& fit,
                    const std::int64_t lld[3], int me);
   const rank_model& model() const override { return m_; }
   int procs() const override { return L_.procs(); }
@@ -124,18 +124,18 @@ class cyclic_ownership final : public ownership {
   void all_held_c(int p, std::vector<tile>& out) const override;
 
  private:
-  const scalapack::dim_view& rview(operand o) const;
-  const scalapack::dim_view& cview(operand o) const;
+  const dim_view& rview(operand o) const;
+  const dim_view& cview(operand o) const;
   const rank_model& m_;
-  scalapack::caller_layout L_;
-  scalapack::dim_view view_[3];
+  caller_layout L_;
+  dim_view view_[3];
   std::int64_t lld_[3];
   int me_;
   std::vector<int> proc_of_rank_, rank_of_proc_;
 };
 
 /// Appends the tile of sub(C) that grid process p holds under L (local offsets with lld).
-void held_c(const scalapack::caller_layout& L, int p, std::int64_t lld, std::vector<tile>& out);
+void held_c(const caller_layout& L, int p, std::int64_t lld, std::vector<tile>& out);
 
 /// What one process moves and keeps in one phase, in elements (from the exchange rule).
 struct phase_volume {

@@ -70,6 +70,7 @@ namespace prism::scalapack {
 
 namespace {
 
+using namespace prism::ranks;  // the MPI-free model: layouts, fits, ownership
 using mpi::check_mpi;
 using mpi::imag_bits;
 using mpi::real_bits;
