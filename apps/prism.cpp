@@ -147,14 +147,14 @@ const command commands[] = {
      "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
      "  recursion against one leaf on cubes) and the drop-in's prism efficiency (1024^3), and\n"
      "  writes them to a machine file: FILE, else PRISM_MACHINE, else ~/.cache/prism/machine.\n"
-     "  Later runs on this CPU read it (README \"The machine description\"); best of R timings\n"
+     "  Later runs on this CPU read it (docs/planning.md, \"The machine description\"); best of R timings\n"
      "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"},
     {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
      "  Prints the lower bounds on the words (matrix elements) an M x N x K product must move and\n"
      "  the modelled words per rank of the 1D, 2D, 2.5D, 3D, recursive (CARMA) and COSMA\n"
-     "  decompositions (prism/bounds.hpp; README \"Lower bounds: prism bound\"), then, per level of\n"
+     "  decompositions (prism/bounds.hpp; docs/data-movement.md), then, per level of\n"
      "  the machine (each cache level, NUMA domains, ranks), the least words one unit moves\n"
      "  (Elango et al.) and, given bandwidths and a peak, which level bounds the run.\n"
      "options:\n"

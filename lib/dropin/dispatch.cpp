@@ -38,7 +38,7 @@ namespace {
 // tall-skinny shapes). Measured in one run here (double, prism / threaded OpenBLAS):
 // k = 2 max(m, n): 0.97-1.02 (128x128x256 ... 1024x1024x2048); k = 4 max(m, n): 1.01-1.06;
 // squares and wide shapes 0.97-1.00. Below 4 the gain is noise, so the call stays with the
-// user's own BLAS. README "Use prism without changing your code".
+// user's own BLAS. docs/dropin.md.
 constexpr double k_dominance = 4.0;
 
 // Calls that are not k-dominant reach the rate model (rate_model.hpp) only from the machine
