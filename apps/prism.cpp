@@ -71,21 +71,20 @@ std::string shape_options(const std::string& name) {
                       : "  --threads T          thread budget, 1..4096 (default PRISM_NUM_THREADS, else all cores)\n") +
       "  --type s|d|c|z       element type (default d)\n"
       "  --trans XY           op(A) and op(B), each N, T or C (default NN)\n"
-      "  --max-memory BYTES   cap on extra memory; K, M, G suffixes as PRISM_MAX_MEMORY (default PRISM_MAX_MEMORY,\n"
-      "                       else none; over ranks: each rank's footprint, default half the node's memory / its\n"
-      "                       ranks); --memory is the same option\n"
-      "  --small-flops F      calls below F flops run as one leaf; 0 always plans (default PRISM_SMALL_FLOPS, else\n"
-      "                       the machine description's small_flops)\n"
-      "  --extra-depth E      BFS levels past one thread per share, 0..8 (default PRISM_EXTRA_DEPTH, else 0)\n"
-      "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 128) or auto (default PRISM_LEAF,\n"
-      "                       else auto)\n"
+      "  --max-memory BYTES   cap on extra memory, K, M, G suffixes; --memory is the same option\n"
+      "                       (default PRISM_MAX_MEMORY, else none; over ranks it caps each rank's\n"
+      "                       footprint, default half the node's memory / its ranks)\n"
+      "  --small-flops F      calls below F flops run as one leaf; 0 always plans (default\n"
+      "                       PRISM_SMALL_FLOPS, else the machine description's small_flops)\n"
+      "  --extra-depth E      BFS levels past one thread a share, 0..8 (default PRISM_EXTRA_DEPTH, else 0)\n"
+      "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 128) or auto (default\n"
+      "                       PRISM_LEAF, else auto)\n"
       "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
       "                       or an XML file ending in .xml (default PRISM_TOPOLOGY, else this machine)\n";
   if (name == "plan")
-    o += "  --ranks P            plan over P MPI ranks, 1..1048576 (default 1: no rank-level steps); --max-memory\n"
-         "                       then caps each rank's footprint\n";
+    o += "  --ranks P            plan over P MPI ranks, 1..1048576 (default 1: no rank-level steps)\n";
   if (name == "plan" || run)
-    o += "  --ranks-per-node R   ranks sharing a node's memory, for the default per-rank memory (default 1)\n"
+    o += "  --ranks-per-node R   ranks sharing a node's memory, for the default memory per rank (default 1)\n"
          "  --rank-flops F       modelled flop/s of one rank (default PRISM_RANK_FLOPS, else 50e9 x threads)\n"
          "  --rank-bandwidth B   modelled bytes/s one rank receives (default PRISM_RANK_BANDWIDTH, else 5e9)\n";
   if (name == "plan") o += "  (--ranks-per-node, --rank-flops and --rank-bandwidth need --ranks P with P >= 2)\n";
