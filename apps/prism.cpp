@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -62,32 +63,43 @@ const char* general_help =
     "prism --version prints the version. Defaults come from the PRISM_* environment variables.\n"
     "Bad input gets one line on stderr and exit status 2; other failures exit 1.\n";
 
-const char* shape_options =
-    "  --threads T          thread budget, 1..4096 (default PRISM_NUM_THREADS, else all cores)\n"
-    "  --type s|d|c|z       element type (default d)\n"
-    "  --trans XY           op(A) and op(B), each N, T or C (default NN)\n"
-    "  --max-memory BYTES   cap on extra memory; K, M, G suffixes as PRISM_MAX_MEMORY (default none);\n"
-    "                       --memory is the same option\n"
-    "  --small-flops F      calls below F flops run as one leaf; 0 always plans (PRISM_SMALL_FLOPS)\n"
-    "  --extra-depth E      BFS levels past one thread per share, 0..8 (PRISM_EXTRA_DEPTH)\n"
-    "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 128) or auto (PRISM_LEAF)\n"
-    "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
-    "                       or an XML file ending in .xml (PRISM_TOPOLOGY)\n"
-    "  --ranks P            plan over P MPI ranks, 1..1048576 (rank-level steps on top; prism run\n"
-    "                       takes P from mpirun); --max-memory then caps each rank's footprint\n"
-    "  --ranks-per-node R   ranks sharing a node's memory, for the default per-rank memory (1)\n"
-    "  --rank-flops F       modelled flop/s of one rank (PRISM_RANK_FLOPS; default 50G x threads)\n"
-    "  --rank-bandwidth B   modelled bytes/s one rank receives (PRISM_RANK_BANDWIDTH; default 5G)\n";
+// The shape commands' options; `run` states its own default thread budget (per rank).
+std::string shape_options(const std::string& name) {
+  const bool run = name == "run";
+  std::string o =
+      std::string(run ? "  --threads T          thread budget of each rank, 1..4096 (default: the node's cores / its ranks)\n"
+                      : "  --threads T          thread budget, 1..4096 (default PRISM_NUM_THREADS, else all cores)\n") +
+      "  --type s|d|c|z       element type (default d)\n"
+      "  --trans XY           op(A) and op(B), each N, T or C (default NN)\n"
+      "  --max-memory BYTES   cap on extra memory, K, M, G suffixes; --memory is the same option\n"
+      "                       (default PRISM_MAX_MEMORY, else none; over ranks it caps each rank's\n"
+      "                       footprint, default half the node's memory / its ranks)\n"
+      "  --small-flops F      calls below F flops run as one leaf; 0 always plans (default\n"
+      "                       PRISM_SMALL_FLOPS, else the machine description's small_flops)\n"
+      "  --extra-depth E      BFS levels past one thread a share, 0..8 (default PRISM_EXTRA_DEPTH, else 0)\n"
+      "  --leaf L             leaf backend: openblas, blis, streaming (m, n <= 128) or auto (default\n"
+      "                       PRISM_LEAF, else auto)\n"
+      "  --topology T         plan for an hwloc synthetic description (\"package:2 numa:4 core:16 pu:1\")\n"
+      "                       or an XML file ending in .xml (default PRISM_TOPOLOGY, else this machine)\n";
+  if (name == "plan")
+    o += "  --ranks P            plan over P MPI ranks, 1..1048576 (default 1: no rank-level steps)\n";
+  if (name == "plan" || run)
+    o += "  --ranks-per-node R   ranks sharing a node's memory, for the default memory per rank (default 1)\n"
+         "  --rank-flops F       modelled flop/s of one rank (default PRISM_RANK_FLOPS, else 50e9 x threads)\n"
+         "  --rank-bandwidth B   modelled bytes/s one rank receives (default PRISM_RANK_BANDWIDTH, else 5e9)\n";
+  if (name == "plan") o += "  (--ranks-per-node, --rank-flops and --rank-bandwidth need --ranks P with P >= 2)\n";
+  return o;
+}
 
 struct command {
   const char* name;
   bool shape;         // takes M N K and the shape options
-  bool reps;          // takes --reps
+  int reps;           // takes --reps with this default (0: no --reps)
   const char* usage;  // first lines of its help
 };
 
 const command commands[] = {
-    {"plan", true, false,
+    {"plan", true, 0,
      "usage: prism plan M N K [options]\n"
      "  Prints the plan prism::gemm runs for this shape on this machine (the text form that\n"
      "  prism::plan::parse reads). A call below the small-call threshold runs as one leaf on the\n"
@@ -95,17 +107,19 @@ const command commands[] = {
      "  predicted bytes each domain reads.\n"
      "  --syrk UT, --herk LC: the plan prism::syrk / prism::herk run for an N x N triangle (M = N)\n"
      "  and depth K: uplo U or L, then trans (syrk N or T, herk N or C; herk needs --type c or z).\n"
-     "  --summary / --full: with --ranks, the plan's head and each distinct local subtree once,\n"
-     "  or the whole plan (default: the whole plan up to 16 ranks, the summary above).\n"
+     "  --summary / --full: a summary of the plan, or the whole plan. The default: the whole plan\n"
+     "  up to 64 nodes and 16 ranks, the summary above. A summary prints each thread- and numa-\n"
+     "  level step, and one line for each run of cache-level steps below (their count, leaves and\n"
+     "  leaf shapes); over ranks, the plan's head and each distinct local subtree once.\n"
      "  --min-memory: with --ranks, the plan of least footprint per rank and that footprint.\n"
      "  --stats: a dry run's data movement, per level (each cache level of the topology, NUMA\n"
      "  domains, ranks with --ranks): the predicted elements received (prism/traffic.hpp), the\n"
      "  lower bound (prism/bounds.hpp) and their ratio.\n"},
-    {"bench", true, true,
+    {"bench", true, 5,
      "usage: prism bench M N K [options] [--reps R]\n"
      "  Times prism against threaded OpenBLAS (all cores) on one shape in one process, best of R\n"
      "  timings (default 5). Each timing repeats the call until it lasts at least 0.05 s.\n"},
-    {"run", true, true,
+    {"run", true, 3,
      "usage: mpirun -np P prism run M N K [options] [--reps R] [--check] [--json] [--beta B] [--seed S]\n"
      "  Runs C = A B + beta C (alpha 1, beta 0.5 unless --beta) over the P ranks of MPI_COMM_WORLD\n"
      "  on random data that each rank makes in prism's native layout, R times (default 3), and\n"
@@ -114,32 +128,32 @@ const command commands[] = {
      "  verifies C (outside the timed calls); --json prints one JSON line instead. --threads is\n"
      "  each rank's budget (default: the node's cores / its ranks); --memory S (as --max-memory)\n"
      "  caps each rank's footprint. Needs the MPI build (PRISM_WITH_MPI=ON).\n"},
-    {"leaves", false, true,
+    {"leaves", false, 5,
      "usage: prism leaves [--reps R] [--types LETTERS] [--streaming | --syrk]\n"
      "  Says which kernel set each of prism's private leaf libraries runs, chosen by the CPU's\n"
      "  features (PRISM_LEAF_KERNELS overrides), why, and which forcing variables of the\n"
      "  environment its copies ignore; then times single-threaded OpenBLAS against BLIS on leaf\n"
-     "  shapes, then the streaming leaf against OpenBLAS on leaves with m, n <= 16 (the\n"
+     "  shapes, then the streaming leaf against both on leaves with m, n <= 128 (the\n"
      "  measurements behind PRISM_LEAF=auto), best of R timings (default 5).\n"
      "  --types: element types to time, letters from s, d, c, z (default: d for OpenBLAS\n"
      "  against BLIS, all four for the streaming leaf). --streaming: the streaming table only.\n"
      "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, trans N and T/C) against the\n"
      "  OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves (n <= 128, long k).\n"},
-    {"tune", false, true,
+    {"tune", false, 3,
      "usage: prism tune [--out FILE] [--reps R]\n"
      "  Measures this machine's crossovers (about a minute on 2 cores): the streaming leaf against\n"
      "  the best BLAS leaf (stream_bytes: 8 x 8 NN double; stream_far_bytes: 32 x 32 TN double;\n"
      "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
      "  recursion against one leaf on cubes) and the drop-in's prism efficiency (1024^3), and\n"
      "  writes them to a machine file: FILE, else PRISM_MACHINE, else ~/.cache/prism/machine.\n"
-     "  Later runs on this CPU read it (README \"The machine description\"); best of R timings\n"
+     "  Later runs on this CPU read it (docs/planning.md, \"The machine description\"); best of R timings\n"
      "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"},
-    {"bound", false, false,
+    {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
      "  Prints the lower bounds on the words (matrix elements) an M x N x K product must move and\n"
      "  the modelled words per rank of the 1D, 2D, 2.5D, 3D, recursive (CARMA) and COSMA\n"
-     "  decompositions (prism/bounds.hpp; README \"Lower bounds: prism bound\"), then, per level of\n"
+     "  decompositions (prism/bounds.hpp; docs/data-movement.md), then, per level of\n"
      "  the machine (each cache level, NUMA domains, ranks), the least words one unit moves\n"
      "  (Elango et al.) and, given bandwidths and a peak, which level bounds the run.\n"
      "options:\n"
@@ -166,8 +180,10 @@ const command* find_command(const std::string& name) {
 void print_help(const command& c) {
   std::fputs(c.usage, stdout);
   if (c.shape || c.reps) std::fputs("options:\n", stdout);
-  if (c.shape) std::fputs(shape_options, stdout);
-  if (c.reps) std::fputs("  --reps R             timings to take the best of, 1..1000000 (default 5)\n", stdout);
+  if (c.shape) std::fputs(shape_options(c.name).c_str(), stdout);
+  if (c.reps)
+    std::printf("  --reps R             %s, 1..1000000 (default %d)\n",
+                std::string(c.name) == "run" ? "timed calls, the best reported" : "timings to take the best of", c.reps);
 }
 
 std::int64_t parse_int(const std::string& s, const std::string& what, std::int64_t lo, std::int64_t hi,
@@ -206,25 +222,27 @@ struct options {
   prism_app::run_options run;  // `prism run`'s own settings
 };
 
-// True when `cmd` takes option `a` (shape_options lists the shape commands' options).
+// True when `cmd` takes option `a`: a flag a command would ignore is an error, never dropped.
 bool takes(const command& cmd, const std::string& a) {
-  static const char* const shape_flags[] = {"--threads",     "--type",        "--trans",          "--max-memory",
-                                            "--small-flops", "--extra-depth", "--leaf",           "--topology",
-                                            "--ranks",       "--ranks-per-node", "--rank-flops",  "--rank-bandwidth",
-                                            "--memory"};
-  if (a == "--reps") return cmd.reps;
-  if (std::string(cmd.name) == "leaves" && a == "--types") return true;
-  if (std::string(cmd.name) == "tune" && a == "--out") return true;
-  if (std::string(cmd.name) == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
-  if (std::string(cmd.name) == "leaves" && (a == "--streaming" || a == "--syrk")) return true;
-  if (std::string(cmd.name) == "plan" && (a == "--syrk" || a == "--herk")) return true;
-  if (std::string(cmd.name) == "plan" && (a == "--stats" || a == "--full" || a == "--summary" || a == "--min-memory"))
+  static const char* const shape_flags[] = {"--threads",     "--type",        "--trans", "--max-memory", "--memory",
+                                            "--small-flops", "--extra-depth", "--leaf",  "--topology"};
+  static const char* const rank_flags[] = {"--ranks-per-node", "--rank-flops", "--rank-bandwidth"};
+  const std::string name = cmd.name;
+  if (a == "--reps") return cmd.reps > 0;
+  if (name == "leaves" && (a == "--types" || a == "--streaming" || a == "--syrk")) return true;
+  if (name == "tune" && a == "--out") return true;
+  if (name == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
+  if (name == "plan" && (a == "--syrk" || a == "--herk" || a == "--stats" || a == "--full" || a == "--summary" ||
+                         a == "--min-memory" || a == "--ranks"))
+    return true;  // prism run takes P from mpirun, prism bench runs on one node: neither takes --ranks
+  if ((name == "plan" || name == "run") && std::find(std::begin(rank_flags), std::end(rank_flags), a) != std::end(rank_flags))
     return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
 options parse(const command& cmd, const std::vector<std::string>& args) {
   options o;
+  if (cmd.reps > 0) o.reps = o.run.reps = cmd.reps;
   const std::string hint = cmd.name;
   std::size_t i = 2;
   if (cmd.shape) {
@@ -240,6 +258,8 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     throw bad_input(e.what());
   }
   bool topology_given = false;
+  std::string rank_flag;  // a rank-model option given to `prism plan` (it needs --ranks P >= 2)
+  bool summary_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (!takes(cmd, a)) throw bad_input("unknown option '" + a + "' for 'prism " + cmd.name + "'", hint);
@@ -259,10 +279,13 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       o.min_memory = true;
       continue;
     }
-    if (a == "--full" || a == "--summary") {  // flags of `prism plan --ranks`
-      o.full = a == "--full" ? 1 : 0;
+    if (a == "--full" || a == "--summary") {  // flags of `prism plan`
+      if (summary_given && o.full != (a == "--full" ? 1 : 0))
+        throw bad_input("--summary and --full are opposites; give one", hint);
+      o.full = a == "--full" ? 1 : 0, summary_given = true;
       continue;
     }
+    if (a == "--ranks-per-node" || a == "--rank-flops" || a == "--rank-bandwidth") rank_flag = a;
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
     const std::string& v = args[++i];
     try {
@@ -333,6 +356,9 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       throw bad_input(a + ": " + e.what(), hint);
     }
   }
+  if (!rank_flag.empty() && std::string(cmd.name) == "plan" && o.ctx.ranks() < 2)
+    throw bad_input(rank_flag + " models the rank level: give --ranks P with P >= 2", hint);
+  if (o.streaming_only && o.syrk_only) throw bad_input("--streaming and --syrk name two tables; give one", hint);
   if (o.p.op != prism::operation::gemm) {  // a rank-k update: N x N triangle, letters from --syrk / --herk
     const std::string flag = o.p.op == prism::operation::herk ? "--herk" : "--syrk";
     if (o.trans_given) throw bad_input(flag + " names trans itself; --trans is for gemm", hint);
@@ -568,6 +594,66 @@ int run_rank_plan(const options& o) {
   return 0;
 }
 
+// A plan's text with each run of cache-level steps folded into its first step and one
+// comment line under it: how many steps and leaves it holds, their leaf kinds and the range
+// of their shapes. Thread-, numa- and rank-level steps are printed as they are.
+// E.g. "dfs k cache 2796288 2796032  # 64x64x5592320, 1 thread" is followed by
+// "  # ... 62 more cache-level steps, 64 leaves (openblas) from 64x64x87296 to 64x64x87552".
+void print_plan_summary(std::ostream& os, const prism::plan& pl) {
+  std::istringstream in(pl.to_string());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  auto indent = [](const std::string& l) { return l.find_first_not_of(' '); };
+  auto body = [&](const std::string& l) { return l.substr(std::min(indent(l), l.size())); };
+  auto is_step = [](const std::string& b) { return b.rfind("bfs ", 0) == 0 || b.rfind("dfs ", 0) == 0; };
+  auto shape_of = [](const std::string& l) {  // "64x64x87552" from the node's comment
+    const std::size_t hash = l.find("# ");
+    if (hash == std::string::npos) return std::string();
+    const std::string c = l.substr(hash + 2);
+    return c.substr(0, c.find_first_of(", "));
+  };
+  auto volume = [](const std::string& shape) {
+    double v = 1;
+    std::istringstream s(shape);
+    for (std::string part; std::getline(s, part, 'x');) v *= std::atof(part.c_str());
+    return v;
+  };
+  std::size_t folded = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    os << lines[i] << '\n';
+    const std::string b = body(lines[i]);
+    if (!is_step(b) || b.find(" cache ") != 5) continue;  // "dfs k cache ...": a cache-level step
+    const std::size_t depth = indent(lines[i]);
+    std::size_t steps = 0, leaves = 0, j = i + 1;
+    std::vector<std::string> kinds;
+    std::string smallest, largest;
+    for (; j < lines.size() && indent(lines[j]) != std::string::npos && indent(lines[j]) > depth; ++j) {
+      const std::string bj = body(lines[j]);
+      if (is_step(bj)) {
+        ++steps;
+        continue;
+      }
+      if (bj.rfind("leaf ", 0) != 0) continue;
+      ++leaves;
+      std::string kind = bj.substr(5);
+      kind = kind.substr(0, kind.find(' '));
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+      const std::string shape = shape_of(lines[j]);
+      if (smallest.empty() || volume(shape) < volume(smallest)) smallest = shape;
+      if (largest.empty() || volume(shape) > volume(largest)) largest = shape;
+    }
+    std::string kind_list;
+    for (const std::string& k : kinds) kind_list += (kind_list.empty() ? "" : ", ") + k;
+    os << std::string(depth + 2, ' ') << "# ... " << steps << " more cache-level step" << (steps == 1 ? "" : "s")
+       << ", " << leaves << " lea" << (leaves == 1 ? "f" : "ves") << " (" << kind_list << ") from " << smallest
+       << (largest == smallest ? std::string() : " to " + largest) << '\n';
+    i = j - 1;
+    ++folded;
+  }
+  os << "# summary: " << folded << " run" << (folded == 1 ? "" : "s")
+     << " of cache-level steps folded, one line each (--full prints the plan)\n";
+}
+
 // The plan prism::gemm runs: none for an empty product, one leaf for a small call
 // (detail::runs_as_one_leaf, the test gemm itself makes), else make_plan's.
 int run_plan(const options& o) {
@@ -619,7 +705,8 @@ int run_plan(const options& o) {
   }
   std::cout << "# context: " << o.ctx.describe() << '\n' << why;
   if (pl.nodes().empty()) return 0;
-  std::cout << pl;
+  if (o.full == 1 || (o.full == -1 && pl.nodes().size() <= 64)) std::cout << pl;
+  else print_plan_summary(std::cout, pl);
   if (pl.domains() > 1 && !rank_k) print_traffic(pl, o);  // the traffic model is gemm's
   if (o.stats) {
     std::cout.flush();
@@ -949,6 +1036,22 @@ int run_bound(const std::vector<std::string>& args) {
   const std::int64_t m = o.m, n = o.n, k = o.k, P = o.ranks;
   const std::size_t eb = prism::element_size(o.type);
   const double S = o.memory, V = double(m) * double(n) * double(k) / double(P);
+  // Every check (and the probe) before the first line of output: a run that fails prints
+  // nothing on stdout.
+  std::vector<pb::level_bound> levels = pb::level_bounds(t, m, n, k, P, S, eb);
+  auto level_named = [&](const std::string& name) {
+    return std::find_if(levels.begin(), levels.end(), [&](const pb::level_bound& l) { return l.name == name; });
+  };
+  for (const auto& given : o.bandwidth)
+    if (level_named(given.first) == levels.end()) {
+      std::string known;
+      for (const auto& l : levels) known += (known.empty() ? "" : ", ") + l.name;
+      throw bad_input("--bandwidth: no level '" + given.first + "' here (levels: " + (known.empty() ? "none" : known) +
+                          ")", "bound");
+    }
+  if (o.probe) probe_machine(t, o);
+  for (const auto& [name, bytes_per_s] : o.bandwidth)
+    if (auto it = level_named(name); it != levels.end()) it->bandwidth = bytes_per_s;
 
   std::printf("# prism bound: C (%lld x %lld) += A (%lld x %lld) B (%lld x %lld), type %c, P = %lld rank%s, "
               "S = %s words per rank\n",
@@ -1003,18 +1106,6 @@ int run_bound(const std::vector<std::string>& args) {
   }
 
   // Per level of the machine.
-  if (o.probe) probe_machine(t, o);
-  std::vector<pb::level_bound> levels = pb::level_bounds(t, m, n, k, P, S, eb);
-  for (const auto& [name, bytes_per_s] : o.bandwidth) {
-    auto it = std::find_if(levels.begin(), levels.end(), [&](const pb::level_bound& l) { return l.name == name; });
-    if (it == levels.end()) {
-      std::string known;
-      for (const auto& l : levels) known += (known.empty() ? "" : ", ") + l.name;
-      throw bad_input("--bandwidth: no level '" + name + "' here (levels: " + (known.empty() ? "none" : known) + ")",
-                      "bound");
-    }
-    it->bandwidth = bytes_per_s;
-  }
   int pus = 0;
   for (const prism::numa_domain& d : t.domains()) pus += int(d.pus.size());
   pus = std::max(pus, 1);
@@ -1209,7 +1300,11 @@ int run_tune(const options& o) {
 }
 
 int run(const std::vector<std::string>& args) {
-  if (args.size() < 2) throw bad_input("missing command (plan, bench, bound, leaves, tune or help)", "");
+  if (args.size() < 2) {  // name every command, from the table `prism help` describes
+    std::string names;
+    for (const command& c : commands) names += std::string(c.name) + ", ";
+    throw bad_input("missing command: " + names + "help or --version", "");
+  }
   const std::string& name = args[1];
   if (name == "--version") {
     if (args.size() > 2) throw bad_input("--version takes no arguments", "");
@@ -1253,10 +1348,20 @@ int run(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// Under mpirun every rank parses the same command line and meets the same bad input, so
+// only rank 0 of the launch says so (the launcher's own variables name the rank; MPI is not
+// initialised yet when the command line is parsed).
+bool launched_rank_zero() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return std::strcmp(v, "0") == 0;
+  return true;
+}
+
 int main(int argc, char** argv) {
   try {
     return run(std::vector<std::string>(argv, argv + argc));
   } catch (const bad_input& e) {
+    if (!launched_rank_zero()) return 2;
     if (e.hint == "-") std::fprintf(stderr, "prism: %s\n", e.what());
     else if (e.hint.empty()) std::fprintf(stderr, "prism: %s (see 'prism help')\n", e.what());
     else std::fprintf(stderr, "prism: %s (see 'prism help %s')\n", e.what(), e.hint.c_str());

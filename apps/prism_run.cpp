@@ -20,6 +20,7 @@
 #include <iostream>
 #include <limits>
 #include <sstream>
+#include <string>
 #include <thread>
 
 namespace prism_app {
@@ -200,6 +201,7 @@ int run_distributed(run_options o) {
     o.ctx.set_threads(std::max(1, cores / per_node));
   }
   int rc = 1;
+  std::string why;  // this rank's error, if any
   try {
     switch (o.p.type) {
       case prism::scalar_type::s: rc = run_typed<float>(o, rank, size); break;
@@ -208,8 +210,17 @@ int run_distributed(run_options o) {
       case prism::scalar_type::z: rc = run_typed<std::complex<double>>(o, rank, size); break;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "prism (rank %d): %s\n", rank, e.what());
+    why = *e.what() != '\0' ? e.what() : "unknown error";
     rc = 1;
+  }
+  // An error is said once: by rank 0 when it failed (every rank usually fails alike: a
+  // disagreeing argument gives every rank the same prism::invalid_argument), else by the
+  // lowest rank that failed, which names itself.
+  int first_failed = size;
+  MPI_Allreduce(why.empty() ? &size : &rank, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == first_failed) {
+    if (rank == 0) std::fprintf(stderr, "prism: %s\n", why.c_str());
+    else std::fprintf(stderr, "prism (rank %d): %s\n", rank, why.c_str());
   }
   int worst = rc;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

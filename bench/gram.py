@@ -171,7 +171,7 @@ def main():
             args.reps, run_machine(), when, header),
         "",
         "*Environment: %s; forced by the host: %s. Kernel sets: defaults %s; besides them, each in a process "
-        "of its own: %s. prism's leaves run the kernel sets prism picks (README \"Leaf kernels\").*" % (
+        "of its own: %s. prism's leaves run the kernel sets prism picks (docs/planning.md, \"Leaf kernels\").*" % (
             "clean (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE, BLIS_ARCH_TYPE removed)" if args.clean_env else "as set",
             forced, ", ".join("%s %s" % (l, c) for l, c in
                               (("openblas", default_cores.get("openblas-pthread")),

@@ -51,7 +51,7 @@ set_name=${1:-quick}
 reps=${PRISM_BENCH_REPS:-5}
 set_args=(--set="$set_name")
 what="set '${set_name}', best of ${reps}"
-if [ "$set_name" = dropin-cubes ]; then  # README "Use prism without changing your code"
+if [ "$set_name" = dropin-cubes ]; then  # docs/performance.md "The drop-in"
   reps=${PRISM_BENCH_REPS:-15}
   set_args=(--shapes=16x16x16,32x32x32,64x64x64,96x96x96,128x128x128 --type=both
             --impls=prism_blas,openblas --no-fma --no-bandwidth --min-time=0.2
@@ -75,7 +75,7 @@ if [ "$set_name" = gram ]; then  # issue 14: A.T @ A (?syrk / ?herk), its own dr
   "$py" bench/gram.py --build "$build" --out-dir "$run" --reps "$reps" $([ "$clean" = 1 ] && echo --clean-env)
   for f in "$run"/gram.*; do mv "$f" "$run/bench.${f##*.}"; done
   echo "bench.sh: table $run/bench.md, plot $run/bench.png, raw $run/bench.json"
-  echo "bench.sh: to keep this run for the README: bash scripts/record-bench.sh $run"
+  echo "bench.sh: to keep this run for docs/performance.md: bash scripts/record-bench.sh $run"
   exit 0
 fi
 out=$run/bench
@@ -93,5 +93,5 @@ status=0
 echo
 echo "bench.sh: table $out.md, plot $out.png, raw $out.json"
 [ "$status" = 0 ] || echo "bench.sh: the benchmark exited with status $status (3: prism's check against OpenBLAS failed; see the table's notes)" >&2
-echo "bench.sh: to keep this run for the README: bash scripts/record-bench.sh $run"
+echo "bench.sh: to keep this run for docs/performance.md: bash scripts/record-bench.sh $run"
 exit "$status"

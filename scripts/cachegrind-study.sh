@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/cachegrind-study.sh [--l2] [BUILD] — regenerates README "Cache misses: prism vs OpenBLAS":
+# scripts/cachegrind-study.sh [--l2] [BUILD] — regenerates docs/data-movement.md "Cache misses: prism vs OpenBLAS, measured":
 # CARMA's Fig. 3 shape (m = n = 64, k = 524288), one two-large shape and one square, each run
 # by prism (one thread) and by plain OpenBLAS (one thread) under valgrind's cache simulator
 # (scripts/cachegrind_study.py), measured D1 and LL misses beside prism's prediction and the

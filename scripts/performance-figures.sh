@@ -5,16 +5,17 @@
 # Only recorded (committed) results go into the docs, never a local bench/runs/ folder.
 # A dropin-* run (bash scripts/bench.sh dropin) goes to the dropin:begin/end block and
 # docs/bench-dropin.png instead (docs/performance.md "The drop-in"). A dist-* run
-# (scripts/bench-dist.sh) goes to README.md's dist:begin/end block and docs/bench-dist.png;
+# (scripts/bench-dist.sh) goes to docs/performance.md's dist:begin/end block and docs/bench-dist.png;
 # a dist-clean-env-* run (its timing part without OPENBLAS_CORETYPE) to docs/performance.md's
-# dist-clean block. A dist-* run's pdgemm part (its "## pdgemm" sections, issue 12) goes to
-# README.md's dist-pdgemm:begin/end block, with <prefix>.pdgemm.png as docs/bench-dist-pdgemm.png,
-# when README.md has that block; without it, those sections stay in the dist block.
-# A peers-clean-env-* run (bash scripts/bench.sh --clean-env peers, issue 13) goes to README.md's
-# peers:begin/end block and docs/bench-peers.png; a peers-* run (the same under the host's
-# environment, OPENBLAS_CORETYPE=Haswell here) to docs/performance.md's peers-host block and
-# docs/bench-peers-host.png. A gram-clean-env-* run (bash scripts/bench.sh --clean-env gram, issue 14)
-# goes to README.md's gram:begin/end block and docs/bench-gram.png.
+# dist-clean block. A dist-* run's pdgemm part (its "## pdgemm" sections) goes to the
+# dist-pdgemm:begin/end block, with <prefix>.pdgemm.png as docs/bench-dist-pdgemm.png, when
+# the page has that block; without it, those sections stay in the dist block.
+# A peers-clean-env-* run (bash scripts/bench.sh --clean-env peers) goes to the peers:begin/end
+# block and docs/bench-peers.png; a peers-* run (the same under the host's environment,
+# OPENBLAS_CORETYPE=Haswell here) to the peers-host block and docs/bench-peers-host.png.
+# A gram-clean-env-* run (bash scripts/bench.sh --clean-env gram) goes to the gram:begin/end
+# block and docs/bench-gram.png. The README's small table is written by hand from the peers
+# and gram blocks (docs/performance.md names them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:?usage: performance-figures.sh bench/results/<set>-<UTC time>}
@@ -27,12 +28,12 @@ esac
 tag=bench png=docs/bench.png alt="prism vs OpenBLAS and BLIS" target=docs/performance.md
 case "$(basename "$prefix")" in
   dist-clean-env-*) tag=dist-clean png=docs/bench-dist-clean-env.png alt="prism vs ScaLAPACK pdgemm, clean environment" ;;
-  dist-*) tag=dist png=docs/bench-dist.png alt="per-rank volume: prism, COSMA and the bound" target=README.md ;;
-  dropin-cubes-*) echo "performance-figures: $prefix has no README block (docs/performance.md quotes its cubes table)" >&2; exit 1 ;;
+  dist-*) tag=dist png=docs/bench-dist.png alt="per-rank volume: prism, COSMA and the bound" ;;
+  dropin-cubes-*) echo "performance-figures: $prefix has no block of its own (docs/performance.md quotes its cubes table)" >&2; exit 1 ;;
   dropin-*) tag=dropin png=docs/bench-dropin.png alt="libprism_blas (drop-in) vs prism and its backend" ;;
-  gram-clean-env-*) tag=gram png=docs/bench-gram.png alt="A.T @ A: prism vs OpenBLAS and BLIS at their best kernel sets" target=README.md ;;
-  gram-*) echo "performance-figures: the README's gram block takes a clean-environment run (bench.sh --clean-env gram)" >&2; exit 1 ;;
-  peers-clean-env-*) tag=peers png=docs/bench-peers.png alt="prism vs each peer at its best kernel set, clean environment" target=README.md ;;
+  gram-clean-env-*) tag=gram png=docs/bench-gram.png alt="A.T @ A: prism vs OpenBLAS and BLIS at their best kernel sets" ;;
+  gram-*) echo "performance-figures: the gram block takes a clean-environment run (bench.sh --clean-env gram)" >&2; exit 1 ;;
+  peers-clean-env-*) tag=peers png=docs/bench-peers.png alt="prism vs each peer at its best kernel set, clean environment" ;;
   peers-*) tag=peers-host png=docs/bench-peers-host.png alt="prism vs each peer at its best kernel set, OPENBLAS_CORETYPE=Haswell as the host sets it" ;;
 esac
 mkdir -p docs
@@ -57,7 +58,7 @@ import re, sys
 src, tag, png, alt, target, split_pdgemm, pdgemm_png, keep_main = sys.argv[1:9]
 table = open(src).read().strip()
 pdgemm = None
-if tag.startswith("dist"):  # its own title goes; its sections sit under the README's
+if tag.startswith("dist"):  # its own title goes; its sections sit under the page's
     lines = [l for l in table.splitlines() if not l.startswith("# ")]
     if split_pdgemm == "1":
         # "## pdgemm..." sections (up to the next "## " heading that is not one) go to their own block.
@@ -73,7 +74,7 @@ readme = open(target).read()
 
 
 def put(text, tag, png, alt):
-    """Replaces the tag:begin/end block of the README text with the table and its figure."""
+    """Replaces the tag:begin/end block of the page's text with the table and its figure."""
     link = png if target == "README.md" else png.split("/")[-1]
     figure = "\n\n![%s](%s)" % (alt, link) if png else ""
     block = ("<!-- %s:begin (written by scripts/performance-figures.sh from a real run; do not edit) -->\n" % tag

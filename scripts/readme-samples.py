@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Keeps the README's sample outputs and quoted files true to the current code.
+"""Keeps the sample outputs and quoted files of the README and docs/ true to the current code.
 
-Two kinds of block in a markdown file:
+Two kinds of block in a markdown file (README.md and every docs/*.md that has one):
 
     <!-- sample: COMMAND -->
     ```
@@ -26,9 +26,11 @@ machine: its form is checked, not its digits.
 
     python3 scripts/readme-samples.py --write            # after changing what a sample prints
     python3 scripts/readme-samples.py --build build      # the check ctest runs (readme_samples)
+    python3 scripts/readme-samples.py --file docs/planning.md --write   # one file only
 """
 import argparse
 import difflib
+import glob
 import os
 import re
 import subprocess
@@ -52,20 +54,14 @@ def produce(kind, arg, build, root):
     return "$ " + arg + "\n" + run.stdout
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--file", default="README.md", help="markdown file (default README.md)")
-    ap.add_argument("--build", default="build", help="build folder the commands' build/ stands for")
-    ap.add_argument("--write", action="store_true", help="rewrite the blocks instead of checking them")
-    a = ap.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(root, a.file)
+def check_file(path, build, root, write):
+    """Checks (or with write rewrites) one file's blocks; returns (blocks, stale blocks)."""
     text = open(path).read()
     stale = []
 
     def replace(m):
         kind, arg, lang, old = m.group(1), m.group(2), m.group(3), m.group(4)
-        new = produce(kind, arg, a.build, root)
+        new = produce(kind, arg, build, root)
         if not new.endswith("\n"):
             new += "\n"
         if VOLATILE.sub("#", new) != VOLATILE.sub("#", old):
@@ -73,16 +69,37 @@ def main():
         return "<!-- %s: %s -->\n```%s\n%s```\n<!-- /%s -->" % (kind, arg, lang, new, kind)
 
     updated, count = BLOCK.subn(replace, text)
-    if count == 0:
-        sys.exit("readme-samples: no sample or include blocks in " + a.file)
-    if a.write:
-        open(path, "w").write(updated)
-        print("readme-samples: %d blocks written in %s (%d changed)" % (count, a.file, len(stale)))
-        return 0
+    name = os.path.relpath(path, root)
+    if write:
+        if count:
+            open(path, "w").write(updated)
+            print("readme-samples: %d blocks written in %s (%d changed)" % (count, name, len(stale)))
+        return count, []
     for arg, old, new in stale:
-        print("stale block: %s" % arg)
-        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "README", "now"))
-    print("readme-samples: %d blocks, %d stale" % (count, len(stale)))
+        print("stale block in %s: %s" % (name, arg))
+        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), name, "now"))
+    return count, stale
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--file", action="append",
+                    help="markdown file, repeatable (default: README.md and every docs/*.md)")
+    ap.add_argument("--build", default="build", help="build folder the commands' build/ stands for")
+    ap.add_argument("--write", action="store_true", help="rewrite the blocks instead of checking them")
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = a.file or ["README.md"] + sorted(os.path.relpath(f, root) for f in glob.glob(os.path.join(root, "docs", "*.md")))
+    total, stale = 0, []
+    for f in files:
+        count, bad = check_file(os.path.join(root, f), a.build, root, a.write)
+        total += count
+        stale += bad
+    if total == 0:
+        sys.exit("readme-samples: no sample or include blocks in " + ", ".join(files))
+    if a.write:
+        return 0
+    print("readme-samples: %d blocks in %d files, %d stale" % (total, len(files), len(stale)))
     return 1 if stale else 0
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Records one benchmark run for the README: copies a run folder that scripts/bench.sh wrote,
+# Records one benchmark run for docs/performance.md: copies a run folder that scripts/bench.sh wrote,
 # bench/runs/<set>-<UTC time>/bench.{json,md,png}, to bench/results/<set>-<UTC time>.{json,md,png}
 # (commit those). A recorded result is never overwritten: the script refuses instead.
 #   bash scripts/record-bench.sh bench/runs/quick-2026-11-22T083412Z
-# then, to put its table and plot into README.md:
+# then, to put its table and plot into docs/performance.md:
 #   bash scripts/performance-figures.sh bench/results/quick-2026-11-22T083412Z
 set -euo pipefail
 usage="usage: record-bench.sh bench/runs/<set>-<UTC time>"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The measurement behind libprism_scalapack's auto routing floor (README "Use prism from
-# ScaLAPACK codes"): at np 2 (one rank per core, 1 x 2 grid, NB 32, OPENBLAS_NUM_THREADS=1),
+# The measurement behind libprism_scalapack's auto routing floor (docs/distributed.md,
+# "Behind ScaLAPACK's p?gemm_"): at np 2 (one rank per core, 1 x 2 grid, NB 32, OPENBLAS_NUM_THREADS=1),
 # the unmodified ScaLAPACK program prism_pdgemm_bench with prism preloaded, once with
 # PRISM_SCALAPACK_ROUTE=backend (Debian's pdgemm_ behind prism's argument check) and once
 # with =prism, best of 20 repetitions, on small and medium shapes, alternating per shape.

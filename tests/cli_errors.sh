@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# tests/cli_errors.sh PRISM — walks the command line's promise (apps/prism.cpp): every bad
-# input (command, option, value, PRISM_* variable, a size this machine cannot hold) exits 2
-# with exactly one line on stderr naming it; good invocations exit 0 with nothing on stderr.
+# tests/cli_errors.sh PRISM [--dropin LIBPRISM_BLAS] [--mpiexec MPIEXEC] — walks the command
+# line's promise (apps/prism.cpp): every bad input (command, option, value, PRISM_* variable,
+# a size this machine cannot hold, a flag the command would ignore) exits 2 with exactly one
+# line on stderr naming it and nothing on stdout; good invocations exit 0 with nothing on
+# stderr; help texts state the defaults the commands use. With --mpiexec: an error under
+# mpirun is said once, by rank 0. With --dropin: every bad PRISM_* value the drop-in BLAS
+# reads gives one line of one form, "prism: NAME: what is wrong; what happens next".
 set -uo pipefail
-prism=${1:?usage: cli_errors.sh PATH/TO/prism}
+prism=${1:?usage: cli_errors.sh PATH/TO/prism [--dropin LIB] [--mpiexec MPIEXEC]}
+shift
+dropin="" mpiexec=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dropin) dropin=$2; shift 2 ;;
+    --mpiexec) mpiexec=$2; shift 2 ;;
+    *) echo "cli_errors: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
 failures=0 cases=0 rc=0 what=""
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
@@ -31,6 +44,7 @@ bad() {
   [ "$rc" -eq 2 ] || fail "'$what' exited $rc, expected 2"
   [ "$lines" -eq 1 ] || fail "'$what' wrote $lines lines on stderr, expected 1"
   grep -Eq -- "$pattern" "$err" || fail "'$what': stderr does not match /$pattern/"
+  [ -s "$out" ] && fail "'$what' wrote on stdout before failing: $(head -3 "$out")"
 }
 
 # good PATTERN [VAR=VALUE...] -- ARGS...: exit 0, stdout matching PATTERN, stderr empty.
@@ -43,8 +57,12 @@ good() {
   grep -Eq -- "$pattern" "$out" || { cat "$out"; fail "'$what': stdout does not match /$pattern/"; }
 }
 
-# Commands.
-bad "^prism: missing command" --
+# Commands. Without one, the line names every command `prism help` lists.
+bad "^prism: missing command: plan, bench, run, leaves, tune, bound, help or --version \(see 'prism help'\)$" --
+missing=$(cat "$err")
+for c in $("$prism" help | sed -nE 's/^  ([a-z]+) .*/\1/p'); do
+  case "$missing" in *" $c,"* | *" $c "*) ;; *) fail "'prism' without a command does not name '$c'" ;; esac
+done
 bad "^prism: unknown command 'frob' \(see 'prism help'\)$" -- frob
 bad "^prism: unknown command 'frob'" -- help frob
 bad "^prism: help takes at most one command" -- help plan bench
@@ -168,6 +186,138 @@ bad "^prism: --bandwidth: no level 'L9' here" -- bound 8 8 8 --topology "package
 good "^Theorem 2 \(COSMA\): Q - owned = 1\.573e6 words per rank" -- bound 2048 2048 2048 --ranks 8
 good "^usage: prism bound M N K" -- help bound
 good "machine balance: L3 bounds the run" -- bound 4096 4096 4096 --topology "package:1 l3:1(size=8MB) core:2 pu:1" --peak 50G --bandwidth L3=100M
+
+# Flags a command would ignore are errors.
+bad "^prism: unknown option '--ranks' for 'prism bench'" -- bench 8 8 8 --ranks 2
+bad "^prism: unknown option '--rank-flops' for 'prism bench'" -- bench 8 8 8 --rank-flops 1G
+bad "^prism: unknown option '--ranks' for 'prism run' \(see 'prism help run'\)$" -- run 8 8 8 --ranks 2  # P comes from mpirun
+bad "^prism: unknown option '--summary' for 'prism run'" -- run 8 8 8 --summary
+bad "^prism: unknown option '--out' for 'prism plan'" -- plan 8 8 8 --out /tmp/x
+bad "^prism: --rank-flops models the rank level: give --ranks P with P >= 2" -- plan 8 8 8 --rank-flops 1G
+bad "^prism: --rank-bandwidth models the rank level: give --ranks P with P >= 2" -- plan 8 8 8 --ranks 1 --rank-bandwidth 1G
+bad "^prism: --ranks-per-node models the rank level" -- plan 8 8 8 --ranks-per-node 2
+bad "^prism: --summary and --full are opposites; give one" -- plan 8 8 8 --summary --full
+bad "^prism: --streaming and --syrk name two tables; give one" -- leaves --streaming --syrk
+bad "^prism: unknown option '--types' for 'prism tune'" -- tune --types d
+
+# Help texts state the defaults the commands use.
+good "--reps R +timings to take the best of, 1\.\.1000000 \(default 5\)$" -- help bench
+good "--reps R +timings to take the best of, 1\.\.1000000 \(default 5\)$" -- help leaves
+good "--reps R +timings to take the best of, 1\.\.1000000 \(default 3\)$" -- help tune
+good "--reps R +timed calls, the best reported, 1\.\.1000000 \(default 3\)$" -- help run
+good "--threads T +thread budget of each rank, 1\.\.4096 \(default: the node's cores / its ranks\)$" -- help run
+good "--extra-depth E .*else 0\)$" -- help plan
+good "--rank-flops F .*else 50e9 x threads\)$" -- help plan
+good "--rank-bandwidth B .*else 5e9\)$" -- help plan
+good "^  --ranks P +processors \(MPI ranks\), 1\.\.1048576 \(default 1\)$" -- help bound
+# ... and the defaults are those: with no PRISM_* variable, plan's context line shows them.
+good "^# context: threads=[0-9]+ max_memory=none small_flops=[0-9.e+]+ leaf=auto extra_depth=0 cache_level=3$" \
+  -u PRISM_NUM_THREADS -u PRISM_MAX_MEMORY -u PRISM_SMALL_FLOPS -u PRISM_LEAF -u PRISM_EXTRA_DEPTH -u PRISM_CACHE_LEVEL \
+  -- plan 8 8 8
+good " ranks=2 rank_flops=5e\+10 rank_bandwidth=5e\+09$" -u PRISM_RANK_FLOPS -u PRISM_RANK_BANDWIDTH \
+  -- plan 64 64 64 --ranks 2 --threads 1
+good "^  --reps R .*\(default 5\)" -- help bench
+[ "$(grep -c 'default' "$out")" -ge 1 ] || fail "prism help bench states no defaults"
+
+# A plan too big to read is summarised, with --full for all of it; a small one is printed whole.
+good "^# summary: [0-9]+ runs? of cache-level steps folded, one line each \(--full prints the plan\)$" \
+  -- plan 64 64 16777216 --threads 3 --leaf openblas
+[ "$(wc -l <"$out")" -le 40 ] || fail "the summary of plan 64 64 16777216 --threads 3 has $(wc -l <"$out") lines"
+grep -Eq "^ +# \.\.\. [0-9]+ more cache-level steps, [0-9]+ leaves \(openblas\) from 64x64x[0-9]+" "$out" ||
+  fail "the summary does not fold the cache-level steps"
+good "^# extra memory .* leaves$" -- plan 64 64 16777216 --threads 3 --leaf openblas --full
+[ "$(grep -c '^ *leaf openblas' "$out")" -gt 64 ] || fail "--full does not print every leaf"
+grep -q '^# summary' "$out" && fail "--full prints a summary line"
+good "^bfs k thread" -- plan 64 64 16777216 --threads 3 --leaf openblas --summary
+good "^  leaf " -- plan 64 64 65536 --threads 2 --leaf openblas
+grep -q '^# summary' "$out" && fail "a small plan is summarised"
+
+# prism bound prints nothing on stdout before it fails (bad() checks stdout is empty).
+bad "^prism: --bandwidth: no level 'ranks' here" -- bound 64 64 64 --topology "package:1 l3:1(size=8MB) core:2 pu:1" --bandwidth L3=1G,ranks=1G
+
+# Under mpirun, an error is said once, by rank 0.
+if [ -n "$mpiexec" ] && "$prism" help run >/dev/null 2>&1; then
+  mpi() {
+    cases=$((cases + 1))
+    what="mpiexec -np 3 prism $*"
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 \
+      "$mpiexec" -np 3 --oversubscribe --bind-to none "$prism" "$@" >"$out" 2>"$err"
+    rc=$?
+    echo "$what -> $rc: $(grep '^prism' "$err")"
+  }
+  mpi run 8 8 x
+  [ "$(grep -c '^prism' "$err")" -eq 1 ] || fail "'$what': $(grep -c '^prism' "$err") prism lines on stderr, expected 1"
+  grep -Eq "^prism: K must be a whole number >= 0, got 'x'" "$err" || fail "'$what': not the K error"
+  [ "$rc" -ne 0 ] || fail "'$what' exited 0"
+  if "$prism" run 1 1 1 --reps 1 2>&1 | grep -q "needs the MPI build"; then
+    echo "cli_errors: prism was built without MPI; the run-time case under mpirun is left out"
+  else
+    mpi run 4096 4096 4096 --threads 1 --memory 1M
+    [ "$(grep -c '^prism' "$err")" -eq 1 ] || fail "'$what': $(grep -c '^prism' "$err") prism lines on stderr, expected 1"
+    grep -Eq "^prism: cannot plan over 3 ranks" "$err" || fail "'$what': not the plan error"
+  fi
+fi
+
+# The drop-in BLAS: a bad PRISM_* value gives one line, "prism: NAME: what is wrong; what
+# happens next", and the call is still computed right (a k-dominant call the recursion would take).
+if [ -n "$dropin" ]; then
+  work=$(mktemp -d)
+  trap 'rm -f "$out" "$err"; rm -rf "$work"' EXIT
+  cat >"$work/call.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+void cblas_dgemm(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+int main(void) { /* C = A^T A, A k x 16 of ones: every entry is k */
+  const int k = 1 << 16, n = 16;
+  double* A = malloc(sizeof(double) * k * n); double* C = malloc(sizeof(double) * n * n);
+  for (int i = 0; i < k * n; ++i) A[i] = 1.0;
+  cblas_dgemm(102, 112, 111, n, n, k, 1.0, A, k, A, k, 0.0, C, n);
+  for (int i = 0; i < n * n; ++i) if (C[i] != (double)k) { printf("wrong C[%d]\n", i); return 1; }
+  printf("ok\n");
+  return 0;
+}
+C
+  libdir=$(dirname "$dropin")
+  if ! cc "$work/call.c" -o "$work/call" -L"$libdir" -Wl,-rpath,"$libdir" -l:"$(basename "$dropin")" 2>"$err"; then
+    fail "cannot build the drop-in caller: $(cat "$err")"
+  else
+    # setting PATTERN VAR=VALUE...: the caller computes C right, stderr is one line of the form, matching PATTERN.
+    setting() {
+      local pattern=$1; shift
+      cases=$((cases + 1))
+      what="$* call"
+      env "$@" "$work/call" >"$out" 2>"$err"
+      rc=$?
+      echo "$what -> $rc: $(cat "$err")"
+      [ "$rc" -eq 0 ] && grep -q '^ok$' "$out" || fail "'$what' exited $rc: $(cat "$out")"
+      [ "$(wc -l <"$err")" -eq 1 ] || fail "'$what' wrote $(wc -l <"$err") lines on stderr, expected 1"
+      grep -Eq '^prism: [A-Z_]+: .+; [a-z].+$' "$err" || fail "'$what': not 'prism: NAME: problem; what happens next'"
+      grep -Eq -- "$pattern" "$err" || fail "'$what': stderr does not match /$pattern/"
+    }
+    off="; recursion off, every call goes to the backend \(.+\)$"
+    setting "^prism: PRISM_NUM_THREADS: not a non-negative integer: 'many'$off" PRISM_NUM_THREADS=many
+    setting "^prism: PRISM_NUM_THREADS: thread count must be in 1\.\.4096, got 99999999999$off" PRISM_NUM_THREADS=99999999999
+    setting "^prism: PRISM_NUM_THREADS: thread count must be in 1\.\.4096, got 0$off" PRISM_NUM_THREADS=0
+    setting "^prism: PRISM_MAX_MEMORY: trailing characters in '1X'.*$off" PRISM_MAX_MEMORY=1X
+    setting "^prism: PRISM_SMALL_FLOPS: not a non-negative integer: '-1'$off" PRISM_SMALL_FLOPS=-1
+    setting "^prism: PRISM_EXTRA_DEPTH: extra depth must be in 0\.\.8, got 9$off" PRISM_EXTRA_DEPTH=9
+    setting "^prism: PRISM_EXTRA_DEPTH: extra depth must be in 0\.\.8, got 5000$off" PRISM_EXTRA_DEPTH=5000
+    setting "^prism: PRISM_CACHE_LEVEL: cache level must be in 0\.\.4, got 7$off" PRISM_CACHE_LEVEL=7
+    setting "^prism: PRISM_LEAF: unknown leaf backend 'mkl'.*$off" PRISM_LEAF=mkl
+    setting "^prism: PRISM_LEAF_KERNELS: 'zen3' is not library=kernels.*$off" PRISM_LEAF_KERNELS=zen3
+    setting "^prism: PRISM_RANK_FLOPS: must be > 0, got '0'$off" PRISM_RANK_FLOPS=0
+    setting "^prism: PRISM_RANK_BANDWIDTH: not a non-negative integer: 'fast'$off" PRISM_RANK_BANDWIDTH=fast
+    setting "^prism: PRISM_TOPOLOGY: hwloc: invalid synthetic topology 'nonsense'$off" PRISM_TOPOLOGY=nonsense
+    setting "^prism: PRISM_BLAS_ROUTE: 'fast' is not auto, prism or backend; routing is auto" PRISM_BLAS_ROUTE=fast
+    setting "^prism: PRISM_VERBOSE: '3' is not 0, 1 or 2; calls are not logged$" PRISM_VERBOSE=3
+    setting "^prism: PRISM_STATS: 'yes' is not 0 or 1; no summary at exit$" PRISM_STATS=yes
+    setting "^prism: PRISM_SIMD: 'avx9' is not auto, avx2 or scalar; prism's kernels run the best target this CPU has$" \
+      PRISM_SIMD=avx9 PRISM_LEAF=streaming PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0
+    setting "^prism: PRISM_MACHINE: machine file ignored: .*; the model's values are used$" PRISM_MACHINE=/nonexistent/machine
+    setting "^prism: PRISM_BLAS_BACKEND: '/nonexistent/libblas\.so\.3' cannot be used: .*; prism computes every call itself$" \
+      PRISM_BLAS_BACKEND=/nonexistent/libblas.so.3
+  fi
+fi
 
 echo "cli_errors: $cases cases, $failures failures"
 [ "$failures" -eq 0 ]

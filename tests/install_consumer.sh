@@ -6,6 +6,10 @@
 #   - a CMake project (tests/consumer: find_package(prism REQUIRED) with CMAKE_PREFIX_PATH)
 #     builds and runs the README's example (examples/gram.cpp), a prism::prism_blas user and,
 #     in an MPI build, a prism::prism_dist user and a prism::prism_scalapack user on 2 ranks;
+#   - a C++ consumer of prism::prism (examples/) configures, builds and runs with MPI hidden
+#     from CMake (CMAKE_DISABLE_FIND_PACKAGE_MPI), and asking for the dist component then
+#     fails, naming MPI;
+#   - `pkg-config --cflags --libs prism` builds the example program, which runs;
 #   - a pkg-config project links prism_blas by `pkg-config --libs prism_blas` and runs, and
 #     in an MPI build a ScaLAPACK program links `pkg-config --libs prism_scalapack` ahead of
 #     -lscalapack-openmpi and its pdgemm_ call is prism's (PRISM_STATS says route=prism).
@@ -48,6 +52,32 @@ if [ -f "$prefix/include/prism/dist.hpp" ]; then
   grep -q "prism-scalapack: route=prism" "$work/scalapack.log"
   grep -q "consumer_scalapack: ok" "$work/scalapack.log"
 fi
+
+# A user of prism::prism needs no MPI: with CMake unable to find one, the example configures,
+# builds and runs; the dist component, asked for, is refused with the reason.
+run cmake -S "$src/examples" -B "$work/no-mpi" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
+  -DCMAKE_CXX_FLAGS="$flags" > /dev/null
+run cmake --build "$work/no-mpi" > /dev/null
+run "$work/no-mpi/gram"
+mkdir -p "$work/wants-dist"
+cat > "$work/wants-dist/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.22)
+project(wants_dist CXX)
+find_package(prism REQUIRED COMPONENTS dist)
+CMAKE
+if run cmake -S "$work/wants-dist" -B "$work/wants-dist/build" -DCMAKE_PREFIX_PATH="$prefix" \
+     -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON > "$work/wants-dist.log" 2>&1; then
+  cat "$work/wants-dist.log"; echo "install_consumer: COMPONENTS dist configured without MPI"; exit 1
+fi
+grep -q "MPI" "$work/wants-dist.log" || { cat "$work/wants-dist.log"; echo "install_consumer: the refusal does not name MPI"; exit 1; }
+
+# pkg-config, the C++ library: the example program from `pkg-config --cflags --libs prism`.
+pc=$(find "$prefix" -name prism.pc)
+cflags_libs=$("${clean[@]}" PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs prism)
+echo "pkg-config --cflags --libs prism: $cflags_libs"
+# shellcheck disable=SC2086
+run c++ -std=c++20 $flags "$src/examples/gram.cpp" -o "$work/pkgconfig_gram" $cflags_libs
+run "$work/pkgconfig_gram"
 
 # pkg-config: the .pc file's Libs carry the rpath, so the program runs as linked.
 pc=$(find "$prefix" -name prism_blas.pc)

@@ -139,7 +139,8 @@ TEST_CASE("a machine file from this CPU gives its measured values; a bad one one
     });
     INFO(path, ": ", err);
     CHECK(lines(err) == 1);
-    CHECK(err.rfind("prism: warning: machine file", 0) == 0);
+    CHECK(err.rfind("prism: PRISM_MACHINE: machine file", 0) == 0);
+    CHECK(err.find("; the model's values are used\n") != std::string::npos);
   }
   for (const std::string& path : {good, other, malformed}) unlink(path.c_str());
 }

@@ -181,7 +181,7 @@ const leaf_kernel_requests& leaf_kernels_from_env() {
     try {
       return parse_leaf_kernels(s);
     } catch (const error& e) {
-      std::fprintf(stderr, "prism: WARNING: PRISM_LEAF_KERNELS: %s; prism chooses the leaf kernels itself (auto)\n",
+      std::fprintf(stderr, "prism: PRISM_LEAF_KERNELS: %s; prism chooses the leaf kernels itself (auto)\n",
                    e.what());
       return leaf_kernel_requests{};
     }

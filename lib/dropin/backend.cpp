@@ -79,7 +79,8 @@ struct backend_loader {
     std::string why;
     if (const char* env = std::getenv("PRISM_BLAS_BACKEND"); env != nullptr && *env != '\0') {
       if (auto b = open(env, "PRISM_BLAS_BACKEND", why)) return b;
-      std::fprintf(stderr, "prism: ERROR: PRISM_BLAS_BACKEND='%s' cannot be used: %s\n", env, why.c_str());
+      std::fprintf(stderr, "prism: PRISM_BLAS_BACKEND: '%s' cannot be used: %s; prism computes every call itself\n",
+                   env, why.c_str());
       return nullptr;  // an explicit choice that fails is not silently replaced
     }
     // The next dgemm_ after prism in the global lookup order, if it lives in a shared
@@ -98,8 +99,8 @@ struct backend_loader {
     }
     if (auto b = open(default_soname, "default", why)) return b;
     std::fprintf(stderr,
-                 "prism: WARNING: no backend BLAS (%s: %s); set PRISM_BLAS_BACKEND to your BLAS. "
-                 "prism computes every call itself, small ones included.\n",
+                 "prism: no backend BLAS (%s: %s); prism computes every call itself, small ones included "
+                 "(PRISM_BLAS_BACKEND names your BLAS)\n",
                  default_soname, why.c_str());
     return nullptr;
   }

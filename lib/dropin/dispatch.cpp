@@ -38,7 +38,7 @@ namespace {
 // tall-skinny shapes). Measured in one run here (double, prism / threaded OpenBLAS):
 // k = 2 max(m, n): 0.97-1.02 (128x128x256 ... 1024x1024x2048); k = 4 max(m, n): 1.01-1.06;
 // squares and wide shapes 0.97-1.00. Below 4 the gain is noise, so the call stays with the
-// user's own BLAS. README "Use prism without changing your code".
+// user's own BLAS. docs/dropin.md.
 constexpr double k_dominance = 4.0;
 
 // Calls that are not k-dominant reach the rate model (rate_model.hpp) only from the machine
@@ -64,33 +64,48 @@ struct settings {
   bool fast = false;              // auto routing, nothing to log: small calls skip the rest
 };
 
-bool env_flag(const char* name, int& level) {
+// Every PRISM_* value the drop-in cannot use gets one line of one form, when the settings
+// are first read: "prism: NAME: what is wrong; what happens next". Nothing is clamped or
+// guessed: a value out of range is reported like any other bad value.
+void bad_setting(const std::string& problem, const std::string& next) {
+  std::fprintf(stderr, "prism: %s; %s\n", problem.c_str(), next.c_str());
+}
+
+// PRISM_VERBOSE (0, 1 or 2) and PRISM_STATS (0 or 1): unset or empty is 0.
+int env_level(const char* name, int highest, const char* when_bad) {
   const char* s = std::getenv(name);
-  if (s == nullptr || *s == '\0' || std::strcmp(s, "0") == 0) return false;
-  level = std::isdigit(static_cast<unsigned char>(s[0])) ? std::max(1, std::atoi(s)) : 1;
-  return true;
+  if (s == nullptr || *s == '\0') return 0;
+  if (s[1] == '\0' && s[0] >= '0' && s[0] <= '0' + highest) return s[0] - '0';
+  bad_setting(std::string(name) + ": '" + s + "' is not " + (highest == 2 ? "0, 1 or 2" : "0 or 1"), when_bad);
+  return 0;
 }
 
 settings read_settings() {
   settings s;
-  int level = 0;
-  if (env_flag("PRISM_VERBOSE", level)) s.verbose = level;
-  s.stats = env_flag("PRISM_STATS", level);
+  s.verbose = env_level("PRISM_VERBOSE", 2, "calls are not logged");
+  s.stats = env_level("PRISM_STATS", 1, "no summary at exit") > 0;
   if (const char* r = std::getenv("PRISM_BLAS_ROUTE"); r != nullptr && *r != '\0') {
     if (std::strcmp(r, "prism") == 0) s.mode = route::prism;
     else if (std::strcmp(r, "backend") == 0) s.mode = route::backend;
     else if (std::strcmp(r, "auto") != 0)
-      std::fprintf(stderr, "prism: WARNING: PRISM_BLAS_ROUTE='%s' is not auto, prism or backend; using auto\n", r);
+      bad_setting(std::string("PRISM_BLAS_ROUTE: '") + r + "' is not auto, prism or backend",
+                  "routing is auto (k-dominance, then the rate model)");
   }
   try {
-    s.ctx = &default_context();
+    const context& c = default_context();
+    (void)c.machine();  // PRISM_TOPOLOGY (read on first use): a bad one is reported here, like the rest
+    s.ctx = &c;
     s.threads = s.ctx->threads();
     s.leaf = s.ctx->leaf();
     s.small_flops = s.ctx->small_flops();
     if (s.verbose > 0) std::fprintf(stderr, "prism: %s\n", s.ctx->description().summary().c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "prism: ERROR: %s. prism's recursion is OFF: every call goes to the backend BLAS "
-                         "(or, if there is none, to prism with default settings).\n", e.what());
+    // Say exactly where the calls go: the backend when there is one (opening it now prints
+    // its own line if it cannot be had), else prism with its default settings.
+    const backend* b = backend::get();
+    bad_setting(e.what(), b != nullptr ? "recursion off, every call goes to the backend (" + b->path() + ")"
+                                       : std::string("recursion off and no backend: prism computes every call with "
+                                                     "its default settings"));
     s.ctx = nullptr;
   }
   s.fast = s.ctx != nullptr && s.mode == route::automatic && s.verbose == 0 && !s.stats;

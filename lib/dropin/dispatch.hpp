@@ -30,7 +30,7 @@ struct call_site {
 };
 
 /// Runs a checked column-major call (trans letters upper case): quick return, backend or
-/// recursion by the routing rule (README "Use prism without changing your code"). Never
+/// recursion by the routing rule (docs/dropin.md). Never
 /// throws: a failure prism cannot recover from is reported on stderr and aborts.
 template <scalar T>
 void dispatch(const call_site& site, char transa, char transb, blas_int m, blas_int n, blas_int k,
@@ -48,7 +48,7 @@ struct rank_k_site {
 
 /// Runs a checked column-major ?syrk (herm = false) or ?herk (herm = true; alpha and beta
 /// real, passed as T with zero imaginary part); uplo 'U'/'L', trans 'N', 'T' (syrk) or 'C'
-/// (herk), upper case. Routed like gemm (README "Use prism without changing your code"):
+/// (herk), upper case. Routed like gemm (docs/dropin.md):
 /// quick return through prism::syrk/herk, backend ?syrk_/?herk_, or prism's recursion for
 /// calls with k >= n/4 above PRISM_SMALL_FLOPS (measured: choose_rank_k). Never throws.
 template <scalar T>

@@ -1027,7 +1027,8 @@ void apply_simd_choice() {
     if (s == nullptr || *s == '\0' || std::strcmp(s, "auto") == 0) return;
     if (std::strcmp(s, "avx2") == 0) hwy::DisableTargets(HWY_AVX2 - 1);
     else if (std::strcmp(s, "scalar") == 0) hwy::DisableTargets(~(HWY_SCALAR | HWY_EMU128));
-    else std::fprintf(stderr, "prism: warning: PRISM_SIMD='%s' is not auto, avx2 or scalar; using auto\n", s);
+    else std::fprintf(stderr, "prism: PRISM_SIMD: '%s' is not auto, avx2 or scalar; prism's kernels run the best "
+                              "target this CPU has\n", s);
   });
 }
 

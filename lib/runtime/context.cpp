@@ -200,19 +200,31 @@ void from_variable(const char* name, F&& set) {
 
 context context::from_env() {
   context c;
-  auto capped = [](const std::string& s, std::uint64_t cap) { return std::min(parse_size(s), cap); };
-  from_variable("PRISM_NUM_THREADS", [&](const std::string& s) { c.set_threads(int(capped(s, 1u << 20))); });
+  // A whole number checked against its range as written: a value beyond it is an error that
+  // quotes it, never clamped (the setters then check the range again, with the same words).
+  auto whole = [](const std::string& s, std::uint64_t lo, std::uint64_t hi, const char* what) {
+    const std::uint64_t v = parse_size(s);
+    if (v < lo || v > hi)
+      throw error(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + s);
+    return int(v);
+  };
+  from_variable("PRISM_NUM_THREADS", [&](const std::string& s) { c.set_threads(whole(s, 1, 4096, "thread count")); });
   from_variable("PRISM_MAX_MEMORY", [&](const std::string& s) { c.set_max_memory(std::size_t(parse_size(s))); });
   from_variable("PRISM_SMALL_FLOPS", [&](const std::string& s) { c.set_small_flops(double(parse_size(s))); });
-  from_variable("PRISM_EXTRA_DEPTH", [&](const std::string& s) { c.set_extra_depth(int(capped(s, 1000))); });
-  from_variable("PRISM_CACHE_LEVEL", [&](const std::string& s) { c.set_cache_level(int(capped(s, 1000))); });
+  from_variable("PRISM_EXTRA_DEPTH", [&](const std::string& s) { c.set_extra_depth(whole(s, 0, 8, "extra depth")); });
+  from_variable("PRISM_CACHE_LEVEL", [&](const std::string& s) { c.set_cache_level(whole(s, 0, 4, "cache level")); });
   from_variable("PRISM_LEAF", [&](const std::string& s) { c.set_leaf(parse_leaf_backend(s)); });
   // Process-wide, read when the leaf libraries load; checked here so that a malformed value
   // is reported like any PRISM_* one.
   from_variable("PRISM_LEAF_KERNELS", [](const std::string& s) { (void)detail::parse_leaf_kernels(s); });
   double flops = 0, bandwidth = 0;
-  from_variable("PRISM_RANK_FLOPS", [&](const std::string& s) { flops = double(parse_size(s)); });
-  from_variable("PRISM_RANK_BANDWIDTH", [&](const std::string& s) { bandwidth = double(parse_size(s)); });
+  auto positive = [](const std::string& s) {
+    const double v = double(parse_size(s));
+    if (!(v > 0)) throw error("must be > 0, got '" + s + "'");
+    return v;
+  };
+  from_variable("PRISM_RANK_FLOPS", [&](const std::string& s) { flops = positive(s); });
+  from_variable("PRISM_RANK_BANDWIDTH", [&](const std::string& s) { bandwidth = positive(s); });
   if (flops > 0 || bandwidth > 0)
     c.set_rank_rates(flops > 0 ? flops : c.rank_flops(), bandwidth > 0 ? bandwidth : c.rank_bandwidth());
   return c;

@@ -310,15 +310,16 @@ machine_description machine_description::from_env() {
     machine_description file = load(path);
     if (!file.example_.empty()) return file;  // an example machine: used as it is, on any host
     if (file.cpu_ != here.cpu_) {
-      std::fprintf(stderr, "prism: warning: machine file %s was written on another CPU (%s, this is %s); using the model\n",
-                   path.c_str(), file.cpu_.c_str(), here.cpu_.c_str());
+      std::fprintf(stderr, "prism: %smachine file %s was written on another CPU (%s, this is %s); the model's values "
+                           "are used\n", named ? "PRISM_MACHINE: " : "", path.c_str(), file.cpu_.c_str(), here.cpu_.c_str());
       return here;
     }
     here.measured_ = file.measured_;
     here.source_ = file.source_;
     return here;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "prism: warning: machine file ignored, using the model: %s\n", e.what());
+    std::fprintf(stderr, "prism: %smachine file ignored: %s; the model's values are used\n",
+                 named ? "PRISM_MACHINE: " : "", e.what());
     return here;
   }
 }
