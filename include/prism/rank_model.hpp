@@ -210,8 +210,8 @@ struct rank_choice {
 /// levels below) and says why: searches rank trees whose cuts give each part a share of the
 /// ranks (prime factors, or two unequal parts such as 3 + 4), on P' <= P ranks, scores
 /// the best by the exact rank_model cost, keeps those within the memory per rank and picks
-/// the least modelled time; adds rank-level DFS phases when none fits. README
-/// "Distributed" has the rules. Throws prism::plan_error when no plan fits the memory per
+/// the least modelled time; adds rank-level DFS phases when none fits. docs/distributed.md
+/// has the rules. Throws prism::plan_error when no plan fits the memory per
 /// rank, naming the least footprint (least_footprint_ranks) and the floor.
 rank_choice choose_ranks(const problem& p, const context& ctx);
 

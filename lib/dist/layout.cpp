@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -157,6 +158,24 @@ void copy_pieces(const rank_model& m, operand o, int r, T* full, std::int64_t ld
   }
 }
 
+namespace {
+
+// MPI_Scatterv / MPI_Gatherv count and place elements with int: the root's whole matrix
+// must stay within 2^31 - 1 elements (each rank's share then does too). Returns the error
+// the root reports, or "" (other ranks: ""; the agreement tells them). E.g. a 50000 x
+// 50000 matrix (2.5e9 elements) is refused.
+std::string count_limit(const layout& l, operand o, int root, const char* what) {
+  if (l.rank() != root) return "";
+  const rank_model& m = l.model();
+  const std::int64_t total = m.rows(o) * m.cols(o);
+  if (total <= std::int64_t(INT_MAX)) return "";
+  return std::string(what) + ": the whole matrix has " + std::to_string(total) +
+         " elements, above MPI's 2^31 - 1 for one scatter or gather; fill each rank's pieces with matrix::fill "
+         "or for_each instead";
+}
+
+}  // namespace
+
 template <scalar T>
 void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   const layout& l = *layout_;
@@ -164,6 +183,7 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
     local = "scatter: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
             " (and the matrix non-null)";
+  if (local.empty()) local = count_limit(l, which_, root, "scatter");
   mpi::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::scatter", "root", 1, "is not a rank");
   std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
@@ -191,6 +211,7 @@ void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
   if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
     local = "gather: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
             " (and the matrix non-null)";
+  if (local.empty()) local = count_limit(l, which_, root, "gather");
   mpi::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::gather", "root", 1, "is not a rank");
   std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);

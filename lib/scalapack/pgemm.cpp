@@ -1,6 +1,6 @@
 // lib/scalapack/pgemm.cpp — libprism_scalapack.so: psgemm_ pdgemm_ pcgemm_ pzgemm_ with
 // ScaLAPACK's ABI, run on prism's rank recursion in the caller's own block-cyclic layout,
-// or forwarded to the real ScaLAPACK (README "Use prism from ScaLAPACK codes").
+// or forwarded to the real ScaLAPACK (docs/distributed.md "Behind ScaLAPACK's p?gemm_").
 //
 // One call, on every process of the BLACS grid:
 //  1. Arguments are checked as reference PBLAS checks them (PB_Cchkmat: the same INFO
@@ -11,7 +11,7 @@
 //  2. m = 0 or n = 0 returns; alpha = 0 or k = 0 scales C (beta = 0: zeros, C unread).
 //  3. Route (grid rank 0's PRISM_SCALAPACK_ROUTE): backend, prism, or auto — prism when
 //     its modelled time under this layout is below ScaLAPACK's by the measured margin
-//     (route_margin) and the call is big enough (route_min_flops); see README.
+//     (route_margin) and the call is big enough (route_min_flops); see docs/distributed.md.
 //  4. prism: grid rank 0 fits a rank plan to the caller's layout (layout_plan.hpp) and
 //     broadcasts it; plans are cached per call signature. The rank level's one executor
 //     (lib/mpi/rank_exchange) runs it under the caller's block-cyclic ownership
@@ -75,8 +75,8 @@ using mpi::check_mpi;
 using mpi::imag_bits;
 using mpi::real_bits;
 
-// Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/dist-2026-11-23 (README
-// "Use prism from ScaLAPACK codes"): prism when its modelled time is below this share of
+// Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/scalapack-route-2026-11-23.txt
+// (docs/distributed.md, routing): prism when its modelled time is below this share of
 // ScaLAPACK's and the call has at least this many flops.
 constexpr double route_margin = 1.0;
 constexpr double route_min_flops = 5e7;
@@ -208,7 +208,9 @@ route route_from_env() {
   if (std::strcmp(r, "prism") == 0) return route::prism;
   if (std::strcmp(r, "backend") == 0) return route::backend;
   static std::once_flag said;
-  std::call_once(said, [&] { std::fprintf(stderr, "prism-scalapack: PRISM_SCALAPACK_ROUTE=%s is not auto, prism or backend; using auto\n", r); });
+  std::call_once(said, [&] {
+    std::fprintf(stderr, "prism: PRISM_SCALAPACK_ROUTE: '%s' is not auto, prism or backend; routing as auto\n", r);
+  });
   return route::automatic;
 }
 
@@ -282,14 +284,16 @@ pgemm_fn backend(void* self) {
   std::call_once(once, [&] {
     const char* path = std::getenv("PRISM_SCALAPACK_BACKEND");
     void* where = RTLD_NEXT;
+    bool said = false;
     if (path != nullptr && *path != '\0') {
       where = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-      if (where == nullptr) std::fprintf(stderr, "prism-scalapack: PRISM_SCALAPACK_BACKEND=%s: %s\n", path, dlerror());
+      said = where == nullptr;
+      if (where == nullptr) std::fprintf(stderr, "prism: PRISM_SCALAPACK_BACKEND: '%s' cannot be loaded: %s; prism computes every call itself\n", path, dlerror());
     }
     void* f = where != nullptr ? dlsym(where, symbol_name<T>()) : nullptr;
     if (f == self) f = nullptr;  // that would call prism again
     fn = reinterpret_cast<pgemm_fn>(f);
-    if (fn == nullptr)
+    if (fn == nullptr && !said)
       std::fprintf(stderr, "prism-scalapack: no ScaLAPACK %s found after prism; prism computes every call\n", symbol_name<T>());
   });
   return fn;
