@@ -123,9 +123,12 @@ struct executor {
     is_recv.clear();
   }
 
+  // This call's storage: my blocks of A, B and C, then the staging of messages.
+  T* blocks[3] = {nullptr, nullptr, nullptr};
+  T* stage = nullptr;
+
   void run(T alpha, const T* A, const T* B, T beta, T* C, const context& ctx, const buffer_source& buffers) {
     const rank_model& m = own.model();
-    const plan& p = m.source();
     std::vector<phase> phases;
     ranks::buffer_plan need;
     for (int q = 0; q < m.phases(); ++q) {
@@ -142,88 +145,98 @@ struct executor {
     }
     counts.buffer_bytes = std::size_t(need.total()) * sizeof(T);
     T* base = need.total() > 0 ? reinterpret_cast<T*>(buffers(counts.buffer_bytes)) : nullptr;
-    T* blocks[3] = {base, base + need.blocks[0], base + need.blocks[0] + need.blocks[1]};
-    T* stage = blocks[2] + need.blocks[2];
+    blocks[0] = base, blocks[1] = base + need.blocks[0], blocks[2] = blocks[1] + need.blocks[1];
+    stage = blocks[2] + need.blocks[2];
+    for (const phase& ph : phases) {
+      gather(ph, A, B);
+      if (ph.task.node >= 0) compute(ph, alpha, A, B, !ph.direct[2] ? T(0) : beta_in_engine ? beta : T(1), C, ctx);
+      reduce(ph, C);
+    }
+  }
+
+  // (1) My blocks of A and B: receive the others' parts, send mine of theirs, copy my own.
+  void gather(const phase& ph, const T* A, const T* B) {
     const T* local[2] = {A, B};
-    for (phase& ph : phases) {
-      // (1) A and B.
-      T* s = stage;
-      std::vector<T*> at_in[2];
-      for (int x = 0; x < 2; ++x)
-        for (const message& msg : ph.in[x]) at_in[x].push_back(s), post(true, s, msg.count, msg.peer, x), s += msg.count;
-      for (int x = 0; x < 2; ++x)
-        for (const message& msg : ph.out[x]) {
-          T* d = s;
-          for (const tile& t : msg.tiles)
-            each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) { d = std::copy_n(local[x] + l, len, d); });
-          post(false, s, msg.count, msg.peer, x);
-          s = d;
-        }
-      for (int x = 0; x < 2; ++x)
-        if (!ph.direct[x])
-          for (const tile& t : ph.self[x])
-            each_segment(t, ph.blk[x].rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-              std::copy_n(local[x] + l, len, blocks[x] + b);
-            });
-      complete();
-      for (int x = 0; x < 2; ++x)
-        for (std::size_t i = 0; i < ph.in[x].size(); ++i) {
-          const T* src = at_in[x][i];
-          for (const tile& t : ph.in[x][i].tiles)
-            each_segment(t, ph.blk[x].rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
-              std::copy_n(src, len, blocks[x] + b);
-              src += len;
-            });
-        }
-      // (2) my box.
-      if (ph.task.node >= 0) {
-        auto where = [&](int x, T* data) {  // the block's storage and leading dimension
-          if (!ph.direct[x]) return std::pair<T*, std::int64_t>{blocks[x], std::max<std::int64_t>(1, ph.blk[x].rows)};
-          const tile& t = ph.self[x][0];
-          return std::pair<T*, std::int64_t>{data + t.rows[0].local + t.cols[0].local * t.lld, t.lld};
-        };
-        const auto [a, lda] = where(0, const_cast<T*>(A));
-        const auto [b, ldb] = where(1, const_cast<T*>(B));
-        const auto [c, ldc] = where(2, C);
-        const T beta_local = !ph.direct[2] ? T(0) : beta_in_engine ? beta : T(1);
-        prism::detail::run_subtree<T>(p, ph.task.node, alpha, a, lda, b, ldb, beta_local, c, ldc, ctx);
-      }
-      // (3) partial C.
-      s = stage;
-      std::vector<T*> at_c;
-      for (const message& msg : ph.in[2]) at_c.push_back(s), post(true, s, msg.count, msg.peer, 2), s += msg.count;
-      for (const message& msg : ph.out[2]) {
+    T* s = stage;
+    std::vector<T*> at_in[2];
+    for (int x = 0; x < 2; ++x)
+      for (const message& msg : ph.in[x]) at_in[x].push_back(s), post(true, s, msg.count, msg.peer, x), s += msg.count;
+    for (int x = 0; x < 2; ++x)
+      for (const message& msg : ph.out[x]) {
         T* d = s;
         for (const tile& t : msg.tiles)
-          each_segment(t, ph.blk[2].rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
-            d = std::copy_n(blocks[2] + b, len, d);
-          });
-        post(false, s, msg.count, msg.peer, 2);
+          each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) { d = std::copy_n(local[x] + l, len, d); });
+        post(false, s, msg.count, msg.peer, x);
         s = d;
       }
-      complete();
-      // Added in plan-rank order: a fixed order, so a fixed plan gives the same bits every
-      // run. My own partial takes my rank's place.
-      std::vector<std::pair<int, int>> order;  // (rank, message index or -1 for mine)
-      for (std::size_t i = 0; i < ph.in[2].size(); ++i) order.emplace_back(ph.in[2][i].rank, int(i));
-      if (ph.task.node >= 0 && !ph.direct[2] && !ph.self[2].empty()) order.emplace_back(own.rank_of(me), -1);
-      std::sort(order.begin(), order.end());
-      for (const auto& [rank, i] : order) {
-        if (i < 0) {
-          for (const tile& t : ph.self[2])
-            each_segment(t, ph.blk[2].rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-              const T* src = blocks[2] + b;
-              for (std::int64_t e = 0; e < len; ++e) C[l + e] += src[e];
-            });
-          continue;
-        }
-        const T* src = at_c[std::size_t(i)];
-        for (const tile& t : ph.in[2][std::size_t(i)].tiles)
-          each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) {
-            for (std::int64_t e = 0; e < len; ++e) C[l + e] += src[e];
+    for (int x = 0; x < 2; ++x)
+      if (!ph.direct[x])
+        for (const tile& t : ph.self[x])
+          each_segment(t, ph.blk[x].rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
+            std::copy_n(local[x] + l, len, blocks[x] + b);
+          });
+    complete();
+    for (int x = 0; x < 2; ++x)
+      for (std::size_t i = 0; i < ph.in[x].size(); ++i) {
+        const T* src = at_in[x][i];
+        for (const tile& t : ph.in[x][i].tiles)
+          each_segment(t, ph.blk[x].rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
+            std::copy_n(src, len, blocks[x] + b);
             src += len;
           });
       }
+  }
+
+  // (2) My box with the shared-memory engine: blocks used in place read (and C written)
+  // where they lie, with the holder's leading dimension.
+  void compute(const phase& ph, T alpha, const T* A, const T* B, T beta_local, T* C, const context& ctx) {
+    auto where = [&](int x, T* data) {
+      if (!ph.direct[x]) return std::pair<T*, std::int64_t>{blocks[x], std::max<std::int64_t>(1, ph.blk[x].rows)};
+      const tile& t = ph.self[x][0];
+      return std::pair<T*, std::int64_t>{data + t.rows[0].local + t.cols[0].local * t.lld, t.lld};
+    };
+    const auto [a, lda] = where(0, const_cast<T*>(A));
+    const auto [b, ldb] = where(1, const_cast<T*>(B));
+    const auto [c, ldc] = where(2, C);
+    prism::detail::run_subtree<T>(own.model().source(), ph.task.node, alpha, a, lda, b, ldb, beta_local, c, ldc, ctx);
+  }
+
+  // (3) Partial C: mine to the other holders, theirs of my elements to me, added in
+  // plan-rank order (a fixed order, so a fixed plan gives the same bits every run; my own
+  // partial takes my rank's place).
+  void reduce(const phase& ph, T* C) {
+    T* s = stage;
+    std::vector<T*> at_c;
+    for (const message& msg : ph.in[2]) at_c.push_back(s), post(true, s, msg.count, msg.peer, 2), s += msg.count;
+    for (const message& msg : ph.out[2]) {
+      T* d = s;
+      for (const tile& t : msg.tiles)
+        each_segment(t, ph.blk[2].rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
+          d = std::copy_n(blocks[2] + b, len, d);
+        });
+      post(false, s, msg.count, msg.peer, 2);
+      s = d;
+    }
+    complete();
+    std::vector<std::pair<int, int>> order;  // (rank, message index or -1 for mine)
+    for (std::size_t i = 0; i < ph.in[2].size(); ++i) order.emplace_back(ph.in[2][i].rank, int(i));
+    if (ph.task.node >= 0 && !ph.direct[2] && !ph.self[2].empty()) order.emplace_back(own.rank_of(me), -1);
+    std::sort(order.begin(), order.end());
+    for (const auto& [rank, i] : order) {
+      if (i < 0) {
+        for (const tile& t : ph.self[2])
+          each_segment(t, ph.blk[2].rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
+            const T* src = blocks[2] + b;
+            for (std::int64_t e = 0; e < len; ++e) C[l + e] += src[e];
+          });
+        continue;
+      }
+      const T* src = at_c[std::size_t(i)];
+      for (const tile& t : ph.in[2][std::size_t(i)].tiles)
+        each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) {
+          for (std::int64_t e = 0; e < len; ++e) C[l + e] += src[e];
+          src += len;
+        });
     }
   }
 };
