@@ -425,38 +425,64 @@ std::size_t footprint(const scored& sc) { return footprint(sc.p, sc.info.peak_by
 
 namespace {
 
-rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::rescore_fn& rescore,
-                       const std::vector<ranks::rank_grid>& seeds, bool least_memory) {
-  problem p = p0;
-  p.transa = detail::normalised_trans(p.transa);
-  p.transb = detail::normalised_trans(p.transb);
-  if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
-  const int P = ctx.ranks();
-  rank_choice out;
-  out.ranks_given = P;
-  out.memory = ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
-  out.flop_rate = ctx.rank_flops();
-  out.bandwidth = ctx.rank_bandwidth();
-  const std::size_t elem = element_size(p.type);
-  const int domains_all = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());
+// One run of the rank planner (choose_ranks, least_footprint_ranks, the ScaLAPACK layer's
+// scored variant): the trees it weighs, their exact scores, the rank-level DFS phases
+// when no single-phase tree fits, and the chosen plan's local levels under the memory left.
+class rank_search {
+ public:
+  rank_search(const problem& p0, const context& ctx, const ranks::rescore_fn& rescore,
+              const std::vector<ranks::rank_grid>& seeds)
+      : p(normalised(p0)), ctx(ctx), rescore(rescore), seeds(seeds), P(ctx.ranks()), elem(element_size(p.type)),
+        domains_all(std::min<int>(int(ctx.machine().domains().size()), ctx.threads())),
+        s{ctx, p, ctx.rank_flops(), ctx.rank_bandwidth(), elem, {}, {}} {
+    out.ranks_given = P;
+    out.memory = ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
+    out.flop_rate = ctx.rank_flops();
+    out.bandwidth = ctx.rank_bandwidth();
+    choose_rank_counts();
+  }
 
-  search s{ctx, p, out.flop_rate, out.bandwidth, elem, {}};
+  // The plan of least modelled time that fits (least_memory: of least footprint).
+  rank_choice run(bool least_memory) {
+    // Exact scores cost O(P) each: fewer of them at large P (12 up to 512 ranks, 6 at 1,024,
+    // 4 from 1,536); the grids and the best tree on all P ranks are scored besides.
+    consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(std::max(P, 1)), 4, exact_top));
+    std::stable_sort(pool.begin(), pool.end(), better);
+    if (!pool.empty() && !pool[0].info.fits) {
+      // More trees, as many as a few times the first round's work at this P.
+      consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
+      std::stable_sort(pool.begin(), pool.end(), better);
+    }
+    std::string dfs_note;
+    if (least_memory || pool.empty() || !pool[0].info.fits) dfs_note = add_phases(least_memory);
+    fit_local_levels(pool[0]);
+    return finish(least_memory, dfs_note);
+  }
 
-  // Ranks the tree search tries: every P' when P <= 64; above, P and the three below it,
-  // and the products of 2, 3 and 5 down to P / 2 (e.g. P = 1021: 1021, 1020, 1019, 1018,
-  // 1000, 972, 960, ..., 512). The grids of every P' in [P - 64, P] come on top
-  // (exact_grids), so no grid with up to 64 ranks idle is missed.
-  std::vector<int> used;
-  for (int q = P; q >= 1; --q) {
-    int r = q;
-    for (int f : {2, 3, 5})
-      while (r % f == 0) r /= f;
-    if (P <= max_unequal || q >= P - 3 || (r == 1 && 4 * q >= 3 * P)) used.push_back(q);
+ private:
+  static problem normalised(problem p) {
+    p.transa = detail::normalised_trans(p.transa);
+    p.transb = detail::normalised_trans(p.transb);
+    if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
+    return p;
+  }
+
+  void choose_rank_counts() {
+    // Ranks the tree search tries: every P' when P <= 64; above, P and the three below it,
+    // and the products of 2, 3 and 5 down to P / 2 (e.g. P = 1021: 1021, 1020, 1019, 1018,
+    // 1000, 972, 960, ..., 512). The grids of every P' in [P - 64, P] come on top
+    // (exact_grids), so no grid with up to 64 ranks idle is missed.
+    for (int q = P; q >= 1; --q) {
+      int r = q;
+      for (int f : {2, 3, 5})
+        while (r % f == 0) r /= f;
+      if (P <= max_unequal || q >= P - 3 || (r == 1 && 4 * q >= 3 * P)) used.push_back(q);
+    }
   }
 
   // Scores a set of phase trees exactly (and keeps the plan).
-  auto score = [&](int ranks, const std::vector<tree_ptr>& trees, dim phase_dim,
-                   const std::vector<std::int64_t>& phase_sizes) -> std::optional<scored> {
+  std::optional<scored> score(int ranks, const std::vector<tree_ptr>& trees, dim phase_dim,
+                              const std::vector<std::int64_t>& phase_sizes) {
     built b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes, no_cap);
     if (!b.ok && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes, no_cap);
     if (!b.ok) return std::nullopt;
@@ -476,10 +502,11 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
     c.fits = footprint(sc.p, c.peak_bytes) <= out.memory;
     if (rescore) rescore(sc.p, model, c);
     return sc;
-  };
+  }
 
-  std::vector<scored> pool;
-  auto consider_single_phase = [&](std::size_t how_many) {
+  // The best single-phase trees by estimate, the exact grids, the caller's seeds and the
+  // best tree on all P ranks, scored exactly into the pool.
+  void consider_single_phase(std::size_t how_many) {
     std::vector<tree_ptr> trees;
     for (int q : used) {
       if (q == 1) {
@@ -514,26 +541,20 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
     if (tree_ptr all = P > 1 ? s.best(p.m, p.n, p.k, P) : nullptr; all &&
         std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.info.ranks == P; }))
       if (auto sc = score(P, {all}, dim::m, {}); sc) pool.push_back(std::move(*sc));
-  };
+  }
+
   // Fitting first, then modelled time, then volume, then footprint.
-  auto better = [](const scored& a, const scored& b) {
+  static bool better(const scored& a, const scored& b) {
     if (a.info.fits != b.info.fits) return a.info.fits;
     if (a.info.seconds != b.info.seconds) return a.info.seconds < b.info.seconds;
     if (a.info.max_received != b.info.max_received) return a.info.max_received < b.info.max_received;
     return a.info.peak_bytes < b.info.peak_bytes;
-  };
-
-  // Exact scores cost O(P) each: fewer of them at large P (12 up to 512 ranks, 6 at 1,024,
-  // 4 from 1,536); the grids and the best tree on all P ranks are scored besides.
-  consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(std::max(P, 1)), 4, exact_top));
-  std::stable_sort(pool.begin(), pool.end(), better);
-  if (!pool.empty() && !pool[0].info.fits) {
-    // More trees, as many as a few times the first round's work at this P.
-    consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
-    std::stable_sort(pool.begin(), pool.end(), better);
   }
-  std::string dfs_note;
-  if (least_memory || pool.empty() || !pool[0].info.fits) {
+
+  // Rank-level DFS phases: puts the chosen phased plan first in the pool and returns the
+  // reason's note, or throws plan_error naming the least footprint when nothing fits.
+  std::string add_phases(bool least_memory) {
+    std::string dfs_note;
     // Rank-level DFS: phases along one edge, each planned on the same ranks: the rank
     // counts of the best single-phase trees (and all P), not every count searched. The
     // phase counts climb a ladder (2..16, then by a quarter at a time up to the edge, at
@@ -610,11 +631,11 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
                  to_string(found->p.nodes()[0].cut);
       pool.insert(pool.begin(), std::move(*found));
     }
+    return dfs_note;
   }
 
   // The chosen plan, rebuilt with its local levels' share of the memory as their budget.
-  scored& best = pool[0];
-  {
+  void fit_local_levels(scored& best) {
     const std::size_t peak = best.info.peak_bytes;  // rank_model's max_peak_bytes, from its score
     const std::size_t fixed = footprint(best);
     if (peak > out.memory && fixed <= out.memory) {
@@ -649,18 +670,38 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
     }
   }
 
-  for (scored& sc : pool) out.candidates.push_back(sc.info);
-  std::ostringstream why;
-  const rank_candidate& c = out.candidates[0];
-  if (least_memory) why << "least footprint per rank of the plans searched";
-  else
-    why << "least modelled time (flops / " << out.flop_rate / 1e9 << " GF/s + bytes received / " << out.bandwidth / 1e9
-        << " GB/s per rank)";
-  if (c.ranks < P) why << "; " << P - c.ranks << " of " << P << " ranks sit out: fewer ranks model faster here";
-  why << dfs_note;
-  out.reason = why.str();
-  out.chosen = std::move(best.p);
-  return out;
+  rank_choice finish(bool least_memory, const std::string& dfs_note) {
+    scored& best = pool[0];
+    for (scored& sc : pool) out.candidates.push_back(sc.info);
+    std::ostringstream why;
+    const rank_candidate& c = out.candidates[0];
+    if (least_memory) why << "least footprint per rank of the plans searched";
+    else
+      why << "least modelled time (flops / " << out.flop_rate / 1e9 << " GF/s + bytes received / " << out.bandwidth / 1e9
+          << " GB/s per rank)";
+    if (c.ranks < P) why << "; " << P - c.ranks << " of " << P << " ranks sit out: fewer ranks model faster here";
+    why << dfs_note;
+    out.reason = why.str();
+    out.chosen = std::move(best.p);
+    return out;
+  }
+
+  const problem p;
+  const context& ctx;
+  const ranks::rescore_fn& rescore;
+  const std::vector<ranks::rank_grid>& seeds;
+  const int P;
+  const std::size_t elem;
+  const int domains_all;
+  search s;
+  rank_choice out;
+  std::vector<int> used;      // rank counts the tree search tries
+  std::vector<scored> pool;   // trees scored exactly, best first once sorted
+};
+
+rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::rescore_fn& rescore,
+                       const std::vector<ranks::rank_grid>& seeds, bool least_memory) {
+  return rank_search(p0, ctx, rescore, seeds).run(least_memory);
 }
 
 }  // namespace
