@@ -85,6 +85,236 @@ plan::plan(prism::problem p, resources root, std::vector<node> nodes)
   derive();
 }
 
+namespace {
+
+[[noreturn]] void fail(const std::string& why) { throw plan_error(why); }
+
+// The problem and root share a plan states, checked before its nodes.
+void check_problem(const problem& pr, const resources& root) {
+  if (pr.m < 0 || pr.n < 0 || pr.k < 0) fail("problem sizes must be >= 0");
+  for (char t : {pr.transa, pr.transb})
+    if (t != 'N' && t != 'T' && t != 'C') fail(std::string("trans must be N, T or C, got '") + t + "'");
+  if (pr.op > operation::herk) fail("operation must be gemm, syrk or herk");
+  if (pr.op != operation::gemm) {
+    const std::string op = prism::to_string(pr.op);
+    if (pr.m != pr.n) fail(op + " updates an n x n triangle: m must equal n");
+    if (pr.uplo != 'U' && pr.uplo != 'L') fail(op + " uplo must be U or L");
+    if (pr.op == operation::herk && !is_complex(pr.type)) fail("herk needs a complex type (c or z)");
+    const bool ok = pr.transa == 'N' || pr.transa == (pr.op == operation::herk ? 'C' : 'T');
+    if (!ok) fail(op + " trans must be N or " + (pr.op == operation::herk ? "C" : "T"));
+    if (pr.transb != partner_trans(pr.op, pr.transa))
+      fail(op + " pairs trans " + pr.transa + " with " + partner_trans(pr.op, pr.transa));
+    if (root.ranks.count > 1) fail(op + " plans have no rank-level steps (ranks must be 1)");
+  }
+  if (root.threads < 1) fail("threads must be >= 1");
+  if (root.ranks.first != 0 || root.ranks.count < 1) fail("ranks must be >= 1");
+  if (root.domains.first != 0 || root.domains.count < 1 || root.domains.count > root.threads)
+    fail("domains must be in 1..threads");
+}
+
+// One walk of plan::derive over the nodes: each node's checks, its shape and share, and
+// its workspace (bottom-up); then the workspace offsets (top-down, place).
+struct derivation {
+  std::vector<node>& nodes;
+  std::size_t elem;
+  std::vector<char> seen;
+  // The local subtree each rank ran last (its latest phase's, or the target of its "same
+  // rank" node there): "same rank R" names it.
+  std::vector<int> local_root;
+
+  // `outer`: the level of the nearest step above (steps below it may not be further out).
+  // `tri`: the node is a diagonal triangle of a syrk / herk plan ('U' or 'L'), else 0.
+  void down(int i, const box& b, const resources& r, level outer, int depth, char tri) {
+    if (depth > max_depth) fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
+    if (i < 0 || std::size_t(i) >= nodes.size()) fail("child index " + std::to_string(i) + " out of range");
+    if (seen[std::size_t(i)]) fail("node " + std::to_string(i) + " is reached twice: a plan is a tree");
+    seen[std::size_t(i)] = 1;
+    node& nd = nodes[std::size_t(i)];
+    if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::cache || nd.backend > leaf_backend::streaming)
+      fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
+    nd.shape = b, nd.owns = r, nd.triangle = tri;
+    const std::string where = "node " + std::to_string(i) + " (" + node_text(nd) + ")";
+    // A rank's local root: directly under a rank step, one rank.
+    const bool rank_root = depth > 0 && outer == level::rank && r.ranks.count == 1 && !local_root.empty();
+    if (nd.same != -1) return resolve_same(nd, b, r, rank_root, tri, where);
+    if (rank_root) local_root[std::size_t(r.ranks.first)] = i;
+    // A node that spans several ranks (domains) must divide them, at that level.
+    if (r.ranks.count > 1 && !(nd.kind != step_kind::leaf && nd.where == level::rank))
+      fail(where + ": spans " + std::to_string(r.ranks.count) + " ranks, so it must be a rank-level step");
+    if (r.domains.count > 1 && !(nd.kind != step_kind::leaf && nd.where <= level::numa))
+      fail(where + ": spans " + std::to_string(r.domains.count) + " NUMA domains, so it must be a numa-level step");
+    if (nd.kind == step_kind::leaf) return check_leaf(nd, b, where);
+    check_level(nd, r, outer, tri, where);
+    const part sums = check_sizes(nd, b, where);
+    check_shares(nd, r, sums, where);
+    nd.workspace_bytes = workspace(nd, b, r, depth, tri, where);
+  }
+
+  // A "same rank R" node: resolved to the local subtree rank R ran last, which must have
+  // this node's shape and share.
+  void resolve_same(node& nd, const box& b, const resources& r, bool rank_root, char tri, const std::string& where) {
+    if (nd.kind != step_kind::leaf || !nd.parts.empty() || !nd.children.empty())
+      fail(where + ": a 'same rank' node has no parts");
+    if (!rank_root) fail(where + ": 'same rank R' stands for a rank's local subtree, directly under a rank step");
+    // Parsed texts name the rank (same = -2 - R); built plans and copies, the node.
+    // E.g. "same rank 3" parses to -5 and resolves to local_root[3].
+    const int target = nd.same <= -2 ? (-2 - nd.same < int(local_root.size()) ? local_root[std::size_t(-2 - nd.same)] : -1)
+                                     : nd.same;
+    const bool known = target >= 0 && std::size_t(target) < nodes.size() && seen[std::size_t(target)] &&
+                       nodes[std::size_t(target)].same == -1 &&
+                       local_root[std::size_t(nodes[std::size_t(target)].owns.ranks.first)] == target;
+    if (!known) fail(where + ": 'same rank' names no earlier rank's local subtree");
+    const node& t = nodes[std::size_t(target)];
+    if (t.shape.m != b.m || t.shape.n != b.n || t.shape.k != b.k || !(t.owns.domains.count == r.domains.count) ||
+        t.owns.threads != r.threads || t.triangle != tri)
+      fail(where + ": 'same rank " + std::to_string(t.owns.ranks.first) + "' has another shape or share (" +
+           node_text(t) + ")");
+    nd.same = target;
+    nd.workspace_bytes = t.workspace_bytes;
+    local_root[std::size_t(r.ranks.first)] = target;  // "same rank <this rank>" names the target too
+  }
+
+  static void check_leaf(node& nd, const box& b, const std::string& where) {
+    if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
+    if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
+    if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas, blis or streaming");
+    if (nd.backend == leaf_backend::streaming && !detail::streaming_applies(b.m, b.n))
+      fail(where + ": a streaming leaf takes m, n <= " + std::to_string(detail::streaming_max_mn));
+    nd.workspace_bytes = 0;
+  }
+
+  // A step's level against the steps above it and its share, and its part count.
+  static void check_level(const node& nd, const resources& r, level outer, char tri, const std::string& where) {
+    if (nd.where < outer)
+      fail(where + ": a " + prism::to_string(nd.where) + " step below a " + prism::to_string(outer) +
+           " step (outer levels come first: rank, numa, thread, cache)");
+    if (nd.where == level::rank && nd.kind == step_kind::bfs && r.ranks.count < 2)
+      fail(where + ": a rank bfs step needs at least 2 ranks");
+    if (nd.where == level::numa && r.domains.count < 2) fail(where + ": a numa step needs at least 2 domains");
+    if (nd.kind == step_kind::bfs && nd.where == level::cache) fail(where + ": a bfs step is at rank, numa or thread level");
+    if (tri != 0 && nd.cut == dim::m)
+      fail(where + ": a triangle is cut along k, or along n by a diagonal cut (two triangles and a gemm block)");
+    if (nd.parts.size() < 2) fail(where + ": a cut needs at least 2 parts");
+    if (nd.children.size() != nd.parts.size()) fail(where + ": one child per part");
+  }
+
+  // The parts' sizes against the edge they cut; returns the sums of the shares that add
+  // up (a diagonal cut's second triangle runs on the first's share), size = the edge.
+  static part check_sizes(const node& nd, const box& b, const std::string& where) {
+    const bool diagonal = is_diagonal_cut(nd);
+    const std::int64_t ext = extent(nd.cut, b.m, b.n, b.k);
+    if (diagonal) {
+      if (nd.parts.size() != 3 || nd.parts[2].size != 0 || nd.parts[0].size == 0 || nd.parts[1].size == 0)
+        fail(where + ": a diagonal cut has three parts: two triangle sizes, then the block 'gemm'");
+      if (nd.parts[0].size < 1 || nd.parts[1].size < 1 || nd.parts[0].size > ext - nd.parts[1].size ||
+          nd.parts[0].size + nd.parts[1].size != ext)
+        fail(where + ": the diagonal cut's triangles must be >= 1 and sum to " + std::to_string(ext));
+      const part &p0 = nd.parts[0], &p1 = nd.parts[1];
+      if (p0.ranks != p1.ranks || p0.domains != p1.domains || p0.threads != p1.threads)
+        fail(where + ": the two triangles of a diagonal cut run one after the other on the same share");
+    } else if (nd.cut == dim::n && nd.parts.size() == 3 && nd.parts[2].size == 0 && nd.parts[0].size > 0 &&
+               nd.parts[1].size > 0) {  // what "N1 N2 gemm" parses into
+      fail(where + ": a 'gemm' part belongs to the diagonal cut of a triangle (syrk / herk plans)");
+    }
+    part sum{};
+    for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+      const part& pt = nd.parts[c];
+      if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0) fail(where + ": shares are >= 0");
+      if (diagonal) {
+        if (c != 1) sum.ranks += pt.ranks, sum.domains += pt.domains, sum.threads += pt.threads;
+        continue;
+      }
+      if (pt.size < 1) fail(where + ": every part has size >= 1");
+      if (pt.size > ext - sum.size) fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut exceed " + std::to_string(ext));
+      sum.size += pt.size, sum.ranks += pt.ranks, sum.domains += pt.domains, sum.threads += pt.threads;
+    }
+    if (diagonal) sum.size = ext;
+    if (sum.size != ext)
+      fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut sum to " + std::to_string(sum.size) + ", not " +
+           std::to_string(ext));
+    return sum;
+  }
+
+  // The parts' shares of ranks, domains and threads, by the step's kind and level.
+  static void check_shares(const node& nd, const resources& r, const part& sum, const std::string& where) {
+    auto only = [&](bool r_ok, bool d_ok, bool t_ok, const std::string& what) {
+      for (const part& pt : nd.parts)
+        if ((pt.ranks != 0 && !r_ok) || (pt.domains != 0 && !d_ok) || (pt.threads != 0 && !t_ok)) fail(where + ": " + what);
+    };
+    if (nd.kind == step_kind::dfs) {
+      only(false, false, false, "dfs parts take no share: they run with the node's " + std::to_string(r.threads) + " threads");
+    } else if (nd.where == level::rank) {
+      only(true, false, false, "rank parts share ranks only (each rank has the node's domains and threads)");
+      for (const part& pt : nd.parts)
+        if (pt.ranks < 1) fail(where + ": every part of a rank step has >= 1 rank");
+      if (sum.ranks != r.ranks.count)
+        fail(where + ": rank shares sum to " + std::to_string(sum.ranks) + ", not " + std::to_string(r.ranks.count));
+    } else if (nd.where == level::numa) {
+      only(false, true, true, "numa parts share domains and threads only");
+      for (const part& pt : nd.parts) {
+        if (pt.domains < 1) fail(where + ": every part of a numa step has >= 1 domain");
+        if (pt.threads < pt.domains) fail(where + ": a numa part needs at least one thread per domain");
+      }
+      if (sum.domains != r.domains.count)
+        fail(where + ": numa parts cover " + std::to_string(sum.domains) + " domains, not " + std::to_string(r.domains.count));
+      if (sum.threads != r.threads)
+        fail(where + ": numa thread shares sum to " + std::to_string(sum.threads) + ", not " + std::to_string(r.threads));
+    } else {
+      only(false, false, true, "thread parts share threads only");
+      for (const part& pt : nd.parts)
+        if (pt.threads < 1) fail(where + ": every part has >= 1 thread");
+      // t >= 2: the shares partition the budget. t == 1: over-decomposition, each part is a
+      // task on the same single thread's budget (work stealing balances them).
+      if (r.threads >= 2 && sum.threads != r.threads)
+        fail(where + ": bfs thread shares sum to " + std::to_string(sum.threads) + ", not " + std::to_string(r.threads));
+      if (r.threads == 1)
+        for (const part& pt : nd.parts)
+          if (pt.threads != 1) fail(where + ": parts of a 1-thread bfs have 1 thread each");
+    }
+  }
+
+  // Walks the children, then a step's workspace: side by side for BFS parts, shared by
+  // DFS parts; a diagonal cut's two triangles run one after the other (they share a
+  // region), its block beside them; its own temporaries on top.
+  std::size_t workspace(const node& nd, const box& b, const resources& r, int depth, char tri, const std::string& where) {
+    const bool diagonal = is_diagonal_cut(nd);
+    std::size_t ws = 0, diag_ws = 0;
+    for_each_child(nd, b, r, [&](const child_step& ch) {
+      const char child_tri = tri != 0 && (!diagonal || ch.part < 2) ? tri : 0;
+      down(ch.node, ch.shape, ch.owns, nd.where, depth + 1, child_tri);
+      const std::size_t child_ws = nodes[std::size_t(ch.node)].workspace_bytes;
+      if (diagonal && ch.part < 2) diag_ws = std::max(diag_ws, child_ws);
+      else ws = children_side_by_side(nd) ? add_sat(ws, child_ws) : std::max(ws, child_ws);
+    });
+    if (diagonal) ws = children_side_by_side(nd) ? add_sat(ws, diag_ws) : std::max(ws, diag_ws);
+    const std::size_t own = node_temp_bytes(nd, elem);
+    if (own == SIZE_MAX) fail(where + ": its temporaries C' exceed the address space");
+    ws = add_sat(ws, own);
+    if (ws == SIZE_MAX) fail(where + ": its workspace exceeds the address space");
+    return ws;
+  }
+
+  // Workspace offsets, top-down: a node's temporaries first, then its children's regions.
+  void place(int i, std::size_t offset) {
+    node& nd = nodes[std::size_t(i)];
+    nd.workspace_offset = offset;
+    std::size_t next = offset + node_temp_bytes(nd, elem);
+    if (is_diagonal_cut(nd)) {  // the triangles share one region, the block (BFS) follows it
+      const int t0 = nd.children[0], t1 = nd.children[1];
+      place(t0, next), place(t1, next);
+      const std::size_t diag = std::max(nodes[std::size_t(t0)].workspace_bytes, nodes[std::size_t(t1)].workspace_bytes);
+      place(nd.children[2], children_side_by_side(nd) ? next + diag : next);
+      return;
+    }
+    for (int c : nd.children) {
+      place(c, next);
+      if (children_side_by_side(nd)) next += nodes[std::size_t(c)].workspace_bytes;
+    }
+  }
+};
+
+}  // namespace
+
 // Walks the tree from the root with for_each_child, checking each invariant and filling
 // shape, owns, workspace_bytes (bottom-up) and workspace_offset (top-down).
 //
@@ -93,201 +323,15 @@ plan::plan(prism::problem p, resources root, std::vector<node> nodes)
 // they run at once. E.g. a d-type 64x64xK node cut 1:1 needs one 32768-byte C' plus its
 // children's needs. A DFS node's children run one after another and share one region.
 void plan::derive() {
-  auto fail = [](const std::string& why) { throw plan_error(why); };
   if (nodes_.empty()) fail("a plan needs at least one node");
-  if (problem_.m < 0 || problem_.n < 0 || problem_.k < 0) fail("problem sizes must be >= 0");
-  for (char t : {problem_.transa, problem_.transb})
-    if (t != 'N' && t != 'T' && t != 'C') fail(std::string("trans must be N, T or C, got '") + t + "'");
-  if (problem_.op > operation::herk) fail("operation must be gemm, syrk or herk");
-  const char root_triangle = problem_.op == operation::gemm ? 0 : problem_.uplo;
-  if (problem_.op != operation::gemm) {
-    const std::string op = prism::to_string(problem_.op);
-    if (problem_.m != problem_.n) fail(op + " updates an n x n triangle: m must equal n");
-    if (problem_.uplo != 'U' && problem_.uplo != 'L') fail(op + " uplo must be U or L");
-    if (problem_.op == operation::herk && !is_complex(problem_.type)) fail("herk needs a complex type (c or z)");
-    const bool ok = problem_.transa == 'N' || problem_.transa == (problem_.op == operation::herk ? 'C' : 'T');
-    if (!ok) fail(op + " trans must be N or " + (problem_.op == operation::herk ? "C" : "T"));
-    if (problem_.transb != partner_trans(problem_.op, problem_.transa))
-      fail(op + " pairs trans " + problem_.transa + " with " + partner_trans(problem_.op, problem_.transa));
-    if (root_.ranks.count > 1) fail(op + " plans have no rank-level steps (ranks must be 1)");
-  }
-  if (root_.threads < 1) fail("threads must be >= 1");
-  if (root_.ranks.first != 0 || root_.ranks.count < 1) fail("ranks must be >= 1");
-  if (root_.domains.first != 0 || root_.domains.count < 1 || root_.domains.count > root_.threads)
-    fail("domains must be in 1..threads");
-  const std::size_t elem = element_size(problem_.type);
-  std::vector<char> seen(nodes_.size(), 0);
-  // The local subtree each rank ran last (its latest phase's, or the target of its "same
-  // rank" node there): "same rank R" names it.
-  std::vector<int> local_root(root_.ranks.count > 1 ? std::size_t(root_.ranks.count) : 0, -1);
-
-  // `outer`: the level of the nearest step above (steps below it may not be further out).
-  // `tri`: the node is a diagonal triangle of a syrk / herk plan ('U' or 'L'), else 0.
-  std::function<void(int, const box&, const resources&, level, int, char)> down =
-      [&](int i, const box& b, const resources& r, level outer, int depth, char tri) {
-        if (depth > max_depth) fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
-        if (i < 0 || std::size_t(i) >= nodes_.size()) fail("child index " + std::to_string(i) + " out of range");
-        if (seen[i]) fail("node " + std::to_string(i) + " is reached twice: a plan is a tree");
-        seen[i] = 1;
-        node& nd = nodes_[i];
-        if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::cache ||
-            nd.backend > leaf_backend::streaming)
-          fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
-        nd.shape = b, nd.owns = r, nd.triangle = tri;
-        const std::string where = "node " + std::to_string(i) + " (" + node_text(nd) + ")";
-        // A rank's local root: directly under a rank step, one rank.
-        const bool rank_root = depth > 0 && outer == level::rank && r.ranks.count == 1 && !local_root.empty();
-        if (nd.same != -1) {
-          if (nd.kind != step_kind::leaf || !nd.parts.empty() || !nd.children.empty())
-            fail(where + ": a 'same rank' node has no parts");
-          if (!rank_root) fail(where + ": 'same rank R' stands for a rank's local subtree, directly under a rank step");
-          // Parsed texts name the rank (same = -2 - R); built plans and copies, the node.
-          const int target = nd.same <= -2 ? (-2 - nd.same < int(local_root.size()) ? local_root[std::size_t(-2 - nd.same)] : -1)
-                                           : nd.same;
-          const bool known = target >= 0 && std::size_t(target) < nodes_.size() && seen[std::size_t(target)] &&
-                             nodes_[std::size_t(target)].same == -1 &&
-                             local_root[std::size_t(nodes_[std::size_t(target)].owns.ranks.first)] == target;
-          if (!known) fail(where + ": 'same rank' names no earlier rank's local subtree");
-          const node& t = nodes_[std::size_t(target)];
-          if (t.shape.m != b.m || t.shape.n != b.n || t.shape.k != b.k || !(t.owns.domains.count == r.domains.count) ||
-              t.owns.threads != r.threads || t.triangle != tri)
-            fail(where + ": 'same rank " + std::to_string(t.owns.ranks.first) + "' has another shape or share (" +
-                 node_text(t) + ")");
-          nd.same = target;
-          nd.workspace_bytes = t.workspace_bytes;
-          local_root[std::size_t(r.ranks.first)] = target;  // "same rank <this rank>" names the target too
-          return;
-        }
-        if (rank_root) local_root[std::size_t(r.ranks.first)] = i;
-        const bool diagonal = is_diagonal_cut(nd);
-        // A node that spans several ranks (domains) must divide them, at that level.
-        if (r.ranks.count > 1 && !(nd.kind != step_kind::leaf && nd.where == level::rank))
-          fail(where + ": spans " + std::to_string(r.ranks.count) + " ranks, so it must be a rank-level step");
-        if (r.domains.count > 1 && !(nd.kind != step_kind::leaf && nd.where <= level::numa))
-          fail(where + ": spans " + std::to_string(r.domains.count) + " NUMA domains, so it must be a numa-level step");
-        if (nd.kind == step_kind::leaf) {
-          if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
-          if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
-          if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas, blis or streaming");
-          if (nd.backend == leaf_backend::streaming && !detail::streaming_applies(b.m, b.n))
-            fail(where + ": a streaming leaf takes m, n <= " + std::to_string(detail::streaming_max_mn));
-          nd.workspace_bytes = 0;
-          return;
-        }
-        if (nd.where < outer)
-          fail(where + ": a " + prism::to_string(nd.where) + " step below a " + prism::to_string(outer) +
-               " step (outer levels come first: rank, numa, thread, cache)");
-        if (nd.where == level::rank && nd.kind == step_kind::bfs && r.ranks.count < 2)
-          fail(where + ": a rank bfs step needs at least 2 ranks");
-        if (nd.where == level::numa && r.domains.count < 2) fail(where + ": a numa step needs at least 2 domains");
-        if (nd.kind == step_kind::bfs && nd.where == level::cache) fail(where + ": a bfs step is at rank, numa or thread level");
-        if (tri != 0 && nd.cut == dim::m)
-          fail(where + ": a triangle is cut along k, or along n by a diagonal cut (two triangles and a gemm block)");
-        if (nd.parts.size() < 2) fail(where + ": a cut needs at least 2 parts");
-        if (nd.children.size() != nd.parts.size()) fail(where + ": one child per part");
-        const std::int64_t ext = extent(nd.cut, b.m, b.n, b.k);
-        if (diagonal) {
-          if (nd.parts.size() != 3 || nd.parts[2].size != 0 || nd.parts[0].size == 0 || nd.parts[1].size == 0)
-            fail(where + ": a diagonal cut has three parts: two triangle sizes, then the block 'gemm'");
-          if (nd.parts[0].size < 1 || nd.parts[1].size < 1 || nd.parts[0].size > ext - nd.parts[1].size ||
-              nd.parts[0].size + nd.parts[1].size != ext)
-            fail(where + ": the diagonal cut's triangles must be >= 1 and sum to " + std::to_string(ext));
-          const part &p0 = nd.parts[0], &p1 = nd.parts[1];
-          if (p0.ranks != p1.ranks || p0.domains != p1.domains || p0.threads != p1.threads)
-            fail(where + ": the two triangles of a diagonal cut run one after the other on the same share");
-        } else if (nd.cut == dim::n && nd.parts.size() == 3 && nd.parts[2].size == 0 && nd.parts[0].size > 0 &&
-                   nd.parts[1].size > 0) {  // what "N1 N2 gemm" parses into
-          fail(where + ": a 'gemm' part belongs to the diagonal cut of a triangle (syrk / herk plans)");
-        }
-        // The parts whose shares add up: a diagonal cut's second triangle shares the first's.
-        auto counted = [&](std::size_t c) { return !(diagonal && c == 1); };
-        std::int64_t total = 0, ranks = 0, domains = 0, threads = 0;
-        for (std::size_t c = 0; c < nd.parts.size(); ++c) {
-          const part& pt = nd.parts[c];
-          if (diagonal) {
-            if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0) fail(where + ": shares are >= 0");
-            if (counted(c)) ranks += pt.ranks, domains += pt.domains, threads += pt.threads;
-            continue;
-          }
-          if (pt.size < 1) fail(where + ": every part has size >= 1");
-          if (pt.size > ext - total) fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut exceed " + std::to_string(ext));
-          if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0) fail(where + ": shares are >= 0");
-          total += pt.size, ranks += pt.ranks, domains += pt.domains, threads += pt.threads;
-        }
-        if (diagonal) total = ext;
-        if (total != ext)
-          fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut sum to " + std::to_string(total) +
-               ", not " + std::to_string(ext));
-        auto only = [&](bool r_ok, bool d_ok, bool t_ok, const std::string& what) {
-          for (const part& pt : nd.parts)
-            if ((pt.ranks != 0 && !r_ok) || (pt.domains != 0 && !d_ok) || (pt.threads != 0 && !t_ok)) fail(where + ": " + what);
-        };
-        if (nd.kind == step_kind::dfs) {
-          only(false, false, false, "dfs parts take no share: they run with the node's " + std::to_string(r.threads) + " threads");
-        } else if (nd.where == level::rank) {
-          only(true, false, false, "rank parts share ranks only (each rank has the node's domains and threads)");
-          for (const part& pt : nd.parts)
-            if (pt.ranks < 1) fail(where + ": every part of a rank step has >= 1 rank");
-          if (ranks != r.ranks.count) fail(where + ": rank shares sum to " + std::to_string(ranks) + ", not " + std::to_string(r.ranks.count));
-        } else if (nd.where == level::numa) {
-          only(false, true, true, "numa parts share domains and threads only");
-          for (const part& pt : nd.parts) {
-            if (pt.domains < 1) fail(where + ": every part of a numa step has >= 1 domain");
-            if (pt.threads < pt.domains) fail(where + ": a numa part needs at least one thread per domain");
-          }
-          if (domains != r.domains.count) fail(where + ": numa parts cover " + std::to_string(domains) + " domains, not " + std::to_string(r.domains.count));
-          if (threads != r.threads) fail(where + ": numa thread shares sum to " + std::to_string(threads) + ", not " + std::to_string(r.threads));
-        } else {
-          only(false, false, true, "thread parts share threads only");
-          for (const part& pt : nd.parts)
-            if (pt.threads < 1) fail(where + ": every part has >= 1 thread");
-          // t >= 2: the shares partition the budget. t == 1: over-decomposition, each part is a
-          // task on the same single thread's budget (work stealing balances them).
-          if (r.threads >= 2 && threads != r.threads)
-            fail(where + ": bfs thread shares sum to " + std::to_string(threads) + ", not " + std::to_string(r.threads));
-          if (r.threads == 1)
-            for (const part& pt : nd.parts)
-              if (pt.threads != 1) fail(where + ": parts of a 1-thread bfs have 1 thread each");
-        }
-        // Workspace: side by side for BFS parts, shared by DFS parts; a diagonal cut's two
-        // triangles run one after the other (they share a region), its block beside them.
-        std::size_t ws = 0, diag_ws = 0;
-        for_each_child(nd, b, r, [&](const child_step& ch) {
-          const char child_tri = tri != 0 && (!diagonal || ch.part < 2) ? tri : 0;
-          down(ch.node, ch.shape, ch.owns, nd.where, depth + 1, child_tri);
-          const std::size_t child_ws = nodes_[std::size_t(ch.node)].workspace_bytes;
-          if (diagonal && ch.part < 2) diag_ws = std::max(diag_ws, child_ws);
-          else ws = children_side_by_side(nd) ? add_sat(ws, child_ws) : std::max(ws, child_ws);
-        });
-        if (diagonal) ws = children_side_by_side(nd) ? add_sat(ws, diag_ws) : std::max(ws, diag_ws);
-        const std::size_t own = node_temp_bytes(nd, elem);
-        if (own == SIZE_MAX) fail(where + ": its temporaries C' exceed the address space");
-        ws = add_sat(ws, own);
-        if (ws == SIZE_MAX) fail(where + ": its workspace exceeds the address space");
-        nd.workspace_bytes = ws;
-      };
+  check_problem(problem_, root_);
+  derivation d{nodes_, element_size(problem_.type), std::vector<char>(nodes_.size(), 0),
+               std::vector<int>(root_.ranks.count > 1 ? std::size_t(root_.ranks.count) : 0, -1)};
   const box whole{problem_.m, problem_.n, problem_.k, 0, 0, 0};
-  down(0, whole, root_, level::rank, 0, root_triangle);
-  for (std::size_t i = 0; i < seen.size(); ++i)
-    if (!seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
-
-  std::function<void(int, std::size_t)> place = [&](int i, std::size_t offset) {
-    node& nd = nodes_[std::size_t(i)];
-    nd.workspace_offset = offset;
-    std::size_t next = offset + node_temp_bytes(nd, elem);
-    if (is_diagonal_cut(nd)) {  // the triangles share one region, the block (BFS) follows it
-      const int t0 = nd.children[0], t1 = nd.children[1];
-      place(t0, next), place(t1, next);
-      const std::size_t diag = std::max(nodes_[std::size_t(t0)].workspace_bytes, nodes_[std::size_t(t1)].workspace_bytes);
-      place(nd.children[2], children_side_by_side(nd) ? next + diag : next);
-      return;
-    }
-    for (int c : nd.children) {
-      place(c, next);
-      if (children_side_by_side(nd)) next += nodes_[std::size_t(c)].workspace_bytes;
-    }
-  };
-  place(0, 0);
+  d.down(0, whole, root_, level::rank, 0, problem_.op == operation::gemm ? 0 : problem_.uplo);
+  for (std::size_t i = 0; i < d.seen.size(); ++i)
+    if (!d.seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
+  d.place(0, 0);
 }
 
 void plan::validate() const {
