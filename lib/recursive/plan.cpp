@@ -404,10 +404,16 @@ std::string plan::to_string() const {
 
 std::ostream& operator<<(std::ostream& os, const plan& p) { return os << p.to_string(); }
 
-plan plan::parse(std::string_view text) {
-  // Split into (line number, tokens) with comments and blank lines removed.
-  std::vector<std::pair<int, std::vector<std::string>>> lines;
-  {
+namespace {
+
+// Reads a plan's text line by line (plan::parse): comments and blank lines dropped, each
+// error named with its line number.
+struct plan_reader {
+  std::vector<std::pair<int, std::vector<std::string>>> lines;  // (line number, words)
+  std::size_t at = 0;                                           // the line being read
+  int version = 0;
+
+  explicit plan_reader(std::string_view text) {
     std::istringstream in{std::string(text)};
     std::string raw;
     int number = 0;
@@ -420,12 +426,13 @@ plan plan::parse(std::string_view text) {
       if (!tokens.empty()) lines.emplace_back(number, std::move(tokens));
     }
   }
-  std::size_t at = 0;
-  auto fail = [&](const std::string& why) -> plan_error {
+
+  bool done() const { return at >= lines.size(); }
+  plan_error fail(const std::string& why) const {
     const int number = at < lines.size() ? lines[at].first : (lines.empty() ? 0 : lines.back().first);
     return plan_error("line " + std::to_string(number) + ": " + why);
-  };
-  auto integer = [&](const std::string& s, const char* what) -> std::int64_t {
+  }
+  std::int64_t integer(const std::string& s, const char* what) const {
     std::size_t used = 0;
     long long v = 0;
     try {
@@ -435,28 +442,31 @@ plan plan::parse(std::string_view text) {
     }
     if (used != s.size()) throw fail(std::string("expected an integer for ") + what + ", got '" + s + "'");
     return v;
-  };
-  auto count = [&](const std::string& s, const char* what) {
+  }
+  int count(const std::string& s, const char* what) const {
     const std::int64_t v = integer(s, what);
     if (v < 1 || v > max_resources) throw fail(std::string(what) + " must be in 1..2^20, got " + s);
     return int(v);
-  };
-
-  int version = 0;
-  if (!lines.empty() && lines[0].second.size() == 2 && lines[0].second[0] == "prism-plan") {
-    if (lines[0].second[1] == "1") version = 1;
-    if (lines[0].second[1] == "2") version = 2;
   }
-  if (version == 0) throw fail("a plan starts with 'prism-plan 2' (or 'prism-plan 1')");
-  ++at;
+
+  // "prism-plan 2" (or 1).
+  void read_version() {
+    if (!lines.empty() && lines[0].second.size() == 2 && lines[0].second[0] == "prism-plan") {
+      if (lines[0].second[1] == "1") version = 1;
+      if (lines[0].second[1] == "2") version = 2;
+    }
+    if (version == 0) throw fail("a plan starts with 'prism-plan 2' (or 'prism-plan 1')");
+    ++at;
+  }
+
   // "problem TYPE TRANS M N K" (gemm) or "problem TYPE syrk|herk UPLO+TRANS N N K".
-  const bool rank_k_line = at < lines.size() && lines[at].second.size() == 7 && lines[at].second[0] == "problem" &&
-                           (lines[at].second[2] == "syrk" || lines[at].second[2] == "herk");
-  if (at >= lines.size() || !(lines[at].second.size() == 6 || rank_k_line) || lines[at].second[0] != "problem")
-    throw fail("expected 'problem TYPE TRANS M N K', e.g. 'problem d NN 64 64 1024', or 'problem TYPE syrk|herk "
-               "UPLO+TRANS N N K', e.g. 'problem d syrk UT 32 32 4194304'");
-  prism::problem p;
-  {
+  prism::problem read_problem() {
+    const bool rank_k_line = at < lines.size() && lines[at].second.size() == 7 && lines[at].second[0] == "problem" &&
+                             (lines[at].second[2] == "syrk" || lines[at].second[2] == "herk");
+    if (at >= lines.size() || !(lines[at].second.size() == 6 || rank_k_line) || lines[at].second[0] != "problem")
+      throw fail("expected 'problem TYPE TRANS M N K', e.g. 'problem d NN 64 64 1024', or 'problem TYPE syrk|herk "
+                 "UPLO+TRANS N N K', e.g. 'problem d syrk UT 32 32 4194304'");
+    prism::problem p;
     auto& t = lines[at].second;
     if (t[1].size() != 1 || std::string("sdcz").find(t[1][0]) == std::string::npos)
       throw fail("type must be one of s, d, c, z, got '" + t[1] + "'");
@@ -477,27 +487,33 @@ plan plan::parse(std::string_view text) {
       p.transa = t[2][0], p.transb = t[2][1];
       p.m = integer(t[3], "m"), p.n = integer(t[4], "n"), p.k = integer(t[5], "k");
     }
+    ++at;
+    return p;
   }
-  ++at;
-  if (at >= lines.size() || lines[at].second.size() != 2 || lines[at].second[0] != "threads")
-    throw fail("expected 'threads T'");
-  resources root;
-  root.threads = count(lines[at].second[1], "threads");
-  ++at;
-  for (bool more = true; more && at < lines.size() && lines[at].second.size() == 2;) {
-    const std::string& key = lines[at].second[0];
-    if (key == "domains") root.domains.count = count(lines[at].second[1], "domains");
-    else if (key == "ranks" && version >= 2) root.ranks.count = count(lines[at].second[1], "ranks");
-    else more = false;
-    if (more) ++at;
+
+  // "threads T", then optionally "domains D" and (version 2) "ranks R".
+  resources read_resources() {
+    if (at >= lines.size() || lines[at].second.size() != 2 || lines[at].second[0] != "threads")
+      throw fail("expected 'threads T'");
+    resources root;
+    root.threads = count(lines[at].second[1], "threads");
+    ++at;
+    for (bool more = true; more && at < lines.size() && lines[at].second.size() == 2;) {
+      const std::string& key = lines[at].second[0];
+      if (key == "domains") root.domains.count = count(lines[at].second[1], "domains");
+      else if (key == "ranks" && version >= 2) root.ranks.count = count(lines[at].second[1], "ranks");
+      else more = false;
+      if (more) ++at;
+    }
+    if (root.domains.count > root.threads) throw fail("domains must be in 1..threads");
+    return root;
   }
-  if (root.domains.count > root.threads) throw fail("domains must be in 1..threads");
 
   // One part: "SIZE", or "SIZE@" followed by shares. Version 2: comma-separated shares
   // with a unit, "3r", "2d", "4t" (e.g. 1048576@1d,4t). Version 1: "@T" (threads), and
   // "@T:D" (threads, domains) at numa level.
   // `block`: the word is "gemm[@SHARES]", a diagonal cut's block, whose size is 0.
-  auto parse_part = [&](const std::string& word, bool block = false) {
+  part read_part(const std::string& word, bool block = false) const {
     part pt;
     const auto atsign = word.find('@');
     if (block && atsign != std::string::npos && atsign != 4) throw fail("expected 'gemm' or 'gemm@SHARES', got '" + word + "'");
@@ -525,37 +541,22 @@ plan plan::parse(std::string_view text) {
       *slot = count(s.substr(0, s.size() - 1), "a share");
     }
     return pt;
-  };
+  }
 
-  std::vector<node> nodes;
-  int depth = 0;
-  std::function<int()> parse_node = [&]() -> int {
-    if (at >= lines.size()) throw fail("the tree ends early: a step lacks a child");
-    if (depth > max_depth) throw fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
-    auto& t = lines[at].second;
-    const int index = int(nodes.size());
-    nodes.emplace_back();
-    if (t[0] == "same") {  // "same rank R": derive() resolves R to its local root
-      if (t.size() != 3 || t[1] != "rank") throw fail("expected 'same rank R'");
-      const std::int64_t r = integer(t[2], "a rank");
-      if (r < 0 || r >= max_resources) throw fail("a rank must be in 0..2^20-1, got " + t[2]);
-      nodes[std::size_t(index)].same = int(-2 - r);
-      ++at;
-      return index;
+  // "leaf [BACKEND]" into nd.
+  void read_leaf(const std::vector<std::string>& t, node& nd) const {
+    if (t.size() > 2) throw fail("'leaf' takes at most a backend name");
+    nd.kind = step_kind::leaf;
+    if (t.size() == 2) {
+      if (t[1] == "openblas") nd.backend = leaf_backend::openblas;
+      else if (t[1] == "blis") nd.backend = leaf_backend::blis;
+      else if (t[1] == "streaming") nd.backend = leaf_backend::streaming;
+      else throw fail("leaf backend must be openblas, blis or streaming, got '" + t[1] + "'");
     }
-    if (t[0] == "leaf") {
-      if (t.size() > 2) throw fail("'leaf' takes at most a backend name");
-      node& nd = nodes[std::size_t(index)];
-      nd.kind = step_kind::leaf;
-      if (t.size() == 2) {
-        if (t[1] == "openblas") nd.backend = leaf_backend::openblas;
-        else if (t[1] == "blis") nd.backend = leaf_backend::blis;
-        else if (t[1] == "streaming") nd.backend = leaf_backend::streaming;
-        else throw fail("leaf backend must be openblas, blis or streaming, got '" + t[1] + "'");
-      }
-      ++at;
-      return index;
-    }
+  }
+
+  // "bfs|dfs m|n|k LEVEL PART PART ...": the step without its children.
+  node read_step(const std::vector<std::string>& t) const {
     node nd;
     if (t[0] == "bfs") nd.kind = step_kind::bfs;
     else if (t[0] == "dfs") nd.kind = step_kind::dfs;
@@ -575,7 +576,7 @@ plan plan::parse(std::string_view text) {
       if (t[w].rfind("gemm", 0) == 0) {
         if (w != 5 || t.size() != 6 || nd.cut != dim::n)
           throw fail("'gemm' is the third and last part of a diagonal cut: 'bfs|dfs n LEVEL N1 N2 gemm'");
-        part pt = parse_part(t[w], true);
+        part pt = read_part(t[w], true);
         if (nd.kind == step_kind::dfs && (pt.ranks | pt.domains | pt.threads) != 0)
           throw fail("a dfs part takes no share: it runs with the node's resources");
         if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0)
@@ -583,7 +584,7 @@ plan plan::parse(std::string_view text) {
         nd.parts.push_back(pt);
         continue;
       }
-      part pt = parse_part(t[w]);
+      part pt = read_part(t[w]);
       if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads) != 0)
         throw fail("a dfs part takes no share: it runs with the node's resources");
       // A thread-level BFS part needs its thread share; version 1 let it default to 1.
@@ -593,40 +594,70 @@ plan plan::parse(std::string_view text) {
       }
       nd.parts.push_back(pt);
     }
+    return nd;
+  }
+
+  // A node and its subtree, depth first; returns its index in nodes.
+  int read_node(std::vector<node>& nodes, int depth) {
+    if (at >= lines.size()) throw fail("the tree ends early: a step lacks a child");
+    if (depth > max_depth) throw fail("plans deeper than " + std::to_string(max_depth) + " levels are not supported");
+    const std::vector<std::string>& t = lines[at].second;
+    const int index = int(nodes.size());
+    nodes.emplace_back();
+    if (t[0] == "same") {  // "same rank R": derive() resolves R to its local root
+      if (t.size() != 3 || t[1] != "rank") throw fail("expected 'same rank R'");
+      const std::int64_t r = integer(t[2], "a rank");
+      if (r < 0 || r >= max_resources) throw fail("a rank must be in 0..2^20-1, got " + t[2]);
+      nodes[std::size_t(index)].same = int(-2 - r);  // e.g. rank 3 -> -5
+      ++at;
+      return index;
+    }
+    if (t[0] == "leaf") {
+      read_leaf(t, nodes[std::size_t(index)]);
+      ++at;
+      return index;
+    }
+    node nd = read_step(t);
     ++at;
-    ++depth;
-    for (std::size_t c = 0; c < nd.parts.size(); ++c) nd.children.push_back(parse_node());
-    --depth;
+    for (std::size_t c = 0; c < nd.parts.size(); ++c) nd.children.push_back(read_node(nodes, depth + 1));
     nodes[std::size_t(index)] = std::move(nd);
     return index;
-  };
-  parse_node();
-  if (at < lines.size()) throw fail("text after the end of the tree");
-  if (version == 1) {
-    // Version 1 wrote a DFS part's threads ("@T", equal to its node's), and put the DFS
-    // that halves an edge above 2^31-1 at cache level, even above thread steps. Version 2
-    // writes no share for DFS parts and calls that DFS a thread step (a cache step below
-    // a thread step, or one that cuts an edge no leaf could take).
-    std::function<bool(int, int)> upgrade = [&](int i, int t) {  // true: a non-cache step below
-      node& nd = nodes[std::size_t(i)];
-      bool outer_below = false;
-      for (std::size_t c = 0; c < nd.parts.size(); ++c) {
-        part& pt = nd.parts[c];
-        if (nd.kind == step_kind::dfs) {
-          if (pt.threads != 0 && pt.threads != t)
-            throw plan_error("dfs parts run with the node's " + std::to_string(t) + " threads");
-          pt.threads = 0;
-        }
-        outer_below |= upgrade(nd.children[c], pt.threads > 0 ? pt.threads : t);
-      }
-      std::int64_t cut_extent = 0;
-      for (const part& pt : nd.parts) cut_extent += pt.size;
-      if (nd.kind == step_kind::dfs && nd.where == level::cache && (outer_below || cut_extent > INT_MAX))
-        nd.where = level::thread;
-      return nd.kind != step_kind::leaf && (nd.where != level::cache || outer_below);
-    };
-    upgrade(0, root.threads);
   }
+};
+
+// Version 1 wrote a DFS part's threads ("@T", equal to its node's), and put the DFS that
+// halves an edge above 2^31-1 at cache level, even above thread steps. Version 2 writes no
+// share for DFS parts and calls that DFS a thread step (a cache step below a thread step,
+// or one that cuts an edge no leaf could take). Returns whether a non-cache step is below.
+bool upgrade_v1(std::vector<node>& nodes, int i, int t) {
+  node& nd = nodes[std::size_t(i)];
+  bool outer_below = false;
+  for (std::size_t c = 0; c < nd.parts.size(); ++c) {
+    part& pt = nd.parts[c];
+    if (nd.kind == step_kind::dfs) {
+      if (pt.threads != 0 && pt.threads != t) throw plan_error("dfs parts run with the node's " + std::to_string(t) + " threads");
+      pt.threads = 0;
+    }
+    outer_below |= upgrade_v1(nodes, nd.children[c], pt.threads > 0 ? pt.threads : t);
+  }
+  std::int64_t cut_extent = 0;
+  for (const part& pt : nd.parts) cut_extent += pt.size;
+  if (nd.kind == step_kind::dfs && nd.where == level::cache && (outer_below || cut_extent > INT_MAX))
+    nd.where = level::thread;
+  return nd.kind != step_kind::leaf && (nd.where != level::cache || outer_below);
+}
+
+}  // namespace
+
+plan plan::parse(std::string_view text) {
+  plan_reader in(text);
+  in.read_version();
+  const prism::problem p = in.read_problem();
+  const resources root = in.read_resources();
+  std::vector<node> nodes;
+  in.read_node(nodes, 0);
+  if (!in.done()) throw in.fail("text after the end of the tree");
+  if (in.version == 1) upgrade_v1(nodes, 0, root.threads);
   return plan(p, root, std::move(nodes));
 }
 
