@@ -3,7 +3,7 @@
 
 #include <prism/error.hpp>
 
-#include "../runtime/runtime.hpp"
+#include "../resources/concurrency.hpp"
 
 #include <hwloc.h>
 

@@ -7,7 +7,7 @@
 
 #include <oneapi/tbb/task_arena.h>
 
-#include "../runtime/workspace_pool.hpp"
+#include "../resources/workspace_pool.hpp"
 
 #include <map>
 #include <memory>

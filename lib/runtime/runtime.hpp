@@ -5,7 +5,8 @@
 #include <prism/plan.hpp>
 
 #include "../numa/domain_arenas.hpp"
-#include "workspace_pool.hpp"
+#include "../resources/concurrency.hpp"
+#include "../resources/workspace_pool.hpp"
 
 #include <oneapi/tbb/task_arena.h>
 
@@ -24,11 +25,6 @@ inline bool runs_as_one_leaf(const problem& p, const context& ctx) noexcept {
   constexpr std::int64_t int_max = 2147483647;
   return p.flops() < ctx.small_flops() && p.m <= int_max && p.n <= int_max && p.k <= int_max;
 }
-
-/// The arena concurrency oneTBB allows for a budget of `threads`: the budget, or oneTBB's
-/// process-wide limit when that is lower (max_allowed_parallelism: the cores it may use,
-/// unless the program changed it with a tbb::global_control).
-int allowed_concurrency(int threads);
 
 /// The shared state of a context: its task arena, workspace pool and recent plans.
 class runtime {

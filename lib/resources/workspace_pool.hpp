@@ -1,4 +1,4 @@
-// lib/runtime/workspace_pool.hpp — reusable blocks for the temporaries of a run.
+// lib/resources/workspace_pool.hpp — reusable blocks for the temporaries of a run.
 #pragma once
 
 #include <cstddef>
