@@ -1,4 +1,4 @@
-// lib/numa/traffic.cpp — the traffic models of prism/traffic.hpp: cross-domain bytes, and
+// lib/bounds/traffic.cpp — the traffic models of prism/traffic.hpp: cross-domain bytes, and
 // elements received per cache level.
 #include <prism/bounds.hpp>
 #include <prism/error.hpp>
