@@ -26,6 +26,7 @@ packages=(
   libscalapack-openmpi-dev           # ScaLAPACK pdgemm: the distributed benchmark's peer
   scalapack-mpi-test                 # Debian's PBLAS testers: the ctest entry pblas_coexistence
   valgrind                           # cache simulation: cachegrind study and cache-traffic test
+  universal-ctags                    # function extents: the tree rules (scripts/check_tree.py)
 )
 
 missing=()
