@@ -216,15 +216,15 @@ TEST_CASE("placement: each page of A, B and C goes to the domain that reads it (
   const auto a_blocks = placement_of(p, operand::a);
   REQUIRE(a_blocks.size() == 4);
   for (int d = 0; d < 4; ++d) {
-    CHECK(a_blocks[std::size_t(d)].col0 == d * q);
-    CHECK(a_blocks[std::size_t(d)].cols == q);
+    CHECK(a_blocks[std::size_t(d)].region.col == d * q);
+    CHECK(a_blocks[std::size_t(d)].region.cols == q);
     CHECK(a_blocks[std::size_t(d)].domain == d);
   }
   const auto c_blocks = placement_of(p, operand::c);
   REQUIRE(c_blocks.size() == 1);
   CHECK(c_blocks[0].domain == 0);
-  CHECK(c_blocks[0].rows == 64);
-  CHECK(c_blocks[0].cols == 64);
+  CHECK(c_blocks[0].region.rows == 64);
+  CHECK(c_blocks[0].region.cols == 64);
   // Pages: A is 64 x k column-major, 512-byte columns, so page g (4096 bytes) holds columns
   // 8g..8g+7 and belongs to domain 8g / q. B is k x 64: page g's middle element is row
   // (g * 512 + 256) mod k, owned by domain row / q.
@@ -256,15 +256,15 @@ TEST_CASE("placement of transposed operands and m/n cuts uses stored coordinates
   for (auto& b : placement_of(p, operand::a)) CHECK(b.domain == -1);
   const auto bb = placement_of(p, operand::b);
   REQUIRE(bb.size() == 2);
-  CHECK(bb[0].cols == 2048);
-  CHECK(bb[1].col0 == 2048);
+  CHECK(bb[0].region.cols == 2048);
+  CHECK(bb[1].region.col == 2048);
   CHECK(bb[1].domain == 1);
   const plan q = make_plan(problem{scalar_type::s, 'T', 'N', 4096, 64, 64}, ctx);  // m cut
   REQUIRE(q.nodes()[0].cut == dim::m);
   const auto qa = placement_of(q, operand::a);  // op(A) rows are A's stored columns
   REQUIRE(qa.size() == 2);
-  CHECK(qa[0].rows == 64);
-  CHECK(qa[1].col0 == 2048);
+  CHECK(qa[0].region.rows == 64);
+  CHECK(qa[1].region.col == 2048);
   CHECK(qa[1].domain == 1);
 }
 

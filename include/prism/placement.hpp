@@ -12,9 +12,8 @@ namespace prism {
 /// A rectangle of a stored (column-major) matrix and the NUMA domain that should hold it;
 /// domain -1 means "spread over several domains" (no numa cut divides it: interleave).
 struct placed_block {
-  std::int64_t row0 = 0, rows = 0;  ///< stored rows [row0, row0 + rows)
-  std::int64_t col0 = 0, cols = 0;  ///< stored columns [col0, col0 + cols)
-  int domain = -1;                  ///< owner, or -1
+  block region;     ///< the stored rows and columns
+  int domain = -1;  ///< owner, or -1
 };
 
 /// How plan p's numa-level cuts divide the stored matrix of one operand among domains.

@@ -122,6 +122,15 @@ struct box {
   friend bool operator==(const box&, const box&) = default;
 };
 
+/// A rectangle of a stored (column-major) matrix: rows [row, row + rows), columns
+/// [col, col + cols). The one rectangle type of the API (a rank's block, a placed block).
+struct block {
+  std::int64_t row = 0, col = 0, rows = 0, cols = 0;  ///< origin and extents
+  /// Elements in the block.
+  std::int64_t size() const noexcept { return rows * cols; }
+  friend bool operator==(const block&, const block&) = default;
+};
+
 /// One node of a plan's tree. Fields after `backend` are derived by the plan.
 ///
 /// A diagonal cut (a triangle's n-cut in a syrk / herk plan, see the file comment) has

@@ -41,14 +41,6 @@
 
 namespace prism {
 
-/// A rectangle of a stored matrix: rows [row, row + rows), columns [col, col + cols).
-struct block {
-  std::int64_t row = 0, col = 0, rows = 0, cols = 0;  ///< origin and extents
-  /// Elements in the block.
-  std::int64_t size() const noexcept { return rows * cols; }
-  friend bool operator==(const block&, const block&) = default;
-};
-
 /// A rank's piece of a cell: elements [first, first + count) of the cell, column-major.
 struct piece {
   std::int64_t cell = 0;    ///< cell index

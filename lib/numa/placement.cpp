@@ -33,7 +33,7 @@ std::vector<placed_block> placement_of(const plan& p, operand which) {
   auto emit = [&](const box& x, int domain) {
     const std::int64_t r0 = row_dim == dim::m ? x.i : x.l, nr = row_dim == dim::m ? x.m : x.k;
     const std::int64_t c0 = col_dim == dim::k ? x.l : x.j, nc = col_dim == dim::k ? x.k : x.n;
-    out.push_back(transposed ? placed_block{c0, nc, r0, nr, domain} : placed_block{r0, nr, c0, nc, domain});
+    out.push_back(placed_block{transposed ? block{c0, r0, nc, nr} : block{r0, c0, nr, nc}, domain});
   };
   std::function<void(int, bool)> walk = [&](int i, bool divided) {
     const node& nd = p.nodes()[std::size_t(i)];
@@ -75,7 +75,7 @@ placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx
     const std::size_t mid = std::min(bytes_ - 1, g * page + page / 2) / sizeof(T);
     const std::int64_t i = std::int64_t(mid) % rows_, j = std::int64_t(mid) / rows_;
     for (const auto& b : blocks)
-      if (i >= b.row0 && i < b.row0 + b.rows && j >= b.col0 && j < b.col0 + b.cols) {
+      if (i >= b.region.row && i < b.region.row + b.region.rows && j >= b.region.col && j < b.region.col + b.region.cols) {
         page_domains_[g] = b.domain;
         break;
       }
