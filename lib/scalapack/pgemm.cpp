@@ -307,6 +307,7 @@ struct prepared {
   std::unique_ptr<rank_model> model;
   layout_fit fit;
   double scalapack_mb = 0, native_mb = 0;
+  std::unique_ptr<ranks::cyclic_ownership> own;  // this process's view of the caller's layout under the fit
 };
 
 // Per-process buffers kept between calls (grown when a call needs more).
@@ -357,6 +358,7 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
       << have_backend << ' ' << ctx.describe();
   for (const operand_layout& o : L.op)
     for (const cyclic_dim* d : {&o.rows, &o.cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
+  key << ' ' << a.da.e[LLD_] << ':' << a.db.e[LLD_] << ':' << a.dc.e[LLD_];  // the ownership's local offsets
   if (auto it = cache.find(key.str()); it != cache.end()) return it->second;
 
   // Grid rank 0 decides and plans; the others receive its verdict and plan text.
@@ -423,6 +425,8 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
     for (int d = 0; d < 3; ++d) out->fit.views[d] = int(head[1 + d]);
     out->fit.column_major = head[4] != 0;
     cost_fit(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth(), out->fit);
+    const std::int64_t lld[3] = {a.da.e[LLD_], a.db.e[LLD_], a.dc.e[LLD_]};
+    out->own = std::make_unique<ranks::cyclic_ownership>(*out->model, L, out->fit, lld, g.me);
     const double elem = double(element_size(pr.type));
     out->native_mb = double(out->model->max_received()) * elem / 1e6;
     out->scalapack_mb = scalapack_elements(out->p.problem(), L) * elem / 1e6;
@@ -453,12 +457,10 @@ void scale(const call_args& a, const grid& g, T beta, T* C) {
 // The prism route: C = alpha op(A) op(B) + beta C on the caller's layout, by the rank
 // level's executor under the caller's block-cyclic ownership. Returns what it moved.
 template <scalar T>
-mpi::exchange_counts run_prism(const call_args& a, const grid& g, const prepared& prep, T alpha, const T* A,
-                               const T* B, T beta, T* C, const context& ctx) {
-  const std::int64_t lld[3] = {a.da.e[LLD_], a.db.e[LLD_], a.dc.e[LLD_]};
-  const ranks::cyclic_ownership own(*prep.model, layout_of(a, g), prep.fit, lld, g.me);
+mpi::exchange_counts run_prism(const grid& g, const prepared& prep, T alpha, const T* A, const T* B, T beta, T* C,
+                               const context& ctx) {
   mpi::exchange_counts n;
-  mpi::run_exchange<T>(own, g.comm, alpha, A, B, beta, C, ctx, arena, n);
+  mpi::run_exchange<T>(*prep.own, g.comm, alpha, A, B, beta, C, ctx, arena, n);
   return n;
 }
 
@@ -529,7 +531,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   } else {
     try {
       if (env_on("PRISM_STATS")) ctx.runtime().pool().trim();  // its peak loan is then this call's
-      const mpi::exchange_counts n = run_prism(a, *g, *prep, *alpha, A, B, *beta, C, ctx);
+      const mpi::exchange_counts n = run_prism(*g, *prep, *alpha, A, B, *beta, C, ctx);
       received = n.bytes_received;
       allocated = std::int64_t(n.buffer_bytes + ctx.runtime().pool().snapshot().peak_on_loan);
     } catch (const std::exception& ex) {  // a rank alone cannot back out of a collective
