@@ -77,7 +77,14 @@ table() {
 echo "# auto against the best leaf kind and cache-cut level"
 echo
 echo "Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
-echo "Environment: $(env | grep OPENBLAS | tr '\n' ' ' || true)(OPENBLAS variables; none if empty). Best of $reps per process; 'auto' runs with PRISM_LEAF=auto and the default cache level."
+echo "Caches (lscpu): $(lscpu | sed -n 's/^\(L[0-9][di]* cache\): *\(.*\)/\1 \2;/p' | tr '\n' ' ')"
+echo "Environment: $(env | grep -E '^(OPENBLAS|BLIS|OMP|PRISM)_' | tr '\n' ' ' || true)(OPENBLAS_, BLIS_, OMP_ and PRISM_ variables; none if empty). Best of $reps per process; 'auto' runs with PRISM_LEAF=auto and the default cache level. Timings in one run, one configuration after another: compare the ratios, not the rates with another run."
+echo
+echo "The machine description the model gives (\`prism tune --show\` without a machine file):"
+echo
+echo '```'
+PRISM_MACHINE="" XDG_CACHE_HOME="$work/none" "$prism" tune --show
+echo '```'
 status=0
 export PRISM_MACHINE=""  XDG_CACHE_HOME="$work/cache"  # no machine file: the model's values
 table "Model values (no machine file)" || status=1
@@ -89,6 +96,12 @@ if [ "$tune" = 1 ]; then
   echo
   echo '```'
   grep -v '^#' "$work/machine"
+  echo '```'
+  echo
+  echo "The kernel sizes as tune timed them (ms for each candidate size, all threads):"
+  echo
+  echo '```'
+  grep -E '^#   (stream_[a-z]*_bytes|syrk_chunk_bytes) ' "$work/tune.txt" || true
   echo '```'
   table "After prism tune" || status=1
 fi
