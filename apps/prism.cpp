@@ -134,7 +134,8 @@ const command commands[] = {
      "  the streaming leaf against the best BLAS leaf (stream_bytes: 8 x 8 NN double;\n"
      "  stream_far_bytes: 32 x 32 TN double;\n"
      "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
-     "  recursion against one leaf on cubes) and the drop-in's prism efficiency (1024^3), and\n"
+     "  recursion against one leaf on cubes), the drop-in's prism efficiency and the rank\n"
+     "  planner's flop rate per thread (rank_flops_per_thread: one thread at 1024^3), and\n"
      "  writes them to a machine file: FILE, else PRISM_MACHINE, else ~/.cache/prism/machine.\n"
      "  Later runs on this CPU read it (README \"The machine description\"); best of R timings\n"
      "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"
@@ -1301,7 +1302,8 @@ int run_tune(const options& o) {
     // A tie counts for the single leaf: it keeps the other threads free.
     set(prism::machine_key::small_flops, find_crossover(sizes, ratios, 1.0));
   }
-  // The drop-in's rate model: prism's rate on a square as a share of threads x its leaf rate.
+  // The drop-in's rate model: prism's rate on a square as a share of threads x its leaf rate;
+  // and the leaf rate itself, the rank planner's flop rate per thread.
   {
     const int n = 1024;
     auto A = random_matrix<double>(std::size_t(n) * n, 1), B = random_matrix<double>(std::size_t(n) * n, 2);
@@ -1320,7 +1322,11 @@ int run_tune(const options& o) {
     std::printf("#   dropin_efficiency %d^3 d: prism on %d threads %.1f GF/s, leaf %.1f GF/s on 1\n", n, threads,
                 2.0 * n * n * n / t_all * 1e-9, 2.0 * n * n * n / t_leaf * 1e-9);
     set(prism::machine_key::dropin_efficiency, {efficiency, false});
+    // The rank planner's flop rate per thread: the same one-thread leaf.
+    set(prism::machine_key::rank_flops_per_thread, {std::round(2.0 * n * n * n / t_leaf / 1e6) * 1e6, false});
   }
+  std::printf("# rank_bandwidth: left to the model (%.4g B/s; measuring it needs MPI ranks)\n",
+              d.value(prism::machine_key::rank_bandwidth));
   std::printf("# dropin_model_flops: left to the model (%.0f)\n", d.value(prism::machine_key::dropin_model_flops));
   d.set_source("file " + path);
   const std::filesystem::path target(path);

@@ -148,6 +148,25 @@ TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measu
   CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nsyrk_chunk_bytes: 0 measured\n"), doctest::Contains("line 2"), error);
 }
 
+TEST_CASE("the rank planner's rates come from the machine description unless a context sets them") {
+  machine_description m = test::epyc_2c();
+  CHECK(m.value(machine_key::rank_flops_per_thread) == default_rank_flops_per_thread);
+  CHECK(m.value(machine_key::rank_bandwidth) == default_rank_bandwidth);
+  context ctx;
+  ctx.set_threads(2).set_description(m);
+  CHECK(ctx.rank_flops() == 2 * default_rank_flops_per_thread);
+  CHECK(ctx.rank_bandwidth() == default_rank_bandwidth);
+  m.set_measured(machine_key::rank_flops_per_thread, 20e9).set_measured(machine_key::rank_bandwidth, 1e9);
+  ctx.set_description(m);
+  CHECK(ctx.rank_flops() == 40e9);
+  CHECK(ctx.rank_bandwidth() == 1e9);
+  const machine_description back = machine_description::parse(m.to_string());
+  CHECK(back.value(machine_key::rank_flops_per_thread) == 20e9);
+  ctx.set_rank_rates(7e9, 3e9);  // the context's own: PRISM_RANK_FLOPS, --rank-flops
+  CHECK(ctx.rank_flops() == 7e9);
+  CHECK(ctx.rank_bandwidth() == 3e9);
+}
+
 TEST_CASE("malformed text is refused with the line it is on") {
   CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nstream_bytes: 12\n"), doctest::Contains("line 2"), error);
   CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nstream_bytes: -4 measured\n"), doctest::Contains("line 2"), error);

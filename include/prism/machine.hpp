@@ -29,6 +29,8 @@ enum class machine_key {
   stream_tile_chunk_bytes,   ///< streaming leaf above 16 x 16: bytes of op(A) and op(B) per k-chunk its blocks share
   stream_prefetch_bytes,     ///< streaming kernels: prefetch distance over all streams when k is one chunk
   syrk_chunk_bytes,          ///< streaming rank-k leaf: bytes of op(A) per k-chunk
+  rank_flops_per_thread,     ///< rank planning: one thread's modelled flop rate, flop/s (context::rank_flops)
+  rank_bandwidth,            ///< rank planning: the bandwidth one rank receives at, bytes/s (context::rank_bandwidth)
 };
 
 /// Every machine_key, in the order the text form lists them.
@@ -36,7 +38,8 @@ inline constexpr machine_key all_machine_keys[] = {
     machine_key::small_flops, machine_key::stream_bytes, machine_key::stream_far_bytes,
     machine_key::stream_complex_k, machine_key::dropin_model_flops, machine_key::dropin_efficiency,
     machine_key::stream_outer_chunk_bytes, machine_key::stream_dot_chunk_bytes, machine_key::stream_tile_chunk_bytes,
-    machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes};
+    machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes, machine_key::rank_flops_per_thread,
+    machine_key::rank_bandwidth};
 
 /// The text form's name of a key, e.g. "stream_bytes".
 const char* to_string(machine_key k);

@@ -36,8 +36,14 @@
 //  - syrk_chunk_bytes = 2/3 of the L1d: the rank-k leaf's chunk, re-read by every tile of
 //    the triangle (gram set, 2 threads: 16-40 KiB within noise, 8 KiB 5-25% slower).
 // `prism tune` times each around the model's value on this machine and keeps the fastest.
+// The rank planner's rates (include/prism/context.hpp names the runs): rank_flops_per_thread
+// = 50 GF/s, one core's dgemm on the developers' host (`prism tune` measures it: the
+// one-thread BLAS leaf at 1024^3); rank_bandwidth = 5 GB/s, Open MPI's shared-memory
+// transport between 2 ranks there (no tune measurement: that needs ranks; a machine file
+// may set it, and PRISM_RANK_BANDWIDTH or context::set_rank_rates override it).
 // Without an L2 in the topology, the L2 is taken as the last level's share, else 1 MiB;
 // without an L1, 32 KiB.
+#include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/machine.hpp>
 
@@ -70,6 +76,8 @@ const char* to_string(machine_key k) {
     case machine_key::stream_tile_chunk_bytes: return "stream_tile_chunk_bytes";
     case machine_key::stream_prefetch_bytes: return "stream_prefetch_bytes";
     case machine_key::syrk_chunk_bytes: return "syrk_chunk_bytes";
+    case machine_key::rank_flops_per_thread: return "rank_flops_per_thread";
+    case machine_key::rank_bandwidth: return "rank_bandwidth";
   }
   return "?";
 }
@@ -193,6 +201,8 @@ double machine_description::model_value(machine_key k) const {
     case machine_key::stream_tile_chunk_bytes: return lines(double(l2) / 4);
     case machine_key::stream_prefetch_bytes: return lines(double(l1) / 6);
     case machine_key::syrk_chunk_bytes: return lines(double(l1) * 2 / 3);
+    case machine_key::rank_flops_per_thread: return default_rank_flops_per_thread;
+    case machine_key::rank_bandwidth: return default_rank_bandwidth;
   }
   return 0;
 }
