@@ -132,7 +132,8 @@ const command commands[] = {
      "  Measures this machine's streaming kernel sizes (k-chunks, prefetch distance: each the\n"
      "  fastest of five around the model's value) and crossovers (about a minute on 2 cores):\n"
      "  the streaming leaf against the best BLAS leaf (stream_bytes: 8 x 8 NN double;\n"
-     "  stream_far_bytes: 32 x 32 TN double;\n"
+     "  stream_dot_bytes: 32 x 32 TN double; stream_far_bytes: 64 x 64 NN double, both up to\n"
+     "  twice the last-level cache;\n"
      "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
      "  recursion against one leaf on cubes), the drop-in's prism efficiency and the rank\n"
      "  planner's flop rate per thread (rank_flops_per_thread: one thread at 1024^3), and\n"
@@ -1263,17 +1264,35 @@ int run_tune(const options& o) {
     sizes.run(d);
   }
   // The streaming leaf's thresholds (streaming_preferred): m, n <= 16 real from stream_bytes,
-  // the dot kernel ('TN' 32 x 32) from stream_far_bytes, complex small leaves from
-  // stream_complex_k.
+  // the dot kernel ('TN' 32 x 32) from stream_dot_bytes, the 48..64-wide outer leaves
+  // (64 x 64 NN double) from stream_far_bytes, complex small leaves from stream_complex_k.
   auto set = [&](prism::machine_key key, const crossover& c) {
     d.set_measured(key, c.value);
     std::printf("# %s: %.6g measured%s\n", prism::to_string(key), c.value,
                 c.never ? " (no crossover within the sizes measured: twice the largest)" : "");
   };
+  // The far series run until A and B are twice the last-level cache (up to 1 GiB), where
+  // the leaf comes from memory as a long product's leaves do; a kernel that has not won
+  // there does not win beyond, so "never" is kept as never: 1e18 bytes, no leaf that size.
+  double llc = 0;
+  for (const auto& c : d.topo().caches()) llc = std::max(llc, double(c.size_bytes));
+  auto far_k = [&](int m, int n) {
+    std::int64_t k = 1 << 12;
+    while (double(m + n) * double(k) * 8 < std::min(2 * llc, 1024.0 * (1 << 20))) k *= 2;
+    return k;
+  };
+  auto set_far = [&](prism::machine_key key, crossover c) {
+    if (!c.never) return set(key, c);
+    d.set_measured(key, 1e18);
+    std::printf("# %s: 1e18 measured (never: the streaming leaf did not win up to twice the last-level cache)\n",
+                prism::to_string(key));
+  };
   set(prism::machine_key::stream_bytes,
       streaming_crossover<double>("stream_bytes", reps, 8, 8, 'N', 'N', 1 << 10, 1 << 20, false));
-  set(prism::machine_key::stream_far_bytes,
-      streaming_crossover<double>("stream_far_bytes", reps, 32, 32, 'T', 'N', 1 << 12, 1 << 19, false));
+  set_far(prism::machine_key::stream_dot_bytes,
+          streaming_crossover<double>("stream_dot_bytes", reps, 32, 32, 'T', 'N', 1 << 12, far_k(32, 32), false));
+  set_far(prism::machine_key::stream_far_bytes,
+          streaming_crossover<double>("stream_far_bytes", reps, 64, 64, 'N', 'N', 1 << 11, far_k(64, 64), false));
   set(prism::machine_key::stream_complex_k,
       streaming_crossover<std::complex<double>>("stream_complex_k", reps, 8, 8, 'N', 'N', 16, 2048, true));
   // The small-call threshold: prism's recursion on all threads against one leaf call, on

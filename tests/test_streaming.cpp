@@ -453,6 +453,12 @@ TEST_CASE("the streaming rule reads its thresholds from the machine: twice the L
   CHECK(pick(tuned, 'N', 8, 8192));
   CHECK(tuned.measured(machine_key::stream_bytes));
   CHECK_FALSE(tuned.measured(machine_key::stream_far_bytes));
+  // The dot kernel has its own threshold: a machine where it never won ("never", 1e18
+  // bytes) keeps 'TN' 32 x 32 leaves on the BLAS at any k, and 'NN' ones on the streaming leaf.
+  CHECK(pick(large, 'T', 32, 1 << 22));
+  tuned.set_measured(machine_key::stream_dot_bytes, 1e18);
+  CHECK_FALSE(pick(tuned, 'T', 32, 1 << 22));
+  CHECK(pick(tuned, 'N', 32, 1 << 22));
 }
 
 TEST_CASE("a streaming leaf gets no cache cuts above it, whatever the last-level cache") {

@@ -1350,7 +1350,8 @@ void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64
 //
 // The byte thresholds are the machine's (lib/runtime/machine.cpp): "from 2 MiB" there is
 // mc's stream_bytes (the model: twice one core's L2), "from 32 MiB" its stream_far_bytes
-// (the model: 32 L2s), "from k = 128" its stream_complex_k; `prism tune` measures them.
+// for the outer kernel and its stream_dot_bytes for the dot kernel (the model: 32 L2s
+// each; tune measures them apart, since the dot kernel's rate differs between CPUs more), "from k = 128" its stream_complex_k; `prism tune` measures them.
 // The shape classes (m, n <= 16, m n <= 1024, 64) are the kernels' register tiles and stay.
 bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
                          std::int64_t n, std::int64_t k) {
@@ -1362,7 +1363,7 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
     return panels >= near;
   }
   const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
-  if (dot) return m * n <= 1024 && panels >= far;
+  if (dot) return m * n <= 1024 && panels >= mc.value(machine_key::stream_dot_bytes);
   if (panels < near) return false;
   if (m * n <= 1024) return true;
   if (m > 64 || n > 64) return false;

@@ -9,8 +9,12 @@
 //    kernel) beat the BLAS leaves once A and B no longer fit in twice the L2 (2 MiB there;
 //    bench/results/leaf-streaming-2026-11-23.txt and ...T0740Z.txt: 1 MiB rows lost,
 //    0.64-0.76x, every 2 MiB row won, 1.36x or more);
-//  - stream_far_bytes = 32 x one core's L2: the dot kernel and the 48..64-wide outer leaves
-//    won only far beyond cache (about even at 16 MiB, 1.01-1.27x from 32 MiB; same file);
+//  - stream_far_bytes = 32 x one core's L2: the 48..64-wide outer leaves (double) won only
+//    far beyond cache (about even at 16 MiB, 1.01-1.27x from 32 MiB; same file);
+//  - stream_dot_bytes = 32 x one core's L2: the dot kernel ('TN' above 16) likewise
+//    (1.03-1.39x at 2^19-2^20 steps, lost in cache). `prism tune` measures it on its own:
+//    on a 2-core Intel Xeon (2 MiB L2, 260 MiB L3) the dot kernel did not win from memory
+//    (bench/results/auto-vs-best-xeon-2c-*.md), so a measured file can say "never" (1e18);
 //  - stream_complex_k = 128: complex streaming leaves won from k = 128 (lost at 64);
 //  - small_flops = 2 x 84^3 x (SIMD bits / 512): where recursion started to pay over one
 //    leaf call there (AVX-512); a core with narrower registers does fewer flops in the
@@ -68,6 +72,7 @@ const char* to_string(machine_key k) {
     case machine_key::small_flops: return "small_flops";
     case machine_key::stream_bytes: return "stream_bytes";
     case machine_key::stream_far_bytes: return "stream_far_bytes";
+    case machine_key::stream_dot_bytes: return "stream_dot_bytes";
     case machine_key::stream_complex_k: return "stream_complex_k";
     case machine_key::dropin_model_flops: return "dropin_model_flops";
     case machine_key::dropin_efficiency: return "dropin_efficiency";
@@ -193,6 +198,7 @@ double machine_description::model_value(machine_key k) const {
     case machine_key::small_flops: return std::round(2.0 * 84 * 84 * 84 * width);
     case machine_key::stream_bytes: return 2.0 * double(l2);
     case machine_key::stream_far_bytes: return 32.0 * double(l2);
+    case machine_key::stream_dot_bytes: return 32.0 * double(l2);
     case machine_key::stream_complex_k: return 128;
     case machine_key::dropin_model_flops: return std::round(2.0 * 256 * 256 * 256 * width);
     case machine_key::dropin_efficiency: return 0.95;
