@@ -16,7 +16,7 @@
 # same code, so they share one timing: when auto's plan is the best plan, auto / best is 1
 # by construction, and the table says so ("auto's plan" column). Rounds put every plan
 # under the same load, so the ratios compare like with like on a busy machine. The header
-# says which machine, caches and environment the run saw.
+# says which machine, caches and environment the run saw; each row, the load average.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build reps=3 out="" tune=1 rows="" 
@@ -67,8 +67,8 @@ table() {
   echo
   echo "### $1"
   echo
-  echo "| shape | auto GF/s | best GF/s | best is | auto's plan | plans timed | auto / best | |"
-  echo "|---|---:|---:|---|---|---:|---:|---|"
+  echo "| shape | auto GF/s | best GF/s | best is | auto's plan | plans timed | load | auto / best | |"
+  echo "|---|---:|---:|---|---|---:|---:|---:|---|"
   local i failed=0
   for i in "${!shapes[@]}"; do
     [ -z "$rows" ] || [[ "$rows" == *",$((i + 1)),"* ]] || continue
@@ -120,7 +120,7 @@ table() {
     ratio=$(awk -v a="$auto" -v b="$best" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
     verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 0.95 ? "ok" : "FAIL") }')
     [ "$verdict" = ok ] || failed=1
-    echo "| ${names[$i]} | $auto | $best | leaf, cache level: $best_is | $same | ${#plans[@]} | $ratio | $verdict |"
+    echo "| ${names[$i]} | $auto | $best | leaf, cache level: $best_is | $same | ${#plans[@]} | $(cut -d' ' -f1 /proc/loadavg) | $ratio | $verdict |"
   done
   return $failed
 }
@@ -129,7 +129,7 @@ echo "# auto against the best leaf kind and cache-cut level"
 echo
 echo "Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
 echo "Caches (lscpu): $(lscpu | sed -n 's/^\(L[0-9][di]* cache\): *\(.*\)/\1 \2;/p' | tr '\n' ' ')"
-echo "Environment: $(env | grep -E '^(OPENBLAS|BLIS|OMP|PRISM)_' | tr '\n' ' ' || true)(OPENBLAS_, BLIS_, OMP_ and PRISM_ variables; none if empty). Each distinct plan timed once a round in $reps rounds, best kept; 'auto' runs with PRISM_LEAF=auto and the default cache level. Compare the ratios, not the rates with another run."
+echo "Environment: $(env | grep -E '^(OPENBLAS|BLIS|OMP|PRISM)_' | tr '\n' ' ' || true)(OPENBLAS_, BLIS_, OMP_ and PRISM_ variables; none if empty). Each distinct plan timed once a round in $reps rounds, best kept; 'auto' runs with PRISM_LEAF=auto and the default cache level. Compare the ratios, not the rates with another run. 'load': the 1-minute load average when the row ended (this machine has $(nproc) cores; other users' processes count)."
 echo
 echo "The machine description the model gives (\`prism tune --show\` without a machine file):"
 echo
