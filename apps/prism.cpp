@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -37,6 +38,7 @@
 #include <stdexcept>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -140,14 +142,20 @@ const command commands[] = {
      "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, trans N and T/C) against the\n"
      "  OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves (n <= 128, long k).\n"},
     {"tune", false, 3,
-     "usage: prism tune [--out FILE] [--reps R]\n"
-     "  Measures this machine's crossovers (about a minute on 2 cores): the streaming leaf against\n"
-     "  the best BLAS leaf (stream_bytes: 8 x 8 NN double; stream_far_bytes: 32 x 32 TN double;\n"
+     "usage: prism tune [--out FILE] [--reps R] | prism tune --show\n"
+     "  Measures this machine's streaming kernel sizes (k-chunks, prefetch distance: each the\n"
+     "  fastest of five around the model's value) and crossovers (about a minute on 2 cores):\n"
+     "  the streaming leaf against the best BLAS leaf (stream_bytes: 8 x 8 NN double;\n"
+     "  stream_dot_bytes: 32 x 32 TN double; stream_far_bytes: 64 x 64 NN double, both up to\n"
+     "  twice the last-level cache;\n"
      "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
-     "  recursion against one leaf on cubes) and the drop-in's prism efficiency (1024^3), and\n"
+     "  recursion against one leaf on cubes), the drop-in's prism efficiency and the rank\n"
+     "  planner's flop rate per thread (rank_flops_per_thread: one thread at 1024^3), and\n"
      "  writes them to a machine file: FILE, else PRISM_MACHINE, else ~/.cache/prism/machine.\n"
      "  Later runs on this CPU read it (docs/planning.md, \"The machine description\"); best of R timings\n"
-     "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"},
+     "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"
+     "  --show: print the machine description prism reads now (its source, then the file's\n"
+     "  form: which values are measured, which the model's) and measure nothing.\n"},
     {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
@@ -218,6 +226,7 @@ struct options {
   int full = -1;       // `prism plan --ranks`: 1 --full, 0 --summary, -1 by size (summary above 16 ranks)
   bool min_memory = false;  // `prism plan --ranks --min-memory`: the least-footprint plan
   std::string tune_out;     // `prism tune --out`
+  bool tune_show = false;   // `prism tune --show`: print the description in use, measure nothing
   bool reps_given = false;  // --reps was given
   prism_app::run_options run;  // `prism run`'s own settings
 };
@@ -230,7 +239,7 @@ bool takes(const command& cmd, const std::string& a) {
   const std::string name = cmd.name;
   if (a == "--reps") return cmd.reps > 0;
   if (name == "leaves" && (a == "--types" || a == "--streaming" || a == "--syrk")) return true;
-  if (name == "tune" && a == "--out") return true;
+  if (name == "tune" && (a == "--out" || a == "--show")) return true;
   if (name == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
   if (name == "plan" && (a == "--syrk" || a == "--herk" || a == "--stats" || a == "--full" || a == "--summary" ||
                          a == "--min-memory" || a == "--ranks"))
@@ -269,6 +278,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--streaming" || (a == "--syrk" && std::string(cmd.name) == "leaves")) {  // flags of `prism leaves`
       (a == "--syrk" ? o.syrk_only : o.streaming_only) = true;
+      continue;
+    }
+    if (a == "--show") {  // flag of `prism tune`
+      o.tune_show = true;
       continue;
     }
     if (a == "--stats") {  // flag of `prism plan`
@@ -1204,7 +1217,120 @@ crossover streaming_crossover(const char* name, int reps, int m, int n, char ta,
   return find_crossover(sizes, ratios, 0.97);
 }
 
+// The streaming kernels' sizes (machine keys stream_*_bytes and syrk_chunk_bytes). Each is
+// timed at the model's value times 1/4, 1/2, 1, 2 and 4 (whole 64-byte lines) on a shape
+// that uses it, with A and B from memory (twice the last-level cache, 256 MiB to 1 GiB),
+// every thread streaming its own part of k as prism's k cut has it; in rounds over the
+// candidates (R of them, at least 2), best of the rounds each. The fastest is kept, and the
+// model's value wins a tie within 2%. Sizes are measured one after the other and
+// each is in force for the next (the tiled leaf runs the outer and dot kernels on its
+// chunks). Prints one line a size.
+class kernel_size_tuner {
+ public:
+  kernel_size_tuner(const prism::machine_description& d, int reps, int threads) : reps_(reps), threads_(threads) {
+    const auto& caches = d.topo().caches();
+    double llc = 0;
+    for (const auto& c : caches) llc = std::max(llc, double(c.size_bytes));
+    bytes_ = std::int64_t(std::clamp(2 * llc, 256.0 * (1 << 20), 1024.0 * (1 << 20)));
+    half_ = std::size_t(bytes_ / 2 / std::int64_t(sizeof(double)));
+    buf_.assign(2 * half_, 0.5);  // A in the first half, B in the second; a rank-k update's A in all
+    sizes_ = prism::detail::streaming_sizes_of(d);
+    prism::detail::streaming_set_sizes(sizes_);
+  }
+
+  // Measures every size, sets each in d and in the kernels.
+  void run(prism::machine_description& d) {
+    using K = prism::machine_key;
+    tune(d, K::stream_prefetch_bytes, &prism::detail::streaming_sizes::prefetch, "8x8 and 4x4 NN",
+         [&] { return gemm(8, 8, 'N', 'N') + gemm(4, 4, 'N', 'N'); });
+    tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk, "16x16 NN",
+         [&] { return gemm(16, 16, 'N', 'N'); });
+    tune(d, K::stream_dot_chunk_bytes, &prism::detail::streaming_sizes::dot_chunk, "16x16 TN",
+         [&] { return gemm(16, 16, 'T', 'N'); });
+    tune(d, K::stream_tile_chunk_bytes, &prism::detail::streaming_sizes::tile_chunk, "64x64 NN and 32x32 TN",
+         [&] { return gemm(64, 64, 'N', 'N') + gemm(32, 32, 'T', 'N'); });
+    tune(d, K::syrk_chunk_bytes, &prism::detail::streaming_sizes::syrk_chunk, "syrk n = 32 N",
+         [&] { return syrk(32); });
+  }
+
+ private:
+  // Seconds for one m x n product over all of the buffers (k = what fits), split along k.
+  double gemm(int m, int n, char ta, char tb) {
+    const std::int64_t k = std::int64_t(half_) / std::max(m, n);
+    return split(k, [&](std::int64_t l0, std::int64_t kk, double* c) {
+      const double* A = buf_.data() + (ta == 'N' ? l0 * m : l0);
+      const double* B = buf_.data() + half_ + (tb == 'N' ? l0 : l0 * n);
+      const std::int64_t lda = ta == 'N' ? m : k, ldb = tb == 'N' ? k : n;
+      prism::detail::streaming_gemm<double>(ta, tb, m, n, kk, 1.0, A, lda, B, ldb, 0.0, c, m);
+    });
+  }
+
+  // Seconds for one n x n rank-k update, trans 'N', over the buffers (k = what fits).
+  double syrk(int n) {
+    const std::int64_t k = std::int64_t(2 * half_) / n;
+    return split(k, [&](std::int64_t l0, std::int64_t kk, double* c) {
+      prism::detail::streaming_syrk<double>(false, 'U', 'N', n, kk, 1.0, buf_.data() + l0 * n, n, 0.0, c, n);
+    });
+  }
+
+  // Best time of `call` on threads_ threads, thread t taking its share [l0, l0 + kk) of k.
+  template <class F>
+  double split(std::int64_t k, F&& call) {
+    std::vector<std::vector<double>> c(std::size_t(threads_), std::vector<double>(128 * 128));
+    return time_calls(1, [&] {
+      std::vector<std::thread> team;
+      const std::int64_t part = (k + threads_ - 1) / threads_;
+      for (int t = 0; t < threads_; ++t) {
+        const std::int64_t l0 = t * part, kk = std::min(part, k - l0);
+        if (kk > 0) team.emplace_back([&, l0, kk, t] { call(l0, kk, c[std::size_t(t)].data()); });
+      }
+      for (auto& th : team) th.join();
+    }).seconds;
+  }
+
+  void tune(prism::machine_description& d, prism::machine_key key, std::int64_t prism::detail::streaming_sizes::*field,
+            const char* shape, const std::function<double()>& time) {
+    const std::int64_t model = std::int64_t(d.model_value(key));
+    const double factors[] = {0.25, 0.5, 1.0, 2.0, 4.0};
+    constexpr std::size_t n = std::size(factors), at_model = 2;
+    std::int64_t value[n];
+    double best_t[n];
+    for (std::size_t c = 0; c < n; ++c)
+      value[c] = std::max<std::int64_t>(64, std::int64_t(double(model) * factors[c]) / 64 * 64), best_t[c] = 1e300;
+    // Rounds over all candidates, best of the rounds each: a machine that slows down for a
+    // while slows every candidate of a round, not one of them.
+    for (int round = 0; round < std::max(2, reps_); ++round)
+      for (std::size_t c = 0; c < n; ++c) {
+        sizes_.*field = value[c];
+        prism::detail::streaming_set_sizes(sizes_);
+        best_t[c] = std::min(best_t[c], time());
+      }
+    std::size_t best = at_model;
+    for (std::size_t c = 0; c < n; ++c)
+      if (best_t[c] < best_t[best]) best = c;
+    if (best_t[at_model] <= 1.02 * best_t[best]) best = at_model;
+    std::printf("#   %-24s %s:", prism::to_string(key), shape);
+    for (std::size_t c = 0; c < n; ++c)
+      std::printf(" %lld B %.1f ms;", static_cast<long long>(value[c]), best_t[c] * 1e3);
+    std::printf(" keeps %lld\n", static_cast<long long>(value[best]));
+    std::fflush(stdout);
+    sizes_.*field = value[best];
+    prism::detail::streaming_set_sizes(sizes_);
+    d.set_measured(key, double(value[best]));
+  }
+
+  int reps_, threads_;
+  std::int64_t bytes_ = 0;
+  std::size_t half_ = 0;
+  std::vector<double> buf_;
+  prism::detail::streaming_sizes sizes_;
+};
+
 int run_tune(const options& o) {
+  if (o.tune_show) {
+    std::printf("# %s\n%s", o.ctx.description().summary().c_str(), o.ctx.description().to_string().c_str());
+    return 0;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const int reps = o.reps_given ? o.reps : 3;
   std::string path = o.tune_out;
@@ -1223,18 +1349,41 @@ int run_tune(const options& o) {
   prism::machine_description d = prism::machine_description::detect();
   std::printf("# prism tune: %s, %d cores, streaming kernel %s; best of %d timings of >= %g s, 1 thread unless said\n",
               d.cpu().c_str(), d.cores(), d.simd().c_str(), reps, min_timing);
+  // The streaming kernels' own sizes first: the crossovers below time the kernels with them.
+  {
+    kernel_size_tuner sizes(d, reps, std::max(1, std::min(o.ctx.threads(), d.cores())));
+    sizes.run(d);
+  }
   // The streaming leaf's thresholds (streaming_preferred): m, n <= 16 real from stream_bytes,
-  // the dot kernel ('TN' 32 x 32) from stream_far_bytes, complex small leaves from
-  // stream_complex_k.
+  // the dot kernel ('TN' 32 x 32) from stream_dot_bytes, the 48..64-wide outer leaves
+  // (64 x 64 NN double) from stream_far_bytes, complex small leaves from stream_complex_k.
   auto set = [&](prism::machine_key key, const crossover& c) {
     d.set_measured(key, c.value);
     std::printf("# %s: %.6g measured%s\n", prism::to_string(key), c.value,
                 c.never ? " (no crossover within the sizes measured: twice the largest)" : "");
   };
+  // The far series run until A and B are twice the last-level cache (up to 1 GiB), where
+  // the leaf comes from memory as a long product's leaves do; a kernel that has not won
+  // there does not win beyond, so "never" is kept as never: 1e18 bytes, no leaf that size.
+  double llc = 0;
+  for (const auto& c : d.topo().caches()) llc = std::max(llc, double(c.size_bytes));
+  auto far_k = [&](int m, int n) {
+    std::int64_t k = 1 << 12;
+    while (double(m + n) * double(k) * 8 < std::min(2 * llc, 1024.0 * (1 << 20))) k *= 2;
+    return k;
+  };
+  auto set_far = [&](prism::machine_key key, crossover c) {
+    if (!c.never) return set(key, c);
+    d.set_measured(key, 1e18);
+    std::printf("# %s: 1e18 measured (never: the streaming leaf did not win up to twice the last-level cache)\n",
+                prism::to_string(key));
+  };
   set(prism::machine_key::stream_bytes,
       streaming_crossover<double>("stream_bytes", reps, 8, 8, 'N', 'N', 1 << 10, 1 << 20, false));
-  set(prism::machine_key::stream_far_bytes,
-      streaming_crossover<double>("stream_far_bytes", reps, 32, 32, 'T', 'N', 1 << 12, 1 << 19, false));
+  set_far(prism::machine_key::stream_dot_bytes,
+          streaming_crossover<double>("stream_dot_bytes", reps, 32, 32, 'T', 'N', 1 << 12, far_k(32, 32), false));
+  set_far(prism::machine_key::stream_far_bytes,
+          streaming_crossover<double>("stream_far_bytes", reps, 64, 64, 'N', 'N', 1 << 11, far_k(64, 64), false));
   set(prism::machine_key::stream_complex_k,
       streaming_crossover<std::complex<double>>("stream_complex_k", reps, 8, 8, 'N', 'N', 16, 2048, true));
   // The small-call threshold: prism's recursion on all threads against one leaf call, on
@@ -1263,7 +1412,8 @@ int run_tune(const options& o) {
     // A tie counts for the single leaf: it keeps the other threads free.
     set(prism::machine_key::small_flops, find_crossover(sizes, ratios, 1.0));
   }
-  // The drop-in's rate model: prism's rate on a square as a share of threads x its leaf rate.
+  // The drop-in's rate model: prism's rate on a square as a share of threads x its leaf rate;
+  // and the leaf rate itself, the rank planner's flop rate per thread.
   {
     const int n = 1024;
     auto A = random_matrix<double>(std::size_t(n) * n, 1), B = random_matrix<double>(std::size_t(n) * n, 2);
@@ -1282,7 +1432,11 @@ int run_tune(const options& o) {
     std::printf("#   dropin_efficiency %d^3 d: prism on %d threads %.1f GF/s, leaf %.1f GF/s on 1\n", n, threads,
                 2.0 * n * n * n / t_all * 1e-9, 2.0 * n * n * n / t_leaf * 1e-9);
     set(prism::machine_key::dropin_efficiency, {efficiency, false});
+    // The rank planner's flop rate per thread: the same one-thread leaf.
+    set(prism::machine_key::rank_flops_per_thread, {std::round(2.0 * n * n * n / t_leaf / 1e6) * 1e6, false});
   }
+  std::printf("# rank_bandwidth: left to the model (%.4g B/s; measuring it needs MPI ranks)\n",
+              d.value(prism::machine_key::rank_bandwidth));
   std::printf("# dropin_model_flops: left to the model (%.0f)\n", d.value(prism::machine_key::dropin_model_flops));
   d.set_source("file " + path);
   const std::filesystem::path target(path);

@@ -124,6 +124,9 @@ def parse_args():
                    help="peer kernel sets to run besides the defaults: all (every set this CPU runs), "
                         "none (default), or a list such as openblas:SkylakeX,openblas:auto,blis:zen3")
     p.add_argument("--probe-timeout", type=float, default=120, help="seconds for one probe process")
+    p.add_argument("--pick", default="",
+                   help="with --kernel-sets: only these shapes of the set, as --list-shapes prints them "
+                        "(e.g. 4x4x16777216:NN,32x32x4194304:TN)")
     p.add_argument("bench_args", nargs=argparse.REMAINDER, help="-- then prism_bench's arguments")
     a = p.parse_args()
     if a.bench_args and a.bench_args[0] == "--":
@@ -359,6 +362,13 @@ def main():
     else:
         impls = query(args.bench, args.bench_args, "--list-impls", base_env)
         shapes = query(args.bench, args.bench_args, "--list-shapes", base_env)
+        if args.pick:
+            wanted = [x if ":" in x else x + ":NN" for x in args.pick.split(",") if x]
+            missing = [x for x in wanted if x not in shapes]
+            if missing:
+                sys.exit("run.py: --pick names shapes the set lacks: %s (it has %s)" % (", ".join(missing), ", ".join(shapes)))
+            shapes = [x for x in shapes if x in wanted]
+            extra_ctx["picked_shapes"] = ",".join(shapes)
         sets, record, defaults = choose_sets(args, base_env, impls)
         for e in record:
             log("%s %s: %s" % (e["library"], e["requested"],

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # scripts/auto-vs-best.sh [--build DIR] [--reps R] [--out FILE] [--no-tune] [--rows LIST]
 #
-# Does prism's `auto` choose well on this machine? For each shape it times `auto` (the leaf
-# rule and cache-cut rule as they stand), then every leaf kind (openblas, blis, streaming)
-# at every cache-cut level (PRISM_CACHE_LEVEL 0 = no cache cuts, 1, 2, 3: leaves cut to that
-# cache's share), all in separate processes of `prism bench` (2^22 x 32 Gram: prism_gram_bench),
-# and prints auto / best. It does this twice: with the model's values (no machine file), and
-# after `prism tune` with the file it writes (skipped with --no-tune). A row passes when auto
-# is within 5% of the best (>= 0.95); the exit status is 1 if any row fails. --rows 1,3
-# runs only those rows of the table (1-based), e.g. for a quick check of the script.
+# Does prism's `auto` choose well on this machine? For each shape it takes `auto` (the leaf
+# rule and cache-cut rule as they stand) and every leaf kind (openblas, blis, streaming) at
+# every cache-cut level (PRISM_CACHE_LEVEL 0 = no cache cuts, 1, 2, 3: leaves cut to that
+# cache's share), and prints auto / best. It does this twice: with the model's values (no
+# machine file), and after `prism tune` with the file it writes (skipped with --no-tune). A
+# row passes when auto is within 5% of the best (>= 0.95); the exit status is 1 if any row
+# fails. --rows 1,3 runs only those rows of the table (1-based), e.g. for a quick check.
 #
-# Timings are best of R (default 3) per process; every configuration of a shape runs in
-# the same script run, one after the other, so the ratios compare like with like. The
-# header says which machine and environment the run saw (`env | grep OPENBLAS`).
+# What is timed: the configurations' plans (`prism plan`, or `prism plan --syrk LN` for the
+# Gram row) are compared first, and each distinct plan is timed once per round, in R rounds
+# (default 3) over all of them, one process of `prism bench` (the Gram row:
+# prism_gram_bench) each, best of the rounds. Configurations with the same plan run the
+# same code, so they share one timing: when auto's plan is the best plan, auto / best is 1
+# by construction, and the table says so ("auto's plan" column). Rounds put every plan
+# under the same load, so the ratios compare like with like on a busy machine. The header
+# says which machine, caches and environment the run saw; each row, the load average.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build reps=3 out="" tune=1 rows="" 
@@ -33,14 +37,25 @@ trap 'rm -rf "$work"' EXIT
 [ -n "$out" ] && exec > >(tee "$out")
 
 # GF/s of one configuration: `prism bench` (its "prism (T threads) ... GFLOP/s" line) or the
-# Gram bench's prism row. $1: shape id; the environment says the rest.
+# Gram bench's prism row, best of 1 in its own process. $1: shape id; the environment says
+# the rest.
 gflops() {
   case "$1" in
-    gram) "$gram" --shapes=4194304x32 --reps="$reps" --impls=prism --no-probes 2>/dev/null |
+    gram) "$gram" --shapes=4194304x32 --reps=1 --impls=prism --no-probes 2>/dev/null |
             awk '$1 == "dsyrk" && $2 == "prism" { for (i = 1; i < NF; ++i) if ($(i + 1) == "GF/s") print $i }' ;;
     *) set -- $1
-       "$prism" bench "$1" "$2" "$3" --trans "$4" --reps "$reps" 2>/dev/null |
+       "$prism" bench "$1" "$2" "$3" --trans "$4" --reps 1 2>/dev/null |
          awk '/^  prism \(/ { for (i = 1; i < NF; ++i) if ($(i + 1) == "GFLOP/s") print $i }' ;;
+  esac
+}
+
+# The plan of one configuration, without its comment lines (the context line names the
+# settings, not the plan). The Gram bench calls the column-major dsyrk('L', 'N', 32, 2^22).
+plan_of() {
+  case "$1" in
+    gram) "$prism" plan 32 32 4194304 --syrk LN 2>/dev/null | grep -v '^#' || true ;;
+    *) set -- $1
+       "$prism" plan "$1" "$2" "$3" --trans "$4" 2>/dev/null | grep -v '^#' || true ;;
   esac
 }
 
@@ -52,24 +67,60 @@ table() {
   echo
   echo "### $1"
   echo
-  echo "| shape | auto GF/s | best GF/s | best is | auto / best | |"
-  echo "|---|---:|---:|---|---:|---|"
+  echo "| shape | auto GF/s | best GF/s | best is | auto's plan | plans timed | load | auto / best | |"
+  echo "|---|---:|---:|---|---|---:|---:|---:|---|"
   local i failed=0
   for i in "${!shapes[@]}"; do
     [ -z "$rows" ] || [[ "$rows" == *",$((i + 1)),"* ]] || continue
-    local s=${shapes[$i]} auto best=0 best_is="" leaf level g
-    auto=$(PRISM_LEAF=auto gflops "$s")
+    local s=${shapes[$i]} leaf level c p
+    # Configurations (auto first) and their plans; plan_id[c]: index of c's plan in plans.
+    local configs=("auto auto") plans=() plan_id=() rate=() names_of=()
     for leaf in openblas blis streaming; do
-      for level in 0 1 2 3; do
-        g=$(PRISM_LEAF=$leaf PRISM_CACHE_LEVEL=$level gflops "$s")
-        if awk -v g="$g" -v b="$best" 'BEGIN { exit !(g > b) }'; then best=$g best_is="$leaf, cache level $level"; fi
+      for level in 0 1 2 3; do configs+=("$leaf $level"); done
+    done
+    for c in "${!configs[@]}"; do
+      set -- ${configs[$c]}
+      local text
+      if [ "$1" = auto ]; then text=$(PRISM_LEAF=auto plan_of "$s")
+      else text=$(PRISM_LEAF=$1 PRISM_CACHE_LEVEL=$2 plan_of "$s"); fi
+      plan_id[$c]=-1
+      for p in "${!plans[@]}"; do [ "${plans[$p]}" = "$text" ] && plan_id[$c]=$p && break; done
+      if [ "${plan_id[$c]}" = -1 ]; then plan_id[$c]=${#plans[@]}; plans+=("$text"); rate+=(0); names_of+=("${configs[$c]}"); fi
+    done
+    # Rounds: every distinct plan once a round, best of the rounds.
+    local round g
+    for round in $(seq "$reps"); do
+      for p in "${!plans[@]}"; do
+        set -- ${names_of[$p]}
+        if [ "$1" = auto ]; then g=$(PRISM_LEAF=auto gflops "$s")
+        else g=$(PRISM_LEAF=$1 PRISM_CACHE_LEVEL=$2 gflops "$s"); fi
+        if awk -v g="${g:-0}" -v b="${rate[$p]}" 'BEGIN { exit !(g > b) }'; then rate[$p]=$g; fi
       done
     done
-    local ratio verdict
+    local best_p=0 best_is="" same=""
+    for p in "${!plans[@]}"; do
+      if awk -v g="${rate[$p]}" -v b="${rate[$best_p]}" 'BEGIN { exit !(g > b) }'; then best_p=$p; fi
+    done
+    for c in "${!configs[@]}"; do
+      [ "$c" -gt 0 ] && [ "${plan_id[$c]}" = "$best_p" ] || continue
+      set -- ${configs[$c]}
+      best_is+="${best_is:+; }$1 $2"
+    done
+    [ -z "$best_is" ] && best_is="auto only"
+    [ "${plan_id[0]}" = "$best_p" ] && same="the best's"
+    if [ -z "$same" ]; then
+      for c in "${!configs[@]}"; do
+        [ "$c" -gt 0 ] && [ "${plan_id[$c]}" = "${plan_id[0]}" ] || continue
+        set -- ${configs[$c]}
+        same+="${same:+; }$1 $2"
+      done
+      [ -z "$same" ] && same="its own"
+    fi
+    local auto=${rate[${plan_id[0]}]} best=${rate[$best_p]} ratio verdict
     ratio=$(awk -v a="$auto" -v b="$best" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
     verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 0.95 ? "ok" : "FAIL") }')
     [ "$verdict" = ok ] || failed=1
-    echo "| ${names[$i]} | $auto | $best | $best_is | $ratio | $verdict |"
+    echo "| ${names[$i]} | $auto | $best | leaf, cache level: $best_is | $same | ${#plans[@]} | $(cut -d' ' -f1 /proc/loadavg) | $ratio | $verdict |"
   done
   return $failed
 }
@@ -77,7 +128,14 @@ table() {
 echo "# auto against the best leaf kind and cache-cut level"
 echo
 echo "Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
-echo "Environment: $(env | grep OPENBLAS | tr '\n' ' ' || true)(OPENBLAS variables; none if empty). Best of $reps per process; 'auto' runs with PRISM_LEAF=auto and the default cache level."
+echo "Caches (lscpu): $(lscpu | sed -n 's/^\(L[0-9][di]* cache\): *\(.*\)/\1 \2;/p' | tr '\n' ' ')"
+echo "Environment: $(env | grep -E '^(OPENBLAS|BLIS|OMP|PRISM)_' | tr '\n' ' ' || true)(OPENBLAS_, BLIS_, OMP_ and PRISM_ variables; none if empty). Each distinct plan timed once a round in $reps rounds, best kept; 'auto' runs with PRISM_LEAF=auto and the default cache level. Compare the ratios, not the rates with another run. 'load': the 1-minute load average when the row ended (this machine has $(nproc) cores; other users' processes count)."
+echo
+echo "The machine description the model gives (\`prism tune --show\` without a machine file):"
+echo
+echo '```'
+PRISM_MACHINE="" XDG_CACHE_HOME="$work/none" "$prism" tune --show
+echo '```'
 status=0
 export PRISM_MACHINE=""  XDG_CACHE_HOME="$work/cache"  # no machine file: the model's values
 table "Model values (no machine file)" || status=1
@@ -89,6 +147,12 @@ if [ "$tune" = 1 ]; then
   echo
   echo '```'
   grep -v '^#' "$work/machine"
+  echo '```'
+  echo
+  echo "The kernel sizes as tune timed them (ms for each candidate size, all threads):"
+  echo
+  echo '```'
+  grep -E '^#   (stream_[a-z]*_bytes|syrk_chunk_bytes) ' "$work/tune.txt" || true
   echo '```'
   table "After prism tune" || status=1
 fi

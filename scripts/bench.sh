@@ -27,6 +27,10 @@
 #   --no-kernel-sets         the default kernel sets only (the default of the other sets)
 #   PRISM_BENCH_REPS=7 bash scripts/bench.sh
 #   PRISM_BENCH_MIN_TIME=0.3 bash scripts/bench.sh dropin   (seconds per repetition)
+#   PRISM_BENCH_PICK=4x4x16777216,32x32x4194304:TN bash scripts/bench.sh --clean-env peers
+#                            only those shapes of the set (bench/run.py --pick; needs the
+#                            kernel sets, as peers has them), e.g. the streaming targets on
+#                            a machine where the whole set takes too long
 #
 # Each run lands in a folder of its own, bench/runs/<set>[-clean-env]-<UTC time>/ (ignored by
 # git): bench.json (raw), bench.md (table), bench.png (plot), bench.log. A run never writes
@@ -81,9 +85,10 @@ fi
 out=$run/bench
 cpu=$(grep -m1 -E 'model name|^Model|^CPU part' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || true)
 machine="${cpu:-$(uname -m)}, $(nproc) cores"
-extra=()
+extra=() run_pick=()
 [ -n "${PRISM_BENCH_MIN_TIME:-}" ] && extra+=(--min-time="$PRISM_BENCH_MIN_TIME")
-run_args=(--bench "$build"/bench/prism_bench --out "$out.json" --log "$out.log" --kernel-sets "$sets")
+[ -n "${PRISM_BENCH_PICK:-}" ] && run_pick=(--pick "$PRISM_BENCH_PICK") && what="$what, shapes ${PRISM_BENCH_PICK} only"
+run_args=(--bench "$build"/bench/prism_bench --out "$out.json" --log "$out.log" --kernel-sets "$sets" "${run_pick[@]}")
 [ "$clean" = 1 ] && run_args+=(--clean-env)
 status=0
 "$py" bench/run.py "${run_args[@]}" -- "${set_args[@]}" --reps="$reps" "${extra[@]}" || status=$?

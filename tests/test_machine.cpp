@@ -6,6 +6,7 @@
 
 #include <prism/prism.hpp>
 
+#include "leaves/streaming.hpp"
 #include "support/machines.hpp"
 
 #include <cstdio>
@@ -106,6 +107,64 @@ TEST_CASE("measured values round-trip and replace the model's; model values foll
   const machine_description avx2 = machine_description::model(topology::synthetic("Package:1 Core:2 PU:1"), "x", "AVX2", 256);
   CHECK(avx2.value(machine_key::small_flops) == 84.0 * 84 * 84);
   CHECK(avx2.value(machine_key::stream_bytes) == 2.0 * (1 << 20));  // no L2 known: 1 MiB taken
+}
+
+TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measured values round-trip") {
+  // On the example machine (48 KiB L1d, 1 MiB L2) the model gives the sizes measured there.
+  const machine_description& m = test::epyc_2c();
+  CHECK(m.value(machine_key::stream_outer_chunk_bytes) == 32 * 1024);
+  CHECK(m.value(machine_key::stream_dot_chunk_bytes) == 128 * 1024);
+  CHECK(m.value(machine_key::stream_tile_chunk_bytes) == 256 * 1024);
+  CHECK(m.value(machine_key::stream_prefetch_bytes) == 8 * 1024);
+  CHECK(m.value(machine_key::syrk_chunk_bytes) == 32 * 1024);
+  // Another machine's caches (32 KiB L1d, 2 MiB L2) give other sizes, whole 64-byte lines.
+  machine_description other = m;
+  other.set_topology(topology::synthetic("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) L1dCache:1(size=32KiB) Core:1 PU:1"));
+  CHECK(other.value(machine_key::stream_outer_chunk_bytes) == 21824);  // 2/3 of 32 KiB, down to a line
+  CHECK(other.value(machine_key::stream_dot_chunk_bytes) == 256 * 1024);
+  CHECK(other.value(machine_key::stream_tile_chunk_bytes) == 512 * 1024);
+  CHECK(other.value(machine_key::stream_prefetch_bytes) == 5440);
+  CHECK(other.value(machine_key::syrk_chunk_bytes) == 21824);
+  // The kernels take what the description gives.
+  other.set_measured(machine_key::stream_prefetch_bytes, 4096).set_measured(machine_key::stream_tile_chunk_bytes, 1 << 19);
+  const detail::streaming_sizes z = detail::streaming_sizes_of(other);
+  CHECK(z.prefetch == 4096);
+  CHECK(z.tile_chunk == 1 << 19);
+  CHECK(z.dot_chunk == 256 * 1024);
+  CHECK(z.outer_chunk == 21824);
+  CHECK(z.syrk_chunk == 21824);
+  // Measured sizes round-trip through the text form; the others stay the model's.
+  const std::string text = other.to_string();
+  INFO(text);
+  CHECK(text.find("stream_prefetch_bytes: 4096 measured") != std::string::npos);
+  CHECK(text.find("stream_dot_chunk_bytes: 262144 model") != std::string::npos);
+  const machine_description back = machine_description::parse(text);
+  CHECK(back.measured(machine_key::stream_prefetch_bytes));
+  CHECK(back.value(machine_key::stream_prefetch_bytes) == 4096);
+  CHECK(back.value(machine_key::stream_tile_chunk_bytes) == 1 << 19);
+  CHECK_FALSE(back.measured(machine_key::syrk_chunk_bytes));
+  CHECK(back.summary().find("measured: stream_tile_chunk_bytes stream_prefetch_bytes") != std::string::npos);
+  // A size must be a positive number.
+  CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nsyrk_chunk_bytes: 0 measured\n"), doctest::Contains("line 2"), error);
+}
+
+TEST_CASE("the rank planner's rates come from the machine description unless a context sets them") {
+  machine_description m = test::epyc_2c();
+  CHECK(m.value(machine_key::rank_flops_per_thread) == default_rank_flops_per_thread);
+  CHECK(m.value(machine_key::rank_bandwidth) == default_rank_bandwidth);
+  context ctx;
+  ctx.set_threads(2).set_description(m);
+  CHECK(ctx.rank_flops() == 2 * default_rank_flops_per_thread);
+  CHECK(ctx.rank_bandwidth() == default_rank_bandwidth);
+  m.set_measured(machine_key::rank_flops_per_thread, 20e9).set_measured(machine_key::rank_bandwidth, 1e9);
+  ctx.set_description(m);
+  CHECK(ctx.rank_flops() == 40e9);
+  CHECK(ctx.rank_bandwidth() == 1e9);
+  const machine_description back = machine_description::parse(m.to_string());
+  CHECK(back.value(machine_key::rank_flops_per_thread) == 20e9);
+  ctx.set_rank_rates(7e9, 3e9);  // the context's own: PRISM_RANK_FLOPS, --rank-flops
+  CHECK(ctx.rank_flops() == 7e9);
+  CHECK(ctx.rank_bandwidth() == 3e9);
 }
 
 TEST_CASE("malformed text is refused with the line it is on") {

@@ -230,6 +230,29 @@ TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU ca
   CHECK(targets >= (forced != nullptr && std::strcmp(forced, "scalar") == 0 ? 1 : 2));
 }
 
+// The kernels' chunks and prefetch distance come from the machine (prism tune may write
+// any positive size): the results stay within the bound at the smallest sizes (a chunk of
+// one step, many partial sums) and at sizes far above any cache.
+TEST_CASE("streaming kernels: right at any chunk size and prefetch distance the machine gives") {
+  const detail::streaming_sizes before = detail::streaming_current_sizes();
+  CHECK(before.outer_chunk > 0);
+  CHECK(before.tile_chunk == detail::streaming_sizes_of(default_description()).tile_chunk);
+  for (std::int64_t bytes : {std::int64_t(64), std::int64_t(1) << 26}) {
+    INFO("every size ", bytes, " bytes");
+    detail::streaming_set_sizes({bytes, bytes, bytes, bytes, bytes});
+    CHECK(detail::streaming_current_sizes().dot_chunk == bytes);
+    sweep<double>(110 + std::uint64_t(bytes % 7));
+    sweep<std::complex<double>>(111);
+    tiled_sweep<double>(112);
+    tiled_sweep<std::complex<float>>(113);
+    syrk_sweep<double>(114);
+    syrk_sweep<std::complex<double>>(115);
+  }
+  detail::streaming_set_sizes({});  // back to the machine's
+  CHECK(detail::streaming_current_sizes().tile_chunk == before.tile_chunk);
+  CHECK(detail::streaming_current_sizes().syrk_chunk == before.syrk_chunk);
+}
+
 TEST_CASE("PRISM_SIMD forces the streaming kernels down to AVX2 or to the scalar fallback") {
   // streaming_supported_targets asks prism's own copy of Highway's dispatch (hidden in
   // libprism) what this CPU supports.
@@ -430,6 +453,12 @@ TEST_CASE("the streaming rule reads its thresholds from the machine: twice the L
   CHECK(pick(tuned, 'N', 8, 8192));
   CHECK(tuned.measured(machine_key::stream_bytes));
   CHECK_FALSE(tuned.measured(machine_key::stream_far_bytes));
+  // The dot kernel has its own threshold: a machine where it never won ("never", 1e18
+  // bytes) keeps 'TN' 32 x 32 leaves on the BLAS at any k, and 'NN' ones on the streaming leaf.
+  CHECK(pick(large, 'T', 32, 1 << 22));
+  tuned.set_measured(machine_key::stream_dot_bytes, 1e18);
+  CHECK_FALSE(pick(tuned, 'T', 32, 1 << 22));
+  CHECK(pick(tuned, 'N', 32, 1 << 22));
 }
 
 TEST_CASE("a streaming leaf gets no cache cuts above it, whatever the last-level cache") {

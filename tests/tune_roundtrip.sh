@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/tune_roundtrip.sh PRISM — `prism tune` writes a machine file that prism reads back:
 # the run finishes, the file parses with no warning and its measured small_flops is the one
-# a plan then uses; the same file with another CPU's name, or cut short into a malformed
+# a plan then uses; the streaming kernels' sizes it measured (k-chunks, prefetch distance)
+# are in the file, each a positive whole number of 64-byte lines, and `prism tune --show`
+# reads every measured value back unchanged; the same file with another CPU's name, or cut short into a malformed
 # one, gives exactly one warning line and the model's values. Prints how long tune took
 # (the time is reported, not asserted).
 set -uo pipefail
@@ -23,6 +25,20 @@ PRISM_MACHINE="$dir/machine" "$prism" plan 8 8 8 >"$dir/plan" 2>"$dir/err" || fa
 [ -s "$dir/err" ] && fail "the file tune wrote gives a warning: $(cat "$dir/err")"
 want=$(printf '%g' "$small")
 grep -q "small_flops=$want " "$dir/plan" || fail "plan does not use the measured small_flops $want: $(head -1 "$dir/plan")"
+
+for key in stream_outer_chunk_bytes stream_dot_chunk_bytes stream_tile_chunk_bytes stream_prefetch_bytes syrk_chunk_bytes; do
+  v=$(sed -n "s/^$key: \([0-9]*\) measured$/\1/p" "$dir/machine")
+  if [ -z "$v" ]; then fail "no measured $key line in the file"
+  elif [ "$v" -le 0 ] || [ $((v % 64)) -ne 0 ]; then fail "$key $v is not a positive whole number of 64-byte lines"
+  fi
+done
+PRISM_MACHINE="$dir/machine" "$prism" tune --show >"$dir/show" 2>"$dir/err" || fail "prism tune --show exited $?"
+[ -s "$dir/err" ] && fail "prism tune --show with the file wrote on stderr: $(cat "$dir/err")"
+head -1 "$dir/show" | grep -q "^# machine: file $dir/machine; measured: " || fail "--show names another source: $(head -1 "$dir/show")"
+grep ' measured$' "$dir/machine" >"$dir/want"
+grep ' measured$' "$dir/show" >"$dir/got"
+[ "$(wc -l <"$dir/want")" -ge 10 ] || fail "fewer than 10 measured values in the file"
+cmp -s "$dir/want" "$dir/got" || fail "measured values read back differ: $(diff "$dir/want" "$dir/got" | head -4)"
 
 sed 's/^cpu: .*/cpu: NotThisVendor family 1 model 1: another CPU/' "$dir/machine" >"$dir/other"
 printf 'cpu: x\nsmall_flops: many measured\n' >"$dir/malformed"

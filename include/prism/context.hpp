@@ -24,12 +24,14 @@ std::uint64_t parse_size(const std::string& text);
 /// for L1 and L2 itself; README "How prism plans").
 inline constexpr int default_cache_level_value = 3;
 
-/// Default modelled flop rate of one rank per thread, flop/s: one core's dgemm here
-/// (`prism bench 2048 2048 2048 --threads 1`: 52 GF/s with OPENBLAS_CORETYPE=Haswell,
-/// 2026-11-23; README "Distributed").
+/// The model's flop rate of one rank per thread, flop/s (the machine description's
+/// rank_flops_per_thread when no machine file measured it): one core's dgemm on the
+/// developers' 2-core AMD EPYC (`prism bench 2048 2048 2048 --threads 1`: 52 GF/s with
+/// OPENBLAS_CORETYPE=Haswell, 2026-11-23; README "Distributed"). `prism tune` measures it.
 inline constexpr double default_rank_flops_per_thread = 50e9;
-/// Default modelled bandwidth one rank receives at, bytes/s: Open MPI 4.1 shared memory
-/// here, 2 ranks exchanging 16 MB each way, 5.9 GB/s (2026-11-23; README "Distributed").
+/// The model's bandwidth one rank receives at, bytes/s (the description's rank_bandwidth
+/// unless a machine file sets it): Open MPI 4.1 shared memory on that host, 2 ranks
+/// exchanging 16 MB each way, 5.9 GB/s (2026-11-23; README "Distributed").
 inline constexpr double default_rank_bandwidth = 5e9;
 
 /// Limits and choices of one prism call: threads, memory cap, small-problem cut-off, leaves.
@@ -71,10 +73,11 @@ class context {
   /// Sets the ranks per node; throws prism::error unless 1 <= r <= 1048576 (2^20).
   context& set_ranks_per_node(int r);
   /// Modelled flop rate of one rank, flop/s (rank planning: time = flops / F + bytes / B);
-  /// unless set, default_rank_flops_per_thread times threads().
-  double rank_flops() const noexcept { return rank_flops_set_ ? rank_flops_ : rank_flops_ * threads_; }
-  /// Modelled bandwidth one rank receives at, bytes/s.
-  double rank_bandwidth() const noexcept { return rank_bandwidth_; }
+  /// unless set, the machine description's rank_flops_per_thread times threads().
+  double rank_flops() const;
+  /// Modelled bandwidth one rank receives at, bytes/s; unless set, the machine
+  /// description's rank_bandwidth.
+  double rank_bandwidth() const;
   /// Sets F (flop/s per rank) and B (bytes/s per rank); throws prism::error unless both > 0.
   context& set_rank_rates(double flops_per_second, double bytes_per_second);
 
@@ -143,8 +146,8 @@ class context {
   int cache_level_ = default_cache_level_value;
   int ranks_ = 1;
   int ranks_per_node_ = 1;
-  double rank_flops_ = default_rank_flops_per_thread;  // times threads() unless set
-  double rank_bandwidth_ = default_rank_bandwidth;
+  double rank_flops_ = 0;      // when rank_flops_set_; else the description's, times threads()
+  double rank_bandwidth_ = 0;  // likewise
   bool rank_flops_set_ = false;
   std::shared_ptr<const machine_description> description_;  // null: the process-wide default
   std::shared_ptr<detail::runtime> runtime_;

@@ -12,22 +12,35 @@
 
 namespace prism {
 
-/// The thresholds prism's planner and leaf rules read. Each is measured on this machine
+/// The thresholds prism's planner and leaf rules read, and the sizes prism's own kernels
+/// work in (k-chunks, prefetch distance: the `_bytes` keys from stream_outer_chunk_bytes
+/// on). Each is measured on this machine
 /// by `prism tune` or, where no machine file gives it, computed by the model from the
 /// machine's cache sizes and SIMD width (machine_description::model_value says how).
 enum class machine_key {
   small_flops,          ///< calls below this many real flops run as one leaf (PRISM_SMALL_FLOPS)
   stream_bytes,         ///< streaming leaf, m, n <= 16 real and tiled outer kernel: from this many bytes of A and B
-  stream_far_bytes,     ///< streaming dot kernel and 48..64-wide outer leaves: from this many bytes of A and B
+  stream_far_bytes,     ///< streaming 48..64-wide outer leaves (double), rank-k leaf n = 128: from this many bytes of A and B
   stream_complex_k,     ///< streaming leaf, m, n <= 16 complex: from this k
   dropin_model_flops,   ///< the drop-in's rate model decides calls from this many flops (below: backend)
   dropin_efficiency,    ///< the drop-in's rate model: prism's rate as a share of threads x its leaf rate
+  stream_outer_chunk_bytes,  ///< streaming outer kernel: bytes of L and R per k-chunk that its register tiles share
+  stream_dot_chunk_bytes,    ///< streaming dot kernel: likewise
+  stream_tile_chunk_bytes,   ///< streaming leaf above 16 x 16: bytes of op(A) and op(B) per k-chunk its blocks share
+  stream_prefetch_bytes,     ///< streaming kernels: prefetch distance over all streams when k is one chunk
+  syrk_chunk_bytes,          ///< streaming rank-k leaf: bytes of op(A) per k-chunk
+  rank_flops_per_thread,     ///< rank planning: one thread's modelled flop rate, flop/s (context::rank_flops)
+  rank_bandwidth,            ///< rank planning: the bandwidth one rank receives at, bytes/s (context::rank_bandwidth)
+  stream_dot_bytes,          ///< streaming dot kernel ('TN', m n <= 1024 above 16): from this many bytes of A and B
 };
 
 /// Every machine_key, in the order the text form lists them.
 inline constexpr machine_key all_machine_keys[] = {
-    machine_key::small_flops, machine_key::stream_bytes, machine_key::stream_far_bytes,
-    machine_key::stream_complex_k, machine_key::dropin_model_flops, machine_key::dropin_efficiency};
+    machine_key::small_flops, machine_key::stream_bytes, machine_key::stream_far_bytes, machine_key::stream_dot_bytes,
+    machine_key::stream_complex_k, machine_key::dropin_model_flops, machine_key::dropin_efficiency,
+    machine_key::stream_outer_chunk_bytes, machine_key::stream_dot_chunk_bytes, machine_key::stream_tile_chunk_bytes,
+    machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes, machine_key::rank_flops_per_thread,
+    machine_key::rank_bandwidth};
 
 /// The text form's name of a key, e.g. "stream_bytes".
 const char* to_string(machine_key k);

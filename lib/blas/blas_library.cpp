@@ -568,6 +568,10 @@ leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std
   // m, n >= 128 (0.87-1.06x); BLIS's generic C kernels (its own choice on this CPU) run at
   // 0.14-0.56x. So BLIS for those double and float shapes, when its kernels are at least
   // as wide as OpenBLAS's (kernel_vector_bits: an AVX2 BLIS loses to an AVX-512 OpenBLAS).
+  // A model default: the shape classes are the two libraries' blocking (both reach their
+  // micro-kernels' rate from m, n >= 128) and hold no byte or flop size of a host; what
+  // differs between hosts, the kernel sets each library runs, is read from the libraries
+  // loaded here. scripts/auto-vs-best.sh checks the choice on the machine it runs on.
   const bool double_large = t == scalar_type::d && m >= 128 && n >= 128;
   const bool float_wide = t == scalar_type::s && m >= 1024 && n >= 1024 && k <= 64;
   if (!double_large && !float_wide) return leaf_backend::openblas;

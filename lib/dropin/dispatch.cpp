@@ -39,6 +39,10 @@ namespace {
 // k = 2 max(m, n): 0.97-1.02 (128x128x256 ... 1024x1024x2048); k = 4 max(m, n): 1.01-1.06;
 // squares and wide shapes 0.97-1.00. Below 4 the gain is noise, so the call stays with the
 // user's own BLAS. docs/dropin.md.
+// A model default, not a machine size: a ratio of the call's own dimensions, where a
+// threaded BLAS that splits only m and n leaves cores idle on any host. What is
+// host-dependent (whether prism's leaves beat the backend's) the rate model measures on
+// the machine itself, and the machine description's dropin_* values feed it.
 constexpr double k_dominance = 4.0;
 
 // Calls that are not k-dominant reach the rate model (rate_model.hpp) only from the machine

@@ -2,7 +2,7 @@
 // dispatch) and its rule for `auto`. What it is for: streaming.hpp.
 //
 // The product. A leaf above 16 x 16 is tiled (streaming_gemm, below): k in L2-sized
-// chunks, each 16 x 16 block of C one pass of the kernels over the chunk, the sums added up
+// chunks (stream_tile_chunk_bytes), each 16 x 16 block of C one pass of the kernels over the chunk, the sums added up
 // in a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c <= 16) of an
 // r x k left operand L and a k x c right operand R, and then C = alpha S + beta C (or
 // alpha S^T + beta C when the case was transposed). Two kernels cover the layouts:
@@ -19,8 +19,9 @@
 //   vectorised side.
 //
 // Memory. When all r x c sums fit one register tile, A and B are streamed in one pass.
-// Otherwise k is cut into chunks (32 KiB of L and R together for the outer kernel, 128
-// KiB for the dot kernel): every tile runs over the chunk, so the chunk comes from memory
+// Otherwise k is cut into chunks (the machine's stream_outer_chunk_bytes of L and R
+// together for the outer kernel, stream_dot_chunk_bytes for the dot kernel; 32 and 128
+// KiB on the developers' host): every tile runs over the chunk, so the chunk comes from memory
 // once and from cache for the other tiles, and the tiles' partial sums live in a small
 // buffer between chunks. Nothing is packed or copied. Software prefetch keeps the many
 // streams (a row or column of an operand each, up to 32) coming: see dot_tile and
@@ -79,14 +80,16 @@ struct task {
   std::int64_t rl = 1, rj = 1;
   bool conj_l = false;         ///< complex: use conj(L)
   bool conj_r = false;         ///< complex: use conj(R)
-  // Chunk sizes and prefetch distance, measured on this project's machine (AMD EPYC, 48
-  // KiB L1d, 1 MiB L2 per core), one thread, k = 2^18..2^20: the dot kernel ran 'TN'
-  // 16 x 16 and 8 x 8 10-30% faster with 128 KiB chunks than with 32 KiB; the outer kernel
-  // ran 'NN' 16 x 16 best at 16-32 KiB; 8 KiB in flight over all streams (4-16 KiB were
-  // within noise) lifted single-pass 'NN' 4 x 4 and 8 x 8 from ~15-20 to 40-50 GB/s.
-  std::int64_t dot_chunk_bytes = 128 * 1024;   ///< dot: bytes of L and R per k-chunk when tiles share it
-  std::int64_t outer_chunk_bytes = 32 * 1024;  ///< outer: likewise
-  std::int64_t flight_bytes = 8 * 1024;        ///< prefetch distance, over all streams, when k is not chunked
+  // Chunk sizes and prefetch distance: the machine's (streaming_current_sizes; block_sums
+  // sets them). On the developers' AMD EPYC (48 KiB L1d, 1 MiB L2 per core), one
+  // thread, k = 2^18..2^20: the dot kernel ran 'TN' 16 x 16 and 8 x 8 10-30% faster with
+  // 128 KiB chunks than with 32 KiB; the outer kernel ran 'NN' 16 x 16 best at 16-32 KiB;
+  // 8 KiB in flight over all streams (4-16 KiB were within noise) lifted single-pass 'NN'
+  // 4 x 4 and 8 x 8 from ~15-20 to 40-50 GB/s. The model scales these with the caches
+  // (lib/runtime/machine.cpp); `prism tune` measures them.
+  std::int64_t dot_chunk_bytes = 0;    ///< dot: bytes of L and R per k-chunk when tiles share it
+  std::int64_t outer_chunk_bytes = 0;  ///< outer: likewise
+  std::int64_t flight_bytes = 0;       ///< prefetch distance, over all streams, when k is not chunked
   void* S = nullptr;           ///< r x c result, column-major with ld = r (complex: re, im pairs)
 };
 
@@ -1060,21 +1063,58 @@ void syrk_chunk(const syrk_task& t) {
 }
 }  // namespace streaming
 
+// The kernels' sizes: this host's machine description's, read once at the first call;
+// streaming_set_sizes overrides them field by field (0: the description's).
+namespace {
+std::atomic<std::int64_t> size_override[5] = {};
+
+const streaming_sizes& described_sizes() {
+  static const streaming_sizes s = streaming_sizes_of(default_description());
+  return s;
+}
+}  // namespace
+
+streaming_sizes streaming_sizes_of(const machine_description& mc) {
+  auto bytes = [&](machine_key k) { return std::max<std::int64_t>(64, std::int64_t(mc.value(k))); };
+  streaming_sizes s;
+  s.outer_chunk = bytes(machine_key::stream_outer_chunk_bytes);
+  s.dot_chunk = bytes(machine_key::stream_dot_chunk_bytes);
+  s.tile_chunk = bytes(machine_key::stream_tile_chunk_bytes);
+  s.prefetch = bytes(machine_key::stream_prefetch_bytes);
+  s.syrk_chunk = bytes(machine_key::syrk_chunk_bytes);
+  return s;
+}
+
+streaming_sizes streaming_current_sizes() {
+  streaming_sizes s = described_sizes();
+  std::int64_t* fields[5] = {&s.outer_chunk, &s.dot_chunk, &s.tile_chunk, &s.prefetch, &s.syrk_chunk};
+  for (int i = 0; i < 5; ++i)
+    if (const std::int64_t v = size_override[i].load(std::memory_order_relaxed); v > 0) *fields[i] = v;
+  return s;
+}
+
+void streaming_set_sizes(const streaming_sizes& s) {
+  const std::int64_t fields[5] = {s.outer_chunk, s.dot_chunk, s.tile_chunk, s.prefetch, s.syrk_chunk};
+  for (int i = 0; i < 5; ++i) size_override[i].store(std::max<std::int64_t>(0, fields[i]), std::memory_order_relaxed);
+}
+
 namespace {
 
 // Upper-case BLAS trans letter.
 char trans_letter(char t) { return t == 'n' ? 'N' : t == 't' ? 'T' : t == 'c' ? 'C' : t; }
 
 // S = op(A) op(B) for one block, m, n <= streaming_block_mn, k >= 1 (ta, tb upper case):
-// S column-major m x n with leading dimension lds. One pass of the kernels over A and B.
+// S column-major m x n with leading dimension lds. One pass of the kernels over A and B,
+// in the chunks and prefetch distance of z.
 template <scalar T>
-void block_sums(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* A, std::int64_t lda,
-                const T* B, std::int64_t ldb, T* S, std::int64_t lds) {
+void block_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* S, std::int64_t lds) {
   constexpr bool cx = !std::same_as<T, float> && !std::same_as<T, double>;
   alignas(64) T out[streaming_block_mn * streaming_block_mn];
   streaming::task t;
   t.k = k;
   t.S = out;
+  t.dot_chunk_bytes = z.dot_chunk, t.outer_chunk_bytes = z.outer_chunk, t.flight_bytes = z.prefetch;
   bool transposed = false;
   // Which operands run along k in memory. A 1 x k op(A) = A with lda = 1 is a row stored
   // contiguously: it runs along k as well (likewise a k x 1 op(B) = B^T with ldb = 1).
@@ -1108,12 +1148,13 @@ void block_sums(char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k
 }
 
 // The k extent of one chunk of a tiled leaf: op(A)'s m x kc and op(B)'s kc x n block take
-// about 256 KiB together, a quarter of this machine's 1 MiB L2, so the chunk stays in L2
-// while every block of C passes over it. Example: 64 x 64 doubles, (64 + 64) * 8 B = 1 KiB
-// per step of k, kc = 256; 128 x 128 complex double: 4 KiB per step, kc = 64 (the floor).
+// the machine's stream_tile_chunk_bytes together (the model: a quarter of one core's L2,
+// 256 KiB on the developers' host), so the chunk stays in L2 while every block of C passes
+// over it. Example, 256 KiB: 64 x 64 doubles, (64 + 64) * 8 B = 1 KiB per step of k,
+// kc = 256; 128 x 128 complex double: 4 KiB per step, kc = 64 (the floor).
 template <scalar T>
-std::int64_t tiled_chunk(std::int64_t m, std::int64_t n) {
-  return std::max<std::int64_t>(64, (std::int64_t(256) << 10) / ((m + n) * std::int64_t(sizeof(T))));
+std::int64_t tiled_chunk(const streaming_sizes& z, std::int64_t m, std::int64_t n) {
+  return std::max<std::int64_t>(64, z.tile_chunk / ((m + n) * std::int64_t(sizeof(T))));
 }
 
 // Per-thread sums of a tiled leaf (up to 128 x 128 elements: 256 KiB for complex double,
@@ -1138,13 +1179,14 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
   const bool zero = alpha == T(0) || k <= 0;
   if (zero && beta == T(1)) return;  // reference BLAS: C untouched (not even -0 + 0)
   const char ta = trans_letter(transa), tb = trans_letter(transb);
+  const streaming_sizes z = streaming_current_sizes();
   // S = op(A) op(B), column-major with leading dimension ls.
   alignas(64) T small[streaming_block_mn * streaming_block_mn];
   T* S = small;
   std::int64_t ls = m;
   if (zero) {
   } else if (m <= streaming_block_mn && n <= streaming_block_mn) {
-    block_sums<T>(ta, tb, m, n, k, A, lda, B, ldb, S, ls);  // one pass, all sums in registers
+    block_sums<T>(z, ta, tb, m, n, k, A, lda, B, ldb, S, ls);  // one pass, all sums in registers
   } else {
     // Tiled: k in chunks that stay in L2 (tiled_chunk); for each chunk, every block of C
     // of at most 16 x 16 runs the one-pass kernel over it, so A and B come from memory
@@ -1154,7 +1196,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
     auto& v = tiled_sums<T>();
     v.assign(std::size_t(m * n), T(0));
     S = v.data();
-    const std::int64_t kc = tiled_chunk<T>(m, n), bs = streaming_block_mn;
+    const std::int64_t kc = tiled_chunk<T>(z, m, n), bs = streaming_block_mn;
     alignas(64) T part[streaming_block_mn * streaming_block_mn];
     for (std::int64_t l0 = 0; l0 < k; l0 += kc) {
       const std::int64_t kk = std::min(kc, k - l0);
@@ -1164,7 +1206,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
           // op(A)(i0, l0) and op(B)(l0, j0) in storage (see block_sums).
           const T* a = ta == 'N' ? A + i0 + l0 * lda : A + l0 + i0 * lda;
           const T* b = tb == 'N' ? B + l0 + j0 * ldb : B + j0 + l0 * ldb;
-          block_sums<T>(ta, tb, mb, nb, kk, a, lda, b, ldb, part, mb);
+          block_sums<T>(z, ta, tb, mb, nb, kk, a, lda, b, ldb, part, mb);
           for (std::int64_t j = 0; j < nb; ++j)
             for (std::int64_t i = 0; i < mb; ++i) S[(i0 + i) + (j0 + j) * ls] += part[i + j * mb];
         }
@@ -1220,12 +1262,14 @@ void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64
     auto& sums = syrk_buffer<R>(0);
     out = aligned_in(sums, std::size_t(ld * n));
     std::fill(out, out + ld * n, R(0));
-    // k in chunks of about 32 KiB of op(A) (of the 48 KiB L1d here), e.g. 32 doubles: 128
-    // steps, 64 doubles: 64; every register tile of the triangle passes over the chunk.
-    // (Measured with the gram set, 2 threads: 8 KiB chunks ran 2^22 x 32 and 2^20 x 64 in
-    // 40 and 39 ms, 16-40 KiB in 36-38 and 31-35 ms; tiles of at most 3 or 2 vectors
-    // instead of 4: 41 / 36 and 57 / 39 ms.)
-    const std::int64_t kc = std::max<std::int64_t>(16, (std::int64_t(32) << 10) / (n * std::int64_t(sizeof(T))));
+    // k in chunks of the machine's syrk_chunk_bytes of op(A) (the model: 2/3 of one core's
+    // L1d, 32 KiB of the developers' 48 KiB), e.g. 32 KiB and 32 doubles: 128 steps, 64
+    // doubles: 64; every register tile of the triangle passes over the chunk. (Measured
+    // there with the gram set, 2 threads: 8 KiB chunks ran 2^22 x 32 and 2^20 x 64 in 40
+    // and 39 ms, 16-40 KiB in 36-38 and 31-35 ms; tiles of at most 3 or 2 vectors instead
+    // of 4: 41 / 36 and 57 / 39 ms.)
+    const std::int64_t kc =
+        std::max<std::int64_t>(16, streaming_current_sizes().syrk_chunk / (n * std::int64_t(sizeof(T))));
     streaming::syrk_task t;
     t.n = n, t.out = out, t.out_ld = ld;
     // herk: C = A A^H ('N') or A^H A ('C'); the latter's transposed chunk holds conj(A)^T,
@@ -1307,7 +1351,8 @@ void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64
 //
 // The byte thresholds are the machine's (lib/runtime/machine.cpp): "from 2 MiB" there is
 // mc's stream_bytes (the model: twice one core's L2), "from 32 MiB" its stream_far_bytes
-// (the model: 32 L2s), "from k = 128" its stream_complex_k; `prism tune` measures them.
+// for the outer kernel and its stream_dot_bytes for the dot kernel (the model: 32 L2s
+// each; tune measures them apart, since the dot kernel's rate differs between CPUs more), "from k = 128" its stream_complex_k; `prism tune` measures them.
 // The shape classes (m, n <= 16, m n <= 1024, 64) are the kernels' register tiles and stay.
 bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
                          std::int64_t n, std::int64_t k) {
@@ -1319,7 +1364,7 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
     return panels >= near;
   }
   const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
-  if (dot) return m * n <= 1024 && panels >= far;
+  if (dot) return m * n <= 1024 && panels >= mc.value(machine_key::stream_dot_bytes);
   if (panels < near) return false;
   if (m * n <= 1024) return true;
   if (m > 64 || n > 64) return false;

@@ -41,6 +41,28 @@ constexpr bool streaming_applies(std::int64_t m, std::int64_t n) {
   return m >= 1 && n >= 1 && m <= streaming_max_mn && n <= streaming_max_mn;
 }
 
+/// The sizes the streaming kernels work in, bytes: their k-chunks and prefetch distance
+/// (the machine keys of the same names; what each is for: streaming.cpp).
+struct streaming_sizes {
+  std::int64_t outer_chunk = 0;  ///< stream_outer_chunk_bytes
+  std::int64_t dot_chunk = 0;    ///< stream_dot_chunk_bytes
+  std::int64_t tile_chunk = 0;   ///< stream_tile_chunk_bytes
+  std::int64_t prefetch = 0;     ///< stream_prefetch_bytes
+  std::int64_t syrk_chunk = 0;   ///< syrk_chunk_bytes
+};
+
+/// The kernel sizes machine mc gives (measured by `prism tune`, else its model's).
+streaming_sizes streaming_sizes_of(const machine_description& mc);
+
+/// The sizes the kernels use now: those of this host's machine description
+/// (default_description(), read once), unless streaming_set_sizes gave others.
+streaming_sizes streaming_current_sizes();
+
+/// Makes the kernels use sizes s from the next call on, in every thread (`prism tune`
+/// times candidates with it); a field <= 0 goes back to the machine description's. Not
+/// while a streaming leaf runs in another thread.
+void streaming_set_sizes(const streaming_sizes& s);
+
 /// Column-major C = alpha op(A) op(B) + beta C with reference BLAS semantics (beta = 0
 /// never reads C; alpha = 0 or k = 0 never reads A or B), trans 'N', 'T' or 'C' ('C' is 'T'
 /// for real types), for m, n <= 128; throws prism::error when m or n is above 128.

@@ -97,6 +97,14 @@ context& context::set_ranks_per_node(int r) {
   return *this;
 }
 
+double context::rank_flops() const {
+  return rank_flops_set_ ? rank_flops_ : description().value(machine_key::rank_flops_per_thread) * threads_;
+}
+
+double context::rank_bandwidth() const {
+  return rank_flops_set_ ? rank_bandwidth_ : description().value(machine_key::rank_bandwidth);
+}
+
 context& context::set_rank_rates(double flops_per_second, double bytes_per_second) {
   if (!(flops_per_second > 0) || !(bytes_per_second > 0))
     throw error("rank flop rate and bandwidth must be > 0");
@@ -160,7 +168,7 @@ std::string context::describe() const {
   else os << max_memory_;
   os << " small_flops=" << small_flops() << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_
      << " cache_level=" << cache_level_;
-  if (ranks_ > 1) os << " ranks=" << ranks_ << " rank_flops=" << rank_flops() << " rank_bandwidth=" << rank_bandwidth_;
+  if (ranks_ > 1) os << " ranks=" << ranks_ << " rank_flops=" << rank_flops() << " rank_bandwidth=" << rank_bandwidth();
   return os.str();
 }
 

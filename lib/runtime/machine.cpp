@@ -9,8 +9,12 @@
 //    kernel) beat the BLAS leaves once A and B no longer fit in twice the L2 (2 MiB there;
 //    bench/results/leaf-streaming-2026-11-23.txt and ...T0740Z.txt: 1 MiB rows lost,
 //    0.64-0.76x, every 2 MiB row won, 1.36x or more);
-//  - stream_far_bytes = 32 x one core's L2: the dot kernel and the 48..64-wide outer leaves
-//    won only far beyond cache (about even at 16 MiB, 1.01-1.27x from 32 MiB; same file);
+//  - stream_far_bytes = 32 x one core's L2: the 48..64-wide outer leaves (double) won only
+//    far beyond cache (about even at 16 MiB, 1.01-1.27x from 32 MiB; same file);
+//  - stream_dot_bytes = 32 x one core's L2: the dot kernel ('TN' above 16) likewise
+//    (1.03-1.39x at 2^19-2^20 steps, lost in cache). `prism tune` measures it on its own:
+//    on a 2-core Intel Xeon (2 MiB L2, 260 MiB L3) the dot kernel did not win from memory
+//    (bench/results/auto-vs-best-xeon-2c-*.md), so a measured file can say "never" (1e18);
 //  - stream_complex_k = 128: complex streaming leaves won from k = 128 (lost at 64);
 //  - small_flops = 2 x 84^3 x (SIMD bits / 512): where recursion started to pay over one
 //    leaf call there (AVX-512); a core with narrower registers does fewer flops in the
@@ -20,7 +24,30 @@
 //  - dropin_efficiency = 0.95: prism's rate on squares as a share of threads x its leaf
 //    rate (bench/results/full-2026-11-22.md: 0.97-1.00x threaded OpenBLAS on the same
 //    kernels, which reaches 0.96-0.99x twice its one-thread rate on 2 cores).
-// Without an L2 in the topology, the L2 is taken as the last level's share, else 1 MiB.
+// The streaming kernels' sizes (lib/leaves/streaming.cpp), each a share of the cache the
+// data must stay in, the share measured there (one thread, k = 2^18..2^20, before these
+// were keys; the numbers are in the kernel's comments):
+//  - stream_outer_chunk_bytes = 2/3 of one core's L1d: the outer kernel's chunk, which
+//    its register tiles read again after the first: 'NN' 16 x 16 ran best at 16-32 KiB
+//    of the 48 KiB L1d (32 KiB);
+//  - stream_dot_chunk_bytes = 1/8 of the L2: the dot kernel ('TN' 16 x 16 and 8 x 8) ran
+//    10-30% faster with 128 KiB chunks than with 32 KiB (of a 1 MiB L2);
+//  - stream_tile_chunk_bytes = 1/4 of the L2: a leaf above 16 x 16 keeps each k-chunk of
+//    op(A) and op(B) in L2 while every 16 x 16 block of C passes over it (256 KiB);
+//  - stream_prefetch_bytes = 1/6 of the L1d: prefetched lines must still be in L1 when
+//    read; 8 KiB over all streams (4-16 KiB within noise) lifted single-pass 'NN' 4 x 4
+//    and 8 x 8 from 15-20 to 40-50 GB/s;
+//  - syrk_chunk_bytes = 2/3 of the L1d: the rank-k leaf's chunk, re-read by every tile of
+//    the triangle (gram set, 2 threads: 16-40 KiB within noise, 8 KiB 5-25% slower).
+// `prism tune` times each around the model's value on this machine and keeps the fastest.
+// The rank planner's rates (include/prism/context.hpp names the runs): rank_flops_per_thread
+// = 50 GF/s, one core's dgemm on the developers' host (`prism tune` measures it: the
+// one-thread BLAS leaf at 1024^3); rank_bandwidth = 5 GB/s, Open MPI's shared-memory
+// transport between 2 ranks there (no tune measurement: that needs ranks; a machine file
+// may set it, and PRISM_RANK_BANDWIDTH or context::set_rank_rates override it).
+// Without an L2 in the topology, the L2 is taken as the last level's share, else 1 MiB;
+// without an L1, 32 KiB.
+#include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/machine.hpp>
 
@@ -45,9 +72,17 @@ const char* to_string(machine_key k) {
     case machine_key::small_flops: return "small_flops";
     case machine_key::stream_bytes: return "stream_bytes";
     case machine_key::stream_far_bytes: return "stream_far_bytes";
+    case machine_key::stream_dot_bytes: return "stream_dot_bytes";
     case machine_key::stream_complex_k: return "stream_complex_k";
     case machine_key::dropin_model_flops: return "dropin_model_flops";
     case machine_key::dropin_efficiency: return "dropin_efficiency";
+    case machine_key::stream_outer_chunk_bytes: return "stream_outer_chunk_bytes";
+    case machine_key::stream_dot_chunk_bytes: return "stream_dot_chunk_bytes";
+    case machine_key::stream_tile_chunk_bytes: return "stream_tile_chunk_bytes";
+    case machine_key::stream_prefetch_bytes: return "stream_prefetch_bytes";
+    case machine_key::syrk_chunk_bytes: return "syrk_chunk_bytes";
+    case machine_key::rank_flops_per_thread: return "rank_flops_per_thread";
+    case machine_key::rank_bandwidth: return "rank_bandwidth";
   }
   return "?";
 }
@@ -154,14 +189,26 @@ double machine_description::model_value(machine_key k) const {
   std::uint64_t l2 = cache_share(2);
   if (l2 == 0) l2 = last_level_share();
   if (l2 == 0) l2 = std::uint64_t(1) << 20;
+  std::uint64_t l1 = cache_share(1);
+  if (l1 == 0) l1 = std::uint64_t(32) << 10;
+  // A size in bytes, rounded down to whole 64-byte lines.
+  auto lines = [](double bytes) { return std::max(64.0, std::floor(bytes / 64.0) * 64.0); };
   const double width = double(simd_bits_) / 512.0;
   switch (k) {
     case machine_key::small_flops: return std::round(2.0 * 84 * 84 * 84 * width);
     case machine_key::stream_bytes: return 2.0 * double(l2);
     case machine_key::stream_far_bytes: return 32.0 * double(l2);
+    case machine_key::stream_dot_bytes: return 32.0 * double(l2);
     case machine_key::stream_complex_k: return 128;
     case machine_key::dropin_model_flops: return std::round(2.0 * 256 * 256 * 256 * width);
     case machine_key::dropin_efficiency: return 0.95;
+    case machine_key::stream_outer_chunk_bytes: return lines(double(l1) * 2 / 3);
+    case machine_key::stream_dot_chunk_bytes: return lines(double(l2) / 8);
+    case machine_key::stream_tile_chunk_bytes: return lines(double(l2) / 4);
+    case machine_key::stream_prefetch_bytes: return lines(double(l1) / 6);
+    case machine_key::syrk_chunk_bytes: return lines(double(l1) * 2 / 3);
+    case machine_key::rank_flops_per_thread: return default_rank_flops_per_thread;
+    case machine_key::rank_bandwidth: return default_rank_bandwidth;
   }
   return 0;
 }
