@@ -11,6 +11,7 @@
 #include "bandwidth.hpp"
 #include "blas/blas_library.hpp"
 #include "fma_peak.hpp"
+#include "leaf/dispatch.hpp"
 #include "leaves/streaming.hpp"
 #include "prism_run.hpp"
 #include "runtime/runtime.hpp"

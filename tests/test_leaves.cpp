@@ -10,6 +10,7 @@
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "leaf/dispatch.hpp"
 #include "blas/blis_expert.hpp"
 #include "blas/leaf_kernels.hpp"
 #include "support/machines.hpp"

@@ -10,6 +10,7 @@
 #include <prism/prism.hpp>
 
 #include "blas/blas_library.hpp"
+#include "leaf/dispatch.hpp"
 #include "leaves/streaming.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"

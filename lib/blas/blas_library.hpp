@@ -131,25 +131,8 @@ const blas_library& leaf_library(leaf_backend b);
 /// loads nothing (for reports at exit).
 const blas_library* resolved_leaf_library(leaf_backend b) noexcept;
 
-/// The backend `auto` picks for a leaf of this shape and trans pair (rule in README "Leaf
-/// backends"): the streaming kernel for m, n <= 128 where it measured faster on machine mc
-/// (streaming_preferred, bench/results/leaf-streaming-*.txt); else, from
-/// bench/results/leaf-kernels-*.txt, BLIS for large enough m and n when BLIS runs an
-/// optimised kernel set (not its "generic" C fallback), OpenBLAS otherwise. `streaming`
-/// gives the streaming kernel for m, n <= 128 and what `auto` picks among the BLAS leaves
-/// elsewhere.
-leaf_backend choose_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, std::int64_t m,
-                         std::int64_t n, std::int64_t k, char transa = 'N', char transb = 'N');
-
 /// The BLAS leaf (OpenBLAS or BLIS) `auto` picks for a leaf of this shape when the
 /// streaming kernel does not take it (choose_leaf's rule without its first step).
 leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k);
-
-/// The leaf for one n x n triangle of a rank-k update (?syrk / ?herk) with trans 'N' or
-/// 'T' / 'C': `auto` takes prism's streaming rank-k leaf where it measured faster
-/// (streaming_syrk_preferred), else the BLAS leaf choose_blas_leaf picks; `streaming`
-/// forces it for n <= 128 (the BLAS rule elsewhere); openblas and blis are kept.
-leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char trans,
-                                std::int64_t n, std::int64_t k);
 
 }  // namespace prism::detail

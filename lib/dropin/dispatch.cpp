@@ -8,6 +8,7 @@
 #include <prism/version.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaf/dispatch.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "rate_model.hpp"

@@ -22,8 +22,6 @@
 #include <prism/machine.hpp>
 #include <prism/types.hpp>
 
-#include "../blas/blas_library.hpp"
-
 #include <cstdint>
 
 namespace prism::detail {
@@ -91,18 +89,6 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 /// the run in bench/results/leaf-syrk-*.txt).
 bool streaming_syrk_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k);
 
-/// Runs one triangle leaf on backend b: the streaming rank-k kernel, or b's BLAS ?syrk /
-/// ?herk (herm: herk, T complex, alpha and beta real).
-template <scalar T>
-inline void leaf_rank_k(leaf_backend b, bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
-                        const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc) {
-  if (b == leaf_backend::streaming) return streaming_syrk<T>(herm, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
-  const blas_library& lib = leaf_library(b);
-  if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
-    if (herm) return lib.herk<T>(uplo, trans, n, k, alpha.real(), A, lda, beta.real(), C, ldc);
-  lib.syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
-}
-
 /// The instruction set the streaming kernel runs on this CPU, e.g. "AVX3" (AVX-512) or
 /// "AVX2" (Highway's name for the dispatched target).
 const char* streaming_target();
@@ -118,14 +104,5 @@ std::int64_t streaming_supported_targets();
 /// 0 gives it back the CPU's own. Highway's dispatch is compiled into prism, hidden, so
 /// this is the only way to reach it from outside the library.
 void streaming_force_targets(std::int64_t targets);
-
-/// Runs one leaf on backend b: the streaming kernel, or b's single-threaded BLAS library.
-template <scalar T>
-inline void leaf_gemm(leaf_backend b, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
-                      T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
-                      std::int64_t ldc) {
-  if (b == leaf_backend::streaming) streaming_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  else leaf_library(b).gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
 
 }  // namespace prism::detail

@@ -6,6 +6,7 @@
 #include <prism/error.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaf/dispatch.hpp"
 #include "../leaves/streaming.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../runtime/runtime.hpp"

@@ -6,6 +6,7 @@
 #include <prism/version.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaf/dispatch.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"

@@ -37,6 +37,7 @@
 #include <prism/rank_model.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaf/dispatch.hpp"
 #include "local_planner.hpp"
 #include "split.hpp"
 #include "temporaries.hpp"

@@ -12,6 +12,7 @@
 #include <prism/plan.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../leaf/dispatch.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
