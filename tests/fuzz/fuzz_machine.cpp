@@ -26,8 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   try {
-    if (prism::machine_description::parse(once).to_string() != once) {
-      std::fprintf(stderr, "fuzz_machine: FINDING: the text of a parsed description does not round-trip\n");
+    const std::string twice = prism::machine_description::parse(once).to_string();
+    if (twice != once) {
+      std::fprintf(stderr, "fuzz_machine: FINDING: the text of a parsed description does not round-trip:\n%s\n--- parsed again:\n%s\n",
+                   once.c_str(), twice.c_str());
       std::abort();
     }
   } catch (const prism::error& e) {
