@@ -91,7 +91,7 @@ topology topology::machine() {
 // arities ("Package:2 L3Cache:1(size=8MiB) Core:4 PU:2" or "2 4 2": 16), saturating; a
 // token whose arity cannot be read counts 1 (hwloc judges it). E.g. "491520 PU:1": 491520.
 static std::uint64_t synthetic_pus(const std::string& description) {
-  std::istringstream in(description);
+  std::istringstream in(std::string(description.c_str()));  // what hwloc reads: up to a NUL
   std::string token;
   std::uint64_t pus = 1;
   while (in >> token) {
