@@ -36,7 +36,7 @@ one() {
   local secs=$((SECONDS - start))
   local execs
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log/$t.log" | tail -1)
-  ASAN_OPTIONS=detect_leaks=0 build-fuzz/tests/fuzz/fuzz_"$t" -merge=1 -timeout=10 -rss_limit_mb=2048 "$corpus" "$work" >>"$log/$t.merge.log" 2>&1 || true
+  ASAN_OPTIONS=detect_leaks=0 build-fuzz/tests/fuzz/fuzz_"$t" -merge=1 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$log/" "$corpus" "$work" >>"$log/$t.merge.log" 2>&1 || true
   local found
   found=$(ls "$corpus" | grep -cE '^(crash|timeout|oom|leak)-' || true)
   printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$(uname -n), $(nproc) CPUs, $(clang++ --version | head -1 | sed 's/ (.*//')" "$t" "${execs:-?}" "$secs" \
