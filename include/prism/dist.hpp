@@ -13,6 +13,11 @@
 // Every call is collective over the communicator. Arguments that differ between ranks give
 // every rank a prism::invalid_argument naming the argument and the rank; no rank hangs and
 // no rank writes C. MPI_THREAD_FUNNELED suffices: only the calling thread calls MPI.
+// A local step that fails on one rank during gemm (its exchange buffers cannot be
+// allocated, its share of the multiply throws) is agreed before the next exchange: every
+// rank throws a prism::error naming the failing rank, and none is left waiting. C is then
+// untouched when the buffers failed, undefined when a rank's multiply failed. A rank that
+// dies (SIGKILL) is MPI's to handle: Open MPI's launcher ends the other ranks.
 #pragma once
 
 #include <prism/context.hpp>

@@ -18,7 +18,12 @@
 #include <mutex>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)  // clang names its sanitizers this way, gcc with __SANITIZE_*__
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PRISM_SANITIZER_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(PRISM_SANITIZER_BUILD)
 #define PRISM_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL)
 #else
 #define PRISM_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)

@@ -77,11 +77,11 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
   const bool measure = stats != nullptr && *stats != '\0' && std::string(stats) != "0";
   // Measuring: the pool lets go of blocks from earlier calls, so its peak loan is this call's.
   if (measure) ctx.runtime().pool().trim();
-  if (pr.m > 0 && pr.n > 0 && L.active()) {
+  if (pr.m > 0 && pr.n > 0) {
     if (pr.k == 0 || alpha == T(0)) {  // C = beta C, without reading C when beta = 0
       T* c = C.data();
       for (std::int64_t e = 0; e < C.size(); ++e) c[e] = beta == T(0) ? T(0) : beta * c[e];
-    } else {
+    } else {  // every rank, also those the plan leaves idle: they take part in the failure agreement
       const ranks::native_ownership own(L.model(), L.rank(), L.size());
       mpi::exchange_counts n;
       mpi::run_exchange<T>(own, L.comm(), alpha, A.data(), B.data(), beta, C.data(), ctx,

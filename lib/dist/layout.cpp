@@ -6,6 +6,7 @@
 #include "../recursive/executor.hpp"
 #include "../mpi/comm.hpp"
 #include "layout_access.hpp"
+#include "../runtime/lru_cache.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -26,10 +27,13 @@ using mpi::check_mpi;
 namespace {
 
 // The layouts made on one communicator, keyed by problem and settings; attached to the
-// communicator as an MPI attribute, so it lives as long as the communicator.
+// communicator as an MPI attribute, so it lives as long as the communicator. At most
+// layout_cache_size of them (least recently used forgotten: a layout and its buffers live
+// on while a matrix holds it), so calls with ever new shapes do not grow memory.
+constexpr std::size_t layout_cache_size = 16;
 struct comm_cache {
   MPI_Comm own = MPI_COMM_NULL;  // the library's duplicate
-  std::map<std::string, std::shared_ptr<const layout>> layouts;
+  prism::detail::lru_cache<std::string, std::shared_ptr<const layout>> layouts{layout_cache_size};
 };
 
 int delete_cache(MPI_Comm, int, void* value, void*) {
@@ -91,6 +95,7 @@ layout::layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_ch
 std::byte* layout::buffers(std::size_t bytes) const {
   if (bytes > buffer_bytes_) {
     buffers_.reset();  // not both at once
+    buffer_bytes_ = 0;  // (none kept if the allocation throws)
     buffers_.reset(new std::byte[bytes]);  // uninitialised: every byte is written before it is read
     buffer_bytes_ = bytes;
   }
@@ -111,7 +116,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
                 {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb}, {"m", 4, p.m},
                  {"n", 5, p.n}, {"k", 6, p.k}, {"context settings", 7, mpi::text_hash(key.str())}},
                 "");
-  if (auto it = cache.layouts.find(key.str()); it != cache.layouts.end()) return it->second;
+  if (auto* hit = cache.layouts.find(key.str())) return *hit;
   std::unique_ptr<rank_choice> why;
   bool ok = true;
   std::string text;
@@ -128,7 +133,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
   plan pl = rank == 0 ? why->chosen : plan::parse(shared);
   auto l = finish(cache.own, std::move(pl), std::move(why), ctx);
-  cache.layouts.emplace(key.str(), l);
+  cache.layouts.put(key.str(), l);
   return l;
 }
 

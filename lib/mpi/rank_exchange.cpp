@@ -5,8 +5,14 @@
 #include "comm.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cmath>
 #include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <vector>
 
 namespace prism::mpi {
@@ -16,6 +22,59 @@ using ranks::ownership;
 using ranks::tile;
 
 namespace {
+
+// TEST-ONLY fault hook (docs/development.md, "Fault tests"): PRISM_TEST_FAULT=rank:P:KIND
+// makes process P of the call's communicator fail its local step in every call, so that
+// the fault tests can check that every process ends with an error and none waits. KIND:
+//   alloc  its exchange buffers are requested at 2^62 bytes: a real allocation failure;
+//   nan    its first subtree's result gets a NaN, which a NaN check (run only under this
+//          hook, not part of gemm's semantics) finds and reports as a failure;
+//   stall  it sleeps 600 s before its first subtree (a target for a SIGKILL mid-call).
+// Read once, here and nowhere else; a malformed value is reported once and ignored.
+struct test_fault {
+  enum class kind { none, alloc, nan, stall };
+  int process = -1;
+  kind what = kind::none;
+};
+
+const test_fault& fault_hook() {
+  static const test_fault f = [] {
+    test_fault t;
+    const char* v = std::getenv("PRISM_TEST_FAULT");
+    if (v == nullptr || *v == '\0') return t;
+    int p = -1;
+    char kind[16] = {0};
+    if (std::sscanf(v, "rank:%d:%15s", &p, kind) == 2 && p >= 0) {
+      t.process = p;
+      if (std::strcmp(kind, "alloc") == 0) t.what = test_fault::kind::alloc;
+      else if (std::strcmp(kind, "nan") == 0) t.what = test_fault::kind::nan;
+      else if (std::strcmp(kind, "stall") == 0) t.what = test_fault::kind::stall;
+    }
+    if (t.what == test_fault::kind::none) {
+      std::fprintf(stderr, "prism: PRISM_TEST_FAULT=%s is not rank:P:alloc|nan|stall; ignored\n", v);
+      t.process = -1;
+    }
+    return t;
+  }();
+  return f;
+}
+
+// One MPI_Allreduce: the lowest process whose local step failed, or -1 when none did.
+int lowest_failed(MPI_Comm comm, int me, bool failed) {
+  int mine = failed ? me : INT_MAX, lowest = INT_MAX;
+  check_mpi(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  return lowest == INT_MAX ? -1 : lowest;
+}
+
+// Throws local_failure on every process when `lowest` >= 0 (see lowest_failed).
+void throw_if_failed(int lowest, int me, const std::string& mine, bool c_untouched) {
+  if (lowest < 0) return;
+  const std::string c = c_untouched ? "C untouched" : "C undefined";
+  if (lowest == me)
+    throw local_failure(lowest, true, c_untouched, "process " + std::to_string(me) + "'s local step failed: " + mine + "; " + c);
+  throw local_failure(lowest, false, c_untouched,
+                      "process " + std::to_string(lowest) + "'s local step failed (its own message says why); " + c);
+}
 
 std::int64_t count_of(const std::vector<tile>& tiles) {
   std::int64_t n = 0;
@@ -135,6 +194,20 @@ struct executor {
       phases.push_back(build_phase(own, q, me));
       need.add(phases.back().volume);
     }
+    const test_fault& fault = fault_hook();
+    const bool faulty = fault.process == me;
+    // The buffers first, agreed, so that a process that cannot have them leaves C untouched
+    // everywhere.
+    counts.buffer_bytes = std::size_t(need.total()) * sizeof(T);
+    T* base = nullptr;
+    std::string why;
+    try {
+      if (faulty && fault.what == test_fault::kind::alloc) buffers(std::size_t(1) << 62);
+      if (need.total() > 0) base = reinterpret_cast<T*>(buffers(counts.buffer_bytes));
+    } catch (const std::exception& e) {
+      why = std::string("its exchange buffers (") + std::to_string(counts.buffer_bytes) + " bytes) could not be allocated: " + e.what();
+    }
+    throw_if_failed(lowest_failed(comm, me, !why.empty()), me, why, true);
     // beta C up front, unless the local engine can take beta: one phase, my C block used
     // in place, and no partial of anything I hold coming from elsewhere.
     const bool beta_in_engine = m.phases() == 1 && phases[0].direct[2] && phases[0].in[2].empty();
@@ -143,13 +216,22 @@ struct executor {
       own.all_held_c(me, mine);
       scale_tiles(mine, beta, C);
     }
-    counts.buffer_bytes = std::size_t(need.total()) * sizeof(T);
-    T* base = need.total() > 0 ? reinterpret_cast<T*>(buffers(counts.buffer_bytes)) : nullptr;
     blocks[0] = base, blocks[1] = base + need.blocks[0], blocks[2] = blocks[1] + need.blocks[1];
     stage = blocks[2] + need.blocks[2];
+    bool first_subtree = true;
     for (const phase& ph : phases) {
       gather(ph, A, B);
-      if (ph.task.node >= 0) compute(ph, alpha, A, B, !ph.direct[2] ? T(0) : beta_in_engine ? beta : T(1), C, ctx);
+      if (ph.task.node >= 0) {
+        try {
+          compute(ph, alpha, A, B, !ph.direct[2] ? T(0) : beta_in_engine ? beta : T(1), C, ctx,
+                  faulty && first_subtree ? fault.what : test_fault::kind::none);
+        } catch (const std::exception& e) {
+          why = e.what();
+        }
+        first_subtree = false;
+      }
+      // Agreed before the next exchange: a failed subtree ends the call on every process.
+      throw_if_failed(lowest_failed(comm, me, !why.empty()), me, why, false);
       reduce(ph, C);
     }
   }
@@ -189,7 +271,9 @@ struct executor {
 
   // (2) My box with the shared-memory engine: blocks used in place read (and C written)
   // where they lie, with the holder's leading dimension.
-  void compute(const phase& ph, T alpha, const T* A, const T* B, T beta_local, T* C, const context& ctx) {
+  // `fault`: the test-only hook's failure to inject into this subtree (none in real calls).
+  void compute(const phase& ph, T alpha, const T* A, const T* B, T beta_local, T* C, const context& ctx,
+               test_fault::kind fault) {
     auto where = [&](int x, T* data) {
       if (!ph.direct[x]) return std::pair<T*, std::int64_t>{blocks[x], std::max<std::int64_t>(1, ph.blk[x].rows)};
       const tile& t = ph.self[x][0];
@@ -198,7 +282,17 @@ struct executor {
     const auto [a, lda] = where(0, const_cast<T*>(A));
     const auto [b, ldb] = where(1, const_cast<T*>(B));
     const auto [c, ldc] = where(2, C);
+    if (fault == test_fault::kind::stall) std::this_thread::sleep_for(std::chrono::seconds(600));
     prism::detail::run_subtree<T>(own.model().source(), ph.task.node, alpha, a, lda, b, ldb, beta_local, c, ldc, ctx);
+    if (fault == test_fault::kind::nan) {
+      const std::int64_t rows = ph.blk[2].rows, cols = ph.blk[2].cols;
+      c[0] = T(std::nan(""));
+      for (std::int64_t j = 0; j < cols; ++j)  // the test-only NaN check
+        for (std::int64_t i = 0; i < rows; ++i)
+          if (std::isnan(std::abs(c[i + j * ldc])))
+            throw error("NaN in its product at (" + std::to_string(i) + ", " + std::to_string(j) +
+                        ") (test-only NaN check, PRISM_TEST_FAULT)");
+    }
   }
 
   // (3) Partial C: mine to the other holders, theirs of my elements to me, added in

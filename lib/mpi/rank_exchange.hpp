@@ -13,9 +13,16 @@
 // one-phase plan's C block is wholly mine and nobody else adds to anything I hold: then
 // the local engine writes my storage with beta. A block wholly mine as one tile is used
 // where it lies (ld = its lld), not copied. Only the calling thread calls MPI.
+//
+// A local step that fails on one process (its buffers cannot be allocated, its subtree
+// throws) is agreed before the next exchange, by one MPI_Allreduce after the buffers and
+// one after each phase's subtree: every process then throws local_failure naming the
+// lowest failing process, so none is left waiting. C is untouched when the buffers failed
+// (beta C is formed after them), undefined when a subtree failed.
 #pragma once
 
 #include <prism/context.hpp>
+#include <prism/error.hpp>
 #include <prism/types.hpp>
 
 #include "../ranks/ownership.hpp"
@@ -25,8 +32,28 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace prism::mpi {
+
+/// A local step failed on some process of the call; thrown on every process alike.
+class local_failure : public prism::error {
+ public:
+  /// `process`: the lowest failing process; `mine`: whether it is this one; `why`: its reason
+  /// (this process's own, or a pointer to the failing one's message).
+  local_failure(int process, bool mine, bool c_untouched, const std::string& why)
+      : error(why), process_(process), mine_(mine), c_untouched_(c_untouched) {}
+  /// The lowest process (of the call's communicator) whose local step failed.
+  int process() const noexcept { return process_; }
+  /// Whether that process is this one.
+  bool mine() const noexcept { return mine_; }
+  /// Whether C is as it was before the call (else undefined).
+  bool c_untouched() const noexcept { return c_untouched_; }
+
+ private:
+  int process_;
+  bool mine_, c_untouched_;
+};
 
 /// What this process moved in one executed call (exact, from the MPI statuses).
 struct exchange_counts {
@@ -40,7 +67,9 @@ using buffer_source = std::function<std::byte*(std::size_t bytes)>;
 
 /// Runs C = alpha op(A) op(B) + beta C over comm (process p = comm rank p) on storage
 /// laid out as `own` says; A, B, C are this process's storage. Collective. alpha != 0,
-/// k > 0 (the callers handle the quick returns).
+/// k > 0 (the callers handle the quick returns). Every process of comm calls it, also
+/// those without a rank in the plan. Throws local_failure on every process when a local
+/// step failed on any (see the header).
 template <scalar T>
 void run_exchange(const ranks::ownership& own, MPI_Comm comm, T alpha, const T* A, const T* B, T beta, T* C,
                   const context& ctx, const buffer_source& buffers, exchange_counts& counts);

@@ -5,6 +5,7 @@
 
 #include <hwloc.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 
@@ -86,7 +87,34 @@ topology topology::machine() {
   return t;
 }
 
+// The number of PUs an hwloc synthetic description asks for: the product of its levels'
+// arities ("Package:2 L3Cache:1(size=8MiB) Core:4 PU:2" or "2 4 2": 16), saturating; a
+// token whose arity cannot be read counts 1 (hwloc judges it). E.g. "491520 PU:1": 491520.
+static std::uint64_t synthetic_pus(const std::string& description) {
+  std::istringstream in(std::string(description.c_str()));  // what hwloc reads: up to a NUL
+  std::string token;
+  std::uint64_t pus = 1;
+  while (in >> token) {
+    const std::string head = token.substr(0, token.find_first_of("(["));
+    const std::size_t colon = head.rfind(':');
+    const std::string arity = colon == std::string::npos ? head : head.substr(colon + 1);
+    std::uint64_t a = 0;
+    std::size_t i = 0;
+    for (; i < arity.size() && arity[i] >= '0' && arity[i] <= '9' && a < (1ull << 40); ++i) a = a * 10 + unsigned(arity[i] - '0');
+    if (i == 0) continue;
+    pus = a == 0 || pus > (1ull << 40) / a ? (a == 0 ? 0 : (1ull << 40)) : pus * a;
+  }
+  return pus;
+}
+
 topology topology::synthetic(const std::string& description, bool assume_this_system) {
+  // hwloc builds every object of a synthetic description, in time that grows faster than
+  // their number: 4,096 PUs take 4 s here, 491,520 minutes. A text asking for more than
+  // 1,024 (a malformed machine file, HWLOC_SYNTHETIC) is refused.
+  constexpr std::uint64_t max_pus = 1024;
+  if (const std::uint64_t pus = synthetic_pus(description); pus > max_pus)
+    throw error("synthetic topology '" + description + "' has " + std::to_string(pus) + " PUs, more than " +
+                std::to_string(max_pus));
   topology t;
   t.impl_ = load("synthetic: " + description, [&](hwloc_topology_t h) {
     if (hwloc_topology_set_synthetic(h, description.c_str()) != 0)

@@ -241,7 +241,10 @@ std::string machine_description::to_string() const {
   os << "# prism machine description\n";
   if (!example_.empty()) os << "example: " << example_ << "\n";
   os << "cpu: " << cpu_ << "\n";
-  if (!example_.empty()) os << "topology: " << topology_.synthetic_description() << "\n";
+  // An example machine's topology, or any other than the one a text without `topology:`
+  // would get (topology::from_env()), so that parse(to_string()) gives this description.
+  if (!example_.empty() || topology_.synthetic_description() != topology::from_env().synthetic_description())
+    os << "topology: " << topology_.synthetic_description() << "\n";
   os << "simd: " << simd_ << " " << simd_bits_ << "\n";
   os << "# " << cores() << " cores, " << numa_domains() << " NUMA domain" << (numa_domains() == 1 ? "" : "s");
   for (const auto& c : topology_.caches())

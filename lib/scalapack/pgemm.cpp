@@ -13,12 +13,15 @@
 //     its modelled time under this layout is below ScaLAPACK's by the measured margin
 //     (route_margin) and the call is big enough (route_min_flops); see docs/distributed.md.
 //  4. prism: grid rank 0 fits a rank plan to the caller's layout (layout_plan.hpp) and
-//     broadcasts it; plans are cached per call signature. The rank level's one executor
-//     (lib/mpi/rank_exchange) runs it under the caller's block-cyclic ownership
-//     (lib/ranks/ownership): per phase each process receives the pieces of A and B its box
-//     needs straight from their holders in the caller's layout, runs its box with the
-//     shared-memory engine, and sends partial C to the holders of C, which add them, in
-//     plan-rank order, to beta C. The same executor runs prism::dist on the native layout.
+//     broadcasts it; plans are cached per call signature (the 64 most recent). The rank
+//     level's one executor (lib/mpi/rank_exchange) runs it under the caller's block-cyclic
+//     ownership (lib/ranks/ownership): per phase each process receives the pieces of A and
+//     B its box needs straight from their holders in the caller's layout, runs its box
+//     with the shared-memory engine, and sends partial C to the holders of C, which add
+//     them, in plan-rank order, to beta C. The same executor runs prism::dist on the
+//     native layout. A local step failing on one process is agreed by all (see
+//     rank_exchange.hpp); p?gemm_ cannot return an error, so the job then ends with one
+//     line and MPI_Abort, as reference PBLAS ends it on an error.
 // PRISM_STATS=1: grid rank 0 prints one line per call: the route and why, and for prism
 // the measured and predicted bytes received (max, mean over processes), split into the
 // plan's own multiply volume (multiply_max_MB: what the same plan moves in prism's native
@@ -35,6 +38,7 @@
 #include "../mpi/rank_exchange.hpp"
 #include "../recursive/executor.hpp"
 #include "../runtime/runtime.hpp"
+#include "../runtime/lru_cache.hpp"
 #include "../recursive/local_planner.hpp"
 #include "../ranks/block_cyclic.hpp"
 #include "../ranks/layout_plan.hpp"
@@ -316,6 +320,7 @@ std::byte* arena(std::size_t bytes) {
   static std::size_t have = 0;
   if (bytes > have) {
     mem.reset();
+    have = 0;  // (none kept if the allocation throws)
     mem.reset(new std::byte[bytes]);
     have = bytes;
   }
@@ -350,7 +355,11 @@ caller_layout layout_of(const call_args& a, const grid& g) {
 
 template <scalar T>
 std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chosen, bool have_backend, const context& ctx) {
-  static std::map<std::string, std::shared_ptr<prepared>> cache;
+  // At most plan_cache_size signatures (least recently used forgotten), so that a program
+  // calling with ever new shapes does not grow; every grid process calls alike, so all
+  // keep the same entries and miss together (a miss is collective: rank 0 broadcasts).
+  constexpr std::size_t plan_cache_size = 64;
+  static prism::detail::lru_cache<std::string, std::shared_ptr<prepared>> cache(plan_cache_size);
   const problem pr{scalar_type_of<T>(), a.ta, a.tb, a.m, a.n, a.k};
   const caller_layout L = layout_of(a, g);
   std::ostringstream key;
@@ -359,7 +368,7 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
   for (const operand_layout& o : L.op)
     for (const cyclic_dim* d : {&o.rows, &o.cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
   key << ' ' << a.da.e[LLD_] << ':' << a.db.e[LLD_] << ':' << a.dc.e[LLD_];  // the ownership's local offsets
-  if (auto it = cache.find(key.str()); it != cache.end()) return it->second;
+  if (auto* hit = cache.find(key.str())) return *hit;
 
   // Grid rank 0 decides and plans; the others receive its verdict and plan text.
   std::vector<std::int64_t> head(7, 0);
@@ -442,7 +451,7 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
                 << " MB (prism's native layout " << out->native_mb << " MB; ScaLAPACK modelled " << out->scalapack_mb << " MB)\n";
     }
   }
-  cache.emplace(key.str(), out);
+  cache.put(key.str(), out);
   return out;
 }
 
@@ -462,6 +471,37 @@ mpi::exchange_counts run_prism(const grid& g, const prepared& prep, T alpha, con
   mpi::exchange_counts n;
   mpi::run_exchange<T>(*prep.own, g.comm, alpha, A, B, beta, C, ctx, arena, n);
   return n;
+}
+
+// PRISM_STATS=1: one line per call on grid process 0 (the file comment says what it holds).
+template <scalar T>
+void print_stats(const call_args& a, const grid& gr, const prepared& pp, std::int64_t received, std::int64_t allocated,
+                 double secs) {
+  const grid* g = &gr;
+  const prepared* prep = &pp;
+  const char* name = routine_name<T>();
+  double mine[3] = {double(received), secs, double(allocated)}, mx[3], sum[3];
+  MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, g->comm);
+  MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, g->comm);
+  if (g->me == 0) {
+    const int P = g->nprow * g->npcol;
+    if (prep->use_prism) {
+      const double elem = double(sizeof(T));
+      std::fprintf(stderr,
+                   "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
+                   "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g multiply_max_MB=%.6g redistribution_max_MB=%.6g "
+                   "scalapack_model_MB=%.6g mem_max_MB=%.6g pred_mem_max_MB=%.6g "
+                   "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
+                   name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
+                   double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
+                   double(prep->fit.max_received) * elem / 1e6 - prep->native_mb,
+                   prep->scalapack_mb, mx[2] / 1e6, double(prep->fit.peak_bytes) / 1e6, mx[1], prep->model->grid().c_str(), prep->fit.describe().c_str(),
+                   prep->reason.c_str());
+    } else {
+      std::fprintf(stderr, "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",
+                   name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[1], prep->reason.c_str());
+    }
+  }
 }
 
 template <scalar T>
@@ -526,7 +566,13 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   ctx.set_ranks(g->nprow * g->npcol).set_ranks_per_node(g->ranks_per_node);
   const std::shared_ptr<prepared> prep = prepare<T>(a, *g, chosen, real != nullptr, ctx);
   std::int64_t received = 0, allocated = 0;
-  if (!prep->use_prism) {
+  if (!prep->use_prism && real == nullptr) {  // e.g. a replicated operand, which prism does not run
+    std::fprintf(stderr,
+                 "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it "
+                 "to; ending the job (MPI_Abort)\n",
+                 name, prep->reason.c_str(), symbol_name<T>());
+    MPI_Abort(g->comm, 1);
+  } else if (!prep->use_prism) {
     real(transa, transb, M, N, K, alpha, A, IA, JA, DESCA, B, IB, JB, DESCB, beta, C, IC, JC, DESCC, 1, 1);
   } else {
     try {
@@ -534,36 +580,23 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
       const mpi::exchange_counts n = run_prism(*g, *prep, *alpha, A, B, *beta, C, ctx);
       received = n.bytes_received;
       allocated = std::int64_t(n.buffer_bytes + ctx.runtime().pool().snapshot().peak_on_loan);
+    } catch (const mpi::local_failure& ex) {
+      // Every grid process has this error (the executor agreed it), none waits; C may be
+      // partly updated and p?gemm_ cannot return an error, so the job ends, as reference
+      // PBLAS ends it on an error. The failing process and grid process 0 say why.
+      if (ex.mine() || g->me == 0)
+        std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s; ending the job (MPI_Abort)\n", name, g->me,
+                     ex.what());
+      std::fflush(stderr);
+      MPI_Barrier(g->comm);  // every process is alive and here: the lines are out before the abort
+      MPI_Abort(g->comm, 1);
     } catch (const std::exception& ex) {  // a rank alone cannot back out of a collective
-      std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s\n", name, g->me, ex.what());
+      std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s; ending the job (MPI_Abort)\n", name, g->me, ex.what());
       MPI_Abort(g->comm, 1);
     }
   }
-  if (env_on("PRISM_STATS")) {
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double mine[3] = {double(received), secs, double(allocated)}, mx[3], sum[3];
-    MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, g->comm);
-    MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, g->comm);
-    if (g->me == 0) {
-      const int P = g->nprow * g->npcol;
-      if (prep->use_prism) {
-        const double elem = double(sizeof(T));
-        std::fprintf(stderr,
-                     "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
-                     "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g multiply_max_MB=%.6g redistribution_max_MB=%.6g "
-                     "scalapack_model_MB=%.6g mem_max_MB=%.6g pred_mem_max_MB=%.6g "
-                     "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
-                     name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
-                     double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
-                     double(prep->fit.max_received) * elem / 1e6 - prep->native_mb,
-                     prep->scalapack_mb, mx[2] / 1e6, double(prep->fit.peak_bytes) / 1e6, mx[1], prep->model->grid().c_str(), prep->fit.describe().c_str(),
-                     prep->reason.c_str());
-      } else {
-        std::fprintf(stderr, "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",
-                     name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[1], prep->reason.c_str());
-      }
-    }
-  }
+  if (env_on("PRISM_STATS"))
+    print_stats<T>(a, *g, *prep, received, allocated, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace
