@@ -475,31 +475,29 @@ mpi::exchange_counts run_prism(const grid& g, const prepared& prep, T alpha, con
 
 // PRISM_STATS=1: one line per call on grid process 0 (the file comment says what it holds).
 template <scalar T>
-void print_stats(const call_args& a, const grid& gr, const prepared& pp, std::int64_t received, std::int64_t allocated,
+void print_stats(const call_args& a, const grid& g, const prepared& prep, std::int64_t received, std::int64_t allocated,
                  double secs) {
-  const grid* g = &gr;
-  const prepared* prep = &pp;
   const char* name = routine_name<T>();
   double mine[3] = {double(received), secs, double(allocated)}, mx[3], sum[3];
-  MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, g->comm);
-  MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, g->comm);
-  if (g->me == 0) {
-    const int P = g->nprow * g->npcol;
-    if (prep->use_prism) {
+  MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, g.comm);
+  MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, g.comm);
+  if (g.me == 0) {
+    const int P = g.nprow * g.npcol;
+    if (prep.use_prism) {
       const double elem = double(sizeof(T));
       std::fprintf(stderr,
                    "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
                    "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g multiply_max_MB=%.6g redistribution_max_MB=%.6g "
                    "scalapack_model_MB=%.6g mem_max_MB=%.6g pred_mem_max_MB=%.6g "
                    "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
-                   name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[0] / 1e6, sum[0] / P / 1e6,
-                   double(prep->fit.max_received) * elem / 1e6, prep->fit.mean_received * elem / 1e6, prep->native_mb,
-                   double(prep->fit.max_received) * elem / 1e6 - prep->native_mb,
-                   prep->scalapack_mb, mx[2] / 1e6, double(prep->fit.peak_bytes) / 1e6, mx[1], prep->model->grid().c_str(), prep->fit.describe().c_str(),
-                   prep->reason.c_str());
+                   name, a.ta, a.tb, a.m, a.n, a.k, g.nprow, g.npcol, mx[0] / 1e6, sum[0] / P / 1e6,
+                   double(prep.fit.max_received) * elem / 1e6, prep.fit.mean_received * elem / 1e6, prep.native_mb,
+                   double(prep.fit.max_received) * elem / 1e6 - prep.native_mb,
+                   prep.scalapack_mb, mx[2] / 1e6, double(prep.fit.peak_bytes) / 1e6, mx[1], prep.model->grid().c_str(), prep.fit.describe().c_str(),
+                   prep.reason.c_str());
     } else {
       std::fprintf(stderr, "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",
-                   name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, mx[1], prep->reason.c_str());
+                   name, a.ta, a.tb, a.m, a.n, a.k, g.nprow, g.npcol, mx[1], prep.reason.c_str());
     }
   }
 }
