@@ -1,6 +1,7 @@
 // prism/dist.hpp — the MPI rank level: C = alpha op(A) op(B) + beta C over a communicator,
-// with A, B and C in prism's native layout (prism/rank_model.hpp), each rank's share run
-// by the shared-memory engine with its own threads. Link prism::prism_dist.
+// with A, B and C in prism's native layout (prism/rank_model.hpp), and the rank-k updates
+// C = alpha op(A) op(A)^T (^H) + beta C on one triangle (prism/rank_k_model.hpp), each
+// rank's share run by the shared-memory engine with its own threads. Link prism::prism_dist.
 //
 //   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 //   auto L = prism::dist::layout::make(MPI_COMM_WORLD, prism::problem{prism::scalar_type::d, 'N', 'N', m, n, k});
@@ -9,6 +10,13 @@
 //   B.scatter(0, b_full, ldb);
 //   prism::dist::gemm(MPI_COMM_WORLD, L->source(), 1.0, A, B, 0.0, C);
 //   C.gather(0, c_full, ldc);
+//
+// A Gram matrix C = A^T A (A k x n, upper triangle): lay out the rank-k problem, then
+//   auto G = prism::dist::layout::make(MPI_COMM_WORLD, prism::rank_k_problem(prism::scalar_type::d,
+//                                      prism::operation::syrk, 'U', 'T', n, k));
+//   prism::dist::matrix<double> A(G, prism::operand::a), C(G, prism::operand::c);
+//   prism::dist::syrk(MPI_COMM_WORLD, 'U', 'T', 1.0, A, 0.0, C);
+// C then holds the upper triangle only (gather writes only its elements).
 //
 // Every call is collective over the communicator. Arguments that differ between ranks give
 // every rank a prism::invalid_argument naming the argument and the rank; no rank hangs and
@@ -21,7 +29,9 @@
 #pragma once
 
 #include <prism/context.hpp>
+#include <prism/rank_k_model.hpp>
 #include <prism/rank_model.hpp>
+#include <prism/syrk.hpp>
 #include <prism/types.hpp>
 
 #include <mpi.h>
@@ -29,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace prism::dist {
@@ -37,7 +48,7 @@ namespace detail {
 struct layout_access;
 }
 
-/// What this rank moved in its last gemm call (exact counts from MPI statuses).
+/// What this rank moved in its last gemm, syrk or herk call (exact counts from MPI statuses).
 struct traffic {
   std::int64_t bytes_received = 0;     ///< bytes received
   std::int64_t bytes_sent = 0;         ///< bytes sent
@@ -51,34 +62,67 @@ struct traffic {
   std::int64_t bytes_allocated = 0;
 };
 
-/// A plan over a communicator's ranks with its native layout and exchange schedule.
-/// Made collectively, cached on the communicator per (problem, settings), shared by the
-/// matrices laid out for it.
+/// A run of one rank's stored elements: elements [first, first + count) of a cell whose
+/// stored rows start at (row, col); a rectangle of `rows` rows (tri 0, column-major) or the
+/// packed triangle of a rows x rows diagonal block (tri 'L': column t holds rows t..; 'U':
+/// rows ..t). E.g. {row 8, col 8, rows 3, first 3, count 2, tri 'L'} is (9, 9), (10, 9).
+struct piece_span {
+  std::int64_t row = 0, col = 0, rows = 0;  ///< the cell's first stored row, column, and rows
+  std::int64_t first = 0, count = 0;        ///< elements of the cell
+  char tri = 0;                             ///< 0, 'L' or 'U'
+};
+
+/// A plan over a communicator's ranks with its native layout and exchange schedule: a gemm
+/// plan (model()) or a rank-k scheme (rank_k()). Made collectively, cached on the
+/// communicator per (problem, settings), shared by the matrices laid out for it.
 class layout {
  public:
-  /// Plans problem p over comm's ranks (collective): rank 0 runs prism::choose_ranks with
-  /// ctx (ranks = the communicator's size, ranks per node from MPI) and every rank gets its
-  /// plan. A second call with the same problem, communicator and settings returns the
-  /// cached layout. Throws prism::plan_error on every rank when no plan fits.
+  /// Plans problem p over comm's ranks (collective): rank 0 runs prism::choose_ranks (a
+  /// rank-k problem: choose_rank_k_ranks) with ctx (ranks = the communicator's size, ranks
+  /// per node from MPI) and every rank gets its plan. A second call with the same problem,
+  /// communicator and settings returns the cached layout. Throws prism::plan_error on every
+  /// rank when no plan fits.
   static std::shared_ptr<const layout> make(MPI_Comm comm, const problem& p, const context& ctx = default_context());
   /// Lays out a given plan (collective; every rank passes the same plan, checked), e.g. a
   /// hand-written one parsed with prism::plan::parse. Its ranks must not exceed comm's.
   static std::shared_ptr<const layout> make(MPI_Comm comm, const plan& p, const context& ctx = default_context());
+  /// Lays out rank-k problem p under a given scheme (collective; every rank passes the same,
+  /// checked), e.g. to compare schemes. Its ranks must not exceed comm's. Not cached.
+  static std::shared_ptr<const layout> make(MPI_Comm comm, const problem& p, const rank_k_scheme& s,
+                                            const context& ctx = default_context());
 
-  /// The plan.
-  const plan& source() const noexcept { return model_.source(); }
-  /// The native layout and exchanges the plan implies.
-  const rank_model& model() const noexcept { return model_; }
-  /// The planner's reasons (on rank 0 of a layout made from a problem; else nullptr).
+  /// The problem laid out.
+  const problem& laid_out() const noexcept { return problem_; }
+  /// Whether it lays out a rank-k update (syrk / herk): then rank_k() describes it.
+  bool is_rank_k() const noexcept { return rank_k_.has_value(); }
+  /// The gemm plan (throws prism::plan_error for a rank-k layout).
+  const plan& source() const { return model().source(); }
+  /// The native layout and exchanges the gemm plan implies (throws for a rank-k layout).
+  const rank_model& model() const;
+  /// The rank-k scheme's layout and exchanges (throws prism::plan_error for a gemm layout).
+  const rank_k_model& rank_k() const;
+  /// The planner's reasons (on rank 0 of a gemm layout made from a problem; else nullptr).
   const rank_choice* choice() const noexcept { return choice_.get(); }
+  /// The rank-k planner's reasons (on rank 0 of a rank-k layout; else nullptr).
+  const rank_k_choice* rank_k_reasons() const noexcept { return rank_k_choice_.get(); }
+  /// Ranks the plan uses (P').
+  int ranks_used() const noexcept { return model_ ? model_->ranks() : rank_k_->ranks(); }
+  /// Rows of the whole stored operand o.
+  std::int64_t rows(operand o) const;
+  /// Columns of the whole stored operand o.
+  std::int64_t cols(operand o) const;
+  /// Rank r's stored elements of operand o, in storage order.
+  std::vector<piece_span> spans(operand o, int r) const;
+  /// The model's peak bytes for this rank (pieces, buffers, local workspace; 0 if idle).
+  std::size_t predicted_peak_bytes() const;
   /// This process's rank in the communicator.
   int rank() const noexcept { return rank_; }
   /// The communicator's size (ranks >= the plan's ranks; the others sit out).
   int size() const noexcept { return size_; }
   /// Whether this rank has work in the plan (rank < source().ranks()).
-  bool active() const noexcept { return rank_ < model_.ranks(); }
+  bool active() const noexcept { return rank_ < ranks_used(); }
   /// Elements of operand o this rank stores.
-  std::int64_t local_size(operand o) const { return active() ? model_.local_size(o, rank_) : 0; }
+  std::int64_t local_size(operand o) const;
   /// The library's private duplicate of the communicator (its messages never meet yours).
   MPI_Comm comm() const noexcept { return comm_; }
 
@@ -88,6 +132,7 @@ class layout {
  private:
   friend struct detail::layout_access;  // the library's own access (lib/dist)
   layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why);
+  layout(MPI_Comm own, int rank, int size, const problem& p, const rank_k_scheme& s, std::unique_ptr<rank_k_choice> why);
   // gemm's blocks and exchange buffers, at least `bytes` (16-byte aligned), allocated on
   // first need and kept for later calls on this layout.
   std::byte* buffers(std::size_t bytes) const;
@@ -96,9 +141,12 @@ class layout {
   mutable std::size_t buffer_bytes_ = 0;
   MPI_Comm comm_;
   int rank_, size_;
-  rank_model model_;
+  problem problem_;
+  std::optional<rank_model> model_;      // a gemm layout
+  std::optional<rank_k_model> rank_k_;   // a rank-k layout
   std::unique_ptr<rank_choice> choice_;
-  std::int64_t plan_hash_ = 0;  // after model_: computed from it
+  std::unique_ptr<rank_k_choice> rank_k_choice_;
+  std::int64_t plan_hash_ = 0;  // after the models: computed from the plan or scheme text
 };
 
 /// One operand of a layout: this rank's pieces of it, stored one after another in the
@@ -114,9 +162,9 @@ class matrix {
   /// Its layout.
   const std::shared_ptr<const layout>& where() const noexcept { return layout_; }
   /// Rows of the whole stored matrix.
-  std::int64_t rows() const { return layout_->model().rows(which_); }
+  std::int64_t rows() const { return layout_->rows(which_); }
   /// Columns of the whole stored matrix.
-  std::int64_t cols() const { return layout_->model().cols(which_); }
+  std::int64_t cols() const { return layout_->cols(which_); }
   /// This rank's elements.
   T* data() noexcept { return local_.data(); }
   /// This rank's elements.
@@ -137,21 +185,32 @@ class matrix {
   }
 
   /// Collective: rank `root` holds the whole stored matrix (column-major, leading
-  /// dimension ld >= rows) and each rank receives its pieces.
+  /// dimension ld >= rows) and each rank receives its pieces (a rank-k layout's C: the
+  /// elements of its triangle only).
   void scatter(int root, const T* full, std::int64_t ld);
-  /// Collective: rank `root` receives the whole stored matrix into full (ld >= rows).
+  /// Collective: rank `root` receives the whole stored matrix into full (ld >= rows); a
+  /// rank-k layout's C writes its triangle only, the other one untouched.
   void gather(int root, T* full, std::int64_t ld) const;
 
  private:
   template <class F>
   void visit(F&& f) const {
     if (!layout_->active()) return;
-    const rank_model& m = layout_->model();
     std::int64_t at = 0;
-    for (const piece& pc : m.pieces(which_, layout_->rank())) {
-      const block cell = m.cell(which_, pc.cell);
-      for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e, ++at)
-        f(cell.row + e % cell.rows, cell.col + e / cell.rows, at);
+    for (const piece_span& sp : layout_->spans(which_, layout_->rank())) {
+      if (sp.tri == 0) {
+        for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e, ++at)
+          f(sp.row + e % sp.rows, sp.col + e / sp.rows, at);
+        continue;
+      }
+      // Packed triangle: walk to the column of element `first`, then element by element.
+      auto length = [&](std::int64_t t) { return sp.tri == 'L' ? sp.rows - t : t + 1; };
+      std::int64_t col = 0, start = 0;
+      while (start + length(col) <= sp.first) start += length(col), ++col;
+      for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e, ++at) {
+        if (e - start == length(col)) start += length(col), ++col;
+        f(sp.row + (sp.tri == 'L' ? col : 0) + (e - start), sp.col + col, at);
+      }
     }
   }
 
@@ -173,7 +232,23 @@ template <scalar T>
 void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const matrix<T>& B, T beta, matrix<T>& C,
           const context& ctx = default_context());
 
-/// This rank's counts for its last gemm call.
+/// C = alpha op(A) op(A)^T + beta C on the uplo triangle over comm (collective), for the
+/// rank-k layout A and C share (its problem's uplo and trans, checked: 'U' or 'L'; 'N' or
+/// 'T', a real syrk also 'C'). BLAS semantics: beta = 0 never reads C, alpha = 0 or k = 0
+/// only scales C, the other triangle is not stored. Throws prism::invalid_argument on
+/// every rank when arguments differ between ranks or do not match the layout, C untouched.
+template <scalar T>
+void syrk(MPI_Comm comm, char uplo, char trans, T alpha, const matrix<T>& A, T beta, matrix<T>& C,
+          const context& ctx = default_context());
+
+/// C = alpha op(A) op(A)^H + beta C (T complex; trans 'N' or 'C'; alpha, beta real), as
+/// syrk; the diagonal of C is real afterwards (imaginary parts set to zero, as ?herk).
+template <scalar T>
+  requires(std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>)
+void herk(MPI_Comm comm, char uplo, char trans, real_type<T> alpha, const matrix<T>& A, real_type<T> beta,
+          matrix<T>& C, const context& ctx = default_context());
+
+/// This rank's counts for its last gemm, syrk or herk call.
 traffic last_traffic();
 
 }  // namespace prism::dist

@@ -37,6 +37,8 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
   const auto t0 = std::chrono::steady_clock::now();
   last = traffic{};
   const layout& L = *A.where();
+  if (L.is_rank_k())
+    mpi::agree(L.comm(), "prism::dist::gemm", {}, "A's layout is for a rank-k update (use prism::dist::syrk / herk)");
   const plan& p = L.source();
   const problem& pr = p.problem();
   std::string local;
@@ -97,7 +99,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
                            std::int64_t(detail::layout_access::buffer_bytes(L) + ctx.runtime().pool().snapshot().peak_on_loan);
     const rank_model& m = L.model();
     const double elem = double(sizeof(T));
-    const double predicted = L.active() ? double(m.cost(L.rank()).peak_bytes()) : 0;
+    const double predicted = double(L.predicted_peak_bytes());
     double mine[5] = {double(last.bytes_received), double(last.messages_received), last.seconds,
                       double(last.bytes_allocated), predicted},
            mx[5], sum[5];
@@ -132,6 +134,11 @@ void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const ma
 }
 
 traffic last_traffic() { return last; }
+
+namespace detail {
+/// The counts prism::dist::syrk / herk leave for last_traffic.
+void set_last_traffic(const traffic& t) { last = t; }
+}  // namespace detail
 
 #define PRISM_INSTANTIATE(T)                                                                                 \
   template void gemm<T>(MPI_Comm, const plan&, T, const matrix<T>&, const matrix<T>&, T, matrix<T>&,         \

@@ -86,11 +86,87 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
   return l;
 }
 
+// The text a rank-k layout is agreed by, e.g. "dsyrk UT 4096 4096 k2 x tbd3{0,1}".
+std::string scheme_text(const problem& p, const rank_k_scheme& s) {
+  return std::string(1, char(p.type)) + to_string(p.op) + ' ' + p.uplo + p.transa + ' ' + std::to_string(p.n) + ' ' +
+         std::to_string(p.k) + ' ' + s.to_string() + " g" + std::to_string(s.groups) + " c" +
+         std::to_string(s.group_ranks) + " q" + std::to_string(s.phases);
+}
+
 }  // namespace
 
 layout::layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why)
-    : comm_(own), rank_(rank), size_(size), model_(p), choice_(std::move(why)),
-      plan_hash_(mpi::text_hash(model_.source().to_string())) {}
+    : comm_(own), rank_(rank), size_(size), problem_(p.problem()), model_(std::in_place, p), choice_(std::move(why)),
+      plan_hash_(mpi::text_hash(model_->source().to_string())) {}
+
+layout::layout(MPI_Comm own, int rank, int size, const problem& p, const rank_k_scheme& s,
+               std::unique_ptr<rank_k_choice> why)
+    : comm_(own), rank_(rank), size_(size), problem_(p), rank_k_(std::in_place, p, s),
+      rank_k_choice_(std::move(why)), plan_hash_(mpi::text_hash(scheme_text(p, s))) {}
+
+const rank_model& layout::model() const {
+  if (!model_) throw plan_error("this layout is for a rank-k update (syrk / herk): see layout::rank_k()");
+  return *model_;
+}
+
+const rank_k_model& layout::rank_k() const {
+  if (!rank_k_) throw plan_error("this layout is for a gemm plan: see layout::model()");
+  return *rank_k_;
+}
+
+std::int64_t layout::rows(operand o) const {
+  if (model_) return model_->rows(o);
+  return o == operand::a ? rank_k_->rows_a() : problem_.n;
+}
+
+std::int64_t layout::cols(operand o) const {
+  if (model_) return model_->cols(o);
+  return o == operand::a ? rank_k_->cols_a() : problem_.n;
+}
+
+std::int64_t layout::local_size(operand o) const {
+  if (!active()) return 0;
+  return model_ ? model_->local_size(o, rank_) : rank_k_->local_size(o, rank_);
+}
+
+std::size_t layout::predicted_peak_bytes() const {
+  if (!active()) return 0;
+  return model_ ? model_->cost(rank_).peak_bytes() : rank_k_->cost(rank_).peak_bytes();
+}
+
+// A gemm layout's pieces are runs of rectangular cells; a rank-k layout's A cells are a
+// row block over an interval of op(A) columns, its C cells blocks of the triangle (L:
+// rows of block i, columns of block j; U: the transposed place), diagonal ones packed.
+// E.g. n = 6, c = 2, uplo U, block (1, 0): rows 0-2, columns 3-5 of C.
+std::vector<piece_span> layout::spans(operand o, int r) const {
+  std::vector<piece_span> out;
+  if (model_) {
+    for (const piece& pc : model_->pieces(o, r)) {
+      const block cell = model_->cell(o, pc.cell);
+      out.push_back(piece_span{cell.row, cell.col, cell.rows, pc.first, pc.count, 0});
+    }
+    return out;
+  }
+  const rank_k_model& m = *rank_k_;
+  if (o == operand::a) {
+    const bool n_trans = problem_.transa == 'N';
+    for (const auto& [x, pc] : m.a_pieces(r)) {
+      const std::int64_t b0 = m.block_start(x.b), rb = m.block_rows(x.b);
+      if (n_trans) out.push_back(piece_span{b0, x.k0, rb, pc.first, pc.count, 0});
+      else out.push_back(piece_span{x.k0, b0, x.k1 - x.k0, pc.first, pc.count, 0});
+    }
+  } else if (o == operand::c) {
+    for (const piece& pc : m.c_pieces(r)) {
+      const auto [i, j] = rank_k_model::c_block(pc.cell);
+      const std::int64_t ri = m.block_start(i), rj = m.block_start(j);
+      const bool lower = problem_.uplo == 'L';
+      if (i == j) out.push_back(piece_span{ri, ri, m.block_rows(i), pc.first, pc.count, lower ? 'L' : 'U'});
+      else if (lower) out.push_back(piece_span{ri, rj, m.block_rows(i), pc.first, pc.count, 0});
+      else out.push_back(piece_span{rj, ri, m.block_rows(j), pc.first, pc.count, 0});
+    }
+  }
+  return out;
+}
 
 std::byte* layout::buffers(std::size_t bytes) const {
   if (bytes > buffer_bytes_) {
@@ -102,6 +178,41 @@ std::byte* layout::buffers(std::size_t bytes) const {
   return buffers_.get();
 }
 
+namespace {
+
+// A rank-k layout: rank 0 plans, every rank gets the scheme as three numbers (groups,
+// group ranks, phases) and builds the same model; the scheme text is agreed.
+std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, const problem& p, const context& ctx) {
+  std::unique_ptr<rank_k_choice> why;
+  bool ok = true;
+  std::string text;
+  if (rank == 0) {
+    try {
+      why = std::make_unique<rank_k_choice>(choose_rank_k_ranks(p, ctx));
+      text = std::to_string(why->chosen.groups) + ' ' + std::to_string(why->chosen.group_ranks) + ' ' +
+             std::to_string(why->chosen.phases);
+    } catch (const error& e) {
+      ok = false;
+      text = e.what();
+    }
+  }
+  auto [fine, shared] = broadcast_text(own, ok, text);
+  if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
+  rank_k_scheme s;
+  std::istringstream in(shared);
+  in >> s.groups >> s.group_ranks >> s.phases;
+  auto l = detail::layout_access::make_rank_k(own, rank, size, p, s, std::move(why));
+  mpi::agree(own, "prism::dist::layout", {{"scheme", 0, l->plan_hash()}}, "");
+  if (rank == 0 && std::getenv("PRISM_VERBOSE") != nullptr && *std::getenv("PRISM_VERBOSE") != '\0' &&
+      std::string(std::getenv("PRISM_VERBOSE")) != "0" && l->rank_k_reasons() != nullptr) {
+    std::cerr << "prism-dist: rank-k layout over " << size << " ranks\n";
+    print_rank_k_report(std::cerr, *l->rank_k_reasons());
+  }
+  return l;
+}
+
+}  // namespace
+
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const context& ctx0) {
   comm_cache& cache = cache_of(comm);
   int rank = 0, size = 1;
@@ -110,13 +221,19 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   context ctx = ctx0;
   ctx.set_ranks(size).set_ranks_per_node(mpi::ranks_per_node(cache.own));
   std::ostringstream key;
-  key << char(p.type) << p.transa << p.transb << ' ' << p.m << ' ' << p.n << ' ' << p.k << ' ' << ctx.describe()
-      << ' ' << ctx.ranks_per_node();
+  key << char(p.type) << to_string(p.op) << p.uplo << p.transa << p.transb << ' ' << p.m << ' ' << p.n << ' ' << p.k
+      << ' ' << ctx.describe() << ' ' << ctx.ranks_per_node();
   mpi::agree(cache.own, "prism::dist::layout",
                 {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb}, {"m", 4, p.m},
-                 {"n", 5, p.n}, {"k", 6, p.k}, {"context settings", 7, mpi::text_hash(key.str())}},
+                 {"n", 5, p.n}, {"k", 6, p.k}, {"operation", 7, int(p.op)}, {"uplo", 8, p.uplo},
+                 {"context settings", 9, mpi::text_hash(key.str())}},
                 "");
   if (auto* hit = cache.layouts.find(key.str())) return *hit;
+  if (p.op != operation::gemm) {
+    auto l = make_rank_k(cache.own, rank, size, p, ctx);
+    cache.layouts.put(key.str(), l);
+    return l;
+  }
   std::unique_ptr<rank_choice> why;
   bool ok = true;
   std::string text;
@@ -137,6 +254,25 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   return l;
 }
 
+std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const rank_k_scheme& s, const context&) {
+  comm_cache& cache = cache_of(comm);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(cache.own, &rank);
+  MPI_Comm_size(cache.own, &size);
+  std::string local;
+  std::shared_ptr<const layout> l;
+  try {
+    if (s.ranks() > size)
+      throw plan_error("the scheme spans " + std::to_string(s.ranks()) + " ranks, the communicator has " + std::to_string(size));
+    l = detail::layout_access::make_rank_k(cache.own, rank, size, p, s, nullptr);
+  } catch (const error& e) {
+    local = e.what();
+  }
+  mpi::agree(cache.own, "prism::dist::layout",
+             {{"scheme", 0, mpi::text_hash(scheme_text(p, s))}, {"n", 0, p.n}, {"k", 0, p.k}}, local);
+  return l;
+}
+
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const context& ctx) {
   comm_cache& cache = cache_of(comm);
   p.validate();
@@ -151,19 +287,35 @@ matrix<T>::matrix(std::shared_ptr<const layout> l, operand which)
 // (column-major, ld) and a packed run: to_full = false packs, true unpacks. E.g. a piece
 // of elements 5..9 of a 4 x 3 cell at (8, 0) covers (9, 1), (10, 1), (11, 1), (8, 2), (9, 2).
 template <scalar T>
-void copy_pieces(const rank_model& m, operand o, int r, T* full, std::int64_t ld, T* packed, bool to_full) {
+void copy_pieces(const layout& l, operand o, int r, T* full, std::int64_t ld, T* packed, bool to_full) {
   std::int64_t at = 0;
-  for (const piece& pc : m.pieces(o, r)) {
-    const block cell = m.cell(o, pc.cell);
-    for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e, ++at) {
-      T* f = full + (cell.row + e % cell.rows) + (cell.col + e / cell.rows) * ld;
+  for (const piece_span& sp : l.spans(o, r)) {
+    auto move = [&](std::int64_t i, std::int64_t j) {
+      T* f = full + i + j * ld;
       if (to_full) *f = packed[at];
       else packed[at] = *f;
+      ++at;
+    };
+    if (sp.tri == 0) {
+      for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e) move(sp.row + e % sp.rows, sp.col + e / sp.rows);
+      continue;
+    }
+    auto length = [&](std::int64_t t) { return sp.tri == 'L' ? sp.rows - t : t + 1; };
+    std::int64_t col = 0, start = 0;
+    while (start + length(col) <= sp.first) start += length(col), ++col;
+    for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e) {
+      if (e - start == length(col)) start += length(col), ++col;
+      move(sp.row + (sp.tri == 'L' ? col : 0) + (e - start), sp.col + col);
     }
   }
 }
 
 namespace {
+
+// Elements of operand o rank r stores (any rank, not only this one).
+std::int64_t local_size_of(const layout& l, operand o, int r) {
+  return l.is_rank_k() ? l.rank_k().local_size(o, r) : l.model().local_size(o, r);
+}
 
 // MPI_Scatterv / MPI_Gatherv count and place elements with int: the root's whole matrix
 // must stay within 2^31 - 1 elements (each rank's share then does too). Returns the error
@@ -171,8 +323,7 @@ namespace {
 // 50000 matrix (2.5e9 elements) is refused.
 std::string count_limit(const layout& l, operand o, int root, const char* what) {
   if (l.rank() != root) return "";
-  const rank_model& m = l.model();
-  const std::int64_t total = m.rows(o) * m.cols(o);
+  const std::int64_t total = l.rows(o) * l.cols(o);
   if (total <= std::int64_t(INT_MAX)) return "";
   return std::string(what) + ": the whole matrix has " + std::to_string(total) +
          " elements, above MPI's 2^31 - 1 for one scatter or gather; fill each rank's pieces with matrix::fill "
@@ -195,14 +346,14 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   std::vector<T> packed;
   if (l.rank() == root) {
     std::int64_t total = 0;
-    for (int r = 0; r < l.model().ranks(); ++r) {
-      counts[std::size_t(r)] = int(l.model().local_size(which_, r));
+    for (int r = 0; r < l.ranks_used(); ++r) {
+      counts[std::size_t(r)] = int(local_size_of(l, which_, r));
       displs[std::size_t(r)] = int(total);
       total += counts[std::size_t(r)];
     }
     packed.resize(std::size_t(total));
-    for (int r = 0; r < l.model().ranks(); ++r)
-      copy_pieces(l.model(), which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
+    for (int r = 0; r < l.ranks_used(); ++r)
+      copy_pieces(l, which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
   }
   check_mpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), mpi::mpi_type<T>(), local_.data(),
                          int(local_.size()), mpi::mpi_type<T>(), root, l.comm()),
@@ -223,8 +374,8 @@ void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
   std::vector<T> packed;
   std::int64_t total = 0;
   if (l.rank() == root) {
-    for (int r = 0; r < l.model().ranks(); ++r) {
-      counts[std::size_t(r)] = int(l.model().local_size(which_, r));
+    for (int r = 0; r < l.ranks_used(); ++r) {
+      counts[std::size_t(r)] = int(local_size_of(l, which_, r));
       displs[std::size_t(r)] = int(total);
       total += counts[std::size_t(r)];
     }
@@ -234,8 +385,8 @@ void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
                         displs.data(), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Gatherv");
   if (l.rank() == root)
-    for (int r = 0; r < l.model().ranks(); ++r)
-      copy_pieces(l.model(), which_, r, full, ld, packed.data() + displs[std::size_t(r)], true);
+    for (int r = 0; r < l.ranks_used(); ++r)
+      copy_pieces(l, which_, r, full, ld, packed.data() + displs[std::size_t(r)], true);
 }
 
 template class matrix<float>;

@@ -15,6 +15,11 @@ struct layout_access {
   static std::shared_ptr<const layout> make(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why) {
     return std::shared_ptr<const layout>(new layout(own, rank, size, std::move(p), std::move(why)));
   }
+  /// A new rank-k layout of problem p under scheme s on the library's communicator `own`.
+  static std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, const problem& p,
+                                                   const rank_k_scheme& s, std::unique_ptr<rank_k_choice> why) {
+    return std::shared_ptr<const layout>(new layout(own, rank, size, p, s, std::move(why)));
+  }
   /// The layout's kept buffers, at least `bytes`.
   static std::byte* buffers(const layout& l, std::size_t bytes) { return l.buffers(bytes); }
   /// Bytes of those buffers allocated so far.

@@ -3,6 +3,7 @@
 
 #include "../recursive/executor.hpp"
 #include "comm.hpp"
+#include "messages.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -22,59 +23,6 @@ using ranks::ownership;
 using ranks::tile;
 
 namespace {
-
-// TEST-ONLY fault hook (docs/development.md, "Fault tests"): PRISM_TEST_FAULT=rank:P:KIND
-// makes process P of the call's communicator fail its local step in every call, so that
-// the fault tests can check that every process ends with an error and none waits. KIND:
-//   alloc  its exchange buffers are requested at 2^62 bytes: a real allocation failure;
-//   nan    its first subtree's result gets a NaN, which a NaN check (run only under this
-//          hook, not part of gemm's semantics) finds and reports as a failure;
-//   stall  it sleeps 600 s before its first subtree (a target for a SIGKILL mid-call).
-// Read once, here and nowhere else; a malformed value is reported once and ignored.
-struct test_fault {
-  enum class kind { none, alloc, nan, stall };
-  int process = -1;
-  kind what = kind::none;
-};
-
-const test_fault& fault_hook() {
-  static const test_fault f = [] {
-    test_fault t;
-    const char* v = std::getenv("PRISM_TEST_FAULT");
-    if (v == nullptr || *v == '\0') return t;
-    int p = -1;
-    char kind[16] = {0};
-    if (std::sscanf(v, "rank:%d:%15s", &p, kind) == 2 && p >= 0) {
-      t.process = p;
-      if (std::strcmp(kind, "alloc") == 0) t.what = test_fault::kind::alloc;
-      else if (std::strcmp(kind, "nan") == 0) t.what = test_fault::kind::nan;
-      else if (std::strcmp(kind, "stall") == 0) t.what = test_fault::kind::stall;
-    }
-    if (t.what == test_fault::kind::none) {
-      std::fprintf(stderr, "prism: PRISM_TEST_FAULT=%s is not rank:P:alloc|nan|stall; ignored\n", v);
-      t.process = -1;
-    }
-    return t;
-  }();
-  return f;
-}
-
-// One MPI_Allreduce: the lowest process whose local step failed, or -1 when none did.
-int lowest_failed(MPI_Comm comm, int me, bool failed) {
-  int mine = failed ? me : INT_MAX, lowest = INT_MAX;
-  check_mpi(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  return lowest == INT_MAX ? -1 : lowest;
-}
-
-// Throws local_failure on every process when `lowest` >= 0 (see lowest_failed).
-void throw_if_failed(int lowest, int me, const std::string& mine, bool c_untouched) {
-  if (lowest < 0) return;
-  const std::string c = c_untouched ? "C untouched" : "C undefined";
-  if (lowest == me)
-    throw local_failure(lowest, true, c_untouched, "process " + std::to_string(me) + "'s local step failed: " + mine + "; " + c);
-  throw local_failure(lowest, false, c_untouched,
-                      "process " + std::to_string(lowest) + "'s local step failed (its own message says why); " + c);
-}
 
 std::int64_t count_of(const std::vector<tile>& tiles) {
   std::int64_t n = 0;
@@ -148,39 +96,11 @@ struct executor {
   MPI_Comm comm;
   int me;
   exchange_counts& counts;
-  MPI_Datatype type = mpi_type<T>();
-  std::vector<MPI_Request> requests;
-  std::vector<MPI_Status> statuses;
-  std::vector<char> is_recv;
+  message_engine<T> messages;
 
-  executor(const ownership& o, MPI_Comm c, int m, exchange_counts& n) : own(o), comm(c), me(m), counts(n) {}
-
-  // A message of more than max_count elements goes as several of max_count (the last
-  // shorter), under the same tag: MPI keeps their order between one pair of processes.
-  // E.g. 5,000,000,000 doubles: 2^31 - 1, 2^31 - 1 and 705,032,706.
-  static constexpr std::int64_t max_count = INT_MAX;
-  void post(bool recv, T* data, std::int64_t n, int peer, int tag) {
-    for (std::int64_t done = 0; done < n; done += max_count) {
-      requests.emplace_back();
-      is_recv.push_back(recv);
-      const int c = int(std::min(max_count, n - done));
-      if (recv) check_mpi(MPI_Irecv(data + done, c, type, peer, tag, comm, &requests.back()), "MPI_Irecv");
-      else check_mpi(MPI_Isend(data + done, c, type, peer, tag, comm, &requests.back()), "MPI_Isend");
-    }
-    if (recv) counts.messages_received += 1;
-    else counts.messages_sent += 1, counts.bytes_sent += n * std::int64_t(sizeof(T));
-  }
-  void complete() {
-    wait_all(requests, statuses);
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      if (!is_recv[i]) continue;
-      MPI_Count bytes = 0;
-      MPI_Get_elements_x(&statuses[i], MPI_BYTE, &bytes);
-      counts.bytes_received += std::int64_t(bytes);
-    }
-    requests.clear();
-    is_recv.clear();
-  }
+  executor(const ownership& o, MPI_Comm c, int m, exchange_counts& n) : own(o), comm(c), me(m), counts(n), messages(c, n) {}
+  void post(bool recv, T* data, std::int64_t n, int peer, int tag) { messages.post(recv, data, n, peer, tag); }
+  void complete() { messages.complete(); }
 
   // This call's storage: my blocks of A, B and C, then the staging of messages.
   T* blocks[3] = {nullptr, nullptr, nullptr};

@@ -26,6 +26,7 @@
 #include <prism/types.hpp>
 
 #include "../ranks/ownership.hpp"
+#include "messages.hpp"
 
 #include <mpi.h>
 
@@ -35,35 +36,6 @@
 #include <string>
 
 namespace prism::mpi {
-
-/// A local step failed on some process of the call; thrown on every process alike.
-class local_failure : public prism::error {
- public:
-  /// `process`: the lowest failing process; `mine`: whether it is this one; `why`: its reason
-  /// (this process's own, or a pointer to the failing one's message).
-  local_failure(int process, bool mine, bool c_untouched, const std::string& why)
-      : error(why), process_(process), mine_(mine), c_untouched_(c_untouched) {}
-  /// The lowest process (of the call's communicator) whose local step failed.
-  int process() const noexcept { return process_; }
-  /// Whether that process is this one.
-  bool mine() const noexcept { return mine_; }
-  /// Whether C is as it was before the call (else undefined).
-  bool c_untouched() const noexcept { return c_untouched_; }
-
- private:
-  int process_;
-  bool mine_, c_untouched_;
-};
-
-/// What this process moved in one executed call (exact, from the MPI statuses).
-struct exchange_counts {
-  std::int64_t bytes_received = 0, bytes_sent = 0;        ///< bytes
-  std::int64_t messages_received = 0, messages_sent = 0;  ///< messages (a split one counts once)
-  std::size_t buffer_bytes = 0;                           ///< bytes asked of `buffers`
-};
-
-/// Gives at least `bytes` of 16-byte-aligned scratch memory, kept by the caller.
-using buffer_source = std::function<std::byte*(std::size_t bytes)>;
 
 /// Runs C = alpha op(A) op(B) + beta C over comm (process p = comm rank p) on storage
 /// laid out as `own` says; A, B, C are this process's storage. Collective. alpha != 0,

@@ -1,0 +1,121 @@
+// lib/mpi/messages.hpp — what the rank level's executors (rank_exchange for gemm,
+// rank_k_exchange for syrk / herk) share: posting and completing a phase's messages with
+// exact byte counts, and the agreement that turns one process's failed local step into
+// the same error on every process (so none is left waiting).
+#pragma once
+
+#include <prism/error.hpp>
+#include <prism/types.hpp>
+
+#include "comm.hpp"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace prism::mpi {
+
+/// A local step failed on some process of the call; thrown on every process alike.
+class local_failure : public prism::error {
+ public:
+  /// `process`: the lowest failing process; `mine`: whether it is this one; `why`: its reason
+  /// (this process's own, or a pointer to the failing one's message).
+  local_failure(int process, bool mine, bool c_untouched, const std::string& why)
+      : error(why), process_(process), mine_(mine), c_untouched_(c_untouched) {}
+  /// The lowest process (of the call's communicator) whose local step failed.
+  int process() const noexcept { return process_; }
+  /// Whether that process is this one.
+  bool mine() const noexcept { return mine_; }
+  /// Whether C is as it was before the call (else undefined).
+  bool c_untouched() const noexcept { return c_untouched_; }
+
+ private:
+  int process_;
+  bool mine_, c_untouched_;
+};
+
+/// What this process moved in one executed call (exact, from the MPI statuses).
+struct exchange_counts {
+  std::int64_t bytes_received = 0, bytes_sent = 0;        ///< bytes
+  std::int64_t messages_received = 0, messages_sent = 0;  ///< messages (a split one counts once)
+  std::size_t buffer_bytes = 0;                           ///< bytes asked of `buffers`
+};
+
+/// Gives at least `bytes` of 16-byte-aligned scratch memory, kept by the caller.
+using buffer_source = std::function<std::byte*(std::size_t bytes)>;
+
+/// TEST-ONLY fault hook (docs/development.md, "Fault tests"): PRISM_TEST_FAULT=rank:P:KIND
+/// makes process P of a call's communicator fail its local step in every call, so that
+/// the fault tests can check that every process ends with an error and none waits. KIND:
+///   alloc  its exchange buffers are requested at 2^62 bytes: a real allocation failure;
+///   nan    its first local product gets a NaN, which a NaN check (run only under this
+///          hook, not part of the semantics) finds and reports as a failure;
+///   stall  it sleeps 600 s before its first local product (a target for a SIGKILL).
+struct test_fault {
+  enum class kind { none, alloc, nan, stall };
+  int process = -1;     ///< the failing process, or -1
+  kind what = kind::none;  ///< how it fails
+};
+
+/// The hook's setting, read once (a malformed value is reported once and ignored).
+const test_fault& fault_hook();
+
+/// One MPI_Allreduce: the lowest process whose local step failed, or -1 when none did.
+int lowest_failed(MPI_Comm comm, int me, bool failed);
+
+/// Throws local_failure on every process when `lowest` >= 0 (see lowest_failed); `mine` is
+/// this process's reason when it is the one.
+void throw_if_failed(int lowest, int me, const std::string& mine, bool c_untouched);
+
+/// A phase's non-blocking messages: post receives and sends, complete them all, count
+/// bytes exactly from the statuses.
+template <scalar T>
+class message_engine {
+ public:
+  /// Messages over comm, counted into `counts`.
+  message_engine(MPI_Comm comm, exchange_counts& counts) : comm_(comm), counts_(counts) {}
+
+  /// Posts a receive (recv) or send of n elements at data with peer and tag. A message of
+  /// more than 2^31 - 1 elements goes as several under the same tag (MPI keeps their order
+  /// between one pair of processes), e.g. 5,000,000,000 doubles: 2^31 - 1, 2^31 - 1 and
+  /// 705,032,706; it counts as one message.
+  void post(bool recv, T* data, std::int64_t n, int peer, int tag) {
+    for (std::int64_t done = 0; done < n; done += max_count) {
+      requests_.emplace_back();
+      is_recv_.push_back(recv);
+      const int c = int(std::min(max_count, n - done));
+      if (recv) check_mpi(MPI_Irecv(data + done, c, mpi_type<T>(), peer, tag, comm_, &requests_.back()), "MPI_Irecv");
+      else check_mpi(MPI_Isend(data + done, c, mpi_type<T>(), peer, tag, comm_, &requests_.back()), "MPI_Isend");
+    }
+    if (recv) counts_.messages_received += 1;
+    else counts_.messages_sent += 1, counts_.bytes_sent += n * std::int64_t(sizeof(T));
+  }
+
+  /// Completes every posted message and adds the bytes received.
+  void complete() {
+    wait_all(requests_, statuses_);
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      if (!is_recv_[i]) continue;
+      MPI_Count bytes = 0;
+      MPI_Get_elements_x(&statuses_[i], MPI_BYTE, &bytes);
+      counts_.bytes_received += std::int64_t(bytes);
+    }
+    requests_.clear();
+    is_recv_.clear();
+  }
+
+ private:
+  static constexpr std::int64_t max_count = INT_MAX;
+  MPI_Comm comm_;
+  exchange_counts& counts_;
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Status> statuses_;
+  std::vector<char> is_recv_;
+};
+
+}  // namespace prism::mpi

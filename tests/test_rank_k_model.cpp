@@ -1,0 +1,184 @@
+// rank_k_model against brute force (no MPI): for random n, k and schemes (k slices x
+// triangle blocks x phases), every multiply-add of the triangle is computed by exactly one
+// rank, every element of A and of C's triangle is owned by exactly one rank, and each
+// rank's received volume, counted element by element, equals the model's cost. Also the
+// difference covers, and the planner's choices and least footprint.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <prism/bounds.hpp>
+#include <prism/error.hpp>
+#include <prism/rank_k_model.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+using namespace prism;
+
+namespace {
+
+// Element (row, column) of stored A or C for each of rank r's pieces, in storage order.
+std::vector<std::pair<std::int64_t, std::int64_t>> a_elements(const rank_k_model& m, int r) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  const bool n_trans = m.source().transa == 'N';
+  for (const auto& [x, pc] : m.a_pieces(r)) {
+    const std::int64_t R = n_trans ? m.block_rows(x.b) : x.k1 - x.k0;
+    for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e) {
+      const std::int64_t i = e % R, j = e / R;
+      out.emplace_back(n_trans ? m.block_start(x.b) + i : x.k0 + i, n_trans ? x.k0 + j : m.block_start(x.b) + j);
+    }
+  }
+  return out;
+}
+
+// C elements (lower orientation: row >= column) of rank r's pieces.
+std::vector<std::pair<std::int64_t, std::int64_t>> c_elements(const rank_k_model& m, int r) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (const piece& pc : m.c_pieces(r)) {
+    const auto [bi, bj] = rank_k_model::c_block(pc.cell);
+    const std::int64_t s = m.block_rows(bi), i0 = m.block_start(bi), j0 = m.block_start(bj);
+    std::vector<std::pair<std::int64_t, std::int64_t>> all;  // the cell's elements in order
+    if (bi != bj) {
+      // Lower orientation: rows of block bi, columns of block bj (the stored U place is its
+      // transpose; ownership is the same set).
+      const bool lower = m.source().uplo == 'L';
+      const std::int64_t R = lower ? s : m.block_rows(bj), C = lower ? m.block_rows(bj) : s;
+      for (std::int64_t j = 0; j < C; ++j)
+        for (std::int64_t i = 0; i < R; ++i) all.emplace_back(lower ? i0 + i : i0 + j, lower ? j0 + j : j0 + i);
+    } else {
+      for (std::int64_t j = 0; j < s; ++j)
+        for (std::int64_t i = 0; i < s; ++i)
+          if (m.source().uplo == 'L' ? i >= j : i <= j) all.emplace_back(i0 + std::max(i, j), i0 + std::min(i, j));
+    }
+    for (std::int64_t e = pc.first; e < pc.first + pc.count; ++e) out.push_back(all[std::size_t(e)]);
+  }
+  return out;
+}
+
+void check_scheme(const problem& p, const rank_k_scheme& s) {
+  const rank_k_model m(p, s);
+  const int P = m.ranks();
+  const std::int64_t n = p.n, k = p.k;
+  // Each multiply-add (i >= j, l) once.
+  std::vector<int> done(std::size_t(n * n * k), 0);
+  std::vector<std::set<std::pair<std::int64_t, std::int64_t>>> reads(static_cast<std::size_t>(P));  // op(A) (row, l)
+  std::map<std::pair<std::int64_t, std::int64_t>, std::set<int>> computers;             // C (i, j) -> ranks
+  for (int r = 0; r < P; ++r)
+    for (int q = 0; q < m.phases(); ++q)
+      for (const rank_k_unit& u : m.units(q, r))
+        for (std::int64_t l = u.k0; l < u.k1; ++l)
+          for (std::int64_t i = m.block_start(u.i); i < m.block_start(u.i + 1); ++i)
+            for (std::int64_t j = m.block_start(u.j); j < m.block_start(u.j + 1); ++j) {
+              if (u.i == u.j && j > i) continue;
+              done[std::size_t((i * n + j) * k + l)] += 1;
+              reads[std::size_t(r)].insert({i, l});
+              reads[std::size_t(r)].insert({j, l});
+              computers[{i, j}].insert(r);
+            }
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j <= i; ++j)
+      for (std::int64_t l = 0; l < k; ++l) REQUIRE(done[std::size_t((i * n + j) * k + l)] == 1);
+  // Ownership: every element of A and of the triangle once.
+  std::map<std::pair<std::int64_t, std::int64_t>, int> a_owner, c_owner;
+  for (int r = 0; r < P; ++r) {
+    for (auto e : a_elements(m, r)) REQUIRE(a_owner.emplace(e, r).second);
+    for (auto e : c_elements(m, r)) REQUIRE(c_owner.emplace(e, r).second);
+  }
+  CHECK(std::int64_t(a_owner.size()) == n * k);
+  CHECK(std::int64_t(c_owner.size()) == n * (n + 1) / 2);
+  // Received per rank: A elements read and owned elsewhere; one partial per other
+  // computer of each C element it owns.
+  for (int r = 0; r < P; ++r) {
+    std::int64_t a_in = 0, c_in = 0;
+    for (auto [i, l] : reads[std::size_t(r)]) {
+      const auto key = p.transa == 'N' ? std::pair{i, l} : std::pair{l, i};
+      a_in += a_owner.at(key) != r;
+    }
+    for (const auto& [e, owner] : c_owner) {
+      if (owner != r) continue;
+      const auto it = computers.find(e);
+      const std::int64_t comps = it == computers.end() ? 0 : std::int64_t(it->second.size());
+      c_in += comps - (it != computers.end() && it->second.count(r) ? 1 : 0);
+    }
+    const rank_cost rc = m.cost(r);
+    CAPTURE(r);
+    CHECK(rc.received[0] == a_in);
+    CHECK(rc.received[2] == c_in);
+    CHECK(m.local_size(operand::a, r) == std::int64_t(a_elements(m, r).size()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("difference covers cover every difference, and are perfect where one is known") {
+  for (int c = 1; c <= 60; ++c) {
+    const std::vector<int> D = difference_cover(c);
+    std::set<int> diffs;
+    for (int a : D)
+      for (int b : D) diffs.insert(((a - b) % c + c) % c);
+    CAPTURE(c);
+    CHECK(int(diffs.size()) == c);
+    CHECK(D.front() == 0);
+  }
+  CHECK(difference_cover(7).size() == 3);   // the Fano plane
+  CHECK(difference_cover(13).size() == 4);  // the projective plane of order 3
+  CHECK(difference_cover(21).size() == 5);
+}
+
+TEST_CASE("the model equals brute force on random schemes") {
+  std::mt19937_64 gen(5);
+  for (int t = 0; t < 60; ++t) {
+    const int c = 1 + int(gen() % 7), G = 1 + int(gen() % 3), q = 1 + int(gen() % 3);
+    const std::int64_t n = c + std::int64_t(gen() % 12), k = 2 * std::int64_t(G * q) + std::int64_t(gen() % 14);
+    const problem p = rank_k_problem(scalar_type::d, operation::syrk, gen() % 2 ? 'U' : 'L', gen() % 2 ? 'N' : 'T', n, k);
+    CAPTURE(n);
+    CAPTURE(k);
+    const std::string scheme = rank_k_scheme{G, c, q}.to_string();
+    CAPTURE(scheme);
+    check_scheme(p, rank_k_scheme{G, c, q});
+  }
+}
+
+TEST_CASE("1D and 2D schemes meet the SYRK bound's cases") {
+  // 1D (P <= k / n): the k split reduce-scatters the triangle: (n(n+1)/2)(1 - 1/P) per rank.
+  const problem tall = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 64, 1 << 16);
+  const rank_k_model one_d(tall, rank_k_scheme{8, 1, 1});
+  CHECK(double(one_d.max_received()) <= 1.001 * bounds::syrk_parallel_io_minus_owned(64, 1 << 16, 8) + 64);
+  // 2D with the Fano plane (P = 7 <= (n/k)^2): each rank gathers 2 of its 3 row blocks.
+  const problem wide = rank_k_problem(scalar_type::d, operation::syrk, 'L', 'N', 7000, 100);
+  const rank_k_model fano(wide, rank_k_scheme{1, 7, 1});
+  CHECK(std::abs(fano.max_received() - 2 * 1000 * 100) <= 2);  // pieces split 100000 as 33333 + 33333 + 33334
+}
+
+TEST_CASE("planner: fits the cap with phases, refuses below the least footprint naming it") {
+  const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 512, 40000);
+  context c;
+  c.set_ranks(6);
+  const rank_k_choice least = least_footprint_rank_k(p, c);
+  const rank_k_model lm(p, least.chosen);
+  CHECK(lm.max_peak_bytes() == least.least_footprint);
+  c.set_max_memory(least.least_footprint);
+  const rank_k_choice at = choose_rank_k_ranks(p, c);
+  CHECK(rank_k_model(p, at.chosen).max_peak_bytes() <= least.least_footprint);
+  c.set_max_memory(least.least_footprint - 1);
+  try {
+    (void)choose_rank_k_ranks(p, c);
+    FAIL("accepted a cap below the least footprint");
+  } catch (const plan_error& e) {
+    CHECK(std::string(e.what()).find("least footprint: " + std::to_string(least.least_footprint) + " bytes") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("planner runs at cluster scale") {
+  const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 65536, 65536);
+  context c;
+  c.set_ranks(4096);
+  const rank_k_choice ch = choose_rank_k_ranks(p, c);
+  CHECK(ch.chosen.ranks() <= 4096);
+  CHECK(ch.chosen.ranks() >= 4096 * 9 / 10);
+  const rank_k_model m(p, ch.chosen);
+  CHECK(double(m.max_received()) <= 1.5 * bounds::syrk_parallel_io_minus_owned(65536, 65536, 4096));
+}
