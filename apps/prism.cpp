@@ -4,6 +4,7 @@
 // cannot hold) gets one line on stderr naming what was wrong and exit status 2; any other
 // failure exits 1.
 #include <prism/bounds.hpp>
+#include <prism/rank_k_model.hpp>
 #include <prism/rank_model.hpp>
 #include <prism/prism.hpp>
 #include <prism/traffic.hpp>
@@ -31,6 +32,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -115,6 +117,8 @@ const command commands[] = {
      "  level step, and one line for each run of cache-level steps below (their count, leaves and\n"
      "  leaf shapes); over ranks, the plan's head and each distinct local subtree once.\n"
      "  --min-memory: with --ranks, the plan of least footprint per rank and that footprint.\n"
+     "  --ranks P with --syrk / --herk: the rank-k scheme prism::dist::syrk / herk run (k slices x\n"
+     "  triangle blocks x phases), its volume per rank beside the SYRK lower bound, and the schemes.\n"
      "  --stats: a dry run's data movement, per level (each cache level of the topology, NUMA\n"
      "  domains, ranks with --ranks): the predicted elements received (prism/traffic.hpp), the\n"
      "  lower bound (prism/bounds.hpp) and their ratio.\n"},
@@ -130,7 +134,9 @@ const command commands[] = {
      "  rank received (max, mean) beside the plan's prediction and the lower bound. --check then\n"
      "  verifies C (outside the timed calls); --json prints one JSON line instead. --threads is\n"
      "  each rank's budget (default: the node's cores / its ranks); --memory S (as --max-memory)\n"
-     "  caps each rank's footprint. Needs the MPI build (PRISM_WITH_MPI=ON).\n"},
+     "  caps each rank's footprint. --syrk UT / --herk LC (M = N) runs prism::dist::syrk / herk\n"
+     "  instead: C = A A^T (^H) + beta C on one triangle, beside the SYRK lower bound.\n"
+     "  Needs the MPI build (PRISM_WITH_MPI=ON).\n"},
     {"leaves", false, 5,
      "usage: prism leaves [--reps R] [--types LETTERS] [--streaming | --syrk]\n"
      "  Says which kernel set each of prism's private leaf libraries runs, chosen by the CPU's\n"
@@ -241,7 +247,9 @@ bool takes(const command& cmd, const std::string& a) {
   if (a == "--reps") return cmd.reps > 0;
   if (name == "leaves" && (a == "--types" || a == "--streaming" || a == "--syrk")) return true;
   if (name == "tune" && (a == "--out" || a == "--show")) return true;
-  if (name == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed")) return true;
+  if (name == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed" || a == "--syrk" ||
+                        a == "--herk"))
+    return true;
   if (name == "plan" && (a == "--syrk" || a == "--herk" || a == "--stats" || a == "--full" || a == "--summary" ||
                          a == "--min-memory" || a == "--ranks"))
     return true;  // prism run takes P from mpirun, prism bench runs on one node: neither takes --ranks
@@ -381,7 +389,8 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
                       std::to_string(o.p.n), hint);
     if (o.p.op == prism::operation::herk && !prism::is_complex(o.p.type))
       throw bad_input("--herk needs a complex type (--type c or z)", hint);
-    if (o.ctx.ranks() > 1) throw bad_input(flag + ": syrk and herk plans have no rank-level steps (--ranks 1)", hint);
+    if (o.stats && o.ctx.ranks() > 1)
+      throw bad_input(flag + " --ranks: --stats models gemm plans over ranks; the report below the scheme gives the volume", hint);
     o.p = prism::rank_k_problem(o.p.type, o.p.op, o.p.uplo, o.p.transa, o.p.n, o.p.k);
   }
   if (!topology_given) {  // PRISM_TOPOLOGY / HWLOC_* are read on first use: read them now
@@ -569,6 +578,29 @@ void print_stats(const prism::plan& p, const options& o, double rank_memory_word
   if (levels.empty()) std::printf("# (the topology reports no caches, and the plan spans one domain and one rank)\n");
 }
 
+// The rank-k scheme over ranks (prism::dist::syrk's / herk's), then why: P' and the scheme,
+// the predicted volume per rank beside the SYRK lower bound, and the schemes scored.
+int run_rank_k_plan(const options& o) {
+  prism::rank_k_choice choice;
+  try {
+    choice = o.min_memory ? prism::least_footprint_rank_k(o.p, o.ctx) : prism::choose_rank_k_ranks(o.p, o.ctx);
+  } catch (const prism::plan_error& e) {
+    throw bad_input(std::string("cannot plan over ") + std::to_string(o.ctx.ranks()) + " ranks: " + e.what(), "-");
+  }
+  std::cout << "# context: " << o.ctx.describe() << '\n';
+  const prism::rank_k_model m(o.p, choice.chosen);
+  std::cout << "# " << prism::to_string(o.p.op) << ' ' << o.p.uplo << o.p.transa << " n " << o.p.n << " k " << o.p.k
+            << " over ranks: scheme " << choice.chosen.to_string() << " (" << choice.chosen.groups << " k slice"
+            << (choice.chosen.groups == 1 ? "" : "s") << " x " << choice.chosen.group_ranks << " row blocks, "
+            << choice.chosen.phases << " phase" << (choice.chosen.phases == 1 ? "" : "s") << ")\n";
+  if (o.min_memory)
+    std::cout << "# least footprint: " << choice.least_footprint << " bytes per rank (" << std::fixed
+              << std::setprecision(1) << double(choice.least_footprint) / 1e6 << " MB)\n"
+              << std::defaultfloat;
+  prism::print_rank_k_report(std::cout, choice);
+  return 0;
+}
+
 // The plan over ranks (prism::dist::gemm's), then why: P' and the grid, the predicted
 // volume per rank beside the lower bound, and the candidates the planner scored.
 int run_rank_plan(const options& o) {
@@ -674,7 +706,7 @@ int run_plan(const options& o) {
   const prism::problem& p = o.p;
   std::string why;  // a comment line before the plan
   prism::plan pl;
-  if (o.ctx.ranks() > 1) return run_rank_plan(o);
+  if (o.ctx.ranks() > 1) return p.op != prism::operation::gemm ? run_rank_k_plan(o) : run_rank_plan(o);
   if (o.min_memory) throw bad_input("--min-memory plans over ranks: give --ranks P with P >= 2", "plan");
   const bool rank_k = p.op != prism::operation::gemm;
   if (rank_k && (p.n == 0 || p.k == 0)) {

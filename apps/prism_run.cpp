@@ -92,8 +92,145 @@ bool check(const prism::problem& p, std::uint64_t seed, T alpha, T beta, const s
   return ok;
 }
 
+// Verifies the uplo triangle of C (n x n, rank 0) against the backend's gemm of op(A) with
+// itself on the whole matrices, with the same componentwise bound as check.
+template <class T>
+bool check_rank_k(const prism::problem& p, std::uint64_t seed, T alpha, T beta, const std::vector<T>& C, double& worst) {
+  using R = decltype(std::abs(T(0)));
+  const bool herk = p.op == prism::operation::herk;
+  const std::int64_t n = p.n, ra = p.transa == 'N' ? n : p.k, ca = p.transa == 'N' ? p.k : n;
+  std::vector<T> A(std::size_t(ra * ca)), absA(A.size()), ref(std::size_t(n * n)), bound(ref.size());
+  for (std::int64_t j = 0; j < ca; ++j)
+    for (std::int64_t i = 0; i < ra; ++i) {
+      A[std::size_t(i + j * ra)] = element<T>(seed, 0, i, j);
+      absA[std::size_t(i + j * ra)] = T(magnitude(A[std::size_t(i + j * ra)]));
+    }
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T c0 = element<T>(seed, 2, i, j);
+      ref[std::size_t(i + j * n)] = c0;
+      bound[std::size_t(i + j * n)] = T(magnitude(beta) * magnitude(c0));
+    }
+  const auto& blas = prism::detail::blas_library::get(prism::detail::blas_build::openblas_pthread);
+  blas.set_threads(int(std::max(1u, std::thread::hardware_concurrency())));
+  const char t = herk ? 'C' : 'T', ta = p.transa == 'N' ? 'N' : t, tb = p.transa == 'N' ? t : 'N';
+  const int lda = int(std::max<std::int64_t>(1, ra)), ldc = int(std::max<std::int64_t>(1, n));
+  blas.gemm<T>(ta, tb, int(n), int(n), int(p.k), alpha, A.data(), lda, A.data(), lda, beta, ref.data(), ldc);
+  const char ua = ta == 'C' ? 'T' : ta, ub = tb == 'C' ? 'T' : tb;
+  blas.gemm<T>(ua, ub, int(n), int(n), int(p.k), T(magnitude(alpha)), absA.data(), lda, absA.data(), lda, T(1), bound.data(), ldc);
+  const double eps = double(std::numeric_limits<R>::epsilon());
+  const double c = std::is_floating_point_v<T> ? 4.0 : 16.0;
+  worst = 0;
+  bool ok = true;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (p.uplo == 'U' ? i > j : i < j) continue;
+      const std::size_t e = std::size_t(i + j * n);
+      T want = ref[e];
+      if constexpr (!std::is_floating_point_v<T>)
+        if (herk && i == j) {
+          want = T(want.real());
+          if (C[e].imag() != 0) ok = false;
+        }
+      const double err = double(std::abs(C[e] - want));
+      const double tol = c * double(std::max<std::int64_t>(p.k, 1)) * eps * double(std::real(bound[e])) + std::numeric_limits<R>::min();
+      if (!(err <= tol)) ok = false;
+      worst = std::max(worst, err / tol);
+    }
+  return ok;
+}
+
+// `prism run --syrk / --herk`: prism::dist::syrk / herk over the ranks, as run_typed.
+template <class T>
+int run_rank_k_typed(const run_options& o, int rank, int size) {
+  prism::problem p = o.p;
+  p.type = prism::scalar_type_of<T>();
+  std::shared_ptr<const prism::dist::layout> L;
+  try {
+    L = prism::dist::layout::make(MPI_COMM_WORLD, p, o.ctx);
+  } catch (const prism::error& e) {
+    if (rank == 0) std::fprintf(stderr, "prism: cannot plan over %d ranks: %s\n", size, e.what());
+    return 2;
+  }
+  const bool herk = p.op == prism::operation::herk;
+  const std::uint64_t seed = o.seed;
+  prism::dist::matrix<T> A(L, prism::operand::a), C(L, prism::operand::c);
+  A.fill([&](std::int64_t i, std::int64_t j) { return element<T>(seed, 0, i, j); });
+  auto fresh_c = [&] { C.fill([&](std::int64_t i, std::int64_t j) { return element<T>(seed, 2, i, j); }); };
+  fresh_c();
+  const T alpha = T(1), beta = T(o.beta);
+  auto call = [&] {
+    if constexpr (!std::is_floating_point_v<T>)
+      if (herk) return prism::dist::herk<T>(MPI_COMM_WORLD, p.uplo, p.transa, 1, A, o.beta, C, o.ctx);
+    prism::dist::syrk<T>(MPI_COMM_WORLD, p.uplo, p.transa, alpha, A, beta, C, o.ctx);
+  };
+  summary s;
+  for (int r = 0; r < o.reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    s.best = std::min(s.best, slowest);
+  }
+  const prism::dist::traffic tr = prism::dist::last_traffic();
+  double mine[2] = {double(tr.bytes_received), double(tr.messages_received)}, mx[2], sum[2];
+  MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  s.recv_max = mx[0], s.recv_mean = sum[0] / size, s.msgs_max = mx[1];
+  const prism::rank_k_model& m = L->rank_k();
+  const std::int64_t want_bytes = L->active() ? m.cost(rank).received_total() * std::int64_t(sizeof(T)) : 0;
+  int off = tr.bytes_received != want_bytes ? 1 : 0, ranks_off = 0;
+  MPI_Allreduce(&off, &ranks_off, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  std::string verdict = "skipped";
+  double worst = 0;
+  if (o.check) {
+    fresh_c();
+    call();
+    std::vector<T> full(rank == 0 ? std::size_t(p.n * p.n) : 0, T(0));
+    C.gather(0, full.data(), std::max<std::int64_t>(1, p.n));
+    int ok = 1;
+    if (rank == 0) ok = check_rank_k<T>(p, seed, alpha, beta, full, worst) ? 1 : 0;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    verdict = ok ? "passed" : "failed";
+  }
+  if (ranks_off > 0) verdict = "failed";
+  if (rank == 0) {
+    const double elem = double(sizeof(T));
+    const double bound = prism::bounds::syrk_parallel_io_minus_owned(p.n, p.k, size) * elem;
+    const double gflops = p.flops() / s.best * 1e-9;
+    if (o.json) {
+      std::printf("{\"tool\":\"prism_run\",\"op\":\"%s\",\"np\":%d,\"ranks_used\":%d,\"scheme\":\"%s\",\"type\":\"%c\","
+                  "\"uplo\":\"%c\",\"trans\":\"%c\",\"n\":%lld,\"k\":%lld,\"threads\":%d,\"reps\":%d,\"best_s\":%.6g,"
+                  "\"gflops\":%.4g,\"recv_max_MB\":%.6f,\"recv_mean_MB\":%.6f,\"pred_max_MB\":%.6f,\"bound_MB\":%.6f,"
+                  "\"msgs_max\":%.0f,\"peak_MB\":%.3f,\"ranks_off_model\":%d,\"check\":\"%s\"}\n",
+                  prism::to_string(p.op), size, m.ranks(), m.scheme().to_string().c_str(), char(p.type), p.uplo, p.transa,
+                  (long long)p.n, (long long)p.k, o.ctx.threads(), o.reps, s.best, gflops, s.recv_max / 1e6,
+                  s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6, bound / 1e6, s.msgs_max,
+                  double(m.max_peak_bytes()) / 1e6, ranks_off, verdict.c_str());
+    } else {
+      std::cout << "# " << prism::to_string(p.op) << " " << p.uplo << p.transa << " n " << p.n << " k " << p.k << " over "
+                << size << " ranks (" << o.ctx.threads() << " thread" << (o.ctx.threads() == 1 ? "" : "s")
+                << " each): scheme " << m.scheme().to_string() << '\n';
+      if (L->rank_k_reasons() != nullptr) prism::print_rank_k_report(std::cout, *L->rank_k_reasons());
+      std::printf("time %.6f s (best of %d, slowest rank), %.2f GF/s\n", s.best, o.reps, gflops);
+      std::printf("received per rank: max %.3f MB, mean %.3f MB (predicted max %.3f MB); SYRK bound %.3f MB, "
+                  "ratio %.3f; messages max %.0f\n",
+                  s.recv_max / 1e6, s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6, bound / 1e6,
+                  bound > 0 ? s.recv_max / bound : 0.0, s.msgs_max);
+      if (ranks_off == 0) std::printf("counts: every rank received exactly the predicted bytes\n");
+      else std::printf("counts: %d ranks received other bytes than predicted\n", ranks_off);
+      if (o.check) std::printf("check: %s (worst error / bound %.3g)\n", verdict.c_str(), worst);
+      else std::printf("check: skipped (--check verifies C)\n");
+    }
+    std::fflush(stdout);
+  }
+  return verdict == "failed" ? 1 : 0;
+}
+
 template <class T>
 int run_typed(const run_options& o, int rank, int size) {
+  if (o.p.op != prism::operation::gemm) return run_rank_k_typed<T>(o, rank, size);
   prism::problem p = o.p;
   p.type = prism::scalar_type_of<T>();
   std::shared_ptr<const prism::dist::layout> L;

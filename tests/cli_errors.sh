@@ -145,7 +145,11 @@ bad "^prism: --herk takes uplo \(U or L\) then trans \(N or C\), e.g. LC, got 'U
 bad "^prism: --herk needs a complex type \(--type c or z\)" -- plan 8 8 8 --herk UC
 bad "^prism: --syrk names trans itself; --trans is for gemm" -- plan 8 8 8 --syrk UT --trans TN
 bad "^prism: --syrk and --herk are given once, not both" -- plan 8 8 8 --syrk UT --herk UC --type z
-bad "^prism: --syrk: syrk and herk plans have no rank-level steps \(--ranks 1\)" -- plan 64 64 64 --syrk UT --ranks 2
+good "^# syrk UT n 4096 k 4096 over ranks: scheme tbd7\{0,1,3\}" -- plan 4096 4096 4096 --syrk UT --ranks 7
+good "^# least footprint: [0-9]+ bytes per rank" -- plan 512 512 40000 --syrk LT --ranks 4 --min-memory
+good "^# rank level: 16384 ranks given" -- plan 65536 65536 65536 --herk UC --type z --ranks 16384
+bad "^prism: --syrk --ranks: --stats models gemm plans over ranks" -- plan 64 64 64 --syrk UT --ranks 2 --stats
+bad "^prism: cannot plan over 4 ranks: prism plan: no rank-k scheme over 4 ranks fits 1000 bytes per rank \(the least footprint: [0-9]+ bytes" -- plan 512 512 40000 --syrk LT --ranks 4 --memory 1000
 bad "^prism: --syrk needs a value" -- plan 8 8 8 --syrk
 bad "^prism: unknown option '--syrk' for 'prism bench'" -- bench 8 8 8 --syrk UT
 good "^problem d syrk UT 32 32 4194304$" -- plan 32 32 4194304 --syrk UT --threads 2

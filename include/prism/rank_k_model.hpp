@@ -63,9 +63,9 @@ struct rank_k_scheme {
 };
 
 /// The smallest difference cover of Z_c that prism finds, ascending, 0 first: every
-/// d = 1 .. c - 1 is a - b mod c for some a, b in it. Exact (smallest size) up to c = 36,
-/// a perfect difference set where one is known; beyond, {0 .. s-1} with multiples of s
-/// (size about sqrt(2c)). E.g. c = 7: {0, 1, 3}; c = 4: {0, 1, 2}.
+/// d = 1 .. c - 1 is a - b mod c for some a, b in it. Exact (smallest size) up to c = 36;
+/// beyond, Singer's perfect difference set (size q + 1) when c = q^2 + q + 1 with q prime,
+/// else {0 .. s-1} with multiples of s (size about sqrt(2c)). E.g. c = 7: {0, 1, 3}.
 std::vector<int> difference_cover(int c);
 
 /// One block of the triangle a rank computes over part of k: rows block i, columns

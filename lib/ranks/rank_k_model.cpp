@@ -4,6 +4,7 @@
 #include <prism/rank_k_model.hpp>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -42,6 +43,73 @@ bool search_cover(int c, int size, std::vector<int>& D, int next) {
   return false;
 }
 
+// Polynomials over GF(q) modulo a monic cubic f = x^3 + f2 x^2 + f1 x + f0, as (c0, c1, c2).
+struct cubic_field {
+  std::int64_t q, f0, f1, f2;
+  using poly = std::array<std::int64_t, 3>;
+  poly times(const poly& a, const poly& b) const {
+    std::int64_t r[5] = {0, 0, 0, 0, 0};
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) r[i + j] = (r[i + j] + a[std::size_t(i)] * b[std::size_t(j)]) % q;
+    for (int d = 4; d >= 3; --d) {  // x^d = x^(d-3) x^3 = -x^(d-3) (f2 x^2 + f1 x + f0)
+      const std::int64_t t = r[d];
+      r[d] = 0;
+      r[d - 1] = ((r[d - 1] - t * f2) % q + q) % q;
+      r[d - 2] = ((r[d - 2] - t * f1) % q + q) % q;
+      r[d - 3] = ((r[d - 3] - t * f0) % q + q) % q;
+    }
+    return {r[0], r[1], r[2]};
+  }
+  poly power(std::int64_t e) const {
+    poly result{1, 0, 0}, base{0, 1, 0};
+    for (; e > 0; e >>= 1, base = times(base, base))
+      if (e & 1) result = times(result, base);
+    return result;
+  }
+};
+
+bool is_prime(std::int64_t x) {
+  if (x < 2) return false;
+  for (std::int64_t d = 2; d * d <= x; ++d)
+    if (x % d == 0) return false;
+  return true;
+}
+
+// Singer's perfect difference set for c = q^2 + q + 1, q prime: with x primitive in
+// GF(q^3) = GF(q)[x]/f, the exponents i < c whose x^i has no x^2 term (a line of the
+// projective plane PG(2, q)); q + 1 of them, every difference once. E.g. q = 2, f = x^3 +
+// x + 1: x^0 = 1, x^1 = x, x^3 = x + 1 give {0, 1, 3}. Empty when no such q exists.
+std::vector<int> singer_set(int c) {
+  std::int64_t q = 2;
+  while (q * q + q + 1 < c) ++q;
+  if (q * q + q + 1 != c || !is_prime(q)) return {};
+  const std::int64_t order = q * q * q - 1;
+  std::vector<std::int64_t> primes;  // of q^3 - 1
+  for (std::int64_t x = order, d = 2; x > 1; ++d) {
+    if (d * d > x) d = x;
+    if (x % d == 0) {
+      primes.push_back(d);
+      while (x % d == 0) x /= d;
+    }
+  }
+  for (std::int64_t f0 = 1; f0 < q; ++f0)
+    for (std::int64_t f1 = 0; f1 < q; ++f1)
+      for (std::int64_t f2 = 0; f2 < q; ++f2) {
+        const cubic_field F{q, f0, f1, f2};
+        if (F.power(order) != cubic_field::poly{1, 0, 0}) continue;
+        const bool primitive = std::all_of(primes.begin(), primes.end(), [&](std::int64_t r) {
+          return F.power(order / r) != cubic_field::poly{1, 0, 0};
+        });
+        if (!primitive) continue;
+        std::vector<int> D;
+        cubic_field::poly v{1, 0, 0};
+        for (int i = 0; i < c; ++i, v = F.times(v, {0, 1, 0}))
+          if (v[2] == 0) D.push_back(i);
+        return D;
+      }
+  return {};
+}
+
 }  // namespace
 
 std::string rank_k_scheme::to_string() const {
@@ -58,7 +126,7 @@ std::string rank_k_scheme::to_string() const {
 }
 
 // Exact smallest covers by search up to c = 36 (a size s needs s (s - 1) >= c - 1), kept;
-// above, {0 .. s-1} and the multiples of s up to c/2 + s: any d <= c/2 is j s - i with
+// above, Singer's perfect set when c = q^2 + q + 1 with q prime, else {0 .. s-1} and the multiples of s up to c/2 + s: any d <= c/2 is j s - i with
 // 0 <= i < s, so of size about sqrt(2c). E.g. c = 100: s = 7, {0..6, 7, 14, ..., 56}.
 std::vector<int> difference_cover(int c) {
   if (c <= 1) return {0};
@@ -76,7 +144,9 @@ std::vector<int> difference_cover(int c) {
       D = {0};
       if (search_cover(c, size, D, 1)) break;
     }
+  } else if (D = singer_set(c); !D.empty() && covers(D, c)) {
   } else {
+    D.clear();
     int s = 1;
     while ((s + 1) * (s + 1) <= c / 2) ++s;
     for (int i = 0; i < s; ++i) D.push_back(i);
