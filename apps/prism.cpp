@@ -166,11 +166,17 @@ const command commands[] = {
     {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
+     "       prism bound N N K --syrk [UT] [--ranks P] [--type s|d|c|z]\n"
      "  Prints the lower bounds on the words (matrix elements) an M x N x K product must move and\n"
      "  the modelled words per rank of the 1D, 2D, 2.5D, 3D, recursive (CARMA) and COSMA\n"
      "  decompositions (prism/bounds.hpp; docs/data-movement.md), then, per level of\n"
      "  the machine (each cache level, NUMA domains, ranks), the least words one unit moves\n"
      "  (Elango et al.) and, given bandwidths and a peak, which level bounds the run.\n"
+     "  --syrk [UT]: the SYRK bound instead, for C (N x N, symmetric) = A A^T with A N x K (or\n"
+     "  A^T A with A K x N; the letters, uplo U or L then trans N or T, change nothing): words per\n"
+     "  rank, its case (1D, 2D, 3D) and that case's condition, beside gemm's bound for the full\n"
+     "  N x N x K square (Al Daas et al.; docs/data-movement.md, \"SYRK\"). M must equal N; it\n"
+     "  takes --ranks and --type only.\n"
      "options:\n"
      "  --ranks P            processors (MPI ranks), 1..1048576 (default 1)\n"
      "  --memory S           words of memory per rank, K, M, G suffixes (powers of 1024); default\n"
@@ -997,6 +1003,8 @@ struct bound_options {
   double peak = 0;                           // flop/s per processing unit, 0 unknown
   std::vector<std::pair<std::string, double>> bandwidth;  // level name, bytes/s per unit
   bool probe = false;
+  bool syrk = false;      // --syrk: the SYRK bound (C = A A^T, M = N)
+  std::string given;      // the options given, for --syrk's refusal of the ones it ignores
 };
 
 bound_options parse_bound(const std::vector<std::string>& args) {
@@ -1011,6 +1019,18 @@ bound_options parse_bound(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--probe") {
       o.probe = true;
+      o.given += o.given.empty() ? a : ", " + a;
+      continue;
+    }
+    if (a == "--syrk") {
+      if (o.syrk) throw bad_input("--syrk is given once", hint);
+      o.syrk = true;
+      // Optional letters, as for `prism plan --syrk UT`: uplo U or L, then trans N or T.
+      if (i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-') {
+        const std::string& v = args[++i];
+        if (v.size() != 2 || (v[0] != 'U' && v[0] != 'L') || (v[1] != 'N' && v[1] != 'T'))
+          throw bad_input("--syrk takes uplo (U or L) then trans (N or T), e.g. UT, got '" + v + "'", hint);
+      }
       continue;
     }
     if (a != "--ranks" && a != "--memory" && a != "--topology" && a != "--type" && a != "--peak" &&
@@ -1018,6 +1038,7 @@ bound_options parse_bound(const std::vector<std::string>& args) {
       throw bad_input("unknown option '" + a + "' for 'prism bound'", hint);
     if (i + 1 >= args.size()) throw bad_input(a + " needs a value", hint);
     const std::string& v = args[++i];
+    if (a != "--ranks" && a != "--type") o.given += o.given.empty() ? a : ", " + a;
     if (a == "--ranks") o.ranks = parse_int(v, a, 1, 1 << 20, hint);
     else if (a == "--memory") o.memory = parse_positive_size(v, a), o.memory_given = true;
     else if (a == "--topology") o.topology = v;
@@ -1042,6 +1063,14 @@ bound_options parse_bound(const std::vector<std::string>& args) {
     }
   }
   if (o.memory_given && o.memory < 3) throw bad_input("--memory must be >= 3 words (a 1 x 1 block and two operands)", hint);
+  if (o.syrk) {
+    if (o.m != o.n)
+      throw bad_input("--syrk: the update is N x N, so M and N must be equal, got " + args[2] + " and " + args[3], hint);
+    if (!o.given.empty())
+      throw bad_input("--syrk: the SYRK bound is per rank and memory-independent; " + o.given +
+                          (o.given.find(',') == std::string::npos ? " does" : " do") + " not apply",
+                      hint);
+  }
   return o;
 }
 
@@ -1069,9 +1098,56 @@ void probe_machine(const prism::topology& t, bound_options& o) {
   }
 }
 
+// `prism bound N N K --syrk`: the SYRK bound per rank, its case and the case's condition in
+// numbers, beside gemm's bounds for the full N x N x K square. E.g. 4096 4096 4096 --ranks 8:
+// 3D, 3144960 words per rank (25.16 MB of doubles), gemm 6291456, ratio 0.500.
+int run_bound_syrk(const bound_options& o) {
+  namespace pb = prism::bounds;
+  const std::int64_t n = o.n, k = o.k, P = o.ranks;
+  const double N = double(n), K = double(k), Pd = double(P), eb = double(prism::element_size(o.type));
+  const pb::syrk_case c = pb::syrk_bound_case(n, k, P);
+  const double w = pb::syrk_parallel_io_minus_owned(n, k, P), q = pb::syrk_parallel_io(n, k, P);
+  const double g = pb::memory_independent_minus_owned(n, n, k, P);
+  auto mb = [&](double words) { return sci(words * eb / 1e6); };
+  std::printf("# prism bound --syrk: C (%lld x %lld, symmetric) = A A^T, A %lld x %lld, type %c, P = %lld rank%s\n",
+              (long long)n, (long long)n, (long long)n, (long long)k, char(o.type), (long long)P, P == 1 ? "" : "s");
+  std::printf("# words are matrix elements (%zu bytes). Q: words of A and of C's strict triangle a rank doing\n"
+              "# n(n-1)k/(2P) off-diagonal multiply-adds must touch; owned: (nk + n(n-1)/2)/P = %s\n",
+              prism::element_size(o.type), sci(pb::syrk_owned(n, k, P)).c_str());
+  const char* name = c == pb::syrk_case::one_d ? "1D" : c == pb::syrk_case::two_d ? "2D" : "3D";
+  std::printf("SYRK lower bound, %s case: %.9g words per rank (%s MB); Q = %s\n", name, w, mb(w).c_str(),
+              sci(q).c_str());
+  const double a = Pd * (N - 1) * (N - 1), b = N * K, ck = Pd * K * K, d = N * (N - 1);
+  std::printf("  case: %s\n", pb::to_string(c));
+  if (P == 1)
+    std::printf("  condition: P = 1: the one rank touches all of A and of the triangle, and owns it\n");
+  else if (c == pb::syrk_case::one_d)
+    std::printf("  condition: P (n-1)^2 < nk (%s < %s)\n"
+                "  domain: the whole triangle's worth, (n-1)^2/2, and nk/P of A (a k split, partial triangles reduced)\n",
+                sci(a).c_str(), sci(b).c_str());
+  else if (c == pb::syrk_case::two_d)
+    std::printf("  condition: P k^2 < n(n-1) (%s < %s)\n"
+                "  domain: triangle blocks of side sqrt(n(n-1)/P) = %s over all of k\n",
+                sci(ck).c_str(), sci(d).c_str(), sci(std::sqrt(d / Pd)).c_str());
+  else
+    std::printf("  condition: P (n-1)^2 >= nk (%s >= %s) and P k^2 >= n(n-1) (%s >= %s)\n"
+                "  domain: triangle blocks of side and depth (n(n-1)k/P)^(1/3) = %s\n",
+                sci(a).c_str(), sci(b).c_str(), sci(ck).c_str(), sci(d).c_str(), sci(std::cbrt(d * K / Pd)).c_str());
+  std::printf("  source: Al Daas, Ballard, Grigori, Kumar, Rouse, Verite (SPAA'23; arXiv 2409.11304), derived with\n"
+              "  its lower-order terms in docs/data-movement.md\n");
+  std::printf("gemm, the full square %lld x %lld x %lld (%s): %.9g words per rank (%s MB)\n", (long long)n,
+              (long long)n, (long long)k, pb::to_string(pb::carma_split_case(n, n, k, P)), g, mb(g).c_str());
+  std::printf("  COSMA Theorem 2 (its cube, what `prism plan --stats` reports): %s; CARMA II-B: %s\n",
+              sci(pb::parallel_io_minus_owned(n, n, k, P, pb::unlimited)).c_str(),
+              sci(pb::carma_lower_bound(n, n, k, P, pb::unlimited)).c_str());
+  if (g > 0) std::printf("SYRK / gemm: %.3f\n", w / g);
+  return 0;
+}
+
 int run_bound(const std::vector<std::string>& args) {
   namespace pb = prism::bounds;
   bound_options o = parse_bound(args);
+  if (o.syrk) return run_bound_syrk(o);
   const prism::topology t = [&] {
     try {
       return o.topology.empty() ? prism::topology::from_env() : prism::topology::parse(o.topology);

@@ -190,6 +190,22 @@ bad "^prism: --bandwidth: no level 'L9' here" -- bound 8 8 8 --topology "package
 good "^Theorem 2 \(COSMA\): Q - owned = 1\.573e6 words per rank" -- bound 2048 2048 2048 --ranks 8
 good "^usage: prism bound M N K" -- help bound
 good "machine balance: L3 bounds the run" -- bound 4096 4096 4096 --topology "package:1 l3:1(size=8MB) core:2 pu:1" --peak 50G --bandwidth L3=100M
+# prism bound --syrk (issue 28): C = A A^T needs M = N, takes --ranks and --type only, and
+# optional letters as plan's --syrk; refusals print nothing on stdout (and never probe).
+good "^SYRK lower bound, 3D case: 3144959\.96 words per rank \(25\.16 MB\)" -- bound 4096 4096 4096 --syrk --ranks 8
+good "^  case: 1D " -- bound 256 256 1048576 --syrk UT --ranks 16
+good "^  condition: P k\^2 < n\(n-1\)" -- bound 4096 4096 256 --syrk LN --ranks 4
+good "^SYRK / gemm: 0\.500$" -- bound 4096 4096 4096 --ranks 8 --syrk --type d
+good "^  condition: P = 1" -- bound 100 100 10 --syrk
+good "--syrk \[UT\]: the SYRK bound instead" -- help bound
+bad "^prism: --syrk: the update is N x N, so M and N must be equal, got 8 and 9 \(see 'prism help bound'\)$" -- bound 8 9 8 --syrk
+bad "^prism: --syrk takes uplo \(U or L\) then trans \(N or T\), e\.g\. UT, got 'XY'" -- bound 8 8 8 --syrk XY
+bad "^prism: --syrk takes uplo \(U or L\) then trans \(N or T\), e\.g\. UT, got 'UC'" -- bound 8 8 8 --syrk UC
+bad "^prism: --syrk is given once" -- bound 8 8 8 --syrk --syrk
+bad "^prism: --syrk: the SYRK bound is per rank and memory-independent; --memory does not apply" -- bound 8 8 8 --syrk --memory 1M
+bad "^prism: --syrk: .*; --probe does not apply" -- bound 8 8 8 --probe --syrk
+bad "^prism: --syrk: .*; --topology, --peak do not apply" -- bound 8 8 8 --syrk --topology "package:1 core:2 pu:1" --peak 1G
+bad "^prism: --ranks must be a whole number in 1\.\.1048576, got '0'" -- bound 8 8 8 --syrk --ranks 0
 
 # Flags a command would ignore are errors.
 bad "^prism: unknown option '--ranks' for 'prism bench'" -- bench 8 8 8 --ranks 2

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 using namespace prism::bounds;
@@ -281,4 +282,200 @@ TEST_CASE("Elango's vertical bound per cache, horizontal per domain and rank, ma
   CHECK(bal.bandwidth_bound);
   CHECK_FALSE(machine_balance({a}, 2e10, 2, 1e9, 8).bandwidth_bound);  // 10 s of compute
   CHECK(machine_balance({b}, 2e9, 2, 1e9, 8).binding == -1);
+}
+
+// ---- SYRK (C = A A^T, C n x n, A n x k) and gemm's memory-independent bound with the shape ----
+
+namespace {
+// The three closed forms of syrk_parallel_io, each evaluated whatever the case (docs/data-movement.md).
+double syrk_1d(double n, double k, double P) { return (n - 1) * (n - 1) / 2 + n * k / P; }
+double syrk_2d(double n, double k, double P) { return k * std::sqrt(n * (n - 1) / P) + n * (n - 1) / (2 * P); }
+double syrk_3d(double n, double k, double P) { return 1.5 * std::pow(n * (n - 1) * k / P, 2.0 / 3.0); }
+
+// Minimises f over [lo, hi] by a log-spaced grid, then golden sections around the best point
+// (f is convex in the uses below, so this finds the minimum to ~1e-12 relative).
+template <class F>
+double minimise(F f, double lo, double hi, int steps = 20000) {
+  double best_x = lo, best = f(lo);
+  for (int i = 1; i <= steps; ++i) {
+    const double x = lo * std::pow(hi / lo, double(i) / steps);
+    if (const double v = f(x); v < best) best = v, best_x = x;
+  }
+  double a = std::max(lo, best_x / std::pow(hi / lo, 1.0 / steps)), b = std::min(hi, best_x * std::pow(hi / lo, 1.0 / steps));
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  for (int i = 0; i < 200; ++i) {
+    const double c = b - g * (b - a), d = a + g * (b - a);
+    (f(c) < f(d) ? b : a) = (f(c) < f(d) ? d : c);
+  }
+  return std::min(best, f((a + b) / 2));
+}
+
+// The optimisation of the derivation solved numerically, in the two forms the page gives.
+// Projections: minimise x_A + x_C with x_C in [F/k, n(n-1)/2] and x_A the least the three
+// constraints allow, max{F sqrt(2/x_C), 2F/(n-1)}.
+double syrk_q_by_projections(double n, double k, double P) {
+  const double F = n * (n - 1) * k / (2 * P);
+  return minimise([&](double xc) { return xc + std::max(F * std::sqrt(2 / xc), 2 * F / (n - 1)); }, F / k,
+                  n * (n - 1) / 2);
+}
+// Triangle blocks: side y <= n-1, depth d = 2F/y^2 <= k; minimise y d + y^2/2.
+double syrk_q_by_blocks(double n, double k, double P) {
+  const double F = n * (n - 1) * k / (2 * P);
+  return minimise([&](double y) { return 2 * F / y + y * y / 2; }, std::sqrt(2 * F / k), n - 1);
+}
+// gemm's box: a x b x c = mnk/P inside the shape, least ab + bc + ca (numerically, over a and b).
+double gemm_box_q(double m, double n, double k, double P) {
+  const double V = m * n * k / P;
+  return minimise(
+      [&](double a) {
+        // For a fixed a (<= m), the best b in [V/(a k), n]: a 1D minimisation again.
+        const double lo = std::max(V / (a * k), 1e-300), hi = n;
+        if (lo > hi * (1 + 1e-12)) return std::numeric_limits<double>::infinity();
+        return minimise([&](double b) { const double c = V / (a * b); return a * b + b * c + a * c; }, lo,
+                        std::max(lo, hi), 400);
+      },
+      std::max(V / (n * k), 1e-300), m, 400);
+}
+}  // namespace
+
+TEST_CASE("SYRK bound: the worked examples, each case") {
+  // n = k = 4096 on 8 (3D): Q = 3/2 (4096 * 4095 * 4096/8)^(2/3) = 6290432, owned
+  // (2^24 + 4096 * 4095/2)/8 = 3145472, 3144960 to receive: half of gemm's 6291456 for the
+  // full 4096 x 4096 x 4096 (COSMA's cube and the tight bound agree there).
+  CHECK(syrk_bound_case(4096, 4096, 8) == syrk_case::three_d);
+  CHECK(syrk_parallel_io(4096, 4096, 8) == Approx(6290432).epsilon(1e-8));
+  CHECK(syrk_owned(4096, 4096, 8) == Approx(3145472));
+  CHECK(syrk_parallel_io_minus_owned(4096, 4096, 8) == Approx(3144960).epsilon(1e-7));
+  CHECK(memory_independent_minus_owned(4096, 4096, 4096, 8) == Approx(6291456));
+  CHECK(parallel_io_minus_owned(4096, 4096, 4096, 8, inf) == Approx(6291456));
+  // 256 x 2^20 on 16 (1D: 16 * 255^2 < 256 * 2^20): all of the triangle but the rank's share,
+  // 255^2/2 - 256 * 255/32 = 30472.5; gemm's full square 65536 * 15/16 = 61440.
+  CHECK(syrk_bound_case(256, 1 << 20, 16) == syrk_case::one_d);
+  CHECK(syrk_parallel_io_minus_owned(256, 1 << 20, 16) == Approx(30472.5));
+  CHECK(memory_independent_minus_owned(256, 256, 1 << 20, 16) == Approx(61440));
+  // 4096 x 256 on 4 (2D: 4 * 256^2 < 4096 * 4095): 256 sqrt(4096 * 4095/4) - 4096 * 256/4.
+  CHECK(syrk_bound_case(4096, 256, 4) == syrk_case::two_d);
+  CHECK(syrk_parallel_io_minus_owned(4096, 256, 4) == Approx(256 * std::sqrt(4096.0 * 4095 / 4) - 262144));
+  // Nothing to do or nobody to talk to: 0.
+  CHECK(syrk_parallel_io_minus_owned(0, 100, 4) == 0);
+  CHECK(syrk_parallel_io_minus_owned(1, 100, 4) == 0);  // no off-diagonal entry
+  CHECK(syrk_parallel_io_minus_owned(100, 0, 4) == 0);
+  for (std::int64_t n : {2, 3, 100, 4096})
+    for (std::int64_t k : {1, 7, 4096, 1 << 20}) CHECK(syrk_parallel_io_minus_owned(n, k, 1) == 0);
+  CHECK_THROWS_AS(syrk_parallel_io_minus_owned(-1, 8, 2), prism::error);
+  CHECK_THROWS_AS(syrk_parallel_io_minus_owned(8, 8, 0), prism::error);
+  CHECK(std::string(to_string(syrk_case::two_d)).rfind("2D", 0) == 0);
+}
+
+TEST_CASE("SYRK bound: the three formulas agree where the cases meet (no jump)") {
+  // 2D | 3D at P k^2 = n(n-1): n = 64, k = 8 meet at P = 63, where both give 96
+  // (8 * 8 + 4032/126 = 1.5 * 512^(2/3)). Below it 2D, from it on 3D.
+  CHECK(syrk_2d(64, 8, 63) == Approx(96));
+  CHECK(syrk_3d(64, 8, 63) == Approx(96));
+  CHECK(syrk_bound_case(64, 8, 62) == syrk_case::two_d);
+  CHECK(syrk_bound_case(64, 8, 63) == syrk_case::three_d);
+  CHECK(syrk_parallel_io(64, 8, 62) == Approx(syrk_2d(64, 8, 62)));
+  CHECK(syrk_parallel_io(64, 8, 63) == Approx(96));
+  // 1D | 3D at P (n-1)^2 = nk: n = 5, k = 112 meet at P = 35, both 24 (8 + 560/35 =
+  // 1.5 * 64^(2/3)); n = 3, k = 8 at P = 6, both 6.
+  CHECK(syrk_1d(5, 112, 35) == Approx(24));
+  CHECK(syrk_3d(5, 112, 35) == Approx(24));
+  CHECK(syrk_bound_case(5, 112, 34) == syrk_case::one_d);
+  CHECK(syrk_bound_case(5, 112, 35) == syrk_case::three_d);
+  CHECK(syrk_parallel_io(5, 112, 34) == Approx(syrk_1d(5, 112, 34)));
+  CHECK(syrk_1d(3, 8, 6) == Approx(6));
+  CHECK(syrk_3d(3, 8, 6) == Approx(6));
+  // And at every P each case's formula is the largest of the three's lower envelope: the
+  // constrained optimum is never below the unconstrained 3D one, and equals its own case's.
+  for (auto [n, k] : {std::array<std::int64_t, 2>{64, 8}, {5, 112}, {4096, 4096}, {256, 1 << 20}, {1024, 65536},
+                      {4096, 256}, {1000, 3}})
+    for (std::int64_t P = 2; P <= 5000; P += (P < 100 ? 1 : 97)) {
+      const double q = syrk_parallel_io(n, k, P);
+      CHECK(q >= syrk_3d(double(n), double(k), double(P)) * (1 - 1e-12));
+    }
+}
+
+TEST_CASE("SYRK bound: monotone in P") {
+  // Q (words a rank touches) never grows with P; the total over ranks, P (Q - owned), never
+  // shrinks. The per-rank bound itself is not monotone: in 1D it grows towards the whole
+  // triangle, (n-1)^2/2 - n(n-1)/(2P), as each rank owns less of it.
+  for (auto [n, k] : {std::array<std::int64_t, 2>{64, 8}, {5, 112}, {4096, 4096}, {256, 1 << 20}, {1024, 65536},
+                      {4096, 256}, {1000, 3}, {2, 1000}}) {
+    double q_prev = syrk_parallel_io(n, k, 1), total_prev = 0;
+    for (std::int64_t P = 2; P <= 20000; P += (P < 64 ? 1 : P / 16)) {
+      const double q = syrk_parallel_io(n, k, P), total = double(P) * syrk_parallel_io_minus_owned(n, k, P);
+      CHECK(q <= q_prev * (1 + 1e-12));
+      CHECK(total >= total_prev * (1 - 1e-12));
+      q_prev = q, total_prev = total;
+    }
+  }
+}
+
+TEST_CASE("SYRK bound: the closed form is the optimisation's minimum (brute force)") {
+  for (std::int64_t n : {2, 3, 5, 9, 16, 33})
+    for (std::int64_t k : {1, 2, 5, 16, 100})
+      for (std::int64_t P : {1, 2, 3, 4, 7, 8, 13, 16, 64}) {
+        CAPTURE(n);
+        CAPTURE(k);
+        CAPTURE(P);
+        const double N = double(n), K = double(k), Pd = double(P), q = syrk_parallel_io(n, k, P);
+        CHECK(syrk_q_by_projections(N, K, Pd) == Approx(q).epsilon(1e-7));
+        // (The block form stands for the projections from P = 2 on; one rank touches all of the
+        // triangle, n(n-1)/2, which no y^2/2 with y <= n-1 reaches.)
+        if (P > 1) CHECK(syrk_q_by_blocks(N, K, Pd) == Approx(q).epsilon(1e-7));
+        // No real triangle block beats it: rows R (|R| = y), columns L (|L| = d) touch y d of A
+        // and y(y-1)/2 of C's strict triangle for y(y-1)d/2 multiply-adds.
+        const double F = N * (N - 1) * K / (2 * Pd);
+        double best = std::numeric_limits<double>::infinity();
+        for (std::int64_t y = 2; y <= n; ++y)
+          for (std::int64_t d = 1; d <= k; ++d)
+            if (double(y) * double(y - 1) * double(d) / 2 >= F)
+              best = std::min(best, double(y) * double(d) + double(y) * double(y - 1) / 2);
+        CHECK(best >= q * (1 - 1e-12));
+      }
+}
+
+TEST_CASE("gemm's memory-independent bound: the box's minimum, continuous at CARMA's thresholds") {
+  // Closed form against the box minimised numerically, across all three cases.
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{64, 64, 64}, {16, 64, 1024}, {9, 9, 200}, {100, 7, 30}})
+    for (std::int64_t P : {1, 2, 3, 8, 13, 64, 500}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      CAPTURE(P);
+      const double want = std::max(0.0, gemm_box_q(double(m), double(n), double(k), double(P)) - owned(m, n, k, P));
+      CHECK(memory_independent_minus_owned(m, n, k, P) == Approx(want).epsilon(1e-6).scale(1));
+    }
+  // 2048^3 on 8: the cube fits, so COSMA's Theorem 2 and this agree.
+  CHECK(memory_independent_minus_owned(2048, 2048, 2048, 8) == Approx(parallel_io_minus_owned(2048, 2048, 2048, 8, inf)));
+  // Flat 256 x 256 x 2^18 on 8: COSMA's cube would be 2^31^(1/3) = 1290 deep in a 256-wide
+  // shape and gives 0; the box gives the 1D figure, all of C but the share, 65536 * 7/8.
+  CHECK(parallel_io_minus_owned(256, 256, 262144, 8, inf) == 0);
+  CHECK(memory_independent_minus_owned(256, 256, 262144, 8) == Approx(57344));
+  // Never below COSMA's formula (the box is the cube, or a constrained and so costlier box).
+  for (std::int64_t P : {2, 7, 16, 100, 5000})
+    for (auto [m, n, k] : {std::array<std::int64_t, 3>{4096, 4096, 256}, {256, 256, 1 << 20}, {1000, 4000, 16000}})
+      CHECK(memory_independent_minus_owned(m, n, k, P) >= parallel_io_minus_owned(m, n, k, P, inf) * (1 - 1e-12));
+}
+
+TEST_CASE("SYRK bound against gemm's for the full square: below it, about half") {
+  // C = A A^T computed as a gemm does n^2 k multiply-adds and moves A twice (as A and A^T);
+  // SYRK does half the work on half of C. Its bound is below gemm's memory-independent bound
+  // for the n x n x k square everywhere, and near half of it on large shapes.
+  for (auto [n, k] : {std::array<std::int64_t, 2>{4096, 4096}, {256, 1 << 20}, {1024, 65536}, {4096, 256},
+                      {64, 8}, {5, 112}, {33, 33}, {1000, 3}})
+    for (std::int64_t P : {2, 3, 4, 7, 8, 13, 16, 64, 1000, 100000}) {
+      CAPTURE(n);
+      CAPTURE(k);
+      CAPTURE(P);
+      const double s = syrk_parallel_io_minus_owned(n, k, P), g = memory_independent_minus_owned(n, n, k, P);
+      CHECK(s <= g);
+      if (n >= 256 && P <= 16) CHECK(s / g == Approx(0.5).epsilon(0.03));
+    }
+  // COSMA's cube formula (parallel_io_minus_owned) is below the tight gemm bound off the 3D
+  // case and can then be below SYRK's: 256 x 2^20 on 16 gives 0 there, SYRK 30472.5. In
+  // SYRK's 3D case it stays above.
+  CHECK(parallel_io_minus_owned(256, 256, 1 << 20, 16, inf) == 0);
+  for (std::int64_t P : {2, 4, 7, 8, 13, 16})
+    CHECK(syrk_parallel_io_minus_owned(4096, 4096, P) <= parallel_io_minus_owned(4096, 4096, 4096, P, inf));
 }

@@ -94,6 +94,56 @@ double carma_lower_bound(std::int64_t m, std::int64_t n, std::int64_t k, std::in
 /// in carma_split_case's case: d1d2, sqrt(d1^2 d2 d3/P), d1d2d3/(P sqrt S) + (d1d2d3/P)^(2/3).
 double carma_cost(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S);
 
+// ---- memory-independent bounds with the shape's constraints: gemm and SYRK ----
+//
+// Both come from one argument (docs/data-movement.md, "SYRK"): a rank doing its 1/P share of the
+// multiply-adds must touch at least as many words as the cheapest local domain of that size
+// that fits in the iteration space, then receive (or send) all of it that it does not own.
+// Like parallel_io_minus_owned, a count of words that a rank must receive or send, assuming
+// the work is balanced and each matrix starts (A) or ends (C) as one copy.
+
+/// gemm's memory-independent bound with the shape's limits (Al Daas, Ballard, Grigori, Kumar,
+/// Rouse, "Tight memory-independent parallel matrix multiplication communication lower bounds",
+/// arXiv 2205.13407): the a x b x c box of mnk/P multiply-adds, a <= d1, b <= d2, c <= d3, with
+/// the least faces ab + bc + ca, minus owned(). Its cases are carma_split_case's: one large
+/// d1d2 (1 - 1/P), two large 2 d1 sqrt(d2d3/P) - d1(d2 + d3)/P, three large 3 (mnk/P)^(2/3) -
+/// (mk + kn + mn)/P; floored at 0. Unlike parallel_io_minus_owned (COSMA's cube, which may not
+/// fit the shape) it is never below the 1D and 2D limits. E.g. 256 x 256 x 2^20 on 16 (one
+/// large): 65536 * 15/16 = 61440 (COSMA's cube gives 0 there).
+double memory_independent_minus_owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p);
+
+/// Which constraint shapes the SYRK bound's optimal local domain (Al Daas, Ballard, Grigori,
+/// Kumar, Rouse, Verite, SPAA'23 and arXiv 2409.11304 call them the 1D, 2D and 3D cases).
+enum class syrk_case { one_d, two_d, three_d };
+
+/// "1D (a rank's triangle is all of C)", "2D (a rank's depth is all of k)" or "3D (a triangle
+/// block as deep as it is wide)".
+const char* to_string(syrk_case c);
+
+/// The SYRK bound's case for C (n x n, symmetric) = A A^T, A n x k, on p ranks: one_d when
+/// p (n-1)^2 < nk, two_d when p k^2 < n(n-1), else three_d (exact integer comparisons; at most
+/// one of the first two holds once p >= 2, and the formulas agree on each boundary); p = 1 is
+/// one_d (the rank touches all of A and C).
+syrk_case syrk_bound_case(std::int64_t n, std::int64_t k, std::int64_t p);
+
+/// Q for SYRK: the least words of A and of C's strict triangle that a rank doing its
+/// n(n-1)k/(2p) off-diagonal multiply-adds touches (docs/data-movement.md, "SYRK"):
+/// one_d (n-1)^2/2 + nk/p, two_d k sqrt(n(n-1)/p) + n(n-1)/(2p), three_d
+/// 3/2 (n(n-1)k/p)^(2/3); p = 1: nk + n(n-1)/2, everything. 0 when n < 2 or k = 0.
+/// E.g. n = k = 4096, p = 8: 6290432.
+double syrk_parallel_io(std::int64_t n, std::int64_t k, std::int64_t p);
+
+/// Words of A and of C's strict triangle a rank owns under a balanced layout:
+/// (nk + n(n-1)/2)/p. E.g. n = k = 4096, p = 8: (2^24 + 8386560)/8 = 3145472.
+double syrk_owned(std::int64_t n, std::int64_t k, std::int64_t p);
+
+/// The parallel memory-independent SYRK lower bound per rank (Al Daas et al., SPAA'23; derived
+/// in docs/data-movement.md): syrk_parallel_io - syrk_owned, floored at 0, in words a rank must
+/// receive or send. one_d (n-1)^2/2 - n(n-1)/(2p); two_d k sqrt(n(n-1)/p) - nk/p; three_d
+/// 3/2 (n(n-1)k/p)^(2/3) - (nk + n(n-1)/2)/p. E.g. n = k = 4096 on 8 (3D): 3144960 words,
+/// half of gemm's 6291456 for the full square; 256 x 2^20 on 16 (1D): 30472.5.
+double syrk_parallel_io_minus_owned(std::int64_t n, std::int64_t k, std::int64_t p);
+
 // ---- modelled costs of the classic decompositions (COSMA Table 3, the lecture) ----
 
 /// The decompositions of COSMA Table 3 plus the lecture's 1D.

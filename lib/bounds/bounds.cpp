@@ -213,6 +213,106 @@ double carma_cost(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p
   return 0;
 }
 
+// ---- memory-independent bounds with the shape's constraints ----
+
+// The least faces of an a x b x c box holding V = d1d2d3/P multiply-adds inside the d1 x d2 x d3
+// iteration space: the cube while it fits (V^(1/3) <= d1), else flat against d1
+// (a = d1, b = c = sqrt(d2d3/P)) while that fits (b <= d2), else a = d1, b = d2, c = d3/P: the
+// cases of carma_split_case, whose thresholds are exactly where each box stops fitting. The
+// faces are continuous across them. E.g. 256 x 256 x 2^20 on 16: d3/d2 = 4096 >= 16, one
+// large: 65536 + 512 * 65536 = 33619968 words touched, owned (65536 + 2 * 2^28)/16 = 33558528,
+// so 61440 = 65536 * 15/16 to receive: the whole of C's 256 x 256 but the rank's share.
+double memory_independent_minus_owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p) {
+  check_sizes(m, n, k, p);
+  const auto [i1, i2, i3] = sorted(m, n, k);
+  const double d1 = dbl(i1), d2 = dbl(i2), d3 = dbl(i3), P = dbl(p);
+  if (i1 == 0) return 0;
+  double q = 0;
+  switch (carma_split_case(m, n, k, p)) {
+    case carma_case::one_large: q = faces(d1, d2, d3 / P); break;
+    case carma_case::two_large: {
+      const double side = std::sqrt(d2 * d3 / P);
+      q = faces(d1, side, side);
+      break;
+    }
+    case carma_case::three_large: {
+      const double side = std::cbrt(d1 * d2 * d3 / P);
+      q = 3 * side * side;
+      break;
+    }
+  }
+  return std::max(0.0, q - owned(m, n, k, p));
+}
+
+// SYRK, C = A A^T with C n x n symmetric and A n x k. The derivation is docs/data-movement.md's
+// "SYRK" section; in short, a rank doing F = n(n-1)k/(2P) of the off-diagonal multiply-adds
+// C_ij += A_il A_jl (i > j) and touching x_A words of A and x_C of C's strict triangle has
+//   F <= x_A sqrt(x_C/2)    (the symmetric Loomis-Whitney inequality: per column l of A, r_l rows
+//                            give at most min(x_C, r_l^2/2) pairs <= r_l sqrt(x_C/2))
+//   F <= k x_C              (an entry of C takes k multiply-adds: the depth)
+//   2F <= (n-1) x_A         (an element of A is in n-1 off-diagonal products, two per product)
+// and Q = min x_A + x_C over these. With the triangle side y = sqrt(2 x_C) and depth d = x_A/y
+// the minimum is a triangle block y x y x d: the cube-like y = d = (2F)^(1/3) (3D) unless it
+// is deeper than k (then d = k: 2D) or wider than n-1 (then x_C = (n-1)^2/2, x_A = nk/P: 1D).
+// The thresholds are where those boxes stop fitting:
+//   1D: (2F)^(1/3) > n-1  <=>  P (n-1)^2 < nk       2D: (2F)^(1/3) > k  <=>  P k^2 < n(n-1)
+// E.g. n = k = 4096 on 8: neither (8 * 4095^2 > 2^24, 8 * 2^24 > 4096 * 4095), so 3D:
+// 2F = 4096 * 4095 * 4096/8 = 2048^3 * 4095/4096, so y = d = 2047.83 (not deeper than k, not
+// wider than n - 1), Q = 3/2 y^2 = 6290432 (to the word), owned (2^24 + 4096 * 4095/2)/8 =
+// 3145472: 3144960 to receive, 25.2 MB of doubles.
+const char* to_string(syrk_case c) {
+  switch (c) {
+    case syrk_case::one_d: return "1D (a rank's triangle is all of C)";
+    case syrk_case::two_d: return "2D (a rank's depth is all of k)";
+    case syrk_case::three_d: return "3D (a triangle block as deep as it is wide)";
+  }
+  return "?";
+}
+
+namespace {
+void check_syrk(std::int64_t n, std::int64_t k, std::int64_t p) {
+  if (n < 0 || k < 0) throw error("prism::bounds: n and k must be >= 0");
+  if (p < 1) throw error("prism::bounds: the number of processors must be >= 1");
+}
+}  // namespace
+
+syrk_case syrk_bound_case(std::int64_t n, std::int64_t k, std::int64_t p) {
+  check_syrk(n, k, p);
+  if (p == 1) return syrk_case::one_d;  // the one rank touches everything
+  using wide = __int128;
+  if (wide(p) * wide(n - 1) * wide(n - 1) < wide(n) * wide(k)) return syrk_case::one_d;
+  if (wide(p) * wide(k) * wide(k) < wide(n) * wide(n - 1)) return syrk_case::two_d;
+  return syrk_case::three_d;
+}
+
+double syrk_parallel_io(std::int64_t n, std::int64_t k, std::int64_t p) {
+  check_syrk(n, k, p);
+  if (n < 2 || k == 0) return 0;
+  const double N = dbl(n), K = dbl(k), P = dbl(p), pairs = N * (N - 1);  // twice the strict triangle
+  // One rank: every word of A and of the strict triangle (the depth constraint alone forces
+  // x_C = n(n-1)/2, the width one x_A = nk). From P = 2 on, the cases below hold as derived.
+  if (p == 1) return N * K + pairs / 2;
+  switch (syrk_bound_case(n, k, p)) {
+    case syrk_case::one_d: return (N - 1) * (N - 1) / 2 + N * K / P;
+    case syrk_case::two_d: return K * std::sqrt(pairs / P) + pairs / (2 * P);
+    case syrk_case::three_d: {
+      const double side = std::cbrt(pairs * K / P);  // (2F)^(1/3)
+      return 1.5 * side * side;
+    }
+  }
+  return 0;
+}
+
+double syrk_owned(std::int64_t n, std::int64_t k, std::int64_t p) {
+  check_syrk(n, k, p);
+  const double N = dbl(n);
+  return (N * dbl(k) + N * (N - 1) / 2) / dbl(p);
+}
+
+double syrk_parallel_io_minus_owned(std::int64_t n, std::int64_t k, std::int64_t p) {
+  return std::max(0.0, syrk_parallel_io(n, k, p) - syrk_owned(n, k, p));
+}
+
 // ---- decompositions ----
 
 // Each cost is Q, the words one processor's local domain reads and writes (COSMA's I/O), and
