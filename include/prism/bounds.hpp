@@ -65,9 +65,6 @@ double owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p);
 /// a balanced layout gives it. E.g. 2048^3, p = 8, S unlimited: 3145728 - 1572864 = 1572864.
 double parallel_io_minus_owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S);
 
-/// SYRK (C = A A^T, n x n, A n x k) memory-independent bound per processor, minus owned.
-double syrk_parallel_io_minus_owned(std::int64_t n, std::int64_t k, std::int64_t p);
-
 // ---- CARMA's three cases (d1 <= d2 <= d3 are m, n, k sorted) ----
 
 /// How many dimensions an optimal P-way split cuts (CARMA Fig. 1).

@@ -116,14 +116,6 @@ double owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p) {
 // acceptance line of `prism bound 2048 2048 2048 --ranks 8`). 256 x 256 x 262144 on 8 ranks:
 // Q = 3 (2^31)^(2/3) = 4.99e6 < owned = 1.68e7, so 0: a layout can already give each rank
 // all it needs (cut k).
-double syrk_parallel_io_minus_owned(std::int64_t n, std::int64_t k, std::int64_t p) {
-  const double N = double(n), K = double(k), P = double(p);
-  const double owned = (N * K + N * (N + 1) / 2) / P;
-  if (P <= K / N) return N * (N + 1) / 2 * (1 - 1 / P);
-  if (P <= (N / K) * (N / K)) return N * K / std::sqrt(P) - N * K / P;
-  return std::max(0.0, 1.5 * std::pow(N * N * K / P, 2.0 / 3.0) - owned);
-}
-
 double parallel_io_minus_owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S) {
   return std::max(0.0, parallel_io(m, n, k, p, S) - owned(m, n, k, p));
 }
