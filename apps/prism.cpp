@@ -10,6 +10,7 @@
 
 #include "bandwidth.hpp"
 #include "blas/blas_library.hpp"
+#include "environment/environment.hpp"
 #include "fma_peak.hpp"
 #include "leaf/dispatch.hpp"
 #include "leaves/streaming.hpp"
@@ -873,7 +874,8 @@ int run_leaves(const options& o) {
   using prism::detail::blas_library;
   using prism::leaf_backend;
   const auto& cpu = prism::detail::this_cpu();
-  const char* lk = std::getenv("PRISM_LEAF_KERNELS");
+  const std::string kernels_set = prism::detail::read_environment().leaf_kernels;
+  const char* lk = kernels_set.empty() ? nullptr : kernels_set.c_str();
   std::printf("# cpu: %s\n", cpu.describe().c_str());
   std::printf("# %s\n", o.ctx.description().summary().c_str());
   {  // the description itself, as a machine file holds it
@@ -1336,8 +1338,8 @@ int run_tune(const options& o) {
   const int reps = o.reps_given ? o.reps : 3;
   std::string path = o.tune_out;
   if (path.empty()) {
-    const char* env = std::getenv("PRISM_MACHINE");
-    path = env != nullptr && *env != '\0' ? env : prism::machine_file_default();
+    const prism::detail::environment env = prism::detail::read_environment();
+    path = !env.machine.empty() ? env.machine : env.machine_file;
   }
   if (path.empty()) throw bad_input("no file to write: give --out FILE, or set PRISM_MACHINE or HOME", "tune");
   {  // never overwrite an example machine (PRISM_MACHINE may name one for plans)

@@ -8,6 +8,7 @@
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
+#include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "../runtime/runtime.hpp"
 #include "../mpi/comm.hpp"
@@ -73,8 +74,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
                  {"beta (imaginary part)", 9, imag_bits(beta)},
                  {"plan", 0, L.plan_hash()}},
                 local);
-  const char* stats = std::getenv("PRISM_STATS");
-  const bool measure = stats != nullptr && *stats != '\0' && std::string(stats) != "0";
+  const bool measure = prism::detail::process_environment().stats.get();
   // Measuring: the pool lets go of blocks from earlier calls, so its peak loan is this call's.
   if (measure) ctx.runtime().pool().trim();
   if (pr.m > 0 && pr.n > 0) {

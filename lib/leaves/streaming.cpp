@@ -51,6 +51,8 @@
 
 #include <prism/error.hpp>
 
+#include "../environment/environment.hpp"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -1020,18 +1022,18 @@ std::atomic<bool> ran{false};
 // target above AVX2, "scalar" off every SIMD target (the plain loops), so tests and
 // benchmarks can run what an AVX2-only or a SIMD-less CPU would; unset or "auto": the best
 // target this CPU runs. Highway numbers targets best first: HWY_AVX2 is 1 << 9, so
-// HWY_AVX2 - 1 sets bits 0..8, every AVX-512 / AVX10 target. Anything else: one warning.
+// HWY_AVX2 - 1 sets bits 0..8, every AVX-512 / AVX10 target. Anything else: one warning
+// (lib/environment checks the value).
 // prism never calls hwy::SupportedTargets() itself: in Highway 1.0 that call re-detects and
 // points the dispatch back at the best target until the next DisableTargets.
 void apply_simd_choice() {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* s = std::getenv("PRISM_SIMD");
-    if (s == nullptr || *s == '\0' || std::strcmp(s, "auto") == 0) return;
-    if (std::strcmp(s, "avx2") == 0) hwy::DisableTargets(HWY_AVX2 - 1);
-    else if (std::strcmp(s, "scalar") == 0) hwy::DisableTargets(~(HWY_SCALAR | HWY_EMU128));
-    else std::fprintf(stderr, "prism: PRISM_SIMD: '%s' is not auto, avx2 or scalar; prism's kernels run the best "
-                              "target this CPU has\n", s);
+    switch (process_environment().simd.get()) {  // a bad value says its line here
+      case simd_choice::automatic: break;
+      case simd_choice::avx2: hwy::DisableTargets(HWY_AVX2 - 1); break;
+      case simd_choice::scalar: hwy::DisableTargets(~(HWY_SCALAR | HWY_EMU128)); break;
+    }
   });
 }
 

@@ -1,6 +1,7 @@
 // lib/mpi/rank_exchange.cpp — see rank_exchange.hpp.
 #include "rank_exchange.hpp"
 
+#include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "comm.hpp"
 
@@ -30,34 +31,10 @@ namespace {
 //   nan    its first subtree's result gets a NaN, which a NaN check (run only under this
 //          hook, not part of gemm's semantics) finds and reports as a failure;
 //   stall  it sleeps 600 s before its first subtree (a target for a SIGKILL mid-call).
-// Read once, here and nowhere else; a malformed value is reported once and ignored.
-struct test_fault {
-  enum class kind { none, alloc, nan, stall };
-  int process = -1;
-  kind what = kind::none;
-};
+// lib/environment reads and checks it once; a malformed value is said once and injects nothing.
+using detail::test_fault;
 
-const test_fault& fault_hook() {
-  static const test_fault f = [] {
-    test_fault t;
-    const char* v = std::getenv("PRISM_TEST_FAULT");
-    if (v == nullptr || *v == '\0') return t;
-    int p = -1;
-    char kind[16] = {0};
-    if (std::sscanf(v, "rank:%d:%15s", &p, kind) == 2 && p >= 0) {
-      t.process = p;
-      if (std::strcmp(kind, "alloc") == 0) t.what = test_fault::kind::alloc;
-      else if (std::strcmp(kind, "nan") == 0) t.what = test_fault::kind::nan;
-      else if (std::strcmp(kind, "stall") == 0) t.what = test_fault::kind::stall;
-    }
-    if (t.what == test_fault::kind::none) {
-      std::fprintf(stderr, "prism: PRISM_TEST_FAULT=%s is not rank:P:alloc|nan|stall; ignored\n", v);
-      t.process = -1;
-    }
-    return t;
-  }();
-  return f;
-}
+const test_fault& fault_hook() { return detail::process_environment().fault.get(); }
 
 // One MPI_Allreduce: the lowest process whose local step failed, or -1 when none did.
 int lowest_failed(MPI_Comm comm, int me, bool failed) {

@@ -3,6 +3,8 @@
 #include <prism/error.hpp>
 #include <prism/topology.hpp>
 
+#include "../environment/environment.hpp"
+
 #include <hwloc.h>
 
 #include <cstdint>
@@ -138,17 +140,18 @@ topology topology::parse(const std::string& spec) {
 
 topology topology::from_env() {
   // The first variable set wins; an error names it (e.g. "PRISM_TOPOLOGY: hwloc: invalid ...").
+  const detail::environment env = detail::read_environment();
   const struct {
     const char* name;
+    const std::string& value;
     topology (*load)(const std::string&);
-  } sources[] = {{"PRISM_TOPOLOGY", &parse},
-                 {"HWLOC_XMLFILE", &xml},
-                 {"HWLOC_SYNTHETIC", [](const std::string& d) { return synthetic(d); }}};
+  } sources[] = {{"PRISM_TOPOLOGY", env.topology, &parse},
+                 {"HWLOC_XMLFILE", env.hwloc_xmlfile, &xml},
+                 {"HWLOC_SYNTHETIC", env.hwloc_synthetic, [](const std::string& d) { return synthetic(d); }}};
   for (const auto& s : sources) {
-    const char* v = std::getenv(s.name);
-    if (v == nullptr || *v == '\0') continue;
+    if (s.value.empty()) continue;
     try {
-      return s.load(v);
+      return s.load(s.value);
     } catch (const error& e) {
       throw error(std::string(s.name) + ": " + e.what());
     }

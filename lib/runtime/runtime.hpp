@@ -4,6 +4,7 @@
 #include <prism/context.hpp>
 #include <prism/plan.hpp>
 
+#include "../environment/environment.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../resources/concurrency.hpp"
 #include "../resources/workspace_pool.hpp"
@@ -18,6 +19,12 @@
 #include <vector>
 
 namespace prism::detail {
+
+/// A context with the defaults overridden by env's PRISM_* values (context::from_env reads
+/// the environment then; default_context takes the process's, read once); throws
+/// prism::error naming the variable on a bad value, e.g. "PRISM_NUM_THREADS: thread count
+/// must be in 1..4096, got 0".
+context context_from(const environment& env);
 
 /// True when prism::gemm runs p as one leaf on the caller's thread instead of planning: it
 /// has fewer flops than ctx.small_flops() and every size fits the 32-bit leaf BLAS.
