@@ -357,9 +357,9 @@ TEST_CASE("planner: memory caps shrink the temporaries, force DFS in the gemm bl
   CHECK(make_plan(tall, with_threads(4, none)).extra_bytes() == 3 * 32768);
   // The pool never lends more than the cap.
   context ctx = with_threads(4, cap);
-  ctx.runtime().pool().trim();
+  prism::detail::runtime_of(ctx).pool().trim();
   CHECK(run_api_checked<double>(tall, ctx) == "");
-  CHECK(ctx.runtime().pool().snapshot().peak_on_loan <= cap);
+  CHECK(prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan <= cap);
   // The randomized sweep in test_syrk covers caps 0, 4096 and 65536 on every type.
 }
 
@@ -403,7 +403,7 @@ TEST_CASE("numa: a tall update is cut along k over the domains, temporaries from
   CHECK(reductions_seen == 2);
   CHECK(reductions_misplaced == 0);
   // The root's triangle temporary is part 1's: it comes from domain 1's pool, once (reused).
-  auto& domains = ctx.runtime().domains(ctx.machine());
+  auto& domains = prism::detail::runtime_of(ctx).domains(ctx.machine());
   CHECK(domains.pool(1).snapshot().allocations >= 1);
   CHECK(domains.pool(1).snapshot().bytes_on_loan == 0);
   CHECK(domains.pool(0).snapshot().bytes_held <= domains.pool(1).snapshot().bytes_held);

@@ -24,7 +24,7 @@
 // piece of a cell it computed to the piece's owner; an owner receives one partial per other
 // rank computing the cell in that phase, and adds them to beta C in rank order. So at a
 // rank BFS step on m (n) only B (A) moves, among the ranks sharing it; on k, partial C are
-// reduce-scattered. For a grid pm x pn x pk this gives the per-rank volume
+// reduce-scattered. For a grid pm x pn x pk this gives the per-rank volume
 // mk/(pm pk)(1 - 1/pn) + kn/(pk pn)(1 - 1/pm) + mn/(pm pn)(1 - 1/pk).
 #pragma once
 

@@ -76,7 +76,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
                 local);
   const bool measure = prism::detail::process_environment().stats.get();
   // Measuring: the pool lets go of blocks from earlier calls, so its peak loan is this call's.
-  if (measure) ctx.runtime().pool().trim();
+  if (measure) prism::detail::runtime_of(ctx).pool().trim();
   if (pr.m > 0 && pr.n > 0) {
     if (pr.k == 0 || alpha == T(0)) {  // C = beta C, without reading C when beta = 0
       T* c = C.data();
@@ -94,7 +94,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
   if (measure) {
     // prism's own memory on this rank: its pieces, the layout's buffers, the workspace lent.
     last.bytes_allocated = (A.size() + B.size() + C.size()) * std::int64_t(sizeof(T)) +
-                           std::int64_t(detail::layout_access::buffer_bytes(L) + ctx.runtime().pool().snapshot().peak_on_loan);
+                           std::int64_t(detail::layout_access::buffer_bytes(L) + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
     const rank_model& m = L.model();
     const double elem = double(sizeof(T));
     const double predicted = L.active() ? double(m.cost(L.rank()).peak_bytes()) : 0;

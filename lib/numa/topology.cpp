@@ -4,6 +4,7 @@
 #include <prism/topology.hpp>
 
 #include "../environment/environment.hpp"
+#include "hwloc_access.hpp"
 
 #include <hwloc.h>
 
@@ -163,7 +164,7 @@ const std::vector<numa_domain>& topology::domains() const { return impl_->domain
 const std::vector<cache_level>& topology::caches() const { return impl_->caches; }
 bool topology::is_this_system() const { return impl_->this_system; }
 const std::string& topology::source() const { return impl_->source; }
-void* topology::hwloc_handle() const { return impl_->handle; }
+hwloc_topology_t detail::topology_access::handle(const topology& t) { return t.impl_->handle; }
 
 int topology::cores() const {
   int n = 0;

@@ -120,8 +120,6 @@ std::size_t default_rank_memory(int ranks_per_node) {
   return std::size_t(node / 2 / double(std::max(1, ranks_per_node)));
 }
 
-detail::runtime& context::runtime() const { return *runtime_; }
-
 // A setting that changes plans or the arena starts a new runtime: plans cached under the
 // old settings must not be reused (copies made earlier keep the old one).
 void context::fresh_runtime() { runtime_ = std::make_shared<detail::runtime>(threads_); }

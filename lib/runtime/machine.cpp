@@ -204,8 +204,11 @@ double machine_description::model_value(machine_key k) const {
     case machine_key::stream_tile_chunk_bytes: return lines(double(l2) / 4);
     case machine_key::stream_prefetch_bytes: return lines(double(l1) / 6);
     case machine_key::syrk_chunk_bytes: return lines(double(l1) * 2 / 3);
-    case machine_key::rank_flops_per_thread: return default_rank_flops_per_thread;
-    case machine_key::rank_bandwidth: return default_rank_bandwidth;
+    // A round figure near one core's dgemm (a 2-core AMD EPYC gave 52 GF/s with AVX2 and
+    // FMA) and near the shared-memory bandwidth one MPI rank receives at (5.9 GB/s there);
+    // `prism tune` measures both for this machine.
+    case machine_key::rank_flops_per_thread: return 50e9;
+    case machine_key::rank_bandwidth: return 5e9;
   }
   return 0;
 }

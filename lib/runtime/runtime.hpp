@@ -58,4 +58,13 @@ class runtime {
   std::vector<std::pair<problem, std::shared_ptr<const plan>>> cache_;  // most recent last
 };
 
+/// The library's access to what a context shares among its copies (context.hpp keeps it
+/// private: it is not the product's API).
+struct context_access {
+  static runtime& of(const context& c) { return *c.runtime_; }
+};
+
+/// The runtime (arena, pool, plan cache) ctx shares with its copies.
+inline runtime& runtime_of(const context& ctx) { return context_access::of(ctx); }
+
 }  // namespace prism::detail

@@ -565,10 +565,10 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
     real(transa, transb, M, N, K, alpha, A, IA, JA, DESCA, B, IB, JB, DESCB, beta, C, IC, JC, DESCC, 1, 1);
   } else {
     try {
-      if (stats_on()) ctx.runtime().pool().trim();  // its peak loan is then this call's
+      if (stats_on()) prism::detail::runtime_of(ctx).pool().trim();  // its peak loan is then this call's
       const mpi::exchange_counts n = run_prism(*g, *prep, *alpha, A, B, *beta, C, ctx);
       received = n.bytes_received;
-      allocated = std::int64_t(n.buffer_bytes + ctx.runtime().pool().snapshot().peak_on_loan);
+      allocated = std::int64_t(n.buffer_bytes + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
     } catch (const mpi::local_failure& ex) {
       // Every grid process has this error (the executor agreed it), none waits; C may be
       // partly updated and p?gemm_ cannot return an error, so the job ends, as reference
