@@ -300,8 +300,8 @@ TEST_CASE("planner: a tall k is cut along k, one part per thread, with triangle 
   const plan q = make_plan(pr, with_threads(3));
   CHECK(q.nodes()[0].parts.size() == 3);
   CHECK(q.extra_bytes() == 2 * 32 * 32 * 8);
-  // describe_syrk reads the same plan.
-  CHECK(describe_syrk(scalar_type::d, 32, 1 << 22, with_threads(2)) ==
+  // describe_rank_k reads the same plan.
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, with_threads(2)) ==
         "k-cut 2: 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm blocks, 8192 B temporaries");
   CHECK(run_api_checked<double>(rank_k_problem(scalar_type::d, operation::syrk, 'L', 'T', 24, 20000), with_threads(3)) == "");
 }

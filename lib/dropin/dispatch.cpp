@@ -614,7 +614,7 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
   const context& ctx = call_context(s);
   std::string tree;  // PRISM_VERBOSE: the recursion's top step and size, before the clock starts
   if (d.where == path::recursion && s.verbose > 0) try {
-      tree = " plan: " + describe_syrk(scalar_type_of<T>(), n, k, ctx);
+      tree = " plan: " + describe_rank_k(scalar_type_of<T>(), n, k, ctx);
     } catch (...) {
     }
   std::chrono::steady_clock::time_point start{};
