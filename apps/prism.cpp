@@ -11,6 +11,7 @@
 
 #include "bandwidth.hpp"
 #include "blas/blas_library.hpp"
+#include "environment/environment.hpp"
 #include "fma_peak.hpp"
 #include "leaf/dispatch.hpp"
 #include "leaves/streaming.hpp"
@@ -830,7 +831,7 @@ void run_streaming_leaves(const options& o) {
 // trans 'N' reads A as n x k (NumPy's A.T @ A of a C-order k x n array), 'T' / 'C' as k x n
 // (Fortran's, or LAPACK's CholeskyQR). GF/s count n(n + 1)k real flops (x4 complex).
 template <class T>
-void time_syrk_leaf(const options& o, const prism::detail::blas_library& ob, const prism::detail::blas_library& bl,
+void time_rank_k_leaf(const options& o, const prism::detail::blas_library& ob, const prism::detail::blas_library& bl,
                     int n, int k, char trans) {
   constexpr bool cx = !std::is_same_v<T, float> && !std::is_same_v<T, double>;
   const int lda = trans == 'N' ? n : k;
@@ -845,16 +846,16 @@ void time_syrk_leaf(const options& o, const prism::detail::blas_library& ob, con
     });
   };
   const double to = blas(ob), tl = blas(bl);
-  const double ts = run([&] { prism::detail::streaming_syrk<T>(cx, 'U', trans, n, k, T(1), A.data(), lda, T(0), C.data(), n); });
+  const double ts = run([&] { prism::detail::streaming_rank_k<T>(cx, 'U', trans, n, k, T(1), A.data(), lda, T(0), C.data(), n); });
   std::printf("%4d x %8d %4c %4s %4c %12.2f %9.2f %13.2f %8.2f\n", n, k, char(prism::scalar_type_of<T>()),
               cx ? "herk" : "syrk", trans, flops / to * 1e-9, flops / tl * 1e-9, flops / ts * 1e-9, std::min(to, tl) / ts);
   std::fflush(stdout);
 }
 
 // The streaming rank-k leaf against the BLAS leaves (the measurement behind
-// streaming_syrk_preferred, lib/leaves/streaming.cpp): syrk for the real types, herk for
+// streaming_rank_k_preferred, lib/leaves/streaming.cpp): syrk for the real types, herk for
 // the complex ones, trans 'N' and 'T' / 'C', n from 4 to 128, A from 128 KiB to 256 MiB.
-void run_syrk_leaves(const options& o) {
+void run_rank_k_leaves(const options& o) {
   const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
   const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
   std::printf("# streaming rank-k leaf (prism's own kernel, %s) against the openblas (%s) and blis (%s) leaves' "
@@ -869,10 +870,10 @@ void run_syrk_leaves(const options& o) {
   auto wanted = [&](char t) { return !o.leaf_types_given || o.leaf_types.find(t) != std::string::npos; };
   for (auto [n, k] : shapes)
     for (bool n_form : {true, false}) {
-      if (wanted('d')) time_syrk_leaf<double>(o, ob, bl, n, k, n_form ? 'N' : 'T');
-      if (wanted('z')) time_syrk_leaf<std::complex<double>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
-      if (wanted('s')) time_syrk_leaf<float>(o, ob, bl, n, k, n_form ? 'N' : 'T');
-      if (wanted('c')) time_syrk_leaf<std::complex<float>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
+      if (wanted('d')) time_rank_k_leaf<double>(o, ob, bl, n, k, n_form ? 'N' : 'T');
+      if (wanted('z')) time_rank_k_leaf<std::complex<double>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
+      if (wanted('s')) time_rank_k_leaf<float>(o, ob, bl, n, k, n_form ? 'N' : 'T');
+      if (wanted('c')) time_rank_k_leaf<std::complex<float>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
     }
 }
 
@@ -905,13 +906,14 @@ int run_leaves(const options& o) {
     return 0;
   }
   if (o.syrk_only) {
-    run_syrk_leaves(o);
+    run_rank_k_leaves(o);
     return 0;
   }
   using prism::detail::blas_library;
   using prism::leaf_backend;
   const auto& cpu = prism::detail::this_cpu();
-  const char* lk = std::getenv("PRISM_LEAF_KERNELS");
+  const std::string kernels_set = prism::detail::read_environment().leaf_kernels;
+  const char* lk = kernels_set.empty() ? nullptr : kernels_set.c_str();
   std::printf("# cpu: %s\n", cpu.describe().c_str());
   std::printf("# %s\n", o.ctx.description().summary().c_str());
   {  // the description itself, as a machine file holds it
@@ -1378,7 +1380,7 @@ class kernel_size_tuner {
   double syrk(int n) {
     const std::int64_t k = std::int64_t(2 * half_) / n;
     return split(k, [&](std::int64_t l0, std::int64_t kk, double* c) {
-      prism::detail::streaming_syrk<double>(false, 'U', 'N', n, kk, 1.0, buf_.data() + l0 * n, n, 0.0, c, n);
+      prism::detail::streaming_rank_k<double>(false, 'U', 'N', n, kk, 1.0, buf_.data() + l0 * n, n, 0.0, c, n);
     });
   }
 
@@ -1444,8 +1446,8 @@ int run_tune(const options& o) {
   const int reps = o.reps_given ? o.reps : 3;
   std::string path = o.tune_out;
   if (path.empty()) {
-    const char* env = std::getenv("PRISM_MACHINE");
-    path = env != nullptr && *env != '\0' ? env : prism::machine_file_default();
+    const prism::detail::environment env = prism::detail::read_environment();
+    path = !env.machine.empty() ? env.machine : env.machine_file;
   }
   if (path.empty()) throw bad_input("no file to write: give --out FILE, or set PRISM_MACHINE or HOME", "tune");
   {  // never overwrite an example machine (PRISM_MACHINE may name one for plans)

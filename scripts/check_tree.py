@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""The tree's two structural rules, checked (ctest `tree_rules`; docs/development.md "The ladder").
+"""The tree's three structural rules, checked (ctest `tree_rules`; docs/development.md "The ladder").
 
 1. The folders of lib/ form a one-way ladder: no folder includes, directly or through
    others, a folder that includes it back. An include of another folder is written
    `#include "../name/file.hpp"` (or "name/file.hpp" from lib/); public headers
    (<prism/...>) are the API and not counted.
 2. No function in lib/ is longer than 100 lines (universal-ctags' function extents).
+3. Environment variables are read in one place: no file of lib/ outside lib/environment/
+   calls getenv, setenv or unsetenv (lib/environment/environment.hpp reads every variable
+   prism takes, once, and hands the values on; ENV_EXCEPTIONS lists what may differ, with why).
 
-  /usr/bin/python3 scripts/check_tree.py            check both; exit 1 naming what breaks them
+  /usr/bin/python3 scripts/check_tree.py            check all three; exit 1 naming what breaks them
   /usr/bin/python3 scripts/check_tree.py --ladder   print the folders floor by floor (ground first)
 
 Exit 77 (a ctest skip) when universal-ctags is missing, after the ladder check has passed.
@@ -23,6 +26,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.path.join(ROOT, "lib")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:\.\./)?([A-Za-z_0-9]+)/')
 MAX_LINES = 100
+ENV_MODULE = "environment"
+ENV_CALL = re.compile(r'\b(?:secure_)?(?:getenv|setenv|unsetenv|putenv)\s*\(')
+# (path under lib/, reason): files allowed to touch the environment themselves. None today:
+# even the BLAS libraries' own variables (OPENBLAS_CORETYPE, BLIS_ARCH_TYPE), which prism
+# must read live from the host's world, are read through environment.hpp's backend_variable.
+ENV_EXCEPTIONS = {}
 
 
 def folder_graph():
@@ -89,6 +98,27 @@ def floors(graph):
     return floor
 
 
+def environment_reads():
+    """["path:line: text"] of getenv/setenv calls in lib/ outside lib/environment/."""
+    found = []
+    for dirpath, _, files in os.walk(LIB):
+        rel_dir = os.path.relpath(dirpath, LIB)
+        if rel_dir.split(os.sep)[0] == ENV_MODULE:
+            continue
+        for name in sorted(files):
+            if not name.endswith((".cpp", ".hpp", ".h", ".c")):
+                continue
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            if rel in ENV_EXCEPTIONS:
+                continue
+            with open(os.path.join(dirpath, name), encoding="utf-8", errors="replace") as fh:
+                for number, line in enumerate(fh, 1):
+                    code = line.split("//", 1)[0]
+                    if ENV_CALL.search(code):
+                        found.append(f"lib/{rel}:{number}: {line.strip()}")
+    return found
+
+
 def long_functions():
     """[(lines, name, path:line)] of lib/ functions over MAX_LINES, or None without ctags."""
     ctags = shutil.which("ctags")
@@ -130,6 +160,10 @@ def main():
         edges = [f"{a} -> {b}" for a in c for b in sorted(graph[a]) if b in c]
         print(f"check_tree: folders that include each other: {', '.join(c)} ({'; '.join(edges)})")
         failed = True
+    for where in environment_reads():
+        print(f"check_tree: {where}: reads the environment outside lib/{ENV_MODULE}/ "
+              f"(take the value from lib/{ENV_MODULE}/environment.hpp)")
+        failed = True
     longs = long_functions()
     if longs is None:
         if failed:
@@ -142,7 +176,8 @@ def main():
         failed = True
     if failed:
         return 1
-    print(f"check_tree: lib/'s {len(graph)} folders form a one-way ladder; no function is over {MAX_LINES} lines")
+    print(f"check_tree: lib/'s {len(graph)} folders form a one-way ladder; no function is over {MAX_LINES} lines; "
+          f"only lib/{ENV_MODULE}/ reads the environment")
     return 0
 
 

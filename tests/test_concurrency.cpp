@@ -167,7 +167,7 @@ TEST_CASE("a thread budget above the core count runs without oneTBB's warning") 
   });
   CHECK(failures == 0);
   CHECK(err.find("number of workers") == std::string::npos);  // "TBB Warning: The number of workers is ..."
-  CHECK(ctx.runtime().arena().max_concurrency() == cores);     // oneTBB's limit: the cores
+  CHECK(prism::detail::runtime_of(ctx).arena().max_concurrency() == cores);     // oneTBB's limit: the cores
 }
 
 TEST_CASE("a program's own tbb::global_control sets the limit prism's arena follows") {
@@ -181,6 +181,6 @@ TEST_CASE("a program's own tbb::global_control sets the limit prism's arena foll
   });
   CHECK(failures == 0);
   CHECK(err.find("number of workers") == std::string::npos);
-  CHECK(ctx.runtime().arena().max_concurrency() == above);
-  CHECK(forced(above + 1).runtime().arena().max_concurrency() == above);  // above the program's limit
+  CHECK(prism::detail::runtime_of(ctx).arena().max_concurrency() == above);
+  CHECK(prism::detail::runtime_of(forced(above + 1)).arena().max_concurrency() == above);  // above the program's limit
 }

@@ -10,6 +10,7 @@
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
+#include "environment/environment.hpp"
 #include "support/reference.hpp"
 
 #include <mpi.h>
@@ -154,7 +155,10 @@ TEST_CASE("memory caps from the least footprint up: measured <= predicted <= cap
   const std::size_t least = rank_model(least_footprint_ranks(p, c).chosen).max_peak_bytes();
   const std::size_t roomy = rank_model(choose_ranks(p, c).chosen).max_peak_bytes();
   CHECK(least <= roomy);
-  ::setenv("PRISM_STATS", "1", 1);  // dist::gemm measures its own memory
+  // dist::gemm measures its own memory under PRISM_STATS, which prism reads once per process:
+  // the test hands it the environment again after the change.
+  ::setenv("PRISM_STATS", "1", 1);
+  prism::detail::set_process_environment(prism::detail::read_environment());
   for (const std::size_t cap : {least, (least + roomy) / 2, roomy}) {
     CAPTURE(cap);
     context capped = one_thread();
@@ -169,6 +173,7 @@ TEST_CASE("memory caps from the least footprint up: measured <= predicted <= cap
     }
   }
   ::unsetenv("PRISM_STATS");
+  prism::detail::set_process_environment(prism::detail::read_environment());
   context tight = one_thread();
   tight.set_max_memory(least - 1);
   std::string what;

@@ -21,6 +21,10 @@ using namespace prism;
 
 namespace {
 
+// The model's rank rates when no machine file measured them (lib/runtime/machine.cpp).
+constexpr double model_rank_flops_per_thread = 50e9;
+constexpr double model_rank_bandwidth = 5e9;
+
 // Runs f with stderr going to a file, and returns what it wrote there.
 template <class F>
 std::string stderr_of(F&& f) {
@@ -150,12 +154,12 @@ TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measu
 
 TEST_CASE("the rank planner's rates come from the machine description unless a context sets them") {
   machine_description m = test::epyc_2c();
-  CHECK(m.value(machine_key::rank_flops_per_thread) == default_rank_flops_per_thread);
-  CHECK(m.value(machine_key::rank_bandwidth) == default_rank_bandwidth);
+  CHECK(m.value(machine_key::rank_flops_per_thread) == model_rank_flops_per_thread);
+  CHECK(m.value(machine_key::rank_bandwidth) == model_rank_bandwidth);
   context ctx;
   ctx.set_threads(2).set_description(m);
-  CHECK(ctx.rank_flops() == 2 * default_rank_flops_per_thread);
-  CHECK(ctx.rank_bandwidth() == default_rank_bandwidth);
+  CHECK(ctx.rank_flops() == 2 * model_rank_flops_per_thread);
+  CHECK(ctx.rank_bandwidth() == model_rank_bandwidth);
   m.set_measured(machine_key::rank_flops_per_thread, 20e9).set_measured(machine_key::rank_bandwidth, 1e9);
   ctx.set_description(m);
   CHECK(ctx.rank_flops() == 40e9);

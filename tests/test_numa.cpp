@@ -294,8 +294,8 @@ TEST_CASE("numa temporaries live on the domain that computes them; the owner of 
   // The context's own pool is not used by a numa plan; C' of the root cut comes from
   // domain 2's pool (part 1 starts at domain 2), those of the second level from domains 1
   // and 3. Three repetitions: blocks were reused, not allocated again.
-  auto& domains = ctx.runtime().domains(ctx.machine());
-  CHECK(ctx.runtime().pool().snapshot().allocations == 0);
+  auto& domains = prism::detail::runtime_of(ctx).domains(ctx.machine());
+  CHECK(prism::detail::runtime_of(ctx).pool().snapshot().allocations == 0);
   CHECK(domains.pool(0).snapshot().allocations == 0);
   for (int d : {1, 2, 3}) {
     INFO("domain ", d);

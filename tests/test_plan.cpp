@@ -32,7 +32,7 @@ detail::workspace_pool::stats run_and_check(const plan& p, const context& ctx, u
   execute<T>(p, T(2), A.data(), lda, B.data(), ldb, T(-1), C.data(), ldc, ctx);
   const std::string bad = check_bound(ref, pr.m, pr.n, pr.k, C.data(), ldc);
   CHECK_MESSAGE(bad.empty(), bad);
-  return ctx.runtime().pool().snapshot();
+  return prism::detail::runtime_of(ctx).pool().snapshot();
 }
 
 // Thread-level rules are tested without cache-aware DFS (cache level 0); that rule has
@@ -169,7 +169,7 @@ TEST_CASE("the memory cap holds: peak workspace the executor allocates stays und
       const plan p = make_plan(pr, ctx);
       INFO("cap ", cap, " threads ", threads, "\n", p.to_string());
       CHECK(p.extra_bytes() <= cap);
-      const auto before = ctx.runtime().pool().snapshot();
+      const auto before = prism::detail::runtime_of(ctx).pool().snapshot();
       CHECK(before.allocations == 0);
       const auto after = run_and_check<double>(p, ctx);
       CHECK(after.peak_on_loan <= cap);
@@ -194,10 +194,10 @@ TEST_CASE("temporaries come from the pool: no allocation in steady state") {
   auto A = random_matrix<double>(m, k, m, gen), B = random_matrix<double>(k, n, k, gen);
   std::vector<double> C(std::size_t(m * n));
   gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, ctx);
-  const auto first = ctx.runtime().pool().snapshot();
+  const auto first = prism::detail::runtime_of(ctx).pool().snapshot();
   CHECK(first.allocations >= 1);
   for (int i = 0; i < 20; ++i) gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, ctx);
-  const auto later = ctx.runtime().pool().snapshot();
+  const auto later = prism::detail::runtime_of(ctx).pool().snapshot();
   CHECK(later.allocations == first.allocations);
   CHECK(later.bytes_on_loan == 0);
 }

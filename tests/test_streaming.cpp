@@ -92,7 +92,7 @@ std::string syrk_case(std::mt19937_64& gen, bool herm, char uplo, char trans, st
   const auto C0 = C;
   const char ta = nf ? 'N' : trans, tb = nf ? (herm ? 'C' : 'T') : 'N';
   const auto ref = reference_gemm<T>(ta, tb, n, n, k, alpha, A.data(), lda, A.data(), lda, beta, C0.data(), ldc);
-  detail::streaming_syrk<T>(herm, uplo, trans, n, k, alpha, A.data(), lda, beta, C.data(), ldc);
+  detail::streaming_rank_k<T>(herm, uplo, trans, n, k, alpha, A.data(), lda, beta, C.data(), ldc);
   std::string why;
   for (std::int64_t j = 0; j < n && why.empty(); ++j)
     for (std::int64_t i = 0; i < n; ++i) {

@@ -257,14 +257,14 @@ TEST_CASE("the streaming rank-k leaf matches the reference for every n up to 40 
 TEST_CASE("the Gram shape is cut along k, one part per thread; without room for temporaries along n") {
   const std::size_t none = std::numeric_limits<std::size_t>::max();
   // 32 x 2^22 on 2 threads: two k-slices of 2^21, one 32 x 32 double temporary (8192 B).
-  CHECK(describe_syrk(scalar_type::d, 32, 1 << 22, context_for(2, none, 0)) ==
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, context_for(2, none, 0)) ==
         "k-cut 2: 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm blocks, 8192 B temporaries");
   // 3 threads and a herk (complex double, 16 B elements): 3 parts, two 32 x 32 temporaries.
-  CHECK(describe_syrk(scalar_type::z, 32, 1 << 20, context_for(3, none, 0)).rfind("k-cut 3:", 0) == 0);
+  CHECK(describe_rank_k(scalar_type::z, 32, 1 << 20, context_for(3, none, 0)).rfind("k-cut 3:", 0) == 0);
   // max_memory 0: no temporaries, so the triangle is cut along n and its off-diagonal block
   // is a gemm (16 x 16 x 2^22).
-  CHECK(describe_syrk(scalar_type::d, 32, 1 << 22, context_for(2, 0, 0)).rfind("n-cut 16+16 (off-diagonal gemm 16x16x4194304)", 0) == 0);
-  CHECK(describe_syrk(scalar_type::d, 32, 1 << 22, context_for(1, none, 0)) ==
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, context_for(2, 0, 0)).rfind("n-cut 16+16 (off-diagonal gemm 16x16x4194304)", 0) == 0);
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, context_for(1, none, 0)) ==
         "leaf n=32 k=4194304; depth 0, 1 leaves, 0 gemm blocks, 0 B temporaries");
 }
 

@@ -300,8 +300,8 @@ TEST_CASE("planner: a tall k is cut along k, one part per thread, with triangle 
   const plan q = make_plan(pr, with_threads(3));
   CHECK(q.nodes()[0].parts.size() == 3);
   CHECK(q.extra_bytes() == 2 * 32 * 32 * 8);
-  // describe_syrk reads the same plan.
-  CHECK(describe_syrk(scalar_type::d, 32, 1 << 22, with_threads(2)) ==
+  // describe_rank_k reads the same plan.
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, with_threads(2)) ==
         "k-cut 2: 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm blocks, 8192 B temporaries");
   CHECK(run_api_checked<double>(rank_k_problem(scalar_type::d, operation::syrk, 'L', 'T', 24, 20000), with_threads(3)) == "");
 }
@@ -357,9 +357,9 @@ TEST_CASE("planner: memory caps shrink the temporaries, force DFS in the gemm bl
   CHECK(make_plan(tall, with_threads(4, none)).extra_bytes() == 3 * 32768);
   // The pool never lends more than the cap.
   context ctx = with_threads(4, cap);
-  ctx.runtime().pool().trim();
+  prism::detail::runtime_of(ctx).pool().trim();
   CHECK(run_api_checked<double>(tall, ctx) == "");
-  CHECK(ctx.runtime().pool().snapshot().peak_on_loan <= cap);
+  CHECK(prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan <= cap);
   // The randomized sweep in test_syrk covers caps 0, 4096 and 65536 on every type.
 }
 
@@ -403,7 +403,7 @@ TEST_CASE("numa: a tall update is cut along k over the domains, temporaries from
   CHECK(reductions_seen == 2);
   CHECK(reductions_misplaced == 0);
   // The root's triangle temporary is part 1's: it comes from domain 1's pool, once (reused).
-  auto& domains = ctx.runtime().domains(ctx.machine());
+  auto& domains = prism::detail::runtime_of(ctx).domains(ctx.machine());
   CHECK(domains.pool(1).snapshot().allocations >= 1);
   CHECK(domains.pool(1).snapshot().bytes_on_loan == 0);
   CHECK(domains.pool(0).snapshot().bytes_held <= domains.pool(1).snapshot().bytes_held);

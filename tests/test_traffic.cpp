@@ -7,10 +7,14 @@
 #include <prism/topology.hpp>
 #include <prism/traffic.hpp>
 
+#include "bounds/leaf_blocking.hpp"
+
 #include <doctest/doctest.h>
 
 
 using namespace prism;
+using prism::detail::assumed_blocking;
+using prism::detail::predict_leaf_words;
 
 namespace {
 

@@ -13,26 +13,13 @@
 namespace prism {
 
 namespace detail {
-class runtime;  // task arena + workspace pool; lib/runtime/runtime.hpp
+class runtime;  // task arena + workspace pool + plan cache (lib/runtime/runtime.hpp)
+struct context_access;  // the library's own access to them (lib/runtime/runtime.hpp)
 }
 
 /// Parses a count with an optional K, M or G suffix (powers of 1024), as PRISM_MAX_MEMORY
 /// and `prism plan --max-memory` take it: "64M" gives 67108864; throws prism::error.
 std::uint64_t parse_size(const std::string& text);
-
-/// Default cache level for cache-aware DFS: L3, one thread's share (the leaf BLAS blocks
-/// for L1 and L2 itself; README "How prism plans").
-inline constexpr int default_cache_level_value = 3;
-
-/// The model's flop rate of one rank per thread, flop/s (the machine description's
-/// rank_flops_per_thread when no machine file measured it): one core's dgemm on the
-/// developers' 2-core AMD EPYC (`prism bench 2048 2048 2048 --threads 1`: 52 GF/s with
-/// OPENBLAS_CORETYPE=Haswell, 2026-11-23; README "Distributed"). `prism tune` measures it.
-inline constexpr double default_rank_flops_per_thread = 50e9;
-/// The model's bandwidth one rank receives at, bytes/s (the description's rank_bandwidth
-/// unless a machine file sets it): Open MPI 4.1 shared memory on that host, 2 ranks
-/// exchanging 16 MB each way, 5.9 GB/s (2026-11-23; README "Distributed").
-inline constexpr double default_rank_bandwidth = 5e9;
 
 /// Limits and choices of one prism call: threads, memory cap, small-problem cut-off, leaves.
 ///
@@ -122,18 +109,17 @@ class context {
   context& set_k_cuts(bool allowed);
 
   /// Cache level whose size bounds a leaf's working set below the thread level (cache-aware
-  /// DFS): 1, 2, 3, ... as the topology reports, or 0 for no cache DFS. See README.
+  /// DFS): 1, 2, 3, ... as the topology reports, or 0 for no cache DFS (default 3: L3, one
+  /// thread's share; the leaf BLAS blocks for L1 and L2 itself). See docs/planning.md.
   int cache_level() const noexcept { return cache_level_; }
   /// Sets the cache level for DFS (0..4); throws prism::error outside.
   context& set_cache_level(int level);
-
-  /// The shared runtime (arena, pool); internal.
-  detail::runtime& runtime() const;
 
   /// One-line summary, e.g. "threads=2 max_memory=none small_flops=2097152 leaf=auto".
   std::string describe() const;
 
  private:
+  friend struct detail::context_access;  // the shared arena, pool and plan cache, for lib/
   void fresh_runtime();  // new arena, pool and plan cache for changed settings
 
   int threads_;
@@ -143,7 +129,7 @@ class context {
   int extra_depth_;
   double min_leaf_flops_;
   bool k_cuts_ = true;
-  int cache_level_ = default_cache_level_value;
+  int cache_level_ = 3;
   int ranks_ = 1;
   int ranks_per_node_ = 1;
   double rank_flops_ = 0;      // when rank_flops_set_; else the description's, times threads()

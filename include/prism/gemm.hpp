@@ -28,11 +28,4 @@ template <scalar T>
 void execute(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
              T beta, T* C, std::int64_t ldc, const context& ctx = default_context());
 
-/// Builds the plan gemm would use for this call (normalised trans letters).
-template <scalar T>
-plan make_plan(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
-               const context& ctx = default_context()) {
-  return make_plan(problem{scalar_type_of<T>(), transa, transb, m, n, k}, ctx);
-}
-
 }  // namespace prism

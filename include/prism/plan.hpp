@@ -285,18 +285,120 @@ class plan {
 /// Prints plan.to_string().
 std::ostream& operator<<(std::ostream& os, const plan& p);
 
-/// Builds the CARMA plan for a problem under a context (thread budget, memory cap, NUMA
-/// topology, leaves; ranks: with ctx.ranks() > 1, choose_ranks() in prism/rank_model.hpp).
-/// The rules are described in README "How prism plans". A syrk / herk problem
-/// (rank_k_problem) gets the triangle recursion (README "syrk and herk"); it has no
-/// rank-level steps (plan_error when ctx.ranks() > 1).
-plan make_plan(const problem& p, const context& ctx = default_context());
+// ---- The planners -----------------------------------------------------------------------
+// make_plan builds every plan; over MPI ranks (ctx.ranks() > 1) it calls choose_ranks,
+// which puts the rank-level steps on top and make_plan's local levels below each rank.
 
 /// The problem of a rank-k update: op syrk or herk, C n x n from op(A) n x k; uplo 'U' or
 /// 'L' and trans 'N', 'T' (syrk) or 'C' (herk; a real syrk's 'C' means 'T'), any case.
 /// transb is derived (see prism::problem). Throws prism::plan_error on a bad letter, a
 /// herk of a real type or a complex syrk with 'C'.
 problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::int64_t n, std::int64_t k);
+
+/// Builds the CARMA plan for a problem under a context (thread budget, memory cap, NUMA
+/// topology, leaves; ranks: with ctx.ranks() > 1, choose_ranks() below).
+/// The rules are described in README "How prism plans". A syrk / herk problem
+/// (rank_k_problem) gets the triangle recursion (README "syrk and herk"); it has no
+/// rank-level steps (plan_error when ctx.ranks() > 1).
+plan make_plan(const problem& p, const context& ctx = default_context());
+
+/// Builds the plan gemm would use for this call (normalised trans letters).
+template <scalar T>
+plan make_plan(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
+               const context& ctx = default_context()) {
+  return make_plan(problem{scalar_type_of<T>(), transa, transb, m, n, k}, ctx);
+}
+
+/// One rank-level tree the planner weighed, with its exact cost.
+struct rank_candidate {
+  int ranks = 0;                 ///< P' it uses
+  std::string grid;              ///< rank_model::grid()
+  std::int64_t max_received = 0; ///< elements, exact
+  double max_flops = 0;          ///< real flops of the busiest rank
+  double mean_flops = 0;         ///< mean over the P' ranks
+  std::size_t peak_bytes = 0;    ///< largest per-rank footprint
+  double seconds = 0;            ///< modelled time: max over ranks of flops / F + bytes / B
+  bool fits = true;              ///< peak_bytes within the memory per rank
+};
+
+/// Why the rank planner chose its plan: the candidates it scored exactly, best first.
+struct rank_choice {
+  int ranks_given = 1;                   ///< P
+  std::size_t memory = 0;                ///< bytes per rank the plan had to fit
+  double flop_rate = 0, bandwidth = 0;   ///< F and B of the model
+  std::vector<rank_candidate> candidates;  ///< scored trees, the chosen one first
+  std::string reason;                    ///< one line: why the chosen one won
+  plan chosen;                           ///< the plan make_plan returns
+};
+
+/// Plans a problem over ctx.ranks() MPI ranks (rank-level steps on top, each rank's local
+/// levels below) and says why: searches rank trees whose cuts give each part a share of the
+/// ranks (prime factors, or two unequal parts such as 3 + 4), on P' <= P ranks, scores
+/// the best by the exact rank_model cost, keeps those within the memory per rank and picks
+/// the least modelled time; adds rank-level DFS phases when none fits. docs/distributed.md
+/// has the rules. Throws prism::plan_error when no plan fits the memory per
+/// rank, naming the least footprint (least_footprint_ranks) and the floor.
+rank_choice choose_ranks(const problem& p, const context& ctx);
+
+/// The rank plan of least footprint (peak bytes per rank without the local levels'
+/// temporaries) that choose_ranks can build for p on ctx.ranks() ranks: single-phase trees
+/// and rank-level DFS phases up to where more phases no longer shrink the blocks. Its
+/// reason names that footprint and the floor no plan can go below (A, B and C spread
+/// evenly over all ranks). choose_ranks refuses a cap below it with the same figures.
+rank_choice least_footprint_ranks(const problem& p, const context& ctx);
+
+/// Prints, as '#' comment lines: P and P', the grid, why, the predicted volume per rank
+/// (max, mean) beside bounds::parallel_io_minus_owned, flop balance, peak memory, and the candidates.
+void print_rank_report(std::ostream& os, const rank_choice& choice);
+
+/// How a rank-k update is spread over ranks (prism/rank_k_model.hpp has the layout).
+struct rank_k_scheme {
+  int groups = 1;        ///< k slices, one per rank group
+  int group_ranks = 1;   ///< ranks per group = row blocks c
+  int phases = 1;        ///< chunks of k each rank runs one after another
+  /// Ranks used (P' = groups x group_ranks).
+  int ranks() const noexcept { return groups * group_ranks; }
+  /// Compact text, e.g. "k2 x tbd3{0,1}" or "k8" (c = 1) or "tbd7{0,1,3} dfs k4".
+  std::string to_string() const;
+  friend bool operator==(const rank_k_scheme&, const rank_k_scheme&) = default;
+};
+
+/// One scheme the rank-k planner weighed, with its exact cost.
+struct rank_k_candidate {
+  rank_k_scheme scheme;             ///< groups, group ranks, phases
+  std::int64_t max_received = 0;    ///< elements, exact
+  double max_flops = 0;             ///< real flops of the busiest rank
+  std::size_t peak_bytes = 0;       ///< largest per-rank footprint
+  double seconds = 0;               ///< modelled time: flops / F + bytes / B
+  bool fits = true;                 ///< peak_bytes within the memory per rank
+};
+
+/// Why the rank-k planner chose its scheme: the candidates scored exactly, best first.
+struct rank_k_choice {
+  problem source;                            ///< the problem planned
+  int ranks_given = 1;                       ///< P
+  std::size_t memory = 0;                    ///< bytes per rank the scheme had to fit
+  double flop_rate = 0, bandwidth = 0;       ///< F and B of the model
+  std::vector<rank_k_candidate> candidates;  ///< scored schemes, the chosen one first
+  std::string reason;                        ///< one line: why the chosen one won
+  rank_k_scheme chosen;                      ///< the scheme
+  std::size_t least_footprint = 0;           ///< least peak bytes over the schemes weighed
+};
+
+/// Plans a syrk / herk problem over ctx.ranks() ranks: scores the triangle-block schemes
+/// (every group size c and group count, P' <= P, by a closed form, then the best exactly
+/// with prism::rank_k_model), keeps those whose peak fits the memory per rank (adding
+/// phases when needed) and picks the least modelled time. Throws plan_error when none
+/// fits, naming the least footprint and the scheme that reaches it.
+rank_k_choice choose_rank_k_ranks(const problem& p, const context& ctx);
+
+/// The scheme of least footprint among those choose_rank_k_ranks weighs, each with the
+/// phases that minimise its peak; choose_rank_k_ranks refuses a cap below it naming it.
+rank_k_choice least_footprint_rank_k(const problem& p, const context& ctx);
+
+/// Prints, as '#' lines: P and P', the scheme, why, the predicted volume per rank beside
+/// bounds::syrk_parallel_io_minus_owned and their ratio, peak memory, and the candidates.
+void print_rank_k_report(std::ostream& os, const rank_k_choice& choice);
 
 /// The lowercase name of a dimension: "m", "n" or "k".
 const char* to_string(dim d);

@@ -34,6 +34,8 @@
 // that holder's piece, and holders add them, in rank order, to beta C. So the 1D scheme
 // reduce-scatters the triangle ((n^2 / 2)(1 - 1/P) per rank, the bound's 1D case) and the
 // 2D one gathers |D| - 1 row blocks per rank (about nk / sqrt(P), the 2D case).
+// The scheme (rank_k_scheme) and its planner (choose_rank_k_ranks) sit with the other
+// planners in prism/plan.hpp.
 #pragma once
 
 #include <prism/context.hpp>
@@ -49,18 +51,6 @@
 #include <vector>
 
 namespace prism {
-
-/// How a rank-k update is spread over ranks (see the file comment).
-struct rank_k_scheme {
-  int groups = 1;        ///< k slices, one per rank group
-  int group_ranks = 1;   ///< ranks per group = row blocks c
-  int phases = 1;        ///< chunks of k each rank runs one after another
-  /// Ranks used (P' = groups x group_ranks).
-  int ranks() const noexcept { return groups * group_ranks; }
-  /// Compact text, e.g. "k2 x tbd3{0,1}" or "k8" (c = 1) or "tbd7{0,1,3} dfs k4".
-  std::string to_string() const;
-  friend bool operator==(const rank_k_scheme&, const rank_k_scheme&) = default;
-};
 
 /// The smallest difference cover of Z_c that prism finds, ascending, 0 first: every
 /// d = 1 .. c - 1 is a - b mod c for some a, b in it. Exact (smallest size) up to c = 36;
@@ -177,42 +167,5 @@ class rank_k_model {
   std::shared_ptr<std::mutex> lock_ = std::make_shared<std::mutex>();  // guards costs_
   mutable std::shared_ptr<const std::vector<rank_cost>> costs_;
 };
-
-/// One scheme the rank-k planner weighed, with its exact cost.
-struct rank_k_candidate {
-  rank_k_scheme scheme;             ///< groups, group ranks, phases
-  std::int64_t max_received = 0;    ///< elements, exact
-  double max_flops = 0;             ///< real flops of the busiest rank
-  std::size_t peak_bytes = 0;       ///< largest per-rank footprint
-  double seconds = 0;               ///< modelled time: flops / F + bytes / B
-  bool fits = true;                 ///< peak_bytes within the memory per rank
-};
-
-/// Why the rank-k planner chose its scheme: the candidates scored exactly, best first.
-struct rank_k_choice {
-  problem source;                            ///< the problem planned
-  int ranks_given = 1;                       ///< P
-  std::size_t memory = 0;                    ///< bytes per rank the scheme had to fit
-  double flop_rate = 0, bandwidth = 0;       ///< F and B of the model
-  std::vector<rank_k_candidate> candidates;  ///< scored schemes, the chosen one first
-  std::string reason;                        ///< one line: why the chosen one won
-  rank_k_scheme chosen;                      ///< the scheme
-  std::size_t least_footprint = 0;           ///< least peak bytes over the schemes weighed
-};
-
-/// Plans a syrk / herk problem over ctx.ranks() ranks: scores the triangle-block schemes
-/// (every group size c and group count, P' <= P, by a closed form, then the best exactly
-/// with rank_k_model), keeps those whose peak fits the memory per rank (adding phases when
-/// needed) and picks the least modelled time. Throws plan_error when none fits, naming
-/// the least footprint and the scheme that reaches it.
-rank_k_choice choose_rank_k_ranks(const problem& p, const context& ctx);
-
-/// The scheme of least footprint among those choose_rank_k_ranks weighs, each with the
-/// phases that minimise its peak; choose_rank_k_ranks refuses a cap below it naming it.
-rank_k_choice least_footprint_rank_k(const problem& p, const context& ctx);
-
-/// Prints, as '#' lines: P and P', the scheme, why, the predicted volume per rank beside
-/// bounds::syrk_parallel_io_minus_owned, flop balance, peak memory, and the candidates.
-void print_rank_k_report(std::ostream& os, const rank_k_choice& choice);
 
 }  // namespace prism

@@ -24,7 +24,7 @@
 // piece of a cell it computed to the piece's owner; an owner receives one partial per other
 // rank computing the cell in that phase, and adds them to beta C in rank order. So at a
 // rank BFS step on m (n) only B (A) moves, among the ranks sharing it; on k, partial C are
-// reduce-scattered. For a grid pm x pn x pk this gives the per-rank volume
+// reduce-scattered. For a grid pm x pn x pk this gives the per-rank volume
 // mk/(pm pk)(1 - 1/pn) + kn/(pk pn)(1 - 1/pm) + mn/(pm pn)(1 - 1/pk).
 #pragma once
 
@@ -176,46 +176,7 @@ class rank_model {
   std::unique_ptr<caches> cache_;
 };
 
-/// One rank-level tree the planner weighed, with its exact cost.
-struct rank_candidate {
-  int ranks = 0;                 ///< P' it uses
-  std::string grid;              ///< rank_model::grid()
-  std::int64_t max_received = 0; ///< elements, exact
-  double max_flops = 0;          ///< real flops of the busiest rank
-  double mean_flops = 0;         ///< mean over the P' ranks
-  std::size_t peak_bytes = 0;    ///< largest per-rank footprint
-  double seconds = 0;            ///< modelled time: max over ranks of flops / F + bytes / B
-  bool fits = true;              ///< peak_bytes within the memory per rank
-};
-
-/// Why the rank planner chose its plan: the candidates it scored exactly, best first.
-struct rank_choice {
-  int ranks_given = 1;                   ///< P
-  std::size_t memory = 0;                ///< bytes per rank the plan had to fit
-  double flop_rate = 0, bandwidth = 0;   ///< F and B of the model
-  std::vector<rank_candidate> candidates;  ///< scored trees, the chosen one first
-  std::string reason;                    ///< one line: why the chosen one won
-  plan chosen;                           ///< the plan make_plan returns
-};
-
-/// Plans a problem over ctx.ranks() MPI ranks (rank-level steps on top, each rank's local
-/// levels below) and says why: searches rank trees whose cuts give each part a share of the
-/// ranks (prime factors, or two unequal parts such as 3 + 4), on P' <= P ranks, scores
-/// the best by the exact rank_model cost, keeps those within the memory per rank and picks
-/// the least modelled time; adds rank-level DFS phases when none fits. docs/distributed.md
-/// has the rules. Throws prism::plan_error when no plan fits the memory per
-/// rank, naming the least footprint (least_footprint_ranks) and the floor.
-rank_choice choose_ranks(const problem& p, const context& ctx);
-
-/// The rank plan of least footprint (peak bytes per rank without the local levels'
-/// temporaries) that choose_ranks can build for p on ctx.ranks() ranks: single-phase trees
-/// and rank-level DFS phases up to where more phases no longer shrink the blocks. Its
-/// reason names that footprint and the floor no plan can go below (A, B and C spread
-/// evenly over all ranks). choose_ranks refuses a cap below it with the same figures.
-rank_choice least_footprint_ranks(const problem& p, const context& ctx);
-
-/// Prints, as '#' comment lines: P and P', the grid, why, the predicted volume per rank
-/// (max, mean) beside bounds::parallel_io_minus_owned, flop balance, peak memory, and the candidates.
-void print_rank_report(std::ostream& os, const rank_choice& choice);
+// The rank planner (choose_ranks, least_footprint_ranks, rank_choice) is declared in
+// prism/plan.hpp, beside make_plan: the planners sit with the plan they build.
 
 }  // namespace prism

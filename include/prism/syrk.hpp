@@ -63,6 +63,6 @@ void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta
 /// block) and workspace bytes, e.g. for d, n = 32, k = 2^22 on 2 threads: "k-cut 2:
 /// 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm blocks, 8192 B temporaries". The
 /// whole plan prints with make_plan(rank_k_problem(...), ctx) or `prism plan N N K --syrk UT`.
-std::string describe_syrk(scalar_type t, std::int64_t n, std::int64_t k, const context& ctx = default_context());
+std::string describe_rank_k(scalar_type t, std::int64_t n, std::int64_t k, const context& ctx = default_context());
 
 }  // namespace prism

@@ -27,6 +27,10 @@ struct cache_level {
   int associativity = 0;           ///< ways (0: unknown, -1: fully associative; hwloc's)
 };
 
+namespace detail {
+struct topology_access;  // lib/numa/hwloc_access.hpp
+}
+
 /// The NUMA domains and caches of a machine: detected, or loaded from an hwloc synthetic
 /// description or XML file. Without NUMA information it is one domain; it never fails
 /// for lack of information (only for a malformed description or unreadable file).
@@ -64,13 +68,11 @@ class topology {
   /// A multi-line summary: domains with cores and memory, caches.
   std::string describe() const;
 
-  /// The hwloc topology handle (hwloc_topology_t) for lib/numa; internal.
-  void* hwloc_handle() const;
-
   /// Opaque state, defined in lib/numa (hwloc stays out of the public headers).
   struct impl;
 
  private:
+  friend struct detail::topology_access;  // the hwloc handle, for lib/numa
   std::shared_ptr<impl> impl_;
 };
 

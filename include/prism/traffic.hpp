@@ -20,7 +20,7 @@
 //     per part. A BFS k cut adds its reduction: the owner reads each part's temporary C'
 //     (m n elements per extra part) and C.
 //  4. A leaf that does not fit runs the GotoBLAS algorithm (OpenBLAS and BLIS both do),
-//     with the block sizes of leaf_blocking: for jc (nc columns of B) / for pc (kc of k):
+//     with the library's block sizes (see below): for jc (nc columns of B) / for pc (kc of k):
 //     pack B~ = B(pc, jc) / for ic (mc rows of A): pack A~ = A(ic, pc) / for jr (nr
 //     columns of B~) / for ir (mr rows of A~): the micro-kernel updates an mr x nr tile of
 //     C with A~(mr x kc) B~(kc x nr). A stream is re-received each time it is reused unless
@@ -86,23 +86,6 @@ struct traffic_report {
 /// README "Predicted cross-domain traffic" works an example.
 traffic_report predict_traffic(const plan& p, placement where);
 
-/// Block sizes of a leaf BLAS's GotoBLAS loops, in elements: micro-tile mr x nr, blocks
-/// mc (rows of A~), kc (depth) and nc (columns of B~); the micro-kernel sweeps A~ once per
-/// `sweep` columns of B~ (OpenBLAS's Haswell kernel computes 4 x 12 tiles from B~ packed in
-/// units of 8); `beta_pass`: beta != 1 costs a separate pass over C (OpenBLAS), or the
-/// kernel stores C without reading it (BLIS).
-struct leaf_blocking {
-  std::int64_t mr = 4, nr = 8, mc = 512, kc = 256, nc = 65008;  ///< OpenBLAS Haswell, double
-  std::int64_t sweep = 12;  ///< columns of B~ per sweep of A~ through the micro-kernel
-  bool beta_pass = true;    ///< beta != 1 scales C in a pass of its own
-};
-
-/// The blocking the cache model assumes for a leaf backend and element type: OpenBLAS 0.3's
-/// Haswell parameters (double: 4 x 8 micro-tile, mc 512, kc 256, nc 65008 from its 128 MiB
-/// buffer; A~ swept once per 12 columns), the same block bytes for other types; BLIS's
-/// haswell ones (6 x 8, 72, 256, 4080; one sweep per 8 columns; no beta pass).
-leaf_blocking assumed_blocking(leaf_backend b, scalar_type t);
-
 /// One cache as the model sees it: capacity and line, in bytes.
 struct cache_shape {
   std::uint64_t size_bytes = 0;  ///< capacity of the share the model uses
@@ -113,12 +96,6 @@ struct cache_shape {
 /// shape, one thread's share (the caller divides a shared cache), by the model of the file
 /// comment; a one-leaf plan gives the plain BLAS call's prediction.
 double predict_cache_words(const plan& p, const cache_shape& cache);
-
-/// Predicted elements received from below one cache by a single-threaded GotoBLAS call of
-/// an m x n x k product with the given blocking (rule 4 of the file comment).
-/// `scales_c`: the call has beta != 1, so the library first scales C in a pass of its own.
-double predict_leaf_words(std::int64_t m, std::int64_t n, std::int64_t k, const leaf_blocking& blk,
-                          const cache_shape& cache, scalar_type t, bool scales_c = true);
 
 /// Traffic at one level of the machine: predicted elements received, the lower bound for
 /// that level and where each came from.

@@ -71,16 +71,17 @@ const char* to_string(blas_build b) {
 }
 
 std::string library_path(blas_build b) {
-  const char* env = nullptr;
+  const environment& env = process_environment();
+  const std::string* set = nullptr;
   const char* built = nullptr;
   switch (b) {
-    case blas_build::openblas_serial: env = "PRISM_LIB_OPENBLAS_SERIAL"; built = PRISM_OPENBLAS_SERIAL_PATH; break;
-    case blas_build::openblas_pthread: env = "PRISM_LIB_OPENBLAS_PTHREAD"; built = PRISM_OPENBLAS_PTHREAD_PATH; break;
-    case blas_build::openblas64_pthread: env = "PRISM_LIB_OPENBLAS64_PTHREAD"; built = PRISM_OPENBLAS64_PTHREAD_PATH; break;
-    case blas_build::blis_serial: env = "PRISM_LIB_BLIS_SERIAL"; built = PRISM_BLIS_SERIAL_PATH; break;
-    case blas_build::blis_pthread: env = "PRISM_LIB_BLIS_PTHREAD"; built = PRISM_BLIS_PTHREAD_PATH; break;
+    case blas_build::openblas_serial: set = &env.lib_openblas_serial; built = PRISM_OPENBLAS_SERIAL_PATH; break;
+    case blas_build::openblas_pthread: set = &env.lib_openblas_pthread; built = PRISM_OPENBLAS_PTHREAD_PATH; break;
+    case blas_build::openblas64_pthread: set = &env.lib_openblas64_pthread; built = PRISM_OPENBLAS64_PTHREAD_PATH; break;
+    case blas_build::blis_serial: set = &env.lib_blis_serial; built = PRISM_BLIS_SERIAL_PATH; break;
+    case blas_build::blis_pthread: set = &env.lib_blis_pthread; built = PRISM_BLIS_PTHREAD_PATH; break;
   }
-  if (const char* s = std::getenv(env); s != nullptr && *s != '\0') return s;
+  if (set != nullptr && !set->empty()) return *set;
   return built;
 }
 
@@ -142,7 +143,7 @@ std::string join(const std::vector<std::string>& v) {
 std::string host_values(std::initializer_list<const char*> names) {
   std::string s;
   for (const char* n : names)
-    if (const char* v = std::getenv(n)) {
+    if (const char* v = backend_variable(n)) {
       if (!s.empty()) s += ' ';
       s.append(n).append("=").append(v);
     }
@@ -257,7 +258,8 @@ struct leaf_loader {
     // PRISM_TEST_OPENBLAS_DETECTS (tests only: test_leaf_env_disagree) stands in for an
     // OpenBLAS whose own detection differs from prism's choice, so that the comparison below
     // runs on a machine where the two agree.
-    choice.detected = select(std::getenv("PRISM_TEST_OPENBLAS_DETECTS"));
+    const std::string& detects = process_environment().test_openblas_detects;
+    choice.detected = select(detects.empty() ? nullptr : detects.c_str());
     if (choice.detected == choice.chosen) return;  // already running it
     // 256^3 in double: 34 Mflop, under a millisecond per call on an AVX2 core or better.
     constexpr std::int64_t probe = 256;

@@ -62,7 +62,7 @@ class blas_library {
             std::int64_t ldc) const;
 
   /// Column-major ?syrk through this library's CBLAS (cblas_?syrk, looked up on first use;
-  /// lib/blas/blas_syrk.cpp); uplo 'U'/'L', trans 'N'/'T'. Throws backend_error if absent.
+  /// lib/blas/blas_rank_k.cpp); uplo 'U'/'L', trans 'N'/'T'. Throws backend_error if absent.
   template <scalar T>
   void syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
             T* C, std::int64_t ldc) const;

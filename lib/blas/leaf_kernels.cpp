@@ -176,8 +176,8 @@ leaf_kernel_requests parse_leaf_kernels(const std::string& text) {
 
 const leaf_kernel_requests& leaf_kernels_from_env() {
   static const leaf_kernel_requests r = [] {
-    const char* s = std::getenv("PRISM_LEAF_KERNELS");
-    if (s == nullptr || *s == '\0') return leaf_kernel_requests{};
+    const std::string& s = process_environment().leaf_kernels;
+    if (s.empty()) return leaf_kernel_requests{};
     try {
       return parse_leaf_kernels(s);
     } catch (const error& e) {
@@ -187,22 +187,6 @@ const leaf_kernel_requests& leaf_kernels_from_env() {
     }
   }();
   return r;
-}
-
-scoped_env::scoped_env(const std::vector<std::pair<const char*, const char*>>& changes) {
-  for (const auto& [name, value] : changes) {
-    const char* old = std::getenv(name);
-    saved_.push_back({name, old != nullptr, old != nullptr ? old : ""});
-    if (value != nullptr) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-}
-
-scoped_env::~scoped_env() {
-  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-    if (it->was_set) ::setenv(it->name.c_str(), it->value.c_str(), 1);
-    else ::unsetenv(it->name.c_str());
-  }
 }
 
 }  // namespace prism::detail

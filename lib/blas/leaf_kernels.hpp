@@ -17,6 +17,8 @@
 // host loaded. PRISM_LEAF_KERNELS overrides, for experiments. README "Leaf kernels".
 #pragma once
 
+#include "../environment/environment.hpp"  // scoped_env, which sets the kernel choice while a copy loads
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,28 +101,6 @@ bool cpu_runs(const cpu_features& cpu, const std::string& library, const std::st
 /// AVX2 + FMA sets (Haswell, Zen, haswell, zen*), 0 for anything else (generic, older, or
 /// unknown). Example: "SkylakeX" -> 512, "zen3" -> 256, "generic" -> 0.
 int kernel_vector_bits(const std::string& name);
-
-/// Sets or unsets environment variables for its lifetime and then restores each exactly as
-/// it was: the same text, or unset. setenv/unsetenv race with a getenv on another thread
-/// (glibc's environment has no lock for readers), so prism uses this only inside the
-/// std::call_once that loads its leaf libraries, once per process.
-class scoped_env {
- public:
-  /// `changes`: (name, value) pairs; a value of nullptr unsets the variable.
-  explicit scoped_env(const std::vector<std::pair<const char*, const char*>>& changes);
-  scoped_env(const scoped_env&) = delete;
-  scoped_env& operator=(const scoped_env&) = delete;
-  /// Restores every variable it changed, last change first.
-  ~scoped_env();
-
- private:
-  struct saved {
-    std::string name;
-    bool was_set;
-    std::string value;
-  };
-  std::vector<saved> saved_;
-};
 
 /// What prism chose for one leaf library, and why (`prism leaves`, PRISM_STATS).
 struct kernel_choice {

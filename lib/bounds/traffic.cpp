@@ -5,12 +5,18 @@
 #include <prism/rank_model.hpp>
 #include <prism/traffic.hpp>
 
+#include "leaf_blocking.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <numeric>
 
 namespace prism {
+
+using detail::assumed_blocking;
+using detail::leaf_blocking;
+using detail::predict_leaf_words;
 
 double traffic_report::remote_total() const { return std::accumulate(remote_bytes.begin(), remote_bytes.end(), 0.0); }
 double traffic_report::local_total() const { return std::accumulate(local_bytes.begin(), local_bytes.end(), 0.0); }
@@ -76,7 +82,7 @@ traffic_report predict_traffic(const plan& p, placement where) {
   return r;
 }
 
-leaf_blocking assumed_blocking(leaf_backend b, scalar_type t) {
+detail::leaf_blocking detail::assumed_blocking(leaf_backend b, scalar_type t) {
   // Double-precision block sizes, scaled to keep the same bytes per block for other types
   // (OpenBLAS's own tables differ by a little per type; only double is checked against
   // valgrind). OpenBLAS 0.3: param.h's HASWELL dgemm (DGEMM_DEFAULT_UNROLL_M 4, _N 8, P 512,
@@ -91,7 +97,7 @@ leaf_blocking assumed_blocking(leaf_backend b, scalar_type t) {
   return d;
 }
 
-double predict_leaf_words(std::int64_t m_, std::int64_t n_, std::int64_t k_, const leaf_blocking& blk,
+double detail::predict_leaf_words(std::int64_t m_, std::int64_t n_, std::int64_t k_, const leaf_blocking& blk,
                           const cache_shape& cache, scalar_type t, bool scales_c) {
   const double S = double(cache.size_bytes) / double(element_size(t));  // capacity in elements
   const double m = double(m_), n = double(n_), k = double(k_);

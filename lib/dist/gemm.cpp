@@ -8,6 +8,7 @@
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
+#include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "../runtime/runtime.hpp"
 #include "../mpi/comm.hpp"
@@ -75,10 +76,9 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
                  {"beta (imaginary part)", 9, imag_bits(beta)},
                  {"plan", 0, L.plan_hash()}},
                 local);
-  const char* stats = std::getenv("PRISM_STATS");
-  const bool measure = stats != nullptr && *stats != '\0' && std::string(stats) != "0";
+  const bool measure = prism::detail::process_environment().stats.get();
   // Measuring: the pool lets go of blocks from earlier calls, so its peak loan is this call's.
-  if (measure) ctx.runtime().pool().trim();
+  if (measure) prism::detail::runtime_of(ctx).pool().trim();
   if (pr.m > 0 && pr.n > 0) {
     if (pr.k == 0 || alpha == T(0)) {  // C = beta C, without reading C when beta = 0
       T* c = C.data();
@@ -96,7 +96,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
   if (measure) {
     // prism's own memory on this rank: its pieces, the layout's buffers, the workspace lent.
     last.bytes_allocated = (A.size() + B.size() + C.size()) * std::int64_t(sizeof(T)) +
-                           std::int64_t(detail::layout_access::buffer_bytes(L) + ctx.runtime().pool().snapshot().peak_on_loan);
+                           std::int64_t(detail::layout_access::buffer_bytes(L) + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
     const rank_model& m = L.model();
     const double elem = double(sizeof(T));
     const double predicted = double(L.predicted_peak_bytes());

@@ -3,6 +3,7 @@
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
+#include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "../mpi/comm.hpp"
 #include "layout_access.hpp"
@@ -78,8 +79,7 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
   if (p.ranks() > size)
     throw plan_error("the plan spans " + std::to_string(p.ranks()) + " ranks, the communicator has " + std::to_string(size));
   auto l = detail::layout_access::make(own, rank, size, std::move(p), std::move(why));
-  if (rank == 0 && std::getenv("PRISM_VERBOSE") != nullptr && *std::getenv("PRISM_VERBOSE") != '\0' &&
-      std::string(std::getenv("PRISM_VERBOSE")) != "0") {
+  if (rank == 0 && prism::detail::process_environment().verbose.get() > 0) {
     std::cerr << "prism-dist: layout over " << size << " ranks\n" << l->source();
     if (l->choice() != nullptr) print_rank_report(std::cerr, *l->choice());
   }
@@ -203,8 +203,7 @@ std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, cons
   in >> s.groups >> s.group_ranks >> s.phases;
   auto l = detail::layout_access::make_rank_k(own, rank, size, p, s, std::move(why));
   mpi::agree(own, "prism::dist::layout", {{"scheme", 0, l->plan_hash()}}, "");
-  if (rank == 0 && std::getenv("PRISM_VERBOSE") != nullptr && *std::getenv("PRISM_VERBOSE") != '\0' &&
-      std::string(std::getenv("PRISM_VERBOSE")) != "0" && l->rank_k_reasons() != nullptr) {
+  if (rank == 0 && prism::detail::process_environment().verbose.get() > 0 && l->rank_k_reasons() != nullptr) {
     std::cerr << "prism-dist: rank-k layout over " << size << " ranks\n";
     print_rank_k_report(std::cerr, *l->rank_k_reasons());
   }

@@ -6,6 +6,7 @@
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
 
+#include "../environment/environment.hpp"
 #include "../mpi/comm.hpp"
 #include "../mpi/rank_k_exchange.hpp"
 #include "../runtime/runtime.hpp"
@@ -14,7 +15,6 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 namespace prism::dist {
@@ -69,9 +69,8 @@ void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, co
               {"beta (imaginary part)", 8, imag_bits(beta)},
               {"layout", 0, L.plan_hash()}},
              local);
-  const char* stats = std::getenv("PRISM_STATS");
-  const bool measure = stats != nullptr && *stats != '\0' && std::string(stats) != "0";
-  if (measure) ctx.runtime().pool().trim();
+  const bool measure = prism::detail::process_environment().stats.get();
+  if (measure) prism::detail::runtime_of(ctx).pool().trim();
   const rank_k_model& m = L.rank_k();
   if (pr.n > 0) {
     if (pr.k == 0 || alpha == T(0)) {  // C = beta C (reference ?herk also makes the diagonal real)
@@ -97,7 +96,7 @@ void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, co
   last.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (measure) {
     last.bytes_allocated = (A.size() + C.size()) * std::int64_t(sizeof(T)) +
-                           std::int64_t(detail::layout_access::buffer_bytes(L) + ctx.runtime().pool().snapshot().peak_on_loan);
+                           std::int64_t(detail::layout_access::buffer_bytes(L) + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
     const double elem = double(sizeof(T));
     double mine[5] = {double(last.bytes_received), double(last.messages_received), last.seconds,
                       double(last.bytes_allocated), double(L.predicted_peak_bytes())},

@@ -1,6 +1,8 @@
 // lib/dropin/backend.cpp — locating and opening the user's BLAS (see backend.hpp).
 #include "backend.hpp"
 
+#include "../environment/environment.hpp"
+
 #include <dlfcn.h>
 
 #include <atomic>
@@ -77,7 +79,8 @@ struct backend_loader {
 
   static std::unique_ptr<backend> find() {
     std::string why;
-    if (const char* env = std::getenv("PRISM_BLAS_BACKEND"); env != nullptr && *env != '\0') {
+    if (const std::string& named = detail::process_environment().blas_backend; !named.empty()) {
+      const char* env = named.c_str();
       if (auto b = open(env, "PRISM_BLAS_BACKEND", why)) return b;
       std::fprintf(stderr, "prism: PRISM_BLAS_BACKEND: '%s' cannot be used: %s; prism computes every call itself\n",
                    env, why.c_str());

@@ -8,6 +8,7 @@
 #include <prism/version.hpp>
 
 #include "../blas/blas_library.hpp"
+#include "../environment/environment.hpp"
 #include "../leaf/dispatch.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
@@ -55,7 +56,7 @@ constexpr double k_dominance = 4.0;
 // varies below (0.85-1.43x at 16^3-96^3), so the floor keeps a factor of 8 above where the
 // fixed costs still show.
 
-enum class route { automatic, prism, backend };
+using route = detail::route_choice;  // PRISM_BLAS_ROUTE
 
 // Everything the environment says, read once at the first call.
 struct settings {
@@ -71,31 +72,18 @@ struct settings {
 
 // Every PRISM_* value the drop-in cannot use gets one line of one form, when the settings
 // are first read: "prism: NAME: what is wrong; what happens next". Nothing is clamped or
-// guessed: a value out of range is reported like any other bad value.
+// guessed: a value out of range is reported like any other bad value. lib/environment checks
+// the drop-in's own values (and says their lines); the context's are checked here.
 void bad_setting(const std::string& problem, const std::string& next) {
   std::fprintf(stderr, "prism: %s; %s\n", problem.c_str(), next.c_str());
 }
 
-// PRISM_VERBOSE (0, 1 or 2) and PRISM_STATS (0 or 1): unset or empty is 0.
-int env_level(const char* name, int highest, const char* when_bad) {
-  const char* s = std::getenv(name);
-  if (s == nullptr || *s == '\0') return 0;
-  if (s[1] == '\0' && s[0] >= '0' && s[0] <= '0' + highest) return s[0] - '0';
-  bad_setting(std::string(name) + ": '" + s + "' is not " + (highest == 2 ? "0, 1 or 2" : "0 or 1"), when_bad);
-  return 0;
-}
-
 settings read_settings() {
   settings s;
-  s.verbose = env_level("PRISM_VERBOSE", 2, "calls are not logged");
-  s.stats = env_level("PRISM_STATS", 1, "no summary at exit") > 0;
-  if (const char* r = std::getenv("PRISM_BLAS_ROUTE"); r != nullptr && *r != '\0') {
-    if (std::strcmp(r, "prism") == 0) s.mode = route::prism;
-    else if (std::strcmp(r, "backend") == 0) s.mode = route::backend;
-    else if (std::strcmp(r, "auto") != 0)
-      bad_setting(std::string("PRISM_BLAS_ROUTE: '") + r + "' is not auto, prism or backend",
-                  "routing is auto (k-dominance, then the rate model)");
-  }
+  const detail::environment& env = detail::process_environment();
+  s.verbose = env.verbose.get();
+  s.stats = env.stats.get();
+  s.mode = env.blas_route.get();
   try {
     const context& c = default_context();
     (void)c.machine();  // PRISM_TOPOLOGY (read on first use): a bad one is reported here, like the rest
@@ -487,7 +475,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   std::chrono::steady_clock::time_point start{};
   try {
     if (d.where == path::recursion && s.verbose > 0) {  // before the clock starts
-      auto pl = ctx.runtime().cached_plan(p, [&] { return make_plan(p, ctx); });
+      auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return make_plan(p, ctx); });
       plan_text = plan_summary(*pl, s.verbose);
     }
     if (observe) start = std::chrono::steady_clock::now();
@@ -626,7 +614,7 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
   const context& ctx = call_context(s);
   std::string tree;  // PRISM_VERBOSE: the recursion's top step and size, before the clock starts
   if (d.where == path::recursion && s.verbose > 0) try {
-      tree = " plan: " + describe_syrk(scalar_type_of<T>(), n, k, ctx);
+      tree = " plan: " + describe_rank_k(scalar_type_of<T>(), n, k, ctx);
     } catch (...) {
     }
   std::chrono::steady_clock::time_point start{};

@@ -23,7 +23,7 @@ leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requ
                                 std::int64_t n, std::int64_t k) {
   if (requested == leaf_backend::streaming || requested == leaf_backend::automatic) {
     if (streaming_applies(n, n) &&
-        (requested == leaf_backend::streaming || streaming_syrk_preferred(mc, t, trans, n, k)))
+        (requested == leaf_backend::streaming || streaming_rank_k_preferred(mc, t, trans, n, k)))
       return leaf_backend::streaming;
     return choose_blas_leaf(t, n, n, k);
   }

@@ -25,7 +25,7 @@ leaf_backend choose_leaf(const machine_description& mc, leaf_backend requested, 
 
 /// The leaf for one n x n triangle of a rank-k update (?syrk / ?herk) with trans 'N' or
 /// 'T' / 'C': `auto` takes prism's streaming rank-k leaf where it measured faster
-/// (streaming_syrk_preferred), else the BLAS leaf choose_blas_leaf picks; `streaming`
+/// (streaming_rank_k_preferred), else the BLAS leaf choose_blas_leaf picks; `streaming`
 /// forces it for n <= 128 (the BLAS rule elsewhere); openblas and blis are kept.
 leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char trans,
                                 std::int64_t n, std::int64_t k);
@@ -44,7 +44,7 @@ inline void leaf_gemm(leaf_backend b, char transa, char transb, std::int64_t m, 
 template <scalar T>
 inline void leaf_rank_k(leaf_backend b, bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
                         const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc) {
-  if (b == leaf_backend::streaming) return streaming_syrk<T>(herm, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+  if (b == leaf_backend::streaming) return streaming_rank_k<T>(herm, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
   const blas_library& lib = leaf_library(b);
   if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
     if (herm) return lib.herk<T>(uplo, trans, n, k, alpha.real(), A, lda, beta.real(), C, ldc);

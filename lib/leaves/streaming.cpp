@@ -51,6 +51,8 @@
 
 #include <prism/error.hpp>
 
+#include "../environment/environment.hpp"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -776,7 +778,7 @@ constexpr std::array<outer_fn<R>, sizeof...(K)> diag_tiles(std::integer_sequence
 // triangle (80 with the diagonal blocks computed whole, 128 for the full 32 x 32 product).
 // Complex types, and a partial last block, keep the diagonal block in their strip's tiles,
 // whose lower part is then computed and never read. The chunk is sized to stay in L1
-// (streaming_syrk), so it comes from memory once, for the first tile, and from L1 for the
+// (streaming_rank_k), so it comes from memory once, for the first tile, and from L1 for the
 // others.
 template <class R, bool Cx>
 void syrk_chunk(const syrk_task& t) {
@@ -1020,18 +1022,18 @@ std::atomic<bool> ran{false};
 // target above AVX2, "scalar" off every SIMD target (the plain loops), so tests and
 // benchmarks can run what an AVX2-only or a SIMD-less CPU would; unset or "auto": the best
 // target this CPU runs. Highway numbers targets best first: HWY_AVX2 is 1 << 9, so
-// HWY_AVX2 - 1 sets bits 0..8, every AVX-512 / AVX10 target. Anything else: one warning.
+// HWY_AVX2 - 1 sets bits 0..8, every AVX-512 / AVX10 target. Anything else: one warning
+// (lib/environment checks the value).
 // prism never calls hwy::SupportedTargets() itself: in Highway 1.0 that call re-detects and
 // points the dispatch back at the best target until the next DisableTargets.
 void apply_simd_choice() {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* s = std::getenv("PRISM_SIMD");
-    if (s == nullptr || *s == '\0' || std::strcmp(s, "auto") == 0) return;
-    if (std::strcmp(s, "avx2") == 0) hwy::DisableTargets(HWY_AVX2 - 1);
-    else if (std::strcmp(s, "scalar") == 0) hwy::DisableTargets(~(HWY_SCALAR | HWY_EMU128));
-    else std::fprintf(stderr, "prism: PRISM_SIMD: '%s' is not auto, avx2 or scalar; prism's kernels run the best "
-                              "target this CPU has\n", s);
+    switch (process_environment().simd.get()) {  // a bad value says its line here
+      case simd_choice::automatic: break;
+      case simd_choice::avx2: hwy::DisableTargets(HWY_AVX2 - 1); break;
+      case simd_choice::scalar: hwy::DisableTargets(~(HWY_SCALAR | HWY_EMU128)); break;
+    }
   });
 }
 
@@ -1241,7 +1243,7 @@ T* aligned_in(std::vector<T>& v, std::size_t count) {
 }
 
 template <scalar T>
-void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A,
+void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A,
                     std::int64_t lda, T beta, T* C, std::int64_t ldc) {
   constexpr bool cx = !std::same_as<T, float> && !std::same_as<T, double>;
   using R = std::conditional_t<std::same_as<T, float> || std::same_as<T, std::complex<float>>, float, double>;
@@ -1390,7 +1392,7 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 //    n = 16..96 (1.22-1.72x), lost n = 4 and 8 (0.90-0.97), about even at 128 (0.96-1.10).
 // "4 MiB or less" and "from memory" are read against the machine: below its
 // stream_far_bytes (32 MiB on that host; see streaming_preferred).
-bool streaming_syrk_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
+bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';
   const double bytes = double(n) * double(k) * double(element_size(t));
@@ -1418,7 +1420,7 @@ void streaming_force_targets(std::int64_t targets) { hwy::SetSupportedTargetsFor
 #define PRISM_INSTANTIATE(T)                                                                                \
   template void streaming_gemm<T>(char, char, std::int64_t, std::int64_t, std::int64_t, T, const T*,        \
                                   std::int64_t, const T*, std::int64_t, T, T*, std::int64_t);         \
-  template void streaming_syrk<T>(bool, char, char, std::int64_t, std::int64_t, T, const T*, std::int64_t, T, T*, \
+  template void streaming_rank_k<T>(bool, char, char, std::int64_t, std::int64_t, T, const T*, std::int64_t, T, T*, \
                                   std::int64_t);
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)

@@ -75,7 +75,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
 /// reference semantics (the other triangle untouched, beta = 0 never reads C); A read from
 /// memory once. Throws prism::error when n is above 128.
 template <scalar T>
-void streaming_syrk(bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A,
+void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A,
                     std::int64_t lda, T beta, T* C, std::int64_t ldc);
 
 /// True when `auto` picks the streaming leaf over the BLAS leaf for a leaf of this type,
@@ -87,7 +87,7 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 /// True when `auto` picks the streaming rank-k leaf over the BLAS leaf's ?syrk / ?herk for
 /// an n x n triangle with trans 'N' or 'T' / 'C' on machine mc (measured: streaming.cpp,
 /// the run in bench/results/leaf-syrk-*.txt).
-bool streaming_syrk_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k);
+bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k);
 
 /// The instruction set the streaming kernel runs on this CPU, e.g. "AVX3" (AVX-512) or
 /// "AVX2" (Highway's name for the dispatched target).

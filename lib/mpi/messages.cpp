@@ -1,33 +1,11 @@
 // lib/mpi/messages.cpp — see messages.hpp.
 #include "messages.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <climits>
 
 namespace prism::mpi {
 
-const test_fault& fault_hook() {
-  static const test_fault f = [] {
-    test_fault t;
-    const char* v = std::getenv("PRISM_TEST_FAULT");
-    if (v == nullptr || *v == '\0') return t;
-    int p = -1;
-    char kind[16] = {0};
-    if (std::sscanf(v, "rank:%d:%15s", &p, kind) == 2 && p >= 0) {
-      t.process = p;
-      if (std::strcmp(kind, "alloc") == 0) t.what = test_fault::kind::alloc;
-      else if (std::strcmp(kind, "nan") == 0) t.what = test_fault::kind::nan;
-      else if (std::strcmp(kind, "stall") == 0) t.what = test_fault::kind::stall;
-    }
-    if (t.what == test_fault::kind::none) {
-      std::fprintf(stderr, "prism: PRISM_TEST_FAULT=%s is not rank:P:alloc|nan|stall; ignored\n", v);
-      t.process = -1;
-    }
-    return t;
-  }();
-  return f;
-}
+const test_fault& fault_hook() { return detail::process_environment().fault.get(); }
 
 int lowest_failed(MPI_Comm comm, int me, bool failed) {
   int mine = failed ? me : INT_MAX, lowest = INT_MAX;

@@ -7,6 +7,7 @@
 #include <prism/error.hpp>
 #include <prism/types.hpp>
 
+#include "../environment/environment.hpp"
 #include "comm.hpp"
 
 #include <mpi.h>
@@ -56,13 +57,10 @@ using buffer_source = std::function<std::byte*(std::size_t bytes)>;
 ///   nan    its first local product gets a NaN, which a NaN check (run only under this
 ///          hook, not part of the semantics) finds and reports as a failure;
 ///   stall  it sleeps 600 s before its first local product (a target for a SIGKILL).
-struct test_fault {
-  enum class kind { none, alloc, nan, stall };
-  int process = -1;     ///< the failing process, or -1
-  kind what = kind::none;  ///< how it fails
-};
+/// lib/environment reads and checks it once.
+using test_fault = detail::test_fault;
 
-/// The hook's setting, read once (a malformed value is reported once and ignored).
+/// The hook's setting (a malformed value is said once and injects nothing).
 const test_fault& fault_hook();
 
 /// One MPI_Allreduce: the lowest process whose local step failed, or -1 when none did.

@@ -1,5 +1,6 @@
 // lib/numa/domain_arenas.cpp — per-domain arenas and the observer that binds their threads.
 #include "domain_arenas.hpp"
+#include "hwloc_access.hpp"
 
 #include <prism/error.hpp>
 
@@ -125,7 +126,7 @@ workspace_pool& domain_arenas::pool(int domain) {
   if (!slot) {
     if (pinned_) {
       // Blocks bound to the domain's memory node: the temporaries its subtree writes.
-      auto h = static_cast<hwloc_topology_t>(topo_.hwloc_handle());
+      auto h = detail::hwloc_of(topo_);
       const unsigned node = topo_.domains().at(std::size_t(domain)).os_index;
       workspace_pool::allocator a;
       a.allocate = [h, node](std::size_t bytes) -> void* {
@@ -149,7 +150,7 @@ oneapi::tbb::task_arena& domain_arenas::arena(int domain, int threads) {
   std::lock_guard lock(mutex_);
   auto& slot = arenas_[{domain, threads}];
   if (!slot)
-    slot = std::make_unique<entry>(threads, static_cast<hwloc_topology_t>(topo_.hwloc_handle()),
+    slot = std::make_unique<entry>(threads, detail::hwloc_of(topo_),
                                    topo_.domains().at(std::size_t(domain)), pinned_);
   return slot->arena;
 }

@@ -4,6 +4,7 @@
 #include <prism/placement.hpp>
 
 #include "domain_arenas.hpp"
+#include "hwloc_access.hpp"
 
 #include <hwloc.h>
 #include <unistd.h>
@@ -83,7 +84,7 @@ placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx
 
   topology_ = ctx.machine();  // a copy shares the hwloc topology, which frees the pages
   const topology& topo = topology_;
-  auto h = static_cast<hwloc_topology_t>(topo.hwloc_handle());
+  auto h = detail::hwloc_of(topo);
   if (bytes_ == 0) return;
   if (topo.is_this_system() && p.domains() > 1) {
     data_ = static_cast<T*>(hwloc_alloc(h, bytes_));
@@ -128,7 +129,7 @@ placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx
 template <scalar T>
 placed_matrix<T>::~placed_matrix() {
   if (data_ == nullptr) return;
-  if (from_hwloc_) hwloc_free(static_cast<hwloc_topology_t>(topology_.hwloc_handle()), data_, bytes_);
+  if (from_hwloc_) hwloc_free(detail::hwloc_of(topology_), data_, bytes_);
   else std::free(data_);
 }
 

@@ -3,6 +3,9 @@
 #include <prism/error.hpp>
 #include <prism/topology.hpp>
 
+#include "../environment/environment.hpp"
+#include "hwloc_access.hpp"
+
 #include <hwloc.h>
 
 #include <cstdint>
@@ -138,17 +141,18 @@ topology topology::parse(const std::string& spec) {
 
 topology topology::from_env() {
   // The first variable set wins; an error names it (e.g. "PRISM_TOPOLOGY: hwloc: invalid ...").
+  const detail::environment env = detail::read_environment();
   const struct {
     const char* name;
+    const std::string& value;
     topology (*load)(const std::string&);
-  } sources[] = {{"PRISM_TOPOLOGY", &parse},
-                 {"HWLOC_XMLFILE", &xml},
-                 {"HWLOC_SYNTHETIC", [](const std::string& d) { return synthetic(d); }}};
+  } sources[] = {{"PRISM_TOPOLOGY", env.topology, &parse},
+                 {"HWLOC_XMLFILE", env.hwloc_xmlfile, &xml},
+                 {"HWLOC_SYNTHETIC", env.hwloc_synthetic, [](const std::string& d) { return synthetic(d); }}};
   for (const auto& s : sources) {
-    const char* v = std::getenv(s.name);
-    if (v == nullptr || *v == '\0') continue;
+    if (s.value.empty()) continue;
     try {
-      return s.load(v);
+      return s.load(s.value);
     } catch (const error& e) {
       throw error(std::string(s.name) + ": " + e.what());
     }
@@ -160,7 +164,7 @@ const std::vector<numa_domain>& topology::domains() const { return impl_->domain
 const std::vector<cache_level>& topology::caches() const { return impl_->caches; }
 bool topology::is_this_system() const { return impl_->this_system; }
 const std::string& topology::source() const { return impl_->source; }
-void* topology::hwloc_handle() const { return impl_->handle; }
+hwloc_topology_t detail::topology_access::handle(const topology& t) { return t.impl_->handle; }
 
 int topology::cores() const {
   int n = 0;

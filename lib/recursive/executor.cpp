@@ -230,7 +230,7 @@ void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda
   // cannot be opened then throws with C untouched. (Streaming leaves load nothing.)
   for (const node& nd : p.nodes())
     if (nd.kind == step_kind::leaf && nd.same < 0 && nd.backend != leaf_backend::streaming) (void)leaf_library(nd.backend);
-  runtime& rt = ctx.runtime();
+  runtime& rt = runtime_of(ctx);
   domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;
   // A numa plan takes its workspace per domain as it goes (numa_runner); a plain plan
   // takes one block for the whole subtree, standing for its offsets from top's on.

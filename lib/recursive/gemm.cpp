@@ -95,7 +95,7 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
                          beta, C, ldc);
     return;
   }
-  auto pl = ctx.runtime().cached_plan(p, [&] { return make_plan(p, ctx); });
+  auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return make_plan(p, ctx); });
   detail::run_plan<T>(*pl, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
 }
 

@@ -1,12 +1,12 @@
 // lib/resources/concurrency.cpp — see concurrency.hpp.
 #include "concurrency.hpp"
 
+#include "../environment/environment.hpp"
+
 #include <oneapi/tbb/global_control.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 
 namespace prism::detail {
@@ -30,8 +30,7 @@ int allowed_concurrency(int threads) {
       oneapi::tbb::global_control::active_value(oneapi::tbb::global_control::max_allowed_parallelism);
   if (limit >= std::size_t(threads)) return threads;
   const int allowed = std::max(1, int(limit));
-  const char* v = std::getenv("PRISM_VERBOSE");  // 1 or 2; any other value logs nothing (the drop-in says so)
-  if (v != nullptr && (std::strcmp(v, "1") == 0 || std::strcmp(v, "2") == 0))
+  if (process_environment().verbose.get() > 0)
     std::call_once(clamp_note, [&] {
       std::fprintf(stderr, "prism: thread budget %d is above oneTBB's limit of %d threads (max_allowed_parallelism); "
                            "prism's arena uses %d (a tbb::global_control in the program can raise the limit)\n",

@@ -120,8 +120,6 @@ std::size_t default_rank_memory(int ranks_per_node) {
   return std::size_t(node / 2 / double(std::max(1, ranks_per_node)));
 }
 
-detail::runtime& context::runtime() const { return *runtime_; }
-
 // A setting that changes plans or the arena starts a new runtime: plans cached under the
 // old settings must not be reused (copies made earlier keep the old one).
 void context::fresh_runtime() { runtime_ = std::make_shared<detail::runtime>(threads_); }
@@ -191,14 +189,13 @@ std::uint64_t parse_size(const std::string& text) {
 
 namespace {
 
-// Applies `set` to environment variable `name` when it is set and not empty; an error
-// names the variable ("PRISM_LEAF: unknown leaf backend 'mkl' ...").
+// Applies `set` to the text of environment variable `name` when it is set (not empty); an
+// error names the variable ("PRISM_LEAF: unknown leaf backend 'mkl' ...").
 template <class F>
-void from_variable(const char* name, F&& set) {
-  const char* s = std::getenv(name);
-  if (s == nullptr || *s == '\0') return;
+void from_variable(const char* name, const std::string& text, F&& set) {
+  if (text.empty()) return;
   try {
-    set(std::string(s));
+    set(text);
   } catch (const error& e) {
     throw error(std::string(name) + ": " + e.what());
   }
@@ -206,7 +203,7 @@ void from_variable(const char* name, F&& set) {
 
 }  // namespace
 
-context context::from_env() {
+context detail::context_from(const environment& env) {
   context c;
   // A whole number checked against its range as written: a value beyond it is an error that
   // quotes it, never clamped (the setters then check the range again, with the same words).
@@ -216,30 +213,33 @@ context context::from_env() {
       throw error(std::string(what) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + s);
     return int(v);
   };
-  from_variable("PRISM_NUM_THREADS", [&](const std::string& s) { c.set_threads(whole(s, 1, 4096, "thread count")); });
-  from_variable("PRISM_MAX_MEMORY", [&](const std::string& s) { c.set_max_memory(std::size_t(parse_size(s))); });
-  from_variable("PRISM_SMALL_FLOPS", [&](const std::string& s) { c.set_small_flops(double(parse_size(s))); });
-  from_variable("PRISM_EXTRA_DEPTH", [&](const std::string& s) { c.set_extra_depth(whole(s, 0, 8, "extra depth")); });
-  from_variable("PRISM_CACHE_LEVEL", [&](const std::string& s) { c.set_cache_level(whole(s, 0, 4, "cache level")); });
-  from_variable("PRISM_LEAF", [&](const std::string& s) { c.set_leaf(parse_leaf_backend(s)); });
+  from_variable("PRISM_NUM_THREADS", env.num_threads, [&](const std::string& s) { c.set_threads(whole(s, 1, 4096, "thread count")); });
+  from_variable("PRISM_MAX_MEMORY", env.max_memory, [&](const std::string& s) { c.set_max_memory(std::size_t(parse_size(s))); });
+  from_variable("PRISM_SMALL_FLOPS", env.small_flops, [&](const std::string& s) { c.set_small_flops(double(parse_size(s))); });
+  from_variable("PRISM_EXTRA_DEPTH", env.extra_depth, [&](const std::string& s) { c.set_extra_depth(whole(s, 0, 8, "extra depth")); });
+  from_variable("PRISM_CACHE_LEVEL", env.cache_level, [&](const std::string& s) { c.set_cache_level(whole(s, 0, 4, "cache level")); });
+  from_variable("PRISM_LEAF", env.leaf, [&](const std::string& s) { c.set_leaf(parse_leaf_backend(s)); });
   // Process-wide, read when the leaf libraries load; checked here so that a malformed value
   // is reported like any PRISM_* one.
-  from_variable("PRISM_LEAF_KERNELS", [](const std::string& s) { (void)detail::parse_leaf_kernels(s); });
+  from_variable("PRISM_LEAF_KERNELS", env.leaf_kernels, [](const std::string& s) { (void)parse_leaf_kernels(s); });
   double flops = 0, bandwidth = 0;
   auto positive = [](const std::string& s) {
     const double v = double(parse_size(s));
     if (!(v > 0)) throw error("must be > 0, got '" + s + "'");
     return v;
   };
-  from_variable("PRISM_RANK_FLOPS", [&](const std::string& s) { flops = positive(s); });
-  from_variable("PRISM_RANK_BANDWIDTH", [&](const std::string& s) { bandwidth = positive(s); });
+  from_variable("PRISM_RANK_FLOPS", env.rank_flops, [&](const std::string& s) { flops = positive(s); });
+  from_variable("PRISM_RANK_BANDWIDTH", env.rank_bandwidth, [&](const std::string& s) { bandwidth = positive(s); });
   if (flops > 0 || bandwidth > 0)
     c.set_rank_rates(flops > 0 ? flops : c.rank_flops(), bandwidth > 0 ? bandwidth : c.rank_bandwidth());
   return c;
 }
 
+context context::from_env() { return detail::context_from(detail::read_environment()); }
+
 const context& default_context() {
-  static const context ctx = context::from_env();  // C++11 magic static: built once, thread-safe
+  // C++11 magic static: built once, thread-safe, from the environment the process read once.
+  static const context ctx = detail::context_from(detail::process_environment());
   return ctx;
 }
 

@@ -51,6 +51,7 @@
 #include <prism/error.hpp>
 #include <prism/machine.hpp>
 
+#include "../environment/environment.hpp"
 #include "../leaves/streaming.hpp"
 
 #include <algorithm>
@@ -152,11 +153,7 @@ std::string this_cpu() {
 #endif
 }
 
-std::string machine_file_default() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') return std::string(x) + "/prism/machine";
-  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/prism/machine";
-  return "";
-}
+std::string machine_file_default() { return detail::read_environment().machine_file; }
 
 machine_description machine_description::model(topology t, std::string cpu, std::string simd, int simd_bits) {
   machine_description m;
@@ -207,8 +204,11 @@ double machine_description::model_value(machine_key k) const {
     case machine_key::stream_tile_chunk_bytes: return lines(double(l2) / 4);
     case machine_key::stream_prefetch_bytes: return lines(double(l1) / 6);
     case machine_key::syrk_chunk_bytes: return lines(double(l1) * 2 / 3);
-    case machine_key::rank_flops_per_thread: return default_rank_flops_per_thread;
-    case machine_key::rank_bandwidth: return default_rank_bandwidth;
+    // A round figure near one core's dgemm (a 2-core AMD EPYC gave 52 GF/s with AVX2 and
+    // FMA) and near the shared-memory bandwidth one MPI rank receives at (5.9 GB/s there);
+    // `prism tune` measures both for this machine.
+    case machine_key::rank_flops_per_thread: return 50e9;
+    case machine_key::rank_bandwidth: return 5e9;
   }
   return 0;
 }
@@ -348,9 +348,9 @@ bool machine_description::is_example_text(const std::string& text) {
 
 machine_description machine_description::from_env() {
   machine_description here = detect();
-  const char* env = std::getenv("PRISM_MACHINE");
-  const bool named = env != nullptr && *env != '\0';
-  const std::string path = named ? std::string(env) : machine_file_default();
+  const detail::environment env = detail::read_environment();
+  const bool named = !env.machine.empty();
+  const std::string path = named ? env.machine : env.machine_file;
   if (path.empty()) return here;
   if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
     std::ifstream probe(path);

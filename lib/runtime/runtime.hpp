@@ -4,6 +4,7 @@
 #include <prism/context.hpp>
 #include <prism/plan.hpp>
 
+#include "../environment/environment.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../resources/concurrency.hpp"
 #include "../resources/workspace_pool.hpp"
@@ -18,6 +19,12 @@
 #include <vector>
 
 namespace prism::detail {
+
+/// A context with the defaults overridden by env's PRISM_* values (context::from_env reads
+/// the environment then; default_context takes the process's, read once); throws
+/// prism::error naming the variable on a bad value, e.g. "PRISM_NUM_THREADS: thread count
+/// must be in 1..4096, got 0".
+context context_from(const environment& env);
 
 /// True when prism::gemm runs p as one leaf on the caller's thread instead of planning: it
 /// has fewer flops than ctx.small_flops() and every size fits the 32-bit leaf BLAS.
@@ -50,5 +57,14 @@ class runtime {
   std::mutex cache_mutex_;
   std::vector<std::pair<problem, std::shared_ptr<const plan>>> cache_;  // most recent last
 };
+
+/// The library's access to what a context shares among its copies (context.hpp keeps it
+/// private: it is not the product's API).
+struct context_access {
+  static runtime& of(const context& c) { return *c.runtime_; }
+};
+
+/// The runtime (arena, pool, plan cache) ctx shares with its copies.
+inline runtime& runtime_of(const context& ctx) { return context_access::of(ctx); }
 
 }  // namespace prism::detail

@@ -34,6 +34,7 @@
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
 
+#include "../environment/environment.hpp"
 #include "../mpi/comm.hpp"
 #include "../mpi/rank_exchange.hpp"
 #include "../recursive/executor.hpp"
@@ -204,24 +205,13 @@ const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
   return &grids.emplace(std::move(world), std::move(gr)).first->second;
 }
 
-enum class route { automatic, prism, backend };
+using route = detail::route_choice;
 
-route route_from_env() {
-  const char* r = std::getenv("PRISM_SCALAPACK_ROUTE");
-  if (r == nullptr || *r == '\0' || std::strcmp(r, "auto") == 0) return route::automatic;
-  if (std::strcmp(r, "prism") == 0) return route::prism;
-  if (std::strcmp(r, "backend") == 0) return route::backend;
-  static std::once_flag said;
-  std::call_once(said, [&] {
-    std::fprintf(stderr, "prism: PRISM_SCALAPACK_ROUTE: '%s' is not auto, prism or backend; routing as auto\n", r);
-  });
-  return route::automatic;
-}
+// PRISM_SCALAPACK_ROUTE; a bad value says its line once (lib/environment) and routes as auto.
+route route_from_env() { return prism::detail::process_environment().scalapack_route.get(); }
 
-bool env_on(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
+// PRISM_STATS.
+bool stats_on() { return prism::detail::process_environment().stats.get(); }
 
 // One value every grid process must pass alike, with the INFO it reports when not.
 struct global_arg {
@@ -286,7 +276,8 @@ pgemm_fn backend(void* self) {
   static pgemm_fn fn = nullptr;
   static std::once_flag once;
   std::call_once(once, [&] {
-    const char* path = std::getenv("PRISM_SCALAPACK_BACKEND");
+    const std::string& named = prism::detail::process_environment().scalapack_backend;
+    const char* path = named.empty() ? nullptr : named.c_str();
     void* where = RTLD_NEXT;
     bool said = false;
     if (path != nullptr && *path != '\0') {
@@ -440,7 +431,7 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
     out->native_mb = double(out->model->max_received()) * elem / 1e6;
     out->scalapack_mb = scalapack_elements(out->p.problem(), L) * elem / 1e6;
   }
-  if (g.me == 0 && env_on("PRISM_VERBOSE")) {
+  if (g.me == 0 && prism::detail::process_environment().verbose.get() > 0) {
     std::cerr << "prism-scalapack: " << routine_name<T>() << ' ' << a.ta << a.tb << ' ' << a.m << 'x' << a.n << 'x' << a.k
               << " on a " << g.nprow << 'x' << g.npcol << " grid: route " << (out->use_prism ? "prism" : "backend") << " ("
               << reason << ")\n";
@@ -552,14 +543,14 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   if (a.m == 0 || a.n == 0) return;
   if (*alpha == T(0) || a.k == 0) {
     scale(a, *g, *beta, C);
-    if (g->me == 0 && env_on("PRISM_STATS"))
+    if (g->me == 0 && stats_on())
       std::fprintf(stderr, "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=0 reason=\"%s\"\n",
                    name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, "alpha = 0 or k = 0: C = beta C, no messages");
     return;
   }
   // (3)-(4)
   context ctx = default_context();
-  if (std::getenv("PRISM_NUM_THREADS") == nullptr)
+  if (prism::detail::process_environment().num_threads.empty())
     ctx.set_threads(std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, g->ranks_per_node)));
   ctx.set_ranks(g->nprow * g->npcol).set_ranks_per_node(g->ranks_per_node);
   const std::shared_ptr<prepared> prep = prepare<T>(a, *g, chosen, real != nullptr, ctx);
@@ -574,10 +565,10 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
     real(transa, transb, M, N, K, alpha, A, IA, JA, DESCA, B, IB, JB, DESCB, beta, C, IC, JC, DESCC, 1, 1);
   } else {
     try {
-      if (env_on("PRISM_STATS")) ctx.runtime().pool().trim();  // its peak loan is then this call's
+      if (stats_on()) prism::detail::runtime_of(ctx).pool().trim();  // its peak loan is then this call's
       const mpi::exchange_counts n = run_prism(*g, *prep, *alpha, A, B, *beta, C, ctx);
       received = n.bytes_received;
-      allocated = std::int64_t(n.buffer_bytes + ctx.runtime().pool().snapshot().peak_on_loan);
+      allocated = std::int64_t(n.buffer_bytes + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
     } catch (const mpi::local_failure& ex) {
       // Every grid process has this error (the executor agreed it), none waits; C may be
       // partly updated and p?gemm_ cannot return an error, so the job ends, as reference
@@ -593,7 +584,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
       MPI_Abort(g->comm, 1);
     }
   }
-  if (env_on("PRISM_STATS"))
+  if (stats_on())
     print_stats<T>(a, *g, *prep, received, allocated, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
