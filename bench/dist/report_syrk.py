@@ -13,9 +13,9 @@ Markdown (stdout, and --md):
     a failed or timed-out run shows its error instead of numbers, it is never dropped;
   * time at np = 2: pdsyrk's best seconds and GF/s per shape (best over the rounds), and
     prism syrk's beside it with pdsyrk s / prism s once filled.
-PNG (--png; needs matplotlib): per shape, max received MB against P: pdsyrk (measured), the
-SYRK bound, gemm's bound for the full square, and prism syrk / prism gemm when filled;
-8 x 3.4 inches at 200 dpi.
+PNG (--png; needs matplotlib): per shape, max received MB against P on a log scale: pdsyrk
+(measured, each point labelled with its grid), the SYRK bound, gemm's bound for the full
+square, and prism syrk / prism gemm when filled; 8 x 3.4 inches at 200 dpi.
 MB = 1e6 bytes; the bound's words are converted at 8 bytes (double).
 """
 
@@ -171,6 +171,13 @@ def markdown(doc, volume, time, shapes):
         parts += ["### Volume per rank (MB received, max over ranks)\n", md_volume(volume, shapes, procs)]
     if time:
         parts += ["### Time at np = 2 (one rank per core, best over rounds)\n", md_time(time, shapes), ""]
+        loads = [r["loadavg_before"][0] for rs in time.values() for r in rs if r.get("loadavg_before")]
+        cpus = doc.get("machine", {}).get("cpus") or 0
+        if loads and cpus and max(loads) > cpus:
+            parts += [f"**Shared machine:** the 1-minute load average was {min(loads):.1f} to {max(loads):.1f} "
+                      f"on {cpus} CPUs before these runs, so other work was running. The times say how "
+                      "pdsyrk_ fared under that load, not what it does on idle cores. Compare them only "
+                      "with prism figures taken in the same conditions.", ""]
     return "\n".join(parts) + "\n"
 
 
@@ -209,8 +216,14 @@ def plot(volume, shapes, path):
         ax.set_xticks(ps)
         ax.set_xticklabels([str(p) for p in ps], fontsize=7)
         ax.tick_params(axis="y", labelsize=7)
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
+        ax.set_yscale("log")  # pdsyrk spans 1x to 1000x the bound across grids
+        ax.tick_params(axis="y", which="both", labelsize=7)
+        for p, r in zip(ps, rs):  # the grid each pdsyrk point ran on
+            v = None if "error" in r else (r.get("counter") or {}).get("total_max_MB")
+            if v:
+                ax.annotate(r.get("grid", ""), (p, v), textcoords="offset points", xytext=(0, 4), fontsize=5,
+                            ha="center")
+        ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("MB received per rank (max)", fontsize=8)
     axes[0][0].legend(fontsize=6, loc="best")
     fig.suptitle("C = AᵀA: Debian ScaLAPACK pdsyrk_ against the SYRK lower bound", fontsize=10)
