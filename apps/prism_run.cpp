@@ -54,6 +54,27 @@ struct summary {
   double recv_max = 0, recv_mean = 0, msgs_max = 0;
 };
 
+// Runs `call` reps times, each after a barrier and timed as its slowest rank, and keeps the
+// best; then the last call's bytes and messages received, max and mean over the ranks.
+template <class Call>
+summary timed(int reps, int size, Call&& call) {
+  summary s;
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    s.best = std::min(s.best, slowest);
+  }
+  const prism::dist::traffic tr = prism::dist::last_traffic();
+  double mine[2] = {double(tr.bytes_received), double(tr.messages_received)}, mx[2], sum[2];
+  MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  s.recv_max = mx[0], s.recv_mean = sum[0] / size, s.msgs_max = mx[1];
+  return s;
+}
+
 // Verifies C on rank 0 against the backend BLAS on the whole matrices, remade from the
 // generator: |C - C_ref| <= c k eps (|alpha| |A| |B| + |beta| |C0|) componentwise.
 template <class T>
@@ -164,20 +185,8 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
       if (herk) return prism::dist::herk<T>(MPI_COMM_WORLD, p.uplo, p.transa, 1, A, o.beta, C, o.ctx);
     prism::dist::syrk<T>(MPI_COMM_WORLD, p.uplo, p.transa, alpha, A, beta, C, o.ctx);
   };
-  summary s;
-  for (int r = 0; r < o.reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = std::chrono::steady_clock::now();
-    call();
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    s.best = std::min(s.best, slowest);
-  }
+  const summary s = timed(o.reps, size, call);
   const prism::dist::traffic tr = prism::dist::last_traffic();
-  double mine[2] = {double(tr.bytes_received), double(tr.messages_received)}, mx[2], sum[2];
-  MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  s.recv_max = mx[0], s.recv_mean = sum[0] / size, s.msgs_max = mx[1];
   const prism::rank_k_model& m = L->rank_k();
   const std::int64_t want_bytes = L->active() ? m.cost(rank).received_total() * std::int64_t(sizeof(T)) : 0;
   int off = tr.bytes_received != want_bytes ? 1 : 0, ranks_off = 0;
@@ -247,20 +256,8 @@ int run_typed(const run_options& o, int rank, int size) {
   auto fresh_c = [&] { C.fill([&](std::int64_t i, std::int64_t j) { return element<T>(seed, 2, i, j); }); };
   fresh_c();
   const T alpha = T(1), beta = T(o.beta);
-  summary s;
-  for (int r = 0; r < o.reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = std::chrono::steady_clock::now();
-    prism::dist::gemm<T>(MPI_COMM_WORLD, L->source(), alpha, A, B, beta, C, o.ctx);
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    s.best = std::min(s.best, slowest);
-  }
+  const summary s = timed(o.reps, size, [&] { prism::dist::gemm<T>(MPI_COMM_WORLD, L->source(), alpha, A, B, beta, C, o.ctx); });
   const prism::dist::traffic tr = prism::dist::last_traffic();
-  double mine[2] = {double(tr.bytes_received), double(tr.messages_received)}, mx[2], sum[2];
-  MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  s.recv_max = mx[0], s.recv_mean = sum[0] / size, s.msgs_max = mx[1];
   // Every rank holds its counts against the model's for itself: bytes and messages
   // received must be exactly the predicted ones (ranks that sit out: none).
   const std::int64_t want_bytes = L->active() ? L->model().cost(rank).received_total() * std::int64_t(sizeof(T)) : 0;

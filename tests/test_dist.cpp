@@ -11,6 +11,7 @@
 #include <prism/error.hpp>
 
 #include "environment/environment.hpp"
+#include "support/mpi_doctest.hpp"
 #include "support/reference.hpp"
 
 #include <mpi.h>
@@ -26,22 +27,9 @@ using prism::test::random_matrix;
 
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-context one_thread() {
-  context c;
-  c.set_threads(1);
-  return c;
-}
+using prism::test::one_thread;
+using prism::test::world_rank;
+using prism::test::world_size;
 
 // Runs C = alpha op(A) op(B) + beta C0 through a layout (scatter, gemm, gather) and checks
 // it on rank 0 against the long-double reference; returns rank 0's verdict on every rank
@@ -252,13 +240,4 @@ TEST_CASE("arguments that differ between ranks: every rank errors, none hangs, C
   CHECK_THROWS_AS(A.scatter(odd ? 1 : 0, full.data(), 64), invalid_argument);
 }
 
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  doctest::Context ctx(argc, argv);
-  if (world_rank() != 0) ctx.setOption("no-intro", true), ctx.setOption("no-version", true);
-  int failed = ctx.run() != 0 ? 1 : 0, any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return any;
-}
+int main(int argc, char** argv) { return prism::test::run_mpi_doctest(argc, argv); }

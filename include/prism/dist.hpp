@@ -72,6 +72,24 @@ struct piece_span {
   char tri = 0;                             ///< 0, 'L' or 'U'
 };
 
+/// Calls f(row, col) for each element of span s in storage order (its place in the whole
+/// stored matrix). A packed triangle walks to the column of element `first`, then on:
+/// e.g. tri 'U', rows 3, first 2: (1, 1), then (0, 2), (1, 2), (2, 2).
+template <class F>
+void each_element(const piece_span& s, F&& f) {
+  if (s.tri == 0) {
+    for (std::int64_t e = s.first; e < s.first + s.count; ++e) f(s.row + e % s.rows, s.col + e / s.rows);
+    return;
+  }
+  auto length = [&](std::int64_t t) { return s.tri == 'L' ? s.rows - t : t + 1; };
+  std::int64_t col = 0, start = 0;  // column col's first packed element
+  while (start + length(col) <= s.first) start += length(col), ++col;
+  for (std::int64_t e = s.first; e < s.first + s.count; ++e) {
+    if (e - start == length(col)) start += length(col), ++col;
+    f(s.row + (s.tri == 'L' ? col : 0) + (e - start), s.col + col);
+  }
+}
+
 /// A plan over a communicator's ranks with its native layout and exchange schedule: a gemm
 /// plan (model()) or a rank-k scheme (rank_k()). Made collectively, cached on the
 /// communicator per (problem, settings), shared by the matrices laid out for it.
@@ -197,21 +215,8 @@ class matrix {
   void visit(F&& f) const {
     if (!layout_->active()) return;
     std::int64_t at = 0;
-    for (const piece_span& sp : layout_->spans(which_, layout_->rank())) {
-      if (sp.tri == 0) {
-        for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e, ++at)
-          f(sp.row + e % sp.rows, sp.col + e / sp.rows, at);
-        continue;
-      }
-      // Packed triangle: walk to the column of element `first`, then element by element.
-      auto length = [&](std::int64_t t) { return sp.tri == 'L' ? sp.rows - t : t + 1; };
-      std::int64_t col = 0, start = 0;
-      while (start + length(col) <= sp.first) start += length(col), ++col;
-      for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e, ++at) {
-        if (e - start == length(col)) start += length(col), ++col;
-        f(sp.row + (sp.tri == 'L' ? col : 0) + (e - start), sp.col + col, at);
-      }
-    }
+    for (const piece_span& sp : layout_->spans(which_, layout_->rank()))
+      each_element(sp, [&](std::int64_t i, std::int64_t j) { f(i, j, at++); });
   }
 
   std::shared_ptr<const layout> layout_;

@@ -288,25 +288,13 @@ matrix<T>::matrix(std::shared_ptr<const layout> l, operand which)
 template <scalar T>
 void copy_pieces(const layout& l, operand o, int r, T* full, std::int64_t ld, T* packed, bool to_full) {
   std::int64_t at = 0;
-  for (const piece_span& sp : l.spans(o, r)) {
-    auto move = [&](std::int64_t i, std::int64_t j) {
+  for (const piece_span& sp : l.spans(o, r))
+    each_element(sp, [&](std::int64_t i, std::int64_t j) {
       T* f = full + i + j * ld;
       if (to_full) *f = packed[at];
       else packed[at] = *f;
       ++at;
-    };
-    if (sp.tri == 0) {
-      for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e) move(sp.row + e % sp.rows, sp.col + e / sp.rows);
-      continue;
-    }
-    auto length = [&](std::int64_t t) { return sp.tri == 'L' ? sp.rows - t : t + 1; };
-    std::int64_t col = 0, start = 0;
-    while (start + length(col) <= sp.first) start += length(col), ++col;
-    for (std::int64_t e = sp.first; e < sp.first + sp.count; ++e) {
-      if (e - start == length(col)) start += length(col), ++col;
-      move(sp.row + (sp.tri == 'L' ? col : 0) + (e - start), sp.col + col);
-    }
-  }
+    });
 }
 
 namespace {
