@@ -382,7 +382,11 @@ run_result run_prism(const rk_args& a, const grid& g, const prepared& prep, T al
   mpi::throw_if_failed(mpi::lowest_failed(g.comm, me, !why.empty()), me, why, true);
   out.allocated = std::int64_t((An.size() + Cn.size() + stage.size()) * sizeof(T));
   move_in<T>(prep, g, L, lda, A, An.data(), stage.data(), in, out.counts);
-  mpi::run_rank_k<T>(m, g.comm, alpha, An.data(), T(0), Cn.data(), ctx, arena, out.counts);
+  // The executor's local products are planned for one rank: ctx's ranks are the grid's
+  // (for the route model), and a local plan over them would fail.
+  context local = ctx;
+  local.set_ranks(1);
+  mpi::run_rank_k<T>(m, g.comm, alpha, An.data(), T(0), Cn.data(), local, arena, out.counts);
   move_back<T>(prep, g, L, ldc, Cn.data(), beta, C, stage.data(), back, out.counts);
   out.allocated += std::int64_t(out.counts.buffer_bytes);
   return out;
