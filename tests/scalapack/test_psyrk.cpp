@@ -21,6 +21,9 @@
 // PB_Cabort calls Cblacs_abort, which this program replaces) on every process, and C is
 // untouched; N differing on grid rank 0 alone: every process reports -3, nobody hangs.
 //
+// The ctest entries at np >= 4 set PRISM_SMALL_FLOPS=0, so that every local product of the
+// rank-k executor is planned as a large call's would be.
+//
 // fd 2 goes to a file per process: with PRISM_STATS=1 and PRISM_SCALAPACK_ROUTE=prism (the
 // ctest entries set both), every "route=prism" line with a scheme must say exact=yes (each
 // process received exactly the bytes predicted) and none may say route=backend.
@@ -381,7 +384,10 @@ int main(int argc, char** argv) {
   }
   // fd 2 to a file per process (the stats lines), diagnostics go to stdout.
   char errpath[256];
-  std::snprintf(errpath, sizeof errpath, "/tmp/test_psyrk.%d.%d.err", int(getpid()), g_rank);
+  int run_id = int(getpid());  // rank 0's, so that the files of one run share it
+  MPI_Bcast(&run_id, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::snprintf(errpath, sizeof errpath, "/tmp/test_psyrk.%d.%d.err", run_id, g_rank);
+  if (g_rank == 0) std::printf("test_psyrk: np %d; each process's stderr goes to /tmp/test_psyrk.%d.<rank>.err (kept if the run ends early)\n", np, run_id);
   const int fd = open(errpath, O_CREAT | O_TRUNC | O_WRONLY, 0600);
   if (fd >= 0) dup2(fd, 2), close(fd);
   const char* st = std::getenv("PRISM_STATS");
