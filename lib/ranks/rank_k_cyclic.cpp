@@ -37,51 +37,74 @@ std::vector<rank_k_span> rank_k_spans(const rank_k_model& m, operand o, int r) {
 namespace {
 
 // Adds to count[g] the positions of rectangle [r0, r1) x [c0, c1) of operand layout o
-// that grid process g holds: rows held by process row pr times columns by process column
-// pc. E.g. 4 x 4 in blocks of 2 on 2 x 2 from (0, 0): 4 elements each.
-void count_rect(const operand_layout& o, int npcol, std::int64_t r0, std::int64_t r1, std::int64_t c0,
-                std::int64_t c1, std::vector<std::int64_t>& count) {
+// (positions of views rv and cv) that grid process g holds: rows held by process row pr
+// times columns by process column pc. E.g. 4 x 4 in blocks of 2 on 2 x 2 from (0, 0),
+// identity views: 4 elements each.
+void count_rect(const operand_layout& o, const dim_view& rv, const dim_view& cv, int npcol, std::int64_t r0,
+                std::int64_t r1, std::int64_t c0, std::int64_t c1, std::vector<std::int64_t>& count) {
   for (int pr = 0; pr < o.rows.procs; ++pr) {
-    const std::int64_t nr = o.rows.owned_before(pr, r1) - o.rows.owned_before(pr, r0);
+    const std::int64_t nr = rv.count(r0, r1, o.rows, pr);
     if (nr == 0) continue;
-    for (int pc = 0; pc < o.cols.procs; ++pc)
-      count[std::size_t(pr * npcol + pc)] += nr * (o.cols.owned_before(pc, c1) - o.cols.owned_before(pc, c0));
+    for (int pc = 0; pc < o.cols.procs; ++pc) count[std::size_t(pr * npcol + pc)] += nr * cv.count(c0, c1, o.cols, pc);
   }
 }
 
-// Elements of plan rank r's native pieces of operand o held by each grid process.
-std::vector<std::int64_t> held_by(const rank_k_model& m, const caller_layout& L, operand o, int r) {
+// Elements of plan rank r's native pieces of operand o held by each grid process, A's k
+// positions read through view k.
+std::vector<std::int64_t> held_by(const rank_k_model& m, const caller_layout& L, operand o, int r, const dim_view& k) {
   std::vector<std::int64_t> count(std::size_t(L.procs()), 0);
   const operand_layout& ol = L.op[int(o)];
+  const bool n_trans = m.source().transa == 'N';
+  const dim_view rows = o == operand::a && !n_trans ? k : dim_view::identity(ol.rows.n);
+  const dim_view cols = o == operand::a && n_trans ? k : dim_view::identity(ol.cols.n);
   for (const rank_k_span& s : rank_k_spans(m, o, r))
     for_each_rect(s, [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
-      count_rect(ol, L.npcol, r0, r1, c0, c1, count);
+      count_rect(ol, rows, cols, L.npcol, r0, r1, c0, c1, count);
     });
   return count;
 }
 
 }  // namespace
 
-rank_k_cyclic_cost cost_rank_k_cyclic(const rank_k_model& m, const caller_layout& L, double F, double B) {
+std::string rank_k_fit::describe(const problem& p) const {
+  std::string s = k_grouped ? std::string("k grouped by A's ") + (p.transa == 'N' ? "columns" : "rows") : "k as is";
+  return s + "; plan ranks " + (column_major ? "column-major" : "row-major");
+}
+
+int rank_k_process(const rank_k_fit& f, const caller_layout& L, int r) {
+  return f.column_major ? (r % L.nprow) * L.npcol + r / L.nprow : r;
+}
+
+dim_view rank_k_view(const rank_k_fit& f, const caller_layout& L, const problem& p) {
+  const cyclic_dim& d = p.transa == 'N' ? L.op[0].cols : L.op[0].rows;
+  return f.k_grouped ? dim_view::grouped(d) : dim_view::identity(d.n);
+}
+
+rank_k_cyclic_cost cost_rank_k_cyclic(const rank_k_model& m, const caller_layout& L, const rank_k_fit& f, double F,
+                                      double B) {
   const std::size_t P = std::size_t(L.procs());
   if (m.ranks() > L.procs()) throw plan_error("cost_rank_k_cyclic: the scheme has more ranks than the grid has processes");
   rank_k_cyclic_cost out;
   out.received.assign(P, 0), out.sent.assign(P, 0), out.moved_in.assign(P, 0), out.moved_back.assign(P, 0);
   out.flops.assign(P, 0), out.peak_bytes.assign(P, 0);
   std::vector<std::int64_t> staging_in(P, 0), staging_back(P, 0);
+  std::vector<int> plan_rank(P, -1);  // of each process (-1: none)
+  const dim_view k = rank_k_view(f, L, m.source());
   for (int r = 0; r < m.ranks(); ++r) {
-    const std::vector<std::int64_t> a = held_by(m, L, operand::a, r), c = held_by(m, L, operand::c, r);
+    const std::size_t q = std::size_t(rank_k_process(f, L, r));  // its process
+    plan_rank[q] = r;
+    const std::vector<std::int64_t> a = held_by(m, L, operand::a, r, k), c = held_by(m, L, operand::c, r, k);
     for (std::size_t g = 0; g < P; ++g) {
-      if (int(g) == r) continue;
-      out.moved_in[std::size_t(r)] += a[g], out.sent[g] += a[g];
-      out.moved_back[g] += c[g], out.sent[std::size_t(r)] += c[g];
-      staging_in[std::size_t(r)] += a[g], staging_in[g] += a[g];
-      staging_back[std::size_t(r)] += c[g], staging_back[g] += c[g];
+      if (g == q) continue;
+      out.moved_in[q] += a[g], out.sent[g] += a[g];
+      out.moved_back[g] += c[g], out.sent[q] += c[g];
+      staging_in[q] += a[g], staging_in[g] += a[g];
+      staging_back[q] += c[g], staging_back[g] += c[g];
     }
   }
   const double elem = double(element_size(m.source().type));
   for (std::size_t g = 0; g < P; ++g) {
-    const rank_cost rc = m.cost(int(g));
+    const rank_cost rc = m.cost(plan_rank[g]);  // (nothing for -1)
     out.received[g] = out.moved_in[g] + rc.received_total() + out.moved_back[g];
     out.sent[g] += rc.sent[0] + rc.sent[1] + rc.sent[2];
     out.flops[g] = rc.flops;
@@ -133,9 +156,15 @@ double scalapack_rank_k_seconds(const problem& p, const caller_layout& L, double
 rank_k_layout_choice plan_rank_k_for_layout(const problem& p, const caller_layout& L, const context& ctx0) {
   context ctx = ctx0;
   ctx.set_ranks(L.procs());
-  rank_k_layout_choice out{choose_rank_k_ranks(p, ctx), {}, 0, 0, 0};
+  rank_k_layout_choice out{choose_rank_k_ranks(p, ctx), {}, {}, 0, 0, 0};
   const rank_k_model m(p, out.why.chosen);
-  out.cost = cost_rank_k_cyclic(m, L, ctx.rank_flops(), ctx.rank_bandwidth());
+  bool first = true;
+  for (bool grouped : {false, true})
+    for (bool column_major : {false, true}) {
+      const rank_k_fit f{grouped, column_major};
+      rank_k_cyclic_cost c = cost_rank_k_cyclic(m, L, f, ctx.rank_flops(), ctx.rank_bandwidth());
+      if (first || c.seconds < out.cost.seconds) out.fit = f, out.cost = std::move(c), first = false;
+    }
   out.native_max_received = m.max_received();
   out.scalapack_elements = scalapack_rank_k_elements(p, L);
   out.scalapack_seconds = scalapack_rank_k_seconds(p, L, ctx.rank_flops(), ctx.rank_bandwidth());

@@ -4,8 +4,12 @@
 // native C pieces are then sent back to their block-cyclic holders. No MPI: p?syrk_ /
 // p?herk_ (lib/scalapack/psyrk.cpp) and its tests use it alike.
 //
-// Plan rank r runs on grid process r (g = prow * npcol + pcol); processes past the
-// scheme's ranks only hold caller data. The stages, each counted exactly here:
+// A fit places the scheme on the grid (rank_k_fit): plan rank r runs on grid process r
+// (g = prow * npcol + pcol) or, column-major, on (r % nprow) * npcol + r / nprow; and k,
+// which a rank-k update sums over in any order, is numbered as is or grouped by sub(A)'s
+// k distribution (process 0's indices first, block_cyclic.hpp), so that a scheme's k slices
+// are the processes' own. Processes past the scheme's ranks only hold caller data. The
+// stages, each counted exactly here:
 //   in:   every element of sub(A) goes from its block-cyclic holder to the one plan rank
 //         whose native piece holds it (the pieces of a cell partition it);
 //   run:  the scheme's own exchanges (rank_k_model::cost);
@@ -88,6 +92,32 @@ void for_each_rect(const rank_k_span& s, F&& f) {
   if (e < end) f(s.row, s.row + (end - e), s.col + e / s.rows, s.col + e / s.rows + 1);
 }
 
+/// Where a scheme sits on the caller's layout (the file comment).
+struct rank_k_fit {
+  bool k_grouped = false;     ///< k numbered grouped by sub(A)'s k distribution
+  bool column_major = false;  ///< plan rank r on process (r % nprow) * npcol + r / nprow
+  /// One line, e.g. "k grouped by A's columns; plan ranks column-major".
+  std::string describe(const problem& p) const;
+};
+
+/// The grid process of plan rank r under fit f. E.g. 2 x 3, column-major: rank 1 -> 3.
+int rank_k_process(const rank_k_fit& f, const caller_layout& L, int r);
+
+/// The order of k under fit f: identity, or grouped by sub(A)'s columns ('N') or rows.
+dim_view rank_k_view(const rank_k_fit& f, const caller_layout& L, const problem& p);
+
+/// for_each_run on a span of A whose k coordinate (columns for trans 'N', else rows) is a
+/// position of view k: calls f(row, col, len, at) with sub(A)'s own indices, splitting
+/// runs where the view's indices jump. E.g. 'T', k grouped over 2 process rows in blocks
+/// of 2 (k = 8: positions 0..7 are 0 1 4 5 2 3 6 7), a run of rows 2..5: rows 4-5, 2-3.
+template <class F>
+void for_each_a_run(const rank_k_span& s, bool n_trans, const dim_view& k, F&& f) {
+  for_each_run(s, [&](std::int64_t i, std::int64_t j, std::int64_t len, std::int64_t at) {
+    if (n_trans) k.runs(j, j + 1, [&](std::int64_t, std::int64_t idx, std::int64_t) { f(i, idx, len, at); });
+    else k.runs(i, i + len, [&](std::int64_t x, std::int64_t idx, std::int64_t l) { f(idx, j, l, at + (x - i)); });
+  });
+}
+
 /// The exact cost of a rank-k scheme run on a caller's block-cyclic layout (the file
 /// comment's three stages), per grid process, in elements.
 struct rank_k_cyclic_cost {
@@ -102,9 +132,11 @@ struct rank_k_cyclic_cost {
   double seconds = 0;                        ///< max over processes of flops / F + max(received, sent) bytes / B
 };
 
-/// Costs scheme m on layout L (op[0] sub(A) as stored, op[2] sub(C); op[1] unused) with F
-/// flop/s and B bytes/s per process. Processes past m.ranks() only send A and receive C.
-rank_k_cyclic_cost cost_rank_k_cyclic(const rank_k_model& m, const caller_layout& L, double F, double B);
+/// Costs scheme m under fit f on layout L (op[0] sub(A) as stored, op[2] sub(C); op[1]
+/// unused) with F flop/s and B bytes/s per process. Processes holding no plan rank only
+/// send A and receive C.
+rank_k_cyclic_cost cost_rank_k_cyclic(const rank_k_model& m, const caller_layout& L, const rank_k_fit& f, double F,
+                                      double B);
 
 /// ScaLAPACK's p?syrk / p?herk per-process volume, in elements: the algorithm PBLAS picks
 /// by its estimates (A only communicated, or A and C), and that algorithm's volume.
@@ -120,14 +152,16 @@ double scalapack_rank_k_seconds(const problem& p, const caller_layout& L, double
 /// grid's processes, its exact cost on the layout, and ScaLAPACK's modelled cost.
 struct rank_k_layout_choice {
   rank_k_choice why;               ///< the rank-k planner's candidates
-  rank_k_cyclic_cost cost;         ///< the chosen scheme on the caller's layout
+  rank_k_fit fit;                  ///< the fit of least modelled time
+  rank_k_cyclic_cost cost;         ///< the chosen scheme on the caller's layout under fit
   std::int64_t native_max_received = 0;  ///< the scheme alone (prism's native layout)
   double scalapack_elements = 0;   ///< ScaLAPACK's modelled per-process volume
   double scalapack_seconds = 0;    ///< its modelled time
 };
 
-/// Plans p over the layout's processes and costs it there. Throws plan_error as
-/// choose_rank_k_ranks does.
+/// Plans p over the layout's processes and costs it there under each fit (k as is or
+/// grouped, ranks row- or column-major), keeping the least modelled time. Throws
+/// plan_error as choose_rank_k_ranks does.
 rank_k_layout_choice plan_rank_k_for_layout(const problem& p, const caller_layout& L, const context& ctx);
 
 }  // namespace prism::ranks

@@ -45,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -132,20 +133,27 @@ struct prepared {
   bool use_prism = false;
   std::string reason;
   std::unique_ptr<rank_k_model> model;
+  rank_k_fit fit;
+  dim_view k;                    // the order of k under the fit
+  std::vector<int> process;      // of each plan rank
+  int my_rank = -1;              // this process's plan rank (-1: none)
+  MPI_Comm comm = MPI_COMM_NULL;  // the grid's processes in plan-rank order
   rank_k_cyclic_cost cost;
   double scalapack_mb = 0, native_mb = 0;
   std::vector<std::vector<rank_k_span>> a_spans, c_spans;  // per plan rank
 };
 
-// Grid rank 0's verdict: whether prism runs it (head[0]) and its scheme (head[1..3]).
+// Grid rank 0's verdict: whether prism runs it (head[0]), its scheme (head[1..3]) and fit
+// (head[4..5]).
 std::string decide(const problem& pr, const caller_layout& L, route chosen, bool have_backend, const context& ctx,
-                   std::int64_t head[4]) {
+                   std::int64_t head[6]) {
   for (int o : {0, 2})
     if (L.op[o].rows.src < 0 || L.op[o].cols.src < 0) return "a replicated operand (RSRC or CSRC = -1)";
   if (chosen == route::backend) return "PRISM_SCALAPACK_ROUTE=backend";
   try {
     const rank_k_layout_choice c = plan_rank_k_for_layout(pr, L, ctx);
     head[1] = c.why.chosen.groups, head[2] = c.why.chosen.group_ranks, head[3] = c.why.chosen.phases;
+    head[4] = c.fit.k_grouped, head[5] = c.fit.column_major;
     std::ostringstream why;
     if (chosen == route::prism || !have_backend) {
       head[0] = 1;
@@ -164,6 +172,19 @@ std::string decide(const problem& pr, const caller_layout& L, route chosen, bool
   }
 }
 
+// The grid's processes ordered by plan rank (the rank-k executor's rank r is plan rank r),
+// made once per grid (collective): the grid's own communicator when row-major; column-
+// major, process (prow, pcol) is rank pcol * nprow + prow (2 x 3: process 1 = (0, 1) is
+// rank 2), whatever ranks the scheme uses.
+MPI_Comm plan_comm(const grid& g, bool column_major) {
+  if (!column_major) return g.comm;
+  static std::map<MPI_Comm, MPI_Comm> made;
+  if (auto it = made.find(g.comm); it != made.end()) return it->second;
+  MPI_Comm c = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(g.comm, 0, (g.me % g.npcol) * g.nprow + g.me / g.npcol, &c), "MPI_Comm_split");
+  return made.emplace(g.comm, c).first->second;
+}
+
 template <scalar T>
 std::shared_ptr<prepared> prepare(const rk_args& a, const grid& g, route chosen, bool have_backend, const context& ctx) {
   constexpr std::size_t plan_cache_size = 64;
@@ -177,18 +198,25 @@ std::shared_ptr<prepared> prepare(const rk_args& a, const grid& g, route chosen,
     for (const cyclic_dim* d : {&L.op[o].rows, &L.op[o].cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
   if (auto* hit = cache.find(key.str())) return *hit;
 
-  std::int64_t head[6] = {0, 1, 1, 1, 0, 0};
+  std::int64_t head[7] = {0, 1, 1, 1, 0, 0, 0};
   std::string reason;
-  if (g.me == 0) reason = decide(pr, L, chosen, have_backend, ctx, head), head[5] = std::int64_t(reason.size());
-  check_mpi(MPI_Bcast(head, 6, MPI_INT64_T, 0, g.comm), "MPI_Bcast");
-  reason.resize(std::size_t(head[5]));
+  if (g.me == 0) reason = decide(pr, L, chosen, have_backend, ctx, head), head[6] = std::int64_t(reason.size());
+  check_mpi(MPI_Bcast(head, 7, MPI_INT64_T, 0, g.comm), "MPI_Bcast");
+  reason.resize(std::size_t(head[6]));
   check_mpi(MPI_Bcast(reason.data(), int(reason.size()), MPI_CHAR, 0, g.comm), "MPI_Bcast");
   auto out = std::make_shared<prepared>();
   out->use_prism = head[0] != 0;
   out->reason = reason;
   if (out->use_prism) {
     out->model = std::make_unique<rank_k_model>(pr, rank_k_scheme{int(head[1]), int(head[2]), int(head[3])});
-    out->cost = cost_rank_k_cyclic(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth());
+    out->fit = rank_k_fit{head[4] != 0, head[5] != 0};
+    out->k = rank_k_view(out->fit, L, pr);
+    for (int r = 0; r < out->model->ranks(); ++r) {
+      out->process.push_back(rank_k_process(out->fit, L, r));
+      if (out->process.back() == g.me) out->my_rank = r;
+    }
+    out->comm = plan_comm(g, out->fit.column_major);
+    out->cost = cost_rank_k_cyclic(*out->model, L, out->fit, ctx.rank_flops(), ctx.rank_bandwidth());
     const double elem = double(element_size(pr.type));
     out->native_mb = double(out->model->max_received()) * elem / 1e6;
     out->scalapack_mb = scalapack_rank_k_elements(pr, L) * elem / 1e6;
@@ -198,34 +226,40 @@ std::shared_ptr<prepared> prepare(const rk_args& a, const grid& g, route chosen,
     }
   }
   if (g.me == 0 && env_on("PRISM_VERBOSE"))
-    std::fprintf(stderr, "prism-scalapack: %s %c%c n=%d k=%d on a %dx%d grid: route %s (%s)%s%s\n", routine_name<T>(a.op).c_str(),
+    std::fprintf(stderr, "prism-scalapack: %s %c%c n=%d k=%d on a %dx%d grid: route %s (%s)%s%s%s%s\n", routine_name<T>(a.op).c_str(),
                  a.uplo, a.trans, a.n, a.k, g.nprow, g.npcol, out->use_prism ? "prism" : "backend", reason.c_str(),
-                 out->use_prism ? " scheme " : "", out->use_prism ? out->model->scheme().to_string().c_str() : "");
+                 out->use_prism ? " scheme " : "", out->use_prism ? out->model->scheme().to_string().c_str() : "",
+                 out->use_prism ? "; " : "", out->use_prism ? out->fit.describe(pr).c_str() : "");
   cache.put(key.str(), out);
   return out;
 }
 
-// Calls f(native, local, len, holder, i, j) for the runs of `spans` (one plan rank's pieces
-// in its storage order) split by block-cyclic holder: native elements [native, native +
-// len) are sub(X) rows i .. i + len - 1 of column j, at local index `local` (column-major,
-// ld lld) of grid process `holder`. E.g. a 5-row span column over row blocks of 3 from row
-// 1: rows 1-2 on process row 0, rows 3-5 on process row 1: two calls.
+// Calls f(native, local, len, holder, i, j) for the runs of plan rank r's pieces of
+// operand o (in its storage order) split by block-cyclic holder: native elements [native,
+// native + len) are sub(X) rows i .. i + len - 1 of column j, at local index `local`
+// (column-major, ld lld) of grid process `holder`; A's k positions are read through the
+// fit's view. E.g. a 5-row span column over row blocks of 3 from row 1: rows 1-2 on
+// process row 0, rows 3-5 on process row 1: two calls.
 template <class F>
-void walk(const std::vector<rank_k_span>& spans, const operand_layout& o, int npcol, std::int64_t lld, F&& f) {
+void walk(const prepared& prep, operand o, int r, const caller_layout& L, std::int64_t lld, F&& f) {
+  const operand_layout& ol = L.op[int(o)];
   std::int64_t base = 0;
-  for (const rank_k_span& s : spans) {
-    for_each_run(s, [&](std::int64_t i, std::int64_t j, std::int64_t len, std::int64_t at) {
-      const int pc = o.cols.owner(j);
-      const std::int64_t lc = o.cols.local(j) * lld;
-      o.rows.segments(i, i + len, [&](std::int64_t ii, std::int64_t l, int pr, std::int64_t lr) {
-        f(base + at + (ii - i), lr + lc, l, pr * npcol + pc, ii, j);
-      });
+  auto run = [&](std::int64_t i, std::int64_t j, std::int64_t len, std::int64_t at) {
+    const int pc = ol.cols.owner(j);
+    const std::int64_t lc = ol.cols.local(j) * lld;
+    ol.rows.segments(i, i + len, [&](std::int64_t ii, std::int64_t l, int pr, std::int64_t lr) {
+      f(base + at + (ii - i), lr + lc, l, pr * L.npcol + pc, ii, j);
     });
+  };
+  const bool n_trans = prep.model->source().transa == 'N';
+  for (const rank_k_span& s : (o == operand::a ? prep.a_spans : prep.c_spans)[std::size_t(r)]) {
+    if (o == operand::a) for_each_a_run(s, n_trans, prep.k, run);
+    else for_each_run(s, run);
     base += s.count;
   }
 }
 
-// One stage's messages on this process: per peer, elements to send and to receive.
+// One stage's messages on this process: per peer process, elements to send and receive.
 struct stage_counts {
   std::vector<std::int64_t> out, in;
   std::int64_t total() const {
@@ -235,38 +269,23 @@ struct stage_counts {
   }
 };
 
-// Stage in's counts: what I send to each plan rank (my elements of its A pieces), what I
-// receive from each holder (the others' elements of my pieces).
-stage_counts count_in(const prepared& prep, const caller_layout& L, std::int64_t lld, int me, int P) {
+// A stage's counts on process me. Stage in (o = A): I send each plan rank's process my
+// elements of its pieces and receive the others' elements of mine; stage back (o = C):
+// the other way round.
+stage_counts count_stage(const prepared& prep, operand o, const caller_layout& L, std::int64_t lld, int me, int P) {
   stage_counts s{std::vector<std::int64_t>(std::size_t(P), 0), std::vector<std::int64_t>(std::size_t(P), 0)};
-  const int R = prep.model->ranks();
-  for (int r = 0; r < R; ++r) {
-    if (r == me) continue;
-    walk(prep.a_spans[std::size_t(r)], L.op[0], L.npcol, lld, [&](std::int64_t, std::int64_t, std::int64_t len, int h, std::int64_t, std::int64_t) {
-      if (h == me) s.out[std::size_t(r)] += len;
+  std::vector<std::int64_t>& theirs = o == operand::a ? s.out : s.in;  // with other plan ranks' processes
+  std::vector<std::int64_t>& mine = o == operand::a ? s.in : s.out;    // with the holders of my pieces
+  for (int r = 0; r < prep.model->ranks(); ++r) {
+    const int q = prep.process[std::size_t(r)];
+    if (q == me) continue;
+    walk(prep, o, r, L, lld, [&](std::int64_t, std::int64_t, std::int64_t len, int h, std::int64_t, std::int64_t) {
+      if (h == me) theirs[std::size_t(q)] += len;
     });
   }
-  if (me < R)
-    walk(prep.a_spans[std::size_t(me)], L.op[0], L.npcol, lld, [&](std::int64_t, std::int64_t, std::int64_t len, int h, std::int64_t, std::int64_t) {
-      if (h != me) s.in[std::size_t(h)] += len;
-    });
-  return s;
-}
-
-// Stage back's counts: what I send to each holder (my C pieces' elements it holds), what
-// I receive from each plan rank (its elements I hold).
-stage_counts count_back(const prepared& prep, const caller_layout& L, std::int64_t lld, int me, int P) {
-  stage_counts s{std::vector<std::int64_t>(std::size_t(P), 0), std::vector<std::int64_t>(std::size_t(P), 0)};
-  const int R = prep.model->ranks();
-  for (int r = 0; r < R; ++r) {
-    if (r == me) continue;
-    walk(prep.c_spans[std::size_t(r)], L.op[2], L.npcol, lld, [&](std::int64_t, std::int64_t, std::int64_t len, int h, std::int64_t, std::int64_t) {
-      if (h == me) s.in[std::size_t(r)] += len;
-    });
-  }
-  if (me < R)
-    walk(prep.c_spans[std::size_t(me)], L.op[2], L.npcol, lld, [&](std::int64_t, std::int64_t, std::int64_t len, int h, std::int64_t, std::int64_t) {
-      if (h != me) s.out[std::size_t(h)] += len;
+  if (prep.my_rank >= 0)
+    walk(prep, o, prep.my_rank, L, lld, [&](std::int64_t, std::int64_t, std::int64_t len, int h, std::int64_t, std::int64_t) {
+      if (h != me) mine[std::size_t(h)] += len;
     });
   return s;
 }
@@ -282,29 +301,38 @@ std::vector<std::int64_t> offsets(const stage_counts& s) {
 // The tags of stages in and back (the rank-k executor's own messages use theirs).
 constexpr int tag_in = 0x5e1, tag_back = 0x5e2;
 
+// Posts and completes one stage's messages (staging laid out by offsets(s)).
+template <scalar T>
+void exchange(const grid& g, T* stage, const stage_counts& s, int tag, mpi::exchange_counts& counts) {
+  const int P = int(g.world.size());
+  const std::vector<std::int64_t> at = offsets(s);
+  mpi::message_engine<T> engine(g.comm, counts);
+  for (int p = 0; p < P; ++p) {
+    if (s.in[std::size_t(p)] > 0) engine.post(true, stage + at[std::size_t(P + p)], s.in[std::size_t(p)], p, tag);
+    if (s.out[std::size_t(p)] > 0) engine.post(false, stage + at[std::size_t(p)], s.out[std::size_t(p)], p, tag);
+  }
+  engine.complete();
+}
+
 // Stage in: my native A pieces from sub(A) (local array A, ld lld), straight or through
 // messages. Example: plan rank 1's piece with rows held by processes 0 and 1: process 0
 // packs its rows in rank 1's storage order, rank 1 unpacks them in the same order.
 template <scalar T>
 void move_in(const prepared& prep, const grid& g, const caller_layout& L, std::int64_t lld, const T* A, T* An,
              T* stage, const stage_counts& s, mpi::exchange_counts& counts) {
-  const int me = g.me, P = int(g.world.size()), R = prep.model->ranks();
+  const int me = g.me, P = int(g.world.size());
   const std::vector<std::int64_t> at = offsets(s);
   std::vector<std::int64_t> cur(at.begin(), at.end() - 1);
-  for (int r = 0; r < R; ++r) {
-    if (r == me) continue;
-    walk(prep.a_spans[std::size_t(r)], L.op[0], L.npcol, lld, [&](std::int64_t, std::int64_t loc, std::int64_t len, int h, std::int64_t, std::int64_t) {
-      if (h == me) std::copy(A + loc, A + loc + len, stage + cur[std::size_t(r)]), cur[std::size_t(r)] += len;
+  for (int r = 0; r < prep.model->ranks(); ++r) {
+    const std::size_t q = std::size_t(prep.process[std::size_t(r)]);
+    if (int(q) == me) continue;
+    walk(prep, operand::a, r, L, lld, [&](std::int64_t, std::int64_t loc, std::int64_t len, int h, std::int64_t, std::int64_t) {
+      if (h == me) std::copy(A + loc, A + loc + len, stage + cur[q]), cur[q] += len;
     });
   }
-  mpi::message_engine<T> engine(g.comm, counts);
-  for (int p = 0; p < P; ++p) {
-    if (s.in[std::size_t(p)] > 0) engine.post(true, stage + at[std::size_t(P + p)], s.in[std::size_t(p)], p, tag_in);
-    if (s.out[std::size_t(p)] > 0) engine.post(false, stage + at[std::size_t(p)], s.out[std::size_t(p)], p, tag_in);
-  }
-  engine.complete();
-  if (me >= R) return;
-  walk(prep.a_spans[std::size_t(me)], L.op[0], L.npcol, lld, [&](std::int64_t nat, std::int64_t loc, std::int64_t len, int h, std::int64_t, std::int64_t) {
+  exchange(g, stage, s, tag_in, counts);
+  if (prep.my_rank < 0) return;
+  walk(prep, operand::a, prep.my_rank, L, lld, [&](std::int64_t nat, std::int64_t loc, std::int64_t len, int h, std::int64_t, std::int64_t) {
     if (h == me) std::copy(A + loc, A + loc + len, An + nat);
     else std::copy(stage + cur[std::size_t(P + h)], stage + cur[std::size_t(P + h)] + len, An + nat), cur[std::size_t(P + h)] += len;
   });
@@ -326,27 +354,23 @@ void combine(T* C, const T* x, std::int64_t len, T beta, bool herk, std::int64_t
 template <scalar T>
 void move_back(const prepared& prep, const grid& g, const caller_layout& L, std::int64_t lld, const T* Cn, T beta, T* C,
                T* stage, const stage_counts& s, mpi::exchange_counts& counts) {
-  const int me = g.me, P = int(g.world.size()), R = prep.model->ranks();
+  const int me = g.me, P = int(g.world.size());
   const bool herk = prep.model->source().op == operation::herk;
   const std::vector<std::int64_t> at = offsets(s);
   std::vector<std::int64_t> cur(at.begin(), at.end() - 1);
-  if (me < R)
-    walk(prep.c_spans[std::size_t(me)], L.op[2], L.npcol, lld, [&](std::int64_t nat, std::int64_t loc, std::int64_t len, int h, std::int64_t i, std::int64_t j) {
+  if (prep.my_rank >= 0)
+    walk(prep, operand::c, prep.my_rank, L, lld, [&](std::int64_t nat, std::int64_t loc, std::int64_t len, int h, std::int64_t i, std::int64_t j) {
       if (h == me) combine(C + loc, Cn + nat, len, beta, herk, i, j);
       else std::copy(Cn + nat, Cn + nat + len, stage + cur[std::size_t(h)]), cur[std::size_t(h)] += len;
     });
-  mpi::message_engine<T> engine(g.comm, counts);
-  for (int p = 0; p < P; ++p) {
-    if (s.in[std::size_t(p)] > 0) engine.post(true, stage + at[std::size_t(P + p)], s.in[std::size_t(p)], p, tag_back);
-    if (s.out[std::size_t(p)] > 0) engine.post(false, stage + at[std::size_t(p)], s.out[std::size_t(p)], p, tag_back);
-  }
-  engine.complete();
-  for (int r = 0; r < R; ++r) {
-    if (r == me) continue;
-    walk(prep.c_spans[std::size_t(r)], L.op[2], L.npcol, lld, [&](std::int64_t, std::int64_t loc, std::int64_t len, int h, std::int64_t i, std::int64_t j) {
+  exchange(g, stage, s, tag_back, counts);
+  for (int r = 0; r < prep.model->ranks(); ++r) {
+    const std::size_t q = std::size_t(prep.process[std::size_t(r)]);
+    if (int(q) == me) continue;
+    walk(prep, operand::c, r, L, lld, [&](std::int64_t, std::int64_t loc, std::int64_t len, int h, std::int64_t i, std::int64_t j) {
       if (h != me) return;
-      combine(C + loc, stage + cur[std::size_t(P + r)], len, beta, herk, i, j);
-      cur[std::size_t(P + r)] += len;
+      combine(C + loc, stage + cur[P + q], len, beta, herk, i, j);
+      cur[P + q] += len;
     });
   }
 }
@@ -371,10 +395,10 @@ run_result run_prism(const rk_args& a, const grid& g, const prepared& prep, T al
   std::string why;
   stage_counts in, back;
   try {
-    in = count_in(prep, L, lda, me, P);
-    back = count_back(prep, L, ldc, me, P);
-    An.resize(std::size_t(m.local_size(operand::a, me)));
-    Cn.resize(std::size_t(m.local_size(operand::c, me)));
+    in = count_stage(prep, operand::a, L, lda, me, P);
+    back = count_stage(prep, operand::c, L, ldc, me, P);
+    An.resize(std::size_t(m.local_size(operand::a, prep.my_rank)));
+    Cn.resize(std::size_t(m.local_size(operand::c, prep.my_rank)));
     stage.resize(std::size_t(std::max(in.total(), back.total())));
   } catch (const std::exception& e) {
     why = std::string("its redistribution buffers: ") + e.what();
@@ -386,7 +410,7 @@ run_result run_prism(const rk_args& a, const grid& g, const prepared& prep, T al
   // (for the route model), and a local plan over them would fail.
   context local = ctx;
   local.set_ranks(1);
-  mpi::run_rank_k<T>(m, g.comm, alpha, An.data(), T(0), Cn.data(), local, arena, out.counts);
+  mpi::run_rank_k<T>(m, prep.comm, alpha, An.data(), T(0), Cn.data(), local, arena, out.counts);
   move_back<T>(prep, g, L, ldc, Cn.data(), beta, C, stage.data(), back, out.counts);
   out.allocated += std::int64_t(out.counts.buffer_bytes);
   return out;
@@ -441,12 +465,12 @@ void print_stats(const rk_args& a, const grid& g, const prepared& prep, const ru
                "prism-scalapack: route=prism routine=%s uplo=%c trans=%c n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
                "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g recv_max_bytes=%.0f pred_max_bytes=%lld exact=%s "
                "rank_k_max_MB=%.6g redistribution_max_MB=%.6g scalapack_model_MB=%.6g mem_max_MB=%.6g "
-               "pred_mem_max_MB=%.6g seconds=%.4f scheme=\"%s\" reason=\"%s\"\n",
+               "pred_mem_max_MB=%.6g seconds=%.4f scheme=\"%s\" fit=\"%s\" reason=\"%s\"\n",
                name.c_str(), a.uplo, a.trans, a.n, a.k, g.nprow, g.npcol, mx[0] / 1e6, sum[0] / P / 1e6,
                double(prep.cost.max_received) * elem / 1e6, prep.cost.mean_received * elem / 1e6, mx[0],
                (long long)(prep.cost.max_received * std::int64_t(sizeof(T))), mx[3] == 0 ? "yes" : "no", prep.native_mb,
                double(redistribution) * elem / 1e6, prep.scalapack_mb, mx[2] / 1e6, mx[4] / 1e6, mx[1],
-               prep.model->scheme().to_string().c_str(), prep.reason.c_str());
+               prep.model->scheme().to_string().c_str(), prep.fit.describe(prep.model->source()).c_str(), prep.reason.c_str());
 }
 
 // Step 1: PBLAS's checks in pdsyrk_.c's order; returns INFO (0: fine).

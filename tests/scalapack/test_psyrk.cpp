@@ -356,17 +356,21 @@ int check_stats(const char* path, bool expect) {
   if (f == nullptr) return 0;
   char line[4096];
   int fails = 0;
-  long exact = 0, spread = 0;  // spread: schemes over more than one rank
+  long exact = 0, spread = 0, grouped = 0, column_major = 0;  // spread: schemes over more than one rank
   while (std::fgets(line, sizeof line, f) != nullptr) {
     if (std::strstr(line, "route=backend") != nullptr) ++fails, std::printf("test_psyrk: backend line: %s", line);
     if (std::strstr(line, "exact=") != nullptr) {
       if (std::strstr(line, "exact=yes") == nullptr) ++fails, std::printf("test_psyrk: bytes differ: %s", line);
       else ++exact;
       if (std::strstr(line, "scheme=\"1\"") == nullptr) ++spread;
+      if (std::strstr(line, "k grouped") != nullptr) ++grouped;
+      if (std::strstr(line, "column-major") != nullptr) ++column_major;
     }
   }
   std::fclose(f);
-  if (g_rank == 0) std::printf("test_psyrk: %ld prism calls with received bytes == predicted, %ld over several ranks\n", exact, spread);
+  if (g_rank == 0)
+    std::printf("test_psyrk: %ld prism calls with received bytes == predicted, %ld over several ranks, %ld with k grouped, "
+                "%ld with plan ranks column-major\n", exact, spread, grouped, column_major);
   return fails;
 }
 
