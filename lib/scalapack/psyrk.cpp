@@ -12,11 +12,12 @@
 //     triangle (beta = 0: zeros, C unread; herk: the diagonal made real).
 //  3. Route as p?gemm_ (PRISM_SCALAPACK_ROUTE of grid rank 0): prism when the scheme's
 //     modelled time on this layout is below ScaLAPACK's (route_margin) and the call has
-//     route_min_flops; grid rank 0 plans (choose_rank_k_ranks over the grid's processes)
-//     and broadcasts the scheme, cached per call signature.
+//     route_min_flops; grid rank 0 plans (choose_rank_k_ranks over the grid's processes,
+//     then the fit of least modelled time: k as is or grouped, ranks row- or column-major)
+//     and broadcasts scheme and fit, cached per call signature.
 //  4. prism, in three stages counted exactly by lib/ranks/rank_k_cyclic.hpp: (in) every
 //     element of sub(A) goes from its block-cyclic holder to the plan rank whose native
-//     piece holds it (plan rank r = grid process r); (run) the rank-k executor
+//     piece holds it (on the fit's process); (run) the rank-k executor
 //     (lib/mpi/rank_k_exchange) computes alpha op(A) op(A)^T (^H) into native C pieces
 //     with beta = 0; (back) every element of the triangle goes to its block-cyclic holder,
 //     which sets C = beta C + it (beta = 0: C unread), so beta is applied once, and only
