@@ -1,0 +1,196 @@
+// lib/scalapack/pblas.cpp — see pblas.hpp.
+#include "pblas.hpp"
+
+#include "../environment/environment.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace prism::scalapack {
+
+using mpi::check_mpi;
+using ranks::cyclic_dim;
+
+// PB_Cchkmat: checks sub(X) = X(ia:ia+M-1, ja:ja+N-1) (ia, ja 0-based here) and its
+// descriptor at argument dpos0 (ia at dpos0 - 2, ja at dpos0 - 1), merging into info.
+// Example: desc A (argument 10) with MB = 0: entry MB_ = 6 -> 10 * 100 + 1 + 6, so INFO
+// = -1005 (the MB of a 9-entry descriptor is its 5th entry).
+void check_matrix(int ictxt, int nprow, int npcol, int myrow, int mycol, int M, int mpos0, int N, int npos0, int ia,
+                  int ja, const descriptor& D, int dpos0, int& info) {
+  const int* d = D.e;
+  long inf = info >= 0 ? bignum : info < -descmult ? -long(info) : -long(info) * descmult;
+  const long mpos = long(mpos0) * descmult, npos = long(npos0) * descmult, iapos = long(dpos0 - 2) * descmult,
+             japos = long(dpos0 - 1) * descmult, dpos = long(dpos0) * descmult + 1;
+  auto finish = [&] { info = inf == bignum ? 0 : inf % descmult == 0 ? int(-(inf / descmult)) : int(-inf); };
+  if (M < 0) inf = std::min(inf, mpos);
+  if (N < 0) inf = std::min(inf, npos);
+  if (ia < 0) inf = std::min(inf, iapos);
+  if (ja < 0) inf = std::min(inf, japos);
+  if (d[DTYPE_] != 2) return inf = std::min(inf, dpos + DTYPE_), finish();
+  if (d[CTXT_] != ictxt) return inf = std::min(inf, dpos + CTXT_), finish();
+  if (d[IMB_] < 1) inf = std::min(inf, dpos + IMB_);
+  if (d[INB_] < 1) inf = std::min(inf, dpos + INB_);
+  if (d[MB_] < 1) inf = std::min(inf, dpos + MB_);
+  if (d[NB_] < 1) inf = std::min(inf, dpos + NB_);
+  if (d[RSRC_] < -1 || d[RSRC_] >= nprow) inf = std::min(inf, dpos + RSRC_);
+  if (d[CSRC_] < -1 || d[CSRC_] >= npcol) inf = std::min(inf, dpos + CSRC_);
+  if (M == 0 || N == 0) {
+    if (d[M_] < 0) inf = std::min(inf, dpos + M_);
+    if (d[N_] < 0) inf = std::min(inf, dpos + N_);
+    if (d[LLD_] < 1) inf = std::min(inf, dpos + LLD_);
+  } else {
+    if (d[M_] < 1) inf = std::min(inf, dpos + M_);
+    if (d[N_] < 1) inf = std::min(inf, dpos + N_);
+    if (d[M_] >= 1 && d[N_] >= 1) {
+      if (long(ia) + M > d[M_]) inf = std::min(inf, iapos);
+      if (long(ja) + N > d[N_]) inf = std::min(inf, japos);
+    }
+    if (inf == bignum) {
+      // Rows of X this process holds (all of them when RSRC = -1: replicated).
+      auto held = [](int n, int first, int blk, int me, int src, int procs) -> std::int64_t {
+        if (src < 0) return n;
+        return cyclic_dim{n, 0, first, blk, src, procs}.owned_before(me, n);
+      };
+      const std::int64_t np = held(d[M_], d[IMB_], d[MB_], myrow, d[RSRC_], nprow);
+      if (d[LLD_] < std::max<std::int64_t>(1, np)) {
+        const std::int64_t nq = held(d[N_], d[INB_], d[NB_], mycol, d[CSRC_], npcol);
+        if (d[LLD_] < 1 || nq > 0) inf = std::min(inf, dpos + LLD_);
+      }
+    }
+  }
+  finish();
+}
+
+// The grid's processes as an MPI communicator (ranks in grid order g = prow * npcol +
+// pcol), made once per context with MPI_Comm_create_group: collective over the grid
+// only. Which MPI_COMM_WORLD rank sits at each grid position is learnt through BLACS
+// itself (an integer sum over the grid, each process adding its rank at its position):
+// BLACS's own process numbers are its grid's, not MPI's.
+// Example: a 2 x 2 grid made in column-major order from world ranks 0-3 gives world =
+// {0, 2, 1, 3}: process (0, 1), g = 1, is world rank 2.
+const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
+  // Keyed by the world ranks of the grid, which every grid process learns alike each
+  // call, so all of them find, or all of them create, the communicator (a context number
+  // is local and may be reused for another grid).
+  static std::map<std::vector<int>, grid> grids;
+  int initialized = 0, world_rank = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return nullptr;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  const int me = myrow * npcol + mycol;
+  std::vector<int> world(std::size_t(nprow) * std::size_t(npcol), 0);
+  world[std::size_t(me)] = world_rank;
+  Cigsum2d(ctxt, "All", " ", int(world.size()), 1, world.data(), int(world.size()), -1, -1);
+  world.push_back(nprow);  // the key: ranks in grid order and the grid's shape
+  if (auto it = grids.find(world); it != grids.end()) return &it->second;
+  grid gr;
+  gr.nprow = nprow, gr.npcol = npcol, gr.me = me, gr.world.assign(world.begin(), world.end() - 1);
+  MPI_Group all, sub;
+  MPI_Comm_group(MPI_COMM_WORLD, &all);
+  MPI_Group_incl(all, int(gr.world.size()), gr.world.data(), &sub);
+  check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, sub, 0x5ca1, &gr.comm), "MPI_Comm_create_group");
+  MPI_Group_free(&sub);
+  MPI_Group_free(&all);
+  gr.ranks_per_node = mpi::ranks_per_node(gr.comm);
+  return &grids.emplace(std::move(world), std::move(gr)).first->second;
+}
+
+route route_from_env() { return prism::detail::process_environment().scalapack_route.get(); }
+
+bool stats_on() { return prism::detail::process_environment().stats.get(); }
+
+bool verbose_on() { return prism::detail::process_environment().verbose.get() > 0; }
+
+bool threads_from_env() { return !prism::detail::process_environment().num_threads.empty(); }
+
+namespace {
+
+// A 64-bit digest of the global arguments (splitmix64 steps), so that agreeing costs three
+// words per process; the values themselves are exchanged only when the digests differ.
+// (Differing values with one digest, a 2^-64 chance per pair, would pass as agreed.)
+std::int64_t digest(const std::vector<global_arg>& args) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (const global_arg& x : args) {
+    h ^= std::uint64_t(x.value) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+  }
+  return std::int64_t(h);
+}
+
+}  // namespace
+
+// Step 1's agreement: returns the INFO every grid process reports (0: go on) and grid
+// rank 0's route. One MPI_Allgather of (local INFO, route, digest); a second one of all the
+// values only when some digest differs (every process sees the same digests, so all take
+// it or none). Example: grid rank 2 alone passes m = 5: every process reports -3.
+int agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine, route& chosen) {
+  const std::size_t P = g.world.size();
+  std::int64_t v[3] = {local_info, std::int64_t(mine), digest(args)};
+  std::vector<std::int64_t> all(3 * P);
+  check_mpi(MPI_Allgather(v, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, g.comm), "MPI_Allgather");
+  chosen = route(all[1]);
+  for (std::size_t r = 0; r < P; ++r)
+    if (all[r * 3] != 0) return int(all[r * 3]);
+  bool same = true;
+  for (std::size_t r = 1; r < P; ++r) same = same && all[r * 3 + 2] == all[2];
+  if (same) return 0;
+  const std::size_t n = args.size();
+  std::vector<std::int64_t> mine_v(n), values(n * P);
+  for (std::size_t i = 0; i < n; ++i) mine_v[i] = args[i].value;
+  check_mpi(MPI_Allgather(mine_v.data(), int(n), MPI_INT64_T, values.data(), int(n), MPI_INT64_T, g.comm), "MPI_Allgather");
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t r = 1; r < P; ++r)
+      if (values[r * n + i] != values[i]) return args[i].info;
+  return 0;  // not reached: differing digests mean some value differs
+}
+
+// Per-process buffers kept between calls (grown when a call needs more).
+std::byte* arena(std::size_t bytes) {
+  static std::unique_ptr<std::byte[]> mem;
+  static std::size_t have = 0;
+  if (bytes > have) {
+    mem.reset();
+    have = 0;  // (none kept if the allocation throws)
+    mem.reset(new std::byte[bytes]);
+    have = bytes;
+  }
+  return mem.get();
+}
+
+void* real_routine(const char* symbol, void* self) {
+  static std::mutex lock;
+  static std::map<std::string, void*> found;
+  std::lock_guard<std::mutex> hold(lock);
+  if (auto it = found.find(symbol); it != found.end()) return it->second;
+  static void* where = nullptr;
+  static bool looked = false, said = false;
+  if (!looked) {
+    looked = true;
+    where = RTLD_NEXT;
+    const std::string& named = prism::detail::process_environment().scalapack_backend;
+    const char* path = named.empty() ? nullptr : named.c_str();
+    if (path != nullptr && *path != '\0') {
+      where = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+      said = where == nullptr;
+      if (where == nullptr)
+        std::fprintf(stderr, "prism: PRISM_SCALAPACK_BACKEND: '%s' cannot be loaded: %s; prism computes every call itself\n", path, dlerror());
+    }
+  }
+  void* f = where != nullptr ? dlsym(where, symbol) : nullptr;
+  if (f == self) f = nullptr;  // that would call prism again
+  if (f == nullptr && !said)
+    std::fprintf(stderr, "prism-scalapack: no ScaLAPACK %s found after prism; prism computes every call\n", symbol);
+  found.emplace(symbol, f);
+  return f;
+}
+
+}  // namespace prism::scalapack
