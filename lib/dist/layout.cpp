@@ -6,6 +6,7 @@
 #include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "../mpi/comm.hpp"
+#include "../ranks/rank_k_cyclic.hpp"
 #include "layout_access.hpp"
 #include "../runtime/lru_cache.hpp"
 
@@ -134,10 +135,9 @@ std::size_t layout::predicted_peak_bytes() const {
   return model_ ? model_->cost(rank_).peak_bytes() : rank_k_->cost(rank_).peak_bytes();
 }
 
-// A gemm layout's pieces are runs of rectangular cells; a rank-k layout's A cells are a
-// row block over an interval of op(A) columns, its C cells blocks of the triangle (L:
-// rows of block i, columns of block j; U: the transposed place), diagonal ones packed.
-// E.g. n = 6, c = 2, uplo U, block (1, 0): rows 0-2, columns 3-5 of C.
+// A gemm layout's pieces are runs of rectangular cells; a rank-k layout's are
+// lib/ranks/rank_k_cyclic's spans (A: a row block over an interval of op(A) columns; C:
+// blocks of the triangle, diagonal ones packed).
 std::vector<piece_span> layout::spans(operand o, int r) const {
   std::vector<piece_span> out;
   if (model_) {
@@ -147,24 +147,8 @@ std::vector<piece_span> layout::spans(operand o, int r) const {
     }
     return out;
   }
-  const rank_k_model& m = *rank_k_;
-  if (o == operand::a) {
-    const bool n_trans = problem_.transa == 'N';
-    for (const auto& [x, pc] : m.a_pieces(r)) {
-      const std::int64_t b0 = m.block_start(x.b), rb = m.block_rows(x.b);
-      if (n_trans) out.push_back(piece_span{b0, x.k0, rb, pc.first, pc.count, 0});
-      else out.push_back(piece_span{x.k0, b0, x.k1 - x.k0, pc.first, pc.count, 0});
-    }
-  } else if (o == operand::c) {
-    for (const piece& pc : m.c_pieces(r)) {
-      const auto [i, j] = rank_k_model::c_block(pc.cell);
-      const std::int64_t ri = m.block_start(i), rj = m.block_start(j);
-      const bool lower = problem_.uplo == 'L';
-      if (i == j) out.push_back(piece_span{ri, ri, m.block_rows(i), pc.first, pc.count, lower ? 'L' : 'U'});
-      else if (lower) out.push_back(piece_span{ri, rj, m.block_rows(i), pc.first, pc.count, 0});
-      else out.push_back(piece_span{rj, ri, m.block_rows(j), pc.first, pc.count, 0});
-    }
-  }
+  for (const ranks::rank_k_span& sp : ranks::rank_k_spans(*rank_k_, o, r))
+    out.push_back(piece_span{sp.row, sp.col, sp.rows, sp.first, sp.count, sp.tri});
   return out;
 }
 

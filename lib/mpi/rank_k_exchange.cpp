@@ -1,6 +1,8 @@
 // lib/mpi/rank_k_exchange.cpp — see rank_k_exchange.hpp.
 #include "rank_k_exchange.hpp"
 
+#include "../ranks/rank_k_cyclic.hpp"
+
 #include <prism/gemm.hpp>
 #include <prism/syrk.hpp>
 
@@ -51,26 +53,16 @@ void each_run(const rank_k_model& m, const a_cell& x, const piece& pc, const a_b
   }
 }
 
-// Calls f(cell element, unit-buffer offset, run) for elements [first, first + count) of C
-// block (i, j) in the stored triangle: a rectangle is the buffer's own column-major order;
-// a diagonal block is packed column by column (L: column t holds rows t..s-1; U: 0..t),
-// e.g. s = 3, L: elements 0-2 are column 0, 3-4 column 1 (rows 1-2), 5 column 2.
+// Calls f(cell element, unit-buffer offset, run) for elements [first, first + count) of a
+// C block of s rows in the stored triangle: a rectangle is its buffer's own column-major
+// order; a diagonal block is packed column by column (ranks::for_each_run), its buffer an
+// s x s square. E.g. s = 3, L: elements 3-4 are column 1, rows 1-2: offsets 4-5.
 template <class F>
 void each_c_run(std::int64_t s, bool diagonal, char uplo, const piece& pc, F&& f) {
-  if (!diagonal) {
-    f(pc.first, pc.first, pc.count);
-    return;
-  }
-  std::int64_t col = 0, start = 0;  // column col's first packed element
-  auto length = [&](std::int64_t t) { return uplo == 'L' ? s - t : t + 1; };
-  while (start + length(col) <= pc.first) start += length(col), ++col;
-  for (std::int64_t e = pc.first, end = pc.first + pc.count; e < end;) {
-    const std::int64_t within = e - start, top = uplo == 'L' ? col : 0;
-    const std::int64_t run = std::min(end - e, length(col) - within);
-    f(e, top + within + col * s, run);
-    e += run;
-    if (e - start == length(col)) start += length(col), ++col;
-  }
+  const ranks::rank_k_span span{0, 0, s, pc.first, pc.count, diagonal ? uplo : char(0)};
+  ranks::for_each_run(span, [&](std::int64_t i, std::int64_t j, std::int64_t len, std::int64_t at) {
+    f(pc.first + at, i + j * s, len);
+  });
 }
 
 template <scalar T>
