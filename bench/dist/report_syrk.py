@@ -293,9 +293,9 @@ def md_summary(volume, time, shapes, procs):
     for name, t in zip(names, tally):
         judged = t["yes"] + len(t["no"])
         verdict = "holds" if judged and not t["no"] else ("does not hold" if t["no"] else "not judged")
-        line = f"- {name}: **{verdict}** on {t['yes']} of {judged} rows"
+        line = f"- {name}: **{verdict}**; met on {t['yes']} of the {judged} rows judged"
         if t["na"]:
-            line += f" ({t['na']} n/a)"
+            line += f" ({t['na']} rows n/a)"
         if t["no"]:
             line += "; not met at " + ", ".join(t["no"])
         out.append(line + ".")
