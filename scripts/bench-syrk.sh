@@ -28,7 +28,7 @@
 # Writes bench/results/dist-syrk-<host>-<UTC date>.json (records, machine, date, environment,
 # mpirun flags, git commit), then report_syrk.py writes the .md table and the .png.
 #
-#   bash scripts/bench-syrk.sh                  full run (about 10 minutes on 2 idle cores)
+#   bash scripts/bench-syrk.sh                  full run (10 minutes on 2 shared cores, prism included)
 #   bash scripts/bench-syrk.sh --quick          smoke run: P in {2,4,7}, shapes 512 x 512,
 #                                               64 x 65536, 256 x 8192, 1 round
 #                                               -> bench/runs/dist-syrk-quick-<UTC time>/ (ignored)
