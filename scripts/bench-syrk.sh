@@ -12,13 +12,23 @@
 #      Oversubscribed on this machine, so these times mean nothing and the report leaves them out.
 #  (b) time at np = 2 (one rank per core): `prism_pdsyrk_bench n k --reps 3` on each shape,
 #      --rounds R times (default 2), best of all.
-# Every record carries null "prism_syrk" and "prism_gemm_full" fields: the hook where prism's own
-# measured volume and time (prism run N N K --syrk UT, and prism run N N K --trans TN for the full
-# square) go once its distributed syrk exists; bench/dist/report_syrk.py shows them when filled.
+# Beside each pdsyrk_ record the same run measures prism at the same shape and P:
+#  prism syrk        `mpirun ... prism run n n k --syrk UT --json --reps R --threads 1`
+#  prism gemm full   `mpirun ... prism run n n k --trans TN --json --reps R --threads 1`
+#                    (C = A^T A as the full n x n x k gemm, A stored k x n)
+# with the same mpirun flags as pdsyrk_ (R = 1 in part (a), 3 in part (b)); in part (b) the three
+# programs are interleaved in every round, so load that comes and goes hits them alike. prism's
+# volumes are its own per-rank byte counts (prism::dist::last_traffic), which each run checks
+# against its model ("ranks_off_model": 0 means every rank received exactly the predicted bytes);
+# pdsyrk_'s come from the PMPI counter. Each prism run is a record of its own (tool "prism_run",
+# "role" prism_syrk / prism_gemm_full; an error record when it failed), and its figures are copied
+# into the matching pdsyrk_ record's "prism_syrk" / "prism_gemm_full" field: {recv_max_MB,
+# recv_mean_MB, pred_max_MB, bound_MB, best_s, scheme or grid, ranks_used, ranks_off_model, check}
+# (or {"error": ..} when it failed). --no-prism leaves them null, as the first run did.
 # Writes bench/results/dist-syrk-<host>-<UTC date>.json (records, machine, date, environment,
 # mpirun flags, git commit), then report_syrk.py writes the .md table and the .png.
 #
-#   bash scripts/bench-syrk.sh                  full run (about 10 minutes on 2 idle cores)
+#   bash scripts/bench-syrk.sh                  full run (10 minutes on 2 shared cores, prism included)
 #   bash scripts/bench-syrk.sh --quick          smoke run: P in {2,4,7}, shapes 512 x 512,
 #                                               64 x 65536, 256 x 8192, 1 round
 #                                               -> bench/runs/dist-syrk-quick-<UTC time>/ (ignored)
@@ -31,6 +41,7 @@
 #   --no-build        use the binaries already in the build folder
 #   --prism BIN       the prism tool for the bounds (default <build>/apps/prism)
 #   --skip-volume / --skip-time   leave part (a) or (b) out
+#   --no-prism        run pdsyrk_ alone (the prism hooks stay null)
 # environment: PRISM_BUILD_DIR (default build), PRISM_DIST_TIMEOUT (seconds per mpirun, default
 # 1200: a run past it is recorded with its error, never dropped). OPENBLAS_NUM_THREADS=1 is
 # passed to every rank; every other variable passes through and is recorded in the JSON.
@@ -48,10 +59,12 @@ host=""
 prism_bin=""
 do_volume=1
 do_time=1
+do_prism=1
+procs_given=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; procs="2,4,7"; rounds=1 ;;
-    --procs) procs="$2"; shift ;;
+    --procs) procs="$2"; procs_given=1; shift ;;
     --rounds) rounds="$2"; shift ;;
     --nb) nb="$2"; shift ;;
     --host) host="$2"; shift ;;
@@ -60,11 +73,14 @@ while [ $# -gt 0 ]; do
     --prism) prism_bin="$2"; shift ;;
     --skip-volume) do_volume=0 ;;
     --skip-time) do_time=0 ;;
+    --no-prism) do_prism=0 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-syrk: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+all_procs=$procs   # the list this mode would run; --procs may cut it (the report says so)
+[ "$procs_given" = 1 ] && { [ "$quick" = 1 ] && all_procs="2,4,7" || all_procs="2,4,7,8,13,16"; }
 [[ "$procs" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "bench-syrk: --procs wants a list like 2,4,8" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench-syrk: --rounds wants a positive integer" >&2; exit 2; }
 [[ "$nb" =~ ^[1-9][0-9]*$ ]] || { echo "bench-syrk: --nb wants a positive integer" >&2; exit 2; }
@@ -95,6 +111,10 @@ if [ -x "$prism_bin" ] && "$prism_bin" bound 8 8 8 --syrk --ranks 2 > /dev/null 
   bounds_from=$prism_bin
 else
   echo "bench-syrk: $prism_bin has no 'bound --syrk': the bound fields stay null" >&2
+fi
+if [ "$do_prism" = 1 ] && ! { [ -x "$prism_bin" ] && "$prism_bin" plan 64 64 64 --syrk UT --ranks 2 > /dev/null 2>&1; }; then
+  echo "bench-syrk: $prism_bin has no distributed syrk ('plan --syrk UT --ranks'); use --no-prism" >&2
+  exit 2
 fi
 
 now=$(date -u +%s)
@@ -205,7 +225,20 @@ EOF
   fi
 }
 
-# The hook: prism's own figures, filled in later (report_syrk.py reads them when present).
+# prism_pair PHASE ROUND P N K REPS FLAGS...: prism's syrk and its full-square gemm at the same
+# shape and P, with the mpirun flags given; each a record of its own ("role"), matched to the
+# pdsyrk_ record of the same phase, round, np, n and k when the JSON is written.
+prism_pair() {
+  local phase=$1 round=$2 np=$3 n=$4 k=$5 reps=$6; shift 6
+  [ "$do_prism" = 1 ] || return 0
+  run "$phase" "$round" "$np" "{\"tool\":\"prism_run\",\"role\":\"prism_syrk\",\"n\":$n,\"k\":$k}" \
+    mpirun "$@" -np "$np" "${mpirun_env[@]}" "$prism_bin" run "$n" "$n" "$k" --syrk UT --json --reps "$reps" --threads 1
+  run "$phase" "$round" "$np" "{\"tool\":\"prism_run\",\"role\":\"prism_gemm_full\",\"n\":$n,\"k\":$k}" \
+    mpirun "$@" -np "$np" "${mpirun_env[@]}" "$prism_bin" run "$n" "$n" "$k" --trans TN --json --reps "$reps" --threads 1
+}
+
+# The hook fields, null in every pdsyrk_ record until the JSON is written (filled from the
+# prism records then; they stay null with --no-prism).
 hook='"prism_syrk":null,"prism_gemm_full":null'
 
 echo "bench-syrk: PMPI counter self-test"
@@ -217,9 +250,10 @@ if [ "$do_volume" = 1 ]; then
     read -r n k <<< "$shape"
     for p in ${procs//,/ }; do
       echo "bench-syrk: volume n=$n k=$k P=$p"
-      extra=$(bound "$n" "$k" "$p" | "$py" -c 'import json, sys; d = json.load(sys.stdin); d.update(json.loads(sys.argv[1])); print(json.dumps(d))' "{$hook}")
+      extra=$(bound "$n" "$k" "$p" | "$py" -c 'import json, sys; d = json.load(sys.stdin); d.update(json.loads(sys.argv[1])); print(json.dumps(d))' "{$hook,\"n\":$n,\"k\":$k}")
       run volume 1 "$p" "$extra" mpirun "${volume_flags[@]}" -np "$p" "${mpirun_env[@]}" \
         -x LD_PRELOAD="$counter_lib" "$syrk_bin" "$n" "$k" --nb "$nb" --reps 1
+      prism_pair volume 1 "$p" "$n" "$k" 1 "${volume_flags[@]}"
     done
   done
 fi
@@ -229,8 +263,9 @@ if [ "$do_time" = 1 ]; then
     for shape in "${shapes[@]}"; do
       read -r n k <<< "$shape"
       echo "bench-syrk: time round $r n=$n k=$k np=2"
-      run time "$r" 2 "{$hook}" mpirun "${time_flags[@]}" -np 2 "${mpirun_env[@]}" \
+      run time "$r" 2 "{$hook,\"n\":$n,\"k\":$k}" mpirun "${time_flags[@]}" -np 2 "${mpirun_env[@]}" \
         "$syrk_bin" "$n" "$k" --nb "$nb" --reps "$reps_time"
+      prism_pair time "$r" 2 "$n" "$k" "$reps_time" "${time_flags[@]}"
     done
   done
 fi
@@ -238,8 +273,8 @@ finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 # Everything into one JSON: the records plus what they ran on.
 OUT_JSON=$out.json RECORDS=$records STARTED=$(date -u -d "@$now" +%Y-%m-%dT%H:%M:%SZ) FINISHED=$finished \
-QUICK=$quick PROCS=$procs ROUNDS=$rounds REPS_TIME=$reps_time NB=$nb HOST=$host SHAPES="$(printf '%s;' "${shapes[@]}")" \
-SYRK_BIN=$syrk_bin COUNTER_LIB=$counter_lib BOUNDS_FROM=$bounds_from \
+QUICK=$quick PROCS=$procs ALL_PROCS=$all_procs ROUNDS=$rounds REPS_TIME=$reps_time NB=$nb HOST=$host SHAPES="$(printf '%s;' "${shapes[@]}")" \
+SYRK_BIN=$syrk_bin BENCH_PRISM_BIN=$prism_bin BENCH_DO_PRISM=$do_prism COUNTER_LIB=$counter_lib BOUNDS_FROM=$bounds_from \
 VOLUME_FLAGS="${volume_flags[*]} ${mpirun_env[*]}" TIME_FLAGS="${time_flags[*]} ${mpirun_env[*]}" "$py" - <<'EOF'
 import json, os, re, subprocess
 
@@ -293,6 +328,7 @@ doc = {
     },
     "options": {
         "procs": [int(p) for p in os.environ["PROCS"].split(",")],
+        "all_procs": [int(p) for p in os.environ["ALL_PROCS"].split(",")],
         "shapes": [dict(zip(("n", "k"), map(int, s.split()))) for s in os.environ["SHAPES"].split(";") if s.strip()],
         "rounds": int(os.environ["ROUNDS"]),
         "reps_volume": 1,
@@ -303,15 +339,37 @@ doc = {
         "pdsyrk": os.environ["SYRK_BIN"],
         "counter": os.environ["COUNTER_LIB"],
         "bounds_from": os.environ["BOUNDS_FROM"] or None,
+        "prism": os.environ["BENCH_PRISM_BIN"] if os.environ["BENCH_DO_PRISM"] == "1" else None,
+        "prism_threads": 1,
+        "prism_reps_volume": 1,
+        "prism_reps_time": int(os.environ["REPS_TIME"]),
+        "prism_interleaved": "pdsyrk_, prism syrk, prism gemm full square in turn for each shape of each round",
     },
-    "hook": ("prism_syrk and prism_gemm_full are null until prism's distributed syrk exists: fill each with "
-             "{\"recv_max_MB\": .., \"recv_mean_MB\": .., \"pred_max_MB\": .., \"best_s\": ..} from "
-             "`prism run N N K --syrk UT --json` and from the full square `prism run N N K --trans TN --json` "
-             "at the same P (volume records) or np 2 (time records)"),
+    "hook": ("prism_syrk and prism_gemm_full hold prism's figures for the same phase, round, np and shape, "
+             "{\"recv_max_MB\", \"recv_mean_MB\", \"pred_max_MB\", \"bound_MB\", \"best_s\", \"scheme\" or "
+             "\"grid\", \"ranks_used\", \"ranks_off_model\", \"check\", ...}, copied from the prism_run records "
+             "(`prism run N N K --syrk UT --json --threads 1` and the full square `prism run N N K --trans TN "
+             "--json --threads 1`, same mpirun flags); {\"error\": ..} when that run failed; null with --no-prism"
+             if os.environ["BENCH_DO_PRISM"] == "1" else
+             "prism_syrk and prism_gemm_full are null: this run used --no-prism"),
     "records": [],
 }
 with open(os.environ["RECORDS"]) as f:
     doc["records"] = [json.loads(line) for line in f if line.strip()]
+# The hook: each prism record's figures into the pdsyrk_ record of the same phase, round, np and
+# shape (a failed prism run gives {"error": ..}, so a missing figure is never silent).
+def key(r):
+    return (r.get("phase"), r.get("round"), r.get("np"), r.get("n"), r.get("k"))
+HOOK_FIELDS = ("recv_max_MB", "recv_mean_MB", "pred_max_MB", "bound_MB", "best_s", "gflops", "scheme", "grid",
+               "ranks_used", "ranks_off_model", "check", "reps", "error", "loadavg_before", "wall_s")
+prism = {}
+for r in doc["records"]:
+    if r.get("tool") == "prism_run" and r.get("role") in ("prism_syrk", "prism_gemm_full"):
+        prism[(r["role"],) + key(r)] = {f: r[f] for f in HOOK_FIELDS if f in r}
+for r in doc["records"]:
+    if r.get("tool") == "scalapack_pdsyrk" and r.get("phase") in ("volume", "time"):
+        for role in ("prism_syrk", "prism_gemm_full"):
+            r[role] = prism.get((role,) + key(r), r.get(role))
 with open(os.environ["OUT_JSON"], "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")

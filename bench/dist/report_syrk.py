@@ -6,16 +6,24 @@
 
 Markdown (stdout, and --md):
   * volume, one table per shape n x k (C = A^T A, C n x n, A k x n): for each P, the SYRK lower
-    bound per rank (prism bound --syrk), Debian's pdsyrk_ per-rank max and mean received MB
-    (PMPI counter, one call), prism's syrk and prism's gemm of the full square (per-rank max MB;
-    "to be filled" until the records' prism_syrk / prism_gemm_full hooks hold numbers), and the
-    ratios pdsyrk / bound, prism syrk / bound, prism syrk / pdsyrk, prism syrk / prism gemm;
-    a failed or timed-out run shows its error instead of numbers, it is never dropped;
-  * time at np = 2: pdsyrk's best seconds and GF/s per shape (best over the rounds), and
-    prism syrk's beside it with pdsyrk s / prism s once filled.
+    bound per rank (prism bound --syrk), Debian's pdsyrk_ per-rank max received MB (PMPI counter,
+    one call), prism's syrk (per-rank max MB, its scheme, whether every rank's count equals the
+    model) and its ratio to the bound, prism's gemm of the full square and the ratio syrk / gemm,
+    and per row whether each of issue 28's volume targets holds (yes / no, or n/a with the reason
+    where the target does not apply); a failed or timed-out run shows its error instead of
+    numbers, it is never dropped; the prism columns read "not run" when the record's
+    prism_syrk / prism_gemm_full hook is null (a --no-prism run, such as the first one);
+  * time at np = 2: best seconds over the rounds of pdsyrk_, prism syrk and prism gemm of the full
+    square (interleaved in the same rounds), pdsyrk s / prism s and the time target;
+  * a summary: how many rows meet each target, and which do not.
 PNG (--png; needs matplotlib): per shape, max received MB against P on a log scale: pdsyrk
-(measured, each point labelled with its grid), the SYRK bound, gemm's bound for the full
-square, and prism syrk / prism gemm when filled; 8 x 3.4 inches at 200 dpi.
+(measured, each point labelled with its grid), prism syrk and prism gemm of the full square
+(measured), the SYRK bound and gemm's bound for the full square; 8 x 3.4 inches at 200 dpi.
+Targets (issue 28): volume <= 1.2 x the SYRK bound where the bound's assumptions hold (here: prism
+uses all P ranks, so work and data are spread over P as the bound assumes; a plan that leaves ranks
+idle is n/a); <= 0.6 x prism's full-square gemm volume on the square-ish shapes (here
+max(n, k) <= 4 min(n, k)); <= pdsyrk_'s volume on every shape and P; time at np 2 >= 1.2 x
+pdsyrk_'s speed (pdsyrk s / prism s >= 1.2) on 256 x 2^20.
 MB = 1e6 bytes; the bound's words are converted at 8 bytes (double).
 """
 
@@ -101,83 +109,241 @@ def caption(doc):
             "MB = 1e6 bytes received per rank, by the PMPI counter (bench/dist/mpi_counter.c).")
 
 
+SQUAREISH = 4          # a shape is square-ish when max(n, k) <= SQUAREISH * min(n, k)
+BOUND_TARGET = 1.2     # prism syrk <= 1.2 x the SYRK bound
+GEMM_TARGET = 0.6      # prism syrk <= 0.6 x prism's full-square gemm
+TIME_TARGET = 1.2      # pdsyrk s / prism s >= 1.2 ...
+TIME_TARGET_SHAPE = (256, 1 << 20)  # ... on this shape
+
+
+def hook(r, key):
+    """A record's prism_syrk / prism_gemm_full dict, or None."""
+    h = r.get(key) if r else None
+    return h if isinstance(h, dict) else None
+
+
+def pdsyrk_mb(r):
+    """pdsyrk_'s measured max MB per rank, None when the run failed."""
+    if r is None or "error" in r:
+        return None
+    return (r.get("counter") or {}).get("total_max_MB")
+
+
+def yes_no(ok):
+    return "yes" if ok else "**no**"
+
+
+def targets(n, k, p, r):
+    """The three volume targets for one row: cells (text) and verdicts (True / False / None = n/a)."""
+    h, g = hook(r, "prism_syrk"), hook(r, "prism_gemm_full")
+    syrk = h.get("recv_max_MB") if h and "error" not in h else None
+    gemm = g.get("recv_max_MB") if g and "error" not in g else None
+    bound = words_mb(r.get("bound_words")) if r else None
+    pd = pdsyrk_mb(r)
+    out = []
+    # 1: <= 1.2 x bound where its assumptions hold (all P ranks used)
+    if h is None:
+        out.append(("not run", None))
+    elif syrk is None:
+        out.append(("**no** (prism failed)", False))
+    elif h.get("ranks_used") is not None and h["ranks_used"] < p:
+        out.append((f"n/a ({h['ranks_used']} of {p} ranks)", None))
+    elif bound is None or bound <= 0:
+        out.append(("n/a (no bound)", None))
+    else:
+        ok = syrk <= BOUND_TARGET * bound
+        out.append((yes_no(ok), ok))
+    # 2: <= 0.6 x full-square gemm on square-ish shapes
+    if max(n, k) > SQUAREISH * min(n, k):
+        out.append(("n/a (not square-ish)", None))
+    elif h is None or g is None:
+        out.append(("not run", None))
+    elif syrk is None:
+        out.append(("**no** (prism failed)", False))
+    elif gemm is None:
+        out.append(("n/a (gemm failed)", None))
+    else:
+        ok = syrk <= GEMM_TARGET * gemm
+        out.append((yes_no(ok), ok))
+    # 3: <= pdsyrk_ on every shape and P
+    if h is None:
+        out.append(("not run", None))
+    elif syrk is None:
+        out.append(("**no** (prism failed)", False))
+    elif pd is None:
+        out.append(("n/a (pdsyrk failed)", None))
+    else:
+        ok = syrk <= pd
+        out.append((yes_no(ok), ok))
+    return out
+
+
+def prism_cell(h, what="recv_max_MB"):
+    """A prism figure for a table cell: the number, 'failed: ..', or 'not run'."""
+    if h is None:
+        return "not run"
+    if "error" in h and h.get(what) is None:
+        return f"failed: {h['error']}"
+    return fmt(h.get(what))
+
+
 def md_volume(volume, shapes, procs):
-    """One table per shape: bound, pdsyrk (max, mean), the prism hooks and the ratios."""
+    """One table per shape: bound, pdsyrk, prism syrk and gemm, ratios and the targets per row."""
     out = []
     for n, k in shapes:
         out.append(f"### {shape_name(n, k)}: C {n}×{n}, A {k}×{n}\n")
-        out.append("| P | grid | bound case | bound MB | pdsyrk MB max | pdsyrk MB mean | prism syrk MB | "
-                   "prism gemm full-square MB | gemm bound MB | pdsyrk / bound | prism syrk / bound | "
-                   "prism syrk / pdsyrk | prism syrk / prism gemm |")
-        out.append("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        out.append("| P | bound case | SYRK bound MB | pdsyrk MB (grid) | prism syrk MB | prism syrk scheme | "
+                   "counts = model | prism syrk / bound | prism gemm full-square MB (grid) | prism syrk / gemm | "
+                   "pdsyrk / bound | ≤ 1.2× bound | ≤ 0.6× gemm | ≤ pdsyrk |")
+        out.append("|---:|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|---|---|")
         for p in procs:
             r = volume.get((n, k, p))
             if r is None:
-                out.append(f"| {p} | – | – | – | not run | – | – | – | – | – | – | – | – |")
+                out.append(f"| {p} | – | – | not run | – | – | – | – | – | – | – | – | – | – |")
                 continue
             bound = words_mb(r.get("bound_words"))
-            gemm_bound = words_mb(r.get("gemm_bound_words"))
-            prism = hook_mb(r, "prism_syrk")
-            prism_gemm = hook_mb(r, "prism_gemm_full")
-            if "error" in r:
-                mx, mean = f"failed: {r['error']}", None
-            else:
-                c = r.get("counter") or {}
-                mx, mean = c.get("total_max_MB"), c.get("total_mean_MB")
-            measured = mx if isinstance(mx, (int, float)) else None
+            pd = pdsyrk_mb(r)
+            pd_cell = f"failed: {r['error']}" if "error" in r else f"{fmt(pd)} ({r.get('grid', '?')})"
+            h, g = hook(r, "prism_syrk"), hook(r, "prism_gemm_full")
+            syrk = h.get("recv_max_MB") if h else None
+            gemm = g.get("recv_max_MB") if g else None
+            scheme = "–"
+            if h and h.get("scheme"):
+                scheme = f"`{h['scheme']}`" + (f" ({h['ranks_used']} of {p} ranks)"
+                                               if h.get("ranks_used") is not None and h["ranks_used"] < p else "")
+            model = "–" if not h or h.get("ranks_off_model") is None else (
+                "yes" if h["ranks_off_model"] == 0 else f"**no** ({h['ranks_off_model']} ranks off)")
+            gemm_cell = prism_cell(g)
+            if g and g.get("grid") and gemm is not None:
+                gemm_cell += f" (`{g['grid']}`)"
+            t = targets(n, k, p, r)
             out.append(
-                f"| {p} | {r.get('grid', '–')} | {r.get('bound_case') or '–'} | {fmt(bound)} | {fmt(mx)} | "
-                f"{fmt(mean)} | {fmt(prism) if prism is not None else 'to be filled'} | "
-                f"{fmt(prism_gemm) if prism_gemm is not None else 'to be filled'} | {fmt(gemm_bound)} | "
-                f"{fmt(ratio(measured, bound))} | {fmt(ratio(prism, bound))} | {fmt(ratio(prism, measured))} | "
-                f"{fmt(ratio(prism, prism_gemm))} |")
+                f"| {p} | {r.get('bound_case') or '–'} | {fmt(bound)} | {pd_cell} | {prism_cell(h)} | {scheme} | "
+                f"{model} | {fmt(ratio(syrk, bound))} | {gemm_cell} | {fmt(ratio(syrk, gemm))} | "
+                f"{fmt(ratio(pd, bound))} | {t[0][0]} | {t[1][0]} | {t[2][0]} |")
         out.append("")
     return "\n".join(out)
 
 
+def best_of(rs, key):
+    """The best (least best_s) of the records' prism hook `key` (or of the records themselves
+    with key None), and how many ran and failed."""
+    got = [r if key is None else hook(r, key) for r in rs]
+    got = [h for h in got if h is not None]
+    ok = [h for h in got if "error" not in h and h.get("best_s")]
+    failed = [h for h in got if "error" in h]
+    return (min(ok, key=lambda h: h["best_s"]) if ok else None), len(ok), failed
+
+
 def md_time(time, shapes):
-    """pdsyrk's best time at np = 2 per shape, prism syrk's beside it once filled, and the
-    machine's 1-minute load average before the best run (other users of the cores show there)."""
-    out = ["| shape n×k | grid | pdsyrk s | pdsyrk GF/s | prism syrk s | pdsyrk s / prism s | load before | runs |",
-           "|---|---|---:|---:|---:|---:|---:|---|"]
+    """Best seconds at np = 2 over the rounds: pdsyrk_, prism syrk, prism gemm of the full square
+    (interleaved in the same rounds), the ratio, the target and the load averages seen."""
+    out = ["| shape n×k | pdsyrk s (grid) | prism syrk s (scheme) | prism gemm full-square s (grid) | "
+           "pdsyrk s / prism syrk s | prism gemm s / prism syrk s | ≥ 1.2× pdsyrk | load before (min–max) | runs |",
+           "|---|---:|---:|---:|---:|---:|---|---|---|"]
     for n, k in shapes:
         rs = time.get((n, k), [])
-        ok = [r for r in rs if "error" not in r and r.get("best_s") is not None]
-        failed = [r for r in rs if "error" in r]
-        best = min(ok, key=lambda r: r["best_s"]) if ok else None
-        prism = [h.get("best_s") for h in (r.get("prism_syrk") for r in rs) if isinstance(h, dict) and h.get("best_s")]
-        prism_s = min(prism) if prism else None
-        runs = f"{len(ok)} ok" + (f", {len(failed)} failed ({failed[0]['error']})" if failed else "")
-        out.append(f"| {shape_name(n, k)} | {best.get('grid', '–') if best else '–'} | "
-                   f"{fmt(best['best_s']) if best else '–'} | {fmt(best.get('gflops')) if best else '–'} | "
-                   f"{fmt(prism_s) if prism_s is not None else 'to be filled'} | "
-                   f"{fmt(ratio(best['best_s'] if best else None, prism_s))} | "
-                   f"{fmt((best.get('loadavg_before') or [None])[0]) if best else '–'} | {runs} |")
+        pd, pd_ok, pd_failed = best_of(rs, None)
+        sy, sy_ok, sy_failed = best_of(rs, "prism_syrk")
+        ge, ge_ok, ge_failed = best_of(rs, "prism_gemm_full")
+        pd_s, sy_s, ge_s = (x["best_s"] if x else None for x in (pd, sy, ge))
+        r = ratio(pd_s, sy_s)
+        if (n, k) != TIME_TARGET_SHAPE:
+            target = "n/a (target on 256×1048576)"
+        elif r is None:
+            target = "**no** (no time)" if pd_s is not None else "n/a (pdsyrk failed)"
+        else:
+            target = yes_no(r >= TIME_TARGET)
+        loads = [x["loadavg_before"][0] for x in rs + [hook(y, kk) for y in rs for kk in ("prism_syrk", "prism_gemm_full")]
+                 if x and x.get("loadavg_before")]
+        load = f"{min(loads):.1f}–{max(loads):.1f}" if loads else "–"
+        runs = []
+        for name, okn, failed in (("pdsyrk", pd_ok, pd_failed), ("syrk", sy_ok, sy_failed), ("gemm", ge_ok, ge_failed)):
+            runs.append(f"{name} {okn} ok" + (f", {len(failed)} failed ({failed[0]['error']})" if failed else ""))
+        pd_cell = f"{fmt(pd_s)} ({pd.get('grid', '?')})" if pd else "–"
+        sy_cell = f"{fmt(sy_s)} (`{sy.get('scheme', '?')}`)" if sy else "–"
+        ge_cell = f"{fmt(ge_s)} (`{ge.get('grid', '?')}`)" if ge else "–"
+        out.append(f"| {shape_name(n, k)} | {pd_cell} | {sy_cell} | {ge_cell} | {fmt(r)} | {fmt(ratio(ge_s, sy_s))} | "
+                   f"{target} | {load} | {'; '.join(runs)} |")
     return "\n".join(out)
+
+
+def md_summary(volume, time, shapes, procs):
+    """How many rows meet each target, and the rows that do not (generated, never hand-edited)."""
+    names = [f"volume ≤ {BOUND_TARGET}× the SYRK bound where its assumptions hold (all P ranks used)",
+             f"volume ≤ {GEMM_TARGET}× prism's full-square gemm on the square-ish shapes "
+             f"(max(n, k) ≤ {SQUAREISH}·min(n, k))",
+             "volume ≤ pdsyrk_'s, every shape and P"]
+    tally = [{"yes": 0, "no": [], "na": 0} for _ in names]
+    for n, k in shapes:
+        for p in procs:
+            r = volume.get((n, k, p))
+            if r is None or hook(r, "prism_syrk") is None:
+                continue
+            for i, (_, v) in enumerate(targets(n, k, p, r)):
+                if v is True:
+                    tally[i]["yes"] += 1
+                elif v is False:
+                    tally[i]["no"].append(f"{shape_name(n, k)} P={p}")
+                else:
+                    tally[i]["na"] += 1
+    if not any(t["yes"] or t["no"] for t in tally):
+        return ""
+    out = ["### Targets (issue 28)\n"]
+    for name, t in zip(names, tally):
+        judged = t["yes"] + len(t["no"])
+        verdict = "holds" if judged and not t["no"] else ("does not hold" if t["no"] else "not judged")
+        line = f"- {name}: **{verdict}**; met on {t['yes']} of the {judged} rows judged"
+        if t["na"]:
+            line += f" ({t['na']} rows n/a)"
+        if t["no"]:
+            line += "; not met at " + ", ".join(t["no"])
+        out.append(line + ".")
+    rs = time.get(TIME_TARGET_SHAPE, [])
+    pd, _, _ = best_of(rs, None)
+    sy, _, _ = best_of(rs, "prism_syrk")
+    if rs:
+        r = ratio(pd["best_s"] if pd else None, sy["best_s"] if sy else None)
+        out.append(f"- time at np 2 ≥ {TIME_TARGET}× pdsyrk_ on {shape_name(*TIME_TARGET_SHAPE)}: "
+                   + (f"**{'holds' if r >= TIME_TARGET else 'does not hold'}** (pdsyrk s / prism s = {fmt(r)})"
+                      if r is not None else "**not judged** (no time)") + ".")
+    return "\n".join(out) + "\n"
 
 
 def markdown(doc, volume, time, shapes):
     """The whole report."""
     procs = doc.get("options", {}).get("procs", sorted({p for (_, _, p) in volume}))
-    parts = ["## Distributed SYRK: ScaLAPACK pdsyrk_ against the SYRK lower bound\n", caption(doc), "",
+    parts = ["## Distributed SYRK: prism against ScaLAPACK pdsyrk_ and the SYRK lower bound\n", caption(doc), "",
              "Bound: `prism bound N N K --syrk --ranks P` (prism::bounds::syrk_parallel_io_minus_owned, "
              "docs/data-movement.md), words a rank must receive beyond a balanced share, as doubles. "
-             "gemm bound: prism::bounds::memory_independent_minus_owned for the full n×n×k square. "
-             "The prism columns are the hook the distributed syrk fills (records' `prism_syrk`, "
-             "`prism_gemm_full`).\n"]
+             "prism syrk: `prism run N N K --syrk UT --json --threads 1`; prism gemm full-square: "
+             "`prism run N N K --trans TN --json --threads 1` (C = AᵀA as the whole n×n×k gemm), same mpirun "
+             "flags as pdsyrk_. prism's MB are its own per-rank byte counts (prism::dist::last_traffic); "
+             "\"counts = model\" says every rank received exactly the bytes its model predicts. pdsyrk_'s MB are "
+             "the PMPI counter's. \"≤ 1.2× bound\" is judged only where prism uses all P ranks (the bound "
+             f"assumes work and data spread over P); \"≤ 0.6× gemm\" only on square-ish shapes "
+             f"(max(n, k) ≤ {SQUAREISH}·min(n, k)). Every cell is generated from the JSON.\n"]
     if doc.get("quick"):
         parts.insert(1, "**Quick run (smoke test shapes), not a result.**\n")
+    summary = md_summary(volume, time, shapes, procs)
+    if summary:
+        parts += [summary]
     if volume:
         parts += ["### Volume per rank (MB received, max over ranks)\n", md_volume(volume, shapes, procs)]
+    all_procs = doc.get("options", {}).get("all_procs")
+    if all_procs and sorted(all_procs) != sorted(procs):
+        parts += [f"**P list cut:** the volume part ran P ∈ {{{', '.join(map(str, procs))}}} of "
+                  f"{{{', '.join(map(str, all_procs))}}} (`--procs`), to keep the run within its time.\n"]
     if time:
         parts += ["### Time at np = 2 (one rank per core, best over rounds)\n", md_time(time, shapes), ""]
         loads = [r["loadavg_before"][0] for rs in time.values() for r in rs if r.get("loadavg_before")]
         cpus = doc.get("machine", {}).get("cpus") or 0
         if loads and cpus and max(loads) > cpus:
             parts += [f"**Shared machine:** the 1-minute load average was {min(loads):.1f} to {max(loads):.1f} "
-                      f"on {cpus} CPUs before these runs, so other work was running. The times say how "
-                      "pdsyrk_ fared under that load, not what it does on idle cores. Compare them only "
-                      "with prism figures taken in the same conditions.", ""]
+                      f"on {cpus} CPUs before these runs, so other work was running. The times say how each "
+                      "program fared under that load, not what it does on idle cores; the three programs ran "
+                      "in turn within each round, so they met the same load, and the ratio is the fairer figure.",
+                      ""]
     return "\n".join(parts) + "\n"
 
 
@@ -226,7 +392,7 @@ def plot(volume, shapes, path):
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("MB received per rank (max)", fontsize=8)
     axes[0][0].legend(fontsize=6, loc="best")
-    fig.suptitle("C = AᵀA: Debian ScaLAPACK pdsyrk_ against the SYRK lower bound", fontsize=10)
+    fig.suptitle("C = AᵀA, MB received per rank: prism syrk, prism gemm (full square), pdsyrk_, SYRK bound", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=200)
     plt.close(fig)
