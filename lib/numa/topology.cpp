@@ -90,31 +90,30 @@ topology topology::machine() {
 
 // The number of PUs an hwloc synthetic description asks for: the product of its levels'
 // arities ("Package:2 L3Cache:1(size=8MiB) Core:4 PU:2" or "2 4 2": 16), saturating at
-// 2^40. An arity is read where hwloc reads one: a number (read in base 10 and in base 0,
-// the larger kept) at the start of a level (the text's start, after a blank, or right after the
-// previous arity: hwloc needs no blank there) or after a ':', outside (attributes) and
-// [...]; the digit of "L3Cache" is part of a type. E.g. "491520 PU:1": 491520;
-// "12125PU:12": hwloc reads two levels, 12125 x 12 = 145,500 PUs (counted as 12 before,
-// the fourth fuzz campaign's timeout input). A 0 counts 1 (hwloc refuses it itself).
+// 2^40. Every number that may be an arity counts: one right after a ':', at the text's
+// start, after a blank, or right after another such number (hwloc needs no blank between
+// levels), read in base 10 and in base 0 ("010", "0x400"), the larger kept. Parentheses
+// are not trusted to close: an attribute's digits follow '=' or ',' and never count, and
+// the digit of "L3Cache" is part of a type. It may count more than hwloc builds, never
+// fewer. E.g. "491520 PU:1": 491520; "12125PU:12": 12125 x 12 = 145,500 (read as two
+// levels by hwloc, counted 12 by the token reader this replaced: the fourth machine fuzz
+// campaign's timeout input). A 0 counts 1 (hwloc refuses it itself).
 static std::uint64_t synthetic_pus(const std::string& description) {
   const char* s = description.c_str();  // what hwloc reads: up to a NUL
   constexpr std::uint64_t cap = 1ull << 40;
   std::uint64_t pus = 1;
-  int depth = 0;
   bool level_start = true;  // the next digit may begin an arity without a ':' before it
   for (const char* p = s; *p != '\0';) {
     const char c = *p;
-    if (c == '(' || c == '[') ++depth;
-    else if ((c == ')' || c == ']') && depth > 0) --depth;
-    if (depth == 0 && c >= '0' && c <= '9' && (level_start || (p > s && p[-1] == ':'))) {
-      char *end10 = nullptr, *end0 = nullptr;  // base 10 and base 0 ("010", "0x400"): the larger
+    if (c >= '0' && c <= '9' && (level_start || (p > s && p[-1] == ':'))) {
+      char *end10 = nullptr, *end0 = nullptr;  // base 10 and base 0: the larger
       const unsigned long long a = std::max(std::strtoull(p, &end10, 10), std::strtoull(p, &end0, 0));
       if (a > 1) pus = pus > cap / a ? cap : pus * a;
       p = std::max(end10, end0);
       level_start = true;
       continue;
     }
-    level_start = depth == 0 && (c == ' ' || c == '\t' || c == '\n');
+    level_start = c == ' ' || c == '\t' || c == '\n';
     ++p;
   }
   return pus;
