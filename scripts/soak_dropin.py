@@ -8,8 +8,9 @@ reused). --no-prism runs the same calls with the backend on both sides: the cont
 (libblas.so.3, opened privately) within the componentwise bound
     |C_prism - C_backend| <= 2 * 4 (k + 2) eps (|alpha| |op(A)| |op(B)| + |beta| |C0|)
 (|op(A)| |op(B)| from the backend on the absolute values). After every block the process's
-RSS (VmRSS) is recorded. The run starts with the largest shapes of every type and kind
-(largest_first), so that bounded caches are full before the first measurement. Pass: no wrong result, and RSS after the last block within 5% of
+RSS (VmRSS) is recorded, and beside it what malloc has lent (mallinfo2). The first block
+starts with the largest shapes of every type and kind (largest_first), on one caller thread
+and then on all four at once, so that bounded caches are full before the first measurement. Pass: no wrong result, and RSS after the last block within 5% of
 RSS after the first. Writes a markdown table (machine, date, environment, per block: calls,
 threads, seconds, RSS) to OUT.
 
@@ -101,15 +102,42 @@ def fits(t, m, n, k):
     return (m * k + k * n + m * n) * es <= 64 << 20
 
 
-LARGEST = [(1100, 1100, 1100), (64, 64, 200000), (2000, 2000, 32)]
+LARGEST = [(1100, 1100, 1100), (1050, 1050, 1100), (64, 64, 200000), (2000, 2000, 32)]
 
 
-def largest_first():
+def largest_first(rotate=0):
     """(type, kind, dims) of the largest shapes random_dims draws, for every type and kind:
-    the run starts with them, so that prism's bounded caches (workspace blocks, plans)
-    reach their high-water mark in the first block; a leak still grows after it."""
-    return [(t, kind, dims) for t in TYPES for kind in (["gemm", "syrk", "herk"] if t in "cz" else ["gemm", "syrk"])
-            for dims in LARGEST]
+    the run starts with them, so that prism's bounded caches (workspace blocks, plans) and
+    every caller thread's BLAS buffers reach their high-water mark in the first block; a
+    leak still grows after it. 1050 x 1050 x 1100 has k as its longest edge, so its plan
+    cuts k and takes the largest temporary C' a square draw can ask for (1100^3 cuts m
+    first and takes none: the drawn 946 x 946 x 1090 of an earlier run raised the pool's
+    largest block after the first block). `rotate` starts the list elsewhere, so that
+    threads warming up at once run different shapes."""
+    shapes = [(t, kind, dims) for t in TYPES for kind in (["gemm", "syrk", "herk"] if t in "cz" else ["gemm", "syrk"])
+              for dims in LARGEST]
+    r = rotate * len(shapes) // 4
+    return shapes[r:] + shapes[:r]
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_size_t) for f in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+                                               "uordblks", "fordblks", "keepcost")]
+
+
+def malloc_kib():
+    """(bytes malloc has lent and not had back: uordblks + hblkhd, bytes it holds free in
+    its arenas: fordblks), in KiB, from glibc's mallinfo2. Between blocks no operand is
+    alive, so the first is what the process keeps through malloc: prism's workspace pool
+    and caches, Python's objects; not the BLAS libraries' own mmap'ed buffers or thread
+    stacks, which RSS also counts."""
+    try:
+        f = ctypes.CDLL("libc.so.6").mallinfo2
+    except (OSError, AttributeError):
+        return -1, -1
+    f.restype = MallInfo2
+    m = f()
+    return (m.uordblks + m.hblkhd) >> 10, m.fordblks >> 10
 
 
 def one_call(rng, prism, backend, forced=None):
@@ -225,17 +253,20 @@ def main():
         for nt in (1, 2, 3, 4):
             calls = args.block // 4
             per = [calls // nt + (1 if i < calls % nt else 0) for i in range(nt)]
-            first = largest_first() if b == 0 and nt == 1 else ()
-            futures = [pool.submit(worker, args.seed * 1000003 + b * 101 + nt * 11 + i, c, first)
+            # Block 0 warms up: the largest shapes on one thread, then on all four at once.
+            futures = [pool.submit(worker, args.seed * 1000003 + b * 101 + nt * 11 + i, c,
+                                   largest_first(i) if b == 0 and nt in (1, 4) else ())
                        for i, c in enumerate(per)]
             for x in futures:
                 x.result()
         done += args.block
         rss = rss_kib()
+        lent, free = malloc_kib()
         first_rss = first_rss or rss
-        rows.append((done, threads, time.time() - tb, rss, len(failures)))
-        print("soak_dropin: %7d calls, %s threads, %6.1f s, RSS %d KiB (%+.2f%% vs first block), %d wrong" % (
-            done, threads, time.time() - tb, rss, 100.0 * (rss - first_rss) / first_rss, len(failures)), flush=True)
+        rows.append((done, threads, time.time() - tb, rss, len(failures), lent, free))
+        print("soak_dropin: %7d calls, %s threads, %6.1f s, RSS %d KiB (%+.2f%% vs first block), malloc %d KiB lent, "
+              "%d KiB free, %d wrong" % (done, threads, time.time() - tb, rss, 100.0 * (rss - first_rss) / first_rss,
+                                         lent, free, len(failures)), flush=True)
     last_rss = rows[-1][3]
     drift = 100.0 * (last_rss - first_rss) / first_rss
     ok = not failures and abs(drift) <= 5.0
@@ -251,10 +282,16 @@ def main():
         f.write("- python %s, numpy %s, backend %s\n" % (platform.python_version(), np.__version__, args.backend))
         f.write("- environment: %s\n" % ", ".join("%s=%s" % kv for kv in env.items()))
         f.write("- seed %d; %.0f s in all\n\n" % (args.seed, time.time() - t0))
-        f.write("| calls | caller threads | seconds | RSS KiB | vs first block | wrong results |\n")
-        f.write("|---:|---:|---:|---:|---:|---:|\n")
-        for d, th, s, r, w in rows:
-            f.write("| %d | %s | %.1f | %d | %+.2f%% | %d |\n" % (d, th, s, r, 100.0 * (r - first_rss) / first_rss, w))
+        f.write("| calls | caller threads | seconds | RSS KiB | vs first block | malloc lent KiB | malloc free KiB "
+                "| wrong results |\n")
+        f.write("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        for d, th, s, r, w, lent, free in rows:
+            f.write("| %d | %s | %.1f | %d | %+.2f%% | %d | %d | %d |\n" % (
+                d, th, s, r, 100.0 * (r - first_rss) / first_rss, lent, free, w))
+        f.write("\nmalloc lent: bytes malloc has handed out and not had back (mallinfo2 uordblks + hblkhd) "
+                "when the block ends, no operand alive: prism's workspace pool and caches and Python's objects; "
+                "malloc free: bytes free in its arenas. RSS also counts what is not malloc's (the BLAS "
+                "libraries' per-thread buffers, thread stacks, code).\n")
         f.write("\nResult: %s — %d wrong results; RSS after call %d is %+.2f%% of RSS after call %d (limit 5%%).\n" % (
             "PASS" if ok else "FAIL", len(failures), done, drift, rows[0][0]))
         for e in failures[:20]:

@@ -202,6 +202,29 @@ TEST_CASE("temporaries come from the pool: no allocation in steady state") {
   CHECK(later.bytes_on_loan == 0);
 }
 
+TEST_CASE("the pool gives back what overlapping callers left once it is idle, and keeps what one burst needs") {
+  detail::workspace_pool pool;
+  const std::size_t big = 14 << 20, mid = 9 << 20, small = 1 << 20;
+  {  // two callers overlap: both blocks stay while either is on loan, and after (the burst needed both)
+    auto a = pool.acquire(big);
+    auto b = pool.acquire(mid);
+  }
+  CHECK(pool.snapshot().bytes_held == big + mid);
+  CHECK(pool.snapshot().allocations == 2);
+  { auto a = pool.acquire(big); }  // one caller: at the end the overlapping block goes back
+  CHECK(pool.snapshot().bytes_held == big);
+  CHECK(pool.snapshot().allocations == 2);
+  for (int rep = 0; rep < 3; ++rep) {  // one caller taking two blocks per call keeps both
+    auto a = pool.acquire(small);
+    auto b = pool.acquire(small);
+  }
+  CHECK(pool.snapshot().allocations == 3);  // the 14 MB block served the first, one new 1 MB block
+  CHECK(pool.snapshot().bytes_held == big + small);  // the burst's peak (15 MB) still fits both
+  CHECK(pool.snapshot().bytes_on_loan == 0);
+  { auto a = pool.acquire(small); }  // a burst of one small call: the largest block is always kept
+  CHECK(pool.snapshot().bytes_held == big);
+}
+
 TEST_CASE("cache-aware DFS: below the thread level, leaves shrink until their working set fits a thread's cache share") {
   // 2 PUs sharing an 8 MiB L3: each thread's share is 4 MiB. A 512 x 512 x 8192 double
   // product on 2 threads cuts k first (512 x 512 x 4096 per thread: 34 MiB, one 2 MiB C'),

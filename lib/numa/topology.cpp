@@ -8,6 +8,7 @@
 
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <sstream>
@@ -91,21 +92,32 @@ topology topology::machine() {
 }
 
 // The number of PUs an hwloc synthetic description asks for: the product of its levels'
-// arities ("Package:2 L3Cache:1(size=8MiB) Core:4 PU:2" or "2 4 2": 16), saturating; a
-// token whose arity cannot be read counts 1 (hwloc judges it). E.g. "491520 PU:1": 491520.
+// arities ("Package:2 L3Cache:1(size=8MiB) Core:4 PU:2" or "2 4 2": 16), saturating at
+// 2^40. Every number that may be an arity counts: one right after a ':', at the text's
+// start, after a blank, or right after another such number (hwloc needs no blank between
+// levels), read in base 10 and in base 0 ("010", "0x400"), the larger kept. Parentheses
+// are not trusted to close: an attribute's digits follow '=' or ',' and never count, and
+// the digit of "L3Cache" is part of a type. It may count more than hwloc builds, never
+// fewer. E.g. "491520 PU:1": 491520; "12125PU:12": 12125 x 12 = 145,500 (read as two
+// levels by hwloc, counted 12 by the token reader this replaced: the fourth machine fuzz
+// campaign's timeout input). A 0 counts 1 (hwloc refuses it itself).
 static std::uint64_t synthetic_pus(const std::string& description) {
-  std::istringstream in(std::string(description.c_str()));  // what hwloc reads: up to a NUL
-  std::string token;
+  const char* s = description.c_str();  // what hwloc reads: up to a NUL
+  constexpr std::uint64_t cap = 1ull << 40;
   std::uint64_t pus = 1;
-  while (in >> token) {
-    const std::string head = token.substr(0, token.find_first_of("(["));
-    const std::size_t colon = head.rfind(':');
-    const std::string arity = colon == std::string::npos ? head : head.substr(colon + 1);
-    std::uint64_t a = 0;
-    std::size_t i = 0;
-    for (; i < arity.size() && arity[i] >= '0' && arity[i] <= '9' && a < (1ull << 40); ++i) a = a * 10 + unsigned(arity[i] - '0');
-    if (i == 0) continue;
-    pus = a == 0 || pus > (1ull << 40) / a ? (a == 0 ? 0 : (1ull << 40)) : pus * a;
+  bool level_start = true;  // the next digit may begin an arity without a ':' before it
+  for (const char* p = s; *p != '\0';) {
+    const char c = *p;
+    if (c >= '0' && c <= '9' && (level_start || (p > s && p[-1] == ':'))) {
+      char *end10 = nullptr, *end0 = nullptr;  // base 10 and base 0: the larger
+      const unsigned long long a = std::max(std::strtoull(p, &end10, 10), std::strtoull(p, &end0, 0));
+      if (a > 1) pus = pus > cap / a ? cap : pus * a;
+      p = std::max(end10, end0);
+      level_start = true;
+      continue;
+    }
+    level_start = c == ' ' || c == '\t' || c == '\n';
+    ++p;
   }
   return pus;
 }

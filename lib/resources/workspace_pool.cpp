@@ -64,6 +64,7 @@ workspace_pool::lease workspace_pool::acquire(std::size_t bytes) {
   }
   stats_.bytes_on_loan += size;
   stats_.peak_on_loan = std::max(stats_.peak_on_loan, stats_.bytes_on_loan);
+  burst_peak_ = std::max(burst_peak_, stats_.bytes_on_loan);
   return lease(this, data, size);
 }
 
@@ -71,13 +72,37 @@ void workspace_pool::give_back(std::byte* data, std::size_t bytes) {
   std::lock_guard lock(mutex_);
   stats_.bytes_on_loan -= bytes;
   free_.emplace_back(data, bytes);
-  if (free_.size() > max_free_blocks) {  // keep the larger blocks, free the smallest
+  if (stats_.bytes_on_loan == 0) {
+    release_idle();
+  } else if (free_.size() > max_free_blocks) {  // keep the larger blocks, free the smallest
     auto smallest = std::min_element(free_.begin(), free_.end(),
                                      [](auto& a, auto& b) { return a.second < b.second; });
     stats_.bytes_held -= smallest->second;
     deallocate(smallest->first, smallest->second);
     free_.erase(smallest);
   }
+}
+
+// Worked example: two callers overlap with 14 MB and 9 MB blocks, then the pool goes idle:
+// limit = max(14 MB, 23 MB) = 23 MB, both stay (the burst needed them). The next burst is
+// one call that takes the 14 MB block: at its end limit = max(14 MB, 14 MB), and the 9 MB
+// block goes back to the system. One caller that takes a 2 MB and a 1 MB block in every
+// call (a NUMA k-cut's C' and a workspace) keeps both: its burst peak is 3 MB.
+void workspace_pool::release_idle() {
+  std::sort(free_.begin(), free_.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  const std::size_t limit = std::max(free_.empty() ? 0 : free_.front().second, burst_peak_);
+  std::size_t kept_bytes = 0, kept = 0;
+  for (auto& [p, bytes] : free_) {
+    if (kept < max_free_blocks && kept_bytes + bytes <= limit) {
+      free_[kept++] = {p, bytes};
+      kept_bytes += bytes;
+    } else {
+      stats_.bytes_held -= bytes;
+      deallocate(p, bytes);
+    }
+  }
+  free_.resize(kept);
+  burst_peak_ = 0;
 }
 
 workspace_pool::stats workspace_pool::snapshot() const {
@@ -93,6 +118,7 @@ void workspace_pool::trim() {
   }
   free_.clear();
   stats_.peak_on_loan = stats_.bytes_on_loan;
+  burst_peak_ = stats_.bytes_on_loan;
 }
 
 }  // namespace prism::detail

@@ -11,6 +11,15 @@ namespace prism::detail {
 
 /// Reusable 64-byte-aligned blocks for the temporaries of a run. In steady state a call
 /// takes a free block (best fit) and gives it back: no allocation per call or per node.
+///
+/// What it keeps is bounded by what one burst of work needs, not by the most it ever lent:
+/// while blocks are on loan it keeps up to 16 free ones (the largest); when the last loan
+/// comes back (the pool is idle) it keeps, largest first, the free blocks that fit within
+/// max(its largest block, the most bytes on loan at once since it was last idle) and gives
+/// the rest back to the system. So callers that overlapped once do not pin their extra
+/// blocks for the life of the process (the drop-in soak's RSS grew by a 14 MB block at
+/// each new peak of overlapping calls before this), while a caller that repeats the same
+/// call, taking one block or several, allocates nothing after the first.
 class workspace_pool {
  public:
   /// A block on loan; returns itself to the pool when destroyed.
@@ -63,6 +72,7 @@ class workspace_pool {
 
  private:
   void give_back(std::byte* data, std::size_t bytes);
+  void release_idle();  // under mutex_, when nothing is on loan
   std::byte* allocate(std::size_t bytes);
   void deallocate(std::byte* p, std::size_t bytes);
 
@@ -70,6 +80,7 @@ class workspace_pool {
   mutable std::mutex mutex_;
   std::vector<std::pair<std::byte*, std::size_t>> free_;
   stats stats_;
+  std::size_t burst_peak_ = 0;  // most bytes on loan at once since the pool was last idle
 };
 
 }  // namespace prism::detail

@@ -8,7 +8,13 @@
    column of C (rows m and m+1 of the span, and the other triangle for ?syrk/?herk) hold a
    sentinel that must survive. A refusal (xerbla, C untouched) would be reported as such by
    the program's own xerbla_ and counted as a failure too: these calls are valid.
-   Dense m*n > 2^31 products are not here: in float alone C would need 8 GiB.
+   Dense products (dense_case): op(A) and op(B) with m*k or k*n past 2^31 elements, every
+   element read. Such an operand is mapped cyclically: one 12 MiB memfd mapped read-only
+   again and again over its 9-34 GB of addresses, so element e holds value(e mod P), with P
+   = 12 MiB / element size a multiple of 3, which no wrapped 32-bit element or byte offset
+   (a multiple of 2^30 or 2^32) is: a wrapped offset reads another value. C is real memory
+   (1.1 GB at most). Dense m*n > 2^31 products are not here: in float alone C would need
+   8 GiB, and C cannot be mapped cyclically (its aliases would hide a missing write).
    Exit status: number of failures (0: all passed). */
 #define _GNU_SOURCE
 #include "blas_abi.h"
@@ -19,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 void ssyrk_(const char*, const char*, const blas_int*, const blas_int*, const float*, const float*, const blas_int*,
             const float*, float*, const blas_int*, size_t, size_t);
@@ -213,6 +220,97 @@ static void syrk_case(int t, const char* name, char uplo, char tr, int64_t n, in
   munmap(C, (size_t)ldc * (size_t)n * esize(t));
 }
 
+/* A read-only operand of `count` elements of size es whose element e holds pattern[e mod
+   period]: one memfd of `period` elements, mapped again and again. */
+#define CYCLIC_BYTES ((size_t)12 << 20)
+static double cyclic_value(int64_t e, int seed) {
+  uint64_t h = (uint64_t)(e + seed) * UINT64_C(0x9e3779b97f4a7c15);
+  return (double)((int)((h >> 40) % 5) - 2);
+}
+static void* cyclic(int t, int64_t count, int seed, size_t* bytes) {
+  const size_t es = esize(t), period = CYCLIC_BYTES / es, page = (size_t)sysconf(_SC_PAGESIZE);
+  *bytes = ((size_t)count * es + page - 1) / page * page;
+  int fd = memfd_create("prism-cyclic", 0);
+  void* base = fd < 0 ? MAP_FAILED : mmap(NULL, *bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED || ftruncate(fd, (off_t)CYCLIC_BYTES) != 0) {
+    fprintf(stderr, "check_overflow: cannot map a cyclic operand of %zu bytes (virtual)\n", *bytes);
+    exit(77);
+  }
+  void* one = mmap(NULL, CYCLIC_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  for (size_t e = 0; e < period; ++e) put(t, one, (int64_t)e, 0, 0, cyclic_value((int64_t)e, seed));
+  munmap(one, CYCLIC_BYTES);
+  for (size_t off = 0; off < *bytes; off += CYCLIC_BYTES)
+    if (mmap((char*)base + off, *bytes - off < CYCLIC_BYTES ? *bytes - off : CYCLIC_BYTES, PROT_READ,
+             MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+      fprintf(stderr, "check_overflow: cannot map the memfd across %zu bytes\n", *bytes);
+      exit(77);
+    }
+  close(fd);
+  return base;
+}
+
+/* Dense ?gemm_ with alpha 2, beta 1, column-major, real types (t 0 or 1): A (lda = its rows)
+   and B (ldb = its rows) cyclic, C m x n real memory. The expected C(i, j) = 2 sum_l
+   op(A)(i, l) op(B)(l, j) + C0(i, j) is summed over one period of l and the remainder when
+   both operands repeat with period P in l (k huge), else directly (k small). */
+static void dense_case(int t, const char* name, char ta, char tb, int64_t m, int64_t n, int64_t k) {
+  ++cases;
+  const int64_t lda = ta == 'N' ? m : k, ldb = tb == 'N' ? k : n, P = (int64_t)(CYCLIC_BYTES / esize(t));
+  size_t abytes, bbytes;
+  void* A = cyclic(t, m * k, 1, &abytes);
+  void* B = cyclic(t, k * n, 2, &bbytes);
+  void* C = malloc((size_t)(m * n) * esize(t));
+  if (C == NULL) {
+    fprintf(stderr, "check_overflow: %s: no memory for C\n", name);
+    exit(77);
+  }
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) put(t, C, i, j, m, (double)((int)((i * 7 + j * 3) % 5) - 2));
+  const blas_int M = m, N = n, K = k, LDA = lda, LDB = ldb, LDC = m;
+  const int before = refused;
+  if (t == 0) {
+    const float al = 2, be = 1;
+    sgemm_(&ta, &tb, &M, &N, &K, &al, A, &LDA, B, &LDB, &be, C, &LDC, 1, 1);
+  } else {
+    const double al = 2, be = 1;
+    dgemm_(&ta, &tb, &M, &N, &K, &al, A, &LDA, B, &LDB, &be, C, &LDC, 1, 1);
+  }
+  int bad = refused != before;
+  /* element index of op(A)(i, l) and op(B)(l, j), and their steps in l */
+  const int64_t sa = ta == 'N' ? lda : 1, sb = tb == 'N' ? 1 : ldb;
+  const int64_t q = k / P, r = k % P, ls = q > 0 ? P : k;
+  int64_t wrong = 0;
+  double* pa = malloc(sizeof(double) * (size_t)P);
+  double* pb = malloc(sizeof(double) * (size_t)P);
+  for (int64_t e = 0; e < P; ++e) pa[e] = cyclic_value(e, 1), pb[e] = cyclic_value(e, 2);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      int64_t ea = (ta == 'N' ? i : i * lda) % P, eb = (tb == 'N' ? j * ldb : j) % P;
+      double full = 0, part = 0;
+      for (int64_t l = 0; l < ls; ++l) {
+        double x = pa[ea] * pb[eb];
+        full += x;
+        if (l < r) part += x;
+        if ((ea += sa % P) >= P) ea -= P;
+        if ((eb += sb % P) >= P) eb -= P;
+      }
+      const double want = 2 * (q > 0 ? (double)q * full + part : full) + (double)((int)((i * 7 + j * 3) % 5) - 2);
+      const double got = creal(get(t, C, i, j, m));
+      if (got != want && wrong++ == 0)
+        fprintf(stderr, "check_overflow: %s: C(%lld, %lld) = %g, expected %g\n", name, (long long)i, (long long)j, got,
+                want);
+    }
+  bad |= wrong != 0;
+  free(pa);
+  free(pb);
+  printf("check_overflow: %-44s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld: %s\n", name, (long long)m,
+         (long long)n, (long long)k, (long long)lda, (long long)ldb, (long long)m, bad ? "FAILED" : "ok");
+  failures += bad;
+  free(C);
+  munmap(A, abytes);
+  munmap(B, bbytes);
+}
+
 int main(void) {
   /* 2^27 + 1 columns apart: column 16 starts at 2^31 + 16 elements (past INT_MAX). */
   const int64_t big = (INT64_C(1) << 27) + 1;
@@ -229,7 +327,11 @@ int main(void) {
   syrk_case(0, "cblas_ssyrk L N, C's column offsets past 2^31", 'L', 'N', 17, 3, 17, big, 1);
   syrk_case(1, "dsyrk_ L N, C's column offsets past 2^31", 'L', 'N', 17, 2, 17, big, 0);
   syrk_case(2, "cherk_ U C, A's column offsets past 2^31", 'U', 'C', 17, 2, big, 17, 0);
+  /* Dense: op(A) = A^T of 17 x (2^27 + 1) (lda 17), read whole: m*k past 2^31 elements. */
+  dense_case(0, "sgemm_ TN dense, m*k past 2^31 (A^T, lda 17)", 'T', 'N', (INT64_C(1) << 27) + 1, 2, 17);
 #if defined(BLAS_INT_IS_64)
+  /* ILP64, dense: k itself past 2^31 - 1, both operands read whole (34 GB of addresses each). */
+  dense_case(1, "dgemm_ NT dense, k > 2^31 - 1 (lda = ldb = 2)", 'N', 'T', 2, 2, (INT64_C(1) << 31) + 5);
   /* ILP64: leading dimensions themselves past 2^31 - 1. */
   const int64_t huge = (INT64_C(1) << 31) + 5;
   gemm_case(0, "sgemm_ NN, ldc > 2^31 - 1", 'N', 'N', 3, 2, 2, 3, 2, huge, 0);
