@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The distributed Gram-matrix baseline (issue 28, item 6; bench/dist/README.md, "The syrk part"):
+# The distributed Gram-matrix benchmark (bench/dist/README.md, "The syrk part"):
 # Debian's ScaLAPACK pdsyrk_ (uplo U, trans T: C = A^T A, A stored k x n, block-cyclic on the
 # most square grid, NB 128), run as an unmodified ScaLAPACK program (prism_pdsyrk_bench), with
 # the PMPI counter libprism_mpi_counter.so counting what each rank receives in the one timed

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A table and a plot from a run of scripts/bench-syrk.sh (issue 28, item 6; bench/dist/README.md).
+"""A table and a plot from a run of scripts/bench-syrk.sh (bench/dist/README.md).
 
     /usr/bin/python3 bench/dist/report_syrk.py bench/results/dist-syrk-<host>-<date>.json \
         --md bench/results/dist-syrk-<host>-<date>.md --png bench/results/dist-syrk-<host>-<date>.png
@@ -9,7 +9,7 @@ Markdown (stdout, and --md):
     bound per rank (prism bound --syrk), Debian's pdsyrk_ per-rank max received MB (PMPI counter,
     one call), prism's syrk (per-rank max MB, its scheme, whether every rank's count equals the
     model) and its ratio to the bound, prism's gemm of the full square and the ratio syrk / gemm,
-    and per row whether each of issue 28's volume targets holds (yes / no, or n/a with the reason
+    and per row whether each of the volume targets holds (yes / no, or n/a with the reason
     where the target does not apply); a failed or timed-out run shows its error instead of
     numbers, it is never dropped; the prism columns read "not run" when the record's
     prism_syrk / prism_gemm_full hook is null (a --no-prism run, such as the first one);
@@ -19,7 +19,7 @@ Markdown (stdout, and --md):
 PNG (--png; needs matplotlib): per shape, max received MB against P on a log scale: pdsyrk
 (measured, each point labelled with its grid), prism syrk and prism gemm of the full square
 (measured), the SYRK bound and gemm's bound for the full square; 8 x 3.4 inches at 200 dpi.
-Targets (issue 28): volume <= 1.2 x the SYRK bound where the bound's assumptions hold (here: prism
+Targets: volume <= 1.2 x the SYRK bound where the bound's assumptions hold (here: prism
 uses all P ranks, so work and data are spread over P as the bound assumes; a plan that leaves ranks
 idle is n/a); <= 0.6 x prism's full-square gemm volume on the square-ish shapes (here
 max(n, k) <= 4 min(n, k)); <= pdsyrk_'s volume on every shape and P; time at np 2 >= 1.2 x
@@ -289,7 +289,7 @@ def md_summary(volume, time, shapes, procs):
                     tally[i]["na"] += 1
     if not any(t["yes"] or t["no"] for t in tally):
         return ""
-    out = ["### Targets (issue 28)\n"]
+    out = ["### Targets\n"]
     for name, t in zip(names, tally):
         judged = t["yes"] + len(t["no"])
         verdict = "holds" if judged and not t["no"] else ("does not hold" if t["no"] else "not judged")
