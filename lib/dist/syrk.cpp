@@ -75,15 +75,11 @@ void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, co
   if (pr.n > 0) {
     if (pr.k == 0 || alpha == T(0)) {  // C = beta C (reference ?herk also makes the diagonal real)
       if (beta != T(1)) {
-        std::int64_t at = 0;
-        T* c = C.data();
         C.for_each([&](std::int64_t i, std::int64_t j, T& v) {
           v = beta == T(0) ? T(0) : beta * v;
           if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
             if (op == operation::herk && i == j) v = T(v.real());
-          ++at;
         });
-        (void)c;
       }
     } else {
       mpi::exchange_counts n;
