@@ -1523,6 +1523,46 @@ int run_tune(const options& o) {
     // A tie counts for the single leaf: it keeps the other threads free.
     set(prism::machine_key::small_flops, find_crossover(sizes, ratios, 1.0));
   }
+  // The thread level's reduction: a k cut over every thread of s x s x 8 leaves, its partial
+  // C blocks added on all threads against on one (parallel_reduce_bytes 64 against never),
+  // s x s doubles from 2 KiB to 8 MiB (each step x sqrt 2): the same leaves both ways, so the
+  // ratio is the reduction's. parallel_reduce_bytes = the C bytes from which all threads win.
+  if (const int threads = std::min(o.ctx.threads(), d.cores()); threads >= 2) {
+    prism::machine_description always = d, never = d;
+    always.set_measured(prism::machine_key::parallel_reduce_bytes, 64);
+    never.set_measured(prism::machine_key::parallel_reduce_bytes, 1e18);
+    prism::context par = o.ctx, one = o.ctx;
+    par.set_description(always);
+    one.set_description(never);
+    std::vector<double> sizes, ratios;
+    for (double x = 16; x <= 1024 * 1.01; x *= std::sqrt(2.0)) {
+      const int s = int(std::lround(x)), part = 8;
+      std::string text = "prism-plan 2\nproblem d NN " + std::to_string(s) + " " + std::to_string(s) + " " +
+                         std::to_string(part * threads) + "\nthreads " + std::to_string(threads) + "\nbfs k thread";
+      for (int t = 0; t < threads; ++t) text += " " + std::to_string(part) + "@1t";
+      for (int t = 0; t < threads; ++t) text += "\n  leaf openblas";
+      const prism::plan p = prism::plan::parse(text + "\n");
+      auto A = random_matrix<double>(std::size_t(s) * part * threads, 1);
+      auto B = random_matrix<double>(std::size_t(s) * part * threads, 2);
+      std::vector<double> C(std::size_t(s) * s);
+      auto call = [&](const prism::context& c) {
+        return time_calls(reps, [&] {
+                 prism::execute<double>(p, 1.0, A.data(), s, B.data(), part * threads, 0.0, C.data(), s, c);
+               }).seconds;
+      };
+      const double t_one = call(one), t_par = call(par);
+      sizes.push_back(8.0 * s * s);
+      ratios.push_back(t_one / t_par);
+      std::printf("#   parallel_reduce   %4d x %4d x %d d, %7.1f KiB of C: reduction on %d threads / on one %.2f\n", s,
+                  s, part * threads, sizes.back() / 1024, threads, ratios.back());
+      std::fflush(stdout);
+    }
+    // A tie counts for one thread: the others stay free.
+    set(prism::machine_key::parallel_reduce_bytes, find_crossover(sizes, ratios, 1.0));
+  } else {
+    std::printf("# parallel_reduce_bytes: left to the model (%.0f; one thread here, nothing to share)\n",
+                d.value(prism::machine_key::parallel_reduce_bytes));
+  }
   // The drop-in's rate model: prism's rate on a square as a share of threads x its leaf rate;
   // and the leaf rate itself, the rank planner's flop rate per thread.
   {

@@ -113,6 +113,20 @@ TEST_CASE("measured values round-trip and replace the model's; model values foll
   CHECK(avx2.value(machine_key::stream_bytes) == 2.0 * (1 << 20));  // no L2 known: 1 MiB taken
 }
 
+TEST_CASE("parallel_reduce_bytes: a quarter of one core's L2 by the model, measured values kept") {
+  // The example machine (1 MiB L2 per core): 256 KiB, the 2^15 doubles of C from which the
+  // thread level's k-cut reduction ran on every thread there.
+  const machine_description& m = test::epyc_2c();
+  CHECK(m.value(machine_key::parallel_reduce_bytes) == 256 * 1024);
+  machine_description other = m;
+  other.set_topology(topology::synthetic("Package:1 L3Cache:1(size=16MiB) L2Cache:2(size=512KiB) Core:1 PU:1"));
+  CHECK(other.value(machine_key::parallel_reduce_bytes) == 128 * 1024);
+  other.set_measured(machine_key::parallel_reduce_bytes, 1e18);  // tune found no crossover: never
+  const machine_description back = machine_description::parse(other.to_string());
+  CHECK(back.measured(machine_key::parallel_reduce_bytes));
+  CHECK(back.value(machine_key::parallel_reduce_bytes) == 1e18);
+}
+
 TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measured values round-trip") {
   // On the example machine (48 KiB L1d, 1 MiB L2) the model gives the sizes measured there.
   const machine_description& m = test::epyc_2c();

@@ -4,6 +4,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include <prism/prism.hpp>
 
 #include "runtime/runtime.hpp"
@@ -149,6 +151,24 @@ TEST_CASE_TEMPLATE("hand-written plans run correctly: k-BFS, k-DFS, uneven share
                                       "  bfs k thread 32@1 32@1\n    leaf\n    leaf\n"
                                       "  bfs n thread 9@1 20@1\n    leaf\n    bfs k thread 1@1 63@1\n      leaf\n      leaf\n")),
                      ctx3);
+  }
+  SUBCASE("a k-BFS reduction on every thread and on one (parallel_reduce_bytes) gives the same bits") {
+    // 96 x 80 C (60 KiB of double): the description decides, one way and the other.
+    const plan p = plan::parse(text("NN", "96 80 90", 3, "bfs k thread 30@1 30@1 30@1\n leaf\n leaf\n leaf\n"));
+    std::vector<T> result[2];
+    for (const double from : {64.0, 1e18}) {
+      machine_description d = default_description();
+      d.set_measured(machine_key::parallel_reduce_bytes, from);
+      context ctx = ctx3;
+      ctx.set_description(d);
+      run_and_check<T>(p, ctx);
+      std::mt19937_64 gen(7);
+      auto A = random_matrix<T>(96, 90, 96, gen), B = random_matrix<T>(90, 80, 90, gen);
+      std::vector<T> C(96 * 80, T(0));
+      execute<T>(p, T(1), A.data(), 96, B.data(), 90, T(0), C.data(), 96, ctx);
+      result[from < 1e6 ? 0 : 1] = C;
+    }
+    CHECK(std::memcmp(result[0].data(), result[1].data(), result[0].size() * sizeof(T)) == 0);
   }
   SUBCASE("deep plan on a tiny matrix: every edge cut down to 1") {
     // 2 x 2 x 2 cut along all three edges to 1 x 1 x 1 leaves, mixing BFS and DFS.

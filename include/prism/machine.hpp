@@ -32,6 +32,7 @@ enum class machine_key {
   rank_flops_per_thread,     ///< rank planning: one thread's modelled flop rate, flop/s (context::rank_flops)
   rank_bandwidth,            ///< rank planning: the bandwidth one rank receives at, bytes/s (context::rank_bandwidth)
   stream_dot_bytes,          ///< streaming dot kernel ('TN', m n <= 1024 above 16): from this many bytes of A and B
+  parallel_reduce_bytes,     ///< thread level: a k cut's partial C blocks are added on all its threads from this many bytes of C
 };
 
 /// Every machine_key, in the order the text form lists them.
@@ -39,8 +40,8 @@ inline constexpr machine_key all_machine_keys[] = {
     machine_key::small_flops, machine_key::stream_bytes, machine_key::stream_far_bytes, machine_key::stream_dot_bytes,
     machine_key::stream_complex_k, machine_key::dropin_model_flops, machine_key::dropin_efficiency,
     machine_key::stream_outer_chunk_bytes, machine_key::stream_dot_chunk_bytes, machine_key::stream_tile_chunk_bytes,
-    machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes, machine_key::rank_flops_per_thread,
-    machine_key::rank_bandwidth};
+    machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes, machine_key::parallel_reduce_bytes,
+    machine_key::rank_flops_per_thread, machine_key::rank_bandwidth};
 
 /// The text form's name of a key, e.g. "stream_bytes".
 const char* to_string(machine_key k);

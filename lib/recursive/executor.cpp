@@ -3,7 +3,9 @@
 #include "executor.hpp"
 #include "temporaries.hpp"
 
+#include <prism/context.hpp>
 #include <prism/error.hpp>
+#include <prism/machine.hpp>
 
 #include "../blas/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
@@ -20,9 +22,6 @@
 namespace prism::detail {
 
 namespace {
-
-// Reductions of C += C' below this many elements run on one thread: a task costs more.
-constexpr std::int64_t parallel_reduce_elements = 1 << 15;
 
 // The frame a k-cut's part c >= 1 writes: temporary t holds nd's m x n block (ld = m).
 template <scalar T>
@@ -158,9 +157,10 @@ const step_runner<T>& runner_of(level l) {
 
 template <scalar T>
 executor<T>::executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-                      domain_arenas* numa, const box& origin)
+                      domain_arenas* numa, double parallel_reduce_bytes, const box& origin)
     : nodes_(p.nodes()), ta_(p.problem().transa), tb_(p.problem().transb), herm_(p.problem().op == operation::herk),
-      alpha_(alpha), A_(A), lda_(lda), B_(B), ldb_(ldb), numa_(numa), origin_(origin) {}
+      alpha_(alpha), A_(A), lda_(lda), B_(B), ldb_(ldb), numa_(numa), parallel_reduce_bytes_(parallel_reduce_bytes),
+      origin_(origin) {}
 
 
 template <scalar T>
@@ -204,7 +204,8 @@ void executor<T>::reduce(const node& nd, c_frame<T> out, T* const* temps, int th
       }
     }
   };
-  if (threads >= 2 && m * n >= parallel_reduce_elements)
+  // Below the machine's parallel_reduce_bytes a task costs more than the additions it shares.
+  if (threads >= 2 && double(m) * double(n) * double(sizeof(T)) >= parallel_reduce_bytes_)
     oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::int64_t>(0, n),
                               [&](const oneapi::tbb::blocked_range<std::int64_t>& r) { columns(r.begin(), r.end()); });
   else
@@ -235,7 +236,8 @@ void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda
   // A numa plan takes its workspace per domain as it goes (numa_runner); a plain plan
   // takes one block for the whole subtree, standing for its offsets from top's on.
   workspace_pool::lease ws = numa != nullptr ? workspace_pool::lease{} : rt.pool().acquire(top.workspace_bytes);
-  const executor<T> ex(p, alpha, A, lda, B, ldb, numa, top.shape);
+  const executor<T> ex(p, alpha, A, lda, B, ldb, numa, ctx.description().value(machine_key::parallel_reduce_bytes),
+                       top.shape);
   const workspace_frame root{ws.data(), top.workspace_offset};
   const c_frame<T> out{C, ldc, top.shape.i, top.shape.j};
   if (top.kind == step_kind::leaf) {  // nothing to share: stay on the caller's thread

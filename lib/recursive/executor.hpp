@@ -68,9 +68,10 @@ class executor {
   /// Binds a validated plan to the operands; `numa` is the context's per-domain arenas
   /// when the plan has numa steps. A and B hold the block of box `origin` (the whole
   /// product by default): op(A)'s (i, l) is at A's (i - origin.i, l - origin.l), likewise
-  /// op(B)'s (l, j).
+  /// op(B)'s (l, j). A k cut's partial C blocks are added on several threads from
+  /// `parallel_reduce_bytes` of C (the machine key of that name), on one below.
   executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
-           domain_arenas* numa, const box& origin = {});
+           domain_arenas* numa, double parallel_reduce_bytes, const box& origin = {});
 
   /// Runs node `index`'s subtree: a leaf itself, a step through its level's runner.
   void run(int index, workspace_frame ws, c_frame<T> out, T beta) const;
@@ -97,6 +98,7 @@ class executor {
   const T* B_;
   std::int64_t ldb_;
   domain_arenas* numa_;
+  double parallel_reduce_bytes_;
   box origin_;
 };
 

@@ -40,6 +40,10 @@
 //  - syrk_chunk_bytes = 2/3 of the L1d: the rank-k leaf's chunk, re-read by every tile of
 //    the triangle (gram set, 2 threads: 16-40 KiB within noise, 8 KiB 5-25% slower).
 // `prism tune` times each around the model's value on this machine and keeps the fastest.
+// The thread level's reduction: parallel_reduce_bytes = 1/4 of one core's L2: a k cut's
+// partial C blocks are added on all its threads from 256 KiB of C there (2^15 doubles, the
+// fixed threshold the executor had before this was a key); `prism tune` measures the
+// crossover (a k cut of s x s x 8 leaves, reduction on all threads against on one).
 // The rank planner's rates (include/prism/context.hpp names the runs): rank_flops_per_thread
 // = 50 GF/s, one core's dgemm on the developers' host (`prism tune` measures it: the
 // one-thread BLAS leaf at 1024^3); rank_bandwidth = 5 GB/s, Open MPI's shared-memory
@@ -84,6 +88,7 @@ const char* to_string(machine_key k) {
     case machine_key::syrk_chunk_bytes: return "syrk_chunk_bytes";
     case machine_key::rank_flops_per_thread: return "rank_flops_per_thread";
     case machine_key::rank_bandwidth: return "rank_bandwidth";
+    case machine_key::parallel_reduce_bytes: return "parallel_reduce_bytes";
   }
   return "?";
 }
@@ -204,6 +209,7 @@ double machine_description::model_value(machine_key k) const {
     case machine_key::stream_tile_chunk_bytes: return lines(double(l2) / 4);
     case machine_key::stream_prefetch_bytes: return lines(double(l1) / 6);
     case machine_key::syrk_chunk_bytes: return lines(double(l1) * 2 / 3);
+    case machine_key::parallel_reduce_bytes: return lines(double(l2) / 4);
     // A round figure near one core's dgemm (a 2-core AMD EPYC gave 52 GF/s with AVX2 and
     // FMA) and near the shared-memory bandwidth one MPI rank receives at (5.9 GB/s there);
     // `prism tune` measures both for this machine.
