@@ -2,7 +2,8 @@
 # tests/tune_roundtrip.sh PRISM — `prism tune` writes a machine file that prism reads back:
 # the run finishes, the file parses with no warning and its measured small_flops is the one
 # a plan then uses; the streaming kernels' sizes it measured (k-chunks, prefetch distance)
-# are in the file, each a positive whole number of 64-byte lines, and `prism tune --show`
+# are in the file, each a positive whole number of 64-byte lines, the reduction threshold is
+# measured where there are two cores, and `prism tune --show`
 # reads every measured value back unchanged; the same file with another CPU's name, or cut short into a malformed
 # one, gives exactly one warning line and the model's values. Prints how long tune took
 # (the time is reported, not asserted).
@@ -32,6 +33,12 @@ for key in stream_outer_chunk_bytes stream_dot_chunk_bytes stream_tile_chunk_byt
   elif [ "$v" -le 0 ] || [ $((v % 64)) -ne 0 ]; then fail "$key $v is not a positive whole number of 64-byte lines"
   fi
 done
+# The reduction threshold is measured where there are two threads to share it.
+if [ "$(nproc)" -ge 2 ]; then
+  grep -Eq "^parallel_reduce_bytes: [0-9.e+]+ measured$" "$dir/machine" || fail "no measured parallel_reduce_bytes line in the file"
+else
+  grep -Eq "^parallel_reduce_bytes: [0-9.e+]+ model$" "$dir/machine" || fail "one core: parallel_reduce_bytes should stay the model's"
+fi
 PRISM_MACHINE="$dir/machine" "$prism" tune --show >"$dir/show" 2>"$dir/err" || fail "prism tune --show exited $?"
 [ -s "$dir/err" ] && fail "prism tune --show with the file wrote on stderr: $(cat "$dir/err")"
 head -1 "$dir/show" | grep -q "^# machine: file $dir/machine; measured: " || fail "--show names another source: $(head -1 "$dir/show")"
