@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# ctest install_consumer BUILD SRC [CXXFLAGS]: installs the build tree into a temporary
-# prefix and uses it as a user would, with a clean environment (env -i: no LD_LIBRARY_PATH,
-# no ldconfig, no CMAKE_PREFIX_PATH or PKG_CONFIG_PATH beyond what is passed):
-#   - the installed bin/prism runs (--version, plan);
+# ctest install_consumer BUILD SRC [CXXFLAGS [tool|no-tool]]: installs the build tree into a
+# temporary prefix and uses it as a user would, with a clean environment (env -i: no
+# LD_LIBRARY_PATH, no ldconfig, no CMAKE_PREFIX_PATH or PKG_CONFIG_PATH beyond what is passed):
+#   - the installed bin/prism runs (--version, plan); with no-tool (a build without the
+#     tool, PRISM_WITH_APPS=OFF) it must not be installed;
 #   - a CMake project (tests/consumer: find_package(prism REQUIRED) with CMAKE_PREFIX_PATH)
 #     builds and runs the README's example (examples/gram.cpp), a prism::prism_blas user and,
 #     in an MPI build, a prism::prism_dist user and a prism::prism_scalapack user on 2 ranks;
@@ -14,7 +15,7 @@
 #     in an MPI build a ScaLAPACK program links `pkg-config --libs prism_scalapack` ahead of
 #     -lscalapack-openmpi and its pdgemm_ call is prism's (PRISM_STATS says route=prism).
 set -euo pipefail
-build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); flags=${3:-}
+build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); flags=${3:-}; tool=${4:-tool}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -32,8 +33,13 @@ test -f "$prefix/include/prism/prism.hpp"
 test ! -e "$prefix/include/prism/runtime.hpp"
 
 # The installed tool finds the installed libprism by its own RUNPATH ($ORIGIN/../lib...).
-run "$prefix/bin/prism" --version | grep -Eq '^prism [0-9]+\.[0-9]+\.[0-9]+$'
-run "$prefix/bin/prism" plan 64 64 65536 --threads 2 | grep -q '^bfs k thread'
+if [ "$tool" = tool ]; then
+  run "$prefix/bin/prism" --version | grep -Eq '^prism [0-9]+\.[0-9]+\.[0-9]+$'
+  run "$prefix/bin/prism" plan 64 64 65536 --threads 2 | grep -q '^bfs k thread'
+else
+  echo "install_consumer: this build has no command-line tool (PRISM_WITH_APPS=OFF): bin/prism must be absent"
+  test ! -e "$prefix/bin/prism"
+fi
 
 # CMake: find_package(prism REQUIRED) through CMAKE_PREFIX_PATH alone.
 run cmake -S "$src/tests/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
