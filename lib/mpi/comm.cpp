@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <thread>
 
 namespace prism::mpi {
@@ -30,24 +32,69 @@ void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statu
   }
 }
 
-void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error) {
+namespace {
+
+thread_local control_counts control;
+
+// Adds one collective's bytes (count elements of type) to this thread's control counts.
+void count_control(std::int64_t elements, MPI_Datatype type) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  control.bytes += elements * size;
+  ++control.calls;
+}
+
+}  // namespace
+
+control_counts control_traffic() { return control; }
+
+void control_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  check_mpi(MPI_Allreduce(in, out, count, type, op, comm), "MPI_Allreduce");
+  count_control(count, type);
+}
+
+void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  check_mpi(MPI_Bcast(buffer, count, type, root, comm), "MPI_Bcast");
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  count_control(rank == root ? 0 : count, type);
+}
+
+void control_allgather(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm) {
+  check_mpi(MPI_Allgather(in, count, type, out, count, type, comm), "MPI_Allgather");
   int size = 1;
   MPI_Comm_size(comm, &size);
+  count_control(std::int64_t(size - 1) * count, type);
+}
+
+// Example: 3 ranks agree on {m, n}; rank 2 passes n = 5, the others 4, and rank 1 a local
+// error. The reduction's least and greatest n differ, so the ranks gather (m, n, error
+// flag, text) and all find: differing = 1 (n), differing_rank = 2, rank0_value 4, other
+// 5; failed_rank = 1 with its text.
+agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
+                            std::int64_t root_word) {
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
   const std::size_t n = args.size();
   // First a reduction: the least and the greatest of each value (the greatest negated, so
-  // one MPI_MIN does both) and whether any rank saw a local error. Equal least and
-  // greatest everywhere, and no error: every rank agrees, whatever P.
-  std::vector<std::int64_t> mine(2 * n + 1), low(2 * n + 1);
+  // one MPI_MIN does both), whether any rank saw a local error, and rank 0's root word
+  // (the others pass the largest value). Equal least and greatest everywhere, and no
+  // error: every rank agrees, whatever P.
+  std::vector<std::int64_t> mine(2 * n + 2), low(2 * n + 2);
   for (std::size_t i = 0; i < n; ++i) {
     mine[i] = args[i].value;
     // -(v) overflows for INT64_MIN: ~v is -(v) - 1, as order-reversing and total.
     mine[n + i] = ~args[i].value;
   }
   mine[2 * n] = local_error.empty() ? 0 : -1;
-  check_mpi(MPI_Allreduce(mine.data(), low.data(), int(mine.size()), MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  mine[2 * n + 1] = rank == 0 ? root_word : INT64_MAX;
+  control_allreduce(mine.data(), low.data(), int(mine.size()), MPI_INT64_T, MPI_MIN, comm);
+  agreement out;
+  out.from_root = low[2 * n + 1];
   bool same = low[2 * n] == 0;
   for (std::size_t i = 0; i < n && same; ++i) same = low[i] == ~low[n + i];
-  if (same) return;
+  if (same) return out;
   // Someone disagrees: gather every rank's values and the first 200 bytes of each local
   // error, so every rank names the same argument and rank.
   constexpr std::size_t text = 200;
@@ -56,21 +103,33 @@ void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, 
   row[n] = local_error.empty() ? 0 : 1;
   std::memcpy(&row[n + 1], local_error.data(), std::min(local_error.size(), text));
   std::vector<std::int64_t> all(row.size() * std::size_t(size));
-  check_mpi(MPI_Allgather(row.data(), int(row.size()), MPI_INT64_T, all.data(), int(row.size()), MPI_INT64_T, comm),
-            "MPI_Allgather");
+  control_allgather(row.data(), int(row.size()), MPI_INT64_T, all.data(), comm);
   auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * row.size() + i]; };
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = 0; i < n && out.differing < 0; ++i)
     for (int r = 1; r < size; ++r)
-      if (at(r, i) != at(0, i))
-        throw invalid_argument(routine, args[i].name, args[i].position,
-                               "differs between ranks: rank 0 passed " + std::to_string(at(0, i)) + ", rank " +
-                                   std::to_string(r) + " passed " + std::to_string(at(r, i)));
-  for (int r = 0; r < size; ++r)
+      if (at(r, i) != at(0, i)) {
+        out.differing = int(i), out.differing_rank = r, out.rank0_value = at(0, i), out.other_value = at(r, i);
+        break;
+      }
+  for (int r = 0; r < size && out.failed_rank < 0; ++r)
     if (at(r, n) != 0) {
       char buf[text + 1] = {};
       std::memcpy(buf, &all[std::size_t(r) * row.size() + n + 1], text);
-      throw invalid_argument(routine, "rank " + std::to_string(r), 0, std::string("rejected the call: ") + buf);
+      out.failed_rank = r, out.failed_text = buf;
     }
+  return out;
+}
+
+void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error) {
+  const agreement a = find_disagreement(comm, args, local_error);
+  if (a.differing >= 0) {
+    const agreed& x = args[std::size_t(a.differing)];
+    throw invalid_argument(routine, x.name, x.position,
+                           "differs between ranks: rank 0 passed " + std::to_string(a.rank0_value) + ", rank " +
+                               std::to_string(a.differing_rank) + " passed " + std::to_string(a.other_value));
+  }
+  if (a.failed_rank >= 0)
+    throw invalid_argument(routine, "rank " + std::to_string(a.failed_rank), 0, "rejected the call: " + a.failed_text);
 }
 
 int ranks_per_node(MPI_Comm comm) {

@@ -61,6 +61,28 @@ void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statu
 /// Ranks of comm that share this rank's node (MPI_COMM_TYPE_SHARED); collective.
 int ranks_per_node(MPI_Comm comm);
 
+/// What prism's own collectives brought this thread's rank: the argument agreement, the
+/// failure checks, plan broadcasts and PRISM_STATS's reductions, all that MPI carries for
+/// prism besides the exchange's messages (which exchange_counts count). Bytes as a PMPI
+/// counter models a collective reaching a rank (bench/dist/mpi_counter.c): MPI_Allreduce
+/// count x size, MPI_Bcast count x size off the root, MPI_Allgather (P - 1) x count x size.
+struct control_counts {
+  std::int64_t bytes = 0;  ///< bytes received
+  std::int64_t calls = 0;  ///< collective calls
+};
+
+/// This thread's control counts so far (the thread that calls MPI makes every collective).
+control_counts control_traffic();
+
+/// MPI_Allreduce, counted in control_traffic(); throws prism::error when MPI fails.
+void control_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+
+/// MPI_Bcast, counted in control_traffic(); throws prism::error when MPI fails.
+void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
+
+/// MPI_Allgather (count elements from each rank), counted; throws prism::error when MPI fails.
+void control_allgather(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm);
+
 /// One named value every rank must pass identically (or a per-rank verdict to spread).
 struct agreed {
   const char* name;   ///< argument name, e.g. "m"
@@ -68,12 +90,30 @@ struct agreed {
   std::int64_t value; ///< this rank's value (bit pattern for scalars)
 };
 
-/// Collective over comm: every rank passes the same list (names and order); throws
-/// prism::invalid_argument on every rank naming the first argument whose value differs
-/// from rank 0's and the rank that differs, or the first rank whose `local_error` is not
-/// empty (a problem only that rank can see, e.g. its buffer). Returns normally on all
-/// ranks otherwise. A call that agrees costs one reduction of 2 (n + 1) words, the same
-/// at any rank count; only a call that disagrees gathers every rank's values to name one.
+/// What the ranks found when agreeing (find_disagreement); the same on every rank.
+struct agreement {
+  int differing = -1;          ///< index in the list of the first value a rank passes unlike rank 0 (-1: none)
+  int differing_rank = -1;     ///< the first rank that passes it otherwise
+  std::int64_t rank0_value = 0, other_value = 0;  ///< rank 0's value and that rank's
+  int failed_rank = -1;        ///< the lowest rank with a local error (-1: none)
+  std::string failed_text;     ///< the first 200 bytes of its local error
+  std::int64_t from_root = 0;  ///< rank 0's root_word
+  /// No value differs and no rank has a local error.
+  bool agreed() const { return differing < 0 && failed_rank < 0; }
+};
+
+/// Collective over comm: every rank passes the same list (names and order) and its own
+/// `local_error` (a problem only that rank can see; empty: none), and rank 0's root_word
+/// (below INT64_MAX) reaches every rank. One reduction of 2 n + 2 words, the same at any
+/// rank count; only when something differs or failed, one gather of every rank's values
+/// (O(P) words, to name the argument and the rank alike everywhere).
+agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
+                            std::int64_t root_word = 0);
+
+/// Collective over comm (find_disagreement): throws prism::invalid_argument on every rank
+/// naming the first argument whose value differs from rank 0's and the rank that differs,
+/// or the first rank whose `local_error` is not empty (e.g. its buffer). Returns normally
+/// on all ranks otherwise.
 void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error);
 
 }  // namespace prism::mpi

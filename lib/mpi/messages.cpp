@@ -9,7 +9,7 @@ const test_fault& fault_hook() { return detail::process_environment().fault.get(
 
 int lowest_failed(MPI_Comm comm, int me, bool failed) {
   int mine = failed ? me : INT_MAX, lowest = INT_MAX;
-  check_mpi(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  control_allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
   return lowest == INT_MAX ? -1 : lowest;
 }
 
