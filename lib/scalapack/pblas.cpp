@@ -110,47 +110,37 @@ bool verbose_on() { return prism::detail::process_environment().verbose.get() > 
 
 bool threads_from_env() { return !prism::detail::process_environment().num_threads.empty(); }
 
-namespace {
-
-// A 64-bit digest of the global arguments (splitmix64 steps), so that agreeing costs three
-// words per process; the values themselves are exchanged only when the digests differ.
-// (Differing values with one digest, a 2^-64 chance per pair, would pass as agreed.)
-std::int64_t digest(const std::vector<global_arg>& args) {
-  std::uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (const global_arg& x : args) {
-    h ^= std::uint64_t(x.value) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    h ^= h >> 31;
-  }
-  return std::int64_t(h);
+// Step 1's agreement: one reduction of every global argument's least and greatest value,
+// the local INFOs and grid rank 0's route (lib/mpi/comm.hpp: the same few hundred bytes at
+// any grid size); only when something differs or failed, a gather names the argument.
+// Example: grid rank 2 alone passes m = 5, every check passes: differing = -3 everywhere.
+agreement agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine) {
+  std::vector<mpi::agreed> values;
+  values.reserve(args.size());
+  for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
+  const mpi::agreement a =
+      mpi::find_disagreement(g.comm, values, local_info != 0 ? "INFO " + std::to_string(local_info) : "", std::int64_t(mine));
+  agreement out;
+  out.chosen = route(a.from_root);
+  out.failed_somewhere = a.failed_rank >= 0;
+  if (!out.failed_somewhere && a.differing >= 0) out.differing = args[std::size_t(a.differing)].info;
+  return out;
 }
 
-}  // namespace
+void report(int ctxt, const char* name, int info) { PB_Cabort(ctxt, const_cast<char*>(name), info); }
 
-// Step 1's agreement: returns the INFO every grid process reports (0: go on) and grid
-// rank 0's route. One MPI_Allgather of (local INFO, route, digest); a second one of all the
-// values only when some digest differs (every process sees the same digests, so all take
-// it or none). Example: grid rank 2 alone passes m = 5: every process reports -3.
-int agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine, route& chosen) {
-  const std::size_t P = g.world.size();
-  std::int64_t v[3] = {local_info, std::int64_t(mine), digest(args)};
-  std::vector<std::int64_t> all(3 * P);
-  check_mpi(MPI_Allgather(v, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, g.comm), "MPI_Allgather");
-  chosen = route(all[1]);
-  for (std::size_t r = 0; r < P; ++r)
-    if (all[r * 3] != 0) return int(all[r * 3]);
-  bool same = true;
-  for (std::size_t r = 1; r < P; ++r) same = same && all[r * 3 + 2] == all[2];
-  if (same) return 0;
-  const std::size_t n = args.size();
-  std::vector<std::int64_t> mine_v(n), values(n * P);
-  for (std::size_t i = 0; i < n; ++i) mine_v[i] = args[i].value;
-  check_mpi(MPI_Allgather(mine_v.data(), int(n), MPI_INT64_T, values.data(), int(n), MPI_INT64_T, g.comm), "MPI_Allgather");
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t r = 1; r < P; ++r)
-      if (values[r * n + i] != values[i]) return args[i].info;
-  return 0;  // not reached: differing digests mean some value differs
+// A process whose checks failed reports before anything collective, as the reference does
+// (whose PB_Cabort usually ends the job right there); under a PB_Cabort that returns (a
+// tester's), it still joins the agreement, so that the processes whose checks passed learn
+// of it and return instead of waiting for it in the exchange.
+bool stop_after_checks(const grid& g, int ctxt, const char* name, int info, const std::vector<global_arg>& args,
+                       route& chosen) {
+  if (info != 0) report(ctxt, name, info);
+  const agreement a = agree(g, info, args, route_from_env());
+  chosen = a.chosen;
+  if (info != 0 || a.failed_somewhere) return true;
+  if (a.differing != 0) report(ctxt, name, a.differing);
+  return a.differing != 0;
 }
 
 // Per-process buffers kept between calls (grown when a call needs more).

@@ -19,10 +19,11 @@
 #include <vector>
 
 extern "C" {
-// From the ScaLAPACK library the program loads (BLACS and PBLAS's error handler).
+// From the ScaLAPACK library the program loads (BLACS), and PBLAS's error handler: the
+// program's own PB_Cabort when it defines one (PBLAS's testers do), else ScaLAPACK's.
 void Cblacs_gridinfo(int ctxt, int* nprow, int* npcol, int* myrow, int* mycol);
 void Cigsum2d(int ctxt, const char* scope, const char* top, int m, int n, int* A, int lda, int rdest, int cdest);
-void pxerbla_(const int* ictxt, const char* srname, const int* info, std::size_t srname_len);
+void PB_Cabort(int ictxt, char* rout, int info);
 }
 
 namespace prism::scalapack {
@@ -88,9 +89,27 @@ struct global_arg {
   int info;            ///< the INFO reported when processes differ in it
 };
 
-/// Agrees arguments over the grid: returns the INFO every grid process reports (0: go on)
-/// and sets `chosen` to grid rank 0's route (see pblas.cpp).
-int agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine, route& chosen);
+/// What the grid agreed on a call's arguments (see agree in pblas.cpp).
+struct agreement {
+  bool failed_somewhere = false;  ///< some grid process's own checks failed (that process reported)
+  int differing = 0;              ///< else the INFO of the first argument processes pass differently (0: none)
+  route chosen = route::automatic;  ///< grid rank 0's PRISM_SCALAPACK_ROUTE
+};
+
+/// Agrees a call over the grid (collective): whether any process's checks failed, the first
+/// argument that differs between processes, and grid rank 0's route.
+agreement agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine);
+
+/// Reports INFO for routine `name` (e.g. "PDGEMM") as reference PBLAS does: PB_Cabort(ctxt,
+/// name, info), which prints and ends the job unless the program replaced it.
+void report(int ctxt, const char* name, int info);
+
+/// Step 1's end on a grid process, after its own checks gave `info`: reports a failed check
+/// at once, as PBLAS does; then agrees over the grid (sets `chosen`). True when the call must
+/// stop with C untouched: this or another process's checks failed (each reported its own
+/// INFO), or the processes pass different arguments (every process reports the first).
+bool stop_after_checks(const grid& g, int ctxt, const char* name, int info, const std::vector<global_arg>& args,
+                       route& chosen);
 
 /// Per-process buffers kept between calls (grown when a call needs more).
 std::byte* arena(std::size_t bytes);

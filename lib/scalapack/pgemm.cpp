@@ -3,11 +3,13 @@
 // or forwarded to the real ScaLAPACK (docs/distributed.md "Behind ScaLAPACK's p?gemm_").
 //
 // One call, on every process of the BLACS grid:
-//  1. Arguments are checked as reference PBLAS checks them (PB_Cchkmat: the same INFO
-//     numbers), then agreed over the grid by one MPI_Allgather of a digest: the first grid process
-//     with an error, or the first argument that differs between processes, gives every
-//     process the same INFO, reported through pxerbla_ (which the program may replace);
-//     C is untouched and nobody waits. (Reference PBLAS aborts the job after its message.)
+//  1. Arguments are checked as reference PBLAS checks them (pdgemm_.c's order, PB_Cchkmat's
+//     INFO numbers); a process whose checks fail reports its INFO as PBLAS does, through
+//     PB_Cabort (the program's own if it has one, as PBLAS's testers do; ScaLAPACK's prints
+//     and ends the job). Then the call is agreed over the grid (pblas.cpp): when any
+//     process's checks failed, every process returns (only those report), and when the
+//     processes pass different arguments, every one reports the first of them; either way C
+//     is untouched and nobody waits.
 //  2. m = 0 or n = 0 returns; alpha = 0 or k = 0 scales C (beta = 0: zeros, C unread).
 //  3. Route (grid rank 0's PRISM_SCALAPACK_ROUTE): backend, prism, or auto — prism when
 //     its modelled time under this layout is below ScaLAPACK's by the measured margin
@@ -310,7 +312,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   }
   const char* name = routine_name<T>();
   if (nprow == -1) {  // not in the grid: nobody to agree with
-    pxerbla_(&ctxt, name, &info, std::strlen(name));
+    report(ctxt, name, info);
     return;
   }
   const grid* g = grid_of(ctxt, nprow, npcol, myrow, mycol);
@@ -326,11 +328,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   for (auto [d, pos] : {std::pair{&a.da, 10}, std::pair{&a.db, 14}, std::pair{&a.dc, 19}})
     for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({d->e[e], -(pos * descmult + 1 + e)});
   route chosen = route::automatic;
-  info = agree(*g, info, args, route_from_env(), chosen);
-  if (info != 0) {
-    pxerbla_(&ctxt, name, &info, std::strlen(name));
-    return;
-  }
+  if (stop_after_checks(*g, ctxt, name, info, args, chosen)) return;
   // (2) quick returns, as the reference.
   if (a.m == 0 || a.n == 0) return;
   if (*alpha == T(0) || a.k == 0) {

@@ -5,9 +5,9 @@
 //
 // One call, on every process of the BLACS grid:
 //  1. Arguments are checked as reference PBLAS checks them (pdsyrk_.c: UPLO -1, TRANS -2,
-//     then PB_Cchkmat on sub(A), descriptor argument 9, and sub(C), argument 14), then
-//     agreed over the grid as p?gemm_'s are (pblas.hpp): every process reports the same
-//     INFO through pxerbla_, C untouched, nobody waits.
+//     then PB_Cchkmat on sub(A), descriptor argument 9, and sub(C), argument 14), reported
+//     through PB_Cabort and agreed over the grid as p?gemm_'s are (pblas.hpp,
+//     stop_after_checks): C untouched, nobody waits.
 //  2. n = 0, or (alpha = 0 or k = 0) with beta = 1, returns; alpha = 0 or k = 0 scales the
 //     triangle (beta = 0: zeros, C unread; herk: the diagonal made real).
 //  3. Route as p?gemm_ (PRISM_SCALAPACK_ROUTE of grid rank 0): prism when the scheme's
@@ -552,7 +552,7 @@ void prk(void* self, const void* const* raw) {
   int info = check(a, complex_v<T>, nprow, npcol, myrow, mycol);
   const std::string name = routine_name<T>(OP);
   if (nprow == -1) {  // not in the grid: nobody to agree with
-    pxerbla_(&ctxt, name.c_str(), &info, name.size());
+    report(ctxt, name.c_str(), info);
     return;
   }
   const grid* g = grid_of(ctxt, nprow, npcol, myrow, mycol);
@@ -567,11 +567,7 @@ void prk(void* self, const void* const* raw) {
   for (auto [d, pos] : {std::pair{&a.da, 9}, std::pair{&a.dc, 14}})
     for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({d->e[e], -(pos * descmult + 1 + e)});
   route chosen = route::automatic;
-  info = agree(*g, info, args, route_from_env(), chosen);
-  if (info != 0) {
-    pxerbla_(&ctxt, name.c_str(), &info, name.size());
-    return;
-  }
+  if (stop_after_checks(*g, ctxt, name.c_str(), info, args, chosen)) return;
   // (2) quick returns, as the reference.
   if (a.n == 0 || ((alpha == T(0) || a.k == 0) && beta == T(1))) return;
   if (alpha == T(0) || a.k == 0) {

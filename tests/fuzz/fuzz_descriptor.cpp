@@ -2,8 +2,8 @@
 // descriptor checks (libprism_scalapack's pdgemm_, route prism) on a 1 x 1 BLACS grid.
 // Input bytes give trans letters, m, n, k, the six offsets and the three descriptors
 // (9- or 11-entry, any DTYPE, context, sizes, blocks, sources, LLD), small values with
-// occasional negatives. Each call either reports an INFO through pxerbla_ (this program's,
-// which records it) with C untouched, or computes sub(C) = alpha op(sub(A)) op(sub(B)) +
+// occasional negatives. Each call either reports an INFO through PB_Cabort (this program's,
+// which records it and returns, as PBLAS's testers' does) with C untouched, or computes sub(C) = alpha op(sub(A)) op(sub(B)) +
 // beta sub(C) within the componentwise bound with the rest of C untouched (on one process
 // every operand is held whole, local = global with the descriptor's LLD). The buffers
 // are as large as the descriptors say, so a valid call stays inside them.
@@ -52,9 +52,10 @@ struct bytes {
 
 }  // namespace
 
-// The program's own pxerbla_ (PBLAS lets a program replace it): records the INFO.
-extern "C" __attribute__((visibility("default"))) void pxerbla_(const int*, const char*, const int* info, std::size_t) {
-  g_info = *info;
+// The program's own PB_Cabort (PBLAS's error handler, which PBLAS's testers replace too):
+// records the INFO and returns.
+extern "C" __attribute__((visibility("default"))) void PB_Cabort(int, char*, int info) {
+  g_info = info;
   ++g_reports;
 }
 
@@ -108,7 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   pdgemm_(&ta, &tb, &m, &n, &k, &alpha, A.data(), &off[0], &off[1], desc[0], B.data(), &off[2], &off[3], desc[1], &beta,
           C.data(), &off[4], &off[5], desc[2]);
   if (g_reports > 0) {
-    if (g_info >= 0) finding("pxerbla_ called with INFO >= 0");
+    if (g_reports > 1) finding("PB_Cabort called more than once");
+    if (g_info >= 0) finding("PB_Cabort called with INFO >= 0");
     for (std::size_t i = 0; i < C.size(); ++i)
       if (!(C[i] == C0[i]) && !(std::isnan(C[i]) && std::isnan(C0[i]))) finding("an invalid call wrote C");
     return 0;

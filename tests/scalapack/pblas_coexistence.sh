@@ -13,7 +13,11 @@
 #    reproduction: PZBLAS3TST.dat tests only PZSYRK and PZHERK, with offsets, odd blocks and
 #    complex alpha, beta, on a 2 x 2, 1 x 4, 3 x 1 and 2 x 3 grid; PDBLAS3TST.dat is its real
 #    translation for PDSYRK), on as many ranks as the largest grid, run plainly and with each
-#    LIB preloaded: the table of passed / failed / skipped per routine must be the plain one.
+#    LIB preloaded: the table of passed / failed / skipped per routine must be the plain one,
+#    and so must the verdicts the table leaves out, line for line: the error-exit checks
+#    ("ERROR CODE RETURNED = X SHOULD HAVE BEEN Y", printed when every process saw a wrong
+#    INFO for a bad argument) and the input-only argument checks ("Input-only parameter
+#    check: ROUTINE PASSED / FAILED").
 #    The testers read one local uninitialized (IERR(5) of p?blas3tst.f, when no routine taking
 #    a B operand ran before in that test), so a table can depend on what was left on the
 #    stack before main. Each pair therefore also runs with CLEAN_STACK_LIB preloaded (it zeroes
@@ -83,6 +87,12 @@ table() {
   grep -E '^ +\| +P[SDCZ][A-Z0-9]+ ' "$dir/$name.out" | tr -d '|' | tr -s ' ' | sed 's/^ //'
 }
 
+# verdicts OUTPUT: the error-exit and input-only check lines of a tester's output, in order,
+# blanks squeezed.
+verdicts() {
+  grep -E 'ERROR CODE RETURNED|Input-only parameter check' "$1" | tr -s ' ' | sed 's/^ //'
+}
+
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rm -rf "$out"
 for p in d z; do
@@ -108,6 +118,13 @@ for p in d z; do
       echo "$cleaned" | grep -v ' 0 0 0 0$'
       reference=$cleaned
     fi
+    said=$(verdicts "$dir/plain.out")
+    echo "    plain: $(echo "$said" | grep -c 'Input-only') input-only checks ($(echo "$said" | grep -c 'Input-only.*PASSED') passed)," \
+         "$(echo "$said" | grep -c 'ERROR CODE') error-exit checks with a wrong INFO"
+    if [ "$said" != "$(verdicts "$dir/clean.out")" ]; then
+      fail "$what: the clean-stack run gives other error-exit or input-only verdicts than the plain one:"
+      diff <(echo "$said") <(verdicts "$dir/clean.out") | grep '^[<>]' | head -20
+    fi
     for lib in "${libs[@]}"; do
       name=$(basename "$lib" .so)
       if ! got=$(table "$tester" "$dir" "$name" "$lib"); then
@@ -118,6 +135,12 @@ for p in d z; do
       else
         fail "$what with $name preloaded gives another table:"
         diff <(echo "$reference") <(echo "$got") | grep '^[<>]'
+      fi
+      if [ "$(verdicts "$dir/$name.out")" = "$said" ]; then
+        echo "    $name preloaded: the same error-exit and input-only verdicts"
+      else
+        fail "$what with $name preloaded gives other error-exit or input-only verdicts (first 20 differences):"
+        diff <(echo "$said") <(verdicts "$dir/$name.out") | grep '^[<>]' | head -20
       fi
     done
   done

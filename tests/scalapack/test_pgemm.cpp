@@ -21,13 +21,15 @@
 // rows included, and all of A and B bitwise unchanged.
 //
 // Invalid arguments (kErrorCases), on a grid of all NP processes and on one that leaves
-// world rank 0 out: every grid process's pxerbla_ (this program's, below) sees srname
-// "PDGEMM" etc. and the INFO the reference PBLAS computes (PB_Cchkmat numbering), C is
-// untouched, an error on some processes only is reported on all (the first grid rank's),
-// and arguments that differ between processes are reported everywhere instead of hanging.
-// The expected numbers are checked against the real routine on every run too, where all
-// processes share the error: its PB_Cabort calls Cblacs_abort, which this program also
-// replaces, and then returns.
+// world rank 0 out. PBLAS reports an invalid argument through PB_Cabort, which this program
+// replaces as PBLAS's own testers do (it records the call and returns instead of ending the
+// job); both prism's routine and the real one must call it exactly as the reference does:
+// once, on each process whose own arguments are invalid, with routine "PDGEMM" etc. and the
+// INFO of PB_Cchkmat's numbering, C untouched. An error on some processes only is reported
+// by those alone (each its own INFO) while the others return at once instead of waiting,
+// and arguments that differ between processes (each valid where it is) are reported by
+// every process with the first differing argument. The expected numbers are checked against
+// the real routine on every run too, where all processes share the error.
 //
 // Options: --cases=N (1000), --seed=S, --list (print the cases and stop), --inject=KIND
 // (corrupt prism's result on purpose to see the checks fire; see g_inject). The harness
@@ -89,25 +91,15 @@ void psgemm_(PGEMM_PARAMS);
 void pdgemm_(PGEMM_PARAMS);
 void pcgemm_(PGEMM_PARAMS);
 void pzgemm_(PGEMM_PARAMS);
-// Defined below: ScaLAPACK's error handler (Fortran: ICTXT, SRNAME, INFO, hidden length).
-void pxerbla_(int* ictxt, const char* srname, int* info, size_t srname_len);
+// Defined below: PBLAS's error handler (PBLAS/SRC/PTOOLS/PB_Cabort.c), as PBLAS's testers
+// replace it, and BLACS's abort.
+void PB_Cabort(int ictxt, char* rout, int info);
+void Cblacs_abort(int ictxt, int errornum);
 }
 
 using pgemm_fn = void (*)(PGEMM_PARAMS);
 
 namespace {
-
-// ---------------------------------------------------------------------------------------
-// pxerbla_ records
-
-/// The last pxerbla_ call this process saw, and how many it saw.
-struct XerblaRecord {
-  long calls = 0;
-  int info = 0;
-  int ictxt = 0;
-  char srname[16] = {};
-};
-XerblaRecord g_xerbla;
 
 // Where diagnostics go when fd 2 is redirected (the watchdog writes there), and the case
 // that is running (for the watchdog's message).
@@ -117,38 +109,38 @@ int g_rank = 0;
 
 }  // namespace
 
-/// ScaLAPACK's error handler, replaced by this program: records the call instead of printing.
-extern "C" void pxerbla_(int* ictxt, const char* srname, int* info, size_t srname_len) {
-  ++g_xerbla.calls;
-  g_xerbla.info = info != nullptr ? *info : 0;
-  g_xerbla.ictxt = ictxt != nullptr ? *ictxt : 0;
-  // A Fortran string: srname_len characters, blank-padded, not NUL-terminated.
-  size_t n = std::min(srname_len, sizeof g_xerbla.srname - 1);
-  while (n > 0 && (srname[n - 1] == ' ' || srname[n - 1] == '\0')) --n;
-  std::memcpy(g_xerbla.srname, srname, n);
-  g_xerbla.srname[n] = '\0';
-}
-
 namespace {
-/// The reference PBLAS's Cblacs_abort calls while `catching` (an invalid call made on
-/// purpose to the real routine), with the last INFO.
+/// The PB_Cabort calls this process saw while `catching` (invalid calls made on purpose),
+/// with the last one's routine and INFO.
 struct AbortRecord {
   bool catching = false;
   long calls = 0;
   int info = 0;
+  char rout[16] = {};
 };
 AbortRecord g_abort;
 }  // namespace
 
-/// BLACS's abort, replaced by this program: PB_Cabort (the reference PBLAS's reaction to an
-/// invalid argument) calls it and then returns, so while g_abort.catching the real routine's
-/// INFO is recorded and the call returns; otherwise the real Cblacs_abort ends the job.
-extern "C" void Cblacs_abort(int ictxt, int errornum) {
+/// PBLAS's error handler, replaced as PBLAS's testers replace it: while g_abort.catching it
+/// records the call and returns (the routine then returns, C untouched); any other call is
+/// an error nobody expected, which ends the job through Cblacs_abort as PBLAS's would.
+extern "C" void PB_Cabort(int ictxt, char* rout, int info) {
   if (g_abort.catching) {
     ++g_abort.calls;
-    g_abort.info = errornum;
+    g_abort.info = info;
+    std::snprintf(g_abort.rout, sizeof g_abort.rout, "%s", rout != nullptr ? rout : "");
     return;
   }
+  char msg[700];
+  const int n = std::snprintf(msg, sizeof msg, "test_pgemm: rank %d: PB_Cabort(%d, %s, %d) in %s\n", g_rank, ictxt,
+                              rout != nullptr ? rout : "?", info, g_current);
+  (void)!write(g_err_fd, msg, std::size_t(std::max(0, std::min(n, int(sizeof msg) - 1))));
+  Cblacs_abort(ictxt, info);
+}
+
+/// BLACS's abort, replaced by this program to name the case that was running; then the
+/// real Cblacs_abort ends the job.
+extern "C" void Cblacs_abort(int ictxt, int errornum) {
   char msg[700];
   const int n = std::snprintf(msg, sizeof msg, "test_pgemm: rank %d: Cblacs_abort(%d, %d) in %s\n", g_rank, ictxt,
                               errornum, g_current);
@@ -728,15 +720,19 @@ enum { DTYPE = 0, CTXT = 1, DM = 2, DN = 3, MB = 4, NB = 5, RSRC = 6, CSRC = 7, 
 /// One invalid call: how to break the base call on this process, and the INFO expected.
 struct ErrorCase {
   const char* what;
-  int expected;
+  int expected;  // the INFO every process reports (unless `only` says otherwise)
   // uniform: every process has the same local error, so the real routine runs too and must
   // report `expected` (checks this list against the reference). Otherwise the processes
   // disagree (an error on some only, or arguments that differ): the reference would hang
-  // or abort, so only prism runs, and it must report `expected` on every process.
+  // or abort, so only prism runs.
   bool uniform;
   int min_procs;  // the case needs a grid with at least this many processes
   // Breaks b for the process with grid rank `me` of `count`.
   void (*breaks)(BadCall& b, const Grid& g, int me, int count, int other_ctxt);
+  // An error on some processes only: the INFO process `me` of `count` reports, its own as
+  // PBLAS computes it (0: its checks pass, it reports nothing and returns). nullptr: every
+  // process reports `expected`.
+  int (*only)(int me, int count) = nullptr;
 };
 
 // Expected INFO, from the reference PBLAS (PBLAS/SRC/pdgemm_.c, PTOOLS/PB_Cchkmat.c):
@@ -749,7 +745,7 @@ struct ErrorCase {
 //  - an invalid DESCA context (Cblacs_gridinfo gives nprow = -1): -(1001 + CTXT) = -1002;
 //  - several errors: the smallest position wins (PB_Cchkmat keeps the minimum, with scalar
 //    positions scaled by 100: n < 0 (400) beats DESCA MB = 0 (1005): -4).
-// The uniform ones are checked against the real routine on every run (see Cblacs_abort).
+// The uniform ones are checked against the real routine on every run (see PB_Cabort).
 const ErrorCase kErrorCases[] = {
     {"transa = 'X'", -1, true, 1, [](BadCall& b, const Grid&, int, int, int) { b.ta = 'X'; }},
     {"transb = 'q'", -2, true, 1, [](BadCall& b, const Grid&, int, int, int) { b.tb = 'q'; }},
@@ -779,22 +775,25 @@ const ErrorCase kErrorCases[] = {
      [](BadCall& b, const Grid&, int, int, int) { b.n = -1; b.A.desc[MB] = 0; }},
     {"DESCA LLD = LOCr - 1 on every process", -1011, true, 1,
      [](BadCall& b, const Grid&, int, int, int) { b.A.desc[LLD] = b.A.locr - 1; }},
-    // An error on some processes only: everyone reports it.
-    {"DESCA LLD = LOCr - 1 on the last grid process only", -1011, false, 1,
+    // An error on some processes only (LLD is local): those report it, as PBLAS does, and
+    // the others return without reporting, C untouched, instead of waiting for them.
+    {"DESCA LLD = LOCr - 1 on the last grid process only", 0, false, 1,
      [](BadCall& b, const Grid&, int me, int count, int) {
        if (me == count - 1) b.A.desc[LLD] = b.A.locr - 1;
-     }},
-    {"DESCC LLD = LOCr - 1 on the first grid process only", -1911, false, 1,
+     },
+     [](int me, int count) { return me == count - 1 ? -1011 : 0; }},
+    {"DESCC LLD = LOCr - 1 on the first grid process only", 0, false, 1,
      [](BadCall& b, const Grid&, int me, int, int) {
        if (me == 0) b.C.desc[LLD] = b.C.locr - 1;
-     }},
-    // Different errors on different processes: the first grid rank's INFO is everyone's
-    // (rank 0's -1911, not the smaller position -1011 of the last rank).
-    {"DESCC LLD too small on grid rank 0, DESCA LLD too small on the last", -1911, false, 2,
+     },
+     [](int me, int) { return me == 0 ? -1911 : 0; }},
+    // Different errors on different processes: each reports its own.
+    {"DESCC LLD too small on grid rank 0, DESCA LLD too small on the last", 0, false, 2,
      [](BadCall& b, const Grid&, int me, int count, int) {
        if (me == 0) b.C.desc[LLD] = b.C.locr - 1;
        if (me == count - 1) b.A.desc[LLD] = b.A.locr - 1;
-     }},
+     },
+     [](int me, int count) { return me == 0 ? -1911 : me == count - 1 ? -1011 : 0; }},
     // Arguments that differ between processes (each valid where it is): reported everywhere
     // with the argument's position.
     {"m = 15 on grid rank 1 only (16 elsewhere)", -3, false, 2,
@@ -859,54 +858,48 @@ int run_error_cases(const Grid& g, int other_ctxt, const pgemm_fn real[4], int* 
       fn(&b.ta, &b.tb, &b.m, &b.n, &b.k, &b.alpha, b.A.v.data(), &b.ia, &b.ja, b.A.desc, b.B.v.data(), &b.ib, &b.jb,
          b.B.desc, &b.beta, b.C.v.data(), &b.ic, &b.jc, b.C.desc);
     };
-    if (uniform) {  // the reference: PB_Cabort -> Cblacs_abort (caught below) -> return
+    // One side's call: PB_Cabort (this program's) must be called once with (routine,
+    // expected) on this process, or not at all when expected is 0; C untouched either way.
+    auto check = [&](pgemm_fn fn, const char* side) {
       BadCall b = base_call(g);
       breaks(b);
       const std::vector<double> c0 = b.C.v;
       const long before = g_abort.calls;
-      // PB_Cwarn's messages for these deliberate errors (6 lines per process) go nowhere.
+      g_abort.info = 0;
+      g_abort.rout[0] = '\0';
+      msg[0] = '\0';
+      // PB_Cwarn's messages for these deliberate errors (the reference's) go nowhere.
       std::fflush(stderr);
       const int saved = dup(2), null = open("/dev/null", O_WRONLY);
       if (null >= 0) dup2(null, 2);
       g_abort.catching = true;
-      call(real[t], b);
+      call(fn, b);
       g_abort.catching = false;
       std::fflush(stderr);
       if (saved >= 0) dup2(saved, 2);
       if (saved >= 0) close(saved);
       if (null >= 0) close(null);
-      if (g_abort.calls != before + 1)
-        std::snprintf(msg, sizeof msg, "the reference called Cblacs_abort %ld times, not once", g_abort.calls - before);
-      else if (g_abort.info != expected)
-        std::snprintf(msg, sizeof msg, "the reference reports INFO %d, this test expects %d (fix kErrorCases)",
-                      g_abort.info, expected);
-      else if (std::memcmp(b.C.v.data(), c0.data(), c0.size() * sizeof(double)) != 0)
-        std::snprintf(msg, sizeof msg, "the reference changed C");
-      if (msg[0] != '\0') fail("ScaLAPACK");
-    }
-    if (PGEMM_WITH_PRISM) {
-      BadCall b = base_call(g);
-      breaks(b);
-      const std::vector<double> c0 = b.C.v;
-      const long before = g_xerbla.calls;
-      g_xerbla.info = 0;
-      g_xerbla.srname[0] = '\0';
-      msg[0] = '\0';
-      call(linked_fn(type), b);
-      if (g_xerbla.calls != before + 1)
-        std::snprintf(msg, sizeof msg, "pxerbla_ called %ld times, not once (is this program's pxerbla_ the one used?)",
-                      g_xerbla.calls - before);
-      else if (g_xerbla.info != expected || std::strcmp(g_xerbla.srname, expected_name) != 0)
-        std::snprintf(msg, sizeof msg, "pxerbla_(\"%s\", %d), expected (\"%s\", %d)", g_xerbla.srname, g_xerbla.info,
-                      expected_name, expected);
+      const long calls = g_abort.calls - before;
+      if (expected != 0 && calls != 1)
+        std::snprintf(msg, sizeof msg, "PB_Cabort called %ld times, not once (is this program's PB_Cabort the one used?)",
+                      calls);
+      else if (expected == 0 && calls != 0)
+        std::snprintf(msg, sizeof msg, "PB_Cabort(\"%s\", %d) on a process whose arguments are valid", g_abort.rout,
+                      g_abort.info);
+      else if (expected != 0 && (g_abort.info != expected || std::strcmp(g_abort.rout, expected_name) != 0))
+        std::snprintf(msg, sizeof msg, "PB_Cabort(\"%s\", %d), expected (\"%s\", %d)%s", g_abort.rout, g_abort.info,
+                      expected_name, expected, fn == real[t] ? " (fix kErrorCases)" : "");
       else if (std::memcmp(b.C.v.data(), c0.data(), c0.size() * sizeof(double)) != 0)
         std::snprintf(msg, sizeof msg, "C changed by an invalid call");
-      if (msg[0] != '\0') fail("prism");
-    }
+      if (msg[0] != '\0') fail(side);
+    };
+    if (uniform) check(real[t], "ScaLAPACK");  // the reference: PB_Cabort (this program's), then return
+    if (PGEMM_WITH_PRISM) check(linked_fn(type), "prism");
   };
   for (const ErrorCase& e : kErrorCases) {
     if (count < e.min_procs) continue;
-    one(e.what, e.expected, e.uniform, 'd', [&](BadCall& b) { e.breaks(b, g, me, count, other_ctxt); });
+    const int expected = e.only != nullptr ? e.only(me, count) : e.expected;
+    one(e.what, expected, e.uniform, 'd', [&](BadCall& b) { e.breaks(b, g, me, count, other_ctxt); });
   }
   // The other precisions name themselves.
   for (char t : {'s', 'c', 'z'}) one("transa = 'X'", -1, true, t, [](BadCall& b) { b.ta = 'X'; });
@@ -1053,19 +1046,16 @@ int main(int argc, char** argv) {
       std::printf("test_pgemm: np %d; p?gemm_ under test from %s\n", np, located && where.dli_fname ? where.dli_fname : "?");
     }
   }
-  // This program's pxerbla_ must be the one every library's reference resolves to.
-  if (dlsym(RTLD_DEFAULT, "pxerbla_") != reinterpret_cast<void*>(&pxerbla_)) {
-    std::printf("test_pgemm: FAIL: pxerbla_ resolves to %p, not this program's %p (link with "
-                "-Wl,--export-dynamic-symbol=pxerbla_)\n",
-                dlsym(RTLD_DEFAULT, "pxerbla_"), reinterpret_cast<void*>(&pxerbla_));
-    ++fails;
-  }
-  // And its Cblacs_abort (for the reference's invalid calls; the real one ends the job).
-  if (dlsym(RTLD_DEFAULT, "Cblacs_abort") != reinterpret_cast<void*>(&Cblacs_abort)) {
-    std::printf("test_pgemm: FAIL: Cblacs_abort is not this program's (link with "
-                "-Wl,--export-dynamic-symbol=Cblacs_abort)\n");
-    ++fails;
-  }
+  // This program's PB_Cabort must be the one every library's reference resolves to (as a
+  // PBLAS tester's is), and its Cblacs_abort (which names the case of an unexpected abort).
+  for (auto [name, fn] : {std::pair<const char*, void*>{"PB_Cabort", reinterpret_cast<void*>(&PB_Cabort)},
+                          std::pair<const char*, void*>{"Cblacs_abort", reinterpret_cast<void*>(&Cblacs_abort)}})
+    if (dlsym(RTLD_DEFAULT, name) != fn) {
+      std::printf("test_pgemm: FAIL: %s resolves to %p, not this program's %p (link with "
+                  "-Wl,--export-dynamic-symbol=%s)\n",
+                  name, dlsym(RTLD_DEFAULT, name), fn, name);
+      ++fails;
+    }
   if (fails != 0) MPI_Abort(MPI_COMM_WORLD, 1);
 
   // --grids PRxPC,...: only those grid shapes (many processes, few grids), and no

@@ -17,9 +17,11 @@
 // (sub(C)'s other triangle, outside sub(C), LLD padding) bitwise as before, A untouched.
 //
 // Invalid arguments: bad UPLO, TRANS (TRANS = 'T' for herk, 'C' for a complex syrk), N < 0,
-// IA < 1, a descriptor's MB < 1 (A and C): prism's INFO equals the real routine's (its
-// PB_Cabort calls Cblacs_abort, which this program replaces) on every process, and C is
-// untouched; N differing on grid rank 0 alone: every process reports -3, nobody hangs.
+// IA < 1, a descriptor's MB < 1 (A and C): prism reports through PB_Cabort exactly what the
+// real routine reports (this program replaces PB_Cabort as PBLAS's testers do: it records
+// the call and returns), once on every process, and C is untouched; DESCC's LLD too small
+// on grid rank 0 alone: rank 0 alone reports it (-1411), the others return, nobody hangs;
+// N differing on grid rank 0 alone: every process reports -3.
 //
 // The ctest entries at np >= 4 set PRISM_SMALL_FLOPS=0, so that every local product of the
 // rank-k executor is planned as a large call's would be.
@@ -67,14 +69,12 @@ void pcsyrk_(PRK_PARAMS);
 void pzsyrk_(PRK_PARAMS);
 void pcherk_(PRK_PARAMS);
 void pzherk_(PRK_PARAMS);
-void pxerbla_(int* ictxt, const char* srname, int* info, size_t srname_len);
+void PB_Cabort(int ictxt, char* rout, int info);
 }
 
 using prk_fn = void (*)(PRK_PARAMS);
 
 namespace {
-int g_xerbla_info = 0;
-long g_xerbla_calls = 0;
 bool g_catching = false;
 int g_abort_info = 0;
 long g_abort_calls = 0;
@@ -82,21 +82,15 @@ int g_rank = 0;
 const char* g_current = "setup";  // the case running, for the abort message
 }  // namespace
 
-/// ScaLAPACK's error handler, replaced: records the INFO instead of printing.
-extern "C" void pxerbla_(int*, const char*, int* info, size_t) {
-  ++g_xerbla_calls;
-  g_xerbla_info = info != nullptr ? *info : 0;
-}
-
-/// BLACS's abort, replaced: while catching (an invalid call made on purpose to the real
-/// routine) records the INFO and returns; otherwise ends the job.
-extern "C" void Cblacs_abort(int, int errornum) {
+/// PBLAS's error handler, replaced as PBLAS's testers replace it: while catching (invalid
+/// calls made on purpose) records the INFO and returns; otherwise ends the job.
+extern "C" void PB_Cabort(int, char* rout, int info) {
   if (g_catching) {
     ++g_abort_calls;
-    g_abort_info = errornum;
+    g_abort_info = info;
     return;
   }
-  std::fprintf(stdout, "test_psyrk: rank %d: unexpected Cblacs_abort(%d) in %s\n", g_rank, errornum, g_current);
+  std::fprintf(stdout, "test_psyrk: rank %d: unexpected PB_Cabort(%s, %d) in %s\n", g_rank, rout, info, g_current);
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -288,8 +282,9 @@ int run_case(const Case& c, const Grid& g, prk_fn real, prk_fn mine, const char*
   return fails;
 }
 
-// Invalid arguments on grid g: prism's INFO equals the real routine's, C untouched; then N
-// differing on grid rank 0 only: every process reports -3.
+// Invalid arguments on grid g: prism reports the real routine's INFO, C untouched; then
+// DESCC's LLD too small on grid rank 0 only: only rank 0 reports; then N differing on grid
+// rank 0 only: every process reports -3.
 int error_cases(const Grid& g, prk_fn real, prk_fn mine, bool herk, bool cplx, const char* name) {
   int fails = 0;
   Local<double> A = make_local<double>(g, 8, 8, 2, 3, 0, 0, 0), C = make_local<double>(g, 8, 8, 3, 2, 0, 0, 0);
@@ -307,23 +302,41 @@ int error_cases(const Grid& g, prk_fn real, prk_fn mine, bool herk, bool cplx, c
     da[4] = e.amb, dc[4] = e.cmb;
     const int k = 3, one_i = 1;
     const std::vector<std::complex<double>> before = Cb;
-    g_catching = true, g_abort_calls = 0, g_xerbla_calls = 0;
+    g_catching = true, g_abort_calls = 0;
     real(&e.uplo, &e.trans, &e.n, &k, one, Ab.data(), &e.ia, &one_i, da, one, Cb.data(), &one_i, &one_i, dc);
-    g_catching = false;
-    const int expect = g_abort_calls > 0 ? g_abort_info : g_xerbla_info;
-    g_xerbla_calls = 0;
+    const int expect = g_abort_calls == 1 ? g_abort_info : 0;
+    g_abort_calls = 0, g_abort_info = 0;
     mine(&e.uplo, &e.trans, &e.n, &k, one, Ab.data(), &e.ia, &one_i, da, one, Cb.data(), &one_i, &one_i, dc);
-    if (g_xerbla_calls != 1 || g_xerbla_info != expect || expect == 0 || Cb != before)
+    g_catching = false;
+    if (g_abort_calls != 1 || g_abort_info != expect || expect == 0 || Cb != before)
       ++fails, std::printf("test_psyrk: %s error case uplo %c trans %c n %d ia %d mb %d/%d: prism INFO %d (%ld calls), ScaLAPACK %d\n",
-                           name, e.uplo, e.trans, e.n, e.ia, e.amb, e.cmb, g_xerbla_info, g_xerbla_calls, expect);
+                           name, e.uplo, e.trans, e.n, e.ia, e.amb, e.cmb, g_abort_info, g_abort_calls, expect);
+  }
+  const bool first = g.myrow == 0 && g.mycol == 0;
+  const int k = 3, one_i = 1;
+  // DESCC's LLD too small on grid rank 0 alone (a local check): rank 0 reports -(1400 + 11),
+  // the others return without reporting, C untouched everywhere.
+  {  // rank 0 holds C's first block, 3 rows and 2 columns: an LLD of 2 is too small there
+    int dc[9];
+    std::copy(C.desc, C.desc + 9, dc);
+    if (first) dc[8] = 2;
+    const int n = 8;
+    const std::vector<std::complex<double>> before = Cb;
+    g_catching = true, g_abort_calls = 0, g_abort_info = 0;
+    mine("U", "N", &n, &k, one, Ab.data(), &one_i, &one_i, A.desc, one, Cb.data(), &one_i, &one_i, dc);
+    g_catching = false;
+    if (g_abort_calls != (first ? 1 : 0) || g_abort_info != (first ? -1411 : 0) || Cb != before)
+      ++fails, std::printf("test_psyrk: %s: LLD too small on grid rank 0 only: rank %d reported INFO %d (%ld calls)\n", name,
+                           g_rank, g_abort_info, g_abort_calls);
   }
   // N differs on grid rank 0 alone (every process's own arguments are valid).
-  const int n = g.myrow == 0 && g.mycol == 0 ? 5 : 4, k = 3, one_i = 1;
+  const int n = first ? 5 : 4;
   const std::vector<std::complex<double>> before = Cb;
-  g_xerbla_calls = 0;
+  g_catching = true, g_abort_calls = 0, g_abort_info = 0;
   mine("U", "N", &n, &k, one, Ab.data(), &one_i, &one_i, A.desc, one, Cb.data(), &one_i, &one_i, C.desc);
-  if (g.pr * g.pc > 1 && (g_xerbla_calls != 1 || g_xerbla_info != -3 || Cb != before))
-    ++fails, std::printf("test_psyrk: %s: differing N: INFO %d (%ld calls)\n", name, g_xerbla_info, g_xerbla_calls);
+  g_catching = false;
+  if (g.pr * g.pc > 1 && (g_abort_calls != 1 || g_abort_info != -3 || Cb != before))
+    ++fails, std::printf("test_psyrk: %s: differing N: INFO %d (%ld calls)\n", name, g_abort_info, g_abort_calls);
   return fails;
 }
 
