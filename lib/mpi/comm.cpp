@@ -34,19 +34,19 @@ void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statu
 
 namespace {
 
-thread_local control_counts control;
+thread_local control_counts tally;
 
 // Adds one collective's bytes (count elements of type) to this thread's control counts.
 void count_control(std::int64_t elements, MPI_Datatype type) {
   int size = 0;
   MPI_Type_size(type, &size);
-  control.bytes += elements * size;
-  ++control.calls;
+  tally.bytes += elements * size;
+  ++tally.calls;
 }
 
 }  // namespace
 
-control_counts control_traffic() { return control; }
+control_counts control_traffic() { return tally; }
 
 void control_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   check_mpi(MPI_Allreduce(in, out, count, type, op, comm), "MPI_Allreduce");
@@ -72,26 +72,26 @@ void control_allgather(const void* in, int count, MPI_Datatype type, void* out, 
 // flag, text) and all find: differing = 1 (n), differing_rank = 2, rank0_value 4, other
 // 5; failed_rank = 1 with its text.
 agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
-                            std::int64_t root_word) {
+                            const std::int64_t* root_word) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
   const std::size_t n = args.size();
   // First a reduction: the least and the greatest of each value (the greatest negated, so
-  // one MPI_MIN does both), whether any rank saw a local error, and rank 0's root word
-  // (the others pass the largest value). Equal least and greatest everywhere, and no
-  // error: every rank agrees, whatever P.
-  std::vector<std::int64_t> mine(2 * n + 2), low(2 * n + 2);
+  // one MPI_MIN does both), whether any rank saw a local error, and, when asked, rank 0's
+  // root word (the others pass the largest value). Equal least and greatest everywhere,
+  // and no error: every rank agrees, whatever P.
+  std::vector<std::int64_t> mine(2 * n + (root_word != nullptr ? 2 : 1)), low(mine.size());
   for (std::size_t i = 0; i < n; ++i) {
     mine[i] = args[i].value;
     // -(v) overflows for INT64_MIN: ~v is -(v) - 1, as order-reversing and total.
     mine[n + i] = ~args[i].value;
   }
   mine[2 * n] = local_error.empty() ? 0 : -1;
-  mine[2 * n + 1] = rank == 0 ? root_word : INT64_MAX;
+  if (root_word != nullptr) mine[2 * n + 1] = rank == 0 ? *root_word : INT64_MAX;
   control_allreduce(mine.data(), low.data(), int(mine.size()), MPI_INT64_T, MPI_MIN, comm);
   agreement out;
-  out.from_root = low[2 * n + 1];
+  if (root_word != nullptr) out.from_root = low[2 * n + 1];
   bool same = low[2 * n] == 0;
   for (std::size_t i = 0; i < n && same; ++i) same = low[i] == ~low[n + i];
   if (same) return out;
@@ -130,6 +130,24 @@ void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, 
   }
   if (a.failed_rank >= 0)
     throw invalid_argument(routine, "rank " + std::to_string(a.failed_rank), 0, "rejected the call: " + a.failed_text);
+}
+
+// The two reductions' own bytes are known before they run, so the control figure the ranks
+// reduce already holds them: it is what a PMPI counter sees the call receive besides the
+// exchange.
+call_stats reduce_call_stats(MPI_Comm comm, std::vector<double> values, std::int64_t control_at_start) {
+  const std::size_t n = values.size();
+  const std::int64_t own = 2 * std::int64_t((n + 2) * sizeof(double));
+  const double control = double(tally.bytes - control_at_start + own);
+  values.push_back(control);
+  values.push_back(-control);  // its greatest negation: the least
+  call_stats out;
+  out.max.resize(n + 2), out.sum.resize(n + 2);
+  control_allreduce(values.data(), out.max.data(), int(n + 2), MPI_DOUBLE, MPI_MAX, comm);
+  control_allreduce(values.data(), out.sum.data(), int(n + 2), MPI_DOUBLE, MPI_SUM, comm);
+  out.control_max = out.max[n], out.control_min = -out.max[n + 1];
+  out.max.resize(n), out.sum.resize(n);
+  return out;
 }
 
 int ranks_per_node(MPI_Comm comm) {

@@ -83,6 +83,18 @@ void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Com
 /// MPI_Allgather (count elements from each rank), counted; throws prism::error when MPI fails.
 void control_allgather(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm);
 
+/// PRISM_STATS's numbers of one call over a communicator (reduce_call_stats).
+struct call_stats {
+  std::vector<double> max, sum;             ///< of each value over the ranks
+  double control_min = 0, control_max = 0;  ///< the call's control bytes over the ranks
+};
+
+/// Collective: the largest and the sum over comm's ranks of each of this rank's values, and
+/// the least and largest control bytes of the call (control_traffic().bytes since
+/// `control_at_start`, these two reductions included: two MPI_Allreduce of values.size() + 2
+/// doubles, the same at any rank count).
+call_stats reduce_call_stats(MPI_Comm comm, std::vector<double> values, std::int64_t control_at_start);
+
 /// One named value every rank must pass identically (or a per-rank verdict to spread).
 struct agreed {
   const char* name;   ///< argument name, e.g. "m"
@@ -97,18 +109,19 @@ struct agreement {
   std::int64_t rank0_value = 0, other_value = 0;  ///< rank 0's value and that rank's
   int failed_rank = -1;        ///< the lowest rank with a local error (-1: none)
   std::string failed_text;     ///< the first 200 bytes of its local error
-  std::int64_t from_root = 0;  ///< rank 0's root_word
+  std::int64_t from_root = 0;  ///< rank 0's *root_word (when one was passed)
   /// No value differs and no rank has a local error.
   bool agreed() const { return differing < 0 && failed_rank < 0; }
 };
 
 /// Collective over comm: every rank passes the same list (names and order) and its own
-/// `local_error` (a problem only that rank can see; empty: none), and rank 0's root_word
-/// (below INT64_MAX) reaches every rank. One reduction of 2 n + 2 words, the same at any
-/// rank count; only when something differs or failed, one gather of every rank's values
-/// (O(P) words, to name the argument and the rank alike everywhere).
+/// `local_error` (a problem only that rank can see; empty: none); with root_word given
+/// (every rank, or none), rank 0's value (below INT64_MAX) reaches every rank. One
+/// reduction of 2 n + 1 words (2 n + 2 with root_word), the same at any rank count; only
+/// when something differs or failed, one gather of every rank's values (O(P) words, to name
+/// the argument and the rank alike everywhere).
 agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
-                            std::int64_t root_word = 0);
+                            const std::int64_t* root_word = nullptr);
 
 /// Collective over comm (find_disagreement): throws prism::invalid_argument on every rank
 /// naming the first argument whose value differs from rank 0's and the rank that differs,
