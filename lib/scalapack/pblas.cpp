@@ -68,38 +68,52 @@ void check_matrix(int ictxt, int nprow, int npcol, int myrow, int mycol, int M, 
   finish();
 }
 
-// The grid's processes as an MPI communicator (ranks in grid order g = prow * npcol +
-// pcol), made once per context with MPI_Comm_create_group: collective over the grid
-// only. Which MPI_COMM_WORLD rank sits at each grid position is learnt through BLACS
-// itself (an integer sum over the grid, each process adding its rank at its position):
-// BLACS's own process numbers are its grid's, not MPI's.
-// Example: a 2 x 2 grid made in column-major order from world ranks 0-3 gives world =
-// {0, 2, 1, 3}: process (0, 1), g = 1, is world rank 2.
+namespace {
+
+// Forgets a grid when BLACS frees its communicator (Cblacs_gridexit). prism's duplicate of
+// that communicator is kept, never freed: plans are cached per call signature with the
+// duplicate's handle in their key, and a handle freed could come back for another grid.
+int forget_grid(MPI_Comm, int, void* value, void*) {
+  delete static_cast<grid*>(value);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+// The grid's processes as an MPI communicator, in grid order g = prow * npcol + pcol: a
+// duplicate, made once per grid (collective over the grid only), of BLACS's own
+// communicator of the context (Cblacs_get's SGET_BLACSCONTXT, 10), whose ranks BLACS
+// numbers in that order. The grid is kept as an MPI attribute of BLACS's communicator, so
+// a later call finds it without a message, and a context number BLACS reuses for another
+// grid (after Cblacs_gridexit) finds none. Example: a 2 x 2 grid made in column-major order
+// from world ranks 0-3: process (0, 1), g = 1, is world rank 2, rank 1 here.
 const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
-  // Keyed by the world ranks of the grid, which every grid process learns alike each
-  // call, so all of them find, or all of them create, the communicator (a context number
-  // is local and may be reused for another grid).
-  static std::map<std::vector<int>, grid> grids;
-  int initialized = 0, world_rank = 0;
+  int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) return nullptr;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  const int me = myrow * npcol + mycol;
-  std::vector<int> world(std::size_t(nprow) * std::size_t(npcol), 0);
-  world[std::size_t(me)] = world_rank;
-  Cigsum2d(ctxt, "All", " ", int(world.size()), 1, world.data(), int(world.size()), -1, -1);
-  world.push_back(nprow);  // the key: ranks in grid order and the grid's shape
-  if (auto it = grids.find(world); it != grids.end()) return &it->second;
-  grid gr;
-  gr.nprow = nprow, gr.npcol = npcol, gr.me = me, gr.world.assign(world.begin(), world.end() - 1);
-  MPI_Group all, sub;
-  MPI_Comm_group(MPI_COMM_WORLD, &all);
-  MPI_Group_incl(all, int(gr.world.size()), gr.world.data(), &sub);
-  check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, sub, 0x5ca1, &gr.comm), "MPI_Comm_create_group");
-  MPI_Group_free(&sub);
-  MPI_Group_free(&all);
-  gr.ranks_per_node = mpi::ranks_per_node(gr.comm);
-  return &grids.emplace(std::move(world), std::move(gr)).first->second;
+  int handle = -1;
+  Cblacs_get(ctxt, 10, &handle);
+  MPI_Comm blacs = Cblacs2sys_handle(handle);
+  static int keyval = MPI_KEYVAL_INVALID;
+  if (keyval == MPI_KEYVAL_INVALID)
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_grid, &keyval, nullptr), "MPI_Comm_create_keyval");
+  void* found = nullptr;
+  int has = 0;
+  check_mpi(MPI_Comm_get_attr(blacs, keyval, &found, &has), "MPI_Comm_get_attr");
+  if (has) return static_cast<const grid*>(found);
+  auto gr = std::make_unique<grid>();
+  gr->nprow = nprow, gr->npcol = npcol, gr->me = myrow * npcol + mycol, gr->size = nprow * npcol;
+  int rank = -1, size = 0;
+  MPI_Comm_rank(blacs, &rank);
+  MPI_Comm_size(blacs, &size);
+  if (rank != gr->me || size != gr->size)
+    throw error("prism-scalapack: BLACS context " + std::to_string(ctxt) + "'s communicator has rank " +
+                std::to_string(rank) + " of " + std::to_string(size) + " where grid order says " +
+                std::to_string(gr->me) + " of " + std::to_string(gr->size));
+  check_mpi(MPI_Comm_dup(blacs, &gr->comm), "MPI_Comm_dup");
+  gr->ranks_per_node = mpi::ranks_per_node(gr->comm);
+  check_mpi(MPI_Comm_set_attr(blacs, keyval, gr.get()), "MPI_Comm_set_attr");
+  return gr.release();
 }
 
 route route_from_env() { return prism::detail::process_environment().scalapack_route.get(); }
@@ -118,8 +132,9 @@ agreement agree(const grid& g, int local_info, const std::vector<global_arg>& ar
   std::vector<mpi::agreed> values;
   values.reserve(args.size());
   for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
+  const std::int64_t route_word = std::int64_t(mine);
   const mpi::agreement a =
-      mpi::find_disagreement(g.comm, values, local_info != 0 ? "INFO " + std::to_string(local_info) : "", std::int64_t(mine));
+      mpi::find_disagreement(g.comm, values, local_info != 0 ? "INFO " + std::to_string(local_info) : "", &route_word);
   agreement out;
   out.chosen = route(a.from_root);
   out.failed_somewhere = a.failed_rank >= 0;

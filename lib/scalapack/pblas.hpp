@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -22,7 +23,8 @@ extern "C" {
 // From the ScaLAPACK library the program loads (BLACS), and PBLAS's error handler: the
 // program's own PB_Cabort when it defines one (PBLAS's testers do), else ScaLAPACK's.
 void Cblacs_gridinfo(int ctxt, int* nprow, int* npcol, int* myrow, int* mycol);
-void Cigsum2d(int ctxt, const char* scope, const char* top, int m, int n, int* A, int lda, int rdest, int cdest);
+void Cblacs_get(int ctxt, int what, int* val);
+MPI_Comm Cblacs2sys_handle(int handle);
 void PB_Cabort(int ictxt, char* rout, int info);
 }
 
@@ -63,11 +65,11 @@ void check_matrix(int ictxt, int nprow, int npcol, int myrow, int mycol, int M, 
 /// The grid's processes as an MPI communicator, in grid order (see grid_of in pblas.cpp).
 struct grid {
   MPI_Comm comm = MPI_COMM_NULL;
-  int nprow = 0, npcol = 0, me = 0, ranks_per_node = 1;
-  std::vector<int> world;  ///< world rank of each grid process
+  int nprow = 0, npcol = 0, me = 0, size = 0, ranks_per_node = 1;
 };
 
-/// The grid of BLACS context ctxt (collective over the grid; made once); nullptr without MPI.
+/// The grid of BLACS context ctxt (collective over the grid the first time, then no
+/// message); nullptr without MPI.
 const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol);
 
 /// PRISM_SCALAPACK_ROUTE's values (lib/environment's route choice).
@@ -110,6 +112,15 @@ void report(int ctxt, const char* name, int info);
 /// INFO), or the processes pass different arguments (every process reports the first).
 bool stop_after_checks(const grid& g, int ctxt, const char* name, int info, const std::vector<global_arg>& args,
                        route& chosen);
+
+/// When a call began on this process: its clock and its control bytes so far (what
+/// prism's own collectives brought it, lib/mpi/comm.hpp), for PRISM_STATS.
+struct call_start {
+  std::chrono::steady_clock::time_point time = std::chrono::steady_clock::now();
+  std::int64_t control = mpi::control_traffic().bytes;
+  /// Seconds since the call began.
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - time).count(); }
+};
 
 /// Per-process buffers kept between calls (grown when a call needs more).
 std::byte* arena(std::size_t bytes);

@@ -204,11 +204,11 @@ std::shared_ptr<prepared> prepare(const call_args& a, const grid& g, route chose
     head[5] = std::int64_t(text.size());
     head[6] = std::int64_t(reason.size());
   }
-  check_mpi(MPI_Bcast(head.data(), int(head.size()), MPI_INT64_T, 0, g.comm), "MPI_Bcast");
+  mpi::control_bcast(head.data(), int(head.size()), MPI_INT64_T, 0, g.comm);
   text.resize(std::size_t(head[5]));
   reason.resize(std::size_t(head[6]));
-  check_mpi(MPI_Bcast(text.data(), int(text.size()), MPI_CHAR, 0, g.comm), "MPI_Bcast");
-  check_mpi(MPI_Bcast(reason.data(), int(reason.size()), MPI_CHAR, 0, g.comm), "MPI_Bcast");
+  mpi::control_bcast(text.data(), int(text.size()), MPI_CHAR, 0, g.comm);
+  mpi::control_bcast(reason.data(), int(reason.size()), MPI_CHAR, 0, g.comm);
 
   auto out = std::make_shared<prepared>();
   out->use_prism = head[0] != 0;
@@ -261,11 +261,11 @@ mpi::exchange_counts run_prism(const grid& g, const prepared& prep, T alpha, con
 // PRISM_STATS=1: one line per call on grid process 0 (the file comment says what it holds).
 template <scalar T>
 void print_stats(const call_args& a, const grid& g, const prepared& prep, std::int64_t received, std::int64_t allocated,
-                 double secs) {
+                 const call_start& t0) {
   const char* name = routine_name<T>();
-  double mine[3] = {double(received), secs, double(allocated)}, mx[3], sum[3];
-  MPI_Reduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, 0, g.comm);
-  MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, g.comm);
+  const mpi::call_stats st = mpi::reduce_call_stats(g.comm, {double(received), t0.seconds(), double(allocated)}, t0.control);
+  const std::vector<double>& mx = st.max;
+  const std::vector<double>& sum = st.sum;
   if (g.me == 0) {
     const int P = g.nprow * g.npcol;
     if (prep.use_prism) {
@@ -273,16 +273,19 @@ void print_stats(const call_args& a, const grid& g, const prepared& prep, std::i
       std::fprintf(stderr,
                    "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
                    "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g multiply_max_MB=%.6g redistribution_max_MB=%.6g "
-                   "scalapack_model_MB=%.6g mem_max_MB=%.6g pred_mem_max_MB=%.6g "
-                   "seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
+                   "scalapack_model_MB=%.6g mem_max_MB=%.6g pred_mem_max_MB=%.6g recv_max_bytes=%.0f recv_sum_bytes=%.0f "
+                   "control_min_bytes=%.0f control_max_bytes=%.0f seconds=%.4f plan=\"%s\" fit=\"%s\" reason=\"%s\"\n",
                    name, a.ta, a.tb, a.m, a.n, a.k, g.nprow, g.npcol, mx[0] / 1e6, sum[0] / P / 1e6,
                    double(prep.fit.max_received) * elem / 1e6, prep.fit.mean_received * elem / 1e6, prep.native_mb,
-                   double(prep.fit.max_received) * elem / 1e6 - prep.native_mb,
-                   prep.scalapack_mb, mx[2] / 1e6, double(prep.fit.peak_bytes) / 1e6, mx[1], prep.model->grid().c_str(), prep.fit.describe().c_str(),
-                   prep.reason.c_str());
+                   double(prep.fit.max_received) * elem / 1e6 - prep.native_mb, prep.scalapack_mb, mx[2] / 1e6,
+                   double(prep.fit.peak_bytes) / 1e6, mx[0], sum[0], st.control_min, st.control_max, mx[1],
+                   prep.model->grid().c_str(), prep.fit.describe().c_str(), prep.reason.c_str());
     } else {
-      std::fprintf(stderr, "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",
-                   name, a.ta, a.tb, a.m, a.n, a.k, g.nprow, g.npcol, mx[1], prep.reason.c_str());
+      std::fprintf(stderr,
+                   "prism-scalapack: route=backend routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d control_min_bytes=%.0f "
+                   "control_max_bytes=%.0f seconds=%.4f reason=\"%s\"\n",
+                   name, a.ta, a.tb, a.m, a.n, a.k, g.nprow, g.npcol, st.control_min, st.control_max, mx[1],
+                   prep.reason.c_str());
     }
   }
 }
@@ -291,7 +294,7 @@ template <scalar T>
 void pgemm(void* self, const char* transa, const char* transb, const int* M, const int* N, const int* K, const T* alpha,
            const T* A, const int* IA, const int* JA, const int* DESCA, const T* B, const int* IB, const int* JB,
            const int* DESCB, const T* beta, T* C, const int* IC, const int* JC, const int* DESCC) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const call_start t0;
   call_args a{char(std::toupper(static_cast<unsigned char>(*transa))), char(std::toupper(static_cast<unsigned char>(*transb))),
               *M, *N, *K, *IA - 1, *JA - 1, *IB - 1, *JB - 1, *IC - 1, *JC - 1, descriptor(DESCA), descriptor(DESCB),
               descriptor(DESCC)};
@@ -334,8 +337,11 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   if (*alpha == T(0) || a.k == 0) {
     scale(a, *g, *beta, C);
     if (g->me == 0 && stats_on())
-      std::fprintf(stderr, "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=0 reason=\"%s\"\n",
-                   name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol, "alpha = 0 or k = 0: C = beta C, no messages");
+      std::fprintf(stderr,
+                   "prism-scalapack: route=prism routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d recv_max_MB=0 "
+                   "control_bytes=%lld reason=\"%s\"\n",
+                   name, a.ta, a.tb, a.m, a.n, a.k, g->nprow, g->npcol,
+                   (long long)(mpi::control_traffic().bytes - t0.control), "alpha = 0 or k = 0: C = beta C, no messages");
     return;
   }
   // (3)-(4)
@@ -375,7 +381,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
     }
   }
   if (stats_on())
-    print_stats<T>(a, *g, *prep, received, allocated, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    print_stats<T>(a, *g, *prep, received, allocated, t0);
 }
 
 }  // namespace

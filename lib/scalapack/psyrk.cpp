@@ -202,9 +202,9 @@ std::shared_ptr<prepared> prepare(const rk_args& a, const grid& g, route chosen,
   std::int64_t head[7] = {0, 1, 1, 1, 0, 0, 0};
   std::string reason;
   if (g.me == 0) reason = decide(pr, L, chosen, have_backend, ctx, head), head[6] = std::int64_t(reason.size());
-  check_mpi(MPI_Bcast(head, 7, MPI_INT64_T, 0, g.comm), "MPI_Bcast");
+  mpi::control_bcast(head, 7, MPI_INT64_T, 0, g.comm);
   reason.resize(std::size_t(head[6]));
-  check_mpi(MPI_Bcast(reason.data(), int(reason.size()), MPI_CHAR, 0, g.comm), "MPI_Bcast");
+  mpi::control_bcast(reason.data(), int(reason.size()), MPI_CHAR, 0, g.comm);
   auto out = std::make_shared<prepared>();
   out->use_prism = head[0] != 0;
   out->reason = reason;
@@ -305,7 +305,7 @@ constexpr int tag_in = 0x5e1, tag_back = 0x5e2;
 // Posts and completes one stage's messages (staging laid out by offsets(s)).
 template <scalar T>
 void exchange(const grid& g, T* stage, const stage_counts& s, int tag, mpi::exchange_counts& counts) {
-  const int P = int(g.world.size());
+  const int P = g.size;
   const std::vector<std::int64_t> at = offsets(s);
   mpi::message_engine<T> engine(g.comm, counts);
   for (int p = 0; p < P; ++p) {
@@ -321,7 +321,7 @@ void exchange(const grid& g, T* stage, const stage_counts& s, int tag, mpi::exch
 template <scalar T>
 void move_in(const prepared& prep, const grid& g, const caller_layout& L, std::int64_t lld, const T* A, T* An,
              T* stage, const stage_counts& s, mpi::exchange_counts& counts) {
-  const int me = g.me, P = int(g.world.size());
+  const int me = g.me, P = g.size;
   const std::vector<std::int64_t> at = offsets(s);
   std::vector<std::int64_t> cur(at.begin(), at.end() - 1);
   for (int r = 0; r < prep.model->ranks(); ++r) {
@@ -355,7 +355,7 @@ void combine(T* C, const T* x, std::int64_t len, T beta, bool herk, std::int64_t
 template <scalar T>
 void move_back(const prepared& prep, const grid& g, const caller_layout& L, std::int64_t lld, const T* Cn, T beta, T* C,
                T* stage, const stage_counts& s, mpi::exchange_counts& counts) {
-  const int me = g.me, P = int(g.world.size());
+  const int me = g.me, P = g.size;
   const bool herk = prep.model->source().op == operation::herk;
   const std::vector<std::int64_t> at = offsets(s);
   std::vector<std::int64_t> cur(at.begin(), at.end() - 1);
@@ -388,7 +388,7 @@ template <scalar T>
 run_result run_prism(const rk_args& a, const grid& g, const prepared& prep, T alpha, const T* A, T beta, T* C,
                      const context& ctx) {
   const caller_layout L = layout_of(a, g);
-  const int me = g.me, P = int(g.world.size());
+  const int me = g.me, P = g.size;
   const rank_k_model& m = *prep.model;
   const std::int64_t lda = a.da.e[LLD_], ldc = a.dc.e[LLD_];
   run_result out;
@@ -442,21 +442,24 @@ void scale_triangle(const rk_args& a, const grid& g, T beta, T* C) {
 
 // PRISM_STATS=1: one line per call on grid process 0 (the file comment says what it holds).
 template <scalar T>
-void print_stats(const rk_args& a, const grid& g, const prepared& prep, const run_result& res, double secs) {
+void print_stats(const rk_args& a, const grid& g, const prepared& prep, const run_result& res, const call_start& t0) {
   const std::string name = routine_name<T>(a.op);
   const double elem = double(sizeof(T));
   const std::int64_t predicted = prep.use_prism ? prep.cost.received[std::size_t(g.me)] * std::int64_t(sizeof(T)) : 0;
   const double mem_pred = prep.use_prism ? double(prep.cost.peak_bytes[std::size_t(g.me)]) : 0;
-  double mine[5] = {double(res.counts.bytes_received), secs, double(res.allocated),
-                    double(std::llabs(res.counts.bytes_received - predicted)), mem_pred},
-         mx[5], sum[5];
-  MPI_Reduce(mine, mx, 5, MPI_DOUBLE, MPI_MAX, 0, g.comm);
-  MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, g.comm);
+  const mpi::call_stats st =
+      mpi::reduce_call_stats(g.comm, {double(res.counts.bytes_received), t0.seconds(), double(res.allocated),
+                                      double(std::llabs(res.counts.bytes_received - predicted)), mem_pred}, t0.control);
+  const std::vector<double>& mx = st.max;
+  const std::vector<double>& sum = st.sum;
   if (g.me != 0) return;
   const int P = g.nprow * g.npcol;
   if (!prep.use_prism) {
-    std::fprintf(stderr, "prism-scalapack: route=backend routine=%s uplo=%c trans=%c n=%d k=%d grid=%dx%d seconds=%.4f reason=\"%s\"\n",
-                 name.c_str(), a.uplo, a.trans, a.n, a.k, g.nprow, g.npcol, mx[1], prep.reason.c_str());
+    std::fprintf(stderr,
+                 "prism-scalapack: route=backend routine=%s uplo=%c trans=%c n=%d k=%d grid=%dx%d control_min_bytes=%.0f "
+                 "control_max_bytes=%.0f seconds=%.4f reason=\"%s\"\n",
+                 name.c_str(), a.uplo, a.trans, a.n, a.k, g.nprow, g.npcol, st.control_min, st.control_max, mx[1],
+                 prep.reason.c_str());
     return;
   }
   std::int64_t redistribution = 0;
@@ -466,11 +469,13 @@ void print_stats(const rk_args& a, const grid& g, const prepared& prep, const ru
                "prism-scalapack: route=prism routine=%s uplo=%c trans=%c n=%d k=%d grid=%dx%d recv_max_MB=%.6g "
                "recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g recv_max_bytes=%.0f pred_max_bytes=%lld exact=%s "
                "rank_k_max_MB=%.6g redistribution_max_MB=%.6g scalapack_model_MB=%.6g mem_max_MB=%.6g "
-               "pred_mem_max_MB=%.6g seconds=%.4f scheme=\"%s\" fit=\"%s\" reason=\"%s\"\n",
+               "pred_mem_max_MB=%.6g recv_sum_bytes=%.0f control_min_bytes=%.0f control_max_bytes=%.0f seconds=%.4f "
+               "scheme=\"%s\" fit=\"%s\" reason=\"%s\"\n",
                name.c_str(), a.uplo, a.trans, a.n, a.k, g.nprow, g.npcol, mx[0] / 1e6, sum[0] / P / 1e6,
                double(prep.cost.max_received) * elem / 1e6, prep.cost.mean_received * elem / 1e6, mx[0],
                (long long)(prep.cost.max_received * std::int64_t(sizeof(T))), mx[3] == 0 ? "yes" : "no", prep.native_mb,
-               double(redistribution) * elem / 1e6, prep.scalapack_mb, mx[2] / 1e6, mx[4] / 1e6, mx[1],
+               double(redistribution) * elem / 1e6, prep.scalapack_mb, mx[2] / 1e6, mx[4] / 1e6, sum[0], st.control_min,
+               st.control_max, mx[1],
                prep.model->scheme().to_string().c_str(), prep.fit.describe(prep.model->source()).c_str(), prep.reason.c_str());
 }
 
@@ -501,7 +506,7 @@ context call_context(const grid& g) {
 // Steps 3-4 once the arguments are agreed and the quick returns are past.
 template <scalar T>
 void route_and_run(void* self, const rk_args& a, const grid& g, route chosen, T alpha, const T* A, T beta, T* C,
-                   const void* const* raw, const std::chrono::steady_clock::time_point t0) {
+                   const void* const* raw, const call_start& t0) {
   const std::string name = routine_name<T>(a.op);
   auto real = reinterpret_cast<prk_fn>(real_routine(symbol_of(name).c_str(), self));
   context ctx = call_context(g);
@@ -532,14 +537,14 @@ void route_and_run(void* self, const rk_args& a, const grid& g, route chosen, T 
     }
   }
   if (stats_on())
-    print_stats<T>(a, g, *prep, res, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    print_stats<T>(a, g, *prep, res, t0);
 }
 
 // The entry (raw: the 14 argument pointers as the caller passed them, for the backend).
 template <scalar T, operation OP>
 void prk(void* self, const void* const* raw) {
   using S = std::conditional_t<OP == operation::herk, typename real_of<T>::type, T>;
-  const auto t0 = std::chrono::steady_clock::now();
+  const call_start t0;
   auto ip = [&](int n) { return *static_cast<const int*>(raw[n]); };
   auto up = [&](int n) { return char(std::toupper(static_cast<unsigned char>(*static_cast<const char*>(raw[n])))); };
   const rk_args a{OP, up(0), up(1), ip(2), ip(3), ip(6) - 1, ip(7) - 1, ip(11) - 1, ip(12) - 1,
@@ -573,8 +578,11 @@ void prk(void* self, const void* const* raw) {
   if (alpha == T(0) || a.k == 0) {
     scale_triangle(a, *g, beta, C);
     if (g->me == 0 && stats_on())
-      std::fprintf(stderr, "prism-scalapack: route=prism routine=%s uplo=%c trans=%c n=%d k=%d grid=%dx%d recv_max_MB=0 reason=\"%s\"\n",
-                   name.c_str(), a.uplo, a.trans, a.n, a.k, g->nprow, g->npcol, "alpha = 0 or k = 0: C = beta C, no messages");
+      std::fprintf(stderr,
+                   "prism-scalapack: route=prism routine=%s uplo=%c trans=%c n=%d k=%d grid=%dx%d recv_max_MB=0 "
+                   "control_bytes=%lld reason=\"%s\"\n",
+                   name.c_str(), a.uplo, a.trans, a.n, a.k, g->nprow, g->npcol,
+                   (long long)(mpi::control_traffic().bytes - t0.control), "alpha = 0 or k = 0: C = beta C, no messages");
     return;
   }
   route_and_run<T>(self, a, *g, chosen, alpha, A, beta, C, raw, t0);
