@@ -36,6 +36,7 @@ template <scalar T>
 void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T alpha, const matrix<T>& A,
                const matrix<T>& B, T beta, matrix<T>& C, const context& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
   last = traffic{};
   const layout& L = *A.where();
   if (L.is_rank_k())
@@ -100,21 +101,21 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
     const rank_model& m = L.model();
     const double elem = double(sizeof(T));
     const double predicted = double(L.predicted_peak_bytes());
-    double mine[5] = {double(last.bytes_received), double(last.messages_received), last.seconds,
-                      double(last.bytes_allocated), predicted},
-           mx[5], sum[5];
-    MPI_Reduce(mine, mx, 5, MPI_DOUBLE, MPI_MAX, 0, L.comm());
-    MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, L.comm());
+    const mpi::call_stats st = mpi::reduce_call_stats(
+        L.comm(), {double(last.bytes_received), double(last.messages_received), last.seconds, double(last.bytes_allocated), predicted},
+        control0);
+    const std::vector<double>& mx = st.max;
+    const std::vector<double>& sum = st.sum;
     if (L.rank() == 0) {
       const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, L.size(), bounds::unlimited) * elem;
       std::fprintf(stderr,
                    "prism-dist: %c%c%c %lldx%lldx%lld on %d ranks (%d used, grid %s): received max %.3f MB, mean "
                    "%.3f MB (predicted max %.3f, mean %.3f); bound %.3f MB; messages max %.0f; %.4f s; memory max "
-                   "%.3f MB (predicted max %.3f MB)\n",
+                   "%.3f MB (predicted max %.3f MB); besides these, prism's collectives at most %.0f B to a rank\n",
                    char(pr.type), pr.transa, pr.transb, (long long)pr.m, (long long)pr.n, (long long)pr.k, L.size(),
                    m.ranks(), m.grid().c_str(), mx[0] / 1e6, sum[0] / L.size() / 1e6,
                    double(m.max_received()) * elem / 1e6, m.mean_received() * elem * m.ranks() / L.size() / 1e6,
-                   bound / 1e6, mx[1], mx[2], mx[3] / 1e6, mx[4] / 1e6);
+                   bound / 1e6, mx[1], mx[2], mx[3] / 1e6, mx[4] / 1e6, st.control_max);
     }
   }
 }

@@ -60,9 +60,9 @@ comm_cache& cache_of(MPI_Comm comm) {
 // Rank 0's text (a plan, or an error when ok is false) on every rank.
 std::pair<bool, std::string> broadcast_text(MPI_Comm comm, bool ok, std::string text) {
   std::int64_t head[2] = {ok ? 1 : 0, std::int64_t(text.size())};
-  check_mpi(MPI_Bcast(head, 2, MPI_INT64_T, 0, comm), "MPI_Bcast");
+  mpi::control_bcast(head, 2, MPI_INT64_T, 0, comm);
   text.resize(std::size_t(head[1]));
-  check_mpi(MPI_Bcast(text.data(), int(head[1]), MPI_CHAR, 0, comm), "MPI_Bcast");
+  mpi::control_bcast(text.data(), int(head[1]), MPI_CHAR, 0, comm);
   return {head[0] != 0, text};
 }
 

@@ -53,6 +53,7 @@ template <scalar T>
 void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, const matrix<T>& A, T beta, matrix<T>& C,
                  const context& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
   traffic last;
   const layout& L = *A.where();
   const char* routine = op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk";
@@ -94,21 +95,23 @@ void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, co
     last.bytes_allocated = (A.size() + C.size()) * std::int64_t(sizeof(T)) +
                            std::int64_t(detail::layout_access::buffer_bytes(L) + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
     const double elem = double(sizeof(T));
-    double mine[5] = {double(last.bytes_received), double(last.messages_received), last.seconds,
-                      double(last.bytes_allocated), double(L.predicted_peak_bytes())},
-           mx[5], sum[5];
-    MPI_Reduce(mine, mx, 5, MPI_DOUBLE, MPI_MAX, 0, L.comm());
-    MPI_Reduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, 0, L.comm());
+    const mpi::call_stats st = mpi::reduce_call_stats(L.comm(),
+                                                      {double(last.bytes_received), double(last.messages_received),
+                                                       last.seconds, double(last.bytes_allocated),
+                                                       double(L.predicted_peak_bytes())},
+                                                      control0);
+    const std::vector<double>& mx = st.max;
+    const std::vector<double>& sum = st.sum;
     if (L.rank() == 0) {
       const double bound = bounds::syrk_parallel_io_minus_owned(pr.n, pr.k, L.size()) * elem;
       std::fprintf(stderr,
                    "prism-dist: %c%s %c%c n %lld k %lld on %d ranks (%d used, scheme %s): received max %.3f MB, mean "
                    "%.3f MB (predicted max %.3f); SYRK bound %.3f MB, ratio %.3f; messages max %.0f; %.4f s; memory "
-                   "max %.3f MB (predicted max %.3f MB)\n",
+                   "max %.3f MB (predicted max %.3f MB); besides these, prism's collectives at most %.0f B to a rank\n",
                    char(pr.type), to_string(op), pr.uplo, pr.transa, (long long)pr.n, (long long)pr.k, L.size(),
                    m.ranks(), m.scheme().to_string().c_str(), mx[0] / 1e6, sum[0] / L.size() / 1e6,
                    double(m.max_received()) * elem / 1e6, bound / 1e6, bound > 0 ? mx[0] / bound : 0.0, mx[1], mx[2],
-                   mx[3] / 1e6, mx[4] / 1e6);
+                   mx[3] / 1e6, mx[4] / 1e6, st.control_max);
     }
   }
   detail::set_last_traffic(last);
