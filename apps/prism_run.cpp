@@ -8,6 +8,7 @@
 #include <prism/error.hpp>
 
 #include "blas/blas_library.hpp"
+#include "mpi/comm.hpp"
 
 #include <mpi.h>
 #include <unistd.h>
@@ -52,27 +53,49 @@ double magnitude(T x) {
 struct summary {
   double best = std::numeric_limits<double>::infinity();
   double recv_max = 0, recv_mean = 0, msgs_max = 0;
+  double control_max = 0;  // bytes prism's own collectives brought a rank in the last call, most of any rank
+  double layout_control_max = 0;  // the same when the layout was made
 };
 
+// The most any rank received from prism's own collectives (mpi::control_traffic) since it
+// read `since` (collective over MPI_COMM_WORLD; this reduction is the tool's, not counted).
+double control_since(std::int64_t since) {
+  double mine = double(prism::mpi::control_traffic().bytes - since), most = 0;
+  MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return most;
+}
+
 // Runs `call` reps times, each after a barrier and timed as its slowest rank, and keeps the
-// best; then the last call's bytes and messages received, max and mean over the ranks.
+// best; then the last call's bytes and messages received, max and mean over the ranks, and
+// the bytes of prism's own collectives in it.
 template <class Call>
 summary timed(int reps, int size, Call&& call) {
   summary s;
+  std::int64_t control0 = 0;
   for (int r = 0; r < reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = std::chrono::steady_clock::now();
+    control0 = prism::mpi::control_traffic().bytes;
     call();
     double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
     MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     s.best = std::min(s.best, slowest);
   }
+  s.control_max = control_since(control0);
   const prism::dist::traffic tr = prism::dist::last_traffic();
   double mine[2] = {double(tr.bytes_received), double(tr.messages_received)}, mx[2], sum[2];
   MPI_Allreduce(mine, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   s.recv_max = mx[0], s.recv_mean = sum[0] / size, s.msgs_max = mx[1];
   return s;
+}
+
+// What the byte counts above leave out, with its figures (the text line of `prism run`).
+void print_control(const summary& s) {
+  std::printf("not in these counts, which are the exchange's messages: prism's own collectives, at most %.0f B to a "
+              "rank per call (argument agreement and failure checks, the same at any rank count; with PRISM_STATS=1 "
+              "also its reductions) and %.0f B once, when the layout was made (plan broadcast and agreement)\n",
+              s.control_max, s.layout_control_max);
 }
 
 // Verifies C on rank 0 against the backend BLAS on the whole matrices, remade from the
@@ -167,12 +190,14 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
   prism::problem p = o.p;
   p.type = prism::scalar_type_of<T>();
   std::shared_ptr<const prism::dist::layout> L;
+  const std::int64_t control0 = prism::mpi::control_traffic().bytes;
   try {
     L = prism::dist::layout::make(MPI_COMM_WORLD, p, o.ctx);
   } catch (const prism::error& e) {
     if (rank == 0) std::fprintf(stderr, "prism: cannot plan over %d ranks: %s\n", size, e.what());
     return 2;
   }
+  const double layout_control = control_since(control0);
   const bool herk = p.op == prism::operation::herk;
   const std::uint64_t seed = o.seed;
   prism::dist::matrix<T> A(L, prism::operand::a), C(L, prism::operand::c);
@@ -185,7 +210,8 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
       if (herk) return prism::dist::herk<T>(MPI_COMM_WORLD, p.uplo, p.transa, 1, A, o.beta, C, o.ctx);
     prism::dist::syrk<T>(MPI_COMM_WORLD, p.uplo, p.transa, alpha, A, beta, C, o.ctx);
   };
-  const summary s = timed(o.reps, size, call);
+  summary s = timed(o.reps, size, call);
+  s.layout_control_max = layout_control;
   const prism::dist::traffic tr = prism::dist::last_traffic();
   const prism::rank_k_model& m = L->rank_k();
   const std::int64_t want_bytes = L->active() ? m.cost(rank).received_total() * std::int64_t(sizeof(T)) : 0;
@@ -212,11 +238,12 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
       std::printf("{\"tool\":\"prism_run\",\"op\":\"%s\",\"np\":%d,\"ranks_used\":%d,\"scheme\":\"%s\",\"type\":\"%c\","
                   "\"uplo\":\"%c\",\"trans\":\"%c\",\"n\":%lld,\"k\":%lld,\"threads\":%d,\"reps\":%d,\"best_s\":%.6g,"
                   "\"gflops\":%.4g,\"recv_max_MB\":%.6f,\"recv_mean_MB\":%.6f,\"pred_max_MB\":%.6f,\"bound_MB\":%.6f,"
-                  "\"msgs_max\":%.0f,\"peak_MB\":%.3f,\"ranks_off_model\":%d,\"check\":\"%s\"}\n",
+                  "\"msgs_max\":%.0f,\"control_per_call_B\":%.0f,\"control_layout_B\":%.0f,\"peak_MB\":%.3f,"
+                  "\"ranks_off_model\":%d,\"check\":\"%s\"}\n",
                   prism::to_string(p.op), size, m.ranks(), m.scheme().to_string().c_str(), char(p.type), p.uplo, p.transa,
                   (long long)p.n, (long long)p.k, o.ctx.threads(), o.reps, s.best, gflops, s.recv_max / 1e6,
-                  s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6, bound / 1e6, s.msgs_max,
-                  double(m.max_peak_bytes()) / 1e6, ranks_off, verdict.c_str());
+                  s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6, bound / 1e6, s.msgs_max, s.control_max,
+                  s.layout_control_max, double(m.max_peak_bytes()) / 1e6, ranks_off, verdict.c_str());
     } else {
       std::cout << "# " << prism::to_string(p.op) << " " << p.uplo << p.transa << " n " << p.n << " k " << p.k << " over "
                 << size << " ranks (" << o.ctx.threads() << " thread" << (o.ctx.threads() == 1 ? "" : "s")
@@ -227,6 +254,7 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
                   "ratio %.3f; messages max %.0f\n",
                   s.recv_max / 1e6, s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6, bound / 1e6,
                   bound > 0 ? s.recv_max / bound : 0.0, s.msgs_max);
+      print_control(s);
       if (ranks_off == 0) std::printf("counts: every rank received exactly the predicted bytes\n");
       else std::printf("counts: %d ranks received other bytes than predicted\n", ranks_off);
       if (o.check) std::printf("check: %s (worst error / bound %.3g)\n", verdict.c_str(), worst);
@@ -243,12 +271,14 @@ int run_typed(const run_options& o, int rank, int size) {
   prism::problem p = o.p;
   p.type = prism::scalar_type_of<T>();
   std::shared_ptr<const prism::dist::layout> L;
+  const std::int64_t control0 = prism::mpi::control_traffic().bytes;
   try {
     L = prism::dist::layout::make(MPI_COMM_WORLD, p, o.ctx);
   } catch (const prism::error& e) {
     if (rank == 0) std::fprintf(stderr, "prism: cannot plan over %d ranks: %s\n", size, e.what());
     return 2;
   }
+  const double layout_control = control_since(control0);
   const std::uint64_t seed = o.seed;
   prism::dist::matrix<T> A(L, prism::operand::a), B(L, prism::operand::b), C(L, prism::operand::c);
   A.fill([&](std::int64_t i, std::int64_t j) { return element<T>(seed, 0, i, j); });
@@ -256,7 +286,8 @@ int run_typed(const run_options& o, int rank, int size) {
   auto fresh_c = [&] { C.fill([&](std::int64_t i, std::int64_t j) { return element<T>(seed, 2, i, j); }); };
   fresh_c();
   const T alpha = T(1), beta = T(o.beta);
-  const summary s = timed(o.reps, size, [&] { prism::dist::gemm<T>(MPI_COMM_WORLD, L->source(), alpha, A, B, beta, C, o.ctx); });
+  summary s = timed(o.reps, size, [&] { prism::dist::gemm<T>(MPI_COMM_WORLD, L->source(), alpha, A, B, beta, C, o.ctx); });
+  s.layout_control_max = layout_control;
   const prism::dist::traffic tr = prism::dist::last_traffic();
   // Every rank holds its counts against the model's for itself: bytes and messages
   // received must be exactly the predicted ones (ranks that sit out: none).
@@ -288,11 +319,13 @@ int run_typed(const run_options& o, int rank, int size) {
       std::printf("{\"tool\":\"prism_run\",\"np\":%d,\"ranks_used\":%d,\"grid\":\"%s\",\"type\":\"%c\",\"trans\":\"%c%c\","
                   "\"m\":%lld,\"n\":%lld,\"k\":%lld,\"threads\":%d,\"reps\":%d,\"best_s\":%.6g,\"gflops\":%.4g,"
                   "\"recv_max_MB\":%.6f,\"recv_mean_MB\":%.6f,\"pred_max_MB\":%.6f,\"pred_mean_MB\":%.6f,"
-                  "\"bound_MB\":%.6f,\"msgs_max\":%.0f,\"peak_MB\":%.3f,\"ranks_off_model\":%d,\"check\":\"%s\"}\n",
+                  "\"bound_MB\":%.6f,\"msgs_max\":%.0f,\"control_per_call_B\":%.0f,\"control_layout_B\":%.0f,"
+                  "\"peak_MB\":%.3f,\"ranks_off_model\":%d,\"check\":\"%s\"}\n",
                   size, m.ranks(), m.grid().c_str(), char(p.type), p.transa, p.transb, (long long)p.m, (long long)p.n,
                   (long long)p.k, o.ctx.threads(), o.reps, s.best, gflops, s.recv_max / 1e6, s.recv_mean / 1e6,
                   double(m.max_received()) * elem / 1e6, m.mean_received() * elem * m.ranks() / size / 1e6, bound / 1e6,
-                  s.msgs_max, double(m.max_peak_bytes()) / 1e6, ranks_off, verdict.c_str());
+                  s.msgs_max, s.control_max, s.layout_control_max, double(m.max_peak_bytes()) / 1e6, ranks_off,
+                  verdict.c_str());
     } else {
       std::istringstream in(L->source().to_string());  // rank-level steps only; `prism plan --ranks` prints all
       std::cout << "# plan, rank-level steps (" << size << " ranks, " << o.ctx.threads() << " thread"
@@ -306,6 +339,7 @@ int run_typed(const run_options& o, int rank, int size) {
                   "messages max %.0f\n",
                   s.recv_max / 1e6, s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6,
                   m.mean_received() * elem * m.ranks() / size / 1e6, bound / 1e6, s.msgs_max);
+      print_control(s);
       if (ranks_off == 0) std::printf("counts: every rank received exactly the predicted bytes and messages\n");
       else std::printf("counts: %d ranks received other bytes or messages than predicted\n", ranks_off);
       if (o.check) std::printf("check: %s (worst error / bound %.3g)\n", verdict.c_str(), worst);
