@@ -34,6 +34,7 @@
  *
  * total = p2p + coll per rank; total_max_MB is the largest per-rank total (not p2p_max + coll_max).
  * PRISM_MPI_COUNTER_OUT=FILE also appends that JSON (without the prefix) to FILE.
+ * prism_mpi_counter_totals() gives a program its rank's counts so far (dlsym it).
  * Thread safety: one mutex around the counters and the table, so MPI_THREAD_MULTIPLE works.
  */
 #include <mpi.h>
@@ -149,6 +150,16 @@ static void add_coll(uint64_t bytes) {
   pthread_mutex_lock(&g_lock);
   g_whole.coll_bytes += bytes; g_whole.coll_calls += 1;
   if (g_window_on) { g_window.coll_bytes += bytes; g_window.coll_calls += 1; }
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* The whole run's counts on this rank so far, for a program that measures one call at a time
+ * (tests/scalapack/control_traffic.cpp finds it with dlsym): out = {p2p bytes, collective
+ * bytes, p2p messages, collective calls}. */
+void prism_mpi_counter_totals(uint64_t out[4]) {
+  pthread_mutex_lock(&g_lock);
+  out[0] = g_whole.p2p_bytes; out[1] = g_whole.coll_bytes;
+  out[2] = g_whole.p2p_msgs; out[3] = g_whole.coll_calls;
   pthread_mutex_unlock(&g_lock);
 }
 
