@@ -23,6 +23,7 @@
 #include <prism/dist.hpp>
 
 #include "mpi/comm.hpp"
+#include "support/blacs.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -39,13 +40,6 @@
 #include <vector>
 
 extern "C" {
-void Cblacs_get(int icontxt, int what, int* val);
-void Cblacs_gridinit(int* icontxt, const char* order, int nprow, int npcol);
-void Cblacs_gridinfo(int icontxt, int* nprow, int* npcol, int* myrow, int* mycol);
-void Cblacs_gridexit(int icontxt);
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
-               const int* ictxt, const int* lld, int* info);
 void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
              const double* a, const int* ia, const int* ja, const int* desca, const double* b, const int* ib,
              const int* jb, const int* descb, const double* beta, double* c, const int* ic, const int* jc,

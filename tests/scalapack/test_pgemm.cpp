@@ -63,6 +63,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/blacs.hpp"
+
 #ifndef PGEMM_WITH_PRISM
 #define PGEMM_WITH_PRISM 0  // 0: harness check, p?gemm_ below are ScaLAPACK's own
 #endif
@@ -76,17 +78,6 @@
       const void *, void *, const int *, const int *, const int *
 
 extern "C" {
-// BLACS C interface and ScaLAPACK tools (Debian installs no headers for them).
-void Cblacs_pinfo(int* mypnum, int* nprocs);
-void Cblacs_get(int icontxt, int what, int* val);
-void Cblacs_gridinit(int* icontxt, const char* order, int nprow, int npcol);
-void Cblacs_gridmap(int* icontxt, int* usermap, int ldumap, int nprow, int npcol);
-void Cblacs_gridinfo(int icontxt, int* nprow, int* npcol, int* myrow, int* mycol);
-void Cblacs_gridexit(int icontxt);
-void Cblacs_exit(int notdone);
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ictxt, const int* lld, int* info);
 void psgemm_(PGEMM_PARAMS);
 void pdgemm_(PGEMM_PARAMS);
 void pcgemm_(PGEMM_PARAMS);

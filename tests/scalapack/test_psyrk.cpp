@@ -50,19 +50,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/blacs.hpp"
+
 #define PRK_PARAMS                                                                                         \
   const char *, const char *, const int *, const int *, const void *, const void *, const int *, const int *, \
       const int *, const void *, void *, const int *, const int *, const int *
 
 extern "C" {
-void Cblacs_pinfo(int* mypnum, int* nprocs);
-void Cblacs_get(int icontxt, int what, int* val);
-void Cblacs_gridinit(int* icontxt, const char* order, int nprow, int npcol);
-void Cblacs_gridinfo(int icontxt, int* nprow, int* npcol, int* myrow, int* mycol);
-void Cblacs_gridexit(int icontxt);
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
-               const int* ictxt, const int* lld, int* info);
 void pssyrk_(PRK_PARAMS);
 void pdsyrk_(PRK_PARAMS);
 void pcsyrk_(PRK_PARAMS);
