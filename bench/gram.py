@@ -76,6 +76,10 @@ def main():
             sys.exit("gram.py: %s failed (status %d)" % (" ".join(cmd), r.returncode))
         return r.stdout
 
+    # Which machine description prism planned with: a `prism tune` file or the model's values.
+    show = subprocess.run([os.path.join(args.build, "apps", "prism"), "tune", "--show"], env=base,
+                          capture_output=True, text=True).stdout.splitlines()
+    machine_line = show[0].lstrip("# ") if show else "unknown (prism tune --show failed)"
     rows, header = parse(go([gram, "--reps=%d" % args.reps], base))
     sets = []
     flags = run.cpu_flags()
@@ -171,12 +175,13 @@ def main():
             args.reps, run_machine(), when, header),
         "",
         "*Environment: %s; forced by the host: %s. Kernel sets: defaults %s; besides them, each in a process "
-        "of its own: %s. prism's leaves run the kernel sets prism picks (docs/planning.md, \"Leaf kernels\").*" % (
+        "of its own: %s. prism's leaves run the kernel sets prism picks (docs/planning.md, \"Leaf kernels\"); "
+        "prism's %s.*" % (
             "clean (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE, BLIS_ARCH_TYPE removed)" if args.clean_env else "as set",
             forced, ", ".join("%s %s" % (l, c) for l, c in
                               (("openblas", default_cores.get("openblas-pthread")),
                                ("blis", default_cores.get("blis-pthread")))),
-            ", ".join("%s@%s" % (l, c) for l, c, _ in sets) or "none"),
+            ", ".join("%s@%s" % (l, c) for l, c, _ in sets) or "none", machine_line),
         "",
         "*Roofline = max(bytes of A / read bandwidth, real flops / FMA peak): A read once, n(n+1)k real "
         "flops (x4 complex); %s. Checks against OpenBLAS's result (upper triangle): %s.*" % (
@@ -187,7 +192,7 @@ def main():
     json.dump({"when": when, "header": header, "header_last": last, "roofline_bandwidth_gbs": bw * 1e-9, "roofline_fma_gflops": peak * 1e-9,
                "bandwidth_note": bw_note, "clean_env": args.clean_env, "host_env": host,
                "kernel_sets": [{"library": l, "core": c, "env": e} for l, c, e in sets], "rows": record,
-               "commit": run.git_commit()},
+               "commit": run.git_commit(), "prism_machine": machine_line},
               open(os.path.join(args.out_dir, "gram.json"), "w"), indent=1)
     plot(record, os.path.join(args.out_dir, "gram.png"), when)
     print(md)

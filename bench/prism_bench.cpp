@@ -917,6 +917,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("nproc", std::to_string(nproc));
   benchmark::AddCustomContext("prism_version", prism::version());
   benchmark::AddCustomContext("prism_context", prism::default_context().describe());
+  benchmark::AddCustomContext("prism_machine", prism::default_description().summary());
   benchmark::AddCustomContext("shape_set", set_name);
   benchmark::AddCustomContext("types", types);
   benchmark::AddCustomContext("reps", std::to_string(opt.reps));

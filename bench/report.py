@@ -479,9 +479,11 @@ def markdown(data, rows, best, args):
         how = (" (%d threads, best of %d passes over %s MiB)" % (probe[2], probe[0], probe[1] >> 20)
                if probe else "")
         details.append("Read bandwidth%s: %s GB/s." % (how, gf(best[("bw",)])))
-    details.append("prism: %s. openblas / blis: pthread builds with nproc threads; "
+    details.append("prism: %s%s. openblas / blis: pthread builds with nproc threads; "
                    "openblas_1t / blis_1t: serial builds; each with its default kernel set. Bold: fastest "
-                   "in the row; ratios name the peer they divide by." % ctx.get("prism_context", "default context"))
+                   "in the row; ratios name the peer they divide by." % (
+                       ctx.get("prism_context", "default context"),
+                       "; its %s" % ctx["prism_machine"] if ctx.get("prism_machine") else ""))
     if bests:
         details.append("openblas_best / blis_best: the library's fastest column of the row, threaded or serial "
                        "(1t), over its default and every kernel set (named; table below); best peer and best "
