@@ -597,9 +597,15 @@ int run_rank_k_plan(const options& o) {
   std::cout << "# context: " << o.ctx.describe() << '\n';
   const prism::rank_k_model m(o.p, choice.chosen);
   std::cout << "# " << prism::to_string(o.p.op) << ' ' << o.p.uplo << o.p.transa << " n " << o.p.n << " k " << o.p.k
-            << " over ranks: scheme " << choice.chosen.to_string() << " (" << choice.chosen.groups << " k slice"
-            << (choice.chosen.groups == 1 ? "" : "s") << " x " << choice.chosen.group_ranks << " row blocks, "
-            << choice.chosen.phases << " phase" << (choice.chosen.phases == 1 ? "" : "s") << ")\n";
+            << " over ranks: scheme " << choice.chosen.to_string() << " (";
+  const std::vector<prism::rank_k_part>& parts = choice.chosen.parts;
+  if (parts.size() == 1 && parts[0].cover == prism::rank_k_cover::difference)
+    std::cout << parts[0].groups << " k slice" << (parts[0].groups == 1 ? "" : "s") << " x " << parts[0].group_ranks
+              << " row blocks, ";
+  else
+    std::cout << parts.size() << " part" << (parts.size() == 1 ? "" : "s") << " on shares of k by ranks, " << m.blocks()
+              << " row blocks, ";
+  std::cout << choice.chosen.phases << " phase" << (choice.chosen.phases == 1 ? "" : "s") << ")\n";
   if (o.min_memory)
     std::cout << "# least footprint: " << choice.least_footprint << " bytes per rank (" << std::fixed
               << std::setprecision(1) << double(choice.least_footprint) / 1e6 << " MB)\n"

@@ -172,6 +172,31 @@ TEST_CASE("every scheme that fits the communicator: k slices x triangle blocks x
       }
 }
 
+TEST_CASE("schemes of several parts and stars: bytes as modelled, balanced ownership, right results") {
+  const int P = world_size();
+  std::mt19937_64 gen(37);
+  std::vector<rank_k_scheme> schemes;
+  if (P >= 4) schemes.push_back(rank_k_scheme({{1, 4, rank_k_cover::star}}));
+  if (P >= 3) schemes.push_back(rank_k_scheme({{1, 2, rank_k_cover::difference}, {1, 1, rank_k_cover::difference}}, 2));
+  if (P >= 5) schemes.push_back(rank_k_scheme({{1, 4, rank_k_cover::star}, {1, 1, rank_k_cover::difference}}));
+  if (P >= 7) schemes.push_back(rank_k_scheme({{1, 4, rank_k_cover::star}, {1, 3, rank_k_cover::difference}}, 3));
+  if (P >= 8) schemes.push_back(rank_k_scheme({{2, 4, rank_k_cover::star}}));
+  if (P >= 3) schemes.push_back(rank_k_scheme({{1, 2, rank_k_cover::nest, {2, 1}}}));
+  if (P >= 5) schemes.push_back(rank_k_scheme({{1, 3, rank_k_cover::difference, {2, 2, 1}}}));
+  if (P >= 8) schemes.push_back(rank_k_scheme({{1, 7, rank_k_cover::difference, {2, 1, 1, 1, 1, 1, 1}}}));
+  for (const rank_k_scheme& s : schemes) {
+    const std::int64_t n = 60 + std::int64_t(gen() % 30), k = 40 + std::int64_t(gen() % 60);
+    const char uplo = gen() % 2 ? 'U' : 'L', trans = gen() % 2 ? 'N' : 'T';
+    CAPTURE(s.to_string());
+    CAPTURE(n);
+    CAPTURE(k);
+    CHECK(run_case<double>(operation::syrk, uplo, trans, n, k, 0.75, gen() % 2 ? 0.0 : -1.0, 60 + gen() % 1000, false,
+                           one_thread(), &s) == "");
+    CHECK(run_case<std::complex<float>>(operation::herk, uplo, trans == 'N' ? 'N' : 'C', n, k, {1.5f, 0}, {0.5f, 0},
+                                        70 + gen() % 1000, false, one_thread(), &s) == "");
+  }
+}
+
 TEST_CASE("memory caps force phases, and the result stays right") {
   const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'L', 'T', 60, 3000);
   context c = one_thread();

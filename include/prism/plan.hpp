@@ -351,21 +351,69 @@ rank_choice least_footprint_ranks(const problem& p, const context& ctx);
 /// (max, mean) beside bounds::parallel_io_minus_owned, flop balance, peak memory, and the candidates.
 void print_rank_report(std::ostream& os, const rank_choice& choice);
 
-/// How a rank-k update is spread over ranks (prism/rank_k_model.hpp has the layout).
+/// How a part of a rank-k scheme shares the triangle among its ranks
+/// (prism/rank_k_model.hpp has the blocks each rank computes).
+enum class rank_k_cover {
+  difference,  ///< c row blocks, shared by a difference cover of Z_c (c = 7: the Fano plane)
+  star,        ///< 4 ranks, 6 row atoms: one rank reads 3 atoms of n/sqrt(24), each other one of
+               ///< those and the remaining 3; every rank reads about 0.6 n and does 1/8 of the triangle
+  nest,        ///< 2 roles: the outer rows' pairs (reading every row), the inner rows' triangle
+};
+
+/// One part of a rank-k scheme: `group_ranks` roles (c) sharing the triangle by `cover`
+/// over the part's share of k. Each role has ranks that take turns over that share, each
+/// one equal run of it: `groups` each (G k slices of c ranks), or `role_ranks` as given
+/// (odd difference covers and the nest, whose row blocks are then sized so that every
+/// rank does the same flops).
+struct rank_k_part {
+  int groups = 1;                                 ///< k slices, one per group of c, without role_ranks
+  int group_ranks = 1;                            ///< roles c (ranks per group; 4 for the star, 2 for the nest)
+  rank_k_cover cover = rank_k_cover::difference;  ///< how the roles share the triangle
+  std::vector<int> role_ranks;                    ///< ranks of each role (c of them), or empty: `groups` each
+  /// Ranks of the part.
+  int ranks() const noexcept {
+    if (role_ranks.empty()) return groups * group_ranks;
+    int r = 0;
+    for (int m : role_ranks) r += m;
+    return r;
+  }
+  friend bool operator==(const rank_k_part&, const rank_k_part&) = default;
+};
+
+/// How a rank-k update is spread over ranks (prism/rank_k_model.hpp has the layout): one
+/// or more parts on consecutive shares of k in proportion to their ranks, so that every
+/// rank does the same flops; ranks are numbered part by part. Example: "star4 + tbd3{0,1}"
+/// on 7 ranks: ranks 0-3 share the triangle by the star over the first 4/7 of k, ranks 4-6
+/// by the c = 3 cover over the last 3/7.
 struct rank_k_scheme {
-  int groups = 1;        ///< k slices, one per rank group
-  int group_ranks = 1;   ///< ranks per group = row blocks c
-  int phases = 1;        ///< chunks of k each rank runs one after another
-  /// Ranks used (P' = groups x group_ranks).
-  int ranks() const noexcept { return groups * group_ranks; }
-  /// Compact text, e.g. "k2 x tbd3{0,1}" or "k8" (c = 1) or "tbd7{0,1,3} dfs k4".
+  std::vector<rank_k_part> parts{rank_k_part{}};  ///< at least one
+  int phases = 1;                                 ///< chunks of k each rank runs one after another
+  /// One rank: the whole triangle.
+  rank_k_scheme() = default;
+  /// One part: `groups` k slices x `group_ranks` ranks sharing by a difference cover.
+  rank_k_scheme(int groups, int group_ranks, int phases = 1)
+      : parts{rank_k_part{groups, group_ranks, rank_k_cover::difference, {}}}, phases(phases) {}
+  /// The given parts.
+  explicit rank_k_scheme(std::vector<rank_k_part> ps, int phases = 1) : parts(std::move(ps)), phases(phases) {}
+  /// Ranks used (P', the parts' ranks together).
+  int ranks() const noexcept {
+    int r = 0;
+    for (const rank_k_part& x : parts) r += x.ranks();
+    return r;
+  }
+  /// Compact text: each part as "k2 x tbd3{0,1}", "k8" (c = 1), "1" (one rank),
+  /// "k2 x star4", "tbd7{0,1,3}[3,3,2,2,2,2,2]" (ranks per role) or "nest2[2,1]", parts
+  /// joined by " + ", then " dfs kQ" for Q phases, e.g. "star4 + tbd3{0,1} dfs k4".
+  /// parse() reads it back.
   std::string to_string() const;
+  /// Parses to_string()'s text; throws plan_error naming what is wrong.
+  static rank_k_scheme parse(std::string_view text);
   friend bool operator==(const rank_k_scheme&, const rank_k_scheme&) = default;
 };
 
 /// One scheme the rank-k planner weighed, with its exact cost.
 struct rank_k_candidate {
-  rank_k_scheme scheme;             ///< groups, group ranks, phases
+  rank_k_scheme scheme;             ///< parts and phases
   std::int64_t max_received = 0;    ///< elements, exact
   double max_flops = 0;             ///< real flops of the busiest rank
   std::size_t peak_bytes = 0;       ///< largest per-rank footprint
@@ -386,7 +434,8 @@ struct rank_k_choice {
 };
 
 /// Plans a syrk / herk problem over ctx.ranks() ranks: scores the triangle-block schemes
-/// (every group size c and group count, P' <= P, by a closed form, then the best exactly
+/// (every group size c and group count and the star, P' <= P; up to 64 ranks also uneven
+/// roles, nests and schemes of two or three parts; by a closed form, then the best exactly
 /// with prism::rank_k_model), keeps those whose peak fits the memory per rank (adding
 /// phases when needed) and picks the least modelled time. Throws plan_error when none
 /// fits, naming the least footprint and the scheme that reaches it.

@@ -5,30 +5,48 @@
 // executes exactly what it describes.
 //
 // The triangle-block scheme. op(A) is n x k; C = op(A) op(A)^T is symmetric, so only its
-// triangle is computed. k is cut into `groups` slices of (nearly) equal length, one per
-// group of `group_ranks` = c ranks (P' = groups x c). Within a group, n is cut into c row
-// blocks and the c(c+1)/2 blocks of the triangle are shared by a difference cover D of
-// Z_c (a set with 0 in it whose differences a - b mod c take every value): group rank p
-//   - computes the diagonal block (p, p);
-//   - for each d = 1 .. floor(c/2), computes the block of rows {p + a, p + b} (mod c) where
-//     (a, b) is the pair of D chosen for d (b - a = d mod c);
-//   - for d = c/2 (c even) both ranks covering a pair compute it, on one half of the slice
-//     each (the rank whose first block p + a is below c/2 takes the first half).
-// So rank p reads only the row blocks p + D of its slice (|D| ~ sqrt(c): a perfect
-// difference set such as {0, 1, 3} for c = 7 gives the projective-plane blocks the SYRK
-// lower bound's proof uses) and all ranks do the same flops. One group (c = P) is the 2D
-// scheme, c = 1 the 1D one (k split, the triangle reduce-scattered), both the 3D one.
-// Example: c = 3, D = {0, 1}: rank 0 computes (0, 0) and rows {0, 1}; rank 1 (1, 1) and
-// {1, 2}; rank 2 (2, 2) and {2, 0}: every block once, each rank reading two row blocks.
+// triangle is computed. A scheme (prism/plan.hpp) has one or more parts, each on its own
+// share of k in proportion to its ranks. A part cuts its share into `groups` slices, one
+// per group of `group_ranks` = c ranks, and a group shares the whole triangle over its
+// slice by its cover:
+//   - difference: n in c equal row blocks ("atoms"), the c(c+1)/2 blocks of the triangle
+//     shared by a difference cover D of Z_c (a set with 0 in it whose differences a - b
+//     mod c take every value). Group rank p computes the diagonal block (p, p) and, for each
+//     d = 1 .. floor(c/2), the block of rows {p + a, p + b} (mod c) where (a, b) is D's pair
+//     for d; for d = c/2 (c even) both ranks covering a pair compute it, on one half of the
+//     slice each (the rank whose first block p + a is below c/2 takes the first half). So
+//     rank p reads only the row blocks p + D (|D| ~ sqrt(c): a perfect difference set such
+//     as {0, 1, 3} for c = 7 gives the projective-plane blocks of the SYRK bound's proof).
+//     Example: c = 3, D = {0, 1}: rank 0 computes (0, 0) and rows {0, 1}; rank 1 (1, 1) and
+//     {1, 2}; rank 2 (2, 2) and {2, 0}: every block once, each rank reading two row blocks.
+//   - star (c = 4): six atoms, three "centre" atoms of a = n/sqrt(24) rows, then three of
+//     the rest (t = n/3 - a each). Rank 0 computes the three blocks between centre atoms
+//     (3 a^2 = n^2/8) reading those three; rank j = 1..3 computes centre atom j-1's diagonal,
+//     its blocks with the last three atoms, and two of those three's six blocks, reading
+//     centre atom j-1 and the last three (a + 3t, about 0.59 n): also n^2/8 (a^2 = 1/24 is
+//     where the two sums meet). Every rank reads about 0.6 n where c = 4 equal blocks need
+//     3/4 n, and nothing is split along k.
+// c = 1 is the k split (the 1D scheme: the triangle reduce-scattered); one group of a
+// perfect difference set the 2D scheme; several groups or parts the 3D one. Parts of
+// different covers take different row atoms: the model cuts n at every part's atom
+// boundaries, and its row blocks are those pieces (a part's block is the run of row blocks
+// inside its atoms). Example: "star4 + tbd3{0,1}" on n = 4096: the star's atoms at 836,
+// 1672, 2508, 3037, 3566 and the thirds at 1365, 2730 give 8 row blocks.
 // `phases` > 1 runs each rank's slice in that many chunks of k one after another, holding
 // one chunk of A at a time (the memory knob); the partial C stays until the end.
 //
 // Native layout (as prism/rank_model.hpp for gemm): a cell of A is one row block over one
 // interval between k cuts (slice, half and chunk boundaries); a cell of C is one block of
 // the triangle (a diagonal block holds its triangle only, packed column by column). A cell
-// is split among the ranks that need it (A) or compute it (C), holder t of s owning
-// elements [floor(t N / s), floor((t + 1) N / s)) of its stored column-major order; each
-// rank stores its pieces one after another in cell order.
+// is split among the ranks that need it (A) or compute it (C) in proportion to their
+// ownership weights: holder t owns elements [floor(N W_<t / W), floor(N W_<=t / W)) of its
+// stored column-major order, W_<t the weights of the holders before it (holders ascending)
+// and W all of theirs; each rank stores its pieces one after another in cell order. A
+// weight belongs to a part's rank place (every group alike); where the places differ (a
+// star, several parts) the model sets them so that the busiest rank receives about what
+// the mean rank does: the words to move are the same whoever owns them, and a rank that
+// reads less of A can own more of C. Example: "star4 + tbd3{0,1}" on 4096^2: equal weights
+// give the busiest rank 36.0 MB and the mean 33.0; balanced, the busiest gets 33.2.
 // Exchanges: in each phase a rank receives the other holders' pieces of the A cells it
 // needs; at the end, each computer of a C block sends each other holder its partial of
 // that holder's piece, and holders add them, in rank order, to beta C. So the 1D scheme
@@ -67,12 +85,14 @@ struct rank_k_unit {
 };
 
 /// The native layout and exchanges of a rank-k scheme (see the file comment).
-/// A rank's task, pieces and costs come from its own units: O(c + cells it touches), so
-/// the planner scores every rank of a large plan quickly. Thread-safe (the cost table is guarded).
+/// A rank's task, pieces and costs come from its own units: O(parts + cells it touches),
+/// so the planner scores every rank of a large plan quickly. Thread-safe (the cost table
+/// is guarded).
 class rank_k_model {
  public:
   /// Builds the model of problem p (op syrk or herk) under scheme s; throws plan_error for a
-  /// gemm problem, a scheme of no ranks, or phases above the slice length.
+  /// gemm problem, a scheme of no ranks, a part with more groups than its share of k, a
+  /// star on fewer than 8 rows, or phases above a slice's length.
   rank_k_model(const problem& p, const rank_k_scheme& s);
 
   /// The problem.
@@ -83,14 +103,15 @@ class rank_k_model {
   int ranks() const noexcept { return s_.ranks(); }
   /// Phases.
   int phases() const noexcept { return s_.phases; }
-  /// The difference cover in use (its pairs in pair_of).
-  const std::vector<int>& cover() const noexcept { return cover_; }
-  /// Row block b's first row and rows.
-  std::int64_t block_start(int b) const;
+  /// Row blocks (every part's atom boundaries together).
+  int blocks() const noexcept { return int(bounds_.size()) - 1; }
+  /// Row block b's first row (b = blocks(): n).
+  std::int64_t block_start(int b) const { return bounds_[std::size_t(b)]; }
   /// Rows in row block b.
   std::int64_t block_rows(int b) const { return block_start(b + 1) - block_start(b); }
-  /// Rank r's units over its whole slice, in the order of the file comment (a half of a
-  /// slice of one column may be empty: its block is still r's to hold, as zeros).
+  /// Rank r's units over its whole slice, each block once, in the order of the file
+  /// comment (a half of a slice of one column may be empty: its block is still r's to
+  /// hold, as zeros).
   std::vector<rank_k_unit> slice_units(int r) const;
   /// Rank r's units in phase q (their k ranges cut to the phase's chunk; empty ones dropped).
   std::vector<rank_k_unit> units(int q, int r) const;
@@ -118,6 +139,10 @@ class rank_k_model {
   std::vector<std::pair<a_cell, piece>> a_pieces(int r) const;
   /// Rank r's C pieces in storage order (piece.cell = the block's index i (i + 1) / 2 + j).
   std::vector<piece> c_pieces(int r) const;
+  /// The piece of A cell x each holder owns, in a_holders(x) order (piece.cell 0).
+  std::vector<piece> a_shares(const a_cell& x) const;
+  /// The piece of C block (i, j) each computer owns, in c_holders(i, j) order (piece.cell 0).
+  std::vector<piece> c_shares(int i, int j) const;
   /// C block index i (i + 1) / 2 + j back to (i, j).
   static std::pair<int, int> c_block(std::int64_t index);
   /// Elements of C block (i, j): a rectangle, or the packed triangle when i == j.
@@ -137,33 +162,77 @@ class rank_k_model {
   double max_flops() const;
 
  private:
-  struct pair_choice {
-    int a = 0, b = 0;
+  // How a group rank reaches an atom, or which part of the slice a block of it covers.
+  enum class span : std::uint8_t { none, whole, first, second };
+  // A block of one group's cover in its atoms (x >= y) over `when` of the slice.
+  struct atom_unit {
+    int x = 0, y = 0;
+    span when = span::whole;
   };
-  // Rank r's group and position in it.
-  int group_of(int r) const { return r / s_.group_ranks; }
-  // Op(A) columns of group g's slice.
-  std::int64_t slice_start(int g) const;
-  // The hull of rank r's need for row block b over the slice, cut to phase q ([0, 0): none).
-  std::pair<std::int64_t, std::int64_t> need(int q, int r, int b) const;
-  // The k cuts of group g's slice, ascending (slice ends, half, chunk boundaries).
-  std::vector<std::int64_t> k_cuts(int g) const;
-  // Phase of op(A) column kk in group g.
-  std::int64_t chunk_start(int g, int q) const;
-  // Positions (in one group) of the ranks computing block (i, j), ascending.
-  std::vector<int> group_computers(int i, int j) const;
+  // One part of the scheme where it sits: ranks, k columns, atoms and its cover's tables.
+  struct part_geometry {
+    rank_k_part part;
+    int rank0 = 0;                       // its first rank
+    std::int64_t k0 = 0, k1 = 0;         // its op(A) columns
+    std::vector<int> runs;               // ranks of each role (each one run of the part's k)
+    bool even = true;                    // every role has as many ranks (groups)
+    std::vector<std::int64_t> atoms;     // atom boundaries (rows), atoms + 1 of them
+    std::vector<int> first_block;        // the first row block of each atom (atoms + 1)
+    std::vector<int> cover;              // difference: D
+    std::vector<std::pair<int, int>> pair_of;  // difference: D's pair (a, b) for d = 0 .. c/2
+    // difference, per element a of D: whether a role p reads atom p + a over its whole run
+    // (a = 0, or a in the pair of some d < c/2), else the a of the d = c/2 pair it is in
+    std::vector<char> reach_whole;
+    std::vector<int> reach_half;
+    std::vector<std::int64_t> weight;    // ownership weight of each role's ranks (c of them)
+  };
+  // Where rank r sits among the holders of a cell: the weights of those before it, its own,
+  // and all of theirs.
+  struct share_at {
+    std::int64_t before = 0, own = 0, total = 0;
+  };
+  // The part holding rank r, its role and which run of the role's share of k it takes.
+  struct rank_place {
+    const part_geometry* part;
+    int run = 0, role = 0;
+  };
+  rank_place place_of(int r) const;
+  // The rank of role `role`, run j of part x. Ranks go run by run, role by role within a
+  // run: with runs {3, 2, 2}, run 0 is roles 0, 1, 2, run 1 roles 0, 1, run 2 role 0
+  // (local ranks 0-2, 3-4, 5).
+  int rank_of(const part_geometry& x, int role, int j) const;
+  // Op(A) columns of run j of a role with `runs` ranks in part x.
+  std::pair<std::int64_t, std::int64_t> run_columns(const part_geometry& x, int runs, int j) const;
+  // Start of phase q's chunk of rank r's run.
+  std::int64_t chunk_start(const rank_place& at, int q) const;
+  // The k cuts within rank r's run, ascending: its ends, its half (even difference covers),
+  // its chunk boundaries, and where any other role's run starts (parts of uneven roles).
+  std::vector<std::int64_t> k_cuts(const rank_place& at) const;
+  // The atom of part x holding row block b.
+  int atom_of(const part_geometry& x, int b) const;
+  // The blocks a role computes, in atoms.
+  std::vector<atom_unit> role_units(const part_geometry& x, int role) const;
+  // The atoms a role reads and over which part of its run, by atom.
+  std::vector<std::pair<int, span>> read_atoms(const part_geometry& x, int role) const;
+  // The roles reading atom a over a cell of their run's first half (or its second), ascending.
+  std::vector<int> role_readers(const part_geometry& x, int a, bool first_half) const;
+  // The roles computing atom block (ax, ay), ascending.
+  std::vector<int> role_computers(const part_geometry& x, int ax, int ay) const;
+  // Rank r's share among the computers of C block (i, j) it computes (closed form: O(parts)).
+  share_at c_share(int r, int i, int j) const;
+  // Computers of C block (i, j) over every part.
+  std::int64_t c_computers(int i, int j) const;
+  // Rank r's share among the holders h of an A cell of part x.
+  share_at a_share(const part_geometry& x, const std::vector<int>& h, int r) const;
+  // Sets the roles' weights so that the busiest rank receives about the mean.
+  void balance_ownership();
   // Every rank's cost, computed once.
   const std::vector<rank_cost>& all_costs() const;
 
   problem p_;
   rank_k_scheme s_;
-  std::vector<int> cover_;
-  std::vector<pair_choice> pair_of_;  // index d = 1 .. c/2
-  struct reach {
-    bool whole = false;  // read over the whole slice
-    int half_a = -1;     // else the d = c/2 pair's a, which picks the half
-  };
-  std::vector<reach> reach_;  // per cover element
+  std::vector<part_geometry> parts_;
+  std::vector<std::int64_t> bounds_;  // row block boundaries, blocks() + 1 of them
   std::shared_ptr<std::mutex> lock_ = std::make_shared<std::mutex>();  // guards costs_
   mutable std::shared_ptr<const std::vector<rank_cost>> costs_;
 };

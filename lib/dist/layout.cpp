@@ -90,8 +90,7 @@ std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_
 // The text a rank-k layout is agreed by, e.g. "dsyrk UT 4096 4096 k2 x tbd3{0,1}".
 std::string scheme_text(const problem& p, const rank_k_scheme& s) {
   return std::string(1, char(p.type)) + to_string(p.op) + ' ' + p.uplo + p.transa + ' ' + std::to_string(p.n) + ' ' +
-         std::to_string(p.k) + ' ' + s.to_string() + " g" + std::to_string(s.groups) + " c" +
-         std::to_string(s.group_ranks) + " q" + std::to_string(s.phases);
+         std::to_string(p.k) + ' ' + s.to_string();
 }
 
 }  // namespace
@@ -164,8 +163,8 @@ std::byte* layout::buffers(std::size_t bytes) const {
 
 namespace {
 
-// A rank-k layout: rank 0 plans, every rank gets the scheme as three numbers (groups,
-// group ranks, phases) and builds the same model; the scheme text is agreed.
+// A rank-k layout: rank 0 plans, every rank gets the scheme's text (rank_k_scheme::parse
+// reads it back) and builds the same model; the scheme text is agreed.
 std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, const problem& p, const context& ctx) {
   std::unique_ptr<rank_k_choice> why;
   bool ok = true;
@@ -173,8 +172,7 @@ std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, cons
   if (rank == 0) {
     try {
       why = std::make_unique<rank_k_choice>(choose_rank_k_ranks(p, ctx));
-      text = std::to_string(why->chosen.groups) + ' ' + std::to_string(why->chosen.group_ranks) + ' ' +
-             std::to_string(why->chosen.phases);
+      text = why->chosen.to_string();
     } catch (const error& e) {
       ok = false;
       text = e.what();
@@ -182,9 +180,7 @@ std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, cons
   }
   auto [fine, shared] = broadcast_text(own, ok, text);
   if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
-  rank_k_scheme s;
-  std::istringstream in(shared);
-  in >> s.groups >> s.group_ranks >> s.phases;
+  const rank_k_scheme s = rank_k_scheme::parse(shared);
   auto l = detail::layout_access::make_rank_k(own, rank, size, p, s, std::move(why));
   mpi::agree(own, "prism::dist::layout", {{"scheme", 0, l->plan_hash()}}, "");
   if (rank == 0 && prism::detail::process_environment().verbose.get() > 0 && l->rank_k_reasons() != nullptr) {

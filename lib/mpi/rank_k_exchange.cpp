@@ -123,12 +123,13 @@ struct rank_k_executor {
       a_block& bb = ph.blocks.try_emplace(x.b, a_block{x.k0, x.k1, 0}).first->second;
       bb.k0 = std::min(bb.k0, x.k0), bb.k1 = std::max(bb.k1, x.k1);
       const std::vector<int> h = m.a_holders(x);
-      const std::int64_t N = x.size(m), s = std::int64_t(h.size());
+      const std::vector<piece> shares = m.a_shares(x);  // the model's split, holder by holder
+      const std::int64_t s = std::int64_t(h.size());
       const std::int64_t t = std::lower_bound(h.begin(), h.end(), me) - h.begin();
-      const piece own{0, t * N / s, (t + 1) * N / s - t * N / s};
+      const piece own = shares[std::size_t(t)];
       for (std::int64_t y = 0; y < s; ++y) {
         const int peer = h[std::size_t(y)];
-        const piece theirs{0, y * N / s, (y + 1) * N / s - y * N / s};
+        const piece theirs = shares[std::size_t(y)];
         if (peer == me) {
           if (own.count > 0) ph.self.emplace_back(x, own);
           continue;
@@ -159,10 +160,11 @@ struct rank_k_executor {
     for (std::size_t x = 0; x < units.size(); ++x) {
       const unit_buffer& u = units[x];
       const std::vector<int> h = m.c_holders(u.i, u.j);
-      const std::int64_t N = m.c_size(u.i, u.j), s = std::int64_t(h.size());
+      const std::vector<piece> shares = m.c_shares(u.i, u.j);  // the model's split, computer by computer
+      const std::int64_t s = std::int64_t(h.size());
       for (std::int64_t y = 0; y < s; ++y) {
         const int peer = h[std::size_t(y)];
-        const piece pc{0, y * N / s, (y + 1) * N / s - y * N / s};
+        const piece pc = shares[std::size_t(y)];
         if (pc.count == 0) continue;
         if (peer == me) {
           c_self.emplace_back(x, piece{at, pc.first, pc.count});
@@ -172,7 +174,7 @@ struct rank_k_executor {
         out[peer].parts.emplace_back(x, pc), out[peer].count += pc.count;
       }
       const std::int64_t t = std::lower_bound(h.begin(), h.end(), me) - h.begin();
-      const piece own{0, t * N / s, (t + 1) * N / s - t * N / s};
+      const piece own = shares[std::size_t(t)];
       if (own.count > 0)
         for (int peer : h)
           if (peer != me) in[peer].parts.emplace_back(x, own), in[peer].count += own.count;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <ostream>
+#include <set>
 
 namespace prism {
 
@@ -16,30 +17,61 @@ namespace {
 
 constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
 
-// The closed-form estimate that ranks schemes before the exact count: with c row blocks,
-// G slices and a cover of size s, a rank reads s row blocks of its slice of which it owns
-// about one, computes 1/c of the triangle and gets G - 1 partials of its 1/G share of it.
-// E.g. n = k = 4096, G = 2, c = 3 (s = 2): A (2 - 1) 4096 * 4096 / 6 = 2.8M elements,
-// C (1/2) 4096^2 / 6 = 1.4M.
+// The closed-form estimate that ranks schemes before the exact count. Per part, with its
+// share kappa of k, c ranks a group, G groups and a cover worth r row blocks of n/c (a
+// difference cover |D|; the star 2.4 of 4: its ranks read 0.6 n), a rank reads r - 1
+// blocks it does not own over its slice, k kappa / G; each C element gets a partial from
+// every group of every part, one of which it stays with. E.g. n = k = 4096, one part of
+// G = 2, c = 3 (r = 2): A (2 - 1) 4096/3 * 4096/2 = 2.8M elements, C (2 - 1) (4096^2/2) / 6
+// = 1.4M.
 struct estimate {
   rank_k_scheme scheme;
   double words = 0, flops = 0, seconds = 0, floor_bytes = 0;
 };
 
-estimate estimate_of(const problem& p, int G, int c, double F, double B) {
-  const double n = double(p.n), k = double(p.k), elem = double(element_size(p.type));
-  const double s = double(difference_cover(c).size());
-  const double a = (s - 1) * (n / c) * (k / G);
-  const double tri = n * (n + 1) / 2 / c;
-  const double cw = (G - 1) * tri / G;
+estimate estimate_of(const problem& p, const rank_k_scheme& s, double F, double B) {
+  const double n = double(p.n), k = double(p.k), elem = double(element_size(p.type)), P = double(s.ranks());
+  const double tri = n * (n + 1) / 2;
+  double groups = 0, most_a = 0, most_block = 0;
+  for (const rank_k_part& x : s.parts) {
+    const double c = double(x.group_ranks), per_role = double(x.ranks()) / c;  // G, or the mean of role_ranks
+    const double r = x.cover == rank_k_cover::star   ? 2.4
+                     : x.cover == rank_k_cover::nest ? 1.6
+                                                     : double(difference_cover(x.group_ranks).size());
+    most_a = std::max(most_a, (r - 1) * (n / c) * (k * double(x.ranks()) / P / per_role));
+    most_block = std::max(most_block, tri / c);
+    groups += per_role;
+  }
+  const double cw = (groups - 1) * tri / P;
   estimate e;
-  e.scheme = rank_k_scheme{G, c, 1};
-  e.words = a + cw;
-  e.flops = p.flops() / (double(G) * c);
+  e.scheme = s;
+  e.words = most_a + cw;
+  e.flops = p.flops() / P;
   e.seconds = e.flops / F + e.words * elem / B;
   // Least memory with many phases: owned pieces, C blocks, C staging.
-  e.floor_bytes = elem * ((n * k + n * (n + 1) / 2) / (double(G) * c) + tri * 2 + 2 * cw);
+  e.floor_bytes = elem * ((n * k + tri) / P + most_block * 2 + 2 * cw);
   return e;
+}
+
+// Whether the model can build scheme s for p: every part's share of k holds its slices
+// (twice over for an even difference group, which halves them), a difference group has
+// at most n row blocks, and a star's six atoms are not empty.
+bool buildable(const problem& p, const rank_k_scheme& s) {
+  const std::int64_t P = s.ranks();
+  std::int64_t rank0 = 0;
+  for (const rank_k_part& x : s.parts) {
+    const std::int64_t len = p.k * (rank0 + x.ranks()) / P - p.k * rank0 / P;
+    rank0 += x.ranks();
+    const bool halves = x.cover == rank_k_cover::difference && x.group_ranks > 1 && x.group_ranks % 2 == 0;
+    int runs = x.groups;
+    for (int m : x.role_ranks) runs = std::max(runs, m);
+    if (std::int64_t(runs) > std::max<std::int64_t>(1, len) || (halves && len < 2 * std::int64_t(runs))) return false;
+    // A star or a nest sizes its row blocks by measure, as do uneven roles: some rows each.
+    if (x.cover != rank_k_cover::difference || !x.role_ranks.empty() ? p.n < 8 * std::int64_t(x.group_ranks)
+                                                                      : std::int64_t(x.group_ranks) > std::max<std::int64_t>(1, p.n))
+      return false;
+  }
+  return true;
 }
 
 rank_k_candidate score(const problem& p, const rank_k_scheme& s, double F, double B, std::size_t memory) {
@@ -60,12 +92,24 @@ rank_k_candidate score(const problem& p, const rank_k_scheme& s, double F, doubl
 // seen lowers `least`.
 rank_k_candidate fewest_phases(const problem& p, const rank_k_scheme& s0, double F, double B, std::size_t memory,
                                rank_k_candidate& least) {
-  const std::int64_t most = std::min<std::int64_t>(256, std::max<std::int64_t>(1, p.k / s0.groups));
+  // A slice of the part with the shortest ones bounds the phases.
+  std::int64_t shortest = std::max<std::int64_t>(1, p.k);
+  for (std::size_t x = 0, rank0 = 0; x < s0.parts.size(); rank0 += std::size_t(s0.parts[x].ranks()), ++x) {
+    const std::int64_t P = s0.ranks(), r0 = std::int64_t(rank0), r1 = r0 + s0.parts[x].ranks();
+    shortest = std::min(shortest, (p.k * r1 / P - p.k * r0 / P) / s0.parts[x].groups);
+  }
+  const std::int64_t most = std::min<std::int64_t>(256, std::max<std::int64_t>(1, shortest));
   rank_k_candidate best;
   for (std::int64_t q = 1; q <= most; q *= 2) {
     rank_k_scheme s = s0;
     s.phases = int(q);
-    const rank_k_candidate c = score(p, s, F, B, memory);
+    rank_k_candidate c;
+    try {
+      c = score(p, s, F, B, memory);
+    } catch (const plan_error&) {
+      if (q == 1) throw;
+      break;  // no more phases for this scheme (roles of unequal ranks run in one)
+    }
     if (least.max_flops == 0 || c.peak_bytes < least.peak_bytes) least = c;
     if (q > 1 && c.peak_bytes >= best.peak_bytes) break;
     best = c;
@@ -85,15 +129,68 @@ std::string mb(std::size_t bytes) {
 // scheme; beyond 1,024 the blocks are small and the messages many, and k slices serve.
 constexpr int most_group_ranks = 1024;
 
-// The schemes worth an exact score: every (G, c) with G c <= P, G <= k, c <= n and
-// c <= most_group_ranks is estimated (O(P log P)); the fastest few and the leanest few are kept.
+// Schemes of several parts, of roles of uneven ranks and nests are weighed up to this many
+// ranks: on more, one part's groups come close to the bound (a perfect difference set, or
+// k slices of one).
+constexpr int most_mixed_ranks = 64;
+
+// The schemes worth an exact score. One part: every (G, c) with G c <= P, G <= k,
+// c <= n and c <= most_group_ranks, and the star in G groups (O(P log P)). Up to
+// most_mixed_ranks ranks, also odd covers with roles of uneven ranks and nests, two parts
+// of any of those, and three single-group ones, that leave at most one rank idle (e.g.
+// P = 7: star4 + tbd3, tbd5 + k2, ...). Each is estimated; the fastest few and the
+// leanest few are kept.
 std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B) {
   std::vector<estimate> all;
+  std::set<std::string> seen;  // schemes of several parts already added
+  auto add = [&](rank_k_scheme s) {
+    // One order of the parts: the largest first (their order moves no word).
+    std::stable_sort(s.parts.begin(), s.parts.end(), [](const rank_k_part& a, const rank_k_part& b) {
+      if (a.ranks() != b.ranks()) return a.ranks() > b.ranks();
+      if (a.cover != b.cover) return a.cover < b.cover;
+      return a.group_ranks > b.group_ranks;
+    });
+    if (!buildable(p, s)) return;
+    if (s.parts.size() > 1 && !seen.insert(s.to_string()).second) return;
+    all.push_back(estimate_of(p, s, F, B));
+  };
   const int most_c = int(std::min<std::int64_t>({P, std::max<std::int64_t>(1, p.n), most_group_ranks}));
+  std::vector<rank_k_part> menu;
   for (int c = 1; c <= most_c; ++c)
-    for (int G = 1; G * c <= P && G <= std::max<std::int64_t>(1, p.k); ++G)
-      if (c == 1 || c % 2 == 1 || p.k >= 2 * std::int64_t(G)) all.push_back(estimate_of(p, G, c, F, B));
-  const std::size_t top = P <= 1024 ? 10 : 4;
+    for (int G = 1; G * c <= P && G <= std::max<std::int64_t>(1, p.k); ++G) menu.push_back({G, c, rank_k_cover::difference, {}});
+  for (int G = 1; 4 * G <= P; ++G) menu.push_back({G, 4, rank_k_cover::star, {}});
+  if (P <= most_mixed_ranks) {
+    // Roles of uneven ranks: an odd cover of c <= 13 on R ranks, c < R < 4c, not a
+    // multiple of c, the first R mod c roles with one rank more (e.g. R = 16, c = 7:
+    // 3, 3, 2, 2, 2, 2, 2); and the nest with 1-4 ranks per role.
+    for (int c = 3; c <= 13 && c <= most_c; c += 2)
+      for (int R = c + 1; R < 4 * c && R <= P; ++R) {
+        if (R % c == 0) continue;
+        std::vector<int> m(std::size_t(c), R / c);
+        for (int q = 0; q < R % c; ++q) ++m[std::size_t(q)];
+        menu.push_back({1, c, rank_k_cover::difference, m});
+      }
+    for (int outer = 1; outer <= 4; ++outer)
+      for (int inner = 1; inner <= 4 && outer + inner <= P; ++inner) menu.push_back({1, 2, rank_k_cover::nest, {outer, inner}});
+  }
+  for (const rank_k_part& x : menu) add(rank_k_scheme({x}));
+  if (P <= most_mixed_ranks) {
+    for (std::size_t i = 0; i < menu.size(); ++i)
+      for (std::size_t j = i; j < menu.size(); ++j) {
+        const int r = menu[i].ranks() + menu[j].ranks();
+        if (r <= P && r >= P - 1) add(rank_k_scheme({menu[i], menu[j]}));
+      }
+    std::vector<rank_k_part> single;
+    for (const rank_k_part& x : menu)
+      if (x.groups == 1 && x.group_ranks <= 16 && x.role_ranks.empty()) single.push_back(x);
+    for (std::size_t i = 0; i < single.size(); ++i)
+      for (std::size_t j = i; j < single.size(); ++j)
+        for (std::size_t l = j; l < single.size(); ++l) {
+          const int r = single[i].ranks() + single[j].ranks() + single[l].ranks();
+          if (r <= P && r >= P - 1) add(rank_k_scheme({single[i], single[j], single[l]}));
+        }
+  }
+  const std::size_t top = P <= most_mixed_ranks ? 16 : P <= 1024 ? 10 : 4;
   std::vector<rank_k_scheme> pick;
   auto take = [&](auto order, std::size_t count) {
     count = std::min(count, all.size());
@@ -119,8 +216,14 @@ rank_k_choice search(const problem& p, const context& ctx, bool least_memory) {
   out.flop_rate = ctx.rank_flops();
   out.bandwidth = ctx.rank_bandwidth();
   rank_k_candidate least;
-  for (const rank_k_scheme& s : shortlist(p, P, out.flop_rate, out.bandwidth))
-    out.candidates.push_back(fewest_phases(p, s, out.flop_rate, out.bandwidth, out.memory, least));
+  for (const rank_k_scheme& s : shortlist(p, P, out.flop_rate, out.bandwidth)) {
+    try {
+      out.candidates.push_back(fewest_phases(p, s, out.flop_rate, out.bandwidth, out.memory, least));
+    } catch (const plan_error&) {
+      // A scheme the model cannot build for this shape (row blocks of uneven roles that
+      // come out empty): not a candidate.
+    }
+  }
   out.least_footprint = least.peak_bytes;
   if (least_memory) {
     least.fits = true;
@@ -174,11 +277,11 @@ void print_rank_k_report(std::ostream& os, const rank_k_choice& choice) {
                 mbs(double(choice.memory)));
   os << line;
   os << "# schemes scored exactly, best first:\n";
-  std::snprintf(line, sizeof line, "#   %5s  %-28s %10s %10s %10s  %s\n", "ranks", "scheme", "max MB", "peak MB",
+  std::snprintf(line, sizeof line, "#   %5s  %-40s %10s %10s %10s  %s\n", "ranks", "scheme", "max MB", "peak MB",
                 "model ms", "fits");
   os << line;
   for (const rank_k_candidate& c : choice.candidates) {
-    std::snprintf(line, sizeof line, "#   %5d  %-28s %10.3f %10.3f %10.3f  %s\n", c.scheme.ranks(),
+    std::snprintf(line, sizeof line, "#   %5d  %-40s %10.3f %10.3f %10.3f  %s\n", c.scheme.ranks(),
                   c.scheme.to_string().c_str(), mbs(double(c.max_received) * elem), mbs(double(c.peak_bytes)),
                   c.seconds * 1e3, c.fits ? "yes" : "no");
     os << line;
