@@ -1338,8 +1338,9 @@ crossover streaming_crossover(const char* name, int reps, int m, int n, char ta,
 // timed at the model's value times 1/4, 1/2, 1, 2 and 4 (whole 64-byte lines) on a shape
 // that uses it, with A and B from memory (twice the last-level cache, 256 MiB to 1 GiB),
 // every thread streaming its own part of k as prism's k cut has it; in rounds over the
-// candidates (R of them, at least 2), best of the rounds each. The fastest is kept, and the
-// model's value wins a tie within 2%. Sizes are measured one after the other and
+// candidates (R of them, at least 3), best of the rounds each, per shape. The size kept is
+// the one whose slowest shape, against the model's value, gains most; the model's value
+// wins unless that gain is over 2%. Sizes are measured one after the other and
 // each is in force for the next (the tiled leaf runs the outer and dot kernels on its
 // chunks). Prints one line a size.
 class kernel_size_tuner {
@@ -1359,15 +1360,15 @@ class kernel_size_tuner {
   void run(prism::machine_description& d) {
     using K = prism::machine_key;
     tune(d, K::stream_prefetch_bytes, &prism::detail::streaming_sizes::prefetch, "8x8 and 4x4 NN",
-         [&] { return gemm(8, 8, 'N', 'N') + gemm(4, 4, 'N', 'N'); });
+         [&] { return std::vector<double>{gemm(8, 8, 'N', 'N'), gemm(4, 4, 'N', 'N')}; });
     tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk, "16x16 NN",
-         [&] { return gemm(16, 16, 'N', 'N'); });
+         [&] { return std::vector<double>{gemm(16, 16, 'N', 'N')}; });
     tune(d, K::stream_dot_chunk_bytes, &prism::detail::streaming_sizes::dot_chunk, "16x16 TN",
-         [&] { return gemm(16, 16, 'T', 'N'); });
+         [&] { return std::vector<double>{gemm(16, 16, 'T', 'N')}; });
     tune(d, K::stream_tile_chunk_bytes, &prism::detail::streaming_sizes::tile_chunk, "64x64 NN and 32x32 TN",
-         [&] { return gemm(64, 64, 'N', 'N') + gemm(32, 32, 'T', 'N'); });
+         [&] { return std::vector<double>{gemm(64, 64, 'N', 'N'), gemm(32, 32, 'T', 'N')}; });
     tune(d, K::syrk_chunk_bytes, &prism::detail::streaming_sizes::syrk_chunk, "syrk n = 32 N",
-         [&] { return syrk(32); });
+         [&] { return std::vector<double>{syrk(32)}; });
   }
 
  private:
@@ -1405,30 +1406,45 @@ class kernel_size_tuner {
     }).seconds;
   }
 
+  // Times every candidate on each of the shapes `time` runs (seconds per shape), best of
+  // the rounds per shape, and keeps the candidate whose worst shape gains most against the
+  // model's value: score = max over shapes of t(candidate) / t(model). A size that speeds
+  // one shape up and slows another down is not taken; the model's value wins unless the
+  // best score is below 0.98.
   void tune(prism::machine_description& d, prism::machine_key key, std::int64_t prism::detail::streaming_sizes::*field,
-            const char* shape, const std::function<double()>& time) {
+            const char* shape, const std::function<std::vector<double>()>& time) {
     const std::int64_t model = std::int64_t(d.model_value(key));
     const double factors[] = {0.25, 0.5, 1.0, 2.0, 4.0};
     constexpr std::size_t n = std::size(factors), at_model = 2;
     std::int64_t value[n];
-    double best_t[n];
+    std::vector<double> best_t[n];
     for (std::size_t c = 0; c < n; ++c)
-      value[c] = std::max<std::int64_t>(64, std::int64_t(double(model) * factors[c]) / 64 * 64), best_t[c] = 1e300;
+      value[c] = std::max<std::int64_t>(64, std::int64_t(double(model) * factors[c]) / 64 * 64);
     // Rounds over all candidates, best of the rounds each: a machine that slows down for a
     // while slows every candidate of a round, not one of them.
-    for (int round = 0; round < std::max(2, reps_); ++round)
+    for (int round = 0; round < std::max(3, reps_); ++round)
       for (std::size_t c = 0; c < n; ++c) {
         sizes_.*field = value[c];
         prism::detail::streaming_set_sizes(sizes_);
-        best_t[c] = std::min(best_t[c], time());
+        const std::vector<double> t = time();
+        if (best_t[c].empty()) best_t[c] = t;
+        for (std::size_t s = 0; s < t.size(); ++s) best_t[c][s] = std::min(best_t[c][s], t[s]);
       }
+    double score[n];
+    for (std::size_t c = 0; c < n; ++c) {
+      score[c] = 0;
+      for (std::size_t s = 0; s < best_t[c].size(); ++s) score[c] = std::max(score[c], best_t[c][s] / best_t[at_model][s]);
+    }
     std::size_t best = at_model;
     for (std::size_t c = 0; c < n; ++c)
-      if (best_t[c] < best_t[best]) best = c;
-    if (best_t[at_model] <= 1.02 * best_t[best]) best = at_model;
+      if (score[c] < score[best]) best = c;
+    if (score[best] >= 0.98) best = at_model;
     std::printf("#   %-24s %s:", prism::to_string(key), shape);
-    for (std::size_t c = 0; c < n; ++c)
-      std::printf(" %lld B %.1f ms;", static_cast<long long>(value[c]), best_t[c] * 1e3);
+    for (std::size_t c = 0; c < n; ++c) {
+      double sum = 0;
+      for (double t : best_t[c]) sum += t;
+      std::printf(" %lld B %.1f ms (x%.2f);", static_cast<long long>(value[c]), sum * 1e3, score[c]);
+    }
     std::printf(" keeps %lld\n", static_cast<long long>(value[best]));
     std::fflush(stdout);
     sizes_.*field = value[best];
