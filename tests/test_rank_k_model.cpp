@@ -10,6 +10,7 @@
 #include <prism/error.hpp>
 #include <prism/rank_k_model.hpp>
 
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -236,6 +237,29 @@ TEST_CASE("1D and 2D schemes meet the SYRK bound's cases") {
   const problem wide = rank_k_problem(scalar_type::d, operation::syrk, 'L', 'N', 7000, 100);
   const rank_k_model fano(wide, rank_k_scheme{1, 7, 1});
   CHECK(std::abs(fano.max_received() - 2 * 1000 * 100) <= 2);  // pieces split 100000 as 33333 + 33333 + 33334
+}
+
+TEST_CASE("the planner's schemes give every working rank the mean flops within 5%") {
+  // Parts take shares of k in proportion to their ranks, and uneven roles get row blocks of
+  // equal work per rank, so a rank's flops are the mean's up to rounding of blocks and k.
+  for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {1024, 65536}, {256, 1 << 20}})
+    for (int P = 2; P <= 16; ++P) {
+      const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', n, k);
+      context c;
+      c.set_ranks(P);
+      const rank_k_choice at = choose_rank_k_ranks(p, c);
+      const rank_k_model m(p, at.chosen);
+      double mean = 0;
+      for (int r = 0; r < m.ranks(); ++r) mean += m.cost(r).flops;
+      mean /= m.ranks();
+      CAPTURE(n);
+      CAPTURE(P);
+      CAPTURE(at.chosen.to_string());
+      for (int r = 0; r < m.ranks(); ++r) {
+        CAPTURE(r);
+        CHECK(std::abs(m.cost(r).flops - mean) <= 0.05 * mean);
+      }
+    }
 }
 
 TEST_CASE("planner: fits the cap with phases, refuses below the least footprint naming it") {

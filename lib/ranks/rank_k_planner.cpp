@@ -142,8 +142,19 @@ constexpr int most_mixed_ranks = 64;
 // leanest few are kept.
 std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B) {
   std::vector<estimate> all;
-  std::set<std::string> seen;  // schemes of several parts already added
+  std::set<std::string> seen;  // schemes already added
   auto add = [&](rank_k_scheme s) {
+    // Parts of one cover and c without ranks per role are one part of their slices together
+    // (each slice is k / P' deep either way): "k5 + k2" is "k7", "star4 + star4" "k2 x star4".
+    std::vector<rank_k_part> merged;
+    for (const rank_k_part& x : s.parts) {
+      auto same = std::find_if(merged.begin(), merged.end(), [&](const rank_k_part& y) {
+        return x.role_ranks.empty() && y.role_ranks.empty() && x.cover == y.cover && x.group_ranks == y.group_ranks;
+      });
+      if (same == merged.end()) merged.push_back(x);
+      else same->groups += x.groups;
+    }
+    s.parts = std::move(merged);
     // One order of the parts: the largest first (their order moves no word).
     std::stable_sort(s.parts.begin(), s.parts.end(), [](const rank_k_part& a, const rank_k_part& b) {
       if (a.ranks() != b.ranks()) return a.ranks() > b.ranks();
@@ -151,7 +162,7 @@ std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B
       return a.group_ranks > b.group_ranks;
     });
     if (!buildable(p, s)) return;
-    if (s.parts.size() > 1 && !seen.insert(s.to_string()).second) return;
+    if (!seen.insert(s.to_string()).second) return;
     all.push_back(estimate_of(p, s, F, B));
   };
   const int most_c = int(std::min<std::int64_t>({P, std::max<std::int64_t>(1, p.n), most_group_ranks}));
