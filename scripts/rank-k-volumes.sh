@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 prism=$build/apps/prism
+# The model's rates, not this machine's tuning file: no PRISM_MACHINE, no per-user cache.
+export PRISM_MACHINE="" XDG_CACHE_HOME=/nonexistent/prism-rank-k-volumes
 [ -x "$prism" ] || { echo "rank-k-volumes: no $prism (build prism_cli first)" >&2; exit 2; }
 stamp=$(date -u +%Y-%m-%dT%H%MZ)
 out=bench/results/rank-k-volumes-$stamp.md
