@@ -7,4 +7,10 @@ bash scripts/install-deps.sh
 build=${PRISM_BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_TESTS=ON -DPRISM_WITH_BENCH=ON
 cmake --build "$build" -j"$(nproc)"
+# The tests see the model's machine values, not a tuning file this user wrote with
+# `prism tune` (tests that need a description name one with PRISM_MACHINE).
+unset PRISM_MACHINE
+XDG_CACHE_HOME=$(mktemp -d)
+export XDG_CACHE_HOME
+trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
 ctest --test-dir "$build" --output-on-failure -j1

@@ -18,8 +18,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 failures=0 cases=0 rc=0 what=""
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+out=$(mktemp) err=$(mktemp) cache=$(mktemp -d)
+trap 'rm -rf "$out" "$err" "$cache"' EXIT
+# The model's machine values, whatever this user has tuned: no PRISM_MACHINE and an empty
+# per-user cache (the cases that need a description name one with PRISM_MACHINE).
+unset PRISM_MACHINE
+export XDG_CACHE_HOME=$cache
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
@@ -145,7 +149,7 @@ bad "^prism: --herk takes uplo \(U or L\) then trans \(N or C\), e.g. LC, got 'U
 bad "^prism: --herk needs a complex type \(--type c or z\)" -- plan 8 8 8 --herk UC
 bad "^prism: --syrk names trans itself; --trans is for gemm" -- plan 8 8 8 --syrk UT --trans TN
 bad "^prism: --syrk and --herk are given once, not both" -- plan 8 8 8 --syrk UT --herk UC --type z
-good "^# syrk UT n 4096 k 4096 over ranks: scheme tbd7\{0,1,3\}" -- plan 4096 4096 4096 --syrk UT --ranks 7
+good "^# syrk UT n 4096 k 4096 over ranks: scheme tbd3\{0,1\}\[3,2,2\]" -- plan 4096 4096 4096 --syrk UT --ranks 7
 good "^# least footprint: [0-9]+ bytes per rank" -- plan 512 512 40000 --syrk LT --ranks 4 --min-memory
 good "^# rank level: 16384 ranks given" -- plan 65536 65536 65536 --herk UC --type z --ranks 16384
 bad "^prism: --syrk --ranks: --stats models gemm plans over ranks" -- plan 64 64 64 --syrk UT --ranks 2 --stats
