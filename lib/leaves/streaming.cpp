@@ -2,8 +2,8 @@
 // dispatch) and its rule for `auto`. What it is for: streaming.hpp.
 //
 // The product. A leaf above 16 x 16 is tiled (streaming_gemm, below): k in L2-sized
-// chunks (stream_tile_chunk_bytes), each 16 x 16 block of C one pass of the kernels over the chunk, the sums added up
-// in a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c <= 16) of an
+// chunks (stream_tile_chunk_bytes), each 16 x 16 block of C one pass of the kernels over the chunk, which add
+// their sums straight into a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c <= 16) of an
 // r x k left operand L and a k x c right operand R, and then C = alpha S + beta C (or
 // alpha S^T + beta C when the case was transposed). Two kernels cover the layouts:
 //
@@ -92,7 +92,9 @@ struct task {
   std::int64_t dot_chunk_bytes = 0;    ///< dot: bytes of L and R per k-chunk when tiles share it
   std::int64_t outer_chunk_bytes = 0;  ///< outer: likewise
   std::int64_t flight_bytes = 0;       ///< prefetch distance, over all streams, when k is not chunked
-  void* S = nullptr;           ///< r x c result, column-major with ld = r (complex: re, im pairs)
+  void* S = nullptr;           ///< r x c result, column-major (complex: re, im pairs)
+  std::int64_t s_ld = 0;       ///< elements between columns of S (>= rows)
+  bool add = false;            ///< S += L R (the tiled leaf's running sums), else S = L R
 };
 
 /// The plain loops: the kernel of the scalar fallback target (a CPU with no SIMD target
@@ -116,7 +118,8 @@ void plain(const task& t) {
         const T a = t.dot ? L[i * t.ldl + l] : L[i + l * t.ldl];
         s += conj_if(a, t.conj_l) * conj_if(B[l * t.rl + j * t.rj], t.conj_r);
       }
-      S[i + j * t.rows] = s;
+      T& out = S[i + j * t.s_ld];
+      out = t.add ? out + s : s;
     }
 }
 
@@ -303,6 +306,7 @@ struct dot_args {
   std::int64_t part_row;
   R* S;
   std::int64_t s_ld;
+  bool add;              ///< add the sums into S instead of writing them
   R same;                ///< complex: -1 when both or neither operand is conjugated, else +1
   R im_sign;             ///< complex: -1 when R is conjugated, else +1
   std::int64_t ahead;    ///< prefetch distance in reals
@@ -353,20 +357,28 @@ HWY_NOINLINE void dot_tile(const dot_args<R>& g) {
   // than one line of every stream per step). E.g. 4 + 4 streams: steps 0..7 fetch lines
   // 0..7 (plus `ahead`) of row 0, row 1, ..., column 3; steps 8..15 lines 8..15.
   const int fetched_rows = fetch_l ? TI : 0, streams = fetched_rows + (fetch_r ? TJ : 0);
-  int stream = 0;
-  std::int64_t burst_off = 0;
-  for (std::int64_t off = 0; off < full; off += N) {
-    if (streams > 0 && off % line == 0) {  // the next `streams` lines of one stream
-      const R* base = stream < fetched_rows ? L + stream * ldl : B + (stream - fetched_rows) * ldr;
-      for (int q = 0; q < streams; ++q) hwy::Prefetch(base + burst_off + ahead + q * line);
-      if (++stream == streams) stream = 0, burst_off += streams * line;
+  // The steps, with or without the prefetches fixed at compile time (tested inside the loop,
+  // they cost the tiles that fetch nothing as much as those that do: a 32 x 32 x 256 'TN'
+  // leaf in L1 ran at 49 GF/s against 75 with the test hoisted, one thread).
+  const auto steps = [&]<bool Fetch>() {
+    int stream = 0;
+    std::int64_t burst_off = 0;
+    for (std::int64_t off = 0; off < full; off += N) {
+      if constexpr (Fetch)
+        if (off % line == 0) {  // the next `streams` lines of one stream
+          const R* base = stream < fetched_rows ? L + stream * ldl : B + (stream - fetched_rows) * ldr;
+          for (int q = 0; q < streams; ++q) hwy::Prefetch(base + burst_off + ahead + q * line);
+          if (++stream == streams) stream = 0, burst_off += streams * line;
+        }
+      PRISM_UNROLL
+      for (int i = 0; i < TI; ++i) a[i] = hn::LoadU(d, L + i * ldl + off);
+      PRISM_UNROLL
+      for (int j = 0; j < TJ; ++j) b[j] = hn::LoadU(d, B + j * ldr + off);
+      dot_step<Cx>(d, a, b, acc);
     }
-    PRISM_UNROLL
-    for (int i = 0; i < TI; ++i) a[i] = hn::LoadU(d, L + i * ldl + off);
-    PRISM_UNROLL
-    for (int j = 0; j < TJ; ++j) b[j] = hn::LoadU(d, B + j * ldr + off);
-    dot_step<Cx>(d, a, b, acc);
-  }
+  };
+  if (streams > 0) steps.template operator()<true>();
+  else steps.template operator()<false>();
   if (full < len) {  // the last len % N reals: zeros in the lanes above
     const std::size_t rest = std::size_t(len - full);
     const auto mask = hn::FirstN(d, rest);
@@ -395,8 +407,12 @@ HWY_NOINLINE void dot_tile(const dot_args<R>& g) {
     PRISM_UNROLL
     for (int j = 0; j < TJ; ++j) {
       R* s = g.S + (i + j * g.s_ld) * A;
-      s[0] = hn::GetLane(hn::SumOfLanes(d, Cx ? hn::Mul(acc[i][j][0], re_sign) : acc[i][j][0]));
-      if constexpr (Cx) s[1] = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(acc[i][j][A - 1], im_sign)));
+      const R re = hn::GetLane(hn::SumOfLanes(d, Cx ? hn::Mul(acc[i][j][0], re_sign) : acc[i][j][0]));
+      s[0] = g.add ? s[0] + re : re;
+      if constexpr (Cx) {
+        const R im = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(acc[i][j][A - 1], im_sign)));
+        s[1] = g.add ? s[1] + im : im;
+      }
     }
 }
 
@@ -439,7 +455,7 @@ void dot(const task& t) {
   if (chunks) std::fill(part, part + t.rows * t.cols * A * N, R(0));
   static constexpr auto tiles = dot_tiles<R, Cx>(std::make_integer_sequence<int, dot_ti<Cx> * dot_tj<Cx>>{});
   dot_args<R> g{};
-  g.ldl = t.ldl * w, g.ldr = t.rj * w, g.part_row = t.cols * A * N, g.s_ld = t.rows;
+  g.ldl = t.ldl * w, g.ldr = t.rj * w, g.part_row = t.cols * A * N, g.s_ld = t.s_ld, g.add = t.add;
   g.same = t.conj_l == t.conj_r ? R(-1) : R(1), g.im_sign = t.conj_r ? R(-1) : R(1);
   // Prefetch distance in reals: the next chunk, or flight_bytes over all rows and columns
   // (e.g. 8 KiB over 4 + 4 doubles: 128 reals, 1 KiB ahead in each).
@@ -455,7 +471,7 @@ void dot(const task& t) {
         const int wd = int(std::min(tj, t.cols - j0));
         g.L = L + i0 * g.ldl + off, g.B = B + j0 * g.ldr + off;
         g.part = chunks ? part + i0 * g.part_row + j0 * A * N : nullptr;
-        g.S = S + (i0 + j0 * t.rows) * A;
+        g.S = S + (i0 + j0 * t.s_ld) * A;
         g.fetch_l = j0 == 0, g.fetch_r = i0 == 0;
         tiles[std::size_t((h - 1) * dot_tj<Cx> + wd - 1)](g);
       }
@@ -467,9 +483,13 @@ void dot(const task& t) {
   for (std::int64_t i = 0; i < t.rows; ++i)
     for (std::int64_t j = 0; j < t.cols; ++j) {
       const R* p = part + (i * t.cols + j) * A * N;
-      R* out = S + (i + j * t.rows) * A;
-      out[0] = hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p), re_sign)));
-      if constexpr (Cx) out[1] = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p + N), im_sign)));
+      R* out = S + (i + j * t.s_ld) * A;
+      const R re = hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p), re_sign)));
+      out[0] = t.add ? out[0] + re : re;
+      if constexpr (Cx) {
+        const R im = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p + N), im_sign)));
+        out[1] = t.add ? out[1] + im : im;
+      }
     }
 }
 
@@ -585,32 +605,48 @@ HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
     for (int c = 0; c < TC; ++c) acc[v][c] = hn::Zero(d);
   // Steps per 64-byte line of a column of R: 8 doubles, 4 complex doubles.
   const std::int64_t group = fetch_r ? 64 / std::int64_t(sizeof(R)) / (Cx ? 2 : 1) : len;
-  for (std::int64_t g0 = 0; g0 < len; g0 += group) {
-    if (fetch_r)
-      PRISM_UNROLL
-      for (int c = 0; c < TC; ++c) hwy::Prefetch(B + (g0 + ahead) * rl + c * rj);
-    const std::int64_t g1 = std::min(len, g0 + group);
-    for (std::int64_t l = g0; l < g1; ++l) {
-      const R* a_col = L + l * ldl;
-      if (g.pf_count > 0) prefetch_step(g, N, pf_due, pf_col, pf_line);
-      if (fetch_l)
+  // The steps, with what varies from call to call fixed at compile time: whether the last
+  // vector is partial, whether L is prefetched at every step (gemm tiles) and whether the
+  // syrk kernel's share of the next chunk is (syrk tiles, RJ > 0). Tested inside the loop,
+  // they kept GCC from holding R's column addresses in registers: a 16 x 16 x 128 'NN' leaf
+  // in L1 ran at 42 GF/s against 70 with them hoisted, and 64 x 64 x 2^22 on 2 threads
+  // 15% slower (one thread, developers' host; a bare 16 x 8 tile loop reaches 110 there).
+  const auto steps = [&]<bool Partial, bool FetchL, bool Pf>() {
+    for (std::int64_t g0 = 0; g0 < len; g0 += group) {
+      if (fetch_r)
         PRISM_UNROLL
-        for (int v = 0; v < VR; ++v) hwy::Prefetch(a_col + ahead * ldl + v * N);
-      V a[VR];
-      PRISM_UNROLL
-      for (int v = 0; v + 1 < VR; ++v) a[v] = hn::LoadU(d, a_col + v * N);
-      // A partial last vector takes a masked load; a plain load otherwise (the hardware
-      // prefetchers follow plain loads better).
-      a[VR - 1] = partial ? load_first(d, a_col + (VR - 1) * N, mask, last) : hn::LoadU(d, a_col + (VR - 1) * N);
-      outer_step<Cx>(d, a, B + l * rl, rj, sign, acc);
+        for (int c = 0; c < TC; ++c) hwy::Prefetch(B + (g0 + ahead) * rl + c * rj);
+      const std::int64_t g1 = std::min(len, g0 + group);
+      for (std::int64_t l = g0; l < g1; ++l) {
+        const R* a_col = L + l * ldl;
+        if constexpr (Pf) prefetch_step(g, N, pf_due, pf_col, pf_line);
+        if constexpr (FetchL)
+          PRISM_UNROLL
+          for (int v = 0; v < VR; ++v) hwy::Prefetch(a_col + ahead * ldl + v * N);
+        V a[VR];
+        PRISM_UNROLL
+        for (int v = 0; v + 1 < VR; ++v) a[v] = hn::LoadU(d, a_col + v * N);
+        // A partial last vector takes a masked load; a plain load otherwise (the hardware
+        // prefetchers follow plain loads better).
+        if constexpr (Partial) a[VR - 1] = load_first(d, a_col + (VR - 1) * N, mask, last);
+        else a[VR - 1] = hn::LoadU(d, a_col + (VR - 1) * N);
+        outer_step<Cx>(d, a, B + l * rl, rj, sign, acc);
+      }
     }
+  };
+  if constexpr (RJ > 0) {  // syrk tiles: L is never fetched a step ahead
+    if (g.pf_count > 0) partial ? steps.template operator()<true, false, true>() : steps.template operator()<false, false, true>();
+    else partial ? steps.template operator()<true, false, false>() : steps.template operator()<false, false, false>();
+  } else {  // gemm tiles: no share of a next chunk
+    if (fetch_l) partial ? steps.template operator()<true, true, false>() : steps.template operator()<false, true, false>();
+    else partial ? steps.template operator()<true, false, false>() : steps.template operator()<false, false, false>();
   }
   PRISM_UNROLL
   for (int c = 0; c < TC; ++c)
     PRISM_UNROLL
     for (int v = 0; v < VR; ++v) {
       R* p = g.out + c * g.out_ld + v * N;
-      hn::Store(hn::Add(hn::Load(d, p), acc[v][c]), d, p);
+      hn::StoreU(hn::Add(hn::LoadU(d, p), acc[v][c]), d, p);
     }
 }
 
@@ -642,10 +678,16 @@ void outer(const task& t) {
   // A column of L as vectors: e.g. 12 complex doubles = 24 reals = 3 AVX-512 vectors, the
   // last one full; 5 doubles = 1 vector holding 5 of its 8 lanes.
   const std::int64_t reals = t.rows * w, vectors = (reals + N - 1) / N;
-  const std::int64_t out_ld = vectors * N;
-  // Column sums, column j from out + j * out_ld (AVX-512 complex double: 5 KiB).
-  HWY_ALIGN R out[streaming_block_mn * (2 * streaming_block_mn + hn::MaxLanes(d))];
-  std::fill(out, out + t.cols * out_ld, R(0));
+  R* S = static_cast<R*>(t.S);
+  // Column sums, column j from out + j * out_ld. The tiles add whole vectors into them, so
+  // they go straight into S when S is being added to and its columns are whole vectors
+  // (e.g. 16 doubles of a tiled leaf's sums, 64 apart); otherwise into a buffer (AVX-512
+  // complex double: 5 KiB), copied to S at the end.
+  const bool direct = t.add && reals % N == 0 && !(Cx && t.conj_l);
+  HWY_ALIGN R buffer[streaming_block_mn * (2 * streaming_block_mn + hn::MaxLanes(d))];
+  R* out = direct ? S : buffer;
+  const std::int64_t out_ld = direct ? t.s_ld * w : vectors * N;
+  if (!direct) std::fill(out, out + t.cols * out_ld, R(0));
   const std::int64_t vr = piece(vectors, outer_vr);
   const std::int64_t tc = piece(t.cols, outer_tc[std::size_t(vr - 1)]);
   const bool one_tile = vr >= vectors && tc >= t.cols;
@@ -678,11 +720,12 @@ void outer(const task& t) {
       }
     }
   }
-  R* S = static_cast<R*>(t.S);
+  if (direct) return;
   for (std::int64_t j = 0; j < t.cols; ++j)
     for (std::int64_t i = 0; i < reals; ++i) {
-      const R x = out[j * out_ld + i];
-      S[j * reals + i] = Cx && t.conj_l && i % 2 == 1 ? -x : x;  // conj(a) b = conj(a conj(b))
+      const R x = Cx && t.conj_l && i % 2 == 1 ? -out[j * out_ld + i] : out[j * out_ld + i];  // conj(a) b = conj(a conj(b))
+      R& s = S[j * t.s_ld * w + i];
+      s = t.add ? s + x : x;
     }
 }
 
@@ -1105,17 +1148,19 @@ namespace {
 // Upper-case BLAS trans letter.
 char trans_letter(char t) { return t == 'n' ? 'N' : t == 't' ? 'T' : t == 'c' ? 'C' : t; }
 
-// S = op(A) op(B) for one block, m, n <= streaming_block_mn, k >= 1 (ta, tb upper case):
-// S column-major m x n with leading dimension lds. One pass of the kernels over A and B,
-// in the chunks and prefetch distance of z.
+// S = op(A) op(B), or S += op(A) op(B) when `add`, for one block, m, n <=
+// streaming_block_mn, k >= 1 (ta, tb upper case): S column-major m x n with leading
+// dimension lds. One pass of the kernels over A and B, in the chunks and prefetch distance
+// of z. The kernels write S themselves, except for a transposed case (below), which goes
+// through a buffer.
 template <scalar T>
 void block_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
-                const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* S, std::int64_t lds) {
+                const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* S, std::int64_t lds, bool add) {
   constexpr bool cx = !std::same_as<T, float> && !std::same_as<T, double>;
   alignas(64) T out[streaming_block_mn * streaming_block_mn];
   streaming::task t;
   t.k = k;
-  t.S = out;
+  t.S = S, t.s_ld = lds, t.add = add;
   t.dot_chunk_bytes = z.dot_chunk, t.outer_chunk_bytes = z.outer_chunk, t.flight_bytes = z.prefetch;
   bool transposed = false;
   // Which operands run along k in memory. A 1 x k op(A) = A with lda = 1 is a row stored
@@ -1137,7 +1182,8 @@ void block_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std:
     if (tb == 'N') t.rl = 1, t.rj = ldb;
     else t.rl = ldb, t.rj = 1;
   } else {  // TT, and NT with n > m: S = op(B)^T op(A)^T = C^T, columns of op(B)^T
-    transposed = true;
+    transposed = true;  // the kernel writes S^T into the buffer
+    t.S = out, t.s_ld = n, t.add = false;
     t.rows = n, t.cols = m;
     t.L = B, t.ldl = ldb, t.conj_l = conj_b;  // op(B)^T(j, l) = B[j + l*ldb]
     t.R = A, t.conj_r = conj_a;               // op(A)^T(l, i) = op(A)(i, l)
@@ -1145,8 +1191,12 @@ void block_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std:
     else t.rl = 1, t.rj = lda;
   }
   streaming::run<T>(t);
+  if (!transposed) return;
   for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < m; ++i) S[i + j * lds] = transposed ? out[j + i * n] : out[i + j * m];
+    for (std::int64_t i = 0; i < m; ++i) {
+      T& c = S[i + j * lds];
+      c = add ? c + out[j + i * n] : out[j + i * n];
+    }
 }
 
 // The k extent of one chunk of a tiled leaf: op(A)'s m x kc and op(B)'s kc x n block take
@@ -1188,7 +1238,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
   std::int64_t ls = m;
   if (zero) {
   } else if (m <= streaming_block_mn && n <= streaming_block_mn) {
-    block_sums<T>(z, ta, tb, m, n, k, A, lda, B, ldb, S, ls);  // one pass, all sums in registers
+    block_sums<T>(z, ta, tb, m, n, k, A, lda, B, ldb, S, ls, false);  // one pass, all sums in registers
   } else {
     // Tiled: k in chunks that stay in L2 (tiled_chunk); for each chunk, every block of C
     // of at most 16 x 16 runs the one-pass kernel over it, so A and B come from memory
@@ -1199,7 +1249,6 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
     v.assign(std::size_t(m * n), T(0));
     S = v.data();
     const std::int64_t kc = tiled_chunk<T>(z, m, n), bs = streaming_block_mn;
-    alignas(64) T part[streaming_block_mn * streaming_block_mn];
     for (std::int64_t l0 = 0; l0 < k; l0 += kc) {
       const std::int64_t kk = std::min(kc, k - l0);
       for (std::int64_t j0 = 0; j0 < n; j0 += bs)
@@ -1208,9 +1257,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
           // op(A)(i0, l0) and op(B)(l0, j0) in storage (see block_sums).
           const T* a = ta == 'N' ? A + i0 + l0 * lda : A + l0 + i0 * lda;
           const T* b = tb == 'N' ? B + l0 + j0 * ldb : B + j0 + l0 * ldb;
-          block_sums<T>(z, ta, tb, mb, nb, kk, a, lda, b, ldb, part, mb);
-          for (std::int64_t j = 0; j < nb; ++j)
-            for (std::int64_t i = 0; i < mb; ++i) S[(i0 + i) + (j0 + j) * ls] += part[i + j * mb];
+          block_sums<T>(z, ta, tb, mb, nb, kk, a, lda, b, ldb, S + i0 + j0 * ls, ls, true);
         }
     }
   }
