@@ -339,8 +339,12 @@ def markdown(doc, volume, time, shapes):
         loads = [r["loadavg_before"][0] for rs in time.values() for r in rs if r.get("loadavg_before")]
         cpus = doc.get("machine", {}).get("cpus") or 0
         if loads and cpus and max(loads) > cpus:
-            parts += [f"**Shared machine:** the 1-minute load average was {min(loads):.1f} to {max(loads):.1f} "
-                      f"on {cpus} CPUs before these runs, so other work was running. The times say how each "
+            # A 1-minute average falls over minutes: right after the oversubscribed volume runs
+            # (P ranks on these CPUs) it still counts them, whether or not anything else runs.
+            cause = ("It still counts this run's own oversubscribed volume part, which ended just before, "
+                     "and any other work on the machine. " if volume else "Other work was running. ")
+            parts += [f"**Load:** the 1-minute load average was {min(loads):.1f} to {max(loads):.1f} "
+                      f"on {cpus} CPUs before these runs. {cause}The times say how each "
                       "program fared under that load, not what it does on idle cores; the three programs ran "
                       "in turn within each round, so they met the same load, and the ratio is the fairer figure.",
                       ""]
