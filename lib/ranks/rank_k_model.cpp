@@ -499,9 +499,15 @@ void rank_k_model::balance_ownership() {
         places.push_back({x, role, rank_of(g, role, 0), g.runs[std::size_t(role)]});
   }
   if (places.size() < 2) return;
-  auto received = [&](const place& pl) { return double(cost(pl.rank).received_total()); };
+  // What each place's first rank receives under the current weights.
+  auto receipts = [&] {
+    std::vector<double> got;
+    for (const place& pl : places) got.push_back(double(cost(pl.rank).received_total()));
+    return got;
+  };
+  std::vector<double> got = receipts();
   double mean = 0;
-  for (const place& pl : places) mean += received(pl) * pl.count;
+  for (std::size_t i = 0; i < places.size(); ++i) mean += got[i] * places[i].count;
   mean /= double(ranks());
   if (!(mean > 0)) return;
   auto weights = [&] {
@@ -512,9 +518,8 @@ void rank_k_model::balance_ownership() {
   std::vector<std::vector<std::int64_t>> best = weights();
   double best_max = std::numeric_limits<double>::max();
   for (int round = 0; round < 40; ++round) {
-    std::vector<double> got;
-    double most = 0;
-    for (const place& pl : places) most = std::max(most, got.emplace_back(received(pl)));
+    if (round > 0) got = receipts();
+    const double most = *std::max_element(got.begin(), got.end());
     if (most < best_max) best_max = most, best = weights();
     if (most <= mean * 1.0005) break;
     for (std::size_t i = 0; i < places.size(); ++i) {

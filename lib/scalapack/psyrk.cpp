@@ -144,27 +144,31 @@ struct prepared {
   std::vector<std::vector<rank_k_span>> a_spans, c_spans;  // per plan rank
 };
 
-// Grid rank 0's verdict: whether prism runs it (head[0]), its scheme (as text, `scheme`)
-// and fit (head[4..5]).
+// The verdict grid rank 0 broadcasts (`head`): whether prism runs the call, the fit, and
+// the lengths of the scheme's and the reason's texts, which follow it as one string.
+enum verdict_slot { use_prism_slot, k_grouped_slot, column_major_slot, scheme_length_slot, reason_length_slot, verdict_slots };
+
+// Grid rank 0's verdict: whether prism runs it, its scheme (as text, `scheme`) and fit, in
+// `head`; returns the reason.
 std::string decide(const problem& pr, const caller_layout& L, route chosen, bool have_backend, const context& ctx,
-                   std::int64_t head[6], std::string& scheme) {
+                   std::int64_t (&head)[verdict_slots], std::string& scheme) {
   for (int o : {0, 2})
     if (L.op[o].rows.src < 0 || L.op[o].cols.src < 0) return "a replicated operand (RSRC or CSRC = -1)";
   if (chosen == route::backend) return "PRISM_SCALAPACK_ROUTE=backend";
   try {
     const rank_k_layout_choice c = plan_rank_k_for_layout(pr, L, ctx);
     scheme = c.why.chosen.to_string();
-    head[4] = c.fit.k_grouped, head[5] = c.fit.column_major;
+    head[k_grouped_slot] = c.fit.k_grouped, head[column_major_slot] = c.fit.column_major;
     std::ostringstream why;
     if (chosen == route::prism || !have_backend) {
-      head[0] = 1;
+      head[use_prism_slot] = 1;
       why << (chosen == route::prism ? "PRISM_SCALAPACK_ROUTE=prism" : "no backend routine");
     } else if (pr.flops() < route_min_flops) {
       why << "small: " << pr.flops() << " flops < " << route_min_flops;
     } else if (!(c.cost.seconds < route_margin * c.scalapack_seconds)) {
       why << "modelled " << c.cost.seconds << " s is not below " << route_margin << " x ScaLAPACK's " << c.scalapack_seconds << " s";
     } else {
-      head[0] = 1;
+      head[use_prism_slot] = 1;
       why << "modelled " << c.cost.seconds << " s < " << route_margin << " x ScaLAPACK's " << c.scalapack_seconds << " s";
     }
     return why.str();
@@ -199,25 +203,24 @@ std::shared_ptr<prepared> prepare(const rk_args& a, const grid& g, route chosen,
     for (const cyclic_dim* d : {&L.op[o].rows, &L.op[o].cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
   if (auto* hit = cache.find(key.str())) return *hit;
 
-  // head: prism runs it, the scheme text's length, (unused), (unused), the fit, the reason's length.
-  std::int64_t head[7] = {0, 0, 0, 0, 0, 0, 0};
+  std::int64_t head[verdict_slots] = {};
   std::string reason, scheme;
   if (g.me == 0) {
     reason = decide(pr, L, chosen, have_backend, ctx, head, scheme);
-    head[1] = std::int64_t(scheme.size()), head[6] = std::int64_t(reason.size());
+    head[scheme_length_slot] = std::int64_t(scheme.size()), head[reason_length_slot] = std::int64_t(reason.size());
     reason = scheme + reason;
   }
-  mpi::control_bcast(head, 7, MPI_INT64_T, 0, g.comm);
-  reason.resize(std::size_t(head[1] + head[6]));
+  mpi::control_bcast(head, verdict_slots, MPI_INT64_T, 0, g.comm);
+  reason.resize(std::size_t(head[scheme_length_slot] + head[reason_length_slot]));
   mpi::control_bcast(reason.data(), int(reason.size()), MPI_CHAR, 0, g.comm);
-  scheme = reason.substr(0, std::size_t(head[1]));
-  reason.erase(0, std::size_t(head[1]));
+  scheme = reason.substr(0, std::size_t(head[scheme_length_slot]));
+  reason.erase(0, std::size_t(head[scheme_length_slot]));
   auto out = std::make_shared<prepared>();
-  out->use_prism = head[0] != 0;
+  out->use_prism = head[use_prism_slot] != 0;
   out->reason = reason;
   if (out->use_prism) {
     out->model = std::make_unique<rank_k_model>(pr, rank_k_scheme::parse(scheme));
-    out->fit = rank_k_fit{head[4] != 0, head[5] != 0};
+    out->fit = rank_k_fit{head[k_grouped_slot] != 0, head[column_major_slot] != 0};
     out->k = rank_k_view(out->fit, L, pr);
     for (int r = 0; r < out->model->ranks(); ++r) {
       out->process.push_back(rank_k_process(out->fit, L, r));
