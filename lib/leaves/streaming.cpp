@@ -97,6 +97,12 @@ struct task {
   bool add = false;            ///< S += L R (the tiled leaf's running sums), else S = L R
 };
 
+/// s = x, or s += x when `add` (a tiled leaf's running sums).
+template <class T>
+inline void put(T& s, T x, bool add) {
+  s = add ? s + x : x;
+}
+
 /// The plain loops: the kernel of the scalar fallback target (a CPU with no SIMD target
 /// that Highway was built for here). R is the real type; Cx says the elements are complex.
 template <class R, bool Cx>
@@ -118,8 +124,7 @@ void plain(const task& t) {
         const T a = t.dot ? L[i * t.ldl + l] : L[i + l * t.ldl];
         s += conj_if(a, t.conj_l) * conj_if(B[l * t.rl + j * t.rj], t.conj_r);
       }
-      T& out = S[i + j * t.s_ld];
-      out = t.add ? out + s : s;
+      put(S[i + j * t.s_ld], s, t.add);
     }
 }
 
@@ -407,12 +412,8 @@ HWY_NOINLINE void dot_tile(const dot_args<R>& g) {
     PRISM_UNROLL
     for (int j = 0; j < TJ; ++j) {
       R* s = g.S + (i + j * g.s_ld) * A;
-      const R re = hn::GetLane(hn::SumOfLanes(d, Cx ? hn::Mul(acc[i][j][0], re_sign) : acc[i][j][0]));
-      s[0] = g.add ? s[0] + re : re;
-      if constexpr (Cx) {
-        const R im = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(acc[i][j][A - 1], im_sign)));
-        s[1] = g.add ? s[1] + im : im;
-      }
+      put(s[0], hn::GetLane(hn::SumOfLanes(d, Cx ? hn::Mul(acc[i][j][0], re_sign) : acc[i][j][0])), g.add);
+      if constexpr (Cx) put(s[1], g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(acc[i][j][A - 1], im_sign))), g.add);
     }
 }
 
@@ -484,12 +485,8 @@ void dot(const task& t) {
     for (std::int64_t j = 0; j < t.cols; ++j) {
       const R* p = part + (i * t.cols + j) * A * N;
       R* out = S + (i + j * t.s_ld) * A;
-      const R re = hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p), re_sign)));
-      out[0] = t.add ? out[0] + re : re;
-      if constexpr (Cx) {
-        const R im = g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p + N), im_sign)));
-        out[1] = t.add ? out[1] + im : im;
-      }
+      put(out[0], hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p), re_sign))), t.add);
+      if constexpr (Cx) put(out[1], g.im_sign * hn::GetLane(hn::SumOfLanes(d, hn::Mul(hn::Load(d, p + N), im_sign))), t.add);
     }
 }
 
@@ -634,12 +631,16 @@ HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
       }
     }
   };
+  const auto with = [&]<bool FetchL, bool Pf>() {
+    if (partial) steps.template operator()<true, FetchL, Pf>();
+    else steps.template operator()<false, FetchL, Pf>();
+  };
   if constexpr (RJ > 0) {  // syrk tiles: L is never fetched a step ahead
-    if (g.pf_count > 0) partial ? steps.template operator()<true, false, true>() : steps.template operator()<false, false, true>();
-    else partial ? steps.template operator()<true, false, false>() : steps.template operator()<false, false, false>();
+    if (g.pf_count > 0) with.template operator()<false, true>();
+    else with.template operator()<false, false>();
   } else {  // gemm tiles: no share of a next chunk
-    if (fetch_l) partial ? steps.template operator()<true, true, false>() : steps.template operator()<false, true, false>();
-    else partial ? steps.template operator()<true, false, false>() : steps.template operator()<false, false, false>();
+    if (fetch_l) with.template operator()<true, false>();
+    else with.template operator()<false, false>();
   }
   PRISM_UNROLL
   for (int c = 0; c < TC; ++c)
@@ -723,9 +724,8 @@ void outer(const task& t) {
   if (direct) return;
   for (std::int64_t j = 0; j < t.cols; ++j)
     for (std::int64_t i = 0; i < reals; ++i) {
-      const R x = Cx && t.conj_l && i % 2 == 1 ? -out[j * out_ld + i] : out[j * out_ld + i];  // conj(a) b = conj(a conj(b))
-      R& s = S[j * t.s_ld * w + i];
-      s = t.add ? s + x : x;
+      const R x = out[j * out_ld + i];
+      put(S[j * t.s_ld * w + i], Cx && t.conj_l && i % 2 == 1 ? -x : x, t.add);  // conj(a) b = conj(a conj(b))
     }
 }
 
@@ -1193,10 +1193,7 @@ void block_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std:
   streaming::run<T>(t);
   if (!transposed) return;
   for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < m; ++i) {
-      T& c = S[i + j * lds];
-      c = add ? c + out[j + i * n] : out[j + i * n];
-    }
+    for (std::int64_t i = 0; i < m; ++i) streaming::put(S[i + j * lds], out[j + i * n], add);
 }
 
 // The k extent of one chunk of a tiled leaf: op(A)'s m x kc and op(B)'s kc x n block take
