@@ -464,12 +464,15 @@ def markdown(data, rows, best, args):
     nreps = ctx.get("reps", "?")
     if ctx.get("reps_large", nreps) != nreps:
         nreps += " (%s for shapes with more than 1 GiB of operands)" % ctx["reps_large"]
+    rounds = int(ctx.get("rounds", 1) or 1)
+    rounds_text = ("; every process of a shape run %d times over, in alternating order, and the best kept"
+                   % rounds if rounds > 1 else "")  # bench/run.py --rounds
     type_text = " and ".join(TYPE_NAMES.get(t, t) for t in types) + (" only" if len(types) == 1 else "")
     if ctx.get("shape_set") == "quick" and types == ["d"]:
         type_text += " (the quick set's default, to stay within about 3 minutes; --type=both adds float)"
     commit = ctx.get("git_commit")
-    cap = ["", "*%s set, %s; best of %s repetitions per entry; GFLOP/s = 2mnk / real time. "
-               "Machine: %s; run %s%s.*" % (ctx.get("shape_set", "?"), type_text, nreps, machine, date,
+    cap = ["", "*%s set, %s; best of %s repetitions per entry%s; GFLOP/s = 2mnk / real time. "
+               "Machine: %s; run %s%s.*" % (ctx.get("shape_set", "?"), type_text, nreps, rounds_text, machine, date,
                                             "; commit %s" % commit if commit else "")]
     details = []
     if peaks:

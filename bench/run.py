@@ -15,8 +15,12 @@ script runs, for every shape of the set in turn:
      implementations are named e.g. openblas@SkylakeX and openblas_1t@SkylakeX) under an
      environment that selects that set,
 
-so slow drift of the machine hits every set of a shape alike. The machine probes (FMA peak,
-read bandwidth) run in a process of their own before the first shape and after the last.
+so slow drift of the machine hits every set of a shape alike. With --rounds R the shape's
+processes run R times over, every other round in reverse order (main, sets ...; sets
+reversed ..., main), and the report keeps each implementation's best repetition over all
+rounds: on a machine whose speed wanders by tens of percent over minutes (a shared VM), one
+slow minute then no longer decides a ratio. The machine probes (FMA peak, read bandwidth)
+run in a process of their own before the first shape and after the last.
 Without --kernel-sets (or with none) prism_bench runs once, as it always did.
 
 Which sets (--kernel-sets all). A set runs when this CPU has every instruction-set extension
@@ -127,10 +131,17 @@ def parse_args():
     p.add_argument("--pick", default="",
                    help="with --kernel-sets: only these shapes of the set, as --list-shapes prints them "
                         "(e.g. 4x4x16777216:NN,32x32x4194304:TN)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="with --kernel-sets: run each shape's processes this many times, alternating "
+                        "their order (default 1)")
     p.add_argument("bench_args", nargs=argparse.REMAINDER, help="-- then prism_bench's arguments")
     a = p.parse_args()
     if a.bench_args and a.bench_args[0] == "--":
         a.bench_args = a.bench_args[1:]
+    if a.rounds < 1:
+        p.error("--rounds must be 1 or more")
+    if a.rounds > 1 and a.kernel_sets == "none":
+        p.error("--rounds needs --kernel-sets (one process per shape and set)")
     for x in a.bench_args:
         if x.startswith("--benchmark_out") or x.startswith(("--only=", "--label=", "--pick=", "--probes=")):
             p.error("%s is set by run.py itself" % x.split("=")[0])
@@ -389,24 +400,40 @@ def main():
         if probes:
             data, _ = run(["--no-gemm", "--probes=first"], base_env, base_env, "machine probes, first")
             take(data, "probes")
-        for i, s in enumerate(shapes):
+        def main_process(i, s, tag):
+            nonlocal rc
             data, r = run(["--pick=" + s, "--no-fma", "--no-bandwidth"], base_env, base_env,
-                          "shape %d/%d %s: main process" % (i + 1, len(shapes), s))
+                          "shape %d/%d %s%s: main process" % (i + 1, len(shapes), s, tag))
             rc = rc or r
             take(data, "main")
-            for e in sets:
-                data, r = run(["--pick=" + s, "--no-fma", "--no-bandwidth", "--check=0",
-                               "--only=" + e["library"], "--label=" + e["label"]],
-                              e["_env"], base_env,
-                              "shape %d/%d %s: %s@%s" % (i + 1, len(shapes), s, e["library"], e["label"]))
-                if data is not None:
-                    ctx = data.get("context", {})
-                    ran = ctx.get("core_%s-pthread" % e["library"])
-                    if ran and ran != e["core"]:
-                        e["status"] = "ran, but loaded %s (probe said %s)" % (ran, e["core"])
-                if r != 0:
-                    e.setdefault("failures", []).append("%s: status %d" % (s, r))
-                take(data, "set")
+
+        def set_process(i, s, tag, e):
+            data, r = run(["--pick=" + s, "--no-fma", "--no-bandwidth", "--check=0",
+                           "--only=" + e["library"], "--label=" + e["label"]],
+                          e["_env"], base_env,
+                          "shape %d/%d %s%s: %s@%s" % (i + 1, len(shapes), s, tag, e["library"], e["label"]))
+            if data is not None:
+                ctx = data.get("context", {})
+                ran = ctx.get("core_%s-pthread" % e["library"])
+                if ran and ran != e["core"]:
+                    e["status"] = "ran, but loaded %s (probe said %s)" % (ran, e["core"])
+            if r != 0:
+                e.setdefault("failures", []).append("%s: status %d" % (s, r))
+            take(data, "set")
+
+        for i, s in enumerate(shapes):
+            for rnd in range(args.rounds):
+                tag = " round %d/%d" % (rnd + 1, args.rounds) if args.rounds > 1 else ""
+                # Odd rounds run in reverse, so no implementation always runs first (or last)
+                # after the machine has been idle or busy.
+                if rnd % 2 == 0:
+                    main_process(i, s, tag)
+                    for e in sets:
+                        set_process(i, s, tag, e)
+                else:
+                    for e in reversed(sets):
+                        set_process(i, s, tag, e)
+                    main_process(i, s, tag)
         if probes:
             data, _ = run(["--no-gemm", "--probes=last"], base_env, base_env, "machine probes, last")
             take(data, "probes")
@@ -417,6 +444,7 @@ def main():
         for e in record:
             e.pop("_env", None)
         extra_ctx["run_mode"] = "per shape: the main process, then one process per kernel set"
+        extra_ctx["rounds"] = args.rounds
         extra_ctx["kernel_sets"] = record
         extra_ctx["default_kernel_sets"] = defaults
 

@@ -31,6 +31,10 @@
 #                            only those shapes of the set (bench/run.py --pick; needs the
 #                            kernel sets, as peers has them), e.g. the streaming targets on
 #                            a machine where the whole set takes too long
+#   PRISM_BENCH_ROUNDS=3 bash scripts/bench.sh --clean-env peers
+#                            every process of a shape 3 times, in alternating order, best kept
+#                            (bench/run.py --rounds; needs the kernel sets): for a machine whose
+#                            speed wanders between processes, at 3 times the run's length
 #
 # Each run lands in a folder of its own, bench/runs/<set>[-clean-env]-<UTC time>/ (ignored by
 # git): bench.json (raw), bench.md (table), bench.png (plot), bench.log. A run never writes
@@ -88,6 +92,8 @@ machine="${cpu:-$(uname -m)}, $(nproc) cores"
 extra=() run_pick=()
 [ -n "${PRISM_BENCH_MIN_TIME:-}" ] && extra+=(--min-time="$PRISM_BENCH_MIN_TIME")
 [ -n "${PRISM_BENCH_PICK:-}" ] && run_pick=(--pick "$PRISM_BENCH_PICK") && what="$what, shapes ${PRISM_BENCH_PICK} only"
+rounds=${PRISM_BENCH_ROUNDS:-1}
+[ "$rounds" = 1 ] || { run_pick+=(--rounds "$rounds"); what="$what, ${rounds} rounds per shape (best kept)"; }
 run_args=(--bench "$build"/bench/prism_bench --out "$out.json" --log "$out.log" --kernel-sets "$sets" "${run_pick[@]}")
 [ "$clean" = 1 ] && run_args+=(--clean-env)
 status=0

@@ -36,4 +36,31 @@ if grep -q '"status": "ran' "$out/kernel_sets.json"; then
     grep -qF "$want" "$out/kernel_sets.md" || { echo "bench_kernel_sets: the table lacks '$want'" >&2; exit 1; }
   done
 fi
+# --rounds 2: every process of the shape runs twice (the second round in reverse order), each
+# implementation's repetitions from both rounds land in the JSON, and the caption says so.
+rm -f "$out/rounds.json" "$out/rounds.log"
+python3 "$root/bench/run.py" --bench "$bench" --out "$out/rounds.json" --log "$out/rounds.log" \
+  --kernel-sets=openblas:SkylakeX --rounds 2 -- --shapes=64x64x64 --reps=1 --min-time=0.01 \
+  --no-fma --no-bandwidth --impls=prism,openblas
+python3 - "$out/rounds.json" "$out/rounds.log" <<'PY'
+import json, re, sys
+data = json.load(open(sys.argv[1]))
+assert data["context"]["rounds"] == 2, data["context"].get("rounds")
+runs = {}
+for b in data["benchmarks"]:
+    if b.get("run_type", "iteration") == "iteration" and b["name"].startswith("gemm/"):
+        key = b["name"].split("/real_time")[0]
+        runs[key] = runs.get(key, 0) + 1
+assert runs and all(n == 2 for n in runs.values()), runs
+heads = [l for l in open(sys.argv[2]) if l.startswith("=== shape")]
+order = ["main" if "main process" in l else "set" for l in heads]
+want = ["main", "set", "set", "main"] if len(heads) == 4 else ["main", "main"]  # no SkylakeX here: main only
+assert order == want, order
+PY
+python3 "$root/bench/report.py" "$out/rounds.json" --md "$out/rounds.md" --quiet
+grep -qF "every process of a shape run 2 times over" "$out/rounds.md" || {
+  echo "bench_kernel_sets: the --rounds table does not say it ran 2 rounds" >&2; exit 1; }
+if python3 "$root/bench/run.py" --bench "$bench" --out "$out/bad.json" --rounds 2 -- --shapes=64x64x64 2>/dev/null; then
+  echo "bench_kernel_sets: --rounds without --kernel-sets was accepted" >&2; exit 1
+fi
 echo "bench_kernel_sets: ok"
