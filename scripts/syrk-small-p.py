@@ -5,6 +5,7 @@
                                              [--bb-budget SECONDS]
     /usr/bin/python3 scripts/syrk-small-p.py --certify P [--budget SECONDS]   # one lower bound
     /usr/bin/python3 scripts/syrk-small-p.py --describe P   # the best scheme's plan and owners
+    /usr/bin/python3 scripts/syrk-small-p.py --fixed-covers P [--md OUT.md]   # bound every fixed-cover scheme
 
 C = A A^T, C n x n symmetric, A n x k, on P ranks (docs/data-movement.md, "SYRK on few ranks").
 The model is the SYRK bound's: every off-diagonal multiply-add C_xy += A_xl A_yl is done once,
@@ -49,7 +50,13 @@ best single-slice cover: k, tbd_c, the star, nested 1 + 1); chains of 2 layers (
 P = 9) with any rank counts; tri3 and the star with nearly equal multiplicities; Fano with
 multiplicities G or G + 1 and unequal row blocks; and idle ranks (the best over P' < P).
 
-Runs on one core in about four minutes (scipy's HiGHS is single-threaded here).
+--fixed-covers P bounds, with no search, every scheme made of groups with one fixed cover each (k cut
+into parts, one group of ranks per part, each role of a group updating one fixed set of pairs at every
+column of its part): the column lemma's star case is sharpened by what only some ranks can do
+(star_case_at_least, an interval branch and bound), which at P = 7 puts every such scheme above
+1.2 B(P). About two and a half minutes at P = 7.
+
+The default run takes about four minutes on one core (scipy's HiGHS is single-threaded here).
 """
 
 import argparse
@@ -750,6 +757,136 @@ def certify(P, budget, tol=1e-3, target=None):
     return cert, best_up, finished
 
 
+# ---------------------------------------------------------------- fixed covers: a sharper column cost
+
+
+def star_case_at_least(w, h, B, tau, max_boxes=4_000_000):
+    """True if every layout of the column lemma's star case (no rank reads every row; the rows read by
+    exactly two ranks are read by hub h and a rank of B, each of B having some) reads at least tau rows.
+
+    Rows: X_b read by h and b only (x_b, b in B), Y the other rows h reads (y, three readers or more),
+    O the rows h does not read (o = 1 - x - y; each is read by every rank of B, and by three or more).
+    Rows read: F1 = 2x + 3y + max(3, |B|) o, and F2 = (1 - o) + sum_B max(o + x_b, sqrt w_b) + the other
+    ranks' sqrt w (a rank of B reads X_b and all of O; any rank reads at least sqrt of its share). Pairs
+    only some ranks can do bound the shares: X_b x X_c (b != c) only h; X_b x O only b; so for L in B,
+    2 o x(L) <= w(L) and x^2 - sum_{b not in L} x_b^2 + 2 o x(L) <= w_h + w(L); pairs touching O avoid h,
+    1 - (1 - o)^2 <= 1 - w_h. Interval branch and bound over boxes of (x_B, o): a box goes once one
+    constraint fails at all its points or max(F1, F2) >= tau at all of them (every term is monotone in
+    each variable, so the box's corners bound it). Example: w = 1/4 each certifies 2.32 and not 2.33; the
+    layout X = (0.125, 0.25, 0.25), O = 0.375 reads 2.375."""
+    P_ = len(w)
+    leaves = [j for j in range(P_) if j != h]
+    wl = np.array([w[j] for j in leaves])
+    wh = w[h]
+    B = sorted(B)
+    k = len(B)
+    cO = max(3, k)
+    sB, wB = np.sqrt(wl[B]), wl[B]
+    s_out = sum(math.sqrt(wl[j]) for j in range(len(leaves)) if j not in B)
+    masks = [np.isin(np.arange(k), m) for r in range(1, k + 1) for m in itertools.combinations(range(k), r)]
+    lo, hi = np.zeros((1, k + 1)), np.ones((1, k + 1))
+    seen = 0
+    eps = 1e-12   # a box goes only if a constraint fails by more than rounding
+    while len(lo):
+        seen += len(lo)
+        if seen > max_boxes:
+            return False
+        xl, xh, ol, oh = lo[:, :k], hi[:, :k], lo[:, k], hi[:, k]
+        keep = xl.sum(1) + ol <= 1 + eps
+        cross = xl.sum(1) ** 2 - (xl ** 2).sum(1)
+        keep &= wh - cross >= -eps
+        for m in masks:
+            keep &= wh + wB[m].sum() - cross - (xl[:, m] ** 2).sum(1) - 2 * ol * xl[:, m].sum(1) >= -eps
+            keep &= wB[m].sum() - 2 * ol * xl[:, m].sum(1) >= -eps
+        keep &= (1 - ol) ** 2 - wh >= -eps
+        f1 = 3 - np.minimum(xh.sum(1), 1 - ol) + (cO - 3) * ol
+        f2 = 1 - oh + np.maximum(ol[:, None] + xl, sB[None, :]).sum(1) + s_out
+        keep &= np.maximum(f1, f2) < tau
+        lo, hi = lo[keep], hi[keep]
+        if not len(lo):
+            return True
+        width = hi - lo
+        if width.max() < 1e-6:
+            return False
+        d = np.argmax(width, 1)
+        idx = np.arange(len(lo))
+        mid = (lo[idx, d] + hi[idx, d]) / 2
+        lo2, hi2 = lo.copy(), hi.copy()
+        hi[idx, d] = mid
+        lo2[idx, d] = mid
+        lo, hi = np.vstack([lo, lo2]), np.vstack([hi, hi2])
+    return True
+
+
+_column_cost = {}
+
+
+def column_cost_lb(w, steps=14):
+    """A lower bound on the rows read at a column whose ranks do the pair shares w (all > 0): the
+    column lemma's cases 1, 2 and 4 as in kappa(), case 3 (the star) certified to within 3/2^steps by
+    bisection over star_case_at_least for every hub and every set B."""
+    w = [float(v) for v in w]
+    key = (tuple(w), steps)
+    if key not in _column_cost:
+        _column_cost[key] = _column_cost_lb(w, steps)
+    return _column_cost[key]
+
+
+def _column_cost_lb(w, steps):
+    a = len(w)
+    s = np.sqrt(w)
+    if a == 1:
+        return 1.0
+    case1 = min(1 + s.sum() - s[i] for i in range(a))
+    case2 = min((2 + s.sum() - s[list(t)].sum() for t in itertools.combinations(range(a), 3)), default=math.inf)
+    # ranks with equal shares are interchangeable: one hub per share value, and B up to which ranks
+    # of each share value it holds (w = 1/7 each: 7 x 64 choices of (h, B) become 7)
+    cases = []
+    for h in sorted({w.index(v) for v in w}):
+        leaves = [w[j] for j in range(a) if j != h]
+        groups = [[j for j in range(a - 1) if leaves[j] == v] for v in sorted(set(leaves))]
+        for counts in itertools.product(*[range(len(g) + 1) for g in groups]):
+            cases.append((h, [j for g, c in zip(groups, counts) for j in g[:c]]))
+    lo, hi = 1.5, 3.0
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        ok = all(star_case_at_least(w, h, B, mid) for h, B in cases)
+        lo, hi = (mid, hi) if ok else (lo, mid)
+    return min(case1, case2, lo, 3.0)
+
+
+def int_partitions(n, largest=None):
+    largest = largest or n
+    if n == 0:
+        yield ()
+        return
+    for first in range(min(n, largest), 0, -1):
+        for rest in int_partitions(n - first, first):
+            yield (first,) + rest
+
+
+def fixed_cover_bounds(P):
+    """Every scheme made of groups with one fixed cover each: group g has p_g ranks and the share p_g/P of
+    k; its roles (m_j ranks, taking turns over the group's columns) each update one fixed set of pairs,
+    m_j/p_g of the triangle, at every column. It touches T = sum_g [sum_j m_j^2/(2 p_g) +
+    (p_g/P) kappa(m/p_g)]. Returns [(T lower bound with column_cost_lb, with the lemma's kappa, groups)],
+    least first. Example: P = 7, groups (1,1,1,1) and (1,1,1) (star on 4/7 of k, tbd3 on 3/7):
+    4 x 1/8 + 3 x 1/6 + 4/7 x 2.3224 + 3/7 x 2 = 3.1842."""
+    cost, lemma = {}, {}
+    for roles in {r for p in range(1, P + 1) for r in int_partitions(p)}:
+        w = np.array(roles) / sum(roles)
+        lemma[roles] = 1.0 if len(roles) == 1 else kappa(np.pad(w, (0, max(0, 3 - len(w))))[None])[0]
+        cost[roles] = lemma[roles] if len(roles) <= 3 else max(lemma[roles], column_cost_lb(w))
+    out = set()
+    for sizes in int_partitions(P):
+        for groups in itertools.product(*[list(int_partitions(p)) for p in sizes]):
+            out.add(tuple(sorted(groups, key=lambda r: (-sum(r), r))))
+
+    def total(groups, kap):
+        return sum(sum(m * m for m in r) / (2 * sum(r)) + sum(r) / P * kap[r] for r in groups)
+    return sorted((total(g, cost), total(g, lemma), g) for g in out)
+
+
 def ratio_of_total(total, P):
     return (total - 1.5) / P / bound(P)
 
@@ -775,6 +912,78 @@ def prism_schemes(binary, P):
 # ---------------------------------------------------------------- main
 
 
+def provenance(t_start):
+    """The report's lines saying when, at which commit and on what machine it ran."""
+    now = datetime.datetime.utcnow()
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except OSError:
+        commit = "?"
+    return ["Generated by `scripts/syrk-small-p.py` on %s at %s UTC, commit %s." %
+            (now.strftime("%Y-%m-%d"), now.strftime("%H:%M"), commit),
+            "Machine: %s, %d cores (one used), Python %s, NumPy %s, SciPy %s; %.0f s." %
+            (cpu, os.cpu_count() or 0, platform.python_version(), np.__version__, __import__("scipy").__version__,
+             time.time() - t_start)]
+
+
+def fixed_covers_report(P):
+    """Markdown: the least words touched by every fixed-cover scheme on P ranks, sharp and by the lemma."""
+    if not 2 <= P <= 8:
+        raise SystemExit("--fixed-covers: P must be 2 to 8 (the number of schemes and of stars grows fast)")
+    t_start = time.time()
+    rows = fixed_cover_bounds(P)
+    target = 1.5 + P * 1.2 * bound(P)
+    splits = sorted({r for p in range(4, P + 1) for r in int_partitions(p) if len(r) >= 4}, key=lambda r: (sum(r), r))
+    costs = {r: column_cost_lb(np.array(r) / sum(r)) for r in splits}
+
+    def name(groups):
+        return " + ".join("(%s)" % ",".join(map(str, g)) for g in groups)
+    lines = ["# Distributed SYRK, P = %d: every scheme of groups with one fixed cover each, bounded" % P, ""]
+    lines.extend(provenance(t_start))
+    lines.append("")
+    lines.append("A scheme here cuts k into parts, one per group of ranks (a part's share of k is its group's "
+                 "ranks / P); in its part a group's roles each update one fixed set of pairs at every column, "
+                 "a role's ranks taking turns over the columns (docs/data-movement.md, \"SYRK on few ranks\"). "
+                 "(m, ...) is a group with m ranks per role: (3,2,2) is prism's tbd3[3,2,2], (1,1,1,1) + (1,1,1) "
+                 "the star on 4/7 of k beside tbd3 on 3/7, (7) the k split. T: words touched by all ranks "
+                 "together, units n^2 (n = k); volume / B(P) >= (T - 3/2) / (P B(P)). *Sharp*: the column "
+                 "lemma's star case replaced by its certified refinement (`column_cost_lb`); *lemma*: the "
+                 "column lemma alone.")
+    lines.append("")
+    lines.append("%d schemes. 1.2 B(P) is T <= %.4f. The least sharp bound over all of them: T >= %.4f, volume >= "
+                 "%.3f B(P); schemes below 1.2 B(P) by the sharp bound: %d (by the lemma alone: %d)." %
+                 (len(rows), target, rows[0][0], ratio_of_total(rows[0][0], P),
+                  sum(r[0] <= target for r in rows), sum(r[1] <= target for r in rows)))
+    lines.append("")
+    lines.append("| scheme (groups) | T >=, sharp | volume / B(P) >= | T >=, lemma | volume / B(P) >= |")
+    lines.append("|---|---:|---:|---:|---:|")
+    for sharp, lem, g in sorted(rows, key=lambda r: r[1])[:12]:
+        lines.append("| %s | %.4f | %.3f | %.4f | %.3f |" % (name(g), sharp, ratio_of_total(sharp, P), lem,
+                                                         ratio_of_total(lem, P)))
+    lines.append("")
+    lines.append("The twelve schemes with the least lemma bound. Column costs (rows read per column, least) "
+                 "for the role splits with four roles or more:")
+    lines.append("")
+    lines.append("| ranks per role | shares | lemma | sharp |")
+    lines.append("|---|---|---:|---:|")
+    for roles in splits:
+        w = np.array(roles) / sum(roles)
+        lines.append("| (%s) | %s | %.4f | %.4f |" % (",".join(map(str, roles)),
+                                                    " ".join("%d/%d" % (m, sum(roles)) for m in roles),
+                                                    kappa(w[None])[0], costs[roles]))
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pmax", type=int, default=16)
@@ -785,7 +994,17 @@ def main():
     ap.add_argument("--certify", type=int, help="only run the branch and bound for this P")
     ap.add_argument("--describe", type=int, help="only search this P and print its best scheme's plan and ownership")
     ap.add_argument("--budget", type=float, default=600.0)
+    ap.add_argument("--fixed-covers", type=int, metavar="P",
+                    help="only bound every scheme of groups with one fixed cover each on P ranks (P <= 8)")
     args = ap.parse_args()
+
+    if args.fixed_covers:
+        text = fixed_covers_report(args.fixed_covers)
+        print(text)
+        if args.md:
+            with open(args.md, "w") as f:
+                f.write(text)
+        return
 
     if args.certify:
         P = args.certify
@@ -835,28 +1054,9 @@ def main():
 
     prism_ok = os.path.exists(args.prism)
     lines = []
-    now = datetime.datetime.utcnow()
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    except OSError:
-        commit = "?"
     lines.append("# Distributed SYRK on few ranks: least volume, searched and bounded (square shape)")
     lines.append("")
-    lines.append("Generated by `scripts/syrk-small-p.py` on %s at %s UTC, commit %s." %
-                 (now.strftime("%Y-%m-%d"), now.strftime("%H:%M"), commit))
-    lines.append("Machine: %s, %d cores (one used), Python %s, NumPy %s, SciPy %s; %.0f s." %
-                 (cpu, os.cpu_count() or 0, platform.python_version(), np.__version__, __import__("scipy").__version__,
-                  time.time() - t_start))
+    lines.extend(provenance(t_start))
     lines.append("")
     lines.append("Volume: the largest number of words a rank receives, in units of n^2 (n = k, continuous; "
                  "MB for n = k = 4096 doubles = units x 134.2). B(P): the SYRK bound's 3D case, "
