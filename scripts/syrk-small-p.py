@@ -954,8 +954,9 @@ def fixed_covers_report(P):
     lines.append("A scheme here cuts k into parts, one per group of ranks (a part's share of k is its group's "
                  "ranks / P); in its part a group's roles each update one fixed set of pairs at every column, "
                  "a role's ranks taking turns over the columns (docs/data-movement.md, \"SYRK on few ranks\"). "
-                 "(m, ...) is a group with m ranks per role: (3,2,2) is prism's tbd3[3,2,2], (1,1,1,1) + (1,1,1) "
-                 "the star on 4/7 of k beside tbd3 on 3/7, (7) the k split. T: words touched by all ranks "
+                 "(m, ...) is a group with m ranks per role: on 7 ranks, (3,2,2) is prism's tbd3[3,2,2], "
+                 "(1,1,1,1) + (1,1,1) the star on 4/7 of k beside tbd3 on 3/7, (7) the k split. T: words "
+                 "touched by all ranks "
                  "together, units n^2 (n = k); volume / B(P) >= (T - 3/2) / (P B(P)). *Sharp*: the column "
                  "lemma's star case replaced by its certified refinement (`column_cost_lb`); *lemma*: the "
                  "column lemma alone.")
