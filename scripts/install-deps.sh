@@ -20,6 +20,7 @@ packages=(
   python3-matplotlib                 # benchmark plot
   gfortran                           # Fortran test program of the drop-in BLAS
   python3-numpy                      # NumPy under LD_PRELOAD (drop-in BLAS test)
+  python3-scipy                      # linear and mixed-integer programs: scripts/syrk-small-p.py
   binutils                           # nm: the drop-in's exported symbols are checked
   libopenblas64-pthread-dev          # -lblas64 (ILP64 link line of the drop-in)
   libopenmpi-dev openmpi-bin         # MPI: the rank level (lib/dist, prism run)
