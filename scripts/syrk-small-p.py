@@ -936,6 +936,14 @@ def provenance(t_start):
              time.time() - t_start)]
 
 
+def emit(text, md):
+    """Prints a report, and writes it to md when given."""
+    print(text)
+    if md:
+        with open(md, "w") as f:
+            f.write(text)
+
+
 def fixed_covers_report(P):
     """Markdown: the least words touched by every fixed-cover scheme on P ranks, sharp and by the lemma."""
     if not 2 <= P <= 8:
@@ -1000,11 +1008,7 @@ def main():
     args = ap.parse_args()
 
     if args.fixed_covers:
-        text = fixed_covers_report(args.fixed_covers)
-        print(text)
-        if args.md:
-            with open(args.md, "w") as f:
-                f.write(text)
+        emit(fixed_covers_report(args.fixed_covers), args.md)
         return
 
     if args.certify:
@@ -1113,11 +1117,7 @@ def main():
                  "is what it had certified).")
     for P in sorted(lower):
         lines.append("- P = %d: %.4f (%s)" % (P, lower[P][0], lower[P][1]))
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.md:
-        with open(args.md, "w") as f:
-            f.write(text)
+    emit("\n".join(lines) + "\n", args.md)
 
 
 if __name__ == "__main__":
