@@ -933,7 +933,10 @@ def provenance(t_start):
             (now.strftime("%Y-%m-%d"), now.strftime("%H:%M"), commit),
             "Machine: %s, %d cores (one used), Python %s, NumPy %s, SciPy %s; %.0f s." %
             (cpu, os.cpu_count() or 0, platform.python_version(), np.__version__, __import__("scipy").__version__,
-             time.time() - t_start)]
+             time.time() - t_start),
+            "Environment: %s (NumPy's OpenBLAS reads them; the figures are model arithmetic, not timings)." %
+            ", ".join("%s=%s" % (v, os.environ[v]) if v in os.environ else "%s unset" % v
+                      for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"))]
 
 
 def emit(text, md):
