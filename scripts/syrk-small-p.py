@@ -947,127 +947,147 @@ def case_bounds(P):
             "every row read three times or more": 3 + q / P}
 
 
-def star_box_bound(P, b, box, tau, ntan=64):
-    """A lower bound on max(F1, F2) + (P/2) |w|^2 over the column lemma's star case (hub h, |B| = b
-    leaves with rows X_b, P - 1 - b other ranks) restricted to box, or inf where the box holds no point.
-    box: x_lo, x_hi (the X_b, sorted down: the leaves are interchangeable), o, M (the others' total
-    share), V (their largest share) and t (= max(F1, F2)) as (lo, hi) pairs; a value >= tau only says
-    the box cannot go below tau.
-    Two bounds, the larger kept: (1) an LP relaxation, sqrt w by its chord and w^2 by tangents, with F2 <=
-    t_hi, the star case's Hall constraints at the box's low corner, and the others by sum sqrt >= M /
-    sqrt V, sum w^2 >= max(V^2, M^2 / (P - 1 - b)); (2) the exact Lagrangian dual at the LP's
-    multipliers and around them, each rank's term minimised exactly (min_max_sqrt_quad): weak duality,
-    whatever the multipliers."""
-    q = P / 2
+def _star_box(P, b, box):
+    """What star_box_bound needs of a box, or None where no point of the star case lies in it (checked
+    on the box's ends by plain arithmetic, never by a solver, and only when a constraint fails by more
+    than eps, so that rounding never empties a box). Every quantity errs the safe way: lower
+    bounds from the box's low corner where they grow with x and o, F2 <= t_hi for the caps."""
+    q, eps = P / 2, 1e-9
     nO, cO = P - 1 - b, max(3, b)
     xlo, xhi, (olo, ohi), (Mlo, Mhi), (Vlo, Vhi), (tlo, thi) = box
     if nO == 0:
         Mlo = Mhi = Vlo = Vhi = 0.0
     Mlo = max(Mlo, Vlo)
     if nO and (Mlo > Mhi or Vhi * nO < Mlo):
-        return math.inf
+        return None
     X = xlo.sum()
-    lh, uh = X * X - (xlo ** 2).sum(), min(1.0, (1 - olo) ** 2)   # the hub alone does X_b x X_c; reads 1 - o
-    if lh > uh + 1e-9 or X + olo > 1 + 1e-9:
-        return math.inf
-    uh = max(uh, lh)   # equal within rounding: keep the interval a point
+    lh, uh = X * X - (xlo ** 2).sum(), min(1.0, (1 - olo) ** 2)   # only h does X_b x X_c; h reads 1 - o
     a = 3 - min(xhi.sum(), 1 - olo) + (cO - 3) * olo              # F1 >= a
-    if a > thi:
-        return math.inf
     c0 = 1 - ohi
-    m, lb = olo + xlo, 2 * olo * xlo                             # leaf b reads O and X_b; does X_b x O
+    m, lb = olo + xlo, 2 * olo * xlo                             # leaf b reads O and X_b; only b does X_b x O
     s = thi - c0                                                 # F2 <= t_hi: sum_B max(m, sqrt w) + others <= s
-    rV = 1 / math.sqrt(Vhi) if nO and Vhi > 0 else 0.0
+    rV = 1 / math.sqrt(Vhi) if nO and Vhi > 0 else 0.0           # others: sum sqrt w_j >= M / sqrt(V)
     base = m.sum() + Mlo * rV
-    if base > s + 1e-9:
-        return math.inf
-    U = np.minimum(1.0, (s - base + m) ** 2)
-    if np.any(lb > U + 1e-9):
-        return math.inf
-    U = np.maximum(U, lb)
+    if lh > uh + eps or X + olo > 1 + eps or a > thi + eps or base > s + eps:
+        return None
+    uh = max(uh, lh)
+    U = np.minimum(1.0, np.maximum(s - base + m, 0.0) ** 2)
     Mmax = min(Mhi, nO * Vhi, (s - m.sum()) * math.sqrt(Vhi)) if nO else 0.0
-    if nO and Mmax < Mlo - 1e-9:
-        return math.inf
-    Mmax = max(Mmax, Mlo)
+    hall = []
+    for r in range(1, b + 1):
+        for L in itertools.combinations(range(b), r):
+            inL = np.zeros(b, bool)
+            inL[list(L)] = True
+            QL = X * X - (xlo[~inL] ** 2).sum() + 2 * olo * xlo[inL].sum()   # only h and L do these pairs
+            RL = 2 * olo * xlo[inL].sum()                                     # only L does X(L) x O
+            if QL > uh + U[inL].sum() + eps or RL > U[inL].sum() + eps:
+                return None
+            hall.append((L, QL, RL))
+    if np.any(lb > U + eps) or (nO and Mmax < Mlo - eps) or lh + lb.sum() + Mlo > 1 + eps or uh + U.sum() + Mmax < 1 - eps:
+        return None
+    U, Mmax = np.maximum(U, lb), max(Mmax, Mlo)
+    t0 = max(tlo, a, c0 + base)                                   # t = max(F1, F2) >= both
+    return dict(q=q, nO=nO, lh=lh, uh=uh, m=m, lb=lb, U=U, s=s, rV=rV, Mlo=Mlo, Mmax=Mmax, Vlo=Vlo, Vhi=Vhi,
+                t0=t0, hall=hall)
+
+
+def _star_box_multipliers(b, d, ntan=64):
+    """Multipliers for star_box_bound's dual from a linear relaxation of the box (sqrt w by its chord,
+    w^2 by tangents, every row elastic so that it always solves): mu on sum w = 1, nu on F2 <= t_hi,
+    and per Hall constraint the pair (eta_Q, eta_R). Only a guess: the bound never relies on it."""
+    q, nO, lb, U = d["q"], d["nO"], d["lb"], d["U"]
     sl, su = np.sqrt(lb), np.sqrt(U)
     wide = U - lb > 1e-15
     be = np.where(wide, (su - sl) / np.where(wide, U - lb, 1.0), 0.0)
     al = sl - be * lb
-    subsets = [L for r in range(1, b + 1) for L in itertools.combinations(range(b), r)]
-    # LP variables: w_h, w_1..w_b, M, y_1..y_b (y >= max(m, chord)), z_h, z_1..z_b, z_O (z >= q w^2)
+    # variables: w_h, w_1..w_b, M, y_1..y_b (y >= max(m, chord)), z_h, z_1..z_b, z_O (z >= q w^2), e (elastic)
     ih, iw, iM, iy, iz = 0, 1, 1 + b, 2 + b, 2 + 2 * b
-    nv = iz + b + 2
+    ie = iz + b + 2
+    nv = ie + 1
     cost = np.zeros(nv)
-    cost[iz:] = 1
+    cost[iz:ie] = 1
+    cost[ie] = 100.0
     rows, rhs = [], []
 
     def row(coef, r):
         v = np.zeros(nv)
         for k, c in coef:
             v[k] += c
+        v[ie] = -1
         rows.append(v)
         rhs.append(r)
-    slack = 1e-9   # the LP's set is widened by this much, so that rounding never empties a box
-    row([(iy + j, 1) for j in range(b)] + [(iM, rV)], s + slack)
+    row([(iy + j, 1) for j in range(b)] + [(iM, d["rV"])], d["s"])
+    for L, QL, RL in d["hall"]:
+        row([(ih, -1)] + [(iw + j, -1) for j in L], -QL)
+        row([(iw + j, -1) for j in L], -RL)
     for j in range(b):
         if be[j] > 0:
-            row([(iw + j, be[j]), (iy + j, -1)], -al[j] + slack)
-    hall = []
-    for L in subsets:
-        inL = np.zeros(b, bool)
-        inL[list(L)] = True
-        QL = X * X - (xlo[~inL] ** 2).sum() + 2 * olo * xlo[inL].sum()   # only h and L do these pairs
-        RL = 2 * olo * xlo[inL].sum()                                     # only L does X(L) x O
-        hall.append((L, QL, RL))
-        row([(ih, -1)] + [(iw + j, -1) for j in L], -QL + slack)
-        row([(iw + j, -1) for j in L], -RL + slack)
+            row([(iw + j, be[j]), (iy + j, -1)], -al[j])
 
     def tangents(iv, izv, coef, lo, hi):
         for g in np.linspace(lo, hi, ntan):
             row([(iv, 2 * coef * g), (izv, -1)], coef * g * g)
-    tangents(ih, iz, q, lh, uh)
+    tangents(ih, iz, q, d["lh"], d["uh"])
     for j in range(b):
         tangents(iw + j, iz + 1 + j, q, lb[j], U[j])
     if nO:
-        tangents(iM, iz + 1 + b, q / nO, Mlo, Mmax)
+        tangents(iM, iz + 1 + b, q / nO, d["Mlo"], d["Mmax"])
     Aeq = np.zeros((1, nv))
     Aeq[0, ih:iM + 1] = 1
-    bounds = [(lh - slack, uh + slack)] + [(lb[j] - slack, U[j] + slack) for j in range(b)]
-    bounds += [(Mlo - slack, Mmax + slack) if nO else (0, 0)] + [(m[j] - slack, None) for j in range(b)] + [(0, None)] * (b + 1) + [(q * Vlo * Vlo, None)]
-    res = linprog(cost, A_ub=np.array(rows), b_ub=np.array(rhs), A_eq=Aeq, b_eq=[1.0], bounds=bounds, method="highs")
-    if res.status == 2:
-        return math.inf
+    bounds = [(d["lh"], d["uh"])] + [(lb[j], U[j]) for j in range(b)] + [(d["Mlo"], d["Mmax"]) if nO else (0, 0)]
+    bounds += [(d["m"][j], None) for j in range(b)] + [(0, None)] * (b + 1) + [(q * d["Vlo"] ** 2, None), (0, None)]
+    # the equality is elastic too: w's sum may miss 1 at the same price
+    Aub = np.array(rows)
+    res = linprog(np.append(cost, [100.0, 100.0]), A_ub=np.hstack([Aub, np.zeros((len(rows), 2))]), b_ub=rhs,
+                  A_eq=np.hstack([Aeq, [[1.0, -1.0]]]), b_eq=[1.0], bounds=bounds + [(0, None)] * 2, method="highs")
     if res.status != 0:
-        raise RuntimeError("star_box_bound: " + res.message)
-    best = tlo + res.fun - 1e-7
-    if best >= tau:
-        return best
-    y = -res.ineqlin.marginals
-    nu0, mu0 = max(y[0], 0.0), res.eqlin.marginals[0]
-    k = 1 + int((be > 0).sum())
-    const, eh, eb = 0.0, 0.0, np.zeros(b)
-    for L, QL, RL in hall:
-        e1, e2 = max(y[k], 0.0), max(y[k + 1], 0.0)
-        k += 2
-        const += e1 * QL + e2 * RL
-        eh += e1
+        return 0.0, 0.0, [(0.0, 0.0)] * len(d["hall"])
+    y = np.maximum(-res.ineqlin.marginals, 0.0)
+    return res.eqlin.marginals[0], y[0], [(y[1 + 2 * i], y[2 + 2 * i]) for i in range(len(d["hall"]))]
+
+
+def star_box_bound(P, b, box, tau):
+    """A lower bound on max(F1, F2) + (P/2) |w|^2 over the column lemma's star case (hub h, |B| = b
+    leaves with rows X_b, P - 1 - b other ranks) restricted to box; inf where the box holds no point.
+    box: x_lo, x_hi (the X_b, sorted down: the leaves are interchangeable), then (lo, hi) of o, M (the
+    others' total share), V (their largest share) and t (= max(F1, F2)). A value >= tau only says the
+    box cannot go below tau.
+    The bound is the Lagrangian dual of the box's program, evaluated exactly: for multipliers mu (sum w
+    = 1), nu >= 0 (F2 <= t_hi) and eta >= 0 (the Hall constraints), t_lo + mu - nu s + sum eta rhs +
+    each rank's own least term (min_quad, min_max_sqrt_quad, min_sqrt_quad: exact), which by weak
+    duality bounds every point whatever the multipliers. The others enter twice, one by one (each
+    sqrt w_j and q w_j^2, w_j <= V) and together (sum sqrt >= M / sqrt V, sum w^2 >= max(V^2, M^2/nO));
+    either is a lower bound on their least, so the larger is. The multipliers come from a linear
+    relaxation and a search around them; a solver only guesses, the arithmetic decides."""
+    d = _star_box(P, b, box)
+    if d is None:
+        return math.inf
+    q, nO, lh, uh, m, lb, U, s = (d[k] for k in ("q", "nO", "lh", "uh", "m", "lb", "U", "s"))
+    rV, Mlo, Mmax, Vlo, Vhi = (d[k] for k in ("rV", "Mlo", "Mmax", "Vlo", "Vhi"))
+    mu0, nu0, eta = _star_box_multipliers(b, d)
+    const = sum(e1 * QL + e2 * RL for (e1, e2), (L, QL, RL) in zip(eta, d["hall"]))
+    eh = sum(e1 for e1, _ in eta)
+    eb = np.zeros(b)
+    for (e1, e2), (L, _, _) in zip(eta, d["hall"]):
         for j in L:
             eb[j] += e1 + e2
 
     def dual(mu, nu, es):
-        v = tlo - nu * s + mu + es * const + min_quad(mu + es * eh, lh, uh, q)
+        v = d["t0"] - nu * s + mu + es * const + min_quad(mu + es * eh, lh, uh, q)
         for j in range(b):
             v = v + min_max_sqrt_quad(nu, m[j], mu + es * eb[j], lb[j], U[j], q)
         if nO:
             one_by_one = nO * min_sqrt_quad(nu, mu, 0.0, Vhi, q)
             c = mu - nu * rV
-            hi = max(Mmax, Mlo)
             kink = math.sqrt(nO) * Vlo
-            flat = q * Vlo * Vlo - np.maximum(c * Mlo, c * min(hi, kink)) if min(hi, kink) >= Mlo else np.inf
+            flat = q * Vlo * Vlo - np.maximum(c * Mlo, c * min(Mmax, kink)) if min(Mmax, kink) >= Mlo else np.inf
             r_lo = max(Mlo, kink)
-            rise = min_quad(c, r_lo, max(hi, r_lo), q / nO) if hi >= r_lo else np.inf
+            rise = min_quad(c, r_lo, max(Mmax, r_lo), q / nO) if Mmax >= r_lo else np.inf
             v = v + np.maximum(one_by_one, np.minimum(flat, rise))
         return v
+    best = float(dual(np.array([[mu0]]), np.array([[nu0]]), 1.0)[0, 0]) - 1e-9
+    if best >= tau:
+        return best
     for es in (1.0, 0.5, 0.0):
         mu = (mu0 + np.linspace(-2, 2, 81))[:, None]
         nu = np.linspace(0, 3 * nu0 + 1, 61)[None, :]
@@ -1148,7 +1168,7 @@ def any_scheme_report(P, ratio):
                  "words (units n^2, n = k), so its volume is at least %.3f B(P) (B(P) = %.5f n^2 a rank, the "
                  "SYRK bound's 3D case). Why: rank i updates w_i(l) of the pairs at column l and 1/P of them "
                  "over k, so the pairs it ever updates number at least P times the integral of w_i^2 "
-                 "(docs/data-movement.md, \"Every scheme misses 1.2x at P = 7\"), and T >= min over w of "
+                 "(docs/data-movement.md, \"Every scheme misses 1.2× at P = 7\"), and T >= min over w of "
                  "kappa(w) + (P/2) |w|^2, kappa the column lemma's least rows read. Result: **%s**." %
                  (P, tau, ratio, bound(P), "holds" if held else "not certified"))
     lines.append("")
