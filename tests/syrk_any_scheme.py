@@ -4,32 +4,15 @@ never claims more than a feasible point of the program it bounds, and its branch
 certifies what holds and refuses what does not.
 
 Exit 77 (a ctest skip) where NumPy or SciPy is missing (scripts/install-deps.sh installs both)."""
-import importlib.util
 import itertools
 import math
-import os
-import sys
 
-try:
-    import numpy as np
-    import scipy  # noqa: F401  (the script needs it)
-except ImportError as e:
-    print("SKIP: %s (scripts/install-deps.sh installs python3-numpy and python3-scipy)" % e)
-    sys.exit(77)
+from syrk_script import check, finish, ssp  # first: a skip where NumPy or SciPy is missing
 
-here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("ssp", os.path.join(here, "..", "scripts", "syrk-small-p.py"))
-ssp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ssp)
-failures = []
+import numpy as np  # noqa: E402
+
 P, q = 7, 3.5
 rng = np.random.default_rng(11)
-
-
-def check(ok, what):
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        failures.append(what)
 
 
 # 1. The exact one-variable minima against a dense grid (a grid's least is never below the true least).
@@ -122,5 +105,4 @@ for attempt in range(200000):
 ok2, boxes, left = ssp.star_certify(P, 1, best[-1] + 0.01)
 check(not ok2, "|B| = 1 refused at a feasible point's value + 0.01 = %.4f (stopped after %d boxes)" % (best[-1] + 0.01, boxes))
 
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+finish()

@@ -3,29 +3,12 @@
 than a real layout reads, and its fixed-cover bounds meet the schemes known to be optimal.
 
 Exit 77 (a ctest skip) where NumPy or SciPy is missing (scripts/install-deps.sh installs both)."""
-import importlib.util
+import itertools
 import math
-import os
-import sys
 
-try:
-    import numpy as np
-    import scipy  # noqa: F401  (the script needs it)
-except ImportError as e:
-    print("SKIP: %s (scripts/install-deps.sh installs python3-numpy and python3-scipy)" % e)
-    sys.exit(77)
+from syrk_script import check, finish, ssp  # first: a skip where NumPy or SciPy is missing
 
-here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("ssp", os.path.join(here, "..", "scripts", "syrk-small-p.py"))
-ssp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ssp)
-failures = []
-
-
-def check(ok, what):
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        failures.append(what)
+import numpy as np  # noqa: E402
 
 
 # 1. A real layout bounds the certificate from above. Four ranks with a quarter each: the hub reads
@@ -49,7 +32,7 @@ def point_value(w, h, B, x, o):
     if X + o > 1 or X * X - (xs ** 2).sum() > w[h] or (1 - o) ** 2 < w[h]:
         return None
     for r in range(1, len(B) + 1):
-        for L in map(list, __import__("itertools").combinations(B, r)):
+        for L in map(list, itertools.combinations(B, r)):
             out = [b for b in range(len(leaves)) if b not in L]
             if 2 * o * xs[L].sum() > wl[L].sum():
                 return None
@@ -81,5 +64,4 @@ for P, best in ((3, 11 / 6 + 1 / math.sqrt(3)), (4, 2 + math.sqrt(0.5))):
     least = ssp.fixed_cover_bounds(P)[0][0]
     check(abs(least - best) < 1e-9, "P = %d: least fixed cover touches %.6f, the known optimum %.6f" % (P, least, best))
 
-print("%d failed" % len(failures))
-sys.exit(1 if failures else 0)
+finish()
