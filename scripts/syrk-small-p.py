@@ -57,6 +57,13 @@ column of its part): the column lemma's star case is sharpened by what only some
 (star_case_at_least, an interval branch and bound), which at P = 7 puts every such scheme above
 1.2 B(P). About two and a half minutes at P = 7.
 
+--any-scheme P bounds every scheme on P ranks doing equal work, whatever it does column by column: a
+rank's pairs over k number at least P times the integral of its share squared, so the words touched
+are at least the least over one column's share vector w of kappa(w) + (P/2)|w|^2. The column lemma's
+concave cases are bounded by Lagrange duality, the star case by branch and bound (star_certify), each
+box by the exact Lagrangian dual at multipliers a linear relaxation proposes (star_box_bound). At P = 7
+it certifies 1.2 B(P) in about half an hour on two cores.
+
 The default run takes about four minutes on one core (scipy's HiGHS is single-threaded here).
 """
 
