@@ -78,6 +78,8 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp, minimize
@@ -994,15 +996,15 @@ def _star_box(P, b, box):
         return None
     U, Mmax = np.maximum(U, lb), max(Mmax, Mlo)
     t0 = max(tlo, a, c0 + base)                                   # t = max(F1, F2) >= both
-    return dict(q=q, nO=nO, lh=lh, uh=uh, m=m, lb=lb, U=U, s=s, rV=rV, Mlo=Mlo, Mmax=Mmax, Vlo=Vlo, Vhi=Vhi,
-                t0=t0, hall=hall)
+    return SimpleNamespace(q=q, nO=nO, lh=lh, uh=uh, m=m, lb=lb, U=U, s=s, rV=rV, Mlo=Mlo, Mmax=Mmax, Vlo=Vlo,
+                           Vhi=Vhi, t0=t0, hall=hall)
 
 
 def _star_box_multipliers(b, d, ntan=64):
     """Multipliers for star_box_bound's dual from a linear relaxation of the box (sqrt w by its chord,
     w^2 by tangents, every row elastic so that it always solves): mu on sum w = 1, nu on F2 <= t_hi,
     and per Hall constraint the pair (eta_Q, eta_R). Only a guess: the bound never relies on it."""
-    q, nO, lb, U = d["q"], d["nO"], d["lb"], d["U"]
+    q, nO, lb, U = d.q, d.nO, d.lb, d.U
     sl, su = np.sqrt(lb), np.sqrt(U)
     wide = U - lb > 1e-15
     be = np.where(wide, (su - sl) / np.where(wide, U - lb, 1.0), 0.0)
@@ -1023,8 +1025,8 @@ def _star_box_multipliers(b, d, ntan=64):
         v[ie] = -1
         rows.append(v)
         rhs.append(r)
-    row([(iy + j, 1) for j in range(b)] + [(iM, d["rV"])], d["s"])
-    for L, QL, RL in d["hall"]:
+    row([(iy + j, 1) for j in range(b)] + [(iM, d.rV)], d.s)
+    for L, QL, RL in d.hall:
         row([(ih, -1)] + [(iw + j, -1) for j in L], -QL)
         row([(iw + j, -1) for j in L], -RL)
     for j in range(b):
@@ -1034,23 +1036,23 @@ def _star_box_multipliers(b, d, ntan=64):
     def tangents(iv, izv, coef, lo, hi):
         for g in np.linspace(lo, hi, ntan):
             row([(iv, 2 * coef * g), (izv, -1)], coef * g * g)
-    tangents(ih, iz, q, d["lh"], d["uh"])
+    tangents(ih, iz, q, d.lh, d.uh)
     for j in range(b):
         tangents(iw + j, iz + 1 + j, q, lb[j], U[j])
     if nO:
-        tangents(iM, iz + 1 + b, q / nO, d["Mlo"], d["Mmax"])
+        tangents(iM, iz + 1 + b, q / nO, d.Mlo, d.Mmax)
     Aeq = np.zeros((1, nv))
     Aeq[0, ih:iM + 1] = 1
-    bounds = [(d["lh"], d["uh"])] + [(lb[j], U[j]) for j in range(b)] + [(d["Mlo"], d["Mmax"]) if nO else (0, 0)]
-    bounds += [(d["m"][j], None) for j in range(b)] + [(0, None)] * (b + 1) + [(q * d["Vlo"] ** 2, None), (0, None)]
+    bounds = [(d.lh, d.uh)] + [(lb[j], U[j]) for j in range(b)] + [(d.Mlo, d.Mmax) if nO else (0, 0)]
+    bounds += [(d.m[j], None) for j in range(b)] + [(0, None)] * (b + 1) + [(q * d.Vlo ** 2, None), (0, None)]
     # the equality is elastic too: w's sum may miss 1 at the same price
     Aub = np.array(rows)
     res = linprog(np.append(cost, [100.0, 100.0]), A_ub=np.hstack([Aub, np.zeros((len(rows), 2))]), b_ub=rhs,
                   A_eq=np.hstack([Aeq, [[1.0, -1.0]]]), b_eq=[1.0], bounds=bounds + [(0, None)] * 2, method="highs")
     if res.status != 0:
-        return 0.0, 0.0, [(0.0, 0.0)] * len(d["hall"])
+        return 0.0, 0.0, [(0.0, 0.0)] * len(d.hall)
     y = np.maximum(-res.ineqlin.marginals, 0.0)
-    return res.eqlin.marginals[0], y[0], [(y[1 + 2 * i], y[2 + 2 * i]) for i in range(len(d["hall"]))]
+    return res.eqlin.marginals[0], y[0], [(y[1 + 2 * i], y[2 + 2 * i]) for i in range(len(d.hall))]
 
 
 def star_box_bound(P, b, box, tau):
@@ -1069,18 +1071,18 @@ def star_box_bound(P, b, box, tau):
     d = _star_box(P, b, box)
     if d is None:
         return math.inf
-    q, nO, lh, uh, m, lb, U, s = (d[k] for k in ("q", "nO", "lh", "uh", "m", "lb", "U", "s"))
-    rV, Mlo, Mmax, Vlo, Vhi = (d[k] for k in ("rV", "Mlo", "Mmax", "Vlo", "Vhi"))
+    q, nO, lh, uh, m, lb, U, s = d.q, d.nO, d.lh, d.uh, d.m, d.lb, d.U, d.s
+    rV, Mlo, Mmax, Vlo, Vhi = d.rV, d.Mlo, d.Mmax, d.Vlo, d.Vhi
     mu0, nu0, eta = _star_box_multipliers(b, d)
-    const = sum(e1 * QL + e2 * RL for (e1, e2), (L, QL, RL) in zip(eta, d["hall"]))
+    const = sum(e1 * QL + e2 * RL for (e1, e2), (L, QL, RL) in zip(eta, d.hall))
     eh = sum(e1 for e1, _ in eta)
     eb = np.zeros(b)
-    for (e1, e2), (L, _, _) in zip(eta, d["hall"]):
+    for (e1, e2), (L, _, _) in zip(eta, d.hall):
         for j in L:
             eb[j] += e1 + e2
 
     def dual(mu, nu, es):
-        v = d["t0"] - nu * s + mu + es * const + min_quad(mu + es * eh, lh, uh, q)
+        v = d.t0 - nu * s + mu + es * const + min_quad(mu + es * eh, lh, uh, q)
         for j in range(b):
             v = v + min_max_sqrt_quad(nu, m[j], mu + es * eb[j], lb[j], U[j], q)
         if nO:
@@ -1165,7 +1167,6 @@ def any_scheme_report(P, ratio):
     # the middle sizes of B take longest (most Hall constraints and other ranks): start them first
     jobs = [(P, b, tau) for b in sorted(range(1, P), key=lambda b: abs(b - (P - 1) / 2))]
     workers = min(len(jobs), os.cpu_count() or 1)
-    from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(max_workers=workers) as pool:
         stars = sorted(pool.map(_star_job, jobs))
     held = all(v >= tau for v in cases.values()) and all(ok for _, ok, _, _, _ in stars)

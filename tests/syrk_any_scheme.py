@@ -4,10 +4,9 @@ never claims more than a feasible point of the program it bounds, and its branch
 certifies what holds and refuses what does not.
 
 Exit 77 (a ctest skip) where NumPy or SciPy is missing (scripts/install-deps.sh installs both)."""
-import itertools
 import math
 
-from syrk_script import check, finish, ssp  # first: a skip where NumPy or SciPy is missing
+from syrk_script import check, finish, ssp, star_point_value  # first: a skip where NumPy or SciPy is missing
 
 import numpy as np  # noqa: E402
 
@@ -41,22 +40,9 @@ def star_point(b):
     wh, wB, wO = w[0], w[1:1 + b], w[1 + b:]
     x = -np.sort(-rng.dirichlet(np.ones(b + 2))[:b] * rng.uniform(0.3, 1))
     o = rng.uniform(0, 1 - x.sum())
-    X = x.sum()
-    if X * X - (x ** 2).sum() > wh or (1 - o) ** 2 < wh:
+    t = star_point_value(wh, wB, wO, x, o)
+    if t is None:
         return None
-    order = np.argsort(-x, kind="stable")
-    x, wB = x[order], wB[order]
-    for r in range(1, b + 1):
-        for L in itertools.combinations(range(b), r):
-            inL = np.zeros(b, bool)
-            inL[list(L)] = True
-            if 2 * o * x[inL].sum() > wB[inL].sum() + 1e-15:
-                return None
-            if X * X - (x[~inL] ** 2).sum() + 2 * o * x[inL].sum() > wh + wB[inL].sum() + 1e-15:
-                return None
-    f1 = 3 - X + (max(3, b) - 3) * o
-    f2 = 1 - o + np.maximum(o + x, np.sqrt(wB)).sum() + np.sqrt(wO).sum()
-    t = max(f1, f2)
     return x, o, wO.sum(), wO.max() if len(wO) else 0.0, t, t + q * (w ** 2).sum()
 
 

@@ -3,10 +3,9 @@
 than a real layout reads, and its fixed-cover bounds meet the schemes known to be optimal.
 
 Exit 77 (a ctest skip) where NumPy or SciPy is missing (scripts/install-deps.sh installs both)."""
-import itertools
 import math
 
-from syrk_script import check, finish, ssp  # first: a skip where NumPy or SciPy is missing
+from syrk_script import check, finish, ssp, star_point_value  # first: a skip where NumPy or SciPy is missing
 
 import numpy as np  # noqa: E402
 
@@ -23,25 +22,10 @@ check(2.25 <= cost <= 2.375, "column cost of four quarters %.4f lies between the
 # 2. Random shares, hubs and sets B: any point meeting the star case's constraints is a lower value
 #    the certificate must not exceed (it is a relaxation of real layouts, so its least lies below).
 def point_value(w, h, B, x, o):
-    """max(F1, F2) at a point of the star case's program, or None where a constraint fails."""
-    leaves = [j for j in range(len(w)) if j != h]
-    wl = np.array([w[j] for j in leaves])
-    xs = np.zeros(len(leaves))
-    xs[B] = x
-    X = xs.sum()
-    if X + o > 1 or X * X - (xs ** 2).sum() > w[h] or (1 - o) ** 2 < w[h]:
-        return None
-    for r in range(1, len(B) + 1):
-        for L in map(list, itertools.combinations(B, r)):
-            out = [b for b in range(len(leaves)) if b not in L]
-            if 2 * o * xs[L].sum() > wl[L].sum():
-                return None
-            if X * X - (xs[out] ** 2).sum() + 2 * o * xs[L].sum() > w[h] + wl[L].sum():
-                return None
-    y = 1 - X - o
-    f1 = 2 * X + 3 * y + max(3, len(B)) * o
-    f2 = 1 - o + sum(max(o + xs[b], math.sqrt(wl[b])) if b in B else math.sqrt(wl[b]) for b in range(len(leaves)))
-    return max(f1, f2)
+    """max(F1, F2) at a point of the star case's program (hub h, leaves B with rows x), or None."""
+    leaves = np.array([w[j] for j in range(len(w)) if j != h])
+    others = [j for j in range(len(leaves)) if j not in B]
+    return star_point_value(w[h], leaves[B], leaves[others], np.asarray(x, float), o)
 
 
 rng = np.random.default_rng(7)
