@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""ctest syrk_any_scheme: the bound on every SYRK scheme in scripts/syrk-small-p.py (--any-scheme)
-never claims more than a feasible point of the program it bounds, and its branch and bound both
-certifies what holds and refuses what does not.
+"""ctest syrk_any_scheme: the bound on every SYRK scheme in scripts/syrk-small-p.py (--any-scheme,
+with equal shares and with shares within 5 % of the mean) never claims more than a feasible point of
+the program it bounds, and its branch and bound both certifies what holds and refuses what does not.
 
 Exit 77 (a ctest skip) where NumPy or SciPy is missing (scripts/install-deps.sh installs both)."""
 import math
@@ -12,11 +12,40 @@ import numpy as np  # noqa: E402
 
 P, q = 7, 3.5
 rng = np.random.default_rng(11)
+EQUAL, UNEVEN = ssp.CTerm(P), ssp.CTerm(P, 0.05, 1 / 3)
+
+# 0. The C term with uneven shares: a(w) never exceeds what a rank with any share f in [0.95/P, 1.05/P]
+# pays at that column, (w^2 - theta w) / (2 f), and the constant P theta/2 is the theta/2 each rank pays;
+# so for random schemes (share vectors per column, each rank's f its mean) the bound never exceeds the
+# integral of w_i^2 / (2 f_i) summed. Its convex minorant never exceeds it either.
+ok, worst = True, np.inf
+for _ in range(300):
+    L = int(rng.integers(1, 6))
+    W = rng.dirichlet(np.ones(P) * rng.choice([0.3, 1, 3]), size=L)   # columns x ranks, equal column widths
+    target = 1 + rng.uniform(-0.05, 0.05, P)
+    target /= target.sum()                    # summing to 1; a draw pushed past 5 % of 1/P is skipped below
+    for _ in range(500):                      # Sinkhorn: columns sum to 1, ranks' means to target
+        W *= target / W.mean(axis=0)
+        W /= W.sum(axis=1, keepdims=True)
+    f = W.mean(axis=0)
+    if np.any(np.abs(f * P - 1) > 0.05):
+        continue
+    true = ((W ** 2).mean(axis=0) / (2 * f)).sum()
+    est = np.mean([UNEVEN.total(row) for row in W])
+    worst = min(worst, true - est)
+    ok &= est <= true + 1e-12
+w = np.linspace(0, 1, 10001)
+qc, lc = UNEVEN.convex
+ok &= bool(np.all(qc * w * w - lc * w <= UNEVEN.a(w) + 1e-12))
+for f in np.linspace(0.95 / P, 1.05 / P, 11):
+    ok &= bool(np.all(UNEVEN.a(w) <= (w * w - w / 3) / (2 * f) + 1e-12))
+check(ok and worst < np.inf, "uneven shares: the C term's bound never above the C words of random schemes "
+      "(least slack %.2e), nor above (w^2 - w/3)/(2f) for f within 5%% of 1/P; its convex minorant below it" % worst)
 
 
 # 1. The exact one-variable minima against a dense grid (a grid's least is never below the true least).
 worst = 0.0
-for _ in range(200):
+for trial in range(300):
     al, s, m = rng.uniform(0, 2), rng.uniform(-2, 10), rng.uniform(0, 0.8)
     lo = rng.uniform(0, 0.5)
     hi = rng.uniform(lo, 1)
@@ -24,18 +53,24 @@ for _ in range(200):
     g1 = (al * np.sqrt(w) + q * w * w - s * w).min()
     g2 = (al * np.maximum(m, np.sqrt(w)) + q * w * w - s * w).min()
     e1, e2 = float(ssp.min_sqrt_quad(al, s, lo, hi, q)), float(ssp.min_max_sqrt_quad(al, m, s, lo, hi, q))
+    if trial >= 200:   # the C term with uneven shares in place of q w^2
+        a = UNEVEN.a(w)
+        g1 = (al * np.sqrt(w) + a - s * w).min()
+        g2 = (al * np.maximum(m, np.sqrt(w)) + a - s * w).min()
+        e1, e2 = float(UNEVEN.min_sqrt_quad(al, s, lo, hi)), float(UNEVEN.min_max_sqrt_quad(al, m, s, lo, hi))
     worst = max(worst, e1 - g1, e2 - g2)
     if e1 > g1 + 1e-9 or e2 > g2 + 1e-9 or e1 < g1 - 1e-4 or e2 < g2 - 1e-4:
         check(False, "one-variable minimum off: alpha %.3f s %.3f m %.3f [%.3f, %.3f]" % (al, s, m, lo, hi))
         break
 else:
-    check(True, "200 one-variable minima never above a dense grid's (largest excess %.1e)" % worst)
+    check(True, "300 one-variable minima (100 of them with the uneven C term) never above a dense grid's "
+          "(largest excess %.1e)" % worst)
 
 
 # 2. Feasible points of the star case's program: a box around one must not be bounded above its value.
-def star_point(b):
+def star_point(b, C=EQUAL):
     """A random point (w, x, o) meeting every constraint of the star case with |B| = b on P ranks, and
-    max(F1, F2) + (P/2)|w|^2 there; None when the draw misses the constraints."""
+    max(F1, F2) + the C term there; None when the draw misses the constraints."""
     w = rng.dirichlet(np.ones(P) * rng.choice([0.5, 1, 3]))
     wh, wB, wO = w[0], w[1:1 + b], w[1 + b:]
     x = -np.sort(-rng.dirichlet(np.ones(b + 2))[:b] * rng.uniform(0.3, 1))
@@ -43,15 +78,16 @@ def star_point(b):
     t = star_point_value(wh, wB, wO, x, o)
     if t is None:
         return None
-    return x, o, wO.sum(), wO.max() if len(wO) else 0.0, t, t + q * (w ** 2).sum()
+    return x, o, wO.sum(), wO.max() if len(wO) else 0.0, t, t + C.total(w)
 
 
 found, bad = 0, []
 for attempt in range(200000):
-    if found >= 30:
+    if found >= 40:
         break
     b = int(rng.integers(1, P))
-    pt = star_point(b)
+    C = EQUAL if found < 30 else UNEVEN
+    pt = star_point(b, C)
     if pt is None:
         continue
     x, o, M, V, t, value = pt
@@ -60,29 +96,39 @@ for attempt in range(200000):
         lo_x, hi_x = np.maximum(0, x - grow * rng.uniform(0, 1, b)), np.minimum(1, x + grow * rng.uniform(0, 1, b))
         box = (lo_x, hi_x, (max(0, o - grow), min(1, o + grow)), (max(0, M - grow), min(1, M + grow)),
                (max(0, V - grow), min(1, V + grow)), (max(2, t - grow), t + grow))
-        bound = ssp.star_box_bound(P, b, box, math.inf)
+        bound = ssp.star_box_bound(P, b, box, math.inf, C)
         if bound > value + 1e-7:
             bad.append((b, grow, bound, value))
-check(found >= 30 and not bad, "%d feasible star points, boxes of widths 0, 0.02 and 0.1 around each: "
-      "never bounded above the point (%s)" % (found, bad[:3]))
+check(found >= 40 and not bad, "%d feasible star points (10 with the uneven C term), boxes of widths 0, 0.02 "
+      "and 0.1 around each: never bounded above the point (%s)" % (found, bad[:3]))
 
 # 3. The concave cases: exact where known (three ranks doing a third each: 2 + 7/6), never above a point.
 cases = ssp.case_bounds(P)
 check(abs(cases["a triangle of 2-sets"] - 19 / 6) < 1e-6, "triangle case least %.6f = 19/6" % cases["a triangle of 2-sets"])
+uneven = ssp.case_bounds(P, UNEVEN)
 ok = True
-for _ in range(2000):
-    w = rng.dirichlet(np.ones(P) * rng.choice([0.3, 1, 3]))
-    s = np.sqrt(w)
-    quad = q * (w ** 2).sum()
-    one = min(1 + s.sum() - s[i] for i in range(P)) + quad
-    tri = 2 + s.sum() - (-np.sort(-s))[:3].sum() + quad
-    ok &= one >= cases["one rank reads every row"] - 1e-9 and tri >= cases["a triangle of 2-sets"] - 1e-9
-check(ok, "the concave cases' bounds never above 2000 random share vectors")
+for C, bounds in ((EQUAL, cases), (UNEVEN, uneven)):
+    for _ in range(2000):
+        w = rng.dirichlet(np.ones(P) * rng.choice([0.3, 1, 3]))
+        s = np.sqrt(w)
+        c = C.total(w)
+        one = min(1 + s.sum() - s[i] for i in range(P)) + c
+        tri = 2 + s.sum() - (-np.sort(-s))[:3].sum() + c
+        ok &= one >= bounds["one rank reads every row"] - 1e-9 and tri >= bounds["a triangle of 2-sets"] - 1e-9
+        ok &= 3 + c >= bounds["every row read three times or more"] - 1e-9
+# with uneven shares three ranks doing a third each still cost 19/6, and moving share between them less
+third = np.array([1 / 3] * 3 + [0.0] * (P - 3))
+check(abs(2 + UNEVEN.total(third) - 19 / 6) < 1e-12 and uneven["a triangle of 2-sets"] < 19 / 6
+      and uneven["a triangle of 2-sets"] > 19 / 6 - 0.002,
+      "uneven shares: triangle case least %.5f, just under 19/6" % uneven["a triangle of 2-sets"])
+check(ok, "the concave cases' bounds (equal and uneven shares) never above 2000 random share vectors each")
 
 # 4. The branch and bound certifies a level that holds and refuses one above a feasible point.
 tau = 1.5 + P * 1.2 * ssp.bound(P)
 ok1, boxes, _ = ssp.star_certify(P, 1, tau)
 check(ok1, "|B| = 1 certified at 1.2 B(7) (%d boxes)" % boxes)
+ok1, boxes, _ = ssp.star_certify(P, 1, tau, UNEVEN)
+check(ok1, "|B| = 1 certified at 1.2 B(7) with shares within 5%% of the mean (%d boxes)" % boxes)
 best = None
 for attempt in range(200000):
     pt = star_point(1)
