@@ -959,8 +959,7 @@ class CTerm:
         d = float(imbalance)
         if not 0 <= d < 1:
             raise ValueError("imbalance must be in [0, 1)")
-        self.P, self.imbalance, self.theta = P, d, theta
-        if d == 0:
+        if d == 0:   # one piece: the same bound as theta's two with d = 0, evaluated once
             self.pieces, self.const, self.convex = [(0.0, 1.0, P / 2, 0.0)], 0.0, (P / 2, 0.0)
         else:
             ql, qh = P / (2 * (1 - d)), P / (2 * (1 + d))
@@ -1191,6 +1190,7 @@ def star_box_bound(P, b, box, tau, C=None):
 def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4):
     """Branch and bound over the star case's layout (x_B sorted down, o) and the others' (M, V) and t:
     True when every box's star_box_bound reaches tau. Returns (certified, boxes, the box that failed)."""
+    C = C or CTerm(P)
     nO = P - 1 - b
     one = 1.0 if nO else 0.0
     stack = [(np.zeros(b), np.ones(b), [(0.0, 1.0), (0.0, one), (0.0, one), (2.0, tau)])]
