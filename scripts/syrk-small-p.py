@@ -81,7 +81,7 @@ import re
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import SimpleNamespace
 
 import numpy as np
@@ -1122,7 +1122,7 @@ def _star_box_multipliers(b, d, ntan=64):
     return res.eqlin.marginals[0], y[0], [(y[1 + 2 * i], y[2 + 2 * i]) for i in range(len(d.hall))]
 
 
-def star_box_bound(P, b, box, tau, C=None):
+def star_box_bound(P, b, box, tau, C=None, hint=None):
     """A lower bound on max(F1, F2) + the C term (CTerm; equal shares by default: (P/2) |w|^2) over the
     column lemma's star case (hub h, |B| = b leaves with rows X_b, P - 1 - b other ranks) restricted to
     box; inf where the box holds no point.
@@ -1136,21 +1136,27 @@ def star_box_bound(P, b, box, tau, C=None):
     sqrt w_j and a(w_j), w_j <= V) and together (sum sqrt >= M / sqrt V, and the C term's convex minorant
     qc w^2 - lc w with sum w^2 >= max(V^2, M^2/nO));
     either is a lower bound on their least, so the larger is. The multipliers come from a linear
-    relaxation and a search around them; a solver only guesses, the arithmetic decides."""
+    relaxation and a search around them; a solver only guesses, the arithmetic decides.
+    hint: the multipliers (mu, nu, eta) that did best on an enclosing box, tried first: a sub-box's
+    dual at them is usually at least the enclosing box's, so a box its parent nearly settled needs no
+    solver.
+    Returns (bound, the multipliers that gave it)."""
     C = C or CTerm(P)
     d = _star_box(P, b, box, C)
     if d is None:
-        return math.inf
+        return math.inf, hint
     nO, lh, uh, m, lb, U, s = d.nO, d.lh, d.uh, d.m, d.lb, d.U, d.s
     qc, lc = C.convex
     rV, Mlo, Mmax, Vlo, Vhi = d.rV, d.Mlo, d.Mmax, d.Vlo, d.Vhi
-    mu0, nu0, eta = _star_box_multipliers(b, d)
-    const = sum(e1 * QL + e2 * RL for (e1, e2), (L, QL, RL) in zip(eta, d.hall))
-    eh = sum(e1 for e1, _ in eta)
-    eb = np.zeros(b)
-    for (e1, e2), (L, _, _) in zip(eta, d.hall):
-        for j in L:
-            eb[j] += e1 + e2
+
+    def hall_terms(eta):
+        const = sum(e1 * QL + e2 * RL for (e1, e2), (L, QL, RL) in zip(eta, d.hall))
+        eh = sum(e1 for e1, _ in eta)
+        eb = np.zeros(b)
+        for (e1, e2), (L, _, _) in zip(eta, d.hall):
+            for j in L:
+                eb[j] += e1 + e2
+        return const, eh, eb
 
     def dual(mu, nu, es):
         v = C.const + d.t0 - nu * s + mu + es * const + C.min_quad(mu + es * eh, lh, uh)
@@ -1165,10 +1171,16 @@ def star_box_bound(P, b, box, tau, C=None):
             rise = min_quad(c, r_lo, max(Mmax, r_lo), qc / nO) if Mmax >= r_lo else np.inf
             v = v + np.maximum(one_by_one, np.minimum(flat, rise))
         return v
-    best = float(dual(np.array([[mu0]]), np.array([[nu0]]), 1.0)[0, 0]) - 1e-9
-    if best >= tau:
-        return best
-    for es in (1.0, 0.5, 0.0):
+    best, found = -math.inf, None
+    for guess in ([hint] if hint is not None else []) + [None]:
+        mu0, nu0, eta = guess or _star_box_multipliers(b, d)
+        const, eh, eb = hall_terms(eta)
+        v = float(dual(np.array([[mu0]]), np.array([[nu0]]), 1.0)[0, 0]) - 1e-9
+        if v > best:
+            best, found = v, (mu0, nu0, eta)
+        if best >= tau:
+            return best, found
+    for es in (1.0, 0.5, 0.0):   # scaling eta down only where the full eta came close
         mu = (mu0 + np.linspace(-2, 2, 81))[:, None]
         nu = np.linspace(0, 3 * nu0 + 1, 61)[None, :]
         V = dual(mu, nu, es)
@@ -1181,50 +1193,83 @@ def star_box_bound(P, b, box, tau, C=None):
             i = np.unravel_index(np.argmax(V), V.shape)
             if V[i] > bv:
                 m0, n0, bv = mu[i[0], 0], nu[0, i[1]], V[i]
-        best = max(best, bv - 1e-9)
-        if best >= tau:
+        if bv - 1e-9 > best:
+            best, found = bv - 1e-9, (float(m0), float(n0), [(es * e1, es * e2) for e1, e2 in eta])
+        if best >= tau or best < tau - 0.02:
             break
-    return best
+    return best, found
 
 
-def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4):
-    """Branch and bound over the star case's layout (x_B sorted down, o) and the others' (M, V) and t:
-    True when every box's star_box_bound reaches tau. Returns (certified, boxes, the box that failed)."""
-    C = C or CTerm(P)
-    nO = P - 1 - b
+def _star_root(b, tau, nO):
+    """The star case's whole box: x_B in [0, 1]^b, o in [0, 1], M and V in [0, 1] (0 without other ranks),
+    t in [2, tau]; no multipliers yet."""
     one = 1.0 if nO else 0.0
-    stack = [(np.zeros(b), np.ones(b), [(0.0, 1.0), (0.0, one), (0.0, one), (2.0, tau)])]
+    return (np.zeros(b), np.ones(b), [(0.0, 1.0), (0.0, one), (0.0, one), (2.0, tau)], None)
+
+
+def _star_halves(box, d):
+    """box cut in two across coordinate d (the first b are x_B, then o, M, V, t)."""
+    xlo, xhi, rest, hint = box
+    b = len(xlo)
+    if d < b:
+        mid = (xlo[d] + xhi[d]) / 2
+        h1, l2 = xhi.copy(), xlo.copy()
+        h1[d] = l2[d] = mid
+        return [(xlo, h1, rest, hint), (l2, xhi, rest, hint)]
+    lo, hi = rest[d - b]
+    r1, r2 = list(rest), list(rest)
+    r1[d - b], r2[d - b] = (lo, (lo + hi) / 2), ((lo + hi) / 2, hi)
+    return [(xlo, xhi, r1, hint), (xlo, xhi, r2, hint)]
+
+
+def _star_width(box):
+    xlo, xhi, rest, _ = box
+    return np.concatenate([xhi - xlo, [hi - lo for lo, hi in rest]])
+
+
+def star_pieces(P, b, tau, depth):
+    """The star case's box cut depth times across its widest side, as star_certify would: 2^depth pieces
+    (fewer once the sorted x_B empties some), to certify one by one or on several cores.
+    Example: P = 7, b = 3, tau = 3.1433, depth 3: t's range [2, tau] (the widest, 1.14) is halved, then
+    x_1's and x_2's: 8 pieces. A later cut of x_2 in [1/2, 1] into [3/4, 1] beside x_1 in [0, 1/2] would
+    break x_1 >= x_2, and that piece is dropped."""
+    boxes = [_star_root(b, tau, P - 1 - b)]
+    for _ in range(depth):
+        boxes = [h for box in boxes for h in _star_halves(box, int(np.argmax(_star_width(box))))]
+        boxes = [(xlo, xhi, r, h) for xlo, xhi, r, h in boxes if all(xlo[i + 1] <= xhi[i] for i in range(b - 1))]
+    return boxes
+
+
+def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4, start=None):
+    """Branch and bound over the star case's layout (x_B sorted down, o) and the others' (M, V) and t:
+    True when every box's star_box_bound reaches tau. start: the boxes to cover (star_pieces; the whole
+    case by default). Returns (certified, boxes, the box that failed)."""
+    C = C or CTerm(P)
+    stack = list(start) if start is not None else [_star_root(b, tau, P - 1 - b)]
     n = 0
     while stack:
-        xlo, xhi, rest = stack.pop()
+        box = stack.pop()
+        xlo, xhi, rest, hint = box
         n += 1
         if n > max_boxes:
             return False, n, "box budget spent"
         if any(xlo[i + 1] > xhi[i] for i in range(b - 1)):
             continue
-        if star_box_bound(P, b, (xlo, xhi) + tuple(rest), tau, C) >= tau:
+        value, hint = star_box_bound(P, b, (xlo, xhi) + tuple(rest), tau, C, hint)
+        if value >= tau:
             continue
-        width = np.concatenate([xhi - xlo, [hi - lo for lo, hi in rest]])
+        width = _star_width(box)
         d = int(np.argmax(width))
         if width[d] < min_width:
             return False, n, (xlo, xhi, rest)
-        if d < b:
-            mid = (xlo[d] + xhi[d]) / 2
-            h1, l2 = xhi.copy(), xlo.copy()
-            h1[d] = l2[d] = mid
-            stack += [(xlo, h1, rest), (l2, xhi, rest)]
-        else:
-            lo, hi = rest[d - b]
-            r1, r2 = list(rest), list(rest)
-            r1[d - b], r2[d - b] = (lo, (lo + hi) / 2), ((lo + hi) / 2, hi)
-            stack += [(xlo, xhi, r1), (xlo, xhi, r2)]
+        stack += _star_halves((xlo, xhi, rest, hint), d)
     return True, n, None
 
 
 def _star_job(args):
-    P, b, tau, imbalance, theta = args
+    P, b, tau, imbalance, theta, piece = args
     t0 = time.time()
-    ok, boxes, where = star_certify(P, b, tau, CTerm(P, imbalance, theta))
+    ok, boxes, where = star_certify(P, b, tau, CTerm(P, imbalance, theta), start=[piece])
     return b, ok, boxes, time.time() - t0, where
 
 
@@ -1238,11 +1283,24 @@ def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3):
     tau = 1.5 + P * ratio * bound(P)
     C = CTerm(P, imbalance, theta)
     cases = case_bounds(P, C)
-    # the middle sizes of B take longest (most Hall constraints and other ranks): start them first
-    jobs = [(P, b, tau, imbalance, theta) for b in sorted(range(1, P), key=lambda b: abs(b - (P - 1) / 2))]
+    # each case cut into up to 2^6 pieces, shared among the cores; the middle sizes of B take longest (most
+    # Hall constraints and other ranks): start them first
+    jobs = [(P, b, tau, imbalance, theta, piece) for b in sorted(range(1, P), key=lambda b: abs(b - (P - 1) / 2))
+            for piece in star_pieces(P, b, tau, 6)]
     workers = min(len(jobs), os.cpu_count() or 1)
+    stars = {b: [True, 0, 0.0, None, 0] for b in range(1, P)}   # certified, boxes, core-seconds, failed box, pieces
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        stars = sorted(pool.map(_star_job, jobs))
+        for done in as_completed([pool.submit(_star_job, job) for job in jobs]):
+            b, ok, boxes, secs, where = done.result()
+            st = stars[b]
+            st[0], st[1], st[2], st[4] = st[0] and ok, st[1] + boxes, st[2] + secs, st[4] + 1
+            st[3] = st[3] if ok or st[3] is not None else where
+            print("star |B| = %d: piece %s, %d boxes, %.0f s; the case so far %d of %d pieces, %d boxes, %.0f "
+                  "core-seconds (%.0f s since the start)" %
+                  (b, "certified" if ok else "NOT certified", boxes, secs, st[4],
+                   sum(1 for j in jobs if j[1] == b), st[1], st[2], time.time() - t_start), file=sys.stderr,
+                  flush=True)
+    stars = [(b, ok, boxes, secs, where) for b, (ok, boxes, secs, where, _) in sorted(stars.items())]
     held = all(v >= tau for v in cases.values()) and all(ok for _, ok, _, _, _ in stars)
     if imbalance:
         who = "doing shares of the multiply-adds within %g%% of the mean" % (100 * imbalance)
@@ -1277,10 +1335,11 @@ def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3):
     lines.append("The star case (rows read by exactly two ranks all read by one hub h; |B| leaves have such rows), "
                  "by branch and bound over the layout (x_B, o), the other ranks' total and largest share and "
                  "t = max(F1, F2), each box bounded by star_box_bound: the exact Lagrangian dual of its program, "
-                 "at multipliers a linear relaxation proposes; seconds per case, the cases shared among the "
-                 "cores used:")
+                 "at multipliers a linear relaxation proposes (or, first, at those that did best on the box "
+                 "it was cut from); each case cut into up to 64 pieces shared among the cores used, its "
+                 "seconds summed over its pieces:")
     lines.append("")
-    lines.append("| abs(B) | other ranks | >= %.5f | boxes | seconds | box left over |" % tau)
+    lines.append("| abs(B) | other ranks | >= %.5f | boxes | core-seconds | box left over |" % tau)
     lines.append("|---:|---:|---|---:|---:|---|")
     for b, ok, boxes, secs, where in stars:
         lines.append("| %d | %d | %s | %d | %.0f | %s |" % (b, P - 1 - b, "yes" if ok else "**no**", boxes, secs,

@@ -96,7 +96,7 @@ for attempt in range(200000):
         lo_x, hi_x = np.maximum(0, x - grow * rng.uniform(0, 1, b)), np.minimum(1, x + grow * rng.uniform(0, 1, b))
         box = (lo_x, hi_x, (max(0, o - grow), min(1, o + grow)), (max(0, M - grow), min(1, M + grow)),
                (max(0, V - grow), min(1, V + grow)), (max(2, t - grow), t + grow))
-        bound = ssp.star_box_bound(P, b, box, math.inf, C)
+        bound, _ = ssp.star_box_bound(P, b, box, math.inf, C)
         if bound > value + 1e-7:
             bad.append((b, grow, bound, value))
 check(found >= 40 and not bad, "%d feasible star points (10 with the uneven C term), boxes of widths 0, 0.02 "
@@ -129,6 +129,11 @@ ok1, boxes, _ = ssp.star_certify(P, 1, tau)
 check(ok1, "|B| = 1 certified at 1.2 B(7) (%d boxes)" % boxes)
 ok1, boxes, _ = ssp.star_certify(P, 1, tau, UNEVEN)
 check(ok1, "|B| = 1 certified at 1.2 B(7) with shares within 5%% of the mean (%d boxes)" % boxes)
+pieces = ssp.star_pieces(P, 1, tau, 3)
+vol = sum(float(np.prod(ssp._star_width(piece))) for piece in pieces)
+ok3, boxes3, _ = ssp.star_certify(P, 1, tau, UNEVEN, start=pieces)
+check(len(pieces) == 8 and abs(vol - float(np.prod(ssp._star_width(ssp._star_root(1, tau, P - 2))))) < 1e-12 and ok3,
+      "|B| = 1 cut into 8 pieces that fill its box, and certified from them (%d boxes)" % boxes3)
 best = None
 for attempt in range(200000):
     pt = star_point(1)
