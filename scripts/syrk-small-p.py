@@ -1240,14 +1240,17 @@ def star_pieces(P, b, tau, depth):
     return boxes
 
 
-def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4, start=None):
+def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4, start=None, pause=None):
     """Branch and bound over the star case's layout (x_B sorted down, o) and the others' (M, V) and t:
     True when every box's star_box_bound reaches tau. start: the boxes to cover (star_pieces; the whole
-    case by default). Returns (certified, boxes, the box that failed)."""
+    case by default). Returns (certified, boxes, the box that failed); after pause boxes, (None, boxes,
+    the boxes still to cover), so that a caller can share them out."""
     C = C or CTerm(P)
     stack = list(start) if start is not None else [_star_root(b, tau, P - 1 - b)]
     n = 0
     while stack:
+        if pause is not None and n >= pause:
+            return None, n, stack
         box = stack.pop()
         xlo, xhi, rest, hint = box
         n += 1
@@ -1267,13 +1270,13 @@ def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4, start=N
 
 
 def _star_job(args):
-    P, b, tau, imbalance, theta, piece = args
+    P, b, tau, imbalance, theta, boxes, pause = args
     t0 = time.time()
-    ok, boxes, where = star_certify(P, b, tau, CTerm(P, imbalance, theta), start=[piece])
-    return b, ok, boxes, time.time() - t0, where
+    ok, n, where = star_certify(P, b, tau, CTerm(P, imbalance, theta), start=boxes, pause=pause)
+    return b, ok, n, time.time() - t0, where
 
 
-def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3):
+def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3, pause=2000):
     """Markdown: certifies that every scheme on P ranks doing equal work (or, with imbalance d, work within
     d of the mean) touches T >= tau, tau the words of ratio x B(P), through T >= min over column share
     vectors w of kappa(w) + the C term (CTerm)."""
@@ -1283,24 +1286,33 @@ def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3):
     tau = 1.5 + P * ratio * bound(P)
     C = CTerm(P, imbalance, theta)
     cases = case_bounds(P, C)
-    # each case cut into up to 2^6 pieces, shared among the cores; the middle sizes of B take longest (most
-    # Hall constraints and other ranks): start them first
-    jobs = [(P, b, tau, imbalance, theta, piece) for b in sorted(range(1, P), key=lambda b: abs(b - (P - 1) / 2))
-            for piece in star_pieces(P, b, tau, 6)]
-    workers = min(len(jobs), os.cpu_count() or 1)
-    stars = {b: [True, 0, 0.0, None, 0] for b in range(1, P)}   # certified, boxes, core-seconds, failed box, pieces
+    # Each case starts as up to 2^6 pieces, the middle sizes of B first (most Hall constraints and other
+    # ranks: they take longest). A job covers its boxes for at most `pause` boxes, then hands back what it
+    # has left, dealt into two new jobs, so the cores stay shared however the work falls.
+    # Example: a job ends with its stack [B1, B2, B3] (B3 next): jobs [B1, B3] and [B2] go back in the queue.
+    order = sorted(range(1, P), key=lambda b: abs(b - (P - 1) / 2))
+    workers = os.cpu_count() or 1
+    stars = {b: [True, 0, 0.0, None] for b in range(1, P)}   # certified, boxes, core-seconds, failed box
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for done in as_completed([pool.submit(_star_job, job) for job in jobs]):
+        running = {pool.submit(_star_job, (P, b, tau, imbalance, theta, [piece], pause))
+                   for b in order for piece in star_pieces(P, b, tau, 6)}
+        while running:
+            done = next(as_completed(running))
+            running.remove(done)
             b, ok, boxes, secs, where = done.result()
             st = stars[b]
-            st[0], st[1], st[2], st[4] = st[0] and ok, st[1] + boxes, st[2] + secs, st[4] + 1
-            st[3] = st[3] if ok or st[3] is not None else where
-            print("star |B| = %d: piece %s, %d boxes, %.0f s; the case so far %d of %d pieces, %d boxes, %.0f "
-                  "core-seconds (%.0f s since the start)" %
-                  (b, "certified" if ok else "NOT certified", boxes, secs, st[4],
-                   sum(1 for j in jobs if j[1] == b), st[1], st[2], time.time() - t_start), file=sys.stderr,
-                  flush=True)
-    stars = [(b, ok, boxes, secs, where) for b, (ok, boxes, secs, where, _) in sorted(stars.items())]
+            st[1], st[2] = st[1] + boxes, st[2] + secs
+            if ok is None and st[0]:
+                for part in (where[0::2], where[1::2]):
+                    if part:
+                        running.add(pool.submit(_star_job, (P, b, tau, imbalance, theta, part, pause)))
+            elif ok is False and st[0]:
+                st[0], st[3] = False, where
+            print("star |B| = %d: %s, %d boxes in %.0f s; the case so far %d boxes, %.0f core-seconds; %d jobs "
+                  "queued or running, %.0f s since the start" %
+                  (b, {True: "covered", False: "NOT certified", None: "paused"}[ok], boxes, secs, st[1], st[2],
+                   len(running), time.time() - t_start), file=sys.stderr, flush=True)
+    stars = [(b, ok, boxes, secs, where) for b, (ok, boxes, secs, where) in sorted(stars.items())]
     held = all(v >= tau for v in cases.values()) and all(ok for _, ok, _, _, _ in stars)
     if imbalance:
         who = "doing shares of the multiply-adds within %g%% of the mean" % (100 * imbalance)
@@ -1336,8 +1348,8 @@ def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3):
                  "by branch and bound over the layout (x_B, o), the other ranks' total and largest share and "
                  "t = max(F1, F2), each box bounded by star_box_bound: the exact Lagrangian dual of its program, "
                  "at multipliers a linear relaxation proposes (or, first, at those that did best on the box "
-                 "it was cut from); each case cut into up to 64 pieces shared among the cores used, its "
-                 "seconds summed over its pieces:")
+                 "it was cut from); each case's boxes shared among the cores used, its seconds summed over "
+                 "them:")
     lines.append("")
     lines.append("| abs(B) | other ranks | >= %.5f | boxes | core-seconds | box left over |" % tau)
     lines.append("|---:|---:|---|---:|---:|---|")
