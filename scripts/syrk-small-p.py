@@ -65,7 +65,10 @@ concave cases are bounded by Lagrange duality, the star case by branch and bound
 box by the exact Lagrangian dual at multipliers a linear relaxation proposes (star_box_bound). At P = 7
 it certifies 1.2 B(P) in about half an hour on two cores. --imbalance d lets every rank's share of the
 multiply-adds lie within d of the mean (the planner's 5 % load target): the C term then becomes
-P theta/2 + sum a(w_i), a piecewise quadratic (CTerm), and the same cases are bounded with it.
+P theta/2 + sum a(w_i), a piecewise quadratic (CTerm), and the same cases are bounded with it. With
+--checkpoint FILE the star cases' progress is saved every five minutes, --stop-after SECONDS saves
+and stops (exit status 3), and the same command run again goes on from the file; the report then says
+over how many parts and commits it ran.
 
 The default run takes about four minutes on one core (scipy's HiGHS is single-threaded here).
 """
@@ -76,6 +79,7 @@ import heapq
 import itertools
 import math
 import os
+import pickle
 import platform
 import re
 import subprocess
@@ -1276,10 +1280,23 @@ def _star_job(args):
     return b, ok, n, time.time() - t0, where
 
 
-def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3, pause=2000):
+def _save_checkpoint(path, state):
+    """Write state to path atomically (a temporary file, then a rename)."""
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(state, f)
+    os.replace(tmp, path)
+
+
+def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3, pause=2000, checkpoint=None, every=300.0,
+                      stop_after=None):
     """Markdown: certifies that every scheme on P ranks doing equal work (or, with imbalance d, work within
     d of the mean) touches T >= tau, tau the words of ratio x B(P), through T >= min over column share
-    vectors w of kappa(w) + the C term (CTerm)."""
+    vectors w of kappa(w) + the C term (CTerm).
+    checkpoint: a file where the star cases' progress (their tallies and every box not yet covered) is
+    saved every `every` seconds; a run given the file of an unfinished one with the same arguments
+    goes on from it, and the report says over how many parts and commits it ran. stop_after: seconds after
+    which the run saves its checkpoint and returns None instead of a report."""
     if not 3 <= P <= 8:
         raise SystemExit("--any-scheme: P must be 3 to 8 (the star case's Hall constraints grow as 2^P)")
     t_start = time.time()
@@ -1290,28 +1307,53 @@ def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3, pause=2000):
     # ranks: they take longest). A job covers its boxes for at most `pause` boxes, then hands back what it
     # has left, dealt into two new jobs, so the cores stay shared however the work falls.
     # Example: a job ends with its stack [B1, B2, B3] (B3 next): jobs [B1, B3] and [B2] go back in the queue.
+    key = (P, ratio, imbalance, theta, pause)
     order = sorted(range(1, P), key=lambda b: abs(b - (P - 1) / 2))
+    state = dict(key=key, parts=[],   # parts: (commit, seconds) of earlier runs
+                 stars={b: [True, 0, 0.0, None] for b in range(1, P)},   # certified, boxes, core-seconds, failed box
+                 pending=[(b, [piece]) for b in order for piece in star_pieces(P, b, tau, 6)])
+    if checkpoint and os.path.exists(checkpoint):
+        with open(checkpoint, "rb") as f:
+            saved = pickle.load(f)
+        if saved["key"] != key:
+            raise SystemExit("--checkpoint %s: saved for P, ratio, imbalance, theta, pause = %s, not %s" %
+                             (checkpoint, saved["key"], key))
+        state = saved
+        print("resuming from %s: %d jobs to go, %d earlier parts" % (checkpoint, len(state["pending"]),
+                                                                     len(state["parts"])), file=sys.stderr)
+    stars, parts = state["stars"], state["parts"]
     workers = os.cpu_count() or 1
-    stars = {b: [True, 0, 0.0, None] for b in range(1, P)}   # certified, boxes, core-seconds, failed box
+    saved_at = time.time()
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        running = {pool.submit(_star_job, (P, b, tau, imbalance, theta, [piece], pause))
-                   for b in order for piece in star_pieces(P, b, tau, 6)}
+        running = {pool.submit(_star_job, (P, b, tau, imbalance, theta, boxes, pause)): (b, boxes)
+                   for b, boxes in state["pending"]}
         while running:
             done = next(as_completed(running))
-            running.remove(done)
+            del running[done]
             b, ok, boxes, secs, where = done.result()
             st = stars[b]
             st[1], st[2] = st[1] + boxes, st[2] + secs
             if ok is None and st[0]:
                 for part in (where[0::2], where[1::2]):
                     if part:
-                        running.add(pool.submit(_star_job, (P, b, tau, imbalance, theta, part, pause)))
+                        running[pool.submit(_star_job, (P, b, tau, imbalance, theta, part, pause))] = (b, part)
             elif ok is False and st[0]:
                 st[0], st[3] = False, where
             print("star |B| = %d: %s, %d boxes in %.0f s; the case so far %d boxes, %.0f core-seconds; %d jobs "
                   "queued or running, %.0f s since the start" %
                   (b, {True: "covered", False: "NOT certified", None: "paused"}[ok], boxes, secs, st[1], st[2],
                    len(running), time.time() - t_start), file=sys.stderr, flush=True)
+            stop = stop_after is not None and time.time() - t_start >= stop_after
+            if checkpoint and running and (stop or time.time() - saved_at >= every):
+                # jobs still running are saved whole: a run going on from here redoes them
+                _save_checkpoint(checkpoint, dict(key=key, stars=stars, pending=list(running.values()),
+                                                  parts=parts + [(git_commit(), time.time() - t_start)]))
+                saved_at = time.time()
+            if stop and running:
+                pool.shutdown(cancel_futures=True)
+                return None
+    if checkpoint and os.path.exists(checkpoint):
+        os.remove(checkpoint)   # finished: the report holds it all
     stars = [(b, ok, boxes, secs, where) for b, (ok, boxes, secs, where) in sorted(stars.items())]
     held = all(v >= tau for v in cases.values()) and all(ok for _, ok, _, _, _ in stars)
     if imbalance:
@@ -1332,6 +1374,11 @@ def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3, pause=2000):
         title = "every scheme"
     lines = ["# Distributed SYRK, P = %d: %s, bounded one column at a time" % (P, title), ""]
     lines.extend(provenance(t_start, workers))
+    if parts:
+        lines.append("Resumed from a checkpoint: this run went on from %d earlier part(s) (%s); the star cases' "
+                     "boxes and core-seconds below are summed over all parts, jobs cut off by a stop counted "
+                     "once, in the part that finished them." %
+                     (len(parts), ", ".join("%.0f s at commit %s" % (t, c) for c, t in parts)))
     lines.append("")
     lines.append("Claim checked: every scheme on %d ranks %s touches T >= %.5f words (units n^2, n = k), so its "
                  "volume is at least %.3f B(P) (B(P) = %.5f n^2 a rank, the SYRK bound's 3D case). Why: %s "
@@ -1380,6 +1427,15 @@ def prism_schemes(binary, P):
 # ---------------------------------------------------------------- main
 
 
+def git_commit():
+    """The short hash of the commit this script's checkout is at, or "?"."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "?"
+    except OSError:
+        return "?"
+
+
 def provenance(t_start, used=1):
     """The report's lines saying when, at which commit and on what machine (using how many of its cores) it ran."""
     now = datetime.datetime.utcnow()
@@ -1392,11 +1448,7 @@ def provenance(t_start, used=1):
                     break
     except OSError:
         pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    except OSError:
-        commit = "?"
+    commit = git_commit()
     return ["Generated by `scripts/syrk-small-p.py` on %s at %s UTC, commit %s." %
             (now.strftime("%Y-%m-%d"), now.strftime("%H:%M"), commit),
             "Machine: %s, %d cores (%d used), Python %s, NumPy %s, SciPy %s; %.0f s." %
@@ -1482,6 +1534,11 @@ def main():
                          "mean (0.05: 5%%) instead of equal")
     ap.add_argument("--theta", type=float, default=1 / 3,
                     help="with --imbalance: the share at which the C term's bound changes slope (1/3)")
+    ap.add_argument("--checkpoint", metavar="FILE",
+                    help="with --any-scheme: save the star cases' progress here every 5 minutes, and go on from "
+                         "it if it holds an unfinished run with the same arguments")
+    ap.add_argument("--stop-after", type=float, metavar="SECONDS",
+                    help="with --checkpoint: save and stop once this many seconds have passed (exit status 3)")
     ap.add_argument("--fixed-covers", type=int, metavar="P",
                     help="only bound every scheme of groups with one fixed cover each on P ranks (P <= 8)")
     args = ap.parse_args()
@@ -1491,7 +1548,15 @@ def main():
         return
 
     if args.any_scheme:
-        emit(any_scheme_report(args.any_scheme, args.ratio, args.imbalance, args.theta), args.md)
+        if args.stop_after is not None and not args.checkpoint:
+            raise SystemExit("--stop-after needs --checkpoint (where the unfinished run is saved)")
+        report = any_scheme_report(args.any_scheme, args.ratio, args.imbalance, args.theta,
+                                   checkpoint=args.checkpoint, stop_after=args.stop_after)
+        if report is None:
+            print("stopped after %g s, unfinished; run the same command again to go on from %s" %
+                  (args.stop_after, args.checkpoint), file=sys.stderr)
+            sys.exit(3)
+        emit(report, args.md)
         return
 
     if args.certify:

@@ -5,6 +5,8 @@ the program it bounds, and its branch and bound both certifies what holds and re
 
 Exit 77 (a ctest skip) where NumPy or SciPy is missing (scripts/install-deps.sh installs both)."""
 import math
+import os
+import tempfile
 
 from syrk_script import check, finish, ssp, star_point_value  # first: a skip where NumPy or SciPy is missing
 
@@ -145,5 +147,29 @@ for attempt in range(200000):
         best = pt
 ok2, boxes, left = ssp.star_certify(P, 1, best[-1] + 0.01)
 check(not ok2, "|B| = 1 refused at a feasible point's value + 0.01 = %.4f (stopped after %d boxes)" % (best[-1] + 0.01, boxes))
+
+# 5. The whole report, cut off and resumed from its checkpoint, covers the same boxes as in one go.
+def star_rows(report):
+    return [line for line in report.splitlines() if line.startswith("| ") and "yes" in line and "|---" not in line]
+
+
+whole = ssp.any_scheme_report(4, 1.2, pause=30)
+with tempfile.TemporaryDirectory() as tmp:
+    ck = os.path.join(tmp, "p4.pkl")
+    cut = ssp.any_scheme_report(4, 1.2, pause=30, checkpoint=ck, stop_after=0)
+    saved = os.path.exists(ck)
+    resumed = ssp.any_scheme_report(4, 1.2, pause=30, checkpoint=ck)
+    gone = not os.path.exists(ck)
+
+
+def boxes(report):
+    return [row.split("|")[4].strip() for row in star_rows(report) if row.split("|")[1].strip().isdigit()]
+
+
+check(cut is None and saved and gone and "Resumed from a checkpoint: this run went on from 1 earlier part" in resumed
+      and "Result: **holds**" in whole and "Result: **holds**" in resumed and boxes(whole) == boxes(resumed)
+      and len(boxes(whole)) == 3,
+      "P = 4 stopped at once and resumed from its checkpoint: the same boxes per case as in one go (%s; %s)" %
+      (boxes(whole), boxes(resumed)))
 
 finish()

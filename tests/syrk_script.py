@@ -16,6 +16,7 @@ except ImportError as e:
 _here = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("ssp", os.path.join(_here, "..", "scripts", "syrk-small-p.py"))
 ssp = importlib.util.module_from_spec(_spec)
+sys.modules["ssp"] = ssp   # so that worker processes can find its functions by name
 _spec.loader.exec_module(ssp)
 failures = []
 
