@@ -1226,6 +1226,11 @@ def _star_halves(box, d):
     return [(xlo, xhi, r1, hint), (xlo, xhi, r2, hint)]
 
 
+def _star_sorted(xlo, xhi):
+    """Whether a box can hold x_B sorted down: no x_{i+1}'s low end above x_i's high end."""
+    return all(xlo[i + 1] <= xhi[i] for i in range(len(xlo) - 1))
+
+
 def _star_width(box):
     xlo, xhi, rest, _ = box
     return np.concatenate([xhi - xlo, [hi - lo for lo, hi in rest]])
@@ -1240,7 +1245,7 @@ def star_pieces(P, b, tau, depth):
     boxes = [_star_root(b, tau, P - 1 - b)]
     for _ in range(depth):
         boxes = [h for box in boxes for h in _star_halves(box, int(np.argmax(_star_width(box))))]
-        boxes = [(xlo, xhi, r, h) for xlo, xhi, r, h in boxes if all(xlo[i + 1] <= xhi[i] for i in range(b - 1))]
+        boxes = [box for box in boxes if _star_sorted(box[0], box[1])]
     return boxes
 
 
@@ -1260,7 +1265,7 @@ def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4, start=N
         n += 1
         if n > max_boxes:
             return False, n, "box budget spent"
-        if any(xlo[i + 1] > xhi[i] for i in range(b - 1)):
+        if not _star_sorted(xlo, xhi):
             continue
         value, hint = star_box_bound(P, b, (xlo, xhi) + tuple(rest), tau, C, hint)
         if value >= tau:
@@ -1309,18 +1314,18 @@ def any_scheme_report(P, ratio, imbalance=0.0, theta=1 / 3, pause=2000, checkpoi
     # Example: a job ends with its stack [B1, B2, B3] (B3 next): jobs [B1, B3] and [B2] go back in the queue.
     key = (P, ratio, imbalance, theta, pause)
     order = sorted(range(1, P), key=lambda b: abs(b - (P - 1) / 2))
-    state = dict(key=key, parts=[],   # parts: (commit, seconds) of earlier runs
-                 stars={b: [True, 0, 0.0, None] for b in range(1, P)},   # certified, boxes, core-seconds, failed box
-                 pending=[(b, [piece]) for b in order for piece in star_pieces(P, b, tau, 6)])
     if checkpoint and os.path.exists(checkpoint):
         with open(checkpoint, "rb") as f:
-            saved = pickle.load(f)
-        if saved["key"] != key:
+            state = pickle.load(f)
+        if state["key"] != key:
             raise SystemExit("--checkpoint %s: saved for P, ratio, imbalance, theta, pause = %s, not %s" %
-                             (checkpoint, saved["key"], key))
-        state = saved
+                             (checkpoint, state["key"], key))
         print("resuming from %s: %d jobs to go, %d earlier parts" % (checkpoint, len(state["pending"]),
                                                                      len(state["parts"])), file=sys.stderr)
+    else:
+        state = dict(key=key, parts=[],   # parts: (commit, seconds) of earlier runs
+                     stars={b: [True, 0, 0.0, None] for b in range(1, P)},   # certified, boxes, core-seconds, failed box
+                     pending=[(b, [piece]) for b in order for piece in star_pieces(P, b, tau, 6)])
     stars, parts = state["stars"], state["parts"]
     workers = os.cpu_count() or 1
     saved_at = time.time()
