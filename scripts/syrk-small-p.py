@@ -8,6 +8,8 @@
     /usr/bin/python3 scripts/syrk-small-p.py --fixed-covers P [--md OUT.md]   # bound every fixed-cover scheme
     /usr/bin/python3 scripts/syrk-small-p.py --any-scheme P [--ratio 1.2] [--imbalance 0.05] [--md OUT.md]
                                                                             # bound every scheme
+    /usr/bin/python3 scripts/syrk-small-p.py --theta-scan P --imbalance 0.05 [--thetas 0.25,...] [--md OUT.md]
+                                                                            # each case's least, per theta
 
 C = A A^T, C n x n symmetric, A n x k, on P ranks (docs/data-movement.md, "SYRK on few ranks").
 The model is the SYRK bound's: every off-diagonal multiply-add C_xy += A_xl A_yl is done once,
@@ -68,7 +70,9 @@ multiply-adds lie within d of the mean (the planner's 5 % load target): the C te
 P theta/2 + sum a(w_i), a piecewise quadratic (CTerm), and the same cases are bounded with it. With
 --checkpoint FILE the star cases' progress is saved every five minutes, --stop-after SECONDS saves
 and stops (exit status 3), and the same command run again goes on from the file; the report then says
-over how many parts and commits it ran.
+over how many parts and commits it ran. Any theta gives a valid bound; --theta-scan P tabulates, for
+several, each case's least (the concave cases' by duality, the star's as found by local search from
+random starts, star_least), so that the certificate runs at the theta leaving it the most room.
 
 The default run takes about four minutes on one core (scipy's HiGHS is single-threaded here).
 """
@@ -1278,6 +1282,115 @@ def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4, start=N
     return True, n, None
 
 
+def star_value(P, b, C, wh, wB, wO, x, o):
+    """max(F1, F2) + the C term at a point of the star case (hub share wh, leaves' shares wB reading rows
+    x, other ranks' shares wO, o the rows the hub does not read), or None where a constraint of the
+    case's program fails (docs/data-movement.md, "A sharper column cost"). Example: P = 7, b = 3,
+    x = (1/3, 1/3, 0), o = 1/4, wh = 0.4, wB = (0.2, 0.2, 0.2), no other work: the Hall constraints
+    hold (0.2 >= 2 x_b o = 1/6), F1 = 3 - 2/3 = 2.333 and F2 = 3/4 + 2 (1/4 + 1/3) + sqrt(0.2) = 2.364."""
+    X = x.sum()
+    if X + o > 1 or X * X - (x ** 2).sum() > wh or (1 - o) ** 2 < wh or abs(wh + wB.sum() + wO.sum() - 1) > 1e-12:
+        return None
+    for r in range(1, b + 1):
+        for L in itertools.combinations(range(b), r):
+            inL = np.zeros(b, bool)
+            inL[list(L)] = True
+            RL = 2 * o * x[inL].sum()
+            if RL > wB[inL].sum() or X * X - (x[~inL] ** 2).sum() + RL > wh + wB[inL].sum():
+                return None
+    f1 = 3 - X + (max(3, b) - 3) * o
+    f2 = 1 - o + np.maximum(o + x, np.sqrt(wB)).sum() + np.sqrt(wO).sum()
+    return max(f1, f2) + C.total(np.concatenate([[wh], wB, wO]))
+
+
+def star_least(P, b, C, trials=40, seed=0):
+    """The least max(F1, F2) + C term that local search finds over the star case with |B| = b: SciPy's
+    SLSQP from `trials` random starts, every constraint asked to hold with 1e-8 to spare so that the
+    point it ends at is feasible exactly (star_value checks it). A feasible point, so an upper bound on
+    the case's least, which star_certify's lower bound must stay under: the gap between the two is the
+    room a certificate has. Returns (value, (wh, wB, wO, x, o)); (inf, None) if no start ends feasible."""
+    nO = P - 1 - b
+    # z = [wh, wB (b), wO (nO), x (b), o, t, y (b)]: t >= F1, F2; y_j >= max(o + x_j, sqrt wB_j)
+    iB, iO, ix = 1, 1 + b, P
+    io, it, iy = ix + b, ix + b + 1, ix + b + 2
+    nv, gap = iy + b, 1e-8
+    subsets = [np.isin(np.arange(b), L) for r in range(1, b + 1) for L in itertools.combinations(range(b), r)]
+
+    def split(z):
+        return z[0], z[iB:iO], z[iO:ix], z[ix:io], z[io], z[it], z[iy:]
+
+    def ineq(z):
+        wh, wB, wO, x, o, t, y = split(z)
+        X = x.sum()
+        g = [1 - X - o, wh - (X * X - (x ** 2).sum()), (1 - o) ** 2 - wh]
+        for inL in subsets:
+            RL = 2 * o * x[inL].sum()
+            g += [wB[inL].sum() - RL, wh + wB[inL].sum() - (X * X - (x[~inL] ** 2).sum() + RL)]
+        g += [t - (3 - X + (max(3, b) - 3) * o), t - (1 - o + y.sum() + np.sqrt(np.maximum(wO, 1e-16)).sum())]
+        g += list(y - (o + x)) + list(y - np.sqrt(np.maximum(wB, 1e-16)))
+        return np.array(g) - gap
+
+    def cost(z):
+        return z[it] + C.total(np.clip(z[:ix], 0, 1))
+    cons = [{"type": "eq", "fun": lambda z: z[:ix].sum() - 1}, {"type": "ineq", "fun": ineq}]
+    bounds = [(0, 1)] * (P + b + 1) + [(0, 5)] + [(0, 2)] * b
+    rng = np.random.default_rng(seed)
+    best, point = math.inf, None
+    for _ in range(trials):
+        z = rng.random(nv)
+        z[:ix] /= z[:ix].sum()
+        z[it], z[iy:] = 3.5, 1.0
+        res = minimize(cost, z, method="SLSQP", bounds=bounds, constraints=cons,
+                       options={"maxiter": 500, "ftol": 1e-12})
+        wh, wB, wO, x, o, _, _ = split(np.clip(res.x, 0, 1))
+        w = np.concatenate([[wh], wB, wO])
+        w /= w.sum()
+        here = (w[0], w[iB:iO], w[iO:ix], x, o)
+        v = star_value(P, b, C, *here)
+        if v is not None and v < best:
+            best, point = v, here
+    return best, point
+
+
+def theta_scan_report(P, ratio, imbalance, thetas, trials):
+    """Markdown: for each theta, the C term's least over every column case: the concave cases' lower
+    bounds (case_bounds, exact duality) and each star case's least found by local search (star_least,
+    an upper bound). Their least over the cases, less tau, is the most room a certificate at that theta
+    can have; --any-scheme's branch and bound needs more boxes the smaller it is."""
+    t_start = time.time()
+    tau = 1.5 + P * ratio * bound(P)
+    head = ["theta", "one rank reads every row", "a triangle of 2-sets", "every row read thrice"]
+    head += ["star, abs(B) = %d (found)" % b for b in range(1, P)] + ["least", "least - tau"]
+    rows = []
+    for theta in thetas:
+        C = CTerm(P, imbalance, theta)
+        vals = list(case_bounds(P, C).values())
+        for b in range(1, P):
+            vals.append(star_least(P, b, C, trials * (3 if abs(b - (P - 1) / 2) < 1 else 1), seed=b)[0])
+        rows.append([theta] + vals + [min(vals), min(vals) - tau])
+    lines = ["# Distributed SYRK, P = %d, shares within %g%% of the mean: the C term's theta, case by case" %
+             (P, 100 * imbalance), ""]
+    lines.extend(provenance(t_start))
+    lines.append("")
+    lines.append("With shares within d = %g of 1/P, `--any-scheme %d --imbalance %g --theta THETA` bounds every "
+                 "scheme by the least over one column's share vector w of kappa(w) + P theta/2 + sum a(w_i) "
+                 "(CTerm); any theta gives a valid bound, each gives another. Per case: the concave cases' "
+                 "least (a lower bound, by duality) and, for the star with abs(B) leaves, the least that local "
+                 "search found (star_least: %d starts, three times as many for the middle sizes; a feasible "
+                 "point, so an upper bound on that case's least). The certificate at %.2f B(P) needs every "
+                 "case above tau = %.5f; *least - tau* is the most room it can have at that theta." %
+                 (imbalance, P, imbalance, trials, ratio, tau))
+    lines.append("")
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---:|" * len(head))
+    for r in rows:
+        lines.append("| %.3f | " % r[0] + " | ".join("%.4f" % v for v in r[1:-1]) + " | %+.4f |" % r[-1])
+    top = max(rows, key=lambda r: r[-1])
+    lines.append("")
+    lines.append("Most room: theta = %.3f (%+.4f)." % (top[0], top[-1]))
+    return "\n".join(lines) + "\n"
+
+
 def _star_job(args):
     P, b, tau, imbalance, theta, boxes, pause = args
     t0 = time.time()
@@ -1539,6 +1652,11 @@ def main():
                          "mean (0.05: 5%%) instead of equal")
     ap.add_argument("--theta", type=float, default=1 / 3,
                     help="with --imbalance: the share at which the C term's bound changes slope (1/3)")
+    ap.add_argument("--theta-scan", type=int, metavar="P",
+                    help="only tabulate, for several --thetas, each column case's least with --imbalance")
+    ap.add_argument("--thetas", default="0.25,0.26,0.27,0.28,0.29,0.30,0.3333",
+                    help="with --theta-scan: the thetas, comma-separated")
+    ap.add_argument("--trials", type=int, default=40, help="with --theta-scan: local-search starts per star case")
     ap.add_argument("--checkpoint", metavar="FILE",
                     help="with --any-scheme: save the star cases' progress here every 5 minutes, and go on from "
                          "it if it holds an unfinished run with the same arguments")
@@ -1550,6 +1668,13 @@ def main():
 
     if args.fixed_covers:
         emit(fixed_covers_report(args.fixed_covers), args.md)
+        return
+
+    if args.theta_scan:
+        if not args.imbalance:
+            raise SystemExit("--theta-scan needs --imbalance (with equal shares there is no theta)")
+        emit(theta_scan_report(args.theta_scan, args.ratio, args.imbalance,
+                               [float(v) for v in args.thetas.split(",")], args.trials), args.md)
         return
 
     if args.any_scheme:

@@ -172,4 +172,15 @@ check(cut is None and saved and gone and "Resumed from a checkpoint: this run we
       "P = 4 stopped at once and resumed from its checkpoint: the same boxes per case as in one go (%s; %s)" %
       (boxes(whole), boxes(resumed)))
 
+# 6. Local search's least (star_least, the --theta-scan figures) is a feasible point by this test's own
+# reading of the program, at least the level the branch and bound certified for |B| = 1 above, and no
+# worse than the best of the random points drawn there.
+value, (wh, wB, wO, x, o) = ssp.star_least(P, 1, EQUAL, trials=10, seed=1)
+t = star_point_value(wh, wB, wO, x, o)
+w = np.concatenate([[wh], wB, wO])
+check(t is not None and abs(t + EQUAL.total(w) - value) < 1e-12 and abs(w.sum() - 1) < 1e-12
+      and tau <= value <= best[-1] + 1e-9,
+      "|B| = 1: local search's least %.5f is feasible, between the certified %.5f and the best random point %.5f"
+      % (value, tau, best[-1]))
+
 finish()
