@@ -257,8 +257,11 @@ leaves=$(sed -nE 's/^# extra memory .*, ([0-9]+) leaves$/\1/p' "$out")
   fail "--full does not print every leaf (${leaves:-?} in the plan)"
 grep -q '^# summary' "$out" && fail "--full prints a summary line"
 good "^bfs k thread" -- plan 64 64 16777216 --threads 3 --leaf openblas --summary
-good "^  leaf " -- plan 64 64 65536 --threads 2 --leaf openblas
+good "^ +leaf openblas" PRISM_MACHINE="$example_machine" -- plan 64 64 65536 --threads 2 --leaf openblas
 grep -q '^# summary' "$out" && fail "a small plan is summarised"
+leaves=$(sed -nE 's/^# extra memory .*, ([0-9]+) leaves?$/\1/p' "$out")
+[ "$(grep -c '^ *leaf openblas' "$out")" -eq "${leaves:-0}" ] ||
+  fail "a small plan does not print every leaf (${leaves:-?} in the plan)"
 
 # prism bound prints nothing on stdout before it fails (bad() checks stdout is empty).
 bad "^prism: --bandwidth: no level 'ranks' here" -- bound 64 64 64 --topology "package:1 l3:1(size=8MB) core:2 pu:1" --bandwidth L3=1G,ranks=1G
