@@ -8,7 +8,7 @@
     /usr/bin/python3 scripts/syrk-small-p.py --fixed-covers P [--md OUT.md]   # bound every fixed-cover scheme
     /usr/bin/python3 scripts/syrk-small-p.py --any-scheme P [--ratio 1.2] [--imbalance 0.05] [--md OUT.md]
                                                                             # bound every scheme
-    /usr/bin/python3 scripts/syrk-small-p.py --theta-scan P --imbalance 0.05 [--thetas 0.25,...] [--md OUT.md]
+    /usr/bin/python3 scripts/syrk-small-p.py --theta-scan P [--imbalance 0.05 --thetas 0.25,...] [--md OUT.md]
                                                                             # each case's least, per theta
 
 C = A A^T, C n x n symmetric, A n x k, on P ranks (docs/data-movement.md, "SYRK on few ranks").
@@ -73,7 +73,9 @@ P = 7, --imbalance 0.05 --theta 0.27 certifies 1.2 B(P) in about 40 minutes on t
 and stops (exit status 3), and the same command run again goes on from the file; the report then says
 over how many parts and commits it ran. Any theta gives a valid bound; --theta-scan P tabulates, for
 several, each case's least (the concave cases' by duality, the star's as found by local search from
-random starts, star_least), so that the certificate runs at the theta leaving it the most room.
+random starts, star_least), so that the certificate runs at the theta leaving it the most room; with
+equal shares it tabulates the one row, and shows where no certificate of this kind can exist (a star
+point below tau).
 
 The default run takes about four minutes on one core (scipy's HiGHS is single-threaded here).
 """
@@ -1354,41 +1356,60 @@ def star_least(P, b, C, trials=40, seed=0):
 
 
 def theta_scan_report(P, ratio, imbalance, thetas, trials):
-    """Markdown: for each theta, the C term's least over every column case: the concave cases' lower
-    bounds (case_bounds, exact duality) and each star case's least found by local search (star_least,
-    an upper bound). Their least over the cases, less tau, is the most room a certificate at that theta
-    can have; --any-scheme's branch and bound needs more boxes the smaller it is."""
+    """Markdown: the column bound's least over every column case (kappa + the C term): the concave cases'
+    lower bounds (case_bounds, exact duality) and each star case's least found by local search
+    (star_least, an upper bound), for each theta with uneven shares (one row with equal shares, where
+    theta plays no part). Their least over the cases, less tau, is the most room a certificate
+    (--any-scheme) can have; where it is negative no certificate of this kind can reach ratio x B(P),
+    and where it is small the branch and bound needs many boxes."""
     t_start = time.time()
     tau = 1.5 + P * ratio * bound(P)
+    thetas = list(thetas) if imbalance else [None]
     head = ["theta", "one rank reads every row", "a triangle of 2-sets", "every row read thrice"]
-    head += ["star, abs(B) = %d (found)" % b for b in range(1, P)] + ["least", "least - tau"]
+    head += ["star, abs(B) = %d (found)" % b for b in range(1, P)] + ["least", "least / B(P)", "least - tau"]
     rows = []
     for theta in thetas:
-        C = CTerm(P, imbalance, theta)
+        C = CTerm(P, imbalance, theta) if imbalance else CTerm(P)
         vals = list(case_bounds(P, C).values())
         for b in range(1, P):
             vals.append(star_least(P, b, C, trials * (3 if abs(b - (P - 1) / 2) < 1 else 1), seed=b)[0])
-        rows.append([theta] + vals + [min(vals), min(vals) - tau])
-    lines = ["# Distributed SYRK, P = %d, shares within %g%% of the mean: the C term's theta, case by case" %
-             (P, 100 * imbalance), ""]
+        rows.append((theta, vals))
+    if imbalance:
+        title = "shares within %g%% of the mean: the C term's theta, case by case" % (100 * imbalance)
+        model = ("With shares within d = %g of 1/P, `--any-scheme %d --imbalance %g --theta THETA` bounds every "
+                 "scheme by the least over one column's share vector w of kappa(w) + P theta/2 + sum a(w_i) "
+                 "(CTerm); any theta gives a valid bound, each gives another." % (imbalance, P, imbalance))
+    else:
+        title = "equal shares: the column bound, case by case"
+        model = ("With equal shares, `--any-scheme %d` bounds every scheme by the least over one column's share "
+                 "vector w of kappa(w) + (P/2) abs(w)^2." % P)
+    lines = ["# Distributed SYRK, P = %d, %s" % (P, title), ""]
     lines.extend(provenance(t_start))
     lines.append("")
-    lines.append("With shares within d = %g of 1/P, `--any-scheme %d --imbalance %g --theta THETA` bounds every "
-                 "scheme by the least over one column's share vector w of kappa(w) + P theta/2 + sum a(w_i) "
-                 "(CTerm); any theta gives a valid bound, each gives another. Per case: the concave cases' "
-                 "least (a lower bound, by duality) and, for the star with abs(B) leaves, the least that local "
-                 "search found (star_least: %d starts, three times as many for the middle sizes; a feasible "
-                 "point, so an upper bound on that case's least). The certificate at %.2f B(P) needs every "
-                 "case above tau = %.5f; *least - tau* is the most room it can have at that theta." %
-                 (imbalance, P, imbalance, trials, ratio, tau))
+    lines.append(model + " Per case: the concave cases' least (a lower bound, by duality) and, for the star "
+                 "with abs(B) leaves, the least that local search found (star_least: %d starts, three times as "
+                 "many for the middle sizes; a feasible point, so an upper bound on that case's least). A "
+                 "certificate at %.2f B(P) needs every case above tau = %.5f; *least - tau* is the most room it "
+                 "can have, and where it is negative no such certificate exists." % (trials, ratio, tau))
     lines.append("")
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---:|" * len(head))
-    for r in rows:
-        lines.append("| %.3f | " % r[0] + " | ".join("%.4f" % v for v in r[1:-1]) + " | %+.4f |" % r[-1])
-    top = max(rows, key=lambda r: r[-1])
+    for theta, vals in rows:
+        least = min(vals)
+        lines.append("| %s | " % ("%.3f" % theta if theta is not None else "-") +
+                     " | ".join("%.4f" % v for v in vals) +
+                     " | %.4f | %.4f | %+.4f |" % (least, ratio_of_total(least, P), least - tau))
+    theta, vals = max(rows, key=lambda r: min(r[1]))
+    least = min(vals)
     lines.append("")
-    lines.append("Most room: theta = %.3f (%+.4f)." % (top[0], top[-1]))
+    where = head[1 + vals.index(least)]
+    if least >= tau:
+        lines.append("Most room%s: %+.4f, the least case being %s." %
+                     (" at theta = %.3f" % theta if theta is not None else "", least - tau, where))
+    else:
+        lines.append("No certificate of this kind can reach %.2f B(P)%s: %s has a point at %.4f, %.4f B(P)." %
+                     (ratio, " at any theta tried" if theta is not None else "", where, least,
+                      ratio_of_total(least, P)))
     return "\n".join(lines) + "\n"
 
 
@@ -1654,7 +1675,7 @@ def main():
     ap.add_argument("--theta", type=float, default=1 / 3,
                     help="with --imbalance: the share at which the C term's bound changes slope (1/3)")
     ap.add_argument("--theta-scan", type=int, metavar="P",
-                    help="only tabulate, for several --thetas, each column case's least with --imbalance")
+                    help="only tabulate each column case's least on P ranks (with --imbalance, for each of --thetas)")
     ap.add_argument("--thetas", default="0.25,0.26,0.27,0.28,0.29,0.30,0.3333",
                     help="with --theta-scan: the thetas, comma-separated")
     ap.add_argument("--trials", type=int, default=40, help="with --theta-scan: local-search starts per star case")
@@ -1672,8 +1693,6 @@ def main():
         return
 
     if args.theta_scan:
-        if not args.imbalance:
-            raise SystemExit("--theta-scan needs --imbalance (with equal shares there is no theta)")
         emit(theta_scan_report(args.theta_scan, args.ratio, args.imbalance,
                                [float(v) for v in args.thetas.split(",")], args.trials), args.md)
         return
