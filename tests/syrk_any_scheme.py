@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ctest syrk_any_scheme: the bound on every SYRK scheme in scripts/syrk-small-p.py (--any-scheme,
 with equal shares and with shares within 5 % of the mean) never claims more than a feasible point of
-the program it bounds, and its branch and bound both certifies what holds and refuses what does not.
+the program it bounds, its branch and bound both certifies what holds and refuses what does not, and its
+case-by-case table (--theta-scan) tells where no such certificate can exist.
 
 Exit 77 (a ctest skip) where NumPy or SciPy is missing (scripts/install-deps.sh installs both)."""
 import math
@@ -182,5 +183,13 @@ check(t is not None and abs(t + EQUAL.total(w) - value) < 1e-12 and abs(w.sum() 
       and tau <= value <= best[-1] + 1e-9,
       "|B| = 1: local search's least %.5f is feasible, between the certified %.5f and the best random point %.5f"
       % (value, tau, best[-1]))
+
+# 7. The case-by-case table (--theta-scan): at P = 4 every case clears 1.2 B(P) (the certificate above
+# holds there), at P = 8 local search finds a star point below it, so the table says no certificate of
+# this kind exists.
+last4 = ssp.theta_scan_report(4, 1.2, 0.0, [], 3).splitlines()[-1]
+last8 = ssp.theta_scan_report(8, 1.2, 0.0, [], 3).splitlines()[-1]
+check(last4.startswith("Most room: +") and last8.startswith("No certificate of this kind can reach 1.20 B(P): star"),
+      "case-by-case tables: P = 4 '%s'; P = 8 '%s'" % (last4, last8))
 
 finish()
