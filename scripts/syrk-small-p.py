@@ -1365,6 +1365,9 @@ def theta_scan_report(P, ratio, imbalance, thetas, trials):
     t_start = time.time()
     tau = 1.5 + P * ratio * bound(P)
     thetas = list(thetas) if imbalance else [None]
+    if not thetas:
+        raise SystemExit("--theta-scan: no theta given (--thetas)")
+    middle = [b for b in range(1, P) if abs(b - (P - 1) / 2) < 1]   # P = 7: |B| = 3; P = 8: 3 and 4
     head = ["theta", "one rank reads every row", "a triangle of 2-sets", "every row read thrice"]
     head += ["star, abs(B) = %d (found)" % b for b in range(1, P)] + ["least", "least / B(P)", "least - tau"]
     rows = []
@@ -1372,7 +1375,7 @@ def theta_scan_report(P, ratio, imbalance, thetas, trials):
         C = CTerm(P, imbalance, theta) if imbalance else CTerm(P)
         vals = list(case_bounds(P, C).values())
         for b in range(1, P):
-            vals.append(star_least(P, b, C, trials * (3 if abs(b - (P - 1) / 2) < 1 else 1), seed=b)[0])
+            vals.append(star_least(P, b, C, trials * (3 if b in middle else 1), seed=b)[0])
         rows.append((theta, vals))
     if imbalance:
         title = "shares within %g%% of the mean: the C term's theta, case by case" % (100 * imbalance)
@@ -1388,9 +1391,10 @@ def theta_scan_report(P, ratio, imbalance, thetas, trials):
     lines.append("")
     lines.append(model + " Per case: the concave cases' least (a lower bound, by duality) and, for the star "
                  "with abs(B) leaves, the least that local search found (star_least: %d starts, three times as "
-                 "many for the middle sizes; a feasible point, so an upper bound on that case's least). A "
+                 "many for abs(B) = %s; a feasible point, so an upper bound on that case's least). A "
                  "certificate at %.2f B(P) needs every case above tau = %.5f; *least - tau* is the most room it "
-                 "can have, and where it is negative no such certificate exists." % (trials, ratio, tau))
+                 "can have, and where a star point lies below tau no such certificate exists." %
+                 (trials, " and ".join(map(str, middle)), ratio, tau))
     lines.append("")
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---:|" * len(head))
@@ -1406,10 +1410,13 @@ def theta_scan_report(P, ratio, imbalance, thetas, trials):
     if least >= tau:
         lines.append("Most room%s: %+.4f, the least case being %s." %
                      (" at theta = %.3f" % theta if theta is not None else "", least - tau, where))
-    else:
+    elif where.startswith("star"):
         lines.append("No certificate of this kind can reach %.2f B(P)%s: %s has a point at %.4f, %.4f B(P)." %
                      (ratio, " at any theta tried" if theta is not None else "", where, least,
                       ratio_of_total(least, P)))
+    else:   # a dual bound under tau proves nothing either way: the case needs a sharper bound
+        lines.append("Undecided: %s is bounded below only by %.4f (%.4f B(P)), under tau; a certificate needs a "
+                     "sharper bound there." % (where, least, ratio_of_total(least, P)))
     return "\n".join(lines) + "\n"
 
 
