@@ -1688,7 +1688,14 @@ int main(int argc, char** argv) {
   try {
     return run(std::vector<std::string>(argv, argv + argc));
   } catch (const bad_input& e) {
-    if (!launched_rank_zero()) return 2;
+    if (!launched_rank_zero()) {
+      // The launcher ends the whole job as soon as any rank exits non-zero, so a rank that
+      // left at once could get rank 0 killed before it printed, and the job would fail with
+      // no message. The others leave after rank 0 has spoken: its exit ends the job, and
+      // this wait only runs out under a launcher that lets the rest go on.
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      return 2;
+    }
     if (e.hint == "-") std::fprintf(stderr, "prism: %s\n", e.what());
     else if (e.hint.empty()) std::fprintf(stderr, "prism: %s (see 'prism help')\n", e.what());
     else std::fprintf(stderr, "prism: %s (see 'prism help %s')\n", e.what(), e.hint.c_str());
