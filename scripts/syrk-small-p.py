@@ -82,6 +82,7 @@ The default run takes about four minutes on one core (scipy's HiGHS is single-th
 
 import argparse
 import datetime
+import functools
 import heapq
 import itertools
 import math
@@ -784,6 +785,14 @@ def certify(P, budget, tol=1e-3, target=None):
 # ---------------------------------------------------------------- fixed covers: a sharper column cost
 
 
+@functools.lru_cache(maxsize=None)
+def _leaf_subsets(b):
+    """Every non-empty set L of b leaves, as (L, its mask over the leaves), in itertools order: the sets
+    the star case's Hall constraints run over. Example: b = 2 gives ((0,), [T, F]), ((1,), [F, T]),
+    ((0, 1), [T, T]). Cached: the branch and bounds ask for them at every box; do not modify."""
+    return tuple((L, np.isin(np.arange(b), L)) for r in range(1, b + 1) for L in itertools.combinations(range(b), r))
+
+
 def star_case_at_least(w, h, B, tau, max_boxes=4_000_000):
     """True if every layout of the column lemma's star case (no rank reads every row; the rows read by
     exactly two ranks are read by hub h and a rank of B, each of B having some) reads at least tau rows.
@@ -807,7 +816,7 @@ def star_case_at_least(w, h, B, tau, max_boxes=4_000_000):
     cO = max(3, k)
     sB, wB = np.sqrt(wl[B]), wl[B]
     s_out = sum(math.sqrt(wl[j]) for j in range(len(leaves)) if j not in B)
-    masks = [np.isin(np.arange(k), m) for r in range(1, k + 1) for m in itertools.combinations(range(k), r)]
+    masks = [inL for _, inL in _leaf_subsets(k)]
     lo, hi = np.zeros((1, k + 1)), np.ones((1, k + 1))
     seen = 0
     eps = 1e-12   # a box goes only if a constraint fails by more than rounding
@@ -1055,15 +1064,12 @@ def _star_box(P, b, box, C):
     U = np.minimum(1.0, np.maximum(s - base + m, 0.0) ** 2)
     Mmax = min(Mhi, nO * Vhi, (s - m.sum()) * math.sqrt(Vhi)) if nO else 0.0
     hall = []
-    for r in range(1, b + 1):
-        for L in itertools.combinations(range(b), r):
-            inL = np.zeros(b, bool)
-            inL[list(L)] = True
-            QL = X * X - (xlo[~inL] ** 2).sum() + 2 * olo * xlo[inL].sum()   # only h and L do these pairs
-            RL = 2 * olo * xlo[inL].sum()                                     # only L does X(L) x O
-            if QL > uh + U[inL].sum() + eps or RL > U[inL].sum() + eps:
-                return None
-            hall.append((L, QL, RL))
+    for L, inL in _leaf_subsets(b):
+        QL = X * X - (xlo[~inL] ** 2).sum() + 2 * olo * xlo[inL].sum()   # only h and L do these pairs
+        RL = 2 * olo * xlo[inL].sum()                                     # only L does X(L) x O
+        if QL > uh + U[inL].sum() + eps or RL > U[inL].sum() + eps:
+            return None
+        hall.append((L, QL, RL))
     if np.any(lb > U + eps) or (nO and Mmax < Mlo - eps) or lh + lb.sum() + Mlo > 1 + eps or uh + U.sum() + Mmax < 1 - eps:
         return None
     U, Mmax = np.maximum(U, lb), max(Mmax, Mlo)
@@ -1294,13 +1300,10 @@ def star_value(P, b, C, wh, wB, wO, x, o):
     X = x.sum()
     if X + o > 1 or X * X - (x ** 2).sum() > wh or (1 - o) ** 2 < wh or abs(wh + wB.sum() + wO.sum() - 1) > 1e-12:
         return None
-    for r in range(1, b + 1):
-        for L in itertools.combinations(range(b), r):
-            inL = np.zeros(b, bool)
-            inL[list(L)] = True
-            RL = 2 * o * x[inL].sum()
-            if RL > wB[inL].sum() or X * X - (x[~inL] ** 2).sum() + RL > wh + wB[inL].sum():
-                return None
+    for _, inL in _leaf_subsets(b):
+        RL = 2 * o * x[inL].sum()
+        if RL > wB[inL].sum() or X * X - (x[~inL] ** 2).sum() + RL > wh + wB[inL].sum():
+            return None
     f1 = 3 - X + (max(3, b) - 3) * o
     f2 = 1 - o + np.maximum(o + x, np.sqrt(wB)).sum() + np.sqrt(wO).sum()
     return max(f1, f2) + C.total(np.concatenate([[wh], wB, wO]))
@@ -1317,7 +1320,6 @@ def star_least(P, b, C, trials=40, seed=0):
     iB, iO, ix = 1, 1 + b, P
     io, it, iy = ix + b, ix + b + 1, ix + b + 2
     nv, gap = iy + b, 1e-8
-    subsets = [np.isin(np.arange(b), L) for r in range(1, b + 1) for L in itertools.combinations(range(b), r)]
 
     def split(z):
         return z[0], z[iB:iO], z[iO:ix], z[ix:io], z[io], z[it], z[iy:]
@@ -1326,7 +1328,7 @@ def star_least(P, b, C, trials=40, seed=0):
         wh, wB, wO, x, o, t, y = split(z)
         X = x.sum()
         g = [1 - X - o, wh - (X * X - (x ** 2).sum()), (1 - o) ** 2 - wh]
-        for inL in subsets:
+        for _, inL in _leaf_subsets(b):
             RL = 2 * o * x[inL].sum()
             g += [wB[inL].sum() - RL, wh + wB[inL].sum() - (X * X - (x[~inL] ** 2).sum() + RL)]
         g += [t - (3 - X + (max(3, b) - 3) * o), t - (1 - o + y.sum() + np.sqrt(np.maximum(wO, 1e-16)).sum())]
