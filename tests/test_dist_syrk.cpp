@@ -184,6 +184,12 @@ TEST_CASE("schemes of several parts and stars: bytes as modelled, balanced owner
   if (P >= 3) schemes.push_back(rank_k_scheme({{1, 2, rank_k_cover::nest, {2, 1}}}));
   if (P >= 5) schemes.push_back(rank_k_scheme({{1, 3, rank_k_cover::difference, {2, 2, 1}}}));
   if (P >= 8) schemes.push_back(rank_k_scheme({{1, 7, rank_k_cover::difference, {2, 1, 1, 1, 1, 1, 1}}}));
+  // Stars of uneven roles: more centre ranks than leaf ones, and fewer, and one beside a
+  // difference cover (the planner's choice on 8 ranks for n = k).
+  if (P >= 5) schemes.push_back(rank_k_scheme({{1, 4, rank_k_cover::star, {2, 1, 1, 1}}}));
+  if (P >= 7) schemes.push_back(rank_k_scheme({{1, 4, rank_k_cover::star, {1, 2, 2, 2}}}));
+  if (P >= 8)
+    schemes.push_back(rank_k_scheme({{1, 4, rank_k_cover::star, {2, 1, 1, 1}}, {1, 3, rank_k_cover::difference}}));
   for (const rank_k_scheme& s : schemes) {
     const std::int64_t n = 60 + std::int64_t(gen() % 30), k = 40 + std::int64_t(gen() % 60);
     const char uplo = gen() % 2 ? 'U' : 'L', trans = gen() % 2 ? 'N' : 'T';

@@ -355,16 +355,17 @@ void print_rank_report(std::ostream& os, const rank_choice& choice);
 /// (prism/rank_k_model.hpp has the blocks each rank computes).
 enum class rank_k_cover {
   difference,  ///< c row blocks, shared by a difference cover of Z_c (c = 7: the Fano plane)
-  star,        ///< 4 ranks, 6 row atoms: one rank reads 3 atoms of n/sqrt(24), each other one of
+  star,        ///< 4 roles, 6 row atoms: one role reads 3 atoms of n/sqrt(24), each other one of
                ///< those and the remaining 3; every rank reads about 0.6 n and does 1/8 of the triangle
+               ///< (with ranks per role m0, m, m, m the atoms are sized for equal work)
   nest,        ///< 2 roles: the outer rows' pairs (reading every row), the inner rows' triangle
 };
 
 /// One part of a rank-k scheme: `group_ranks` roles (c) sharing the triangle by `cover`
 /// over the part's share of k. Each role has ranks that take turns over that share, each
 /// one equal run of it: `groups` each (G k slices of c ranks), or `role_ranks` as given
-/// (odd difference covers and the nest, whose row blocks are then sized so that every
-/// rank does the same flops).
+/// (odd difference covers, the nest, and the star with its three leaf roles alike, whose
+/// row blocks are then sized so that every rank does the same flops).
 struct rank_k_part {
   int groups = 1;                                 ///< k slices, one per group of c, without role_ranks
   int group_ranks = 1;                            ///< roles c (ranks per group; 4 for the star, 2 for the nest)
@@ -435,10 +436,10 @@ struct rank_k_choice {
 
 /// Plans a syrk / herk problem over ctx.ranks() ranks: scores the triangle-block schemes
 /// (every group size c and group count and the star, P' <= P; up to 64 ranks also uneven
-/// roles, nests and schemes of two or three parts; by a closed form, then the best exactly
-/// with prism::rank_k_model), keeps those whose peak fits the memory per rank (adding
-/// phases when needed) and picks the least modelled time. Throws plan_error when none
-/// fits, naming the least footprint and the scheme that reaches it.
+/// roles of odd covers and stars, nests and schemes of two or three parts; by a closed
+/// form, then the best exactly with prism::rank_k_model), keeps those whose peak fits the
+/// memory per rank (adding phases when needed) and picks the least modelled time. Throws
+/// plan_error when none fits, naming the least footprint and the scheme that reaches it.
 rank_k_choice choose_rank_k_ranks(const problem& p, const context& ctx);
 
 /// The scheme of least footprint among those choose_rank_k_ranks weighs, each with the

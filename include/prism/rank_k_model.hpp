@@ -25,7 +25,10 @@
 //     its blocks with the last three atoms, and two of those three's six blocks, reading
 //     centre atom j-1 and the last three (a + 3t, about 0.59 n): also n^2/8 (a^2 = 1/24 is
 //     where the two sums meet). Every rank reads about 0.6 n where c = 4 equal blocks need
-//     3/4 n, and nothing is split along k.
+//     3/4 n, and nothing is split along k. With m0 ranks on the centre role and m on each
+//     leaf role, a = n sqrt(m0 / (6 (3m + m0))) evens their work out: "star4[3,2,2,2]" on 9
+//     ranks has centre atoms of n/sqrt(18) (1.21x the SYRK bound on n = k, where k3 x tbd3
+//     gets 1.24x).
 // c = 1 is the k split (the 1D scheme: the triangle reduce-scattered); one group of a
 // perfect difference set the 2D scheme; several groups or parts the 3D one. Parts of
 // different covers take different row atoms: the model cuts n at every part's atom
@@ -42,11 +45,13 @@
 // ownership weights: holder t owns elements [floor(N W_<t / W), floor(N W_<=t / W)) of its
 // stored column-major order, W_<t the weights of the holders before it (holders ascending)
 // and W all of theirs; each rank stores its pieces one after another in cell order. A
-// weight belongs to a part's rank place (every group alike); where the places differ (a
-// star, several parts) the model sets them so that the busiest rank receives about what
-// the mean rank does: the words to move are the same whoever owns them, and a rank that
-// reads less of A can own more of C. Example: "star4 + tbd3{0,1}" on 4096^2: equal weights
-// give the busiest rank 36.0 MB and the mean 33.0; balanced, the busiest gets 33.2.
+// role of a part has one weight for A cells and one for C blocks (every group alike); where
+// the roles' receipts differ (a star, uneven roles, several parts) the model sets them so
+// that the busiest rank receives about what the mean rank does: the words to move are the
+// same whoever owns them, owning more of an A cell means receiving less of it, and owning
+// more of a C block receiving more partials, so a rank that reads less of A owns more of C.
+// Example: "star4 + tbd3{0,1}" on 4096^2: equal weights give the busiest rank 36.0 MB and
+// the mean 33.0; balanced, the busiest gets 33.03.
 // Exchanges: in each phase a rank receives the other holders' pieces of the A cells it
 // needs; at the end, each computer of a C block sends each other holder its partial of
 // that holder's piece, and holders add them, in rank order, to beta C. So the 1D scheme
@@ -184,7 +189,8 @@ class rank_k_model {
     // (a = 0, or a in the pair of some d < c/2), else the a of the d = c/2 pair it is in
     std::vector<char> reach_whole;
     std::vector<int> reach_half;
-    std::vector<std::int64_t> weight;    // ownership weight of each role's ranks (c of them)
+    std::vector<std::int64_t> a_weight;  // ownership weight of each role's ranks in A cells (c of them)
+    std::vector<std::int64_t> c_weight;  // and in C blocks
   };
   // Where rank r sits among the holders of a cell: the weights of those before it, its own,
   // and all of theirs.
@@ -224,7 +230,7 @@ class rank_k_model {
   std::int64_t c_computers(int i, int j) const;
   // Rank r's share among the holders h of an A cell of part x.
   share_at a_share(const part_geometry& x, const std::vector<int>& h, int r) const;
-  // Sets the roles' weights so that the busiest rank receives about the mean.
+  // Sets the roles' A and C weights so that the busiest rank receives about the mean.
   void balance_ownership();
   // Every rank's cost, computed once.
   const std::vector<rank_cost>& all_costs() const;

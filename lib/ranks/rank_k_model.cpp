@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <tuple>
 
 namespace prism {
 
@@ -273,11 +274,14 @@ std::vector<int> difference_cover(int c) {
 
 namespace {
 
-// The star's six atoms on n rows: three centre atoms of a = n / sqrt(24) rows (a^2 = n^2/24
-// balances the two kinds of rank: 3a^2 = a^2/2 + 3at + 3t^2/2 = n^2/8 with t = n/3 - a),
-// then the rest in three. E.g. n = 4096: a = 836, atoms at 0, 836, 1672, 2508, 3037, 3566.
-std::vector<std::int64_t> star_atoms(std::int64_t n) {
-  const std::int64_t a = std::llround(double(n) / std::sqrt(24.0)), rest = n - 3 * a;
+// The star's six atoms on n rows for m0 centre ranks and m on each leaf role: three centre
+// atoms of a rows, then the rest (t = n/3 - a each) in three. The centre role's 3a^2 and a
+// leaf role's a^2/2 + 3at + 3t^2/2 = n^2/6 - a^2 are worth m0 and m ranks' equal work:
+// 3a^2 / m0 = (n^2/6 - a^2) / m, so a = n sqrt(m0 / (6 (3m + m0))), below n/3 when m0 < 6m.
+// E.g. n = 4096, one rank a role: a = n / sqrt(24) = 836, atoms at 0, 836, 1672, 2508,
+// 3037, 3566; 3, 2, 2, 2 ranks: a = n / sqrt(18) = 965.
+std::vector<std::int64_t> star_atoms(std::int64_t n, int m0, int m) {
+  const std::int64_t a = std::llround(double(n) * std::sqrt(double(m0) / (6.0 * (3.0 * m + m0)))), rest = n - 3 * a;
   return {0, a, 2 * a, 3 * a, 3 * a + rest / 3, 3 * a + 2 * rest / 3, n};
 }
 
@@ -403,8 +407,8 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
     } else {
       if (std::int64_t(x.role_ranks.size()) != c)
         throw plan_error(name() + std::to_string(x.role_ranks.size()) + " ranks per role for " + std::to_string(c) + " roles");
-      if (x.cover == rank_k_cover::star || (x.cover == rank_k_cover::difference && c % 2 == 0))
-        throw plan_error(name() + "ranks per role need an odd difference cover or a nest");
+      if (x.cover == rank_k_cover::difference && c % 2 == 0)
+        throw plan_error(name() + "ranks per role need an odd difference cover, a star or a nest");
       if (x.groups != 1) throw plan_error(name() + "k slices and ranks per role together");
       g.runs = x.role_ranks;
       g.even = std::all_of(g.runs.begin(), g.runs.end(), [&](int m) { return m == g.runs[0]; });
@@ -417,7 +421,9 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
       throw plan_error("rank_k_model: " + std::to_string(s.phases) + " phases of a slice of " + std::to_string(len / most_runs));
     if (x.cover == rank_k_cover::star) {
       if (c != 4) throw plan_error("rank_k_model: a star has 4 ranks, not " + std::to_string(c));
-      g.atoms = star_atoms(p.n);
+      if (g.runs[1] != g.runs[2] || g.runs[1] != g.runs[3] || g.runs[0] >= 6 * g.runs[1])
+        throw plan_error(name() + "a star's three leaf roles need as many ranks each, and its centre fewer than 6 times that");
+      g.atoms = star_atoms(p.n, g.runs[0], g.runs[1]);
     } else if (x.cover == rank_k_cover::nest) {
       if (c != 2) throw plan_error("rank_k_model: a nest has 2 roles, not " + std::to_string(c));
       // Outer rows [0, n - s), inner [n - s, n) with s = n sqrt(m_I / (m_O + m_I)): the outer
@@ -462,7 +468,8 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
     for (std::size_t a = 0; a + 1 < g.atoms.size(); ++a)
       if (g.atoms[a + 1] <= g.atoms[a] && c > 1)
         throw plan_error("rank_k_model: part " + part_text(x) + " has an empty row block on n = " + std::to_string(p.n));
-    g.weight.assign(std::size_t(c), unit_weight);
+    g.a_weight.assign(std::size_t(c), unit_weight);
+    g.c_weight.assign(std::size_t(c), unit_weight);
     parts_.push_back(std::move(g));
   }
   // Row blocks: every part's atom boundaries together.
@@ -475,13 +482,18 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
   balance_ownership();
 }
 
-// The roles whose receipts can differ: each role of a star, a nest or a part of uneven
-// roles; a part of even roles as one (its roles are alike by rotation). One of them alone:
-// nothing to balance. Otherwise each round scales every role's weight by how far its first
-// rank is above or below the mean receipt, w <- w (received / mean)^(3/4), and the best
-// round's weights are kept. The words moved are the same whoever owns them (every word is
-// owned by a rank that touches it), so the mean does not move; a rank that owns more of its
-// cells receives less of them. Deterministic: every rank computes the same weights.
+// The roles whose receipts can differ: each role of a star, a nest, a part of uneven roles
+// or a part beside others (whose atoms break its rotation); the one part of even roles as
+// one (its roles are alike by rotation): nothing to balance. A rank receives the pieces of its A cells that others own and, for
+// the piece of each C block it owns, every other computer's partial: owning more of its A
+// cells lowers its receipt, owning more of its C blocks raises it. So each round scales a
+// role's A weight by f and its C weight by 1 / f, with f = (received / mean)^(1/2) of its
+// first rank, and the best round's weights are kept. E.g. tbd7{0,1,3} + star4 on 4096^2:
+// the Fano ranks receive 0.182 n^2 of A and the star's 0.111 to 0.131, so the Fano ranks
+// end up owning about a third of the C they share with the star, not half (busiest rank
+// 29.2 MB before, 27.8 after, the mean 27.8). The words moved are the same whoever owns them
+// (every word is owned by a rank that touches it), so the mean does not move.
+// Deterministic: every rank computes the same weights.
 void rank_k_model::balance_ownership() {
   struct place {
     std::size_t part;
@@ -492,7 +504,7 @@ void rank_k_model::balance_ownership() {
   std::vector<place> places;
   for (std::size_t x = 0; x < parts_.size(); ++x) {
     const part_geometry& g = parts_[x];
-    if (g.part.cover == rank_k_cover::difference && g.even)
+    if (g.part.cover == rank_k_cover::difference && g.even && parts_.size() == 1)
       places.push_back({x, -1, g.rank0, g.part.ranks()});
     else
       for (int role = 0; role < g.part.group_ranks; ++role)
@@ -510,29 +522,33 @@ void rank_k_model::balance_ownership() {
   for (std::size_t i = 0; i < places.size(); ++i) mean += got[i] * places[i].count;
   mean /= double(ranks());
   if (!(mean > 0)) return;
-  auto weights = [&] {
-    std::vector<std::vector<std::int64_t>> w;
-    for (const part_geometry& g : parts_) w.push_back(g.weight);
+  using weights = std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>;
+  auto current = [&] {
+    std::vector<weights> w;
+    for (const part_geometry& g : parts_) w.emplace_back(g.a_weight, g.c_weight);
     return w;
   };
-  std::vector<std::vector<std::int64_t>> best = weights();
+  std::vector<weights> best = current();
   double best_max = std::numeric_limits<double>::max();
-  for (int round = 0; round < 40; ++round) {
+  for (int round = 0; round < 60; ++round) {
     if (round > 0) got = receipts();
     const double most = *std::max_element(got.begin(), got.end());
-    if (most < best_max) best_max = most, best = weights();
+    if (most < best_max) best_max = most, best = current();
     if (most <= mean * 1.0005) break;
     for (std::size_t i = 0; i < places.size(); ++i) {
       part_geometry& g = parts_[places[i].part];
-      const double f = std::pow(std::max(got[i], 1.0) / mean, 0.75);
-      auto scale = [&](std::int64_t& w) {
-        w = std::clamp<std::int64_t>(std::llround(double(w) * f), 1, std::int64_t(1) << 30);
+      const double f = std::sqrt(std::max(got[i], 1.0) / mean);
+      auto scale = [](std::int64_t& w, double by) {
+        w = std::clamp<std::int64_t>(std::llround(double(w) * by), 1, std::int64_t(1) << 30);
       };
-      if (places[i].role >= 0) scale(g.weight[std::size_t(places[i].role)]);
-      else for (std::int64_t& w : g.weight) scale(w);
+      for (int role = 0; role < g.part.group_ranks; ++role)
+        if (places[i].role < 0 || places[i].role == role) {
+          scale(g.a_weight[std::size_t(role)], f);
+          scale(g.c_weight[std::size_t(role)], 1 / f);
+        }
     }
   }
-  for (std::size_t x = 0; x < parts_.size(); ++x) parts_[x].weight = best[x];
+  for (std::size_t x = 0; x < parts_.size(); ++x) std::tie(parts_[x].a_weight, parts_[x].c_weight) = best[x];
 }
 
 int rank_k_model::rank_of(const part_geometry& x, int role, int j) const {
@@ -766,7 +782,7 @@ std::vector<int> rank_k_model::a_holders(const a_cell& cell) const {
 rank_k_model::share_at rank_k_model::a_share(const part_geometry& x, const std::vector<int>& h, int r) const {
   share_at out;
   for (int rank : h) {
-    const std::int64_t w = x.weight[std::size_t(place_of(rank).role)];
+    const std::int64_t w = x.a_weight[std::size_t(place_of(rank).role)];
     if (rank < r) out.before += w;
     if (rank == r) out.own = w;
     out.total += w;
@@ -829,11 +845,11 @@ rank_k_model::share_at rank_k_model::c_share(int r, int i, int j) const {
   for (const part_geometry& x : parts_) {
     std::int64_t before = 0, all = 0;
     for (int p : role_computers(x, atom_of(x, i), atom_of(x, j))) {
-      const std::int64_t w = x.weight[std::size_t(p)], m = x.runs[std::size_t(p)];
+      const std::int64_t w = x.c_weight[std::size_t(p)], m = x.runs[std::size_t(p)];
       before += w * (std::min<std::int64_t>(at.run, m) + (p < at.role && at.run < m ? 1 : 0));
       all += w * m;
     }
-    if (&x == at.part) out.before = out.total + before, out.own = x.weight[std::size_t(at.role)];
+    if (&x == at.part) out.before = out.total + before, out.own = x.c_weight[std::size_t(at.role)];
     out.total += all;
   }
   return out;

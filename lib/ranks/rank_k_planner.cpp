@@ -136,10 +136,10 @@ constexpr int most_mixed_ranks = 64;
 
 // The schemes worth an exact score. One part: every (G, c) with G c <= P, G <= k,
 // c <= n and c <= most_group_ranks, and the star in G groups (O(P log P)). Up to
-// most_mixed_ranks ranks, also odd covers with roles of uneven ranks and nests, two parts
-// of any of those, and three single-group ones, that leave at most one rank idle (e.g.
-// P = 7: star4 + tbd3, tbd5 + k2, ...). Each is estimated; the fastest few and the
-// leanest few are kept.
+// most_mixed_ranks ranks, also odd covers and stars with roles of uneven ranks, nests,
+// two parts of any of those, and three single-group ones, that leave at most one rank idle
+// (e.g. P = 7: star4 + tbd3, tbd5 + k2, ...; P = 8: star4[2,1,1,1] + tbd3). Each is
+// estimated; the fastest few and the leanest few are kept.
 std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B) {
   std::vector<estimate> all;
   std::set<std::string> seen;  // schemes already added
@@ -181,6 +181,12 @@ std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B
         for (int q = 0; q < R % c; ++q) ++m[std::size_t(q)];
         menu.push_back({1, c, rank_k_cover::difference, m});
       }
+    // The star with m0 centre ranks and m on each leaf role, m0 != m (equal is k slices of
+    // it) and m0 <= 3m (more centre ranks shrink the leaves' atoms past use): e.g. P = 9,
+    // 3, 2, 2, 2 ranks.
+    for (int m = 1; m <= 4; ++m)
+      for (int m0 = 1; m0 <= 3 * m && m0 + 3 * m <= P; ++m0)
+        if (m0 != m) menu.push_back({1, 4, rank_k_cover::star, {m0, m, m, m}});
     for (int outer = 1; outer <= 4; ++outer)
       for (int inner = 1; inner <= 4 && outer + inner <= P; ++inner) menu.push_back({1, 2, rank_k_cover::nest, {outer, inner}});
   }
