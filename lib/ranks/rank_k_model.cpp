@@ -484,9 +484,10 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
 
 // The roles whose receipts can differ: each role of a star, a nest, a part of uneven roles
 // or a part beside others (whose atoms break its rotation); the one part of even roles as
-// one (its roles are alike by rotation): nothing to balance. A rank receives the pieces of its A cells that others own and, for
-// the piece of each C block it owns, every other computer's partial: owning more of its A
-// cells lowers its receipt, owning more of its C blocks raises it. So each round scales a
+// one (its roles are alike by rotation): nothing to balance. A rank receives the pieces of
+// its A cells that others own and, for the piece of each C block it owns, every other
+// computer's partial: owning more of its A cells lowers its receipt, owning more of its C
+// blocks raises it. So each round scales a
 // role's A weight by f and its C weight by 1 / f, with f = (received / mean)^(1/2) of its
 // first rank, and the best round's weights are kept. E.g. tbd7{0,1,3} + star4 on 4096^2:
 // the Fano ranks receive 0.182 n^2 of A and the star's 0.111 to 0.131, so the Fano ranks
