@@ -150,8 +150,17 @@ TEST_CASE("the model equals brute force on schemes of several parts and stars") 
     bool uneven = false;
     std::int64_t n = 12 + std::int64_t(gen() % 9);
     for (int i = 0; i < count; ++i) {
-      switch (gen() % 5) {
+      switch (gen() % 6) {
         case 0: parts.push_back({1 + int(gen() % 2), 4, rank_k_cover::star}); break;
+        case 5: {  // a star of uneven roles: m0 centre ranks, m on each leaf role, m0 != m
+          const int m = 1 + int(gen() % 2);
+          int m0 = 1 + int(gen() % std::uint64_t(3 * m - 1));
+          if (m0 >= m) ++m0;
+          parts.push_back({1, 4, rank_k_cover::star, {m0, m, m, m}});
+          uneven = true;
+          n = std::max<std::int64_t>(n, 24 + std::int64_t(gen() % 5));
+          break;
+        }
         case 1:  // the nest: outer and inner ranks
           parts.push_back({1, 2, rank_k_cover::nest, {1 + int(gen() % 3), 1 + int(gen() % 2)}});
           uneven = true;
@@ -200,9 +209,11 @@ TEST_CASE("scheme text: to_string and parse round-trip, bad text is refused nami
 
 TEST_CASE("ownership is balanced where rank places differ: the busiest rank receives about the mean") {
   const problem sq = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 4096, 4096);
-  // One part of uneven places (the planner's choices at P = 7, 8, 13, 16 are of this kind):
-  // ownership alone evens the receipts out.
+  // One part of uneven places (the planner's choices at P = 7, 9, 13, 16 on n = k are of this
+  // kind): ownership alone evens the receipts out.
   for (const rank_k_scheme& s : {rank_k_scheme({{2, 4, rank_k_cover::star}}),
+                                 rank_k_scheme({{1, 4, rank_k_cover::star, {3, 2, 2, 2}}}),
+                                 rank_k_scheme({{1, 4, rank_k_cover::star, {4, 3, 3, 3}}}),
                                  rank_k_scheme({{1, 3, rank_k_cover::difference, {3, 2, 2}}}),
                                  rank_k_scheme({{1, 7, rank_k_cover::difference, {3, 3, 2, 2, 2, 2, 2}}}),
                                  rank_k_scheme({{1, 2, rank_k_cover::nest, {2, 1}}})}) {
@@ -222,14 +233,15 @@ TEST_CASE("ownership is balanced where rank places differ: the busiest rank rece
     const rank_k_model m(sq, s);
     CAPTURE(s.to_string());
     CHECK(double(m.max_received()) <= 1.002 * m.mean_received());
-    // The C of every block is owned once: the pieces of its computers tile it.
-    std::int64_t owned = 0, blocks = 0;
+    // The pieces of every C block's computers tile it, one after another from element 0.
+    bool tiled = true;
     for (int i = 0; i < m.blocks(); ++i)
       for (int j = 0; j <= i; ++j) {
-        for (const piece& pc : m.c_shares(i, j)) owned += pc.count;
-        blocks += m.c_size(i, j);
+        std::int64_t at = 0;
+        for (const piece& pc : m.c_shares(i, j)) tiled = tiled && pc.first == at && pc.count >= 0, at += pc.count;
+        tiled = tiled && at == m.c_size(i, j);
       }
-    CHECK(owned == blocks);
+    CHECK(tiled);
   }
   // Equal places keep equal weights: the Fano plane's ranks each own a third of their cells
   // (to whole elements).
@@ -252,6 +264,11 @@ TEST_CASE("a star of uneven roles: centre atoms sized for equal work, leaf roles
   // Leaf roles of unlike ranks, or a centre of 6 times theirs (no atoms left for the leaves).
   for (const char* bad : {"star4[1,2,1,1]", "star4[6,1,1,1]", "star4[2,2,2,3]"})
     CHECK_THROWS_AS(rank_k_model(sq, rank_k_scheme::parse(bad)), plan_error);
+  // Against brute force on small shapes: every multiply-add once, A and C owned once, each
+  // rank's receipt as counted element by element.
+  check_scheme(rank_k_problem(scalar_type::d, operation::syrk, 'L', 'T', 30, 61), rank_k_scheme::parse("star4[2,1,1,1]"));
+  check_scheme(rank_k_problem(scalar_type::d, operation::syrk, 'U', 'N', 27, 83),
+               rank_k_scheme::parse("star4[1,2,2,2] + tbd3{0,1}"));
 }
 
 TEST_CASE("1D and 2D schemes meet the SYRK bound's cases") {

@@ -356,8 +356,8 @@ void print_rank_report(std::ostream& os, const rank_choice& choice);
 enum class rank_k_cover {
   difference,  ///< c row blocks, shared by a difference cover of Z_c (c = 7: the Fano plane)
   star,        ///< 4 roles, 6 row atoms: one role reads 3 atoms of n/sqrt(24), each other one of
-               ///< those and the remaining 3; every rank reads about 0.6 n and does 1/8 of the triangle
-               ///< (with ranks per role m0, m, m, m the atoms are sized for equal work)
+               ///< those and the remaining 3; each reads about 0.6 n and computes n^2/8 (a quarter
+               ///< of the triangle); with ranks per role m0, m, m, m the atoms are sized for equal work
   nest,        ///< 2 roles: the outer rows' pairs (reading every row), the inner rows' triangle
 };
 

@@ -97,7 +97,8 @@ class rank_k_model {
  public:
   /// Builds the model of problem p (op syrk or herk) under scheme s; throws plan_error for a
   /// gemm problem, a scheme of no ranks, a part with more groups than its share of k, a
-  /// star on fewer than 8 rows, or phases above a slice's length.
+  /// part whose rows leave a block empty, a star whose leaf roles have unlike ranks or whose
+  /// centre has 6 times theirs or more, or phases above a slice's length.
   rank_k_model(const problem& p, const rank_k_scheme& s);
 
   /// The problem.

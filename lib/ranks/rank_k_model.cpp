@@ -487,14 +487,14 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
 // one (its roles are alike by rotation): nothing to balance. A rank receives the pieces of
 // its A cells that others own and, for the piece of each C block it owns, every other
 // computer's partial: owning more of its A cells lowers its receipt, owning more of its C
-// blocks raises it. So each round scales a
-// role's A weight by f and its C weight by 1 / f, with f = (received / mean)^(1/2) of its
-// first rank, and the best round's weights are kept. E.g. tbd7{0,1,3} + star4 on 4096^2:
-// the Fano ranks receive 0.182 n^2 of A and the star's 0.111 to 0.131, so the Fano ranks
-// end up owning about a third of the C they share with the star, not half (busiest rank
-// 29.2 MB before, 27.8 after, the mean 27.8). The words moved are the same whoever owns them
-// (every word is owned by a rank that touches it), so the mean does not move.
-// Deterministic: every rank computes the same weights.
+// blocks raises it. So each round scales a role's A weight by f and its C weight by 1 / f,
+// with f = (received / mean)^(1/2) of its first rank, and the best round's weights are
+// kept. E.g. tbd7{0,1,3} + star4 on 4096^2: the Fano ranks receive 0.182 n^2 of A and the
+// star's 0.111 to 0.131, so the Fano ranks end up owning about a third of the C they share
+// with the star, not half (busiest rank 29.2 MB with one weight for A and C, 27.8 with
+// these, the mean 27.8). The words moved are the same whoever owns them (every word is
+// owned by a rank that touches it), so the mean does not move. Deterministic: every rank
+// computes the same weights.
 void rank_k_model::balance_ownership() {
   struct place {
     std::size_t part;
@@ -835,10 +835,10 @@ std::int64_t rank_k_model::c_computers(int i, int j) const {
 }
 
 // Computers of block (i, j) go part by part, and within a part in rank order (run by run,
-// role by role), owning in proportion to their roles' weights. E.g. parts [k2 x tbd3] +
-// [star4], block (i, j) computed by role 1 of the tbd3 (weight 5, 2 runs) and role 0 of the
-// star (weight 2): weights 5, 5, 2, so rank 4 (run 1 of the first part) has 5 before it, 5
-// of its own, of 12. Before a rank of role p_r, run j_r: each computing role p's runs below
+// role by role), owning in proportion to their roles' C weights. E.g. parts [k2 x tbd3] +
+// [star4], block (i, j) computed by role 1 of the tbd3 (C weight 5, 2 runs) and role 0 of
+// the star (C weight 2): weights 5, 5, 2, so rank 4 (run 1 of the first part) has 5 before
+// it, 5 of its own, of 12. Before a rank of role p_r, run j_r: each computing role p's runs below
 // j_r, and its run j_r when p < p_r.
 rank_k_model::share_at rank_k_model::c_share(int r, int i, int j) const {
   const rank_place at = place_of(r);
