@@ -65,7 +65,8 @@ rank's pairs over k number at least P times the integral of its share squared, s
 are at least the least over one column's share vector w of kappa(w) + (P/2)|w|^2. The column lemma's
 concave cases are bounded by Lagrange duality, the star case by branch and bound (star_certify), each
 box by the exact Lagrangian dual at multipliers a linear relaxation proposes (star_box_bound). At P = 7
-it certifies 1.2 B(P) in about half an hour on two cores. --imbalance d lets every rank's share of the
+it certifies 1.2 B(P) in about half an hour on two cores; at P = 6, --ratio 1.223 (what prism's k2 x tbd3
+receives, to 0.1 %) in four minutes. --imbalance d lets every rank's share of the
 multiply-adds lie within d of the mean (the planner's 5 % load target): the C term then becomes
 P theta/2 + sum a(w_i), a piecewise quadratic (CTerm), and the same cases are bounded with it; at
 P = 7, --imbalance 0.05 --theta 0.27 certifies 1.2 B(P) in about 40 minutes on two cores. With

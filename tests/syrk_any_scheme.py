@@ -186,10 +186,13 @@ check(t is not None and abs(t + EQUAL.total(w) - value) < 1e-12 and abs(w.sum() 
 
 # 7. The case-by-case table (--theta-scan): at P = 4 every case clears 1.2 B(P) (the certificate above
 # holds there), at P = 8 local search finds a star point below it, so the table says no certificate of
-# this kind exists.
+# this kind exists. At P = 6 the least case is the triangle of 2-sets at exactly T = 3, what prism's
+# k2 x tbd3 touches (docs/data-movement.md, "P = 6 the same way"): 3 - tau(1.2) = 0.0292 of room.
 last4 = ssp.theta_scan_report(4, 1.2, 0.0, [], 3).splitlines()[-1]
+last6 = ssp.theta_scan_report(6, 1.2, 0.0, [], 3).splitlines()[-1]
 last8 = ssp.theta_scan_report(8, 1.2, 0.0, [], 3).splitlines()[-1]
-check(last4.startswith("Most room: +") and last8.startswith("No certificate of this kind can reach 1.20 B(P): star"),
-      "case-by-case tables: P = 4 '%s'; P = 8 '%s'" % (last4, last8))
+check(last4.startswith("Most room: +") and last6.startswith("Most room: +0.0292, the least case being a triangle")
+      and last8.startswith("No certificate of this kind can reach 1.20 B(P): star"),
+      "case-by-case tables: P = 4 '%s'; P = 6 '%s'; P = 8 '%s'" % (last4, last6, last8))
 
 finish()

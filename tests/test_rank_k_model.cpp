@@ -308,6 +308,26 @@ TEST_CASE("the planner's schemes give every working rank the mean flops within 5
     }
 }
 
+TEST_CASE("on n = k the planner's volume is never below the least any scheme can receive") {
+  // docs/data-movement.md, "SYRK on few ranks": with every rank doing equal work, no scheme on
+  // P = 2 .. 7 ranks receives less than these multiples of the SYRK bound (P = 2 in closed
+  // form, 3 to 5 by the relaxation, 6 and 7 by scripts/syrk-small-p.py --any-scheme), to
+  // leading order: the terms of order n move them by about 0.1% at n = 4096. A model that
+  // counted fewer words than a scheme moves would come out below.
+  const std::map<int, double> least = {{2, 1.282}, {3, 1.372}, {4, 1.323}, {5, 1.251}, {6, 1.223}, {7, 1.2}};
+  const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 4096, 4096);
+  for (const auto& [P, ratio] : least) {
+    context c;
+    c.set_ranks(P);
+    const rank_k_choice at = choose_rank_k_ranks(p, c);
+    const rank_k_model m(p, at.chosen);
+    CAPTURE(P);
+    CAPTURE(at.chosen.to_string());
+    REQUIRE(m.ranks() == P);
+    CHECK(double(m.max_received()) >= 0.998 * ratio * bounds::syrk_parallel_io_minus_owned(4096, 4096, P));
+  }
+}
+
 TEST_CASE("planner: fits the cap with phases, refuses below the least footprint naming it") {
   const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 512, 40000);
   context c;
