@@ -1292,20 +1292,32 @@ def star_certify(P, b, tau, C=None, max_boxes=2_000_000, min_width=2e-4, start=N
     return True, n, None
 
 
+def _star_slacks(wh, wB, x, o):
+    """The star case's constraints at a point, each as a slack that is >= 0 where it holds: the rows
+    (X + o <= 1), the pairs only the hub can do, the hub's pairs outside O, and for every set L of
+    leaves the Hall constraints (only L does X(L) x O; only h and L do the pairs that need them)."""
+    X = x.sum()
+    g = [1 - X - o, wh - (X * X - (x ** 2).sum()), (1 - o) ** 2 - wh]
+    for _, inL in _leaf_subsets(len(x)):
+        RL = 2 * o * x[inL].sum()
+        g += [wB[inL].sum() - RL, wh + wB[inL].sum() - (X * X - (x[~inL] ** 2).sum() + RL)]
+    return g
+
+
+def _star_f1(X, o, b):
+    """F1, the rows read when every row of O is read three times or more (|B| times, if more)."""
+    return 3 - X + (max(3, b) - 3) * o
+
+
 def star_value(P, b, C, wh, wB, wO, x, o):
     """max(F1, F2) + the C term at a point of the star case (hub share wh, leaves' shares wB reading rows
     x, other ranks' shares wO, o the rows the hub does not read), or None where a constraint of the
     case's program fails (docs/data-movement.md, "A sharper column cost"). Example: P = 7, b = 3,
     x = (1/3, 1/3, 0), o = 1/4, wh = 0.4, wB = (0.2, 0.2, 0.2), no other work: the Hall constraints
     hold (0.2 >= 2 x_b o = 1/6), F1 = 3 - 2/3 = 2.333 and F2 = 3/4 + 2 (1/4 + 1/3) + sqrt(0.2) = 2.364."""
-    X = x.sum()
-    if X + o > 1 or X * X - (x ** 2).sum() > wh or (1 - o) ** 2 < wh or abs(wh + wB.sum() + wO.sum() - 1) > 1e-12:
+    if abs(wh + wB.sum() + wO.sum() - 1) > 1e-12 or min(_star_slacks(wh, wB, x, o)) < 0:
         return None
-    for _, inL in _leaf_subsets(b):
-        RL = 2 * o * x[inL].sum()
-        if RL > wB[inL].sum() or X * X - (x[~inL] ** 2).sum() + RL > wh + wB[inL].sum():
-            return None
-    f1 = 3 - X + (max(3, b) - 3) * o
+    f1 = _star_f1(x.sum(), o, b)
     f2 = 1 - o + np.maximum(o + x, np.sqrt(wB)).sum() + np.sqrt(wO).sum()
     return max(f1, f2) + C.total(np.concatenate([[wh], wB, wO]))
 
@@ -1327,12 +1339,8 @@ def star_least(P, b, C, trials=40, seed=0):
 
     def ineq(z):
         wh, wB, wO, x, o, t, y = split(z)
-        X = x.sum()
-        g = [1 - X - o, wh - (X * X - (x ** 2).sum()), (1 - o) ** 2 - wh]
-        for _, inL in _leaf_subsets(b):
-            RL = 2 * o * x[inL].sum()
-            g += [wB[inL].sum() - RL, wh + wB[inL].sum() - (X * X - (x[~inL] ** 2).sum() + RL)]
-        g += [t - (3 - X + (max(3, b) - 3) * o), t - (1 - o + y.sum() + np.sqrt(np.maximum(wO, 1e-16)).sum())]
+        g = _star_slacks(wh, wB, x, o)
+        g += [t - _star_f1(x.sum(), o, b), t - (1 - o + y.sum() + np.sqrt(np.maximum(wO, 1e-16)).sum())]
         g += list(y - (o + x)) + list(y - np.sqrt(np.maximum(wB, 1e-16)))
         return np.array(g) - gap
 

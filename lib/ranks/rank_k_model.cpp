@@ -496,22 +496,17 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
 // owned by a rank that touches it), so the mean does not move. Deterministic: every rank
 // computes the same weights.
 void rank_k_model::balance_ownership() {
+  if (parts_.size() == 1 && parts_[0].part.cover == rank_k_cover::difference && parts_[0].even) return;
   struct place {
     std::size_t part;
-    int role;   // -1: every role of an even difference part
+    int role;
     int rank;   // the first rank of the role
     int count;  // ranks it stands for
   };
   std::vector<place> places;
-  for (std::size_t x = 0; x < parts_.size(); ++x) {
-    const part_geometry& g = parts_[x];
-    if (g.part.cover == rank_k_cover::difference && g.even && parts_.size() == 1)
-      places.push_back({x, -1, g.rank0, g.part.ranks()});
-    else
-      for (int role = 0; role < g.part.group_ranks; ++role)
-        places.push_back({x, role, rank_of(g, role, 0), g.runs[std::size_t(role)]});
-  }
-  if (places.size() < 2) return;
+  for (std::size_t x = 0; x < parts_.size(); ++x)
+    for (int role = 0; role < parts_[x].part.group_ranks; ++role)
+      places.push_back({x, role, rank_of(parts_[x], role, 0), parts_[x].runs[std::size_t(role)]});
   // What each place's first rank receives under the current weights.
   auto receipts = [&] {
     std::vector<double> got;
@@ -542,11 +537,8 @@ void rank_k_model::balance_ownership() {
       auto scale = [](std::int64_t& w, double by) {
         w = std::clamp<std::int64_t>(std::llround(double(w) * by), 1, std::int64_t(1) << 30);
       };
-      for (int role = 0; role < g.part.group_ranks; ++role)
-        if (places[i].role < 0 || places[i].role == role) {
-          scale(g.a_weight[std::size_t(role)], f);
-          scale(g.c_weight[std::size_t(role)], 1 / f);
-        }
+      scale(g.a_weight[std::size_t(places[i].role)], f);
+      scale(g.c_weight[std::size_t(places[i].role)], 1 / f);
     }
   }
   for (std::size_t x = 0; x < parts_.size(); ++x) std::tie(parts_[x].a_weight, parts_[x].c_weight) = best[x];
