@@ -77,7 +77,7 @@ namespace prism {
 
 /// The smallest difference cover of Z_c that prism finds, ascending, 0 first: every
 /// d = 1 .. c - 1 is a - b mod c for some a, b in it. Exact (smallest size) up to c = 36;
-/// beyond, Singer's perfect difference set (size q + 1) when c = q^2 + q + 1 with q prime,
+/// beyond, Singer's perfect difference set (size q + 1) when c = q^2 + q + 1 with q a prime power,
 /// else {0 .. s-1} with multiples of s (size about sqrt(2c)). E.g. c = 7: {0, 1, 3}.
 std::vector<int> difference_cover(int c);
 
@@ -182,6 +182,17 @@ class rank_k_model {
     std::int64_t k0 = 0, k1 = 0;         // its op(A) columns
     std::vector<int> runs;               // ranks of each role (each one run of the part's k)
     bool even = true;                    // every role has as many ranks (groups)
+    // uneven roles only: (run, role) of each local rank, and the local rank of role q's run j
+    // at local_of[role_first[q] + j] (rank_of's order, so place_of and rank_of take O(1))
+    std::vector<std::pair<int, int>> place_table;
+    std::vector<int> role_first, local_of;
+    std::vector<int> run_counts;         // uneven roles only: the distinct ranks per role, ascending
+    // the roles reading each atom over a cell of their run's first half [0] or second [1]
+    // (role_readers, kept: a_holders asks for every cell)
+    std::vector<std::vector<int>> readers[2];
+    // one odd difference cover alone: role p's C blocks end to end, c/2 + 2 prefix sums per role
+    // (index_c_chunks), so each of its ranks owns one run of them
+    std::vector<std::int64_t> c_prefix;
     std::vector<std::int64_t> atoms;     // atom boundaries (rows), atoms + 1 of them
     std::vector<int> first_block;        // the first row block of each atom (atoms + 1)
     std::vector<int> cover;              // difference: D
@@ -194,9 +205,9 @@ class rank_k_model {
     std::vector<std::int64_t> c_weight;  // and in C blocks
   };
   // Where rank r sits among the holders of a cell: the weights of those before it, its own,
-  // and all of theirs.
+  // and all of theirs (c_share also counts the block's computers).
   struct share_at {
-    std::int64_t before = 0, own = 0, total = 0;
+    std::int64_t before = 0, own = 0, total = 0, computers = 0;
   };
   // The part holding rank r, its role and which run of the role's share of k it takes.
   struct rank_place {
@@ -223,12 +234,23 @@ class rank_k_model {
   std::vector<std::pair<int, span>> read_atoms(const part_geometry& x, int role) const;
   // The roles reading atom a over a cell of their run's first half (or its second), ascending.
   std::vector<int> role_readers(const part_geometry& x, int a, bool first_half) const;
+  // One or two roles, ascending (a block has two computers only at d = c/2 of an even cover).
+  struct roles {
+    int count = 0, at[2] = {0, 0};
+    roles(int a) : count(1), at{a, 0} {}
+    roles(int a, int b) : count(2), at{a, b} {}
+    const int* begin() const { return at; }
+    const int* end() const { return at + count; }
+  };
   // The roles computing atom block (ax, ay), ascending.
-  std::vector<int> role_computers(const part_geometry& x, int ax, int ay) const;
-  // Rank r's share among the computers of C block (i, j) it computes (closed form: O(parts)).
+  roles role_computers(const part_geometry& x, int ax, int ay) const;
+  // Rank r's share among the computers of C block (i, j) it computes, and their count
+  // (closed form: O(parts)).
   share_at c_share(int r, int i, int j) const;
-  // Computers of C block (i, j) over every part.
-  std::int64_t c_computers(int i, int j) const;
+  // Rank r's piece of C block (i, j) it computes (piece.cell 0), and the block's computers.
+  std::pair<piece, std::int64_t> c_piece(int r, int i, int j) const;
+  // Lays each role's C blocks end to end when one odd difference cover is the whole scheme.
+  void index_c_chunks();
   // Rank r's share among the holders h of an A cell of part x.
   share_at a_share(const part_geometry& x, const std::vector<int>& h, int r) const;
   // Sets the roles' A and C weights so that the busiest rank receives about the mean.
