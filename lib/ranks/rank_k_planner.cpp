@@ -190,6 +190,18 @@ std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B
     for (int outer = 1; outer <= 4; ++outer)
       for (int inner = 1; inner <= 4 && outer + inner <= P; ++inner) menu.push_back({1, 2, rank_k_cover::nest, {outer, inner}});
   }
+  // Every rank working on one projective plane: the perfect difference cover of
+  // c = q^2 + q + 1 (q = 1: c = 3) with floor(P/c) or ceil(P/c) ranks a role, taking turns
+  // over k, where k slices of it would leave ranks idle. E.g. P = 1024: tbd91 with 23
+  // roles of 12 ranks and 68 of 11 (1.04x the SYRK bound on 4096^2; k11 x tbd91 leaves 23
+  // ranks idle, k12 x tbd85 reads 13 of 85 row blocks, 1.3x).
+  for (int q = 1; q * q + q + 1 <= most_c && q * q + q + 1 < P; ++q) {
+    const int c = q * q + q + 1;
+    if (P % c == 0 || difference_cover(c).size() != std::size_t(q + 1)) continue;
+    std::vector<int> m(std::size_t(c), P / c);
+    for (int r = 0; r < P % c; ++r) ++m[std::size_t(r)];
+    menu.push_back({1, c, rank_k_cover::difference, m});
+  }
   for (const rank_k_part& x : menu) add(rank_k_scheme({x}));
   if (P <= most_mixed_ranks) {
     for (std::size_t i = 0; i < menu.size(); ++i)
