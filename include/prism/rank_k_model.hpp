@@ -68,6 +68,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -190,9 +191,11 @@ class rank_k_model {
     // the roles reading each atom over a cell of their run's first half [0] or second [1]
     // (role_readers, kept: a_holders asks for every cell)
     std::vector<std::vector<int>> readers[2];
-    // one odd difference cover alone: role p's C blocks end to end, c/2 + 2 prefix sums per role
-    // (index_c_chunks), so each of its ranks owns one run of them
-    std::vector<std::int64_t> c_prefix;
+    // one odd difference cover alone (index_c_chunks): each role's C blocks end to end, so each
+    // of its ranks owns one run of them; c/2 + 2 prefix sums per role (c <= 1024), and each
+    // role's C elements, its blocks' rows x rows and its real flops per column of k
+    std::vector<std::int64_t> c_prefix, role_c, role_rect;
+    std::vector<double> role_flops;
     std::vector<std::int64_t> atoms;     // atom boundaries (rows), atoms + 1 of them
     std::vector<int> first_block;        // the first row block of each atom (atoms + 1)
     std::vector<int> cover;              // difference: D
@@ -251,6 +254,21 @@ class rank_k_model {
   std::pair<piece, std::int64_t> c_piece(int r, int i, int j) const;
   // Lays each role's C blocks end to end when one odd difference cover is the whole scheme.
   void index_c_chunks();
+  // Role p's block of difference d (0: its diagonal) of such a cover, as (i, j), i >= j.
+  std::pair<int, int> difference_block(const part_geometry& x, int p, int d) const;
+  // A over a run of one odd cover alone: elements received, sent and owned, and the largest
+  // blocks and staging of a phase.
+  struct a_totals {
+    std::int64_t in = 0, out = 0, owned = 0, blocks = 0, stage = 0;
+  };
+  // plane_a's figures by (role, run length), kept while all_costs runs.
+  using a_memo = std::map<std::pair<int, std::int64_t>, a_totals>;
+  // A of a rank of `role` over a run of `len` columns of one odd cover alone, equal roles.
+  a_totals plane_a(const part_geometry& x, int role, std::int64_t len) const;
+  // Rank r's A costs over every phase into rc, with the largest blocks and staging of a phase.
+  void a_cost(int r, rank_cost& rc, std::int64_t& most_blocks, std::int64_t& most_stage, a_memo* memo) const;
+  // cost(r), with plane_a's figures kept in memo when given.
+  rank_cost cost_with(int r, a_memo* memo) const;
   // Rank r's share among the holders h of an A cell of part x.
   share_at a_share(const part_geometry& x, const std::vector<int>& h, int r) const;
   // Sets the roles' A and C weights so that the busiest rank receives about the mean.

@@ -125,24 +125,39 @@ std::vector<int> singer_set(int c) {
       while (x % d == 0) x /= d;
     }
   }
+  // A primitive f's constant term is (-1)^N times the norm of its root, which generates
+  // GF(p)*: other constant terms are skipped (x^12 + ... + 1 over GF(3) has no primitive
+  // root, and there are 3^11 of them).
+  std::vector<std::int64_t> small;  // primes of p - 1
+  for (std::int64_t d = 2, x = p - 1; x > 1; ++d)
+    if (x % d == 0) {
+      small.push_back(d);
+      while (x % d == 0) x /= d;
+    }
+  auto generates = [&](std::int64_t g) {
+    return std::all_of(small.begin(), small.end(), [&](std::int64_t r) { return power_mod(g, (p - 1) / r, p) != 1; });
+  };
   prime_field_extension F{p, std::vector<std::int64_t>(N, 0)};
-  F.f[0] = 1;
   using poly = prime_field_extension::poly;
   poly x(N, 0);
   x[1] = 1;
-  for (;;) {
-    const bool primitive = F.power(x, order) == F.one() && std::all_of(primes.begin(), primes.end(), [&](std::int64_t r) {
-                             return F.power(x, order / r) != F.one();
-                           });
-    if (primitive) break;
-    // The next f: f[N-1] fastest, f[0] (never 0) slowest.
-    std::size_t i = N;
-    while (i-- > 0) {
-      if (++F.f[i] < p) break;
-      F.f[i] = i == 0 ? 1 : 0;
-      if (i == 0) return {};  // no primitive f: cannot happen for a prime power
+  auto primitive = [&] {
+    return F.power(x, order) == F.one() &&
+           std::all_of(primes.begin(), primes.end(), [&](std::int64_t r) { return F.power(x, order / r) != F.one(); });
+  };
+  bool found = false;
+  for (std::int64_t f0 = 1; f0 < p && !found; ++f0) {
+    if (!generates(N % 2 == 1 ? p - f0 : f0)) continue;
+    std::fill(F.f.begin(), F.f.end(), 0);
+    F.f[0] = f0;
+    for (;;) {  // f[N-1] fastest, f[1] slowest
+      if ((found = primitive())) break;
+      std::size_t i = N;
+      while (--i > 0 && ++F.f[i] == p) F.f[i] = 0;
+      if (i == 0) break;
     }
   }
+  if (!found) return {};  // cannot happen for a prime power
   // W's basis in echelon form over GF(p): each row's first nonzero (its pivot) is 1.
   std::vector<poly> basis;
   std::vector<std::size_t> pivot;
@@ -200,7 +215,9 @@ std::string part_text(const rank_k_part& x) {
       const int v = x.role_ranks[i];
       for (run = 1; i + run < x.role_ranks.size() && x.role_ranks[i + run] == v;) ++run;
       if (run < 8) run = 1;
-      m += (m.empty() ? "" : ",") + std::to_string(v) + (run > 1 ? "*" + std::to_string(run) : "");
+      if (!m.empty()) m += ',';
+      m += std::to_string(v);
+      if (run > 1) m += '*', m += std::to_string(run);
     }
     cover += "[" + m + "]";
   }
@@ -395,18 +412,12 @@ bool solve(std::vector<std::vector<double>>& A, std::vector<double>& b) {
 // Empty if D misses a difference.
 std::vector<std::pair<int, int>> cover_pairs(const std::vector<int>& D, int c) {
   std::vector<std::pair<int, int>> pair_of(std::size_t(c / 2 + 1), {0, 0});
-  for (int d = 1; d <= c / 2; ++d) {
-    bool found = false;
-    for (int a : D) {
-      for (int b : D)
-        if (((b - a) % c + c) % c == d) {
-          pair_of[std::size_t(d)] = {a, b}, found = true;
-          break;
-        }
-      if (found) break;
-    }
-    if (!found) return {};
-  }
+  std::vector<char> found(std::size_t(c / 2 + 1), 0);
+  for (int a : D)
+    for (int b : D)
+      if (const int d = ((b - a) % c + c) % c; d >= 1 && d <= c / 2 && !found[std::size_t(d)])
+        pair_of[std::size_t(d)] = {a, b}, found[std::size_t(d)] = 1;
+  if (std::count(found.begin() + 1, found.end(), 1) != c / 2) return {};
   return pair_of;
 }
 
@@ -956,14 +967,46 @@ void rank_k_model::index_c_chunks() {
   if (parts_.size() != 1 || parts_[0].part.cover != rank_k_cover::difference || parts_[0].part.group_ranks % 2 == 0) return;
   part_geometry& x = parts_[0];
   const int c = x.part.group_ranks, h = c / 2;
-  x.c_prefix.assign(std::size_t(c) * std::size_t(h + 2), 0);
+  const bool table = c <= 1024;  // c (c/2 + 2) prefix sums: 4 MB at 1024; beyond, c_piece sums on demand
+  const bool cplx = is_complex(p_.type);
+  if (table) x.c_prefix.assign(std::size_t(c) * std::size_t(h + 2), 0);
+  x.role_c.assign(std::size_t(c), 0), x.role_rect.assign(std::size_t(c), 0), x.role_flops.assign(std::size_t(c), 0);
+  const std::size_t D = x.cover.size();
+  const bool perfect = D * (D - 1) == std::size_t(c - 1);
   for (int p = 0; p < c; ++p) {
-    std::int64_t* X = &x.c_prefix[std::size_t(p) * std::size_t(h + 2)];
-    for (int d = 0; d <= h; ++d) {
-      const int u = d == 0 ? p : (p + x.pair_of[std::size_t(d)].first) % c, v = d == 0 ? p : (p + x.pair_of[std::size_t(d)].second) % c;
-      X[d + 1] = X[d] + c_size(std::max(u, v), std::min(u, v));
+    if (!table && perfect) {
+      // Every pair of D once: role p's off-diagonal blocks are the pairs of atoms p + D, so
+      // their sizes add up to ((sum r)^2 - sum r^2) / 2 over those atoms' rows r: O(|D|).
+      std::int64_t sum = 0, squares = 0;
+      for (int a : x.cover) {
+        const std::int64_t r = block_rows((p + a) % c);
+        sum += r, squares += r * r;
+      }
+      const std::int64_t r0 = block_rows(p), pairs = (sum * sum - squares) / 2;
+      x.role_c[std::size_t(p)] = r0 * (r0 + 1) / 2 + pairs;
+      x.role_rect[std::size_t(p)] = r0 * r0 + pairs;
+      x.role_flops[std::size_t(p)] = (cplx ? 4.0 : 1.0) * double(r0) * double(r0 + 1) + gemm_flops(p_.type, pairs, 1, 1);
+      continue;
     }
+    std::int64_t at = 0;
+    for (int d = 0; d <= h; ++d) {
+      const auto [u, v] = difference_block(x, p, d);
+      const std::int64_t ru = block_rows(u), rv = block_rows(v);
+      if (table) x.c_prefix[std::size_t(p) * std::size_t(h + 2) + std::size_t(d)] = at;
+      at += c_size(u, v);
+      x.role_rect[std::size_t(p)] += ru * rv;
+      x.role_flops[std::size_t(p)] += u == v ? (cplx ? 4.0 : 1.0) * double(ru) * double(ru + 1) : gemm_flops(p_.type, ru, rv, 1);
+    }
+    if (table) x.c_prefix[std::size_t(p) * std::size_t(h + 2) + std::size_t(h + 1)] = at;
+    x.role_c[std::size_t(p)] = at;
   }
+}
+
+// Role p's block of difference d (d = 0: its diagonal) of an odd cover alone, as (i, j), i >= j.
+std::pair<int, int> rank_k_model::difference_block(const part_geometry& x, int p, int d) const {
+  const int c = x.part.group_ranks;
+  const int u = d == 0 ? p : (p + x.pair_of[std::size_t(d)].first) % c, v = d == 0 ? p : (p + x.pair_of[std::size_t(d)].second) % c;
+  return {std::max(u, v), std::min(u, v)};
 }
 
 std::pair<piece, std::int64_t> rank_k_model::c_piece(int r, int i, int j) const {
@@ -971,12 +1014,21 @@ std::pair<piece, std::int64_t> rank_k_model::c_piece(int r, int i, int j) const 
   const rank_place at = place_of(r);
   const part_geometry& x = *at.part;
   const std::int64_t N = c_size(i, j);
-  if (x.c_prefix.empty()) return {piece_of(0, N, sh.before, sh.own, sh.total), sh.computers};
+  if (x.role_c.empty()) return {piece_of(0, N, sh.before, sh.own, sh.total), sh.computers};
   const int c = x.part.group_ranks, diff = ((i - j) % c + c) % c, d = std::min(diff, c - diff);
-  const std::int64_t* X = &x.c_prefix[std::size_t(at.role) * std::size_t(c / 2 + 2)];
-  const std::int64_t S = X[c / 2 + 1], m = x.runs[std::size_t(at.role)];
+  // Where the block starts in its role's row of blocks: the table, or the sum of those before.
+  std::int64_t before = 0;
+  if (!x.c_prefix.empty()) {
+    before = x.c_prefix[std::size_t(at.role) * std::size_t(c / 2 + 2) + std::size_t(d)];
+  } else {
+    for (int e = 0; e < d; ++e) {
+      const auto [u, v] = difference_block(x, at.role, e);
+      before += c_size(u, v);
+    }
+  }
+  const std::int64_t S = x.role_c[std::size_t(at.role)], m = x.runs[std::size_t(at.role)];
   const auto edge = [&](std::int64_t run) {
-    return std::clamp<std::int64_t>(std::int64_t(__int128(S) * run / m) - X[d], 0, N);
+    return std::clamp<std::int64_t>(std::int64_t(__int128(S) * run / m) - before, 0, N);
   };
   return {piece{0, edge(at.run), edge(at.run + 1) - edge(at.run)}, sh.computers};
 }
@@ -1024,44 +1076,99 @@ std::int64_t rank_k_model::local_size(operand o, int r) const {
 // my piece in, my partial of their pieces out), and the buffers the executor allocates:
 // the largest phase's A blocks, every unit's C block, and the staging of the largest
 // exchange (lib/mpi/rank_k_exchange).
-rank_cost rank_k_model::cost(int r) const {
+// A one rank of role `role` receives, sends and owns over a run of `len` columns of one odd
+// cover alone with as many ranks on every role (the planner's pick at large P), in
+// O(|D| log |D|) a phase: it reads atoms role + D, each cell held by the |D| roles reading
+// that atom in its group (ranks g c + role, so its place among them is its role's among
+// theirs, at equal weights). Ranks of one role and run length have the same figures.
+rank_k_model::a_totals rank_k_model::plane_a(const part_geometry& x, int role, std::int64_t len) const {
+  a_totals t;
+  const std::int64_t D = std::int64_t(x.cover.size());
+  for (int q = 0; q < phases(); ++q) {
+    const std::int64_t l = (q + 1) * len / s_.phases - q * len / s_.phases;  // chunk_start's chunk
+    std::int64_t in = 0, out = 0, blocks = 0;
+    for (int e = 0; l > 0 && e < D; ++e) {
+      const int a = (role + x.cover[std::size_t(e)]) % x.part.group_ranks;
+      const std::vector<int>& readers = x.readers[0][std::size_t(a)];
+      const std::int64_t place = std::lower_bound(readers.begin(), readers.end(), role) - readers.begin();
+      const std::int64_t N = block_rows(a) * l, own = piece_of(0, N, place, 1, D).count;
+      in += N - own, out += own * (D - 1), blocks += N, t.owned += own;
+    }
+    t.in += in, t.out += out;
+    t.blocks = std::max(t.blocks, blocks), t.stage = std::max(t.stage, in + out);
+  }
+  return t;
+}
+
+// Rank r's A over every phase: received, sent and owned in rc, and the largest blocks and
+// staging of a phase; cell by cell, or by plane_a (kept in `memo` when given).
+void rank_k_model::a_cost(int r, rank_cost& rc, std::int64_t& most_blocks, std::int64_t& most_stage, a_memo* memo) const {
+  const std::size_t elem = element_size(p_.type);
+  const rank_place at = place_of(r);
+  const part_geometry& x = *at.part;
+  if (!x.role_c.empty() && x.even) {
+    const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
+    const std::pair<int, std::int64_t> key{at.role, K1 - K0};
+    a_totals t;
+    if (memo == nullptr) t = plane_a(x, at.role, K1 - K0);
+    else if (const auto it = memo->find(key); it != memo->end()) t = it->second;
+    else t = memo->emplace(key, plane_a(x, at.role, K1 - K0)).first->second;
+    rc.received[0] += t.in, rc.sent[0] += t.out, rc.owned_bytes += std::size_t(t.owned) * elem;
+    most_blocks = std::max(most_blocks, t.blocks), most_stage = std::max(most_stage, t.stage);
+    return;
+  }
+  for (int q = 0; q < phases(); ++q) {
+    std::int64_t in = 0, out = 0, blocks = 0;
+    std::map<int, std::pair<std::int64_t, std::int64_t>> hull;  // block b: its columns this phase
+    for (const a_cell& cell : a_needs(q, r)) {
+      const std::vector<int> h = a_holders(cell);
+      const std::int64_t N = cell.size(*this), s = std::int64_t(h.size());
+      const share_at sh = a_share(x, h, r);
+      const std::int64_t own = piece_of(0, N, sh.before, sh.own, sh.total).count;
+      in += N - own, out += own * (s - 1);
+      rc.owned_bytes += std::size_t(own) * elem;
+      auto [e, fresh] = hull.try_emplace(cell.b, cell.k0, cell.k1);
+      if (!fresh) e->second.first = std::min(e->second.first, cell.k0), e->second.second = std::max(e->second.second, cell.k1);
+    }
+    // The executor holds each row block's columns from its first cell to its last.
+    for (const auto& [b, k] : hull) blocks += block_rows(b) * (k.second - k.first);
+    rc.received[0] += in, rc.sent[0] += out;
+    most_blocks = std::max(most_blocks, blocks), most_stage = std::max(most_stage, in + out);
+  }
+}
+
+rank_cost rank_k_model::cost(int r) const { return cost_with(r, nullptr); }
+
+rank_cost rank_k_model::cost_with(int r, a_memo* memo) const {
   rank_cost rc;
   if (r < 0 || r >= ranks()) return rc;
   const std::size_t elem = element_size(p_.type);
   const bool cplx = is_complex(p_.type);
-  std::int64_t most_a_blocks = 0, most_a_stage = 0;
+  std::int64_t most_a_blocks = 0, most_a_stage = 0, c_blocks = 0;
+  a_cost(r, rc, most_a_blocks, most_a_stage, memo);
   const rank_place at = place_of(r);
-  for (int q = 0; q < phases(); ++q) {
-    std::int64_t in = 0, out = 0;
-    std::map<int, std::pair<std::int64_t, std::int64_t>> hull;  // block b: its columns this phase
-    for (const a_cell& x : a_needs(q, r)) {
-      const std::vector<int> h = a_holders(x);
-      const std::int64_t N = x.size(*this), s = std::int64_t(h.size());
-      const share_at sh = a_share(*at.part, h, r);
-      const std::int64_t own = piece_of(0, N, sh.before, sh.own, sh.total).count;
-      in += N - own, out += own * (s - 1);
-      rc.owned_bytes += std::size_t(own) * elem;
-      auto [e, fresh] = hull.try_emplace(x.b, x.k0, x.k1);
-      if (!fresh) e->second.first = std::min(e->second.first, x.k0), e->second.second = std::max(e->second.second, x.k1);
-    }
-    // The executor holds each row block's columns from its first cell to its last.
-    std::int64_t blocks = 0;
-    for (const auto& [b, k] : hull) blocks += block_rows(b) * (k.second - k.first);
-    rc.received[0] += in, rc.sent[0] += out;
-    most_a_blocks = std::max(most_a_blocks, blocks), most_a_stage = std::max(most_a_stage, in + out);
-  }
-  std::int64_t c_blocks = 0;
-  for (const rank_k_unit& u : slice_units(r)) {
-    const std::int64_t ri = block_rows(u.i), rj = block_rows(u.j), len = u.k1 - u.k0;
-    rc.flops += u.i == u.j ? (cplx ? 4.0 : 1.0) * double(ri) * double(ri + 1) * double(len)
-                           : gemm_flops(p_.type, ri, rj, len);
-    c_blocks += ri * rj;
-    const auto [pc, computers] = c_piece(r, u.i, u.j);
-    const std::int64_t N = c_size(u.i, u.j), own = pc.count;
-    // Every other computer sends its partial of my piece.
-    rc.received[2] += own * (computers - 1);
-    rc.sent[2] += N - own;
+  if (const part_geometry& x = *at.part; !x.role_c.empty()) {
+    // One odd cover alone: the role's tables and its run of the role's C (index_c_chunks),
+    // each element with a partial from every other rank of the role.
+    const std::int64_t S = x.role_c[std::size_t(at.role)], m = x.runs[std::size_t(at.role)];
+    const std::int64_t own = std::int64_t(__int128(S) * (at.run + 1) / m) - std::int64_t(__int128(S) * at.run / m);
+    const auto [K0, K1] = run_columns(x, int(m), at.run);
+    rc.flops = x.role_flops[std::size_t(at.role)] * double(K1 - K0);
+    rc.received[2] = own * (m - 1), rc.sent[2] = S - own;
     rc.owned_bytes += std::size_t(own) * elem;
+    c_blocks = x.role_rect[std::size_t(at.role)];
+  } else {
+    for (const rank_k_unit& u : slice_units(r)) {
+      const std::int64_t ri = block_rows(u.i), rj = block_rows(u.j), len = u.k1 - u.k0;
+      rc.flops += u.i == u.j ? (cplx ? 4.0 : 1.0) * double(ri) * double(ri + 1) * double(len)
+                             : gemm_flops(p_.type, ri, rj, len);
+      c_blocks += ri * rj;
+      const auto [pc, computers] = c_piece(r, u.i, u.j);
+      // Every other computer sends its partial of my piece.
+      rc.received[2] += pc.count * (computers - 1);
+      rc.sent[2] += c_size(u.i, u.j) - pc.count;
+      rc.owned_bytes += std::size_t(pc.count) * elem;
+    }
   }
   const std::int64_t staging = std::max(most_a_stage, rc.received[2] + rc.sent[2]);
   rc.buffer_bytes = std::size_t(most_a_blocks + c_blocks + staging) * elem;
@@ -1072,7 +1179,8 @@ const std::vector<rank_cost>& rank_k_model::all_costs() const {
   std::lock_guard<std::mutex> g(*lock_);
   if (costs_ == nullptr) {
     auto all = std::make_shared<std::vector<rank_cost>>(std::size_t(ranks()));
-    for (int r = 0; r < ranks(); ++r) (*all)[std::size_t(r)] = cost(r);
+    a_memo memo;
+    for (int r = 0; r < ranks(); ++r) (*all)[std::size_t(r)] = cost_with(r, &memo);
     costs_ = std::move(all);
   }
   return *costs_;

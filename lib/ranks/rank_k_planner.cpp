@@ -124,9 +124,11 @@ std::string mb(std::size_t bytes) {
   return b;
 }
 
-// Groups of at most this many ranks: a rank of a group of c reads about sqrt(2c) row blocks
-// in as many messages, each cell with as many holders, so exact scoring costs P' c per
-// scheme; beyond 1,024 the blocks are small and the messages many, and k slices serve.
+// Groups of at most this many ranks of any cover: a rank of a group of c reads about
+// sqrt(2c) row blocks (1.4 sqrt(c) for a cover that is no plane) and holds c/2 blocks of C.
+// Beyond, only the projective planes (q + 1 row blocks; the model scores them from each
+// role's tables, in O(|D|) per role and run length): at P = 10^6 the least volume wants c
+// near 10^4.
 constexpr int most_group_ranks = 1024;
 
 // Schemes of several parts, of roles of uneven ranks and nests are weighed up to this many
@@ -134,41 +136,26 @@ constexpr int most_group_ranks = 1024;
 // k slices of one).
 constexpr int most_mixed_ranks = 64;
 
-// The schemes worth an exact score. One part: every (G, c) with G c <= P, G <= k,
-// c <= n and c <= most_group_ranks, and the star in G groups (O(P log P)). Up to
-// most_mixed_ranks ranks, also odd covers and stars with roles of uneven ranks, nests,
-// two parts of any of those, and three single-group ones, that leave at most one rank idle
-// (e.g. P = 7: star4 + tbd3, tbd5 + k2, ...; P = 8: star4[2,1,1,1] + tbd3). Each is
-// estimated; the fastest few and the leanest few are kept.
-std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B) {
-  std::vector<estimate> all;
-  std::set<std::string> seen;  // schemes already added
-  auto add = [&](rank_k_scheme s) {
-    // Parts of one cover and c without ranks per role are one part of their slices together
-    // (each slice is k / P' deep either way): "k5 + k2" is "k7", "star4 + star4" "k2 x star4".
-    std::vector<rank_k_part> merged;
-    for (const rank_k_part& x : s.parts) {
-      auto same = std::find_if(merged.begin(), merged.end(), [&](const rank_k_part& y) {
-        return x.role_ranks.empty() && y.role_ranks.empty() && x.cover == y.cover && x.group_ranks == y.group_ranks;
-      });
-      if (same == merged.end()) merged.push_back(x);
-      else same->groups += x.groups;
-    }
-    s.parts = std::move(merged);
-    // One order of the parts: the largest first (their order moves no word).
-    std::stable_sort(s.parts.begin(), s.parts.end(), [](const rank_k_part& a, const rank_k_part& b) {
-      if (a.ranks() != b.ranks()) return a.ranks() > b.ranks();
-      if (a.cover != b.cover) return a.cover < b.cover;
-      return a.group_ranks > b.group_ranks;
-    });
-    if (!buildable(p, s)) return;
-    if (!seen.insert(s.to_string()).second) return;
-    all.push_back(estimate_of(p, s, F, B));
-  };
+// The parts worth weighing on P ranks (shortlist's menu): every cover in k slices, the
+// projective planes beyond, every rank on a plane, and on few ranks uneven roles and nests.
+std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   const int most_c = int(std::min<std::int64_t>({P, std::max<std::int64_t>(1, p.n), most_group_ranks}));
   std::vector<rank_k_part> menu;
-  for (int c = 1; c <= most_c; ++c)
-    for (int G = 1; G * c <= P && G <= std::max<std::int64_t>(1, p.k); ++G) menu.push_back({G, c, rank_k_cover::difference, {}});
+  // G k slices of c ranks: every G up to P / c (and k) on few ranks, where parts of a few
+  // slices combine; on more, the top four (fewer leave more ranks idle, so more flops each).
+  for (int c = 1; c <= most_c; ++c) {
+    const int top = int(std::min<std::int64_t>(P / c, std::max<std::int64_t>(1, p.k)));
+    for (int G = P <= most_mixed_ranks ? 1 : std::max(1, top - 3); G <= top; ++G) menu.push_back({G, c, rank_k_cover::difference, {}});
+  }
+  // Beyond most_group_ranks, the projective planes alone (the cover of a rank there has q + 1
+  // row blocks, any other about 1.4 sqrt(c)), as k slices: at P = 10^6 on 65536^2 the least
+  // volume wants c near P^(2/3) = 10^4, e.g. k98 x tbd10101 (q = 100 is no prime power;
+  // q = 97: c = 9507, k105).
+  for (std::int64_t q = 2; q * q + q + 1 <= std::min<std::int64_t>(P, p.n); ++q) {
+    const int c = int(q * q + q + 1);
+    if (c <= most_group_ranks || difference_cover(c).size() != std::size_t(q + 1)) continue;
+    menu.push_back({int(std::min<std::int64_t>(P / c, std::max<std::int64_t>(1, p.k))), c, rank_k_cover::difference, {}});
+  }
   for (int G = 1; 4 * G <= P; ++G) menu.push_back({G, 4, rank_k_cover::star, {}});
   if (P <= most_mixed_ranks) {
     // Roles of uneven ranks: an odd cover of c <= 13 on R ranks, c < R < 4c, not a
@@ -202,6 +189,41 @@ std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B
     for (int r = 0; r < P % c; ++r) ++m[std::size_t(r)];
     menu.push_back({1, c, rank_k_cover::difference, m});
   }
+  return menu;
+}
+
+// The schemes worth an exact score. One part: every (G, c) with G c <= P, G <= k,
+// c <= n and c <= most_group_ranks, and the star in G groups (O(P log P)). Up to
+// most_mixed_ranks ranks, also odd covers and stars with roles of uneven ranks, nests,
+// two parts of any of those, and three single-group ones, that leave at most one rank idle
+// (e.g. P = 7: star4 + tbd3, tbd5 + k2, ...; P = 8: star4[2,1,1,1] + tbd3). Each is
+// estimated; the fastest few and the leanest few are kept.
+std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B) {
+  std::vector<estimate> all;
+  std::set<std::string> seen;  // schemes already added
+  auto add = [&](rank_k_scheme s) {
+    // Parts of one cover and c without ranks per role are one part of their slices together
+    // (each slice is k / P' deep either way): "k5 + k2" is "k7", "star4 + star4" "k2 x star4".
+    std::vector<rank_k_part> merged;
+    for (const rank_k_part& x : s.parts) {
+      auto same = std::find_if(merged.begin(), merged.end(), [&](const rank_k_part& y) {
+        return x.role_ranks.empty() && y.role_ranks.empty() && x.cover == y.cover && x.group_ranks == y.group_ranks;
+      });
+      if (same == merged.end()) merged.push_back(x);
+      else same->groups += x.groups;
+    }
+    s.parts = std::move(merged);
+    // One order of the parts: the largest first (their order moves no word).
+    std::stable_sort(s.parts.begin(), s.parts.end(), [](const rank_k_part& a, const rank_k_part& b) {
+      if (a.ranks() != b.ranks()) return a.ranks() > b.ranks();
+      if (a.cover != b.cover) return a.cover < b.cover;
+      return a.group_ranks > b.group_ranks;
+    });
+    if (!buildable(p, s)) return;
+    if (!seen.insert(s.to_string()).second) return;
+    all.push_back(estimate_of(p, s, F, B));
+  };
+  const std::vector<rank_k_part> menu = parts_menu(p, P);
   for (const rank_k_part& x : menu) add(rank_k_scheme({x}));
   if (P <= most_mixed_ranks) {
     for (std::size_t i = 0; i < menu.size(); ++i)
