@@ -2,7 +2,7 @@
 # The rank-k schemes' predicted volume per rank against the SYRK lower bound, from the
 # MPI-free planner (`prism plan N N K --syrk UT --ranks P`): the scheme chosen, the largest
 # volume a rank receives, the bound and their ratio, the peak memory and the planning time,
-# for three shapes and P from 2 to 16,384. The model's counts are what prism::dist::syrk
+# for four shapes and P from 2 to 10^6. The model's counts are what prism::dist::syrk
 # receives (tests/test_dist_syrk.cpp checks every rank's bytes against them).
 #   bash scripts/rank-k-volumes.sh [BUILD]   -> bench/results/rank-k-volumes-<UTC time>.md
 set -euo pipefail
@@ -27,7 +27,7 @@ out=bench/results/rank-k-volumes-$stamp.md
   echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|"
   for shape in "4096 4096" "256 1048576" "1024 65536" "65536 65536"; do  # n k
     set -- $shape
-    for P in 2 4 7 8 13 16 64 256 1024 4096 16384; do
+    for P in 2 4 7 8 13 16 64 256 1024 4096 16384 100000 1000000; do
       t0=$(date +%s.%N)
       if ! text=$("$prism" plan "$1" "$1" "$2" --syrk UT --ranks "$P" --threads 1 2>&1); then
         # A refusal is a row too: the memory per rank cannot hold the least footprint.
