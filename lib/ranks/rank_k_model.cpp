@@ -827,9 +827,15 @@ std::vector<std::int64_t> rank_k_model::k_cuts(const rank_place& at) const {
   if (x.part.cover == rank_k_cover::difference && c % 2 == 0 && c > 1) cuts.push_back(K0 + (K1 - K0) / 2);
   for (int q = 1; q < s_.phases; ++q) cuts.push_back(chunk_start(at, q));
   if (!x.even)  // where another role's run starts inside mine: a cell is in one run of each reader
-    for (int m : x.run_counts)
-      for (int j = 1; j < m; ++j)
-        if (const std::int64_t v = run_columns(x, m, j).first; v > K0 && v < K1) cuts.push_back(v);
+    for (int m : x.run_counts) {
+      // Run j of m starts at k0 + floor(j len / m): from the first j past K0, up to K1.
+      const std::int64_t len = std::max<std::int64_t>(1, x.k1 - x.k0);
+      int j = int(std::clamp<std::int64_t>((K0 - x.k0) * m / len, 1, m));
+      while (j > 1 && run_columns(x, m, j - 1).first > K0) --j;
+      for (; j < m; ++j)
+        if (const std::int64_t v = run_columns(x, m, j).first; v >= K1) break;
+        else if (v > K0) cuts.push_back(v);
+    }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   return cuts;

@@ -181,10 +181,12 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   // c = q^2 + q + 1 (q = 1: c = 3) with floor(P/c) or ceil(P/c) ranks a role, taking turns
   // over k, where k slices of it would leave ranks idle. E.g. P = 1024: tbd91 with 23
   // roles of 12 ranks and 68 of 11 (1.04x the SYRK bound on 4096^2; k11 x tbd91 leaves 23
-  // ranks idle, k12 x tbd85 reads 13 of 85 row blocks, 1.3x).
+  // ranks idle, k12 x tbd85 reads 13 of 85 row blocks, 1.3x). Only up to 100 ranks a role:
+  // beyond, k slices leave under 1% of the ranks idle, and uneven roles are scored rank by
+  // rank (at 10^6 ranks, a minute).
   for (int q = 1; q * q + q + 1 <= most_c && q * q + q + 1 < P; ++q) {
     const int c = q * q + q + 1;
-    if (P % c == 0 || difference_cover(c).size() != std::size_t(q + 1)) continue;
+    if (P % c == 0 || P / c > 100 || difference_cover(c).size() != std::size_t(q + 1)) continue;
     std::vector<int> m(std::size_t(c), P / c);
     for (int r = 0; r < P % c; ++r) ++m[std::size_t(r)];
     menu.push_back({1, c, rank_k_cover::difference, m});
