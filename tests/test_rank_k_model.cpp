@@ -59,6 +59,66 @@ std::vector<std::pair<std::int64_t, std::int64_t>> c_elements(const rank_k_model
   return out;
 }
 
+// Every figure of rank r's cost recounted from the model's cells: the A cells it needs with
+// their holders and pieces (which must tile each cell), its units and the pieces of their C
+// blocks (which must tile each block), so the fast paths (a plane's role tables, plane_a)
+// answer for sent words, flops, owned and buffer bytes too.
+void check_recount(const rank_k_model& m, int r) {
+  const problem& p = m.source();
+  const std::size_t elem = element_size(p.type);
+  rank_cost want;
+  std::int64_t most_blocks = 0, most_stage = 0, c_blocks = 0;
+  auto tiles = [](const std::vector<piece>& sh, std::int64_t N) {
+    std::int64_t at = 0;
+    for (const piece& pc : sh) {
+      if (pc.first != at || pc.count < 0) return false;
+      at += pc.count;
+    }
+    return at == N;
+  };
+  for (int q = 0; q < m.phases(); ++q) {
+    std::int64_t in = 0, out = 0, blocks = 0;
+    std::map<int, std::pair<std::int64_t, std::int64_t>> hull;
+    for (const rank_k_model::a_cell& x : m.a_needs(q, r)) {
+      const std::vector<int> h = m.a_holders(x);
+      const std::vector<piece> sh = m.a_shares(x);
+      const auto at = std::find(h.begin(), h.end(), r);
+      REQUIRE(at != h.end());
+      REQUIRE(tiles(sh, x.size(m)));
+      const std::int64_t own = sh[std::size_t(at - h.begin())].count;
+      in += x.size(m) - own, out += own * std::int64_t(h.size() - 1);
+      want.owned_bytes += std::size_t(own) * elem;
+      auto [e, fresh] = hull.try_emplace(x.b, x.k0, x.k1);
+      if (!fresh) e->second = {std::min(e->second.first, x.k0), std::max(e->second.second, x.k1)};
+    }
+    for (const auto& [b, k] : hull) blocks += m.block_rows(b) * (k.second - k.first);
+    want.received[0] += in, want.sent[0] += out;
+    most_blocks = std::max(most_blocks, blocks), most_stage = std::max(most_stage, in + out);
+  }
+  for (const rank_k_unit& u : m.slice_units(r)) {
+    const std::int64_t ri = m.block_rows(u.i), rj = m.block_rows(u.j), N = m.c_size(u.i, u.j);
+    want.flops += u.i == u.j ? (is_complex(p.type) ? 4.0 : 1.0) * double(ri) * double(ri + 1) * double(u.k1 - u.k0)
+                             : gemm_flops(p.type, ri, rj, u.k1 - u.k0);
+    c_blocks += ri * rj;
+    const std::vector<int> h = m.c_holders(u.i, u.j);
+    const std::vector<piece> sh = m.c_shares(u.i, u.j);
+    REQUIRE(tiles(sh, N));
+    const std::int64_t own = sh[std::size_t(std::find(h.begin(), h.end(), r) - h.begin())].count;
+    want.received[2] += own * std::int64_t(h.size() - 1), want.sent[2] += N - own;
+    want.owned_bytes += std::size_t(own) * elem;
+  }
+  want.buffer_bytes = std::size_t(most_blocks + c_blocks + std::max(most_stage, want.received[2] + want.sent[2])) * elem;
+  const rank_cost got = m.cost(r);
+  CAPTURE(r);
+  CHECK(got.received[0] == want.received[0]);
+  CHECK(got.received[2] == want.received[2]);
+  CHECK(got.sent[0] == want.sent[0]);
+  CHECK(got.sent[2] == want.sent[2]);
+  CHECK(got.flops == doctest::Approx(want.flops).epsilon(1e-12));
+  CHECK(got.owned_bytes == want.owned_bytes);
+  CHECK(got.buffer_bytes == want.buffer_bytes);
+}
+
 void check_scheme(const problem& p, const rank_k_scheme& s) {
   const rank_k_model m(p, s);
   const int P = m.ranks();
@@ -104,6 +164,7 @@ void check_scheme(const problem& p, const rank_k_scheme& s) {
       const std::int64_t comps = it == computers.end() ? 0 : std::int64_t(it->second.size());
       c_in += comps - (it != computers.end() && it->second.count(r) ? 1 : 0);
     }
+    check_recount(m, r);
     const rank_cost rc = m.cost(r);
     CAPTURE(r);
     CHECK(rc.received[0] == a_in);
@@ -142,6 +203,8 @@ TEST_CASE("difference covers cover every difference, and are perfect where one i
     CHECK(std::count(times.begin() + 1, times.end(), 1) == c - 1);
   }
   CHECK(difference_cover(57) == std::vector<int>{0, 1, 4, 12, 14, 30, 37, 52});
+  CHECK(difference_cover(133) == std::vector<int>{0, 1, 8, 21, 39, 43, 48, 54, 73, 105, 117, 131});
+  CHECK(difference_cover(183) == std::vector<int>{0, 1, 8, 24, 37, 41, 59, 107, 119, 128, 134, 139, 153, 181});
 }
 
 TEST_CASE("the model equals brute force on random schemes") {
@@ -450,6 +513,14 @@ TEST_CASE("a plane of more than 1024 ranks: its roles' figures from the pairs of
     CHECK(in[0] == out[0]);
     CHECK(in[2] == out[2]);
     CHECK(double(m.max_received()) == most);  // all_costs keeps plane_a's figures by role and run length
+    for (int r = 0; r < m.ranks(); r += 97) check_recount(m, r);
+  }
+  // A plane of unequal roles, and k slices of one with phases, rank by rank.
+  const problem sq = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 700, 300);
+  for (const char* text : {"tbd91{0,1,37,39,51,58,66,69,82,86}[3*10,2*81]", "k3 x tbd73{0,1,17,39,41,44,48,54,62} dfs k2"}) {
+    const rank_k_model m(sq, rank_k_scheme::parse(text));
+    CAPTURE(text);
+    for (int r = 0; r < m.ranks(); r += 7) check_recount(m, r);
   }
 }
 

@@ -404,8 +404,9 @@ struct rank_k_scheme {
   }
   /// Compact text: each part as "k2 x tbd3{0,1}", "k8" (c = 1), "1" (one rank),
   /// "k2 x star4", "tbd7{0,1,3}[3,3,2,2,2,2,2]" (ranks per role) or "nest2[2,1]", parts
-  /// joined by " + ", then " dfs kQ" for Q phases, e.g. "star4 + tbd3{0,1} dfs k4".
-  /// parse() reads it back.
+  /// joined by " + ", then " dfs kQ" for Q phases, e.g. "star4 + tbd3{0,1} dfs k4"; a run
+  /// of 8 or more roles of m ranks is "m*count" ("tbd91{...}[12*23,11*68]"). parse() reads
+  /// it back.
   std::string to_string() const;
   /// Parses to_string()'s text; throws plan_error naming what is wrong.
   static rank_k_scheme parse(std::string_view text);

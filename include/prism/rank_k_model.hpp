@@ -51,7 +51,12 @@
 // same whoever owns them, owning more of an A cell means receiving less of it, and owning
 // more of a C block receiving more partials, so a rank that reads less of A owns more of C.
 // Example: "star4 + tbd3{0,1}" on 4096^2: equal weights give the busiest rank 36.0 MB and
-// the mean 33.0; balanced, the busiest gets 33.03.
+// the mean 33.0; balanced, the busiest gets 33.03. One odd difference cover alone (k slices
+// or uneven roles of it, the k split too) is the exception for C: each C block has one
+// computing role, whose blocks (its diagonal, then its block of each d) are laid end to end
+// and cut into one run per rank of the role, so every rank owns its role's C over its ranks
+// to one element (index_c_chunks): tbd3{0,1} over 2 ranks a role with blocks of 3 rows: the
+// diagonal (6) and the d = 1 block (9) make 15, run 0 owning the diagonal and 1 element more.
 // Exchanges: in each phase a rank receives the other holders' pieces of the A cells it
 // needs; at the end, each computer of a C block sends each other holder its partial of
 // that holder's piece, and holders add them, in rank order, to beta C. So the 1D scheme
@@ -189,7 +194,8 @@ class rank_k_model {
     std::vector<int> role_first, local_of;
     std::vector<int> run_counts;         // uneven roles only: the distinct ranks per role, ascending
     // the roles reading each atom over a cell of their run's first half [0] or second [1]
-    // (role_readers, kept: a_holders asks for every cell)
+    // (role_readers, kept: a_holders asks for every cell); [1] only for an even difference
+    // cover, whose d = c/2 blocks split the run (else the halves read alike)
     std::vector<std::vector<int>> readers[2];
     // one odd difference cover alone (index_c_chunks): each role's C blocks end to end, so each
     // of its ranks owns one run of them; c/2 + 2 prefix sums per role (c <= 1024), and each
@@ -219,7 +225,7 @@ class rank_k_model {
   };
   rank_place place_of(int r) const;
   // The rank of role `role`, run j of part x. Ranks go run by run, role by role within a
-  // run: with runs {3, 2, 2}, run 0 is roles 0, 1, 2, run 1 roles 0, 1, run 2 role 0
+  // run: with runs {3, 2, 1}, run 0 is roles 0, 1, 2, run 1 roles 0, 1, run 2 role 0
   // (local ranks 0-2, 3-4, 5).
   int rank_of(const part_geometry& x, int role, int j) const;
   // Op(A) columns of run j of a role with `runs` ranks in part x.
@@ -250,8 +256,12 @@ class rank_k_model {
   // Rank r's share among the computers of C block (i, j) it computes, and their count
   // (closed form: O(parts)).
   share_at c_share(int r, int i, int j) const;
-  // Rank r's piece of C block (i, j) it computes (piece.cell 0), and the block's computers.
-  std::pair<piece, std::int64_t> c_piece(int r, int i, int j) const;
+  // Rank r's piece of C block (i, j) it computes (piece.cell 0), and the block's computers;
+  // `before`: the block's c_offset when known (one odd cover alone), else -1.
+  std::pair<piece, std::int64_t> c_piece(int r, int i, int j, std::int64_t before = -1) const;
+  // Where role's block of difference d starts in its blocks laid end to end (one odd cover
+  // alone): the prefix table, or the sum of the blocks before it (c > 1024).
+  std::int64_t c_offset(const part_geometry& x, int role, int d) const;
   // Lays each role's C blocks end to end when one odd difference cover is the whole scheme.
   void index_c_chunks();
   // Role p's block of difference d (0: its diagonal) of such a cover, as (i, j), i >= j.

@@ -480,9 +480,9 @@ void reach_tables(const std::vector<int>& D, const std::vector<std::pair<int, in
 }
 
 // The rank order of a part of uneven roles as tables: ranks go run by run, role by role
-// within a run, so with runs {3, 2, 2} run 0 is roles 0, 1, 2 (local ranks 0-2), run 1
+// within a run, so with runs {3, 2, 1} run 0 is roles 0, 1, 2 (local ranks 0-2), run 1
 // roles 0, 1 (3-4) and run 2 role 0 (5): place = (0,0) (0,1) (0,2) (1,0) (1,1) (2,0),
-// first = 0, 3, 5, local = 0 3 5 | 1 4 | 2 (role 0's runs, role 1's, role 2's), counts 2, 3.
+// first = 0, 3, 5, local = 0 3 5 | 1 4 | 2 (role 0's runs, role 1's, role 2's), counts 1, 2, 3.
 void index_runs(const std::vector<int>& runs, std::vector<std::pair<int, int>>& place, std::vector<int>& first,
                 std::vector<int>& local, std::vector<int>& counts) {
   counts = runs;
@@ -590,7 +590,8 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
   for (part_geometry& g : parts_) {
     for (std::int64_t row : g.atoms)
       g.first_block.push_back(int(std::lower_bound(bounds_.begin(), bounds_.end(), row) - bounds_.begin()));
-    for (int h = 0; h < 2; ++h)
+    const bool halves = g.part.cover == rank_k_cover::difference && g.part.group_ranks % 2 == 0;  // else [1] is [0]
+    for (int h = 0; h < (halves ? 2 : 1); ++h)
       for (std::size_t a = 0; a + 1 < g.atoms.size(); ++a) g.readers[h].push_back(role_readers(g, int(a), h == 0));
   }
   index_c_chunks();
@@ -877,7 +878,8 @@ std::vector<int> rank_k_model::a_holders(const a_cell& cell) const {
   std::vector<int> out;
   // The roles reading the atom over a first half, over a second (the same roles but for the
   // d = c/2 pairs of an even cover), each at most |D| of them.
-  const std::vector<int>&first = x.readers[0][std::size_t(atom)], &second = x.readers[1][std::size_t(atom)];
+  const std::vector<int>& first = x.readers[0][std::size_t(atom)];
+  const std::vector<int>& second = x.readers[1].empty() ? first : x.readers[1][std::size_t(atom)];
   auto take = [&](int p) {
     const int m = x.runs[std::size_t(p)], j = run_of(m);
     const auto [K0, K1] = run_columns(x, m, j);
@@ -1015,23 +1017,24 @@ std::pair<int, int> rank_k_model::difference_block(const part_geometry& x, int p
   return {std::max(u, v), std::min(u, v)};
 }
 
-std::pair<piece, std::int64_t> rank_k_model::c_piece(int r, int i, int j) const {
+std::int64_t rank_k_model::c_offset(const part_geometry& x, int role, int d) const {
+  if (!x.c_prefix.empty()) return x.c_prefix[std::size_t(role) * std::size_t(x.part.group_ranks / 2 + 2) + std::size_t(d)];
+  std::int64_t before = 0;
+  for (int e = 0; e < d; ++e) {
+    const auto [u, v] = difference_block(x, role, e);
+    before += c_size(u, v);
+  }
+  return before;
+}
+
+std::pair<piece, std::int64_t> rank_k_model::c_piece(int r, int i, int j, std::int64_t before) const {
   const share_at sh = c_share(r, i, j);
   const rank_place at = place_of(r);
   const part_geometry& x = *at.part;
   const std::int64_t N = c_size(i, j);
   if (x.role_c.empty()) return {piece_of(0, N, sh.before, sh.own, sh.total), sh.computers};
   const int c = x.part.group_ranks, diff = ((i - j) % c + c) % c, d = std::min(diff, c - diff);
-  // Where the block starts in its role's row of blocks: the table, or the sum of those before.
-  std::int64_t before = 0;
-  if (!x.c_prefix.empty()) {
-    before = x.c_prefix[std::size_t(at.role) * std::size_t(c / 2 + 2) + std::size_t(d)];
-  } else {
-    for (int e = 0; e < d; ++e) {
-      const auto [u, v] = difference_block(x, at.role, e);
-      before += c_size(u, v);
-    }
-  }
+  if (before < 0) before = c_offset(x, at.role, d);
   const std::int64_t S = x.role_c[std::size_t(at.role)], m = x.runs[std::size_t(at.role)];
   const auto edge = [&](std::int64_t run) {
     return std::clamp<std::int64_t>(std::int64_t(__int128(S) * run / m) - before, 0, N);
@@ -1041,7 +1044,14 @@ std::pair<piece, std::int64_t> rank_k_model::c_piece(int r, int i, int j) const 
 
 std::vector<piece> rank_k_model::c_shares(int i, int j) const {
   std::vector<piece> out;
-  for (int r : c_holders(i, j)) out.push_back(c_piece(r, i, j).first);
+  const std::vector<int> h = c_holders(i, j);
+  // One odd cover alone: every holder is of the block's one role, at the same offset.
+  std::int64_t before = -1;
+  if (const part_geometry& x = parts_[0]; !h.empty() && !x.role_c.empty()) {
+    const int c = x.part.group_ranks, diff = ((i - j) % c + c) % c;
+    before = c_offset(x, place_of(h[0]).role, std::min(diff, c - diff));
+  }
+  for (int r : h) out.push_back(c_piece(r, i, j, before).first);
   return out;
 }
 
@@ -1059,8 +1069,12 @@ std::int64_t rank_k_model::c_size(int i, int j) const {
 std::vector<piece> rank_k_model::c_pieces(int r) const {
   std::vector<piece> out;
   if (r < 0 || r >= ranks()) return out;  // a process outside the plan (idle) holds nothing
+  // One odd cover alone: the units go d = 0, 1, ..., so the offsets are a running sum.
+  const part_geometry& x = *place_of(r).part;
+  std::int64_t before = x.role_c.empty() ? -1 : 0;
   for (const rank_k_unit& u : slice_units(r)) {
-    piece pc = c_piece(r, u.i, u.j).first;
+    piece pc = c_piece(r, u.i, u.j, before).first;
+    if (before >= 0) before += c_size(u.i, u.j);
     pc.cell = std::int64_t(u.i) * (u.i + 1) / 2 + u.j;
     if (pc.count > 0) out.push_back(pc);
   }
@@ -1077,12 +1091,7 @@ std::int64_t rank_k_model::local_size(operand o, int r) const {
   return n;
 }
 
-// Rank r's costs from its own cells: A cells over the phases (each N - my piece in, my
-// piece to each other holder out), C blocks at the end (each other computer's partial of
-// my piece in, my partial of their pieces out), and the buffers the executor allocates:
-// the largest phase's A blocks, every unit's C block, and the staging of the largest
-// exchange (lib/mpi/rank_k_exchange).
-// A one rank of role `role` receives, sends and owns over a run of `len` columns of one odd
+// A rank of role `role` receives, sends and owns over a run of `len` columns of one odd
 // cover alone with as many ranks on every role (the planner's pick at large P), in
 // O(|D| log |D|) a phase: it reads atoms role + D, each cell held by the |D| roles reading
 // that atom in its group (ranks g c + role, so its place among them is its role's among
@@ -1145,6 +1154,11 @@ void rank_k_model::a_cost(int r, rank_cost& rc, std::int64_t& most_blocks, std::
 
 rank_cost rank_k_model::cost(int r) const { return cost_with(r, nullptr); }
 
+// Rank r's costs from its own cells: A cells over the phases (each N - my piece in, my
+// piece to each other holder out), C blocks at the end (each other computer's partial of
+// my piece in, my partial of their pieces out), and the buffers the executor allocates:
+// the largest phase's A blocks, every unit's C block, and the staging of the largest
+// exchange (lib/mpi/rank_k_exchange). One odd cover alone takes C from its role's tables.
 rank_cost rank_k_model::cost_with(int r, a_memo* memo) const {
   rank_cost rc;
   if (r < 0 || r >= ranks()) return rc;

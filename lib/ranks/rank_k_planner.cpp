@@ -194,8 +194,10 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   return menu;
 }
 
-// The schemes worth an exact score. One part: every (G, c) with G c <= P, G <= k,
-// c <= n and c <= most_group_ranks, and the star in G groups (O(P log P)). Up to
+// The schemes worth an exact score. One part: the menu's (parts_menu: G k slices of every
+// cover of c <= n and c <= most_group_ranks ranks, all G up to P / c on few ranks and the
+// top four on more; the projective planes beyond; every rank on a plane of at most 100
+// ranks a role), and the star in G groups. Up to
 // most_mixed_ranks ranks, also odd covers and stars with roles of uneven ranks, nests,
 // two parts of any of those, and three single-group ones, that leave at most one rank idle
 // (e.g. P = 7: star4 + tbd3, tbd5 + k2, ...; P = 8: star4[2,1,1,1] + tbd3). Each is
