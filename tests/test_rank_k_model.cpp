@@ -119,6 +119,20 @@ void check_recount(const rank_k_model& m, int r) {
   CHECK(got.buffer_bytes == want.buffer_bytes);
 }
 
+// Whether the pieces of every C block's computers tile it, one after another from element 0.
+bool c_blocks_tiled(const rank_k_model& m) {
+  for (int i = 0; i < m.blocks(); ++i)
+    for (int j = 0; j <= i; ++j) {
+      std::int64_t at = 0;
+      for (const piece& pc : m.c_shares(i, j)) {
+        if (pc.first != at || pc.count < 0) return false;
+        at += pc.count;
+      }
+      if (at != m.c_size(i, j)) return false;
+    }
+  return true;
+}
+
 void check_scheme(const problem& p, const rank_k_scheme& s) {
   const rank_k_model m(p, s);
   const int P = m.ranks();
@@ -320,15 +334,7 @@ TEST_CASE("ownership is balanced where rank places differ: the busiest rank rece
     const rank_k_model m(sq, s);
     CAPTURE(s.to_string());
     CHECK(double(m.max_received()) <= 1.002 * m.mean_received());
-    // The pieces of every C block's computers tile it, one after another from element 0.
-    bool tiled = true;
-    for (int i = 0; i < m.blocks(); ++i)
-      for (int j = 0; j <= i; ++j) {
-        std::int64_t at = 0;
-        for (const piece& pc : m.c_shares(i, j)) tiled = tiled && pc.first == at && pc.count >= 0, at += pc.count;
-        tiled = tiled && at == m.c_size(i, j);
-      }
-    CHECK(tiled);
+    CHECK(c_blocks_tiled(m));
   }
   // One odd cover alone: each role's C blocks laid end to end and cut in runs, so every rank
   // owns its role's C over its ranks to one element (a split of each block gave the rounded-up
@@ -346,14 +352,7 @@ TEST_CASE("ownership is balanced where rank places differ: the busiest rank rece
       it->second = {std::min(it->second.first, own), std::max(it->second.second, own)};
     }
     for (const auto& [role, span] : by_role) CHECK(span.second - span.first <= 1);
-    bool tiled = true;
-    for (int i = 0; i < m.blocks(); ++i)
-      for (int j = 0; j <= i; ++j) {
-        std::int64_t at = 0;
-        for (const piece& pc : m.c_shares(i, j)) tiled = tiled && pc.first == at && pc.count >= 0, at += pc.count;
-        tiled = tiled && at == m.c_size(i, j);
-      }
-    CHECK(tiled);
+    CHECK(c_blocks_tiled(m));
     check_scheme(rank_k_problem(scalar_type::d, operation::syrk, 'U', 'N', 23, 40), s);
   }
   // Equal places keep equal weights: the Fano plane's ranks each own a third of their cells
