@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The rank-k schemes' predicted volume per rank against the SYRK lower bound, from the
 # MPI-free planner (`prism plan N N K --syrk UT --ranks P`): the scheme chosen, the largest
-# volume a rank receives, the bound and their ratio, the peak memory and the planning time,
+# volume a rank receives, the bound and their ratio, the peak memory, the busiest rank's flops
+# over the mean and the planning time,
 # for four shapes and P from 2 to 10^6. The model's counts are what prism::dist::syrk
 # receives (tests/test_dist_syrk.cpp checks every rank's bytes against them).
 #   bash scripts/rank-k-volumes.sh [BUILD]   -> bench/results/rank-k-volumes-<UTC time>.md
@@ -23,15 +24,15 @@ out=bench/results/rank-k-volumes-$stamp.md
   echo "Environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-unset}, OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE-unset} (the planner's"
   echo "arithmetic only: no BLAS call; the planning times are this machine's)."
   echo
-  echo "| n | k | P | scheme | received MB | SYRK bound MB | ratio | peak MB | planning s |"
-  echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|"
+  echo "| n | k | P | scheme | received MB | SYRK bound MB | ratio | peak MB | max/mean flops | planning s |"
+  echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
   for shape in "4096 4096" "256 1048576" "1024 65536" "65536 65536"; do  # n k
     set -- $shape
     for P in 2 4 7 8 13 16 64 256 1024 4096 16384 100000 1000000; do
       t0=$(date +%s.%N)
       if ! text=$("$prism" plan "$1" "$1" "$2" --syrk UT --ranks "$P" --threads 1 2>&1); then
         # A refusal is a row too: the memory per rank cannot hold the least footprint.
-        echo "| $1 | $2 | $P | refused: $(echo "$text" | sed 's/^prism: //; s/|/\\|/g') | | | | | |"
+        echo "| $1 | $2 | $P | refused: $(echo "$text" | sed 's/^prism: //; s/|/\\|/g') | | | | | | |"
         continue
       fi
       t1=$(date +%s.%N)
@@ -40,8 +41,8 @@ import re, sys
 n, k, P, secs = sys.argv[1:5]
 t = sys.stdin.read()
 scheme = re.search(r"^# rank level: .*scheme (.*)$", t, re.M).group(1)
-m = re.search(r"received max ([0-9.]+) MB, mean [0-9.]+ MB; SYRK lower bound ([0-9.]+) MB .*ratio ([0-9.]+); peak memory ([0-9.]+) MB", t)
-print("| %s | %s | %s | %s | %s | %s | %s | %s | %.2f |" % (n, k, P, scheme, m.group(1), m.group(2), m.group(3), m.group(4), float(secs)))
+m = re.search(r"received max ([0-9.]+) MB, mean [0-9.]+ MB; SYRK lower bound ([0-9.]+) MB .*ratio ([0-9.]+); peak memory ([0-9.]+) MB.*max/mean flops ([0-9.]+)", t)
+print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f |" % (n, k, P, scheme, m.group(1), m.group(2), m.group(3), m.group(4), m.group(5), float(secs)))
 ' "$1" "$2" "$P" "$(echo "$t1 - $t0" | bc)"
     done
   done

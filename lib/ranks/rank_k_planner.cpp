@@ -10,6 +10,7 @@
 #include <limits>
 #include <ostream>
 #include <set>
+#include <string>
 
 namespace prism {
 
@@ -321,24 +322,27 @@ void print_rank_k_report(std::ostream& os, const rank_k_choice& choice) {
   const double bound = bounds::syrk_parallel_io_minus_owned(pr.n, pr.k, choice.ranks_given);
   char line[512];
   auto mbs = [](double bytes) { return bytes / 1e6; };
-  std::snprintf(line, sizeof line, "# rank level: %d ranks given, %d used; scheme %s\n", choice.ranks_given, m.ranks(),
-                choice.chosen.to_string().c_str());
-  os << line << "# why: " << choice.reason << '\n';
+  // A scheme's text can outgrow any fixed line (tbd9507's cover has 98 numbers): streamed.
+  os << "# rank level: " << choice.ranks_given << " ranks given, " << m.ranks() << " used; scheme "
+     << choice.chosen.to_string() << '\n' << "# why: " << choice.reason << '\n';
   std::snprintf(line, sizeof line,
                 "# predicted per rank: received max %.3f MB, mean %.3f MB; SYRK lower bound %.3f MB (%d ranks, "
-                "minus owned); ratio %.3f; peak memory %.3f MB of %.3f MB\n",
+                "minus owned); ratio %.3f; peak memory %.3f MB of %.3f MB; max/mean flops %.4f\n",
                 mbs(double(m.max_received()) * elem), mbs(m.mean_received() * elem), mbs(bound * elem),
                 choice.ranks_given, bound > 0 ? double(m.max_received()) / bound : 0.0, mbs(double(m.max_peak_bytes())),
-                mbs(double(choice.memory)));
+                mbs(double(choice.memory)), pr.flops() > 0 ? m.max_flops() * m.ranks() / pr.flops() : 1.0);
   os << line;
   os << "# schemes scored exactly, best first:\n";
   std::snprintf(line, sizeof line, "#   %5s  %-40s %10s %10s %10s  %s\n", "ranks", "scheme", "max MB", "peak MB",
                 "model ms", "fits");
   os << line;
   for (const rank_k_candidate& c : choice.candidates) {
-    std::snprintf(line, sizeof line, "#   %5d  %-40s %10.3f %10.3f %10.3f  %s\n", c.scheme.ranks(),
-                  c.scheme.to_string().c_str(), mbs(double(c.max_received) * elem), mbs(double(c.peak_bytes)),
-                  c.seconds * 1e3, c.fits ? "yes" : "no");
+    std::string name = c.scheme.to_string();
+    name.resize(std::max<std::size_t>(name.size(), 40), ' ');
+    std::snprintf(line, sizeof line, "#   %5d  ", c.scheme.ranks());
+    os << line << name;
+    std::snprintf(line, sizeof line, " %10.3f %10.3f %10.3f  %s\n", mbs(double(c.max_received) * elem),
+                  mbs(double(c.peak_bytes)), c.seconds * 1e3, c.fits ? "yes" : "no");
     os << line;
   }
 }
