@@ -264,7 +264,9 @@ class rank_k_model {
   std::int64_t c_offset(const part_geometry& x, int role, int d) const;
   // Lays each role's C blocks end to end when one odd difference cover is the whole scheme.
   void index_c_chunks();
-  // Role p's block of difference d (0: its diagonal) of such a cover, as (i, j), i >= j.
+  // The difference d (0 .. c/2) of atom block (ax, ay) of a difference cover.
+  int difference_of(const part_geometry& x, int ax, int ay) const;
+  // Role p's block of difference d (0: its diagonal) of a difference cover, as (i, j), i >= j.
   std::pair<int, int> difference_block(const part_geometry& x, int p, int d) const;
   // A over a run of one odd cover alone: elements received, sent and owned, and the largest
   // blocks and staging of a phase.

@@ -714,11 +714,10 @@ std::vector<rank_k_model::atom_unit> rank_k_model::role_units(const part_geometr
     return {{1, 1, span::whole}};
   }
   const int c = x.part.group_ranks;
-  out.push_back({role, role, span::whole});
-  for (int d = 1; d <= c / 2; ++d) {
-    const int a = (role + x.pair_of[std::size_t(d)].first) % c, b = (role + x.pair_of[std::size_t(d)].second) % c;
-    atom_unit u{std::max(a, b), std::min(a, b), span::whole};
-    if (2 * d == c) u.when = a < c / 2 ? span::first : span::second;
+  for (int d = 0; d <= c / 2; ++d) {
+    const auto [i, j] = difference_block(x, role, d);
+    atom_unit u{i, j, span::whole};
+    if (2 * d == c) u.when = (role + x.pair_of[std::size_t(d)].first) % c < c / 2 ? span::first : span::second;
     out.push_back(u);
   }
   return out;
@@ -783,7 +782,7 @@ rank_k_model::roles rank_k_model::role_computers(const part_geometry& x, int ax,
   if (x.part.cover == rank_k_cover::nest) return {ay == 1 ? 1 : 0};
   const int c = x.part.group_ranks;
   if (ax == ay) return {ax};
-  const int diff = ((ax - ay) % c + c) % c, d = std::min(diff, c - diff);
+  const int diff = ((ax - ay) % c + c) % c, d = difference_of(x, ax, ay);
   const int a = x.pair_of[std::size_t(d)].first;
   if (2 * d == c) {
     const int u = ((ay - a) % c + c) % c, v = ((ax - a) % c + c) % c;
@@ -1010,7 +1009,14 @@ void rank_k_model::index_c_chunks() {
   }
 }
 
-// Role p's block of difference d (d = 0: its diagonal) of an odd cover alone, as (i, j), i >= j.
+// The difference d (0 .. c/2) of atom block (ax, ay) of a difference cover: e.g. c = 7,
+// (5, 2): 3; (6, 0): 6 mod 7 is 1 the other way round, so 1.
+int rank_k_model::difference_of(const part_geometry& x, int ax, int ay) const {
+  const int c = x.part.group_ranks, diff = ((ax - ay) % c + c) % c;
+  return std::min(diff, c - diff);
+}
+
+// Role p's block of difference d (d = 0: its diagonal) of a difference cover, as (i, j), i >= j.
 std::pair<int, int> rank_k_model::difference_block(const part_geometry& x, int p, int d) const {
   const int c = x.part.group_ranks;
   const int u = d == 0 ? p : (p + x.pair_of[std::size_t(d)].first) % c, v = d == 0 ? p : (p + x.pair_of[std::size_t(d)].second) % c;
@@ -1033,13 +1039,12 @@ std::pair<piece, std::int64_t> rank_k_model::c_piece(int r, int i, int j, std::i
   const part_geometry& x = *at.part;
   const std::int64_t N = c_size(i, j);
   if (x.role_c.empty()) return {piece_of(0, N, sh.before, sh.own, sh.total), sh.computers};
-  const int c = x.part.group_ranks, diff = ((i - j) % c + c) % c, d = std::min(diff, c - diff);
-  if (before < 0) before = c_offset(x, at.role, d);
-  const std::int64_t S = x.role_c[std::size_t(at.role)], m = x.runs[std::size_t(at.role)];
-  const auto edge = [&](std::int64_t run) {
-    return std::clamp<std::int64_t>(std::int64_t(__int128(S) * run / m) - before, 0, N);
-  };
-  return {piece{0, edge(at.run), edge(at.run + 1) - edge(at.run)}, sh.computers};
+  if (before < 0) before = c_offset(x, at.role, difference_of(x, i, j));
+  // My run of the role's blocks end to end, cut to this block's [before, before + N).
+  const piece run = piece_of(0, x.role_c[std::size_t(at.role)], at.run, 1, x.runs[std::size_t(at.role)]);
+  const std::int64_t lo = std::clamp<std::int64_t>(run.first - before, 0, N);
+  const std::int64_t hi = std::clamp<std::int64_t>(run.first + run.count - before, 0, N);
+  return {piece{0, lo, hi - lo}, sh.computers};
 }
 
 std::vector<piece> rank_k_model::c_shares(int i, int j) const {
@@ -1048,8 +1053,7 @@ std::vector<piece> rank_k_model::c_shares(int i, int j) const {
   // One odd cover alone: every holder is of the block's one role, at the same offset.
   std::int64_t before = -1;
   if (const part_geometry& x = parts_[0]; !h.empty() && !x.role_c.empty()) {
-    const int c = x.part.group_ranks, diff = ((i - j) % c + c) % c;
-    before = c_offset(x, place_of(h[0]).role, std::min(diff, c - diff));
+    before = c_offset(x, place_of(h[0]).role, difference_of(x, i, j));
   }
   for (int r : h) out.push_back(c_piece(r, i, j, before).first);
   return out;
@@ -1171,7 +1175,7 @@ rank_cost rank_k_model::cost_with(int r, a_memo* memo) const {
     // One odd cover alone: the role's tables and its run of the role's C (index_c_chunks),
     // each element with a partial from every other rank of the role.
     const std::int64_t S = x.role_c[std::size_t(at.role)], m = x.runs[std::size_t(at.role)];
-    const std::int64_t own = std::int64_t(__int128(S) * (at.run + 1) / m) - std::int64_t(__int128(S) * at.run / m);
+    const std::int64_t own = piece_of(0, S, at.run, 1, m).count;
     const auto [K0, K1] = run_columns(x, int(m), at.run);
     rc.flops = x.role_flops[std::size_t(at.role)] * double(K1 - K0);
     rc.received[2] = own * (m - 1), rc.sent[2] = S - own;
