@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <vector>
@@ -474,8 +475,10 @@ TEST_CASE("planner runs at cluster scale: projective planes of every prime power
   };
   // P = 10^6: Singer's plane for q = 97 (c = 9507) in 105 k slices, about 1.02x (a cover of
   // at most 1024 ranks a group, as before, gave 3.6x).
+  // P = 16,384 on 4096^2: the plane of q = 25 with 24 to 27 ranks a role by their work,
+  // about 1.02x (k25 x tbd651 gave 1.06x, its busiest rank 1.07 times the mean flops).
   for (const at_scale& x : {at_scale{4096, 1024, 1.06}, at_scale{65536, 4096, 1.04}, at_scale{65536, 1000, 1.06},
-                            at_scale{65536, 1000000, 1.04}}) {
+                            at_scale{65536, 1000000, 1.04}, at_scale{4096, 16384, 1.03}}) {
     const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', x.n, x.n);
     context c;
     c.set_ranks(x.P).set_threads(1).set_rank_rates(5e10, 5e9);
@@ -489,6 +492,56 @@ TEST_CASE("planner runs at cluster scale: projective planes of every prime power
     CHECK(double(m.max_received()) <= x.most * bounds::syrk_parallel_io_minus_owned(x.n, x.n, x.P));
     CHECK(m.max_flops() <= 1.05 * p.flops() / m.ranks());
   }
+}
+
+TEST_CASE("planes of blocks a few rows: long blocks spread over the roles, ranks per role by work") {
+  // 4096 rows on c = 651 (q = 25): 190 blocks of 7 rows and 461 of 6. Spread every c/r-th, a
+  // line of 26 blocks held 1 to 15 long ones, so k25 x tbd651's busiest rank did 1.07 times
+  // the mean flops; balanced_atoms places them so that none holds more than 10 (at least 9
+  // must: lines meeting 190 points b times or none have b = 1 + 189/26).
+  const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 4096, 4096);
+  const rank_k_model sliced(p, rank_k_scheme(25, 651));
+  const std::vector<int> D = difference_cover(651);
+  std::int64_t most_long = 0, rows = 0;
+  for (int q = 0; q < 651; ++q) {
+    std::int64_t long_blocks = 0;
+    for (int a : D) long_blocks += sliced.block_rows((q + a) % 651) == 7;
+    most_long = std::max(most_long, long_blocks);
+    rows += sliced.block_rows(q);
+    CHECK((sliced.block_rows(q) == 6 || sliced.block_rows(q) == 7));
+  }
+  CHECK(rows == 4096);
+  CHECK(most_long <= 10);
+  CHECK(sliced.max_flops() <= 1.06 * p.flops() / sliced.ranks());
+  // Ranks per role in proportion to the roles' work: over 16,384 ranks the busiest within
+  // 3% of the mean, and no other split of the ranks does less on its busiest rank (for a
+  // small case, every split).
+  const std::vector<int> m = work_role_ranks(4096, 4096, 651, 16384);
+  REQUIRE(m.size() == 651);
+  CHECK(std::accumulate(m.begin(), m.end(), 0) == 16384);
+  rank_k_part x;
+  x.group_ranks = 651, x.role_ranks = m;
+  const rank_k_model even(p, rank_k_scheme({x}));
+  CHECK(even.max_flops() <= 1.03 * p.flops() / 16384);
+  const problem small = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 11, 7);
+  const std::vector<int> best = work_role_ranks(11, 7, 3, 9);
+  REQUIRE(best.size() == 3);
+  const auto busiest = [&](const std::vector<int>& runs) {
+    rank_k_part y;
+    y.group_ranks = 3, y.role_ranks = runs;
+    return rank_k_model(small, rank_k_scheme({y})).max_flops();
+  };
+  for (int a = 1; a <= 7; ++a)
+    for (int b = 1; a + b <= 8; ++b)
+      if (const int c = 9 - a - b; c >= 1 && c <= 7 && std::vector<int>{a, b, c} != best) {
+        // n < 8c: equal blocks for every split, so the splits differ only in ranks.
+        CAPTURE(a);
+        CAPTURE(b);
+        CHECK(busiest(best) <= busiest({a, b, c}) + 1e-9);
+      }
+  CHECK(work_role_ranks(11, 7, 4, 9).empty());   // even c
+  CHECK(work_role_ranks(11, 7, 3, 2).empty());   // fewer ranks than roles
+  CHECK(work_role_ranks(11, 7, 3, 22).empty());  // more than a column a rank
 }
 
 TEST_CASE("a plane of more than 1024 ranks: its roles' figures from the pairs of its cover, as block by block") {

@@ -365,7 +365,9 @@ enum class rank_k_cover {
 /// over the part's share of k. Each role has ranks that take turns over that share, each
 /// one equal run of it: `groups` each (G k slices of c ranks), or `role_ranks` as given
 /// (odd difference covers, the nest, and the star with its three leaf roles alike, whose
-/// row blocks are then sized so that every rank does the same flops).
+/// row blocks are then sized so that every rank does the same flops: for a difference cover,
+/// Newton's blocks where they average 8 rows or more and c <= 1024, or equal blocks, which
+/// ever leaves the busiest rank less; work_role_ranks gives ranks for equal blocks).
 struct rank_k_part {
   int groups = 1;                                 ///< k slices, one per group of c, without role_ranks
   int group_ranks = 1;                            ///< roles c (ranks per group; 4 for the star, 2 for the nest)

@@ -9,7 +9,9 @@
 // share of k in proportion to its ranks. A part cuts its share into `groups` slices, one
 // per group of `group_ranks` = c ranks, and a group shares the whole triangle over its
 // slice by its cover:
-//   - difference: n in c equal row blocks ("atoms"), the c(c+1)/2 blocks of the triangle
+//   - difference: n in c row blocks ("atoms") of floor(n/c) or ceil(n/c) rows, the longer
+//     ones placed so that no role's blocks hold many more of them than the mean (roles of
+//     uneven ranks: see work_role_ranks and the part's ranks per role), the c(c+1)/2 blocks of the triangle
 //     shared by a difference cover D of Z_c (a set with 0 in it whose differences a - b
 //     mod c take every value). Group rank p computes the diagonal block (p, p) and, for each
 //     d = 1 .. floor(c/2), the block of rows {p + a, p + b} (mod c) where (a, b) is D's pair
@@ -86,6 +88,14 @@ namespace prism {
 /// beyond, Singer's perfect difference set (size q + 1) when c = q^2 + q + 1 with q a prime power,
 /// else {0 .. s-1} with multiples of s (size about sqrt(2c)). E.g. c = 7: {0, 1, 3}.
 std::vector<int> difference_cover(int c);
+
+/// Ranks per role for P ranks on one odd difference cover of c roles (c >= 3) over an
+/// n x k rank-k update, each role's ranks taking turns over k: in proportion to the roles'
+/// work on equal row blocks, so that the busiest rank does the least multiply-adds whole
+/// rows and columns allow. E.g. n = 4096 on c = 651 (blocks of 6 or 7 rows): the roles'
+/// work differs by 10 %, so over 16,384 ranks they get 24 to 27 ranks each. Empty when c is
+/// even or above n, or P is below c or above c k.
+std::vector<int> work_role_ranks(std::int64_t n, std::int64_t k, int c, int P);
 
 /// One block of the triangle a rank computes over part of k: rows block i, columns
 /// block j of the lower orientation (i >= j; i == j: the diagonal triangle), op(A)

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <queue>
 #include <tuple>
 
 namespace prism {
@@ -459,6 +460,161 @@ std::vector<double> uneven_measures(const std::vector<std::pair<int, int>>& pair
   return {};
 }
 
+// Row block boundaries of a difference cover of roles alike on n rows: c blocks of
+// floor(n/c) rows, r = n mod c of them one row longer, placed so that the roles' work is as
+// even as whole rows allow. Role p computes its diagonal and one block {p + a, p + b} of
+// each difference, so one more row in block x adds about w_e rows' worth to the work of
+// role x - e, for each e in D, w_e the blocks of p's that pair with offset e (2 each, 1
+// for the half blocks of d = c/2, 2 more for the diagonal at e = 0; doubled so they stay
+// whole). The long blocks L are moved one swap at a time to shrink the sum over roles of
+// dev_p^2, dev_p = c cnt_p - r sum(w) with cnt_p = sum over e of w_e [p + e in L] (the
+// mean is r sum(w) / c): of the few blocks of L on the most loaded roles and the few
+// outside it on the least, the swap that shrinks it most, until none does. Deterministic
+// (integers, ties to the lowest block), so every rank gets the same. Evenly spread long
+// blocks (every c/r-th) leave a plane's lines meeting L unevenly: 4096 rows on c = 651
+// (q = 25: 190 blocks of 7 rows, 461 of 6; a line of 26 blocks meets L 7.6 times on
+// average) gave 1 to 15 long blocks a line, its busiest rank 1.07 times the mean flops;
+// balanced, every line meets L 7 or 8 times.
+std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>& D, const std::vector<std::pair<int, int>>& pair_of,
+                                         int c) {
+  const std::int64_t base = n / c, r = n % c;
+  // Picked: the long blocks, or the short ones when those are fewer (t of them).
+  const bool flip = 2 * r > c;
+  const std::int64_t t = flip ? c - r : r;
+  std::vector<std::int64_t> atoms{0};
+  if (t == 0 || c <= 2) {  // equal blocks, or one or two (alike either way): b n / c
+    for (std::int64_t b = 1; b <= c; ++b) atoms.push_back(b * n / c);
+    return atoms;
+  }
+  std::vector<char> in(std::size_t(c), 0);
+  {
+    std::vector<std::int64_t> w(D.size(), 0);
+    for (std::size_t e = 0; e < D.size(); ++e) {
+      w[e] = D[e] == 0 ? 2 : 0;
+      for (int d = 1; d <= c / 2; ++d)
+        if (pair_of[std::size_t(d)].first == D[e] || pair_of[std::size_t(d)].second == D[e]) w[e] += 2 * d == c ? 1 : 2;
+    }
+    const std::int64_t wsum = std::accumulate(w.begin(), w.end(), std::int64_t(0));
+    const auto role = [&](int x, std::size_t e) { return ((x - D[e]) % c + c) % c; };
+    // Only roles above the mean cost (the busiest rank is what counts): a role's penalty
+    // is over(dev)^4, over(u) = max(0, u) for long blocks picked, max(0, -u) for short ones.
+    using wide = __int128;
+    const std::int64_t sign = flip ? -1 : 1;
+    const auto over = [&](std::int64_t u) { return std::max<std::int64_t>(0, sign * u); };
+    const auto cube = [&](std::int64_t u) { return sign * wide(over(u)) * over(u) * over(u); };
+    const auto fourth = [&](std::int64_t u) { return wide(over(u)) * over(u) * (wide(over(u)) * over(u)); };
+    // dev_p = c cnt_p - t sum(w), and a block's load: the sum of w_e over'(dev)^3 over its
+    // roles (how much picking it would add to the penalties, to first order).
+    std::vector<std::int64_t> dev(std::size_t(c), -t * wsum), delta(std::size_t(c), 0);
+    std::vector<wide> load(std::size_t(c), 0);
+    for (int x = 0; x < c; ++x)
+      for (std::size_t e = 0; e < D.size(); ++e) load[std::size_t(x)] += w[e] * cube(dev[std::size_t(role(x, e))]);
+    const auto shift = [&](int x, int sign) {  // picks (+1) or drops (-1) block x
+      in[std::size_t(x)] = sign > 0;
+      for (std::size_t e = 0; e < D.size(); ++e) {
+        const int p = role(x, e);
+        const std::int64_t before = dev[std::size_t(p)];
+        dev[std::size_t(p)] += sign * c * w[e];
+        const wide change = cube(dev[std::size_t(p)]) - cube(before);
+        for (std::size_t f = 0; f < D.size(); ++f) load[std::size_t((p + D[f]) % c)] += w[f] * change;
+      }
+    };
+    // The least loaded unpicked block, or the `few` most loaded picked / least loaded unpicked.
+    const auto ranked = [&](bool picked, std::size_t few) {
+      std::vector<int> v;
+      const auto first = [&](int a, int b) { return picked ? load[std::size_t(a)] > load[std::size_t(b)] : load[std::size_t(a)] < load[std::size_t(b)]; };
+      for (int x = 0; x < c; ++x) {
+        if ((in[std::size_t(x)] != 0) != picked || (v.size() == few && !first(x, v.back()))) continue;
+        v.insert(std::upper_bound(v.begin(), v.end(), x, first), x);
+        if (v.size() > few) v.pop_back();
+      }
+      return v;
+    };
+    // Greedy start: each next pick the block whose roles are least loaded.
+    for (std::int64_t i = 0; i < t; ++i) shift(ranked(false, 1)[0], +1);
+    // The change of sum dev^4 if x is dropped and y picked.
+    std::vector<int> touched;
+    const auto swap_gain = [&](int x, int y) {
+      touched.clear();
+      for (std::size_t e = 0; e < D.size(); ++e) {
+        const int px = role(x, e), py = role(y, e);
+        if (delta[std::size_t(px)] == 0) touched.push_back(px);
+        delta[std::size_t(px)] -= c * w[e];
+        if (delta[std::size_t(py)] == 0) touched.push_back(py);
+        delta[std::size_t(py)] += c * w[e];
+      }
+      wide gain = 0;
+      for (int p : touched) {
+        gain += fourth(dev[std::size_t(p)] + delta[std::size_t(p)]) - fourth(dev[std::size_t(p)]);
+        delta[std::size_t(p)] = 0;
+      }
+      return gain;
+    };
+    // Then swaps: of the 8 most loaded picked and 8 least loaded unpicked, the best, while one helps.
+    for (std::int64_t step = 0; step < 4 * std::int64_t(c); ++step) {
+      wide best = 0;
+      std::pair<int, int> pick{-1, -1};
+      const std::vector<int> drop = ranked(true, 8), add = ranked(false, 8);
+      for (int x : drop)
+        for (int y : add)
+          if (const wide g = swap_gain(x, y); g < best) best = g, pick = {x, y};
+      if (pick.first < 0) break;
+      shift(pick.first, -1), shift(pick.second, +1);
+    }
+  }
+  for (int b = 0; b < c; ++b) atoms.push_back(atoms.back() + base + ((in[std::size_t(b)] != 0) != flip ? 1 : 0));
+  return atoms;
+}
+
+// The work of each role of an odd difference cover on row blocks `atoms` (c + 1 bounds),
+// in multiply-adds per column of k: its diagonal's r (r + 1) / 2 and each pair block's
+// rows x rows. E.g. c = 3, D = {0, 1}, blocks of 2, 2, 3 rows: role 0 computes (0, 0) and
+// {0, 1}: 3 + 4 = 7; role 1 3 + 6 = 9; role 2 6 + 6 = 12 (its pair is {2, 0}).
+std::vector<std::int64_t> role_work(const std::vector<std::int64_t>& atoms, const std::vector<std::pair<int, int>>& pair_of, int c) {
+  const auto rows = [&](int b) { return atoms[std::size_t(b + 1)] - atoms[std::size_t(b)]; };
+  std::vector<std::int64_t> work(std::size_t(c), 0);
+  for (int q = 0; q < c; ++q) {
+    std::int64_t w = rows(q) * (rows(q) + 1) / 2;
+    for (int d = 1; d <= c / 2; ++d) w += rows((q + pair_of[std::size_t(d)].first) % c) * rows((q + pair_of[std::size_t(d)].second) % c);
+    work[std::size_t(q)] = w;
+  }
+  return work;
+}
+
+// The busiest rank's work when role q's runs[q] ranks take turns over len columns (runs of
+// floor or ceil of len / runs[q]): max over q of work_q ceil(len / runs[q]).
+std::int64_t busiest_work(const std::vector<std::int64_t>& work, const std::vector<int>& runs, std::int64_t len) {
+  std::int64_t most = 0;
+  for (std::size_t q = 0; q < work.size(); ++q) most = std::max(most, work[q] * ((len + runs[q] - 1) / runs[q]));
+  return most;
+}
+
+// Row blocks of an odd difference cover whose roles have runs[q] ranks over len columns:
+// Newton's blocks for equal work per rank (uneven_measures; up to c = 1024, a dense solve,
+// and where blocks average 8 rows or more, else rounding undoes them), rounded to whole
+// rows, or the equal blocks `equal` (balanced_atoms), whichever leaves the busiest rank
+// less work. Newton's are the ones where roles' ranks differ a lot and blocks
+// are long (tbd7{0,1,3}[3,3,2,2,2,2,2]: blocks of 0.155 n, 0.197 n, ...); equal ones where
+// the ranks were given in proportion to equal blocks' work (work_role_ranks) and blocks are
+// a few rows, which rounding Newton's would unbalance.
+std::vector<std::int64_t> uneven_atoms(std::int64_t n, std::int64_t len, const std::vector<std::pair<int, int>>& pair_of,
+                                       const std::vector<int>& runs, std::vector<std::int64_t> equal) {
+  const int c = int(runs.size());
+  std::vector<std::int64_t> best = std::move(equal);
+  std::int64_t least = busiest_work(role_work(best, pair_of, c), runs, len);
+  if (c > 1024 || n < 8 * std::int64_t(c)) return best;
+  const std::vector<double> mu = uneven_measures(pair_of, runs);
+  if (mu.empty()) return best;
+  std::vector<std::int64_t> atoms{0};
+  double at = 0;
+  for (int q = 0; q + 1 < c; ++q) at += mu[std::size_t(q)], atoms.push_back(std::llround(at * double(n)));
+  atoms.push_back(n);
+  for (std::size_t a = 0; a + 1 < atoms.size(); ++a)
+    if (atoms[a + 1] <= atoms[a]) return best;
+  if (busiest_work(role_work(atoms, pair_of, c), runs, len) < least) best = std::move(atoms);
+  return best;
+}
+
 // How a role of a difference cover D reaches atom p + a, for each a in D: the diagonal
 // (a = 0) and any pair of d < c/2 read it over the whole run (whole), the pair of d = c/2
 // only over one half of it (half: that pair's a, else -1). E.g. c = 4, D = {0, 1, 2}: d = 1
@@ -503,6 +659,29 @@ void index_runs(const std::vector<int>& runs, std::vector<std::pair<int, int>>& 
 }
 
 }  // namespace
+
+std::vector<int> work_role_ranks(std::int64_t n, std::int64_t k, int c, int P) {
+  if (c < 3 || c % 2 == 0 || c > n || P < c || std::int64_t(P) > std::int64_t(c) * k) return {};
+  const std::vector<int> D = difference_cover(c);
+  const std::vector<std::pair<int, int>> pair_of = cover_pairs(D, c);
+  if (pair_of.empty()) return {};
+  const std::vector<std::int64_t> work = role_work(balanced_atoms(n, D, pair_of, c), pair_of, c);
+  // One rank a role, then each next rank to the role whose busiest rank works most (ties:
+  // the lowest role): the least busiest rank over all ways to give P ranks (each role's
+  // busiest rank, work ceil(k / m), only falls with more ranks).
+  std::vector<int> m(std::size_t(c), 1);
+  const auto busiest = [&](int q) { return work[std::size_t(q)] * ((k + m[std::size_t(q)] - 1) / m[std::size_t(q)]); };
+  std::priority_queue<std::pair<std::int64_t, int>> next;
+  for (int q = 0; q < c; ++q) next.emplace(busiest(q), -q);
+  for (int left = P - c; left > 0;) {
+    const int q = -next.top().second;
+    next.pop();
+    if (m[std::size_t(q)] == k) continue;  // one column a rank already
+    ++m[std::size_t(q)], --left;
+    next.emplace(busiest(q), -q);
+  }
+  return m;
+}
 
 rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_(s) {
   if (p.op == operation::gemm) throw plan_error("rank_k_model: a gemm problem has no triangle (use rank_model)");
@@ -564,17 +743,8 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
       g.pair_of = cover_pairs(g.cover, int(c));
       if (g.pair_of.empty()) throw plan_error("rank_k_model: difference cover of " + std::to_string(c) + " misses a difference");
       reach_tables(g.cover, g.pair_of, int(c), g.reach_whole, g.reach_half);
-      if (g.even) {
-        for (std::int64_t b = 0; b <= c; ++b) g.atoms.push_back(b * p.n / c);
-      } else {
-        // Uneven roles: row blocks of equal work per rank (uneven_measures).
-        const std::vector<double> mu = uneven_measures(g.pair_of, g.runs);
-        if (mu.empty()) throw plan_error(name() + "no row blocks give these ranks per role equal work");
-        double at = 0;
-        g.atoms.push_back(0);
-        for (int q = 0; q + 1 < c; ++q) at += mu[std::size_t(q)], g.atoms.push_back(std::llround(at * double(p.n)));
-        g.atoms.push_back(p.n);
-      }
+      g.atoms = balanced_atoms(p.n, g.cover, g.pair_of, int(c));
+      if (!g.even) g.atoms = uneven_atoms(p.n, len, g.pair_of, g.runs, std::move(g.atoms));
     }
     for (std::size_t a = 0; a + 1 < g.atoms.size(); ++a)
       if (g.atoms[a + 1] <= g.atoms[a] && c > 1)

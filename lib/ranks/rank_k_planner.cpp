@@ -67,9 +67,9 @@ bool buildable(const problem& p, const rank_k_scheme& s) {
     int runs = x.groups;
     for (int m : x.role_ranks) runs = std::max(runs, m);
     if (std::int64_t(runs) > std::max<std::int64_t>(1, len) || (halves && len < 2 * std::int64_t(runs))) return false;
-    // A star or a nest sizes its row blocks by measure, as do uneven roles: some rows each.
-    if (x.cover != rank_k_cover::difference || !x.role_ranks.empty() ? p.n < 8 * std::int64_t(x.group_ranks)
-                                                                      : std::int64_t(x.group_ranks) > std::max<std::int64_t>(1, p.n))
+    // A star or a nest sizes its row blocks by measure: some rows each.
+    if (x.cover != rank_k_cover::difference ? p.n < 8 * std::int64_t(x.group_ranks)
+                                            : std::int64_t(x.group_ranks) > std::max<std::int64_t>(1, p.n))
       return false;
   }
   return true;
@@ -137,6 +137,10 @@ constexpr int most_group_ranks = 1024;
 // k slices of one).
 constexpr int most_mixed_ranks = 64;
 
+// Planes of roles with ranks in proportion to their work are weighed up to this many steps
+// of the exact score (P (q + 1)^3; 3 x 10^8 takes about 4 s on the example machine).
+constexpr double most_score_steps = 3e8;
+
 // The parts worth weighing on P ranks (shortlist's menu): every cover in k slices, the
 // projective planes beyond, every rank on a plane, and on few ranks uneven roles and nests.
 std::vector<rank_k_part> parts_menu(const problem& p, int P) {
@@ -191,6 +195,18 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
     std::vector<int> m(std::size_t(c), P / c);
     for (int r = 0; r < P % c; ++r) ++m[std::size_t(r)];
     menu.push_back({1, c, rank_k_cover::difference, m});
+  }
+  // Every rank on a plane, each role's ranks in proportion to its work on equal row blocks
+  // (work_role_ranks): where blocks are a few rows, whole rows leave roles' work up to 10 %
+  // apart (4096 rows on c = 651: 6 or 7 rows a block), which 8 or more ranks a role even out
+  // (24 to 27 ranks a role over 16,384: the busiest rank 1.02 times the mean flops, where
+  // k25 x tbd651 does 1.06). Only where the exact score (each rank's A cells, about |D|^3
+  // steps) stays near a few seconds.
+  for (int q = 1; q * q + q + 1 <= std::min<std::int64_t>(P / 8, p.n); ++q) {
+    const int c = q * q + q + 1;
+    const double steps = double(P) * std::pow(double(q + 1), 3);
+    if (steps > most_score_steps || difference_cover(c).size() != std::size_t(q + 1)) continue;
+    if (std::vector<int> m = work_role_ranks(p.n, p.k, c, P); !m.empty()) menu.push_back({1, c, rank_k_cover::difference, m});
   }
   return menu;
 }
