@@ -574,6 +574,14 @@ TEST_CASE("a plane of more than 1024 ranks: its roles' figures from the pairs of
     CAPTURE(text);
     for (int r = 0; r < m.ranks(); r += 7) check_recount(m, r);
   }
+  // Ranks per role by work (6 to 8 here, so runs of three lengths cut each other's cells):
+  // the sweep over a rank's cells (swept_a) against the cells one by one.
+  rank_k_part by_work;
+  by_work.group_ranks = 91, by_work.role_ranks = work_role_ranks(700, 300, 91, 640);
+  const auto [fewest, most] = std::minmax_element(by_work.role_ranks.begin(), by_work.role_ranks.end());
+  CHECK(*most - *fewest >= 2);
+  const rank_k_model m(sq, rank_k_scheme({by_work}));
+  for (int r = 0; r < m.ranks(); r += 5) check_recount(m, r);
 }
 
 TEST_CASE("a process outside the plan (an idle rank, or none) holds no pieces") {

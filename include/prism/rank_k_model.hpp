@@ -287,6 +287,8 @@ class rank_k_model {
   using a_memo = std::map<std::pair<int, std::int64_t>, a_totals>;
   // A of a rank of `role` over a run of `len` columns of one odd cover alone, equal roles.
   a_totals plane_a(const part_geometry& x, int role, std::int64_t len) const;
+  // A of rank `at` of one odd cover alone with uneven roles, its cells swept in order.
+  a_totals swept_a(const rank_place& at) const;
   // Rank r's A costs over every phase into rc, with the largest blocks and staging of a phase.
   void a_cost(int r, rank_cost& rc, std::int64_t& most_blocks, std::int64_t& most_stage, a_memo* memo) const;
   // cost(r), with plane_a's figures kept in memo when given.

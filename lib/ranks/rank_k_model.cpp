@@ -1289,17 +1289,78 @@ rank_k_model::a_totals rank_k_model::plane_a(const part_geometry& x, int role, s
   return t;
 }
 
+// One odd cover alone with uneven roles (one phase): what a_needs, a_holders and a_share
+// give cell by cell, without building them. Each atom a the rank reads, over its whole run,
+// is cut where any role's run starts (k_cuts); in a cell every reader role p of a has one
+// rank, that of its run j_p holding the cell's first column, and ranks go run by run, role
+// by role within a run (rank_of), so the holders before this rank (run j, role q) are the
+// readers with j_p < j, or j_p = j and p < q. E.g. tbd3{0,1}[2,1,1] on k = 4: atom 1 is read
+// by roles 0 and 1; role 0's runs start at 0 and 2, so rank (run 1, role 0) = local 3
+// holds columns [2, 4) after role 1's only rank (run 0, local 1).
+rank_k_model::a_totals rank_k_model::swept_a(const rank_place& at) const {
+  const part_geometry& x = *at.part;
+  const int c = x.part.group_ranks;
+  const std::int64_t len = std::max<std::int64_t>(1, x.k1 - x.k0);
+  const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
+  const std::vector<std::int64_t> cuts = k_cuts(at);
+  // The run of m holding column k0: the last j with floor(j len / m) <= k0 - x.k0, that is
+  // j len < (k0 - x.k0 + 1) m. E.g. len = 10, m = 3 (runs at 0, 3, 6): column 6 is run
+  // (7 * 3 - 1) / 10 = 2, column 5 run 16 / 10 = 1.
+  const auto run_at = [&](int m, std::int64_t k0) { return int(std::min<std::int64_t>(m - 1, ((k0 - x.k0 + 1) * m - 1) / len)); };
+  const auto run_start = [&](int m, int j) { return x.k0 + j * len / m; };
+  a_totals t;
+  std::vector<std::pair<std::int64_t, int>> starts;  // (column, reader) where a reader's next run starts
+  for (int e : x.cover) {
+    const int a = (at.role + e) % c;
+    const std::vector<int>& readers = x.readers[0][std::size_t(a)];
+    std::int64_t total = 0, before = 0;
+    std::vector<int> run(readers.size(), 0);
+    const auto ahead = [&](std::size_t h) {  // reader h's rank comes before this one
+      return run[h] < at.run || (run[h] == at.run && readers[h] < at.role);
+    };
+    starts.clear();
+    for (std::size_t h = 0; h < readers.size(); ++h) {
+      const int p = readers[h], m = x.runs[std::size_t(p)];
+      total += x.a_weight[std::size_t(p)];
+      if (p == at.role) continue;
+      run[h] = run_at(m, K0);
+      if (ahead(h)) before += x.a_weight[std::size_t(p)];
+      for (int j = run[h] + 1; j < m; ++j)
+        if (const std::int64_t k = run_start(m, j); k < K1) starts.emplace_back(k, int(h));
+        else break;
+    }
+    std::sort(starts.begin(), starts.end());
+    const std::int64_t rows = x.atoms[std::size_t(a) + 1] - x.atoms[std::size_t(a)], holders = std::int64_t(readers.size());
+    std::size_t s = 0;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+      for (; s < starts.size() && starts[s].first <= cuts[i]; ++s) {
+        const std::size_t h = std::size_t(starts[s].second);
+        const std::int64_t w = x.a_weight[std::size_t(readers[h])];
+        before -= ahead(h) ? w : 0;
+        ++run[h];
+        before += ahead(h) ? w : 0;
+      }
+      const std::int64_t N = rows * (cuts[i + 1] - cuts[i]), own = piece_of(0, N, before, x.a_weight[std::size_t(at.role)], total).count;
+      t.in += N - own, t.out += own * (holders - 1), t.owned += own;
+    }
+    t.blocks += rows * (K1 - K0);
+  }
+  t.stage = t.in + t.out;
+  return t;
+}
+
 // Rank r's A over every phase: received, sent and owned in rc, and the largest blocks and
-// staging of a phase; cell by cell, or by plane_a (kept in `memo` when given).
+// staging of a phase; cell by cell, by plane_a (kept in `memo` when given) or by swept_a.
 void rank_k_model::a_cost(int r, rank_cost& rc, std::int64_t& most_blocks, std::int64_t& most_stage, a_memo* memo) const {
   const std::size_t elem = element_size(p_.type);
   const rank_place at = place_of(r);
   const part_geometry& x = *at.part;
-  if (!x.role_c.empty() && x.even) {
+  if (!x.role_c.empty()) {
     const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
     const std::pair<int, std::int64_t> key{at.role, K1 - K0};
     a_totals t;
-    if (memo == nullptr) t = plane_a(x, at.role, K1 - K0);
+    if (!x.even) t = swept_a(at);
+    else if (memo == nullptr) t = plane_a(x, at.role, K1 - K0);
     else if (const auto it = memo->find(key); it != memo->end()) t = it->second;
     else t = memo->emplace(key, plane_a(x, at.role, K1 - K0)).first->second;
     rc.received[0] += t.in, rc.sent[0] += t.out, rc.owned_bytes += std::size_t(t.owned) * elem;

@@ -138,8 +138,9 @@ constexpr int most_group_ranks = 1024;
 constexpr int most_mixed_ranks = 64;
 
 // Planes of roles with ranks in proportion to their work are weighed up to this many steps
-// of the exact score (P (q + 1)^3; 3 x 10^8 takes about 4 s on the example machine).
-constexpr double most_score_steps = 3e8;
+// of the exact score (P (q + 1)^2: 10^5 ranks on c = 1893, q + 1 = 44, score in about 7 s
+// on the example machine).
+constexpr double most_score_steps = 2e8;
 
 // The parts worth weighing on P ranks (shortlist's menu): every cover in k slices, the
 // projective planes beyond, every rank on a plane, and on few ranks uneven roles and nests.
@@ -200,11 +201,11 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   // (work_role_ranks): where blocks are a few rows, whole rows leave roles' work up to 10 %
   // apart (4096 rows on c = 651: 6 or 7 rows a block), which 8 or more ranks a role even out
   // (24 to 27 ranks a role over 16,384: the busiest rank 1.02 times the mean flops, where
-  // k25 x tbd651 does 1.06). Only where the exact score (each rank's A cells, about |D|^3
-  // steps) stays near a few seconds.
+  // k25 x tbd651 does 1.07). Only where the exact score (each rank's A cells swept, about
+  // |D|^2 steps a rank) stays within seconds.
   for (int q = 1; q * q + q + 1 <= std::min<std::int64_t>(P / 8, p.n); ++q) {
     const int c = q * q + q + 1;
-    const double steps = double(P) * std::pow(double(q + 1), 3);
+    const double steps = double(P) * double(q + 1) * double(q + 1);
     if (steps > most_score_steps || difference_cover(c).size() != std::size_t(q + 1)) continue;
     if (std::vector<int> m = work_role_ranks(p.n, p.k, c, P); !m.empty()) menu.push_back({1, c, rank_k_cover::difference, m});
   }
