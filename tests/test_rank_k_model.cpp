@@ -475,8 +475,9 @@ TEST_CASE("planner runs at cluster scale: projective planes of every prime power
   };
   // P = 10^6: Singer's plane for q = 97 (c = 9507) in 105 k slices, about 1.02x (a cover of
   // at most 1024 ranks a group, as before, gave 3.6x).
-  // P = 16,384 on 4096^2: the plane of q = 25 with 24 to 27 ranks a role by their work,
-  // about 1.02x (k25 x tbd651 gave 1.06x, its busiest rank 1.07 times the mean flops).
+  // P = 16,384 on 4096^2: the plane of q = 25 with 23 to 26 ranks a role by their work,
+  // about 1.02x (k25 x tbd651 with long blocks spread evenly gave 1.06x, its busiest rank
+  // 1.07 times the mean flops).
   for (const at_scale& x : {at_scale{4096, 1024, 1.06}, at_scale{65536, 4096, 1.04}, at_scale{65536, 1000, 1.06},
                             at_scale{65536, 1000000, 1.04}, at_scale{4096, 16384, 1.03}}) {
     const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', x.n, x.n);

@@ -11,8 +11,8 @@
 // slice by its cover:
 //   - difference: n in c row blocks ("atoms") of floor(n/c) or ceil(n/c) rows, the longer
 //     ones placed so that no role's blocks hold many more of them than the mean (roles of
-//     uneven ranks: see work_role_ranks and the part's ranks per role), the c(c+1)/2 blocks of the triangle
-//     shared by a difference cover D of Z_c (a set with 0 in it whose differences a - b
+//     uneven ranks may take Newton's blocks instead: prism/plan.hpp, rank_k_part), the
+//     c(c+1)/2 blocks of the triangle shared by a difference cover D of Z_c (a set with 0 in it whose differences a - b
 //     mod c take every value). Group rank p computes the diagonal block (p, p) and, for each
 //     d = 1 .. floor(c/2), the block of rows {p + a, p + b} (mod c) where (a, b) is D's pair
 //     for d; for d = c/2 (c even) both ranks covering a pair compute it, on one half of the
@@ -93,8 +93,8 @@ std::vector<int> difference_cover(int c);
 /// n x k rank-k update, each role's ranks taking turns over k: in proportion to the roles'
 /// work on equal row blocks, so that the busiest rank does the least multiply-adds whole
 /// rows and columns allow. E.g. n = 4096 on c = 651 (blocks of 6 or 7 rows): the roles'
-/// work differs by 10 %, so over 16,384 ranks they get 24 to 27 ranks each. Empty when c is
-/// even or above n, or P is below c or above c k.
+/// work differs by up to 13 %, so over 16,384 ranks they get 23 to 26 ranks each. Empty when
+/// c is even or above n, or P is below c or above c k.
 std::vector<int> work_role_ranks(std::int64_t n, std::int64_t k, int c, int P);
 
 /// One block of the triangle a rank computes over part of k: rows block i, columns

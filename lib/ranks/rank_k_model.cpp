@@ -460,21 +460,23 @@ std::vector<double> uneven_measures(const std::vector<std::pair<int, int>>& pair
   return {};
 }
 
-// Row block boundaries of a difference cover of roles alike on n rows: c blocks of
-// floor(n/c) rows, r = n mod c of them one row longer, placed so that the roles' work is as
-// even as whole rows allow. Role p computes its diagonal and one block {p + a, p + b} of
-// each difference, so one more row in block x adds about w_e rows' worth to the work of
-// role x - e, for each e in D, w_e the blocks of p's that pair with offset e (2 each, 1
-// for the half blocks of d = c/2, 2 more for the diagonal at e = 0; doubled so they stay
-// whole). The long blocks L are moved one swap at a time to shrink the sum over roles of
-// dev_p^2, dev_p = c cnt_p - r sum(w) with cnt_p = sum over e of w_e [p + e in L] (the
-// mean is r sum(w) / c): of the few blocks of L on the most loaded roles and the few
-// outside it on the least, the swap that shrinks it most, until none does. Deterministic
-// (integers, ties to the lowest block), so every rank gets the same. Evenly spread long
-// blocks (every c/r-th) leave a plane's lines meeting L unevenly: 4096 rows on c = 651
-// (q = 25: 190 blocks of 7 rows, 461 of 6; a line of 26 blocks meets L 7.6 times on
-// average) gave 1 to 15 long blocks a line, its busiest rank 1.07 times the mean flops;
-// balanced, every line meets L 7 or 8 times.
+// Row block boundaries of a difference cover on n rows: c blocks of floor(n/c) rows, r =
+// n mod c of them one row longer, placed so that the busiest role's work is as low as whole
+// rows allow. Role p computes its diagonal and one block {p + a, p + b} of each difference,
+// so one more row in block x adds about w_e rows' worth to the work of role x - e, for each
+// e in D, w_e the blocks of p's that pair with offset e (2 each, 1 for the half blocks of
+// d = c/2, 2 more for the diagonal at e = 0; doubled so they stay whole). With cnt_p = sum
+// over e of w_e [p + e long], dev_p = c cnt_p - r sum(w) is c times its excess over the
+// mean. On a projective plane the sum of cnt_p^2 is the same for every choice (two points
+// share one line), so only the roles above the mean are charged: max(0, dev_p)^4. The long
+// blocks (or the short ones, when fewer) are picked greedily, each next the block whose
+// roles are least charged, then swapped in and out while the best swap among the 8 most
+// and 8 least charged blocks lowers the sum. Deterministic (integers, ties to the lowest
+// block), so every rank gets the same. Spread evenly (every c/r-th), 4096 rows on c = 651
+// (q = 25: 190 blocks of 7 rows, 461 of 6; a line of 26 blocks meets 7.6 long ones on
+// average) put 1 to 15 long blocks on a line, its busiest rank doing 1.07 times the mean
+// flops; placed so, at most 10 (on a plane at least 9 must: b = 1 + 189/26 if every line
+// met the long blocks b times or none).
 std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>& D, const std::vector<std::pair<int, int>>& pair_of,
                                          int c) {
   const std::int64_t base = n / c, r = n % c;
@@ -487,80 +489,78 @@ std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>&
     return atoms;
   }
   std::vector<char> in(std::size_t(c), 0);
-  {
-    std::vector<std::int64_t> w(D.size(), 0);
+  std::vector<std::int64_t> w(D.size(), 0);
+  for (std::size_t e = 0; e < D.size(); ++e) {
+    w[e] = D[e] == 0 ? 2 : 0;
+    for (int d = 1; d <= c / 2; ++d)
+      if (pair_of[std::size_t(d)].first == D[e] || pair_of[std::size_t(d)].second == D[e]) w[e] += 2 * d == c ? 1 : 2;
+  }
+  const std::int64_t wsum = std::accumulate(w.begin(), w.end(), std::int64_t(0));
+  const auto role = [&](int x, std::size_t e) { return ((x - D[e]) % c + c) % c; };
+  // Only roles above the mean cost (the busiest rank is what counts): a role's penalty
+  // is over(dev)^4, over(u) = max(0, u) for long blocks picked, max(0, -u) for short ones.
+  using wide = __int128;
+  const std::int64_t sign = flip ? -1 : 1;
+  const auto over = [&](std::int64_t u) { return std::max<std::int64_t>(0, sign * u); };
+  const auto cube = [&](std::int64_t u) { return sign * wide(over(u)) * over(u) * over(u); };
+  const auto fourth = [&](std::int64_t u) { return wide(over(u)) * over(u) * (wide(over(u)) * over(u)); };
+  // dev_p = c cnt_p - t sum(w), and a block's load: the sum of w_e over'(dev)^3 over its
+  // roles (how much picking it would add to the penalties, to first order).
+  std::vector<std::int64_t> dev(std::size_t(c), -t * wsum), delta(std::size_t(c), 0);
+  std::vector<wide> load(std::size_t(c), 0);
+  for (int x = 0; x < c; ++x)
+    for (std::size_t e = 0; e < D.size(); ++e) load[std::size_t(x)] += w[e] * cube(dev[std::size_t(role(x, e))]);
+  const auto shift = [&](int x, int sign) {  // picks (+1) or drops (-1) block x
+    in[std::size_t(x)] = sign > 0;
     for (std::size_t e = 0; e < D.size(); ++e) {
-      w[e] = D[e] == 0 ? 2 : 0;
-      for (int d = 1; d <= c / 2; ++d)
-        if (pair_of[std::size_t(d)].first == D[e] || pair_of[std::size_t(d)].second == D[e]) w[e] += 2 * d == c ? 1 : 2;
+      const int p = role(x, e);
+      const std::int64_t before = dev[std::size_t(p)];
+      dev[std::size_t(p)] += sign * c * w[e];
+      const wide change = cube(dev[std::size_t(p)]) - cube(before);
+      for (std::size_t f = 0; f < D.size(); ++f) load[std::size_t((p + D[f]) % c)] += w[f] * change;
     }
-    const std::int64_t wsum = std::accumulate(w.begin(), w.end(), std::int64_t(0));
-    const auto role = [&](int x, std::size_t e) { return ((x - D[e]) % c + c) % c; };
-    // Only roles above the mean cost (the busiest rank is what counts): a role's penalty
-    // is over(dev)^4, over(u) = max(0, u) for long blocks picked, max(0, -u) for short ones.
-    using wide = __int128;
-    const std::int64_t sign = flip ? -1 : 1;
-    const auto over = [&](std::int64_t u) { return std::max<std::int64_t>(0, sign * u); };
-    const auto cube = [&](std::int64_t u) { return sign * wide(over(u)) * over(u) * over(u); };
-    const auto fourth = [&](std::int64_t u) { return wide(over(u)) * over(u) * (wide(over(u)) * over(u)); };
-    // dev_p = c cnt_p - t sum(w), and a block's load: the sum of w_e over'(dev)^3 over its
-    // roles (how much picking it would add to the penalties, to first order).
-    std::vector<std::int64_t> dev(std::size_t(c), -t * wsum), delta(std::size_t(c), 0);
-    std::vector<wide> load(std::size_t(c), 0);
-    for (int x = 0; x < c; ++x)
-      for (std::size_t e = 0; e < D.size(); ++e) load[std::size_t(x)] += w[e] * cube(dev[std::size_t(role(x, e))]);
-    const auto shift = [&](int x, int sign) {  // picks (+1) or drops (-1) block x
-      in[std::size_t(x)] = sign > 0;
-      for (std::size_t e = 0; e < D.size(); ++e) {
-        const int p = role(x, e);
-        const std::int64_t before = dev[std::size_t(p)];
-        dev[std::size_t(p)] += sign * c * w[e];
-        const wide change = cube(dev[std::size_t(p)]) - cube(before);
-        for (std::size_t f = 0; f < D.size(); ++f) load[std::size_t((p + D[f]) % c)] += w[f] * change;
-      }
-    };
-    // The least loaded unpicked block, or the `few` most loaded picked / least loaded unpicked.
-    const auto ranked = [&](bool picked, std::size_t few) {
-      std::vector<int> v;
-      const auto first = [&](int a, int b) { return picked ? load[std::size_t(a)] > load[std::size_t(b)] : load[std::size_t(a)] < load[std::size_t(b)]; };
-      for (int x = 0; x < c; ++x) {
-        if ((in[std::size_t(x)] != 0) != picked || (v.size() == few && !first(x, v.back()))) continue;
-        v.insert(std::upper_bound(v.begin(), v.end(), x, first), x);
-        if (v.size() > few) v.pop_back();
-      }
-      return v;
-    };
-    // Greedy start: each next pick the block whose roles are least loaded.
-    for (std::int64_t i = 0; i < t; ++i) shift(ranked(false, 1)[0], +1);
-    // The change of sum dev^4 if x is dropped and y picked.
-    std::vector<int> touched;
-    const auto swap_gain = [&](int x, int y) {
-      touched.clear();
-      for (std::size_t e = 0; e < D.size(); ++e) {
-        const int px = role(x, e), py = role(y, e);
-        if (delta[std::size_t(px)] == 0) touched.push_back(px);
-        delta[std::size_t(px)] -= c * w[e];
-        if (delta[std::size_t(py)] == 0) touched.push_back(py);
-        delta[std::size_t(py)] += c * w[e];
-      }
-      wide gain = 0;
-      for (int p : touched) {
-        gain += fourth(dev[std::size_t(p)] + delta[std::size_t(p)]) - fourth(dev[std::size_t(p)]);
-        delta[std::size_t(p)] = 0;
-      }
-      return gain;
-    };
-    // Then swaps: of the 8 most loaded picked and 8 least loaded unpicked, the best, while one helps.
-    for (std::int64_t step = 0; step < 4 * std::int64_t(c); ++step) {
-      wide best = 0;
-      std::pair<int, int> pick{-1, -1};
-      const std::vector<int> drop = ranked(true, 8), add = ranked(false, 8);
-      for (int x : drop)
-        for (int y : add)
-          if (const wide g = swap_gain(x, y); g < best) best = g, pick = {x, y};
-      if (pick.first < 0) break;
-      shift(pick.first, -1), shift(pick.second, +1);
+  };
+  // The least loaded unpicked block, or the `few` most loaded picked / least loaded unpicked.
+  const auto ranked = [&](bool picked, std::size_t few) {
+    std::vector<int> v;
+    const auto first = [&](int a, int b) { return picked ? load[std::size_t(a)] > load[std::size_t(b)] : load[std::size_t(a)] < load[std::size_t(b)]; };
+    for (int x = 0; x < c; ++x) {
+      if ((in[std::size_t(x)] != 0) != picked || (v.size() == few && !first(x, v.back()))) continue;
+      v.insert(std::upper_bound(v.begin(), v.end(), x, first), x);
+      if (v.size() > few) v.pop_back();
     }
+    return v;
+  };
+  // Greedy start: each next pick the block whose roles are least loaded.
+  for (std::int64_t i = 0; i < t; ++i) shift(ranked(false, 1)[0], +1);
+  // The change of sum dev^4 if x is dropped and y picked.
+  std::vector<int> touched;
+  const auto swap_gain = [&](int x, int y) {
+    touched.clear();
+    for (std::size_t e = 0; e < D.size(); ++e) {
+      const int px = role(x, e), py = role(y, e);
+      if (delta[std::size_t(px)] == 0) touched.push_back(px);
+      delta[std::size_t(px)] -= c * w[e];
+      if (delta[std::size_t(py)] == 0) touched.push_back(py);
+      delta[std::size_t(py)] += c * w[e];
+    }
+    wide gain = 0;
+    for (int p : touched) {
+      gain += fourth(dev[std::size_t(p)] + delta[std::size_t(p)]) - fourth(dev[std::size_t(p)]);
+      delta[std::size_t(p)] = 0;
+    }
+    return gain;
+  };
+  // Then swaps: of the 8 most loaded picked and 8 least loaded unpicked, the best, while one helps.
+  for (std::int64_t step = 0; step < 4 * std::int64_t(c); ++step) {
+    wide best = 0;
+    std::pair<int, int> pick{-1, -1};
+    const std::vector<int> drop = ranked(true, 8), add = ranked(false, 8);
+    for (int x : drop)
+      for (int y : add)
+        if (const wide g = swap_gain(x, y); g < best) best = g, pick = {x, y};
+    if (pick.first < 0) break;
+    shift(pick.first, -1), shift(pick.second, +1);
   }
   for (int b = 0; b < c; ++b) atoms.push_back(atoms.back() + base + ((in[std::size_t(b)] != 0) != flip ? 1 : 0));
   return atoms;

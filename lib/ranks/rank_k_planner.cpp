@@ -198,10 +198,10 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
     menu.push_back({1, c, rank_k_cover::difference, m});
   }
   // Every rank on a plane, each role's ranks in proportion to its work on equal row blocks
-  // (work_role_ranks): where blocks are a few rows, whole rows leave roles' work up to 10 %
+  // (work_role_ranks): where blocks are a few rows, whole rows leave roles' work up to 13 %
   // apart (4096 rows on c = 651: 6 or 7 rows a block), which 8 or more ranks a role even out
-  // (24 to 27 ranks a role over 16,384: the busiest rank 1.02 times the mean flops, where
-  // k25 x tbd651 does 1.07). Only where the exact score (each rank's A cells swept, about
+  // (23 to 26 ranks a role over 16,384: the busiest rank 1.02 times the mean flops, where
+  // k25 x tbd651 does 1.06). Only where the exact score (each rank's A cells swept, about
   // |D|^2 steps a rank) stays within seconds.
   for (int q = 1; q * q + q + 1 <= std::min<std::int64_t>(P / 8, p.n); ++q) {
     const int c = q * q + q + 1;
