@@ -540,9 +540,38 @@ TEST_CASE("planes of blocks a few rows: long blocks spread over the roles, ranks
         CAPTURE(b);
         CHECK(busiest(best) <= busiest({a, b, c}) + 1e-9);
       }
+  CHECK(work_role_ranks(11, 2, 3, 6) == std::vector<int>{2, 2, 2});  // a column a rank: every role full
+  CHECK(work_role_ranks(11, 2, 3, 5).size() == 3);                    // one role at k, the rest below
   CHECK(work_role_ranks(11, 7, 4, 9).empty());   // even c
   CHECK(work_role_ranks(11, 7, 3, 2).empty());   // fewer ranks than roles
   CHECK(work_role_ranks(11, 7, 3, 22).empty());  // more than a column a rank
+}
+
+TEST_CASE("difference covers' row blocks: floor or ceil of n / c rows; uneven roles keep Newton's where they win") {
+  // Long blocks picked (r <= c / 2) or short ones (r > c / 2), odd and even c.
+  for (int c = 3; c <= 41; ++c)
+    for (std::int64_t n = c; n <= 4 * c; n += 1 + c / 7) {
+      const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'N', n, 4);
+      const rank_k_model m(p, rank_k_scheme(1, c));
+      CAPTURE(c);
+      CAPTURE(n);
+      REQUIRE(m.blocks() == c);
+      std::int64_t rows = 0;
+      for (int b = 0; b < c; ++b) {
+        CHECK((m.block_rows(b) == n / c || m.block_rows(b) == n / c + 1));
+        rows += m.block_rows(b);
+      }
+      CHECK(rows == n);
+    }
+  // Fano with 3, 3, 2, 2, 2, 2, 2 ranks on 4096 rows: equal blocks would leave the roles of 3
+  // ranks 2/3 of the others' work a rank; Newton's blocks run from 0.110 n to 0.197 n.
+  const problem sq = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 4096, 4096);
+  const rank_k_model fano(sq, rank_k_scheme::parse("tbd7{0,1,3}[3,3,2,2,2,2,2]"));
+  std::int64_t fewest = sq.n, most = 0;
+  for (int b = 0; b < 7; ++b) fewest = std::min(fewest, fano.block_rows(b)), most = std::max(most, fano.block_rows(b));
+  CHECK(fewest < 480);
+  CHECK(most > 780);
+  CHECK(fano.max_flops() <= 1.001 * sq.flops() / 16);
 }
 
 TEST_CASE("a plane of more than 1024 ranks: its roles' figures from the pairs of its cover, as block by block") {
@@ -579,6 +608,7 @@ TEST_CASE("a plane of more than 1024 ranks: its roles' figures from the pairs of
   // the sweep over a rank's cells (swept_a) against the cells one by one.
   rank_k_part by_work;
   by_work.group_ranks = 91, by_work.role_ranks = work_role_ranks(700, 300, 91, 640);
+  REQUIRE(by_work.role_ranks.size() == 91);
   const auto [fewest, most] = std::minmax_element(by_work.role_ranks.begin(), by_work.role_ranks.end());
   CHECK(*most - *fewest >= 2);
   const rank_k_model m(sq, rank_k_scheme({by_work}));

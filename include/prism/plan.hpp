@@ -366,8 +366,8 @@ enum class rank_k_cover {
 /// one equal run of it: `groups` each (G k slices of c ranks), or `role_ranks` as given
 /// (odd difference covers, the nest, and the star with its three leaf roles alike, whose
 /// row blocks are then sized so that every rank does the same flops: for a difference cover,
-/// Newton's blocks where they average 8 rows or more and c <= 1024, or equal blocks, which
-/// ever leaves the busiest rank less; work_role_ranks gives ranks for equal blocks).
+/// Newton's blocks where they average 8 rows or more and c <= 1024, or equal blocks,
+/// whichever leaves the busiest rank less; work_role_ranks gives ranks for equal blocks).
 struct rank_k_part {
   int groups = 1;                                 ///< k slices, one per group of c, without role_ranks
   int group_ranks = 1;                            ///< roles c (ranks per group; 4 for the star, 2 for the nest)
@@ -438,8 +438,10 @@ struct rank_k_choice {
 };
 
 /// Plans a syrk / herk problem over ctx.ranks() ranks: scores the triangle-block schemes
-/// (every group size c and group count and the star, P' <= P; up to 64 ranks also uneven
-/// roles of odd covers and stars, nests and schemes of two or three parts; by a closed
+/// (every group size c and group count and the star, P' <= P; every rank on a projective
+/// plane, its roles' ranks equal to within one or in proportion to their work; up to 64
+/// ranks also uneven roles of odd covers and stars, nests and schemes of two or three
+/// parts; by a closed
 /// form, then the best exactly with prism::rank_k_model), keeps those whose peak fits the
 /// memory per rank (adding phases when needed) and picks the least modelled time. Throws
 /// plan_error when none fits, naming the least footprint and the scheme that reaches it.

@@ -466,12 +466,16 @@ std::vector<double> uneven_measures(const std::vector<std::pair<int, int>>& pair
 // so one more row in block x adds about w_e rows' worth to the work of role x - e, for each
 // e in D, w_e the blocks of p's that pair with offset e (2 each, 1 for the half blocks of
 // d = c/2, 2 more for the diagonal at e = 0; doubled so they stay whole). With cnt_p = sum
-// over e of w_e [p + e long], dev_p = c cnt_p - r sum(w) is c times its excess over the
-// mean. On a projective plane the sum of cnt_p^2 is the same for every choice (two points
-// share one line), so only the roles above the mean are charged: max(0, dev_p)^4. The long
-// blocks (or the short ones, when fewer) are picked greedily, each next the block whose
-// roles are least charged, then swapped in and out while the best swap among the 8 most
-// and 8 least charged blocks lowers the sum. Deterministic (integers, ties to the lowest
+// over e of w_e [p + e picked], t blocks picked (the long ones, or the short ones when
+// fewer), dev_p = c cnt_p - t sum(w) is c times its excess over the mean. On a projective
+// plane the sum of cnt_p^2 is nearly the same for every choice (two points share one line;
+// only the diagonal's weight differs), so only the roles above the mean are charged:
+// max(0, dev_p)^4 for long blocks picked, max(0, -dev_p)^4 for short ones. Block x sits in
+// roles x - e: c = 7, D = {0, 1, 3}: block 3 in roles 3, 2 and 0. The blocks are picked
+// greedily, each next the one whose roles are least charged (while no role is above the
+// mean, the lowest free block), then swapped in and out while the best swap among the 8
+// most and 8 least charged blocks lowers the sum. Above 2^15 blocks (beyond any plane the
+// planner weighs, and where the fourth powers could pass 128 bits) they stay spread evenly. Deterministic (integers, ties to the lowest
 // block), so every rank gets the same. Spread evenly (every c/r-th), 4096 rows on c = 651
 // (q = 25: 190 blocks of 7 rows, 461 of 6; a line of 26 blocks meets 7.6 long ones on
 // average) put 1 to 15 long blocks on a line, its busiest rank doing 1.07 times the mean
@@ -484,7 +488,7 @@ std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>&
   const bool flip = 2 * r > c;
   const std::int64_t t = flip ? c - r : r;
   std::vector<std::int64_t> atoms{0};
-  if (t == 0 || c <= 2) {  // equal blocks, or one or two (alike either way): b n / c
+  if (t == 0 || c <= 2 || c > 1 << 15) {  // equal, one or two (alike either way), or very many: b n / c
     for (std::int64_t b = 1; b <= c; ++b) atoms.push_back(b * n / c);
     return atoms;
   }
@@ -510,12 +514,12 @@ std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>&
   std::vector<wide> load(std::size_t(c), 0);
   for (int x = 0; x < c; ++x)
     for (std::size_t e = 0; e < D.size(); ++e) load[std::size_t(x)] += w[e] * cube(dev[std::size_t(role(x, e))]);
-  const auto shift = [&](int x, int sign) {  // picks (+1) or drops (-1) block x
-    in[std::size_t(x)] = sign > 0;
+  const auto shift = [&](int x, int dir) {  // picks (+1) or drops (-1) block x
+    in[std::size_t(x)] = dir > 0;
     for (std::size_t e = 0; e < D.size(); ++e) {
       const int p = role(x, e);
       const std::int64_t before = dev[std::size_t(p)];
-      dev[std::size_t(p)] += sign * c * w[e];
+      dev[std::size_t(p)] += dir * c * w[e];
       const wide change = cube(dev[std::size_t(p)]) - cube(before);
       for (std::size_t f = 0; f < D.size(); ++f) load[std::size_t((p + D[f]) % c)] += w[f] * change;
     }
@@ -583,9 +587,9 @@ std::vector<std::int64_t> role_work(const std::vector<std::int64_t>& atoms, cons
 
 // The busiest rank's work when role q's runs[q] ranks take turns over len columns (runs of
 // floor or ceil of len / runs[q]): max over q of work_q ceil(len / runs[q]).
-std::int64_t busiest_work(const std::vector<std::int64_t>& work, const std::vector<int>& runs, std::int64_t len) {
-  std::int64_t most = 0;
-  for (std::size_t q = 0; q < work.size(); ++q) most = std::max(most, work[q] * ((len + runs[q] - 1) / runs[q]));
+__int128 busiest_work(const std::vector<std::int64_t>& work, const std::vector<int>& runs, std::int64_t len) {
+  __int128 most = 0;  // n^2 k / 6 for c = 3 and one rank a role: past int64 from n = k = 3.8 x 10^6
+  for (std::size_t q = 0; q < work.size(); ++q) most = std::max(most, __int128(work[q]) * ((len + runs[q] - 1) / runs[q]));
   return most;
 }
 
@@ -601,7 +605,7 @@ std::vector<std::int64_t> uneven_atoms(std::int64_t n, std::int64_t len, const s
                                        const std::vector<int>& runs, std::vector<std::int64_t> equal) {
   const int c = int(runs.size());
   std::vector<std::int64_t> best = std::move(equal);
-  std::int64_t least = busiest_work(role_work(best, pair_of, c), runs, len);
+  const __int128 least = busiest_work(role_work(best, pair_of, c), runs, len);
   if (c > 1024 || n < 8 * std::int64_t(c)) return best;
   const std::vector<double> mu = uneven_measures(pair_of, runs);
   if (mu.empty()) return best;
@@ -670,8 +674,8 @@ std::vector<int> work_role_ranks(std::int64_t n, std::int64_t k, int c, int P) {
   // the lowest role): the least busiest rank over all ways to give P ranks (each role's
   // busiest rank, work ceil(k / m), only falls with more ranks).
   std::vector<int> m(std::size_t(c), 1);
-  const auto busiest = [&](int q) { return work[std::size_t(q)] * ((k + m[std::size_t(q)] - 1) / m[std::size_t(q)]); };
-  std::priority_queue<std::pair<std::int64_t, int>> next;
+  const auto busiest = [&](int q) { return __int128(work[std::size_t(q)]) * ((k + m[std::size_t(q)] - 1) / m[std::size_t(q)]); };
+  std::priority_queue<std::pair<__int128, int>> next;
   for (int q = 0; q < c; ++q) next.emplace(busiest(q), -q);
   for (int left = P - c; left > 0;) {
     const int q = -next.top().second;
@@ -770,7 +774,8 @@ rank_k_model::rank_k_model(const problem& p, const rank_k_scheme& s) : p_(p), s_
 
 // The roles whose receipts can differ: each role of a star, a nest, a part of uneven roles
 // or a part beside others (whose atoms break its rotation); the one part of even roles as
-// one (its roles are alike by rotation): nothing to balance. A rank receives the pieces of
+// one (its roles are alike by rotation, but for one row more in some blocks: close enough
+// to leave the weights equal): nothing to balance. A rank receives the pieces of
 // its A cells that others own and, for the piece of each C block it owns, every other
 // computer's partial: owning more of its A cells lowers its receipt, owning more of its C
 // blocks raises it. So each round scales a role's A weight by f and its C weight by 1 / f,
@@ -1305,7 +1310,7 @@ rank_k_model::a_totals rank_k_model::swept_a(const rank_place& at) const {
   const std::vector<std::int64_t> cuts = k_cuts(at);
   // The run of m holding column k0: the last j with floor(j len / m) <= k0 - x.k0, that is
   // j len < (k0 - x.k0 + 1) m. E.g. len = 10, m = 3 (runs at 0, 3, 6): column 6 is run
-  // (7 * 3 - 1) / 10 = 2, column 5 run 16 / 10 = 1.
+  // (7 * 3 - 1) / 10 = 2, column 5 run (6 * 3 - 1) / 10 = 1.
   const auto run_at = [&](int m, std::int64_t k0) { return int(std::min<std::int64_t>(m - 1, ((k0 - x.k0 + 1) * m - 1) / len)); };
   const auto run_start = [&](int m, int j) { return x.k0 + j * len / m; };
   a_totals t;

@@ -138,8 +138,10 @@ constexpr int most_group_ranks = 1024;
 constexpr int most_mixed_ranks = 64;
 
 // Planes of roles with ranks in proportion to their work are weighed up to this many steps
-// of the exact score (P (q + 1)^2: 10^5 ranks on c = 1893, q + 1 = 44, score in about 7 s
-// on the example machine).
+// of the exact score (P (q + 1)^2 for every rank's A cells: 10^5 ranks on c = 1893,
+// q + 1 = 44, score in about 7 s on the example machine; the model's ownership balance, a
+// few rounds over the c roles' first ranks, and Newton's solve where c <= 1024 and blocks
+// average 8 rows or more come on top).
 constexpr double most_score_steps = 2e8;
 
 // The parts worth weighing on P ranks (shortlist's menu): every cover in k slices, the
@@ -206,16 +208,20 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   for (int q = 1; q * q + q + 1 <= std::min<std::int64_t>(P / 8, p.n); ++q) {
     const int c = q * q + q + 1;
     const double steps = double(P) * double(q + 1) * double(q + 1);
-    if (steps > most_score_steps || difference_cover(c).size() != std::size_t(q + 1)) continue;
-    if (std::vector<int> m = work_role_ranks(p.n, p.k, c, P); !m.empty()) menu.push_back({1, c, rank_k_cover::difference, m});
+    if (steps > most_score_steps) break;  // more steps for every larger q
+    if (difference_cover(c).size() != std::size_t(q + 1)) continue;
+    const std::vector<int> m = work_role_ranks(p.n, p.k, c, P);
+    // All alike (equal work, P a multiple of c) is k slices of the plane, already weighed.
+    if (!m.empty() && std::any_of(m.begin(), m.end(), [&](int v) { return v != m[0]; })) menu.push_back({1, c, rank_k_cover::difference, m});
   }
   return menu;
 }
 
 // The schemes worth an exact score. One part: the menu's (parts_menu: G k slices of every
 // cover of c <= n and c <= most_group_ranks ranks, all G up to P / c on few ranks and the
-// top four on more; the projective planes beyond; every rank on a plane of at most 100
-// ranks a role), and the star in G groups. Up to
+// top four on more; the projective planes beyond; every rank on a plane, with floor or
+// ceil of P / c ranks a role up to 100 a role, or by the roles' work where its exact score
+// is affordable), and the star in G groups. Up to
 // most_mixed_ranks ranks, also odd covers and stars with roles of uneven ranks, nests,
 // two parts of any of those, and three single-group ones, that leave at most one rank idle
 // (e.g. P = 7: star4 + tbd3, tbd5 + k2, ...; P = 8: star4[2,1,1,1] + tbd3). Each is
@@ -293,8 +299,8 @@ rank_k_choice search(const problem& p, const context& ctx, bool least_memory) {
     try {
       out.candidates.push_back(fewest_phases(p, s, out.flop_rate, out.bandwidth, out.memory, least));
     } catch (const plan_error&) {
-      // A scheme the model cannot build for this shape (row blocks of uneven roles that
-      // come out empty): not a candidate.
+      // A scheme the model cannot build for this shape (a star whose atoms come out
+      // empty): not a candidate.
     }
   }
   out.least_footprint = least.peak_bytes;
