@@ -240,6 +240,8 @@ class rank_k_model {
   int rank_of(const part_geometry& x, int role, int j) const;
   // Op(A) columns of run j of a role with `runs` ranks in part x.
   std::pair<std::int64_t, std::int64_t> run_columns(const part_geometry& x, int runs, int j) const;
+  // The run of a role with `runs` ranks in part x holding column k (x.k0 <= k < x.k1).
+  int run_holding(const part_geometry& x, int runs, std::int64_t k) const;
   // Start of phase q's chunk of rank r's run.
   std::int64_t chunk_start(const rank_place& at, int q) const;
   // The k cuts within rank r's run, ascending: its ends, its half (even difference covers),

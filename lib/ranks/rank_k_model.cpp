@@ -585,11 +585,15 @@ std::vector<std::int64_t> role_work(const std::vector<std::int64_t>& atoms, cons
   return work;
 }
 
-// The busiest rank's work when role q's runs[q] ranks take turns over len columns (runs of
-// floor or ceil of len / runs[q]): max over q of work_q ceil(len / runs[q]).
+// The work of the busiest of a role's m ranks taking turns over len columns (runs of floor
+// or ceil of len / m): work ceil(len / m); 128 bits, as n^2 k / 6 (c = 3, one rank a role)
+// passes int64 from n = k = 3.8 x 10^6.
+__int128 run_work(std::int64_t work, std::int64_t len, int m) { return __int128(work) * ((len + m - 1) / m); }
+
+// The busiest rank's work over all roles, role q with runs[q] ranks.
 __int128 busiest_work(const std::vector<std::int64_t>& work, const std::vector<int>& runs, std::int64_t len) {
-  __int128 most = 0;  // n^2 k / 6 for c = 3 and one rank a role: past int64 from n = k = 3.8 x 10^6
-  for (std::size_t q = 0; q < work.size(); ++q) most = std::max(most, __int128(work[q]) * ((len + runs[q] - 1) / runs[q]));
+  __int128 most = 0;
+  for (std::size_t q = 0; q < work.size(); ++q) most = std::max(most, run_work(work[q], len, runs[q]));
   return most;
 }
 
@@ -604,19 +608,17 @@ __int128 busiest_work(const std::vector<std::int64_t>& work, const std::vector<i
 std::vector<std::int64_t> uneven_atoms(std::int64_t n, std::int64_t len, const std::vector<std::pair<int, int>>& pair_of,
                                        const std::vector<int>& runs, std::vector<std::int64_t> equal) {
   const int c = int(runs.size());
-  std::vector<std::int64_t> best = std::move(equal);
-  const __int128 least = busiest_work(role_work(best, pair_of, c), runs, len);
-  if (c > 1024 || n < 8 * std::int64_t(c)) return best;
+  if (c > 1024 || n < 8 * std::int64_t(c)) return equal;
   const std::vector<double> mu = uneven_measures(pair_of, runs);
-  if (mu.empty()) return best;
+  if (mu.empty()) return equal;
   std::vector<std::int64_t> atoms{0};
   double at = 0;
   for (int q = 0; q + 1 < c; ++q) at += mu[std::size_t(q)], atoms.push_back(std::llround(at * double(n)));
   atoms.push_back(n);
   for (std::size_t a = 0; a + 1 < atoms.size(); ++a)
-    if (atoms[a + 1] <= atoms[a]) return best;
-  if (busiest_work(role_work(atoms, pair_of, c), runs, len) < least) best = std::move(atoms);
-  return best;
+    if (atoms[a + 1] <= atoms[a]) return equal;
+  const bool newton = busiest_work(role_work(atoms, pair_of, c), runs, len) < busiest_work(role_work(equal, pair_of, c), runs, len);
+  return newton ? atoms : equal;
 }
 
 // How a role of a difference cover D reaches atom p + a, for each a in D: the diagonal
@@ -674,7 +676,7 @@ std::vector<int> work_role_ranks(std::int64_t n, std::int64_t k, int c, int P) {
   // the lowest role): the least busiest rank over all ways to give P ranks (each role's
   // busiest rank, work ceil(k / m), only falls with more ranks).
   std::vector<int> m(std::size_t(c), 1);
-  const auto busiest = [&](int q) { return __int128(work[std::size_t(q)]) * ((k + m[std::size_t(q)] - 1) / m[std::size_t(q)]); };
+  const auto busiest = [&](int q) { return run_work(work[std::size_t(q)], k, m[std::size_t(q)]); };
   std::priority_queue<std::pair<__int128, int>> next;
   for (int q = 0; q < c; ++q) next.emplace(busiest(q), -q);
   for (int left = P - c; left > 0;) {
@@ -860,6 +862,14 @@ std::pair<std::int64_t, std::int64_t> rank_k_model::run_columns(const part_geome
   return {x.k0 + j * len / runs, x.k0 + (j + 1) * len / runs};
 }
 
+// The last j with floor(j len / runs) <= k - x.k0, that is j len < (k - x.k0 + 1) runs.
+// E.g. len = 10, runs = 3 (runs at 0, 3, 6): column 6 is run (7 * 3 - 1) / 10 = 2, column
+// 5 run (6 * 3 - 1) / 10 = 1.
+int rank_k_model::run_holding(const part_geometry& x, int runs, std::int64_t k) const {
+  const std::int64_t len = std::max<std::int64_t>(1, x.k1 - x.k0);
+  return int(std::min<std::int64_t>(runs - 1, ((k - x.k0 + 1) * runs - 1) / len));
+}
+
 std::int64_t rank_k_model::chunk_start(const rank_place& at, int q) const {
   const auto [K0, K1] = run_columns(*at.part, at.part->runs[std::size_t(at.role)], at.run);
   return K0 + std::int64_t(q) * (K1 - K0) / s_.phases;
@@ -1003,13 +1013,10 @@ std::vector<std::int64_t> rank_k_model::k_cuts(const rank_place& at) const {
   for (int q = 1; q < s_.phases; ++q) cuts.push_back(chunk_start(at, q));
   if (!x.even)  // where another role's run starts inside mine: a cell is in one run of each reader
     for (int m : x.run_counts) {
-      // Run j of m starts at k0 + floor(j len / m): from the first j past K0, up to K1.
-      const std::int64_t len = std::max<std::int64_t>(1, x.k1 - x.k0);
-      int j = int(std::clamp<std::int64_t>((K0 - x.k0) * m / len, 1, m));
-      while (j > 1 && run_columns(x, m, j - 1).first > K0) --j;
-      for (; j < m; ++j)
-        if (const std::int64_t v = run_columns(x, m, j).first; v >= K1) break;
-        else if (v > K0) cuts.push_back(v);
+      // The runs of m after the one holding K0, up to K1.
+      for (int j = run_holding(x, m, K0) + 1; j < m; ++j)
+        if (const std::int64_t v = run_columns(x, m, j).first; v < K1) cuts.push_back(v);
+        else break;
     }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
@@ -1041,13 +1048,6 @@ std::vector<int> rank_k_model::a_holders(const a_cell& cell) const {
   // run of that role holding it: run j starts at k0 + floor(j len / m) <= cell.k0.
   const auto it = std::upper_bound(parts_.begin(), parts_.end(), cell.k0, [](std::int64_t v, const part_geometry& g) { return v < g.k0; });
   const part_geometry& x = *(it - 1);
-  const std::int64_t len = std::max<std::int64_t>(1, x.k1 - x.k0);
-  auto run_of = [&](int m) {
-    int j = int(std::min<std::int64_t>(m - 1, ((cell.k0 - x.k0) * m) / len));
-    while (j > 0 && run_columns(x, m, j).first > cell.k0) --j;
-    while (j + 1 < m && run_columns(x, m, j + 1).first <= cell.k0) ++j;
-    return j;
-  };
   const int atom = atom_of(x, cell.b);
   std::vector<int> out;
   // The roles reading the atom over a first half, over a second (the same roles but for the
@@ -1055,7 +1055,7 @@ std::vector<int> rank_k_model::a_holders(const a_cell& cell) const {
   const std::vector<int>& first = x.readers[0][std::size_t(atom)];
   const std::vector<int>& second = x.readers[1].empty() ? first : x.readers[1][std::size_t(atom)];
   auto take = [&](int p) {
-    const int m = x.runs[std::size_t(p)], j = run_of(m);
+    const int m = x.runs[std::size_t(p)], j = run_holding(x, m, cell.k0);
     const auto [K0, K1] = run_columns(x, m, j);
     const std::vector<int>& readers = cell.k1 <= K0 + (K1 - K0) / 2 ? first : second;
     if (std::binary_search(readers.begin(), readers.end(), p)) out.push_back(rank_of(x, p, j));
@@ -1305,14 +1305,8 @@ rank_k_model::a_totals rank_k_model::plane_a(const part_geometry& x, int role, s
 rank_k_model::a_totals rank_k_model::swept_a(const rank_place& at) const {
   const part_geometry& x = *at.part;
   const int c = x.part.group_ranks;
-  const std::int64_t len = std::max<std::int64_t>(1, x.k1 - x.k0);
   const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
   const std::vector<std::int64_t> cuts = k_cuts(at);
-  // The run of m holding column k0: the last j with floor(j len / m) <= k0 - x.k0, that is
-  // j len < (k0 - x.k0 + 1) m. E.g. len = 10, m = 3 (runs at 0, 3, 6): column 6 is run
-  // (7 * 3 - 1) / 10 = 2, column 5 run (6 * 3 - 1) / 10 = 1.
-  const auto run_at = [&](int m, std::int64_t k0) { return int(std::min<std::int64_t>(m - 1, ((k0 - x.k0 + 1) * m - 1) / len)); };
-  const auto run_start = [&](int m, int j) { return x.k0 + j * len / m; };
   a_totals t;
   std::vector<std::pair<std::int64_t, int>> starts;  // (column, reader) where a reader's next run starts
   for (int e : x.cover) {
@@ -1328,10 +1322,10 @@ rank_k_model::a_totals rank_k_model::swept_a(const rank_place& at) const {
       const int p = readers[h], m = x.runs[std::size_t(p)];
       total += x.a_weight[std::size_t(p)];
       if (p == at.role) continue;
-      run[h] = run_at(m, K0);
+      run[h] = run_holding(x, m, K0);
       if (ahead(h)) before += x.a_weight[std::size_t(p)];
       for (int j = run[h] + 1; j < m; ++j)
-        if (const std::int64_t k = run_start(m, j); k < K1) starts.emplace_back(k, int(h));
+        if (const std::int64_t k = run_columns(x, m, j).first; k < K1) starts.emplace_back(k, int(h));
         else break;
     }
     std::sort(starts.begin(), starts.end());
@@ -1362,7 +1356,7 @@ void rank_k_model::a_cost(int r, rank_cost& rc, std::int64_t& most_blocks, std::
   const part_geometry& x = *at.part;
   if (!x.role_c.empty()) {
     const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
-    const std::pair<int, std::int64_t> key{at.role, K1 - K0};
+    const std::pair<int, std::int64_t> key{at.role, K1 - K0};  // even roles: alike by role and run length
     a_totals t;
     if (!x.even) t = swept_a(at);
     else if (memo == nullptr) t = plane_a(x, at.role, K1 - K0);
