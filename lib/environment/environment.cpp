@@ -1,6 +1,7 @@
 // lib/environment/environment.cpp — the one place prism calls getenv (environment.hpp).
 #include "environment.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,26 @@ checked<test_fault> fault() {
   return c;
 }
 
+// "64M" -> 67108864: decimal digits, then nothing or one K, M or G (powers of 1024, either
+// case); 0 when malformed or above 2^50 (a petabyte: no device has that, and no shift overflows).
+std::uint64_t size_with_suffix(const std::string& s) {
+  constexpr std::uint64_t cap = std::uint64_t(1) << 50;
+  std::size_t i = 0;
+  std::uint64_t v = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    v = v * 10 + std::uint64_t(s[i] - '0');
+    if (v > cap) return 0;
+  }
+  if (i == 0 || s.size() - i > 1) return 0;
+  int shift = 0;
+  if (i < s.size()) {
+    const char u = char(s[i] & ~0x20);  // upper case
+    shift = u == 'K' ? 10 : u == 'M' ? 20 : u == 'G' ? 30 : -1;
+    if (shift < 0) return 0;
+  }
+  return v > (cap >> shift) ? 0 : v << shift;
+}
+
 std::string machine_file() {
   const std::string xdg = text("XDG_CACHE_HOME"), home = text("HOME");
   if (!xdg.empty() && xdg[0] == '/') return xdg + "/prism/machine";
@@ -88,6 +109,33 @@ environment* process_copy = nullptr;  // set once by process_environment(), or b
 std::once_flag process_once;
 
 }  // namespace
+
+checked<gpu_choice> parse_gpu_choice(const std::string& text) {
+  checked<gpu_choice> c;
+  if (text.empty() || text == "auto") return c;
+  if (text == "off") {
+    c.value.what = gpu_choice::mode::off;
+    return c;
+  }
+  // emulate:N:SIZE[:delay], e.g. "emulate:2:64M:delay" -> fields {emulate, 2, 64M, delay}.
+  std::vector<std::string> f(1);
+  for (const char ch : text) {
+    if (ch == ':') f.emplace_back();
+    else f.back() += ch;
+  }
+  const bool shape = (f.size() == 3 || (f.size() == 4 && f[3] == "delay")) && f[0] == "emulate";
+  const bool digits =
+      shape && !f[1].empty() && f[1].size() <= 2 && f[1].find_first_not_of("0123456789") == std::string::npos;
+  const int n = digits ? std::stoi(f[1]) : 0;
+  const std::uint64_t bytes = shape ? size_with_suffix(f[2]) : 0;
+  if (n >= 1 && n <= 64 && bytes >= (std::uint64_t(1) << 20)) {
+    c.value = {gpu_choice::mode::emulate, n, bytes, f.size() == 4};
+    return c;
+  }
+  c.problem = "PRISM_GPU: '" + text +
+              "' is not auto, off or emulate:N:SIZE[:delay] with N in 1..64 and SIZE >= 1M; GPUs as if it were unset";
+  return c;
+}
 
 environment read_environment() {
   environment e;
@@ -120,6 +168,7 @@ environment read_environment() {
   e.lib_blis_pthread = text("PRISM_LIB_BLIS_PTHREAD");
   e.test_openblas_detects = text("PRISM_TEST_OPENBLAS_DETECTS");
   e.fault = fault();
+  e.gpu = parse_gpu_choice(text("PRISM_GPU"));
   return e;
 }
 

@@ -4,7 +4,7 @@
 // does). read_environment() takes the text of every variable in the table of
 // environment.cpp in one go; the values prism uses process-wide (PRISM_VERBOSE,
 // PRISM_STATS, the drop-ins' routes and backends, PRISM_SIMD, the leaf libraries' paths,
-// the test hooks) come from process_environment(), taken once on first use. The values a
+// PRISM_GPU, the test hooks) come from process_environment(), taken once on first use. The values a
 // context holds (PRISM_NUM_THREADS ... PRISM_RANK_BANDWIDTH) and the machine's (the
 // topology, PRISM_MACHINE) are kept as text: their owners check them where a context or a
 // description is made (context::from_env throws naming the variable; the drop-in turns the
@@ -18,6 +18,7 @@
 // This is the ground floor of lib/: it includes no other lib folder.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,22 @@ struct test_fault {
   int process = -1;  ///< -1: no fault
   kind what = kind::none;
 };
+
+/// PRISM_GPU: which devices the GPU level uses. auto (or unset): the CUDA devices, if any;
+/// off: none; emulate:N:SIZE[:delay]: N emulated devices of SIZE bytes each (tests, and
+/// runs on a host without a GPU), delay adding random delays from a fixed seed.
+struct gpu_choice {
+  enum class mode { automatic, off, emulate };
+  mode what = mode::automatic;
+  int count = 0;            ///< emulate: devices, 1..64
+  std::uint64_t bytes = 0;  ///< emulate: memory of each, >= 1 MiB
+  bool delay = false;       ///< emulate: random delays before copies and kernels
+};
+
+/// Checks PRISM_GPU's text (read_environment uses it; tests call it directly). Sizes take a
+/// K, M or G suffix (powers of 1024: "64M" is 67108864); "" is auto. A bad text is auto,
+/// with the line that says so.
+checked<gpu_choice> parse_gpu_choice(const std::string& text);
 
 /// The text or checked value of every environment variable prism reads.
 struct environment {
@@ -98,6 +115,9 @@ struct environment {
   /// PRISM_TEST_OPENBLAS_DETECTS: stands in for OpenBLAS's own detection (test_leaf_env_disagree).
   std::string test_openblas_detects;
   checked<test_fault> fault;  ///< PRISM_TEST_FAULT
+
+  // The GPU level.
+  checked<gpu_choice> gpu;  ///< PRISM_GPU
 };
 
 /// Reads every variable now (the public from_env() functions: they read when called).
