@@ -9,6 +9,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "environment/environment.hpp"
 #include "gpu/cuda_api.hpp"
 #include "gpu/devices.hpp"
 #include "numa/pci_locality.hpp"
@@ -80,6 +81,12 @@ TEST_CASE("pci_numa_domain: -1 for what it cannot place") {
   CHECK(detail::pci_numa_domain(default_topology(), "not a bus id") == -1);
   CHECK(detail::pci_numa_domain(default_topology(), "") == -1);
   CHECK(detail::pci_numa_domain(topology::synthetic("numa:2 core:1 pu:1"), "0000:00:00.0") == -1);  // not this machine
+}
+
+// Run by the ctest entry test_gpu_cuda_bad_env (PRISM_GPU=emulate:0:1G): a bad value is auto.
+TEST_CASE("process_devices with a bad PRISM_GPU is the CUDA set" * doctest::skip()) {
+  CHECK(!detail::process_environment().gpu.problem.empty());
+  CHECK(process_devices() == cuda_devices());
 }
 
 // Run by the ctest entry test_gpu_cuda_dgemm, Skipped where no GPU answers. On a GPU: a
