@@ -15,6 +15,9 @@ namespace prism {
 namespace detail {
 class runtime;  // task arena + workspace pool + plan cache (lib/runtime/runtime.hpp)
 struct context_access;  // the library's own access to them (lib/runtime/runtime.hpp)
+namespace gpu {
+struct device_set;  // the GPUs a context runs GPU plans on (lib/gpu/devices.hpp)
+}
 }
 
 /// Parses a count with an optional K, M or G suffix (powers of 1024), as PRISM_MAX_MEMORY
@@ -115,6 +118,25 @@ class context {
   /// Sets the cache level for DFS (0..4); throws prism::error outside.
   context& set_cache_level(int level);
 
+  /// GPUs a plan may use: -1 (the default) lets the model choose, among this process's
+  /// devices (PRISM_GPU, docs/gpu.md), whether a GPU plan is faster than the host's; 0 none;
+  /// n > 0 exactly n devices (planning needs no device present: `prism plan --gpus n`).
+  int gpus() const noexcept { return gpus_; }
+  /// Sets the GPU count; throws prism::error unless -1 <= n <= 1024.
+  context& set_gpus(int n);
+  /// Bytes of each device's memory a GPU plan may use; 0 (the default): 15/16 of the
+  /// smallest device's memory, or the machine description's gpu_memory without devices.
+  std::size_t gpu_memory() const noexcept { return gpu_memory_; }
+  /// Sets the device memory a GPU plan may use; throws prism::error below 1 MiB (0: the default).
+  context& set_gpu_memory(std::size_t bytes);
+  /// Runs GPU plans on `count` emulated devices of `bytes` each (host memory with that
+  /// capacity; every byte across the "link" counted) instead of this process's devices:
+  /// tests, and runs where no GPU is present. Throws prism::error unless 1 <= count <= 64
+  /// and bytes >= 1 MiB.
+  context& use_emulated_gpus(int count, std::size_t bytes);
+  /// One line: the devices GPU plans of this context run on, or why there are none.
+  std::string gpu_status() const;
+
   /// One-line summary, e.g. "threads=2 max_memory=none small_flops=2097152 leaf=auto".
   std::string describe() const;
 
@@ -135,6 +157,9 @@ class context {
   double rank_flops_ = 0;      // when rank_flops_set_; else the description's, times threads()
   double rank_bandwidth_ = 0;  // likewise
   bool rank_flops_set_ = false;
+  int gpus_ = -1;                  // -1: the model decides
+  std::size_t gpu_memory_ = 0;     // 0: the devices' (or the description's)
+  std::shared_ptr<const detail::gpu::device_set> devices_;  // null: the process's (PRISM_GPU)
   std::shared_ptr<const machine_description> description_;  // null: the process-wide default
   std::shared_ptr<detail::runtime> runtime_;
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <prism/topology.hpp>
+#include <prism/types.hpp>
 
 #include <cstdint>
 #include <string>
@@ -33,6 +34,15 @@ enum class machine_key {
   rank_bandwidth,            ///< rank planning: the bandwidth one rank receives at, bytes/s (context::rank_bandwidth)
   stream_dot_bytes,          ///< streaming dot kernel ('TN', m n <= 1024 above 16): from this many bytes of A and B
   parallel_reduce_bytes,     ///< thread level: a k cut's partial C blocks are added on all its threads from this many bytes of C
+  gpu_flops_s,               ///< GPU level: one device's sgemm rate, flop/s
+  gpu_flops_d,               ///< GPU level: one device's dgemm rate, flop/s
+  gpu_flops_c,               ///< GPU level: one device's cgemm rate, real flop/s
+  gpu_flops_z,               ///< GPU level: one device's zgemm rate, real flop/s
+  gpu_memory_bandwidth,      ///< GPU level: a device's memory bandwidth, bytes/s (thin products read at it)
+  gpu_link_in,               ///< GPU level: host -> device bytes/s from pinned memory
+  gpu_link_out,              ///< GPU level: device -> host bytes/s into pinned memory
+  gpu_memory,                ///< GPU level: bytes of device memory a plan assumes when no device says (prism plan --gpus)
+  gpu_staging_bytes,         ///< GPU level: one pinned staging buffer (the ring host memory crosses the link through)
 };
 
 /// Every machine_key, in the order the text form lists them.
@@ -41,7 +51,17 @@ inline constexpr machine_key all_machine_keys[] = {
     machine_key::stream_complex_k, machine_key::dropin_model_flops, machine_key::dropin_efficiency,
     machine_key::stream_outer_chunk_bytes, machine_key::stream_dot_chunk_bytes, machine_key::stream_tile_chunk_bytes,
     machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes, machine_key::parallel_reduce_bytes,
-    machine_key::rank_flops_per_thread, machine_key::rank_bandwidth};
+    machine_key::rank_flops_per_thread, machine_key::rank_bandwidth, machine_key::gpu_flops_s, machine_key::gpu_flops_d,
+    machine_key::gpu_flops_c, machine_key::gpu_flops_z, machine_key::gpu_memory_bandwidth, machine_key::gpu_link_in,
+    machine_key::gpu_link_out, machine_key::gpu_memory, machine_key::gpu_staging_bytes};
+
+/// The key of a GPU's gemm rate for type t (gpu_flops_s ... gpu_flops_z).
+constexpr machine_key gpu_flops_key(scalar_type t) {
+  return t == scalar_type::s ? machine_key::gpu_flops_s
+       : t == scalar_type::d ? machine_key::gpu_flops_d
+       : t == scalar_type::c ? machine_key::gpu_flops_c
+                             : machine_key::gpu_flops_z;
+}
 
 /// The text form's name of a key, e.g. "stream_bytes".
 const char* to_string(machine_key k);

@@ -81,8 +81,11 @@ const context& default_context();
 enum class step_kind : std::uint8_t { leaf, bfs, dfs };
 
 /// The level of the machine a step divides, outermost first: MPI ranks, NUMA domains of a
-/// rank, threads of a domain, caches of a thread (cache steps are DFS only).
-enum class level : std::uint8_t { rank, numa, thread, cache };
+/// rank, GPUs (devices) of a domain, threads of a domain, caches of a thread (cache steps
+/// are DFS only). A gpu BFS step gives each part its own devices; a gpu DFS step cuts one
+/// device's share into C blocks or k chunks that stream through its memory one after
+/// another; below a gpu step there are only gpu steps and gpu leaves (docs/gpu.md).
+enum class level : std::uint8_t { rank, numa, gpu, thread, cache };
 
 /// A contiguous range [first, first + count) of ranks or of NUMA domains.
 struct span {
@@ -94,23 +97,26 @@ struct span {
 };
 
 /// What a subtree runs on at each parallel level: ranks, NUMA domains (numbered within each
-/// rank's machine) and a thread budget (per rank).
+/// rank's machine), a thread budget (per rank) and GPUs (numbered within each rank's
+/// machine; count 0: none, the subtree runs on the host).
 struct resources {
   span ranks;       ///< MPI ranks of the communicator
   span domains;     ///< NUMA domains
   int threads = 1;  ///< thread budget
+  span devices{0, 0};  ///< GPUs
   friend bool operator==(const resources&, const resources&) = default;
 };
 
 /// One part of a cut: its extent along the cut dimension and its share of each parallel
 /// level the step divides; a share of 0 means "not divided here: the node's own".
-/// A rank step sets `ranks`; a numa step `domains` and `threads` (threads follow cores); a
-/// thread step `threads`; a DFS step none.
+/// A rank step sets `ranks`; a numa step `domains` and `threads` (threads follow cores), and
+/// `devices` in a plan with GPUs; a gpu step `devices`; a thread step `threads`; a DFS step none.
 struct part {
   std::int64_t size = 0;  ///< extent along the node's cut dimension
   int ranks = 0;          ///< ranks of the part (rank-level BFS)
   int domains = 0;        ///< NUMA domains of the part (numa-level BFS)
   int threads = 0;        ///< thread share (numa- and thread-level BFS)
+  int devices = 0;        ///< GPUs of the part (gpu-level BFS; numa-level BFS of a plan with GPUs)
   friend bool operator==(const part&, const part&) = default;
 };
 
@@ -197,6 +203,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
       if (pt.ranks > 0) diag.ranks = span{r.ranks.first, pt.ranks};
       if (pt.domains > 0) diag.domains = span{r.domains.first, pt.domains};
       if (pt.threads > 0) diag.threads = pt.threads;
+      if (pt.devices > 0) diag.devices = span{r.devices.first, pt.devices};
     }
     if (nd.parts.size() > 2) {
       const part& pt = nd.parts[2];
@@ -204,6 +211,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
       if (pt.ranks > 0) block.ranks = span{r.ranks.first + p0.ranks, pt.ranks};
       if (pt.domains > 0) block.domains = span{r.domains.first + p0.domains, pt.domains};
       if (pt.threads > 0) block.threads = pt.threads;
+      if (pt.devices > 0) block.devices = span{r.devices.first + p0.devices, pt.devices};
     }
     for (std::size_t c = 0; c < nd.parts.size(); ++c) {
       child_step ch{c, c < nd.children.size() ? nd.children[c] : -1, b, c < 2 ? diag : block};
@@ -216,7 +224,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
     return;
   }
   std::int64_t offset = 0;
-  int next_rank = r.ranks.first, next_domain = r.domains.first;
+  int next_rank = r.ranks.first, next_domain = r.domains.first, next_device = r.devices.first;
   for (std::size_t c = 0; c < nd.parts.size(); ++c) {
     const part& pt = nd.parts[c];
     child_step ch{c, c < nd.children.size() ? nd.children[c] : -1, b, r};
@@ -227,6 +235,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
     if (pt.ranks > 0) ch.owns.ranks = span{next_rank, pt.ranks}, next_rank += pt.ranks;
     if (pt.domains > 0) ch.owns.domains = span{next_domain, pt.domains}, next_domain += pt.domains;
     if (pt.threads > 0) ch.owns.threads = pt.threads;
+    if (pt.devices > 0) ch.owns.devices = span{next_device, pt.devices}, next_device += pt.devices;
     f(static_cast<const child_step&>(ch));
   }
 }
@@ -237,9 +246,10 @@ class plan {
   /// An empty plan (no problem, no nodes); validate() rejects it.
   plan() = default;
   /// Builds a plan from a tree whose node 0 is the root, running on `root` (ranks [0, P),
-  /// domains [0, D), T threads); derives shapes, resources and workspace and validates
-  /// (throws prism::plan_error).
-  plan(prism::problem p, resources root, std::vector<node> nodes);
+  /// domains [0, D), T threads, devices [0, G)); derives shapes, resources and workspace
+  /// and validates (throws prism::plan_error). `device_memory`: the bytes of each device's
+  /// memory a plan with GPUs may use (its C blocks and k chunks must fit them).
+  plan(prism::problem p, resources root, std::vector<node> nodes, std::size_t device_memory = 0);
 
   /// Parses the text form produced by to_string() (version 2, or version 1); throws
   /// prism::plan_error naming the line.
@@ -255,6 +265,10 @@ class plan {
   int domains() const noexcept { return root_.domains.count; }
   /// MPI ranks the plan spreads over (1: no rank-level steps).
   int ranks() const noexcept { return root_.ranks.count; }
+  /// GPUs the plan runs its leaves on (of each rank; 0: none, it runs on the host).
+  int devices() const noexcept { return root_.devices.count; }
+  /// Bytes of each device's memory the plan may use (0 without devices).
+  std::size_t device_memory() const noexcept { return device_memory_; }
   /// All nodes; index 0 is the root.
   const std::vector<node>& nodes() const noexcept { return nodes_; }
   /// Extra bytes of temporaries a run of this plan allocates (its workspace).
@@ -280,6 +294,7 @@ class plan {
   prism::problem problem_{};
   resources root_{};
   std::vector<node> nodes_;
+  std::size_t device_memory_ = 0;
 };
 
 /// Prints plan.to_string().
@@ -459,7 +474,7 @@ void print_rank_k_report(std::ostream& os, const rank_k_choice& choice);
 const char* to_string(dim d);
 /// "leaf", "bfs" or "dfs".
 const char* to_string(step_kind s);
-/// "rank", "numa", "thread" or "cache".
+/// "rank", "numa", "gpu", "thread" or "cache".
 const char* to_string(level l);
 
 }  // namespace prism

@@ -5,6 +5,7 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/gemm.hpp>
+#include <prism/gpu.hpp>
 #include <prism/machine.hpp>
 #include <prism/placement.hpp>
 #include <prism/plan.hpp>

@@ -88,8 +88,9 @@ const char* to_string(operand o);
 
 /// What computes the leaves: a single-threaded BLAS (openblas, blis), prism's own
 /// streaming kernel for leaves with m, n <= 16 (streaming; other leaves fall back to the
-/// BLAS leaf), or a choice per leaf shape (automatic).
-enum class leaf_backend { openblas, blis, automatic, streaming };
+/// BLAS leaf), or a choice per leaf shape (automatic). `gpu` marks a leaf of a plan's GPU
+/// level (one call on a device, under a gpu step); it is never a context's choice.
+enum class leaf_backend { openblas, blis, automatic, streaming, gpu };
 
 /// Parses "openblas", "blis", "streaming" or "auto"; throws prism::error on anything else.
 leaf_backend parse_leaf_backend(const std::string& text);

@@ -107,8 +107,11 @@ class work_queue {
   void execute(task& t) {
     switch (t.what) {
       case task::kind::mark: t.point->complete(failure_); return;
-      case task::kind::wait:
-        if (failure_.empty()) t.point->wait();  // a marker always completes: no hang
+      case task::kind::wait:  // a marker always completes: no hang
+        // Work that waited for a failed stream's point has no inputs it can trust: this stream
+        // fails too (as CUDA's faults are sticky for the whole context), so nothing it does
+        // later, a write-back included, passes garbage on.
+        if (failure_.empty()) failure_ = t.point->wait();
         return;
       case task::kind::work: break;
     }

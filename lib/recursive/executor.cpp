@@ -1,6 +1,7 @@
 // lib/recursive/executor.cpp — the executor and the step runners of the numa, thread and
 // cache levels (the rank level is prism::dist's: lib/dist/gemm.cpp).
 #include "executor.hpp"
+#include "gpu_level.hpp"
 #include "temporaries.hpp"
 
 #include <prism/context.hpp>
@@ -147,6 +148,7 @@ const step_runner<T>& runner_of(level l) {
     case level::rank:  // check_fits refuses such plans; prism::dist runs each rank's subtree
       throw plan_error("rank-level steps run through prism::dist, one local subtree per rank");
     case level::numa: return numa;
+    case level::gpu: return gpu_step_runner<T>();
     case level::thread: return thread;
     case level::cache: return cache;
   }
@@ -158,7 +160,7 @@ const step_runner<T>& runner_of(level l) {
 template <scalar T>
 executor<T>::executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
                       domain_arenas* numa, double parallel_reduce_bytes, const box& origin)
-    : nodes_(p.nodes()), ta_(p.problem().transa), tb_(p.problem().transb), herm_(p.problem().op == operation::herk),
+    : nodes_(p.nodes()), problem_(p.problem()), device_memory_(p.device_memory()), ta_(p.problem().transa), tb_(p.problem().transb), herm_(p.problem().op == operation::herk),
       alpha_(alpha), A_(A), lda_(lda), B_(B), ldb_(ldb), numa_(numa), parallel_reduce_bytes_(parallel_reduce_bytes),
       origin_(origin) {}
 
@@ -166,6 +168,7 @@ executor<T>::executor(const plan& p, T alpha, const T* A, std::int64_t lda, cons
 template <scalar T>
 void executor<T>::run(int index, workspace_frame ws, c_frame<T> out, T beta) const {
   const node& nd = nodes_[std::size_t(index)];
+  if (nd.owns.devices.count == 1) return run_device<T>(*this, index, out, beta);  // a device's whole subtree
   if (nd.kind != step_kind::leaf) return runner_of<T>(nd.where).run(*this, nd, ws, out, beta);
   if (auto hook = get_leaf_hook()) hook(nd.owns.domains.first);
   // op(A) is m x k: with transa = 'N' its (i, l) is A[i + l*lda], else A[l + i*lda]; e.g.
@@ -217,6 +220,7 @@ void check_fits(const plan& p, const context& ctx, bool ranks_allowed) {
     throw plan_error("plan spans " + std::to_string(p.ranks()) +
                      " MPI ranks; it runs through the MPI level, not prism::execute");
   check_domains(p, ctx.machine());
+  check_devices(p, devices_of(ctx));
   if (p.threads() > ctx.threads())
     throw plan_error("plan needs " + std::to_string(p.threads()) + " threads, the context allows " +
                      std::to_string(ctx.threads()));
@@ -230,17 +234,21 @@ void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda
   // Load every leaf library the plan uses before anything touches C: a library that
   // cannot be opened then throws with C untouched. (Streaming leaves load nothing.)
   for (const node& nd : p.nodes())
-    if (nd.kind == step_kind::leaf && nd.same < 0 && nd.backend != leaf_backend::streaming) (void)leaf_library(nd.backend);
+    if (nd.kind == step_kind::leaf && nd.same < 0 && nd.backend != leaf_backend::streaming && nd.backend != leaf_backend::gpu)
+      (void)leaf_library(nd.backend);
   runtime& rt = runtime_of(ctx);
   domain_arenas* numa = p.domains() > 1 ? &rt.domains(ctx.machine()) : nullptr;
   // A numa plan takes its workspace per domain as it goes (numa_runner); a plain plan
   // takes one block for the whole subtree, standing for its offsets from top's on.
   workspace_pool::lease ws = numa != nullptr ? workspace_pool::lease{} : rt.pool().acquire(top.workspace_bytes);
-  const executor<T> ex(p, alpha, A, lda, B, ldb, numa, ctx.description().value(machine_key::parallel_reduce_bytes),
-                       top.shape);
+  executor<T> ex(p, alpha, A, lda, B, ldb, numa, ctx.description().value(machine_key::parallel_reduce_bytes),
+                 top.shape);
+  if (p.devices() > 0) ex.set_devices(&devices_of(ctx), &ctx);
   const workspace_frame root{ws.data(), top.workspace_offset};
   const c_frame<T> out{C, ldc, top.shape.i, top.shape.j};
-  if (top.kind == step_kind::leaf) {  // nothing to share: stay on the caller's thread
+  // Nothing to share, or device work (whose threads block on their device and so must not
+  // hold the arena's slots): stay on the caller's thread.
+  if (top.kind == step_kind::leaf || top.owns.devices.count > 0) {
     ex.run(index, root, out, beta);
     return;
   }

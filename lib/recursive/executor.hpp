@@ -20,6 +20,9 @@
 namespace prism::detail {
 
 class domain_arenas;
+namespace gpu {
+struct device_set;
+}
 
 /// Where a subtree writes its block of C: element (i, j) of the whole product lives at
 /// C + (i - i0) + (j - j0) * ldc. A k-cut's part c >= 1 writes a temporary C' of its node's
@@ -73,6 +76,10 @@ class executor {
   executor(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb,
            domain_arenas* numa, double parallel_reduce_bytes, const box& origin = {});
 
+  /// Runs the plan's device subtrees on `devices` (a plan with GPUs); `ctx` is the call's
+  /// context, whose host plans finish a device's part when the device fails.
+  void set_devices(const gpu::device_set* devices, const context* ctx) { devices_ = devices, ctx_ = ctx; }
+
   /// Runs node `index`'s subtree: a leaf itself, a step through its level's runner.
   void run(int index, workspace_frame ws, c_frame<T> out, T beta) const;
   /// Runs nd's parts one after another (any level's DFS): each child writes into `out`; on
@@ -87,9 +94,30 @@ class executor {
   const std::vector<node>& nodes() const noexcept { return nodes_; }
   /// The per-domain arenas (numa plans), else nullptr.
   domain_arenas* numa() const noexcept { return numa_; }
+  /// The plan's problem.
+  const problem& source() const noexcept { return problem_; }
+  /// Bytes of each device's memory the plan may use.
+  std::size_t device_memory() const noexcept { return device_memory_; }
+  /// The devices the plan runs on (set_devices), else nullptr.
+  const gpu::device_set* devices() const noexcept { return devices_; }
+  /// The call's context (set_devices), else nullptr.
+  const context* call_context() const noexcept { return ctx_; }
+  /// alpha of the call.
+  T alpha() const noexcept { return alpha_; }
+  /// A, its leading dimension, B and its, as bound (see the constructor's origin).
+  const T* a() const noexcept { return A_; }
+  std::int64_t lda() const noexcept { return lda_; }  ///< A's leading dimension
+  const T* b() const noexcept { return B_; }           ///< B as bound
+  std::int64_t ldb() const noexcept { return ldb_; }  ///< B's leading dimension
+  /// The box A and B hold (the whole product unless a rank's subtree).
+  const box& origin() const noexcept { return origin_; }
 
  private:
   const std::vector<node>& nodes_;
+  problem problem_;
+  std::size_t device_memory_;
+  const gpu::device_set* devices_ = nullptr;
+  const context* ctx_ = nullptr;
   char ta_, tb_;
   bool herm_;  // a herk plan: triangle leaves call ?herk with alpha's and beta's real parts
   T alpha_;
@@ -103,9 +131,23 @@ class executor {
 };
 
 /// Throws prism::plan_error, before anything is computed, when plan p does not fit ctx:
-/// more threads than ctx.threads(), more NUMA domains than ctx.machine() has, or (unless
-/// `ranks_allowed`: prism::dist) rank-level steps.
+/// more threads than ctx.threads(), more NUMA domains than ctx.machine() has, more GPUs
+/// (or more device memory) than ctx's devices have, or (unless `ranks_allowed`:
+/// prism::dist) rank-level steps.
 void check_fits(const plan& p, const context& ctx, bool ranks_allowed);
+
+/// The runner of gpu-level bfs steps: each part on its own devices at once (a k cut's parts
+/// 1.. into host temporaries, added into C when all are done).
+template <scalar T>
+const step_runner<T>& gpu_step_runner();
+
+/// Runs the device subtree at node `index` (a node on one device) on that device: its
+/// schedule (lib/gpu/schedule.hpp) through the runner (lib/gpu/runner.hpp). When the
+/// device fails before writing C the whole part runs on the host; when it fails later, the
+/// blocks not yet written run on the host; either way one line on stderr says so. A block
+/// torn by a failed write-back is recomputed when beta = 0, else prism::error names it.
+template <scalar T>
+void run_device(const executor<T>& ex, int index, c_frame<T> out, T beta);
 
 /// Runs the subtree of node `index` of plan `p` (validated, fitting ctx) on operands that
 /// hold only that node's block: A and B its blocks of op(A) and op(B) as stored (A is

@@ -2,6 +2,7 @@
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
 
+#include "gpu_level.hpp"
 #include "temporaries.hpp"
 #include "../leaves/streaming.hpp"
 
@@ -24,6 +25,7 @@ const char* to_string(level l) {
   switch (l) {
     case level::rank: return "rank";
     case level::numa: return "numa";
+    case level::gpu: return "gpu";
     case level::thread: return "thread";
     case level::cache: return "cache";
   }
@@ -34,6 +36,7 @@ namespace {
 
 constexpr int max_depth = 256;  // deeper plans are rejected (recursion limits)
 constexpr int max_resources = 1 << 20;  // ranks, domains or threads a text may name
+constexpr int max_devices = 1024;       // GPUs of one rank a plan may name
 using detail::node_temp_bytes;
 
 // a + b, saturating at SIZE_MAX.
@@ -59,8 +62,8 @@ std::string range_text(const char* one, const char* many, const span& s) {
 }
 
 // Whether the children of a step run on disjoint resources at once, each needing its own
-// workspace (thread and numa BFS), or share one region: DFS parts run one after another,
-// and a rank BFS runs one part per rank.
+// workspace (thread, numa and gpu BFS), or share one region: DFS parts run one after
+// another, and a rank BFS runs one part per rank.
 bool children_side_by_side(const node& nd) { return nd.kind == step_kind::bfs && nd.where != level::rank; }
 
 }  // namespace
@@ -80,8 +83,8 @@ problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::
   return p;
 }
 
-plan::plan(prism::problem p, resources root, std::vector<node> nodes)
-    : problem_(p), root_(root), nodes_(std::move(nodes)) {
+plan::plan(prism::problem p, resources root, std::vector<node> nodes, std::size_t device_memory)
+    : problem_(p), root_(root), nodes_(std::move(nodes)), device_memory_(device_memory) {
   derive();
 }
 
@@ -110,6 +113,14 @@ void check_problem(const problem& pr, const resources& root) {
   if (root.ranks.first != 0 || root.ranks.count < 1) fail("ranks must be >= 1");
   if (root.domains.first != 0 || root.domains.count < 1 || root.domains.count > root.threads)
     fail("domains must be in 1..threads");
+  if (root.devices.first != 0 || root.devices.count < 0 || root.devices.count > max_devices)
+    fail("devices must be in 0.." + std::to_string(max_devices));
+}
+
+// A plan with devices names the memory each may use, and one without names none.
+void check_device_memory(const resources& root, std::size_t device_memory) {
+  if (root.devices.count > 0 && device_memory == 0) fail("a plan with devices names the memory of each (> 0 bytes)");
+  if (root.devices.count == 0 && device_memory != 0) fail("a plan without devices has no device memory");
 }
 
 // One walk of plan::derive over the nodes: each node's checks, its shape and share, and
@@ -130,7 +141,7 @@ struct derivation {
     if (seen[std::size_t(i)]) fail("node " + std::to_string(i) + " is reached twice: a plan is a tree");
     seen[std::size_t(i)] = 1;
     node& nd = nodes[std::size_t(i)];
-    if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::cache || nd.backend > leaf_backend::streaming)
+    if (nd.kind > step_kind::dfs || nd.cut > dim::k || nd.where > level::cache || nd.backend > leaf_backend::gpu)
       fail("node " + std::to_string(i) + " has an out-of-range kind, dimension, level or backend");
     nd.shape = b, nd.owns = r, nd.triangle = tri;
     const std::string where = "node " + std::to_string(i) + " (" + node_text(nd) + ")";
@@ -143,6 +154,7 @@ struct derivation {
       fail(where + ": spans " + std::to_string(r.ranks.count) + " ranks, so it must be a rank-level step");
     if (r.domains.count > 1 && !(nd.kind != step_kind::leaf && nd.where <= level::numa))
       fail(where + ": spans " + std::to_string(r.domains.count) + " NUMA domains, so it must be a numa-level step");
+    check_devices(nd, r, outer, where);
     if (nd.kind == step_kind::leaf) return check_leaf(nd, b, where);
     check_level(nd, r, outer, tri, where);
     const part sums = check_sizes(nd, b, where);
@@ -174,10 +186,31 @@ struct derivation {
     local_root[std::size_t(r.ranks.first)] = target;  // "same rank <this rank>" names the target too
   }
 
+  // A plan with devices runs every leaf on one of them: a node over several devices divides
+  // them (a rank step, or a numa or gpu bfs), one over a single device is a gpu dfs step or
+  // a gpu leaf, and below a gpu step there are only gpu steps and leaves.
+  static void check_devices(const node& nd, const resources& r, level outer, const std::string& where) {
+    const bool leaf = nd.kind == step_kind::leaf;
+    if (r.devices.count == 0) {
+      if (leaf ? nd.backend == leaf_backend::gpu : nd.where == level::gpu)
+        fail(where + ": a gpu " + (leaf ? "leaf" : "step") + " needs a device (the plan has none here)");
+      return;
+    }
+    if (r.devices.count > 1 &&
+        !(!leaf && (nd.where == level::rank || (nd.kind == step_kind::bfs && nd.where <= level::gpu))))
+      fail(where + ": spans " + std::to_string(r.devices.count) + " devices, so it must be a rank step or a numa or gpu bfs step");
+    if (r.devices.count == 1 && !(leaf ? nd.backend == leaf_backend::gpu : (nd.where == level::gpu || nd.where == level::rank)))
+      fail(where + ": runs on one device, so it must be a gpu dfs step or a gpu leaf");
+    if (r.devices.count == 1 && !leaf && nd.where == level::gpu && nd.kind != step_kind::dfs)
+      fail(where + ": a gpu bfs step divides at least 2 devices");
+    if (outer == level::gpu && !leaf && nd.where != level::gpu)
+      fail(where + ": below a gpu step there are only gpu steps and gpu leaves");
+  }
+
   static void check_leaf(node& nd, const box& b, const std::string& where) {
     if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
     if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
-    if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas, blis or streaming");
+    if (nd.backend == leaf_backend::automatic) fail(where + ": a leaf names openblas, blis, streaming or gpu");
     if (nd.backend == leaf_backend::streaming && !detail::streaming_applies(b.m, b.n))
       fail(where + ": a streaming leaf takes m, n <= " + std::to_string(detail::streaming_max_mn));
     nd.workspace_bytes = 0;
@@ -187,7 +220,7 @@ struct derivation {
   static void check_level(const node& nd, const resources& r, level outer, char tri, const std::string& where) {
     if (nd.where < outer)
       fail(where + ": a " + prism::to_string(nd.where) + " step below a " + prism::to_string(outer) +
-           " step (outer levels come first: rank, numa, thread, cache)");
+           " step (outer levels come first: rank, numa, gpu, thread, cache)");
     if (nd.where == level::rank && nd.kind == step_kind::bfs && r.ranks.count < 2)
       fail(where + ": a rank bfs step needs at least 2 ranks");
     if (nd.where == level::numa && r.domains.count < 2) fail(where + ": a numa step needs at least 2 domains");
@@ -210,7 +243,7 @@ struct derivation {
           nd.parts[0].size + nd.parts[1].size != ext)
         fail(where + ": the diagonal cut's triangles must be >= 1 and sum to " + std::to_string(ext));
       const part &p0 = nd.parts[0], &p1 = nd.parts[1];
-      if (p0.ranks != p1.ranks || p0.domains != p1.domains || p0.threads != p1.threads)
+      if (p0.ranks != p1.ranks || p0.domains != p1.domains || p0.threads != p1.threads || p0.devices != p1.devices)
         fail(where + ": the two triangles of a diagonal cut run one after the other on the same share");
     } else if (nd.cut == dim::n && nd.parts.size() == 3 && nd.parts[2].size == 0 && nd.parts[0].size > 0 &&
                nd.parts[1].size > 0) {  // what "N1 N2 gemm" parses into
@@ -219,14 +252,15 @@ struct derivation {
     part sum{};
     for (std::size_t c = 0; c < nd.parts.size(); ++c) {
       const part& pt = nd.parts[c];
-      if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0) fail(where + ": shares are >= 0");
+      if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0 || pt.devices < 0) fail(where + ": shares are >= 0");
       if (diagonal) {
-        if (c != 1) sum.ranks += pt.ranks, sum.domains += pt.domains, sum.threads += pt.threads;
+        if (c != 1) sum.ranks += pt.ranks, sum.domains += pt.domains, sum.threads += pt.threads, sum.devices += pt.devices;
         continue;
       }
       if (pt.size < 1) fail(where + ": every part has size >= 1");
       if (pt.size > ext - sum.size) fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut exceed " + std::to_string(ext));
       sum.size += pt.size, sum.ranks += pt.ranks, sum.domains += pt.domains, sum.threads += pt.threads;
+      sum.devices += pt.devices;
     }
     if (diagonal) sum.size = ext;
     if (sum.size != ext)
@@ -237,24 +271,35 @@ struct derivation {
 
   // The parts' shares of ranks, domains and threads, by the step's kind and level.
   static void check_shares(const node& nd, const resources& r, const part& sum, const std::string& where) {
-    auto only = [&](bool r_ok, bool d_ok, bool t_ok, const std::string& what) {
+    auto only = [&](bool r_ok, bool d_ok, bool t_ok, const std::string& what, bool g_ok = false) {
       for (const part& pt : nd.parts)
-        if ((pt.ranks != 0 && !r_ok) || (pt.domains != 0 && !d_ok) || (pt.threads != 0 && !t_ok)) fail(where + ": " + what);
+        if ((pt.ranks != 0 && !r_ok) || (pt.domains != 0 && !d_ok) || (pt.threads != 0 && !t_ok) || (pt.devices != 0 && !g_ok))
+          fail(where + ": " + what);
     };
     if (nd.kind == step_kind::dfs) {
       only(false, false, false, "dfs parts take no share: they run with the node's " + std::to_string(r.threads) + " threads");
+    } else if (nd.where == level::gpu) {
+      only(false, false, false, "gpu parts share devices only (each part's host threads are the node's)", true);
+      for (const part& pt : nd.parts)
+        if (pt.devices < 1) fail(where + ": every part of a gpu bfs step has >= 1 device");
+      if (sum.devices != r.devices.count)
+        fail(where + ": device shares sum to " + std::to_string(sum.devices) + ", not " + std::to_string(r.devices.count));
     } else if (nd.where == level::rank) {
-      only(true, false, false, "rank parts share ranks only (each rank has the node's domains and threads)");
+      only(true, false, false, "rank parts share ranks only (each rank has the node's domains, threads and devices)");
       for (const part& pt : nd.parts)
         if (pt.ranks < 1) fail(where + ": every part of a rank step has >= 1 rank");
       if (sum.ranks != r.ranks.count)
         fail(where + ": rank shares sum to " + std::to_string(sum.ranks) + ", not " + std::to_string(r.ranks.count));
     } else if (nd.where == level::numa) {
-      only(false, true, true, "numa parts share domains and threads only");
+      const bool gpus = r.devices.count > 0;
+      only(false, true, true, gpus ? "numa parts share domains, threads and devices only" : "numa parts share domains and threads only", gpus);
       for (const part& pt : nd.parts) {
         if (pt.domains < 1) fail(where + ": every part of a numa step has >= 1 domain");
         if (pt.threads < pt.domains) fail(where + ": a numa part needs at least one thread per domain");
+        if (gpus && pt.devices < 1) fail(where + ": in a plan with devices every numa part has >= 1 device");
       }
+      if (gpus && sum.devices != r.devices.count)
+        fail(where + ": numa device shares sum to " + std::to_string(sum.devices) + ", not " + std::to_string(r.devices.count));
       if (sum.domains != r.domains.count)
         fail(where + ": numa parts cover " + std::to_string(sum.domains) + " domains, not " + std::to_string(r.domains.count));
       if (sum.threads != r.threads)
@@ -325,6 +370,7 @@ struct derivation {
 void plan::derive() {
   if (nodes_.empty()) fail("a plan needs at least one node");
   check_problem(problem_, root_);
+  check_device_memory(root_, device_memory_);
   derivation d{nodes_, element_size(problem_.type), std::vector<char>(nodes_.size(), 0),
                std::vector<int>(root_.ranks.count > 1 ? std::size_t(root_.ranks.count) : 0, -1)};
   const box whole{problem_.m, problem_.n, problem_.k, 0, 0, 0};
@@ -332,6 +378,7 @@ void plan::derive() {
   for (std::size_t i = 0; i < d.seen.size(); ++i)
     if (!d.seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
   d.place(0, 0);
+  detail::check_device_subtrees(*this);
 }
 
 void plan::validate() const {
@@ -366,6 +413,7 @@ std::string plan::to_string() const {
   os << "threads " << threads() << '\n';
   if (domains() > 1) os << "domains " << domains() << '\n';
   if (ranks() > 1) os << "ranks " << ranks() << '\n';
+  if (devices() > 0) os << "devices " << devices() << " memory " << device_memory_ << '\n';
   os << "# extra memory " << extra_bytes() << " bytes" << (ranks() > 1 ? " per rank (local temporaries; exchange buffers: prism::rank_model)" : "") << ", depth " << depth()
      << ", " << leaves() << " leaves\n";
   std::function<void(int, int)> emit = [&](int i, int indent) {
@@ -386,7 +434,7 @@ std::string plan::to_string() const {
         auto share = [&](int v, char unit) {
           if (v > 0) line << sep << v << unit, sep = ',';
         };
-        share(pt.ranks, 'r'), share(pt.domains, 'd'), share(pt.threads, 't');
+        share(pt.ranks, 'r'), share(pt.domains, 'd'), share(pt.threads, 't'), share(pt.devices, 'g');
       }
     }
     std::string text = line.str();
@@ -394,6 +442,7 @@ std::string plan::to_string() const {
     os << text << "  # " << node_text(nd) << ", " << nd.owns.threads << (nd.owns.threads == 1 ? " thread" : " threads");
     if (ranks() > 1) os << ", " << range_text("rank", "ranks", nd.owns.ranks);
     if (domains() > 1) os << ", " << range_text("domain", "domains", nd.owns.domains);
+    if (devices() > 1 && nd.owns.devices.count > 0) os << ", " << range_text("device", "devices", nd.owns.devices);
     if (const std::size_t t = node_temp_bytes(nd, element_size(problem_.type)); t > 0) os << ", C' " << t << " B";
     os << '\n';
     for (int c : nd.children) emit(c, indent + 1);
@@ -491,22 +540,33 @@ struct plan_reader {
     return p;
   }
 
-  // "threads T", then optionally "domains D" and (version 2) "ranks R".
-  resources read_resources() {
+  // "threads T", then optionally "domains D", (version 2) "ranks R" and "devices G memory BYTES".
+  resources read_resources(std::size_t& device_memory) {
     if (at >= lines.size() || lines[at].second.size() != 2 || lines[at].second[0] != "threads")
       throw fail("expected 'threads T'");
     resources root;
     root.threads = count(lines[at].second[1], "threads");
     ++at;
-    for (bool more = true; more && at < lines.size() && lines[at].second.size() == 2;) {
-      const std::string& key = lines[at].second[0];
-      if (key == "domains") root.domains.count = count(lines[at].second[1], "domains");
-      else if (key == "ranks" && version >= 2) root.ranks.count = count(lines[at].second[1], "ranks");
+    for (bool more = true; more && at < lines.size();) {
+      const std::vector<std::string>& t = lines[at].second;
+      const std::string& key = t[0];
+      if (key == "domains" && t.size() == 2) root.domains.count = count(t[1], "domains");
+      else if (key == "ranks" && t.size() == 2 && version >= 2) root.ranks.count = count(t[1], "ranks");
+      else if (key == "devices" && version >= 2) read_devices(t, root, device_memory);
       else more = false;
       if (more) ++at;
     }
     if (root.domains.count > root.threads) throw fail("domains must be in 1..threads");
     return root;
+  }
+
+  // "devices G memory BYTES": G GPUs, each with BYTES of memory for the plan.
+  void read_devices(const std::vector<std::string>& t, resources& root, std::size_t& device_memory) const {
+    if (t.size() != 4 || t[2] != "memory") throw fail("expected 'devices G memory BYTES', e.g. 'devices 2 memory 8589934592'");
+    root.devices.count = count(t[1], "devices");
+    const std::int64_t bytes = integer(t[3], "the device memory");
+    if (bytes < 1) throw fail("the device memory must be >= 1 byte, got " + t[3]);
+    device_memory = std::size_t(bytes);
   }
 
   // One part: "SIZE", or "SIZE@" followed by shares. Version 2: comma-separated shares
@@ -533,10 +593,10 @@ struct plan_reader {
     if (shares.empty()) throw fail("'" + word + "' has an '@' but no share");
     std::istringstream in(shares);
     for (std::string s; std::getline(in, s, ',');) {
-      if (s.size() < 2) throw fail("a share is a count and a unit (r, d or t), e.g. 4t; got '" + s + "'");
+      if (s.size() < 2) throw fail("a share is a count and a unit (r, d, t or g), e.g. 4t; got '" + s + "'");
       const char unit = s.back();
-      int* slot = unit == 'r' ? &pt.ranks : unit == 'd' ? &pt.domains : unit == 't' ? &pt.threads : nullptr;
-      if (slot == nullptr) throw fail("a share's unit is r (ranks), d (domains) or t (threads); got '" + s + "'");
+      int* slot = unit == 'r' ? &pt.ranks : unit == 'd' ? &pt.domains : unit == 't' ? &pt.threads : unit == 'g' ? &pt.devices : nullptr;
+      if (slot == nullptr) throw fail("a share's unit is r (ranks), d (domains), t (threads) or g (devices); got '" + s + "'");
       if (*slot != 0) throw fail(std::string("a part names its share of ") + unit + " twice: '" + word + "'");
       *slot = count(s.substr(0, s.size() - 1), "a share");
     }
@@ -551,7 +611,8 @@ struct plan_reader {
       if (t[1] == "openblas") nd.backend = leaf_backend::openblas;
       else if (t[1] == "blis") nd.backend = leaf_backend::blis;
       else if (t[1] == "streaming") nd.backend = leaf_backend::streaming;
-      else throw fail("leaf backend must be openblas, blis or streaming, got '" + t[1] + "'");
+      else if (t[1] == "gpu") nd.backend = leaf_backend::gpu;
+      else throw fail("leaf backend must be openblas, blis, streaming or gpu, got '" + t[1] + "'");
     }
   }
 
@@ -561,23 +622,24 @@ struct plan_reader {
     if (t[0] == "bfs") nd.kind = step_kind::bfs;
     else if (t[0] == "dfs") nd.kind = step_kind::dfs;
     else throw fail("expected leaf, same, bfs or dfs, got '" + t[0] + "'");
-    if (t.size() < 5) throw fail("a step reads 'bfs|dfs m|n|k rank|numa|thread|cache SIZE[@SHARES] SIZE[@SHARES] ...'");
+    if (t.size() < 5) throw fail("a step reads 'bfs|dfs m|n|k rank|numa|gpu|thread|cache SIZE[@SHARES] SIZE[@SHARES] ...'");
     if (t[1] == "m") nd.cut = dim::m;
     else if (t[1] == "n") nd.cut = dim::n;
     else if (t[1] == "k") nd.cut = dim::k;
     else throw fail("dimension must be m, n or k, got '" + t[1] + "'");
     if (t[2] == "rank" && version >= 2) nd.where = level::rank;
     else if (t[2] == "numa") nd.where = level::numa;
+    else if (t[2] == "gpu" && version >= 2) nd.where = level::gpu;
     else if (t[2] == "thread") nd.where = level::thread;
     else if (t[2] == "cache") nd.where = level::cache;
-    else throw fail("level must be rank, numa, thread or cache, got '" + t[2] + "'");
+    else throw fail("level must be rank, numa, gpu, thread or cache, got '" + t[2] + "'");
     for (std::size_t w = 3; w < t.size(); ++w) {
       // "gemm[@SHARES]": the off-diagonal block of a diagonal cut, the third and last part.
       if (t[w].rfind("gemm", 0) == 0) {
         if (w != 5 || t.size() != 6 || nd.cut != dim::n)
           throw fail("'gemm' is the third and last part of a diagonal cut: 'bfs|dfs n LEVEL N1 N2 gemm'");
         part pt = read_part(t[w], true);
-        if (nd.kind == step_kind::dfs && (pt.ranks | pt.domains | pt.threads) != 0)
+        if (nd.kind == step_kind::dfs && (pt.ranks | pt.domains | pt.threads | pt.devices) != 0)
           throw fail("a dfs part takes no share: it runs with the node's resources");
         if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0)
           throw fail("a thread-level bfs part names its thread share, e.g. gemm@1t");
@@ -585,7 +647,7 @@ struct plan_reader {
         continue;
       }
       part pt = read_part(t[w]);
-      if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads) != 0)
+      if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads | pt.devices) != 0)
         throw fail("a dfs part takes no share: it runs with the node's resources");
       // A thread-level BFS part needs its thread share; version 1 let it default to 1.
       if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0) {
@@ -653,16 +715,19 @@ plan plan::parse(std::string_view text) {
   plan_reader in(text);
   in.read_version();
   const prism::problem p = in.read_problem();
-  const resources root = in.read_resources();
+  std::size_t device_memory = 0;
+  const resources root = in.read_resources(device_memory);
   std::vector<node> nodes;
   in.read_node(nodes, 0);
   if (!in.done()) throw in.fail("text after the end of the tree");
   if (in.version == 1) upgrade_v1(nodes, 0, root.threads);
-  return plan(p, root, std::move(nodes));
+  return plan(p, root, std::move(nodes), device_memory);
 }
 
 bool operator==(const plan& a, const plan& b) {
-  if (!(a.problem_ == b.problem_) || !(a.root_ == b.root_) || a.nodes_.empty() != b.nodes_.empty()) return false;
+  if (!(a.problem_ == b.problem_) || !(a.root_ == b.root_) || a.nodes_.empty() != b.nodes_.empty() ||
+      a.device_memory_ != b.device_memory_)
+    return false;
   std::function<bool(int, int)> same = [&](int i, int j) {
     const node &x = a.nodes_[std::size_t(i)], &y = b.nodes_[std::size_t(j)];
     if (x.kind != y.kind || x.parts != y.parts || x.children.size() != y.children.size()) return false;

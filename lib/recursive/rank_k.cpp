@@ -81,7 +81,7 @@ void one_leaf(const problem& p, T alpha, const T* A, std::int64_t lda, T beta, T
 // root (one thread, fewer flops than the small-call threshold, or n = 1 with k < 512),
 // for sizes the 32-bit leaf takes.
 bool rank_k_one_leaf(const problem& p, const context& ctx) {
-  return p.n <= INT_MAX && p.k <= INT_MAX &&
+  return p.n <= INT_MAX && p.k <= INT_MAX && ctx.gpus() <= 0 &&
          (ctx.threads() <= 1 || p.flops() < ctx.small_flops() || (p.n == 1 && p.k < 512));
 }
 

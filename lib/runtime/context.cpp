@@ -32,6 +32,7 @@ const char* to_string(leaf_backend b) {
     case leaf_backend::blis: return "blis";
     case leaf_backend::streaming: return "streaming";
     case leaf_backend::automatic: return "auto";
+    case leaf_backend::gpu: return "gpu";
   }
   return "?";
 }
@@ -159,6 +160,28 @@ context& context::set_k_cuts(bool allowed) {
   return *this;
 }
 
+context& context::set_gpus(int n) {
+  if (n < -1 || n > 1024) throw error("GPU count must be in -1..1024, got " + std::to_string(n));
+  gpus_ = n;
+  fresh_runtime();
+  return *this;
+}
+
+context& context::set_gpu_memory(std::size_t bytes) {
+  if (bytes != 0 && bytes < (std::size_t(1) << 20)) throw error("GPU memory must be at least 1M, got " + std::to_string(bytes));
+  gpu_memory_ = bytes;
+  fresh_runtime();
+  return *this;
+}
+
+context& context::use_emulated_gpus(int count, std::size_t bytes) {
+  devices_ = detail::gpu::emulated_devices(count, bytes);
+  fresh_runtime();
+  return *this;
+}
+
+std::string context::gpu_status() const { return detail::devices_of(*this).status; }
+
 std::string context::describe() const {
   std::ostringstream os;
   os << "threads=" << threads_ << " max_memory=";
@@ -167,6 +190,8 @@ std::string context::describe() const {
   os << " small_flops=" << small_flops() << " leaf=" << to_string(leaf_) << " extra_depth=" << extra_depth_
      << " cache_level=" << cache_level_;
   if (ranks_ > 1) os << " ranks=" << ranks_ << " rank_flops=" << rank_flops() << " rank_bandwidth=" << rank_bandwidth();
+  if (gpus_ >= 0) os << " gpus=" << gpus_;
+  if (gpu_memory_ > 0) os << " gpu_memory=" << gpu_memory_;
   return os.str();
 }
 

@@ -89,6 +89,15 @@ const char* to_string(machine_key k) {
     case machine_key::rank_flops_per_thread: return "rank_flops_per_thread";
     case machine_key::rank_bandwidth: return "rank_bandwidth";
     case machine_key::parallel_reduce_bytes: return "parallel_reduce_bytes";
+    case machine_key::gpu_flops_s: return "gpu_flops_s";
+    case machine_key::gpu_flops_d: return "gpu_flops_d";
+    case machine_key::gpu_flops_c: return "gpu_flops_c";
+    case machine_key::gpu_flops_z: return "gpu_flops_z";
+    case machine_key::gpu_memory_bandwidth: return "gpu_memory_bandwidth";
+    case machine_key::gpu_link_in: return "gpu_link_in";
+    case machine_key::gpu_link_out: return "gpu_link_out";
+    case machine_key::gpu_memory: return "gpu_memory";
+    case machine_key::gpu_staging_bytes: return "gpu_staging_bytes";
   }
   return "?";
 }
@@ -215,6 +224,19 @@ double machine_description::model_value(machine_key k) const {
     // `prism tune` measures both for this machine.
     case machine_key::rank_flops_per_thread: return 50e9;
     case machine_key::rank_bandwidth: return 5e9;
+    // A device nobody measured: round figures of a current data-centre GPU on PCIe gen5
+    // x16 (docs/gpu.md lists what one was measured at); `prism tune` measures the device at
+    // hand. Complex rates count real flops, as gemm_flops does.
+    case machine_key::gpu_flops_s: return 50e12;
+    case machine_key::gpu_flops_d: return 50e12;
+    case machine_key::gpu_flops_c: return 50e12;
+    case machine_key::gpu_flops_z: return 50e12;
+    case machine_key::gpu_memory_bandwidth: return 3e12;
+    case machine_key::gpu_link_in: return 50e9;
+    case machine_key::gpu_link_out: return 50e9;
+    case machine_key::gpu_memory: return 80.0 * double(std::uint64_t(1) << 30);
+    // Two such buffers filled by host threads fed one device's link at its pinned rate.
+    case machine_key::gpu_staging_bytes: return 32.0 * double(std::uint64_t(1) << 20);
   }
   return 0;
 }
@@ -267,8 +289,16 @@ std::string machine_description::to_string() const {
 }
 
 std::string machine_description::summary() const {
+  // The GPU level's keys are named together ("gpu_*") when none of them is measured.
+  bool gpu_measured = false;
+  for (machine_key k : all_machine_keys) gpu_measured |= measured(k) && std::string(prism::to_string(k)).rfind("gpu_", 0) == 0;
   std::string measured_keys, model_keys;
-  for (machine_key k : all_machine_keys) (measured(k) ? measured_keys : model_keys) += std::string(" ") + prism::to_string(k);
+  for (machine_key k : all_machine_keys) {
+    const std::string name = prism::to_string(k);
+    if (!gpu_measured && name.rfind("gpu_", 0) == 0) continue;
+    (measured(k) ? measured_keys : model_keys) += " " + name;
+  }
+  if (!gpu_measured) model_keys += " gpu_*";
   std::string s = "machine: " + source_ + (source_ == "model" ? " (no machine file)" : "");
   if (!measured_keys.empty()) s += "; measured:" + measured_keys;
   if (!model_keys.empty()) s += "; model:" + model_keys;

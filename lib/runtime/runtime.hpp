@@ -5,6 +5,7 @@
 #include <prism/plan.hpp>
 
 #include "../environment/environment.hpp"
+#include "../gpu/devices.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../resources/concurrency.hpp"
 #include "../resources/workspace_pool.hpp"
@@ -27,10 +28,11 @@ namespace prism::detail {
 context context_from(const environment& env);
 
 /// True when prism::gemm runs p as one leaf on the caller's thread instead of planning: it
-/// has fewer flops than ctx.small_flops() and every size fits the 32-bit leaf BLAS.
+/// has fewer flops than ctx.small_flops() and every size fits the 32-bit leaf BLAS, and
+/// the context does not send calls to GPUs (set_gpus(n > 0) plans every call for them).
 inline bool runs_as_one_leaf(const problem& p, const context& ctx) noexcept {
   constexpr std::int64_t int_max = 2147483647;
-  return p.flops() < ctx.small_flops() && p.m <= int_max && p.n <= int_max && p.k <= int_max;
+  return p.flops() < ctx.small_flops() && p.m <= int_max && p.n <= int_max && p.k <= int_max && ctx.gpus() <= 0;
 }
 
 /// The shared state of a context: its task arena, workspace pool and recent plans.
@@ -62,9 +64,19 @@ class runtime {
 /// private: it is not the product's API).
 struct context_access {
   static runtime& of(const context& c) { return *c.runtime_; }
+  static const std::shared_ptr<const gpu::device_set>& devices(const context& c) { return c.devices_; }
+  /// Tests: runs c's GPU plans on `d` (e.g. emulated devices with delays or failures).
+  static void set_devices(context& c, std::shared_ptr<const gpu::device_set> d) {
+    c.devices_ = std::move(d);
+    c.fresh_runtime();
+  }
 };
 
 /// The runtime (arena, pool, plan cache) ctx shares with its copies.
 inline runtime& runtime_of(const context& ctx) { return context_access::of(ctx); }
+
+/// The devices GPU plans of ctx run on: its emulated ones (use_emulated_gpus), else the
+/// process's (gpu::process_devices: PRISM_GPU, else the CUDA devices if any).
+const gpu::device_set& devices_of(const context& ctx);
 
 }  // namespace prism::detail

@@ -1,0 +1,185 @@
+// lib/recursive/gpu_executor.cpp — the executor's GPU level: gpu bfs steps (devices at
+// once) and a device's subtree run through its schedule, with the host finishing what a
+// failed device leaves.
+#include "executor.hpp"
+#include "gpu_level.hpp"
+#include "temporaries.hpp"
+
+#include <prism/error.hpp>
+#include <prism/gemm.hpp>
+#include <prism/syrk.hpp>
+
+#include "../environment/environment.hpp"
+#include "../gpu/devices.hpp"
+#include "../gpu/runner.hpp"
+#include "../runtime/runtime.hpp"
+
+#include <oneapi/tbb/task_group.h>
+
+#include <exception>
+#include <thread>
+
+namespace prism::detail {
+
+namespace {
+
+// gpu level: every part on its own devices at once. The device work blocks its thread on
+// the device, so each part but the first gets a thread of its own (not a task). A k-cut's
+// parts 1.. write temporaries of the node's block in the call's workspace, added into C
+// (the node's share of host threads) when all are done; a diagonal cut's triangles run
+// one after the other while the block runs beside them.
+template <scalar T>
+class gpu_runner final : public step_runner<T> {
+ public:
+  void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const override {
+    if (nd.kind == step_kind::dfs) return ex.run_in_sequence(nd, ws, out, beta);
+    if (is_diagonal_cut(nd)) {
+      std::exception_ptr failed;
+      std::thread block([&] {
+        try {
+          ex.run(nd.children[2], ws, out, beta);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      });
+      try {
+        ex.run(nd.children[0], ws, out, beta);
+        ex.run(nd.children[1], ws, out, beta);
+      } catch (...) {
+        block.join();
+        throw;
+      }
+      block.join();
+      if (failed) std::rethrow_exception(failed);
+      return;
+    }
+    const bool k_cut = nd.cut == dim::k;
+    std::vector<T*> temps;
+    if (k_cut)
+      for (std::size_t c = 1; c < nd.parts.size(); ++c)
+        temps.push_back(reinterpret_cast<T*>(ws.at(nd.workspace_offset + temp_offset(nd, c, sizeof(T)))));
+    std::vector<std::exception_ptr> failed(nd.parts.size());
+    std::vector<std::thread> parts;
+    for (std::size_t c = 1; c < nd.parts.size(); ++c) {
+      const c_frame<T> to = k_cut ? c_frame<T>{temps[c - 1], std::max<std::int64_t>(1, nd.shape.m), nd.shape.i, nd.shape.j} : out;
+      parts.emplace_back([&ex, &nd, &failed, c, ws, to, k_cut, beta] {
+        try {
+          ex.run(nd.children[c], ws, to, k_cut ? T(0) : beta);
+        } catch (...) {
+          failed[c] = std::current_exception();
+        }
+      });
+    }
+    try {
+      ex.run(nd.children[0], ws, out, beta);
+    } catch (...) {
+      failed[0] = std::current_exception();
+    }
+    for (std::thread& t : parts) t.join();
+    for (const std::exception_ptr& f : failed)
+      if (f) std::rethrow_exception(f);
+    if (k_cut) ex.reduce(nd, out, temps.data(), nd.owns.threads);
+  }
+};
+
+// The stored origin of op(M)'s (row, k) block as the executor binds it: M holds the box
+// `o`, so op(M)'s (i, l) is at M's (i - o.i, l - o.l) ('N'), else (l - o.l, i - o.i).
+template <class T>
+gpu::host_matrix<const T> bound_a(const T* a, std::int64_t lda, char trans, const box& o) {
+  return trans == 'N' ? gpu::host_matrix<const T>{a, lda, o.i, o.l} : gpu::host_matrix<const T>{a, lda, o.l, o.i};
+}
+template <class T>
+gpu::host_matrix<const T> bound_b(const T* b, std::int64_t ldb, char trans, const box& o) {
+  return trans == 'N' ? gpu::host_matrix<const T>{b, ldb, o.l, o.j} : gpu::host_matrix<const T>{b, ldb, o.j, o.l};
+}
+
+// One visit's products on the host (the device failed before writing it back): gemm, or
+// syrk / herk for a diagonal triangle, with the call's beta on its first product and 1
+// after, through prism's host plans.
+template <scalar T>
+void visit_on_host(const executor<T>& ex, const gpu::visit& v, c_frame<T> out, T beta, const context& host) {
+  const problem& p = ex.source();
+  const gpu::host_matrix<const T> A = bound_a(ex.a(), ex.lda(), p.transa, ex.origin());
+  const gpu::host_matrix<const T> B = p.op == operation::gemm ? bound_b(ex.b(), ex.ldb(), p.transb, ex.origin()) : A;
+  for (const gpu::product& pr : v.products) {
+    const gpu::device_leaf& lf = pr.leaf;
+    const T b = pr.first ? beta : T(1);
+    const T* a = p.transa == 'N' ? A.at(lf.i, lf.l) : A.at(lf.l, lf.i);
+    T* c = out.at(lf.i, lf.j);
+    if (v.triangle != 0) {
+      if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
+        syrk<T>(v.triangle, p.transa, lf.m, lf.k, ex.alpha(), a, ex.lda(), b, c, out.ldc, host);
+      } else if (p.op == operation::herk) {
+        herk<T>(v.triangle, p.transa, lf.m, lf.k, ex.alpha().real(), a, ex.lda(), b.real(), c, out.ldc, host);
+      } else {
+        syrk<T>(v.triangle, p.transa, lf.m, lf.k, ex.alpha(), a, ex.lda(), b, c, out.ldc, host);
+      }
+      continue;
+    }
+    const T* bb = p.op != operation::gemm ? (p.transa == 'N' ? B.at(lf.j, lf.l) : B.at(lf.l, lf.j))
+                                          : (p.transb == 'N' ? B.at(lf.l, lf.j) : B.at(lf.j, lf.l));
+    const std::int64_t ldb = p.op == operation::gemm ? ex.ldb() : ex.lda();
+    gemm<T>(p.transa, p.transb, lf.m, lf.n, lf.k, ex.alpha(), a, ex.lda(), bb, ldb, b, c, out.ldc, host);
+  }
+}
+
+}  // namespace
+
+template <scalar T>
+const step_runner<T>& gpu_step_runner() {
+  static const gpu_runner<T> runner;
+  return runner;
+}
+
+template <scalar T>
+void run_device(const executor<T>& ex, int index, c_frame<T> out, T beta) {
+  const node& nd = ex.nodes()[std::size_t(index)];
+  if (ex.devices() == nullptr || ex.call_context() == nullptr)
+    throw plan_error("a plan with GPUs runs through prism::execute or prism::gemm with a context that has devices");
+  gpu::device& dev = *ex.devices()->devices.at(std::size_t(nd.owns.devices.first));
+  const problem& p = ex.source();
+  const gpu::device_schedule s = gpu::make_schedule(device_leaves(ex.nodes(), index), device_product(p), ex.device_memory(), beta != T(0));
+  const gpu::host_matrix<const T> A = bound_a(ex.a(), ex.lda(), p.transa, ex.origin());
+  const gpu::host_matrix<const T> B = p.op == operation::gemm ? bound_b(ex.b(), ex.ldb(), p.transb, ex.origin()) : A;
+  const gpu::host_matrix<T> C{out.C, out.ldc, out.i0, out.j0};
+  const context& ctx = *ex.call_context();
+  gpu::staging st;
+  st.bytes = std::size_t(ctx.description().value(machine_key::gpu_staging_bytes));
+  // Each direction's pieces are packed by half the host threads the part runs with (16
+  // threads filling a ring of two 64 MB buffers fed one H200's link at its pinned rate).
+  const int devices = std::max(1, ex.nodes()[0].owns.devices.count);
+  st.threads = std::max(1, std::min(nd.owns.threads / devices, 16) / 2);
+  context host = ctx;
+  host.set_gpus(0);
+  gpu::run_outcome o;
+  try {
+    o = gpu::run_schedule<T>(dev, s, A, B, C, ex.alpha(), beta, p.op == operation::herk, st);
+  } catch (const gpu::device_error& e) {  // nothing of C touched yet
+    say_once("gpu: " + dev.name() + ": " + e.what() + "; its part of the product runs on the host");
+    for (const gpu::visit& v : s.visits) visit_on_host<T>(ex, v, out, beta, host);
+    return;
+  }
+  if (o.ok) return;
+  const bool torn_recomputable = o.torn >= 0 && beta == T(0) && s.visits[std::size_t(o.torn)].products.front().first &&
+                                 !s.visits[std::size_t(o.torn)].load;
+  say_once("gpu: " + dev.name() + ": " + o.error + "; the blocks of C it had not written back run on the host");
+  for (std::size_t v = 0; v < s.visits.size(); ++v)
+    if (!o.written[v] && (int(v) != o.torn || torn_recomputable)) visit_on_host<T>(ex, s.visits[v], out, beta, host);
+  if (o.torn >= 0 && !torn_recomputable) {
+    const gpu::region& c = s.visits[std::size_t(o.torn)].c;
+    throw error("gpu: " + dev.name() + " failed while writing back C(" + std::to_string(c.row) + ":" +
+                std::to_string(c.row + c.rows) + ", " + std::to_string(c.col) + ":" + std::to_string(c.col + c.cols) +
+                "): " + o.error + "; that block of C is undefined, the rest is right");
+  }
+}
+
+#define PRISM_INSTANTIATE(T)                                        \
+  template const step_runner<T>& gpu_step_runner<T>();              \
+  template void run_device<T>(const executor<T>&, int, c_frame<T>, T);
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+
+}  // namespace prism::detail
