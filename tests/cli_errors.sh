@@ -62,7 +62,7 @@ good() {
 }
 
 # Commands. Without one, the line names every command `prism help` lists.
-bad "^prism: missing command: plan, bench, run, leaves, tune, bound, help or --version \(see 'prism help'\)$" --
+bad "^prism: missing command: plan, info, bench, run, leaves, tune, bound, help or --version \(see 'prism help'\)$" --
 missing=$(cat "$err")
 for c in $("$prism" help | sed -nE 's/^  ([a-z]+) .*/\1/p'); do
   case "$missing" in *" $c,"* | *" $c "*) ;; *) fail "'prism' without a command does not name '$c'" ;; esac
@@ -141,6 +141,23 @@ bad "^prism: --ranks must be a whole number" -- plan 64 64 64 --ranks x
 bad "^prism: cannot plan over 4 ranks: .*fits 1048576 bytes per rank" -- plan 2048 2048 2048 --ranks 4 --memory 1M
 bad "^prism: --rank-bandwidth: " -- plan 64 64 64 --ranks 2 --rank-bandwidth 0
 bad "^prism: unknown option '--check' for 'prism plan'" -- plan 64 64 64 --check
+# GPUs (no GPU needed to plan; prism run emulates missing ones).
+good "^gpu: " -- info
+good "^gpu: no GPU: PRISM_GPU=off$" PRISM_GPU=off -- info
+good "^gpu 1: emulated device 1" PRISM_GPU=emulate:2:64M -- info
+bad "^prism: info takes no arguments \(see 'prism help info'\)$" -- info 8
+good "^devices 2 memory 8589934592$" -- plan 32768 32768 32768 --gpus 2 --gpu-memory 8G
+good "^# 1 +32768x16384x32768 " -- plan 32768 32768 32768 --gpus 2 --gpu-memory 8G
+good "^devices 1 memory " -- plan 4096 4096 1048576 --syrk LT --gpus 1
+bad "^prism: --gpus must be a whole number in 0\.\.1024, got '-1'" -- plan 64 64 64 --gpus -1
+bad "^prism: --gpu-memory: GPU memory must be at least 1M, got 1024" -- plan 64 64 64 --gpus 1 --gpu-memory 1K
+bad "^prism: cannot plan a 4096x4096x4096 product: .*cannot hold" -- plan 4096 4096 4096 --gpus 1 --gpu-memory 1M
+bad "^prism: unknown option '--gpus' for 'prism bench'" -- bench 8 8 8 --gpus 1
+if ! "$prism" run 1 1 1 --reps 1 2>&1 | grep -q "needs the MPI build"; then
+  good "^counts: every device moved exactly the predicted bytes" -- run 200 150 170 --gpus 2 --gpu-memory 1M --check --reps 1 --threads 2
+  good "^check: passed" -- run 200 150 170 --gpus 2 --gpu-memory 1M --check --reps 1 --threads 2 --type z --trans CT
+  good "^check: passed" -- run 100 100 3000 --syrk LT --gpus 1 --gpu-memory 1M --check --reps 1 --threads 2
+fi
 # Rank-k updates (prism plan --syrk / --herk): the plan prism::syrk / prism::herk run.
 bad "^prism: --syrk: the update is N x N, so M and N must be equal, got 8 and 9 \(see 'prism help plan'\)$" -- plan 8 9 8 --syrk UT
 bad "^prism: --syrk takes uplo \(U or L\) then trans \(N or T\), e.g. UT, got 'XT'" -- plan 8 8 8 --syrk XT
@@ -286,6 +303,10 @@ if [ -n "$mpiexec" ] && "$prism" help run >/dev/null 2>&1; then
     mpi run 4096 4096 4096 --threads 1 --memory 1M
     [ "$(grep -c '^prism' "$err")" -eq 1 ] || fail "'$what': $(grep -c '^prism' "$err") prism lines on stderr, expected 1"
     grep -Eq "^prism: cannot plan over 3 ranks" "$err" || fail "'$what': not the plan error"
+    mpi run 64 64 64 --gpus 1
+    [ "$(grep -c '^prism' "$err")" -eq 1 ] || fail "'$what': $(grep -c '^prism' "$err") prism lines on stderr, expected 1"
+    grep -Eq "^prism: --gpus runs on one process" "$err" || fail "'$what': not the one-process error"
+    [ "$rc" -eq 2 ] || fail "'$what' exited $rc, expected 2"
   fi
 fi
 

@@ -278,12 +278,22 @@ TEST_CASE("fail_copy: the failure surfaces at the stream's and a later event's s
   CHECK_THROWS_WITH_AS(d->synchronize(*s), doctest::Contains("copy_2d"), device_error);
   CHECK_THROWS_AS(d->synchronize(*s), device_error);  // sticky
   CHECK(back == std::vector<int>(16, 0));             // later work was skipped
-  // Another stream is not affected, and may wait on the failed stream's events.
-  d->wait(*other, *after);
+  // Another stream is not affected while it does not depend on the failed one.
   d->copy_2d(back_other.data(), 64, buf, 64, 64, 1, copy_kind::device_to_host, *other);
   CHECK_NOTHROW(d->synchronize(*other));
   CHECK(back_other == a);  // the failed copy wrote nothing
-  CHECK(d->counters().copies == 4);
+  // A stream that waits on a point after the failure has no inputs it can trust: it fails
+  // too, its later work skipped (a write-back waiting for a failed copy never runs).
+  auto third = d->make_stream();
+  std::vector<int> back_third(16, 0);
+  d->wait(*third, *after);
+  d->copy_2d(back_third.data(), 64, buf, 64, 64, 1, copy_kind::device_to_host, *third);
+  CHECK_THROWS_WITH_AS(d->synchronize(*third), doctest::Contains("copy_2d: injected failure"), device_error);
+  CHECK(back_third == std::vector<int>(16, 0));
+  // Waiting on a point before the failure is fine.
+  d->wait(*other, *before);
+  CHECK_NOTHROW(d->synchronize(*other));
+  CHECK(d->counters().copies == 5);
   s.reset();  // destroying the failed stream does not hang
   d->release(buf);
 }

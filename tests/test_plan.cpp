@@ -115,7 +115,7 @@ TEST_CASE("validate rejects broken plans with a message naming the problem") {
   rejects("bfs q thread 4@1 4@1\n leaf\n leaf\n", "dimension must be m, n or k");
   rejects("bfs k thread 4@1 4@1\n leaf\n", "ends early");
   rejects("leaf\nleaf\n", "after the end");
-  rejects("leaf mkl\n", "openblas, blis or streaming");
+  rejects("leaf mkl\n", "openblas, blis, streaming or gpu");
   rejects("dfs k thread 4@1 4@1\n leaf\n leaf\n", "node's 2 threads");
   rejects("bfs k thread 8@2\n leaf\n", "a step reads");
   rejects("bfs k rank 4@1 4@1\n leaf\n leaf\n", "level must be");  // version 1 has no rank level
