@@ -15,6 +15,7 @@
 #include "fma_peak.hpp"
 #include "leaf/dispatch.hpp"
 #include "leaves/streaming.hpp"
+#include "prism_gpu.hpp"
 #include "prism_run.hpp"
 #include "runtime/runtime.hpp"
 
@@ -64,6 +65,7 @@ const char* general_help =
     "  run M N K [options]      (under mpirun) one distributed multiply: plan, time, bytes per rank\n"
     "  bound M N K [options]    lower bounds on the words an M x N x K product moves, per rank and\n"
     "                           per level of the machine, beside the classic decompositions' costs\n"
+    "  info                     this machine as prism sees it: CPU, cores, NUMA domains, GPUs\n"
     "  help [command]           this text, or one command's options\n"
     "\n"
     "prism --version prints the version. Defaults come from the PRISM_* environment variables.\n"
@@ -94,6 +96,11 @@ std::string shape_options(const std::string& name) {
          "  --rank-flops F       modelled flop/s of one rank (default PRISM_RANK_FLOPS, else 50e9 x threads)\n"
          "  --rank-bandwidth B   modelled bytes/s one rank receives (default PRISM_RANK_BANDWIDTH, else 5e9)\n";
   if (name == "plan") o += "  (--ranks-per-node, --rank-flops and --rank-bandwidth need --ranks P with P >= 2)\n";
+  if (name == "plan" || run)
+    o += "  --gpus G             run on G GPUs, 0..1024 (default: the model's choice among this process's\n"
+         "                       GPUs; prism plan needs none present, prism run emulates missing ones)\n"
+         "  --gpu-memory BYTES   each GPU's memory the plan may use, K, M, G suffixes (default 15/16 of\n"
+         "                       the device's, or the machine description's gpu_memory without one)\n";
   return o;
 }
 
@@ -123,6 +130,12 @@ const command commands[] = {
      "  --stats: a dry run's data movement, per level (each cache level of the topology, NUMA\n"
      "  domains, ranks with --ranks): the predicted elements received (prism/traffic.hpp), the\n"
      "  lower bound (prism/bounds.hpp) and their ratio.\n"},
+    {"info", false, 0,
+     "usage: prism info\n"
+     "  Prints this machine as prism sees it: the version, the machine description's source and\n"
+     "  which values are measured, the CPU and its SIMD target, cores, NUMA domains and threads,\n"
+     "  and the GPUs (PRISM_GPU; each device's name, memory and nearest NUMA domain), or one\n"
+     "  line saying why there are none.\n"},
     {"bench", true, 5,
      "usage: prism bench M N K [options] [--reps R]\n"
      "  Times prism against threaded OpenBLAS (all cores) on one shape in one process, best of R\n"
@@ -262,6 +275,7 @@ bool takes(const command& cmd, const std::string& a) {
     return true;  // prism run takes P from mpirun, prism bench runs on one node: neither takes --ranks
   if ((name == "plan" || name == "run") && std::find(std::begin(rank_flags), std::end(rank_flags), a) != std::end(rank_flags))
     return true;
+  if ((name == "plan" || name == "run") && (a == "--gpus" || a == "--gpu-memory")) return true;
   return cmd.shape && std::find(std::begin(shape_flags), std::end(shape_flags), a) != std::end(shape_flags);
 }
 
@@ -368,6 +382,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         o.ctx.set_leaf(prism::parse_leaf_backend(v));
       } else if (a == "--ranks") {
         o.ctx.set_ranks(int(parse_int(v, a, 1, 1 << 20, hint)));
+      } else if (a == "--gpus") {
+        o.ctx.set_gpus(int(parse_int(v, a, 0, 1024, hint)));
+      } else if (a == "--gpu-memory") {
+        o.ctx.set_gpu_memory(std::size_t(prism::parse_size(v)));
       } else if (a == "--ranks-per-node") {
         o.ctx.set_ranks_per_node(int(parse_int(v, a, 1, 65536, hint)));
       } else if (a == "--rank-flops") {
@@ -683,11 +701,27 @@ void print_plan_summary(std::ostream& os, const prism::plan& pl) {
     for (std::string part; std::getline(s, part, 'x');) v *= std::atof(part.c_str());
     return v;
   };
-  std::size_t folded = 0;
+  // A device's k chunks ("dfs k gpu P P P ..."): the line keeps its first parts and counts the rest.
+  auto chunk_line = [&](const std::string& l) {
+    const std::string b = body(l);
+    if (b.rfind("dfs k gpu ", 0) != 0) return l;
+    const std::size_t hash = l.find("  # ");
+    std::istringstream words(b.substr(0, b.find('#')));
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    if (w.size() <= 3 + 6) return l;
+    std::string out = l.substr(0, indent(l)) + "dfs k gpu";
+    for (std::size_t x = 3; x < 3 + 3; ++x) out += " " + w[x];
+    out += " ... (" + std::to_string(w.size() - 3) + " chunks)";
+    if (out.size() < 40) out.resize(40, ' ');
+    return hash == std::string::npos ? out : out + l.substr(hash);
+  };
+  std::size_t folded = 0, folded_chunks = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    os << lines[i] << '\n';
+    os << chunk_line(lines[i]) << '\n';
     const std::string b = body(lines[i]);
-    if (!is_step(b) || b.find(" cache ") != 5) continue;  // "dfs k cache ...": a cache-level step
+    // "dfs k cache ...": a cache-level step; "dfs k gpu ...": a device's k chunks
+    if (!is_step(b) || (b.find(" cache ") != 5 && b.rfind("dfs k gpu ", 0) != 0)) continue;
     const std::size_t depth = indent(lines[i]);
     std::size_t steps = 0, leaves = 0, j = i + 1;
     std::vector<std::string> kinds;
@@ -709,14 +743,22 @@ void print_plan_summary(std::ostream& os, const prism::plan& pl) {
     }
     std::string kind_list;
     for (const std::string& k : kinds) kind_list += (kind_list.empty() ? "" : ", ") + k;
-    os << std::string(depth + 2, ' ') << "# ... " << steps << " more cache-level step" << (steps == 1 ? "" : "s")
-       << ", " << leaves << " lea" << (leaves == 1 ? "f" : "ves") << " (" << kind_list << ") from " << smallest
-       << (largest == smallest ? std::string() : " to " + largest) << '\n';
+    const bool chunks = b.rfind("dfs k gpu ", 0) == 0;
+    if (chunks)  // a device's k chunks: one leaf each
+      os << std::string(depth + 2, ' ') << "# ... " << leaves << " gpu leaves of " << smallest
+         << (largest == smallest ? std::string() : " to " + largest) << '\n';
+    else
+      os << std::string(depth + 2, ' ') << "# ... " << steps << " more cache-level step" << (steps == 1 ? "" : "s")
+         << ", " << leaves << " lea" << (leaves == 1 ? "f" : "ves") << " (" << kind_list << ") from " << smallest
+         << (largest == smallest ? std::string() : " to " + largest) << '\n';
     i = j - 1;
     ++folded;
+    folded_chunks += chunks ? 1 : 0;
   }
-  os << "# summary: " << folded << " run" << (folded == 1 ? "" : "s")
-     << " of cache-level steps folded, one line each (--full prints the plan)\n";
+  const char* what = folded_chunks == 0 ? "cache-level steps" : folded_chunks == folded ? "device k chunks"
+                                                                                         : "cache-level steps or device k chunks";
+  os << "# summary: " << folded << " run" << (folded == 1 ? "" : "s") << " of " << what
+     << " folded, one line each (--full prints the plan)\n";
 }
 
 // The plan prism::gemm runs: none for an empty product, one leaf for a small call
@@ -731,7 +773,7 @@ int run_plan(const options& o) {
   if (rank_k && (p.n == 0 || p.k == 0)) {
     why = std::string("# empty update (n or k is 0): ") + prism::to_string(p.op) +
           " runs no plan; it returns at once, or only scales C's triangle by beta when k is 0\n";
-  } else if (rank_k && (o.ctx.threads() <= 1 || p.flops() < o.ctx.small_flops() || (p.n == 1 && p.k < 512))) {
+  } else if (rank_k && o.ctx.gpus() <= 0 && (o.ctx.threads() <= 1 || p.flops() < o.ctx.small_flops() || (p.n == 1 && p.k < 512))) {
     char line[200];  // the rule of prism::syrk's prologue (rank_k_one_leaf, planner rule T2)
     std::snprintf(line, sizeof line,
                   "# small call: %.0f flops < PRISM_SMALL_FLOPS %.0f, one thread, or n = 1 with k < 512: runs as "
@@ -773,6 +815,7 @@ int run_plan(const options& o) {
   if (o.full == 1 || (o.full == -1 && pl.nodes().size() <= 64)) std::cout << pl;
   else print_plan_summary(std::cout, pl);
   if (pl.domains() > 1 && !rank_k) print_traffic(pl, o);  // the traffic model is gemm's
+  prism_app::print_gpu_report(std::cout, pl, o.ctx, false);
   if (o.stats) {
     std::cout.flush();
     if (rank_k) std::cout << "# --stats: no data-movement model for syrk / herk plans yet (gemm plans only)\n";
@@ -1614,6 +1657,7 @@ int run_tune(const options& o) {
     // The rank planner's flop rate per thread: the same one-thread leaf.
     set(prism::machine_key::rank_flops_per_thread, {std::round(2.0 * n * n * n / t_leaf / 1e6) * 1e6, false});
   }
+  prism_app::tune_gpus(d, reps);
   std::printf("# rank_bandwidth: left to the model (%.4g B/s; measuring it needs MPI ranks)\n",
               d.value(prism::machine_key::rank_bandwidth));
   std::printf("# dropin_model_flops: left to the model (%.0f)\n", d.value(prism::machine_key::dropin_model_flops));
@@ -1663,9 +1707,13 @@ int run(const std::vector<std::string>& args) {
       return 0;
     }
   if (std::string(c->name) == "bound") return run_bound(args);
+  if (std::string(c->name) == "info") {
+    if (args.size() > 2) throw bad_input("info takes no arguments", "info");
+    return prism_app::run_info();
+  }
   options o = parse(*c, args);
-  if (c == &commands[0]) return run_plan(o);
-  if (c == &commands[1]) return run_bench(o);
+  if (std::string(c->name) == "plan") return run_plan(o);
+  if (std::string(c->name) == "bench") return run_bench(o);
   if (std::string(c->name) == "run") {
 #ifdef PRISM_HAVE_MPI
     o.run.p = o.p;

@@ -2,13 +2,19 @@
 // random data in the native layout, timed, with the bytes each rank received beside the
 // plan's prediction and the lower bound; --check verifies C outside the timed region.
 #include "prism_run.hpp"
+#include "prism_gpu.hpp"
 
 #include <prism/bounds.hpp>
 #include <prism/dist.hpp>
 #include <prism/error.hpp>
+#include <prism/gemm.hpp>
+#include <prism/gpu.hpp>
+#include <prism/syrk.hpp>
 
 #include "blas/blas_library.hpp"
+#include "gpu/devices.hpp"
 #include "mpi/comm.hpp"
+#include "runtime/runtime.hpp"
 
 #include <mpi.h>
 #include <unistd.h>
@@ -350,6 +356,111 @@ int run_typed(const run_options& o, int rank, int size) {
   return verdict == "failed" ? 1 : 0;
 }
 
+// Bytes each device has moved so far, host -> device and back.
+std::vector<std::pair<double, double>> link_bytes(const prism::context& ctx) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& d : prism::detail::devices_of(ctx).devices) {
+    const prism::detail::gpu::link_counters c = d->counters();
+    out.emplace_back(double(c.host_to_device), double(c.device_to_host));
+  }
+  return out;
+}
+
+// `prism run --gpus G` (one process): prism::gemm (or syrk / herk) with the plan on G GPUs,
+// emulated where this machine has fewer; the bytes each device moved in the last timed call
+// beside the plan's prediction (a count off the model fails the run), and --check.
+template <class T>
+int run_gpu_typed(run_options o) {
+  prism::problem p = o.p;
+  p.type = prism::scalar_type_of<T>();
+  std::ostringstream note;
+  prism_app::emulate_missing_gpus(o.ctx, note);
+  const bool rank_k = p.op != prism::operation::gemm, herk = p.op == prism::operation::herk;
+  const std::int64_t ra = p.transa == 'N' ? p.m : p.k, ca = p.transa == 'N' ? p.k : p.m;
+  const std::int64_t rb = p.transb == 'N' ? p.k : p.n, cb = p.transb == 'N' ? p.n : p.k;
+  const std::uint64_t seed = o.seed;
+  std::vector<T> A(std::size_t(ra * ca)), B(rank_k ? 0 : std::size_t(rb * cb)), C(std::size_t(p.m * p.n));
+  for (std::int64_t j = 0; j < ca; ++j)
+    for (std::int64_t i = 0; i < ra; ++i) A[std::size_t(i + j * ra)] = element<T>(seed, 0, i, j);
+  for (std::int64_t j = 0; j < (rank_k ? 0 : cb); ++j)
+    for (std::int64_t i = 0; i < rb; ++i) B[std::size_t(i + j * rb)] = element<T>(seed, 1, i, j);
+  auto fresh_c = [&] {
+    for (std::int64_t j = 0; j < p.n; ++j)
+      for (std::int64_t i = 0; i < p.m; ++i) C[std::size_t(i + j * p.m)] = element<T>(seed, 2, i, j);
+  };
+  fresh_c();
+  const T alpha = T(1), beta = T(o.beta);
+  const std::int64_t lda = std::max<std::int64_t>(1, ra), ldb = std::max<std::int64_t>(1, rb), ldc = std::max<std::int64_t>(1, p.m);
+  auto call = [&] {
+    if constexpr (!std::is_floating_point_v<T>)
+      if (herk) return prism::herk<T>(p.uplo, p.transa, p.n, p.k, 1, A.data(), lda, o.beta, C.data(), ldc, o.ctx);
+    if (rank_k) return prism::syrk<T>(p.uplo, p.transa, p.n, p.k, alpha, A.data(), lda, beta, C.data(), ldc, o.ctx);
+    prism::gemm<T>(p.transa, p.transb, p.m, p.n, p.k, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc, o.ctx);
+  };
+  const prism::plan pl = prism::make_plan(p, o.ctx);
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, double>> before, after;
+  for (int r = 0; r < o.reps; ++r) {
+    before = link_bytes(o.ctx);
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    after = link_bytes(o.ctx);
+  }
+  const std::vector<prism::gpu_part> parts = prism::predict_gpu(pl, o.beta != 0, o.ctx);
+  std::vector<std::pair<double, double>> counted(after.size());
+  for (std::size_t d = 0; d < after.size(); ++d) counted[d] = {after[d].first - before[d].first, after[d].second - before[d].second};
+  std::vector<std::pair<double, double>> predicted(after.size());
+  for (const prism::gpu_part& g : parts) predicted[std::size_t(g.device)].first += g.bytes_in, predicted[std::size_t(g.device)].second += g.bytes_out;
+  int off = 0;
+  for (std::size_t d = 0; d < counted.size() && d < std::size_t(pl.devices()); ++d) off += counted[d] != predicted[d] ? 1 : 0;
+  std::string verdict = "skipped";
+  double worst = 0;
+  if (o.check) {
+    fresh_c();
+    call();
+    const bool ok = rank_k ? check_rank_k<T>(p, seed, alpha, beta, C, worst) : check<T>(p, seed, alpha, beta, C, worst);
+    verdict = ok ? "passed" : "failed";
+  }
+  if (off > 0) verdict = "failed";
+  const double gflops = p.flops() / best * 1e-9;
+  if (o.json) {
+    double in = 0, out = 0, pin = 0, pout = 0;
+    for (std::size_t d = 0; d < counted.size(); ++d) in += counted[d].first, out += counted[d].second, pin += predicted[d].first, pout += predicted[d].second;
+    std::printf("{\"tool\":\"prism_run\",\"op\":\"%s\",\"gpus\":%d,\"device_memory\":%zu,\"type\":\"%c\",\"trans\":\"%c%c\","
+                "\"m\":%lld,\"n\":%lld,\"k\":%lld,\"threads\":%d,\"reps\":%d,\"best_s\":%.6g,\"gflops\":%.4g,"
+                "\"link_in_MB\":%.6f,\"link_out_MB\":%.6f,\"pred_in_MB\":%.6f,\"pred_out_MB\":%.6f,"
+                "\"devices_off_model\":%d,\"check\":\"%s\"}\n",
+                prism::to_string(p.op), pl.devices(), pl.device_memory(), char(p.type), p.transa, p.transb, (long long)p.m,
+                (long long)p.n, (long long)p.k, o.ctx.threads(), o.reps, best, gflops, in / 1e6, out / 1e6, pin / 1e6,
+                pout / 1e6, off, verdict.c_str());
+  } else {
+    std::cout << note.str() << pl;
+    prism_app::print_gpu_report(std::cout, pl, o.ctx, o.beta != 0);
+    std::printf("time %.6f s (best of %d), %.2f GF/s\n", best, o.reps, gflops);
+    for (std::size_t d = 0; d < counted.size() && d < std::size_t(pl.devices()); ++d)
+      std::printf("device %zu: link bytes in %.0f, out %.0f (predicted in %.0f, out %.0f)%s\n", d, counted[d].first,
+                  counted[d].second, predicted[d].first, predicted[d].second, counted[d] == predicted[d] ? "" : " OFF THE MODEL");
+    if (off == 0) std::printf("counts: every device moved exactly the predicted bytes\n");
+    else std::printf("counts: %d devices moved other bytes than predicted\n", off);
+    if (o.check) std::printf("check: %s (worst error / bound %.3g)\n", verdict.c_str(), worst);
+    else std::printf("check: skipped (--check verifies C)\n");
+  }
+  std::fflush(stdout);
+  return verdict == "failed" ? 1 : 0;
+}
+
+// `prism run --gpus G`: one process, no rank level (its plans do not put GPUs below ranks).
+int run_gpus(const run_options& o) {
+  switch (o.p.type) {
+    case prism::scalar_type::s: return run_gpu_typed<float>(o);
+    case prism::scalar_type::d: return run_gpu_typed<double>(o);
+    case prism::scalar_type::c: return run_gpu_typed<std::complex<float>>(o);
+    case prism::scalar_type::z: return run_gpu_typed<std::complex<double>>(o);
+  }
+  return 1;
+}
+
 }  // namespace
 
 int run_distributed(run_options o) {
@@ -368,10 +479,17 @@ int run_distributed(run_options o) {
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     o.ctx.set_threads(std::max(1, cores / per_node));
   }
+  if (o.ctx.gpus() > 0 && size > 1) {  // bad input, the same on every rank: rank 0 says so
+    if (rank == 0)
+      std::fprintf(stderr, "prism: --gpus runs on one process (mpirun -np 1, or no mpirun): GPU plans have no rank level\n");
+    MPI_Finalize();
+    return 2;
+  }
   int rc = 1;
   std::string why;  // this rank's error, if any
   try {
-    switch (o.p.type) {
+    if (o.ctx.gpus() > 0) rc = run_gpus(o);
+    else switch (o.p.type) {
       case prism::scalar_type::s: rc = run_typed<float>(o, rank, size); break;
       case prism::scalar_type::d: rc = run_typed<double>(o, rank, size); break;
       case prism::scalar_type::c: rc = run_typed<std::complex<float>>(o, rank, size); break;
