@@ -14,6 +14,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cublasXt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -107,6 +108,7 @@ constexpr bool same_function() {
 PRISM_CUDART_CALLS(PRISM_ASSERT_CALL)
 PRISM_CUBLAS_CALLS(PRISM_ASSERT_CALL)
 PRISM_CUBLAS_OPTIONAL_CALLS(PRISM_ASSERT_CALL)
+PRISM_CUBLASXT_CALLS(PRISM_ASSERT_CALL)
 #undef PRISM_ASSERT_CALL
 
 // X(member, documented name): the names CUDA's documentation gives the calls prism uses.
@@ -152,7 +154,13 @@ PRISM_CUBLAS_OPTIONAL_CALLS(PRISM_ASSERT_CALL)
   X(sgeam, cublasSgeam)                                    \
   X(dgeam, cublasDgeam)                                    \
   X(cgeam, cublasCgeam)                                    \
-  X(zgeam, cublasZgeam)
+  X(zgeam, cublasZgeam)                                    \
+  X(xt_create, cublasXtCreate)                             \
+  X(xt_destroy, cublasXtDestroy)                           \
+  X(xt_device_select, cublasXtDeviceSelect)                \
+  X(xt_set_block_dim, cublasXtSetBlockDim)                 \
+  X(xt_dgemm, cublasXtDgemm)                               \
+  X(xt_zgemm, cublasXtZgemm)
 
 constexpr bool equal(const char* a, const char* b) { return std::string_view(a) == std::string_view(b); }
 
@@ -164,7 +172,8 @@ PRISM_DOCUMENTED_NAMES(PRISM_ASSERT_NAME)
 
 // Every call prism declares has a documented name above: one count per list.
 #define PRISM_ONE(member, symbol) +1
-static_assert(0 PRISM_CUDART_CALLS(PRISM_ONE) PRISM_CUBLAS_CALLS(PRISM_ONE) PRISM_CUBLAS_OPTIONAL_CALLS(PRISM_ONE) ==
+static_assert(0 PRISM_CUDART_CALLS(PRISM_ONE) PRISM_CUBLAS_CALLS(PRISM_ONE) PRISM_CUBLAS_OPTIONAL_CALLS(PRISM_ONE)
+                  PRISM_CUBLASXT_CALLS(PRISM_ONE) ==
               0 PRISM_DOCUMENTED_NAMES(PRISM_ONE));
 #undef PRISM_ONE
 
@@ -204,6 +213,7 @@ static_assert(same_shape<cublasStatus_t, cuda::cublas_status>());
 static_assert(same_shape<cublasOperation_t, cuda::cublas_operation>());
 static_assert(same_shape<cublasFillMode_t, cuda::cublas_fill_mode>());
 static_assert(same_shape<cublasHandle_t, cuda::cublas_handle>());
+static_assert(same_shape<cublasXtHandle_t, cuda::cublasxt_handle>());
 
 // Structs: size, alignment, member offsets.
 #define PRISM_SAME_OFFSET(cuda_type, cuda_member, prism_type, prism_member) \
@@ -242,9 +252,10 @@ TEST_CASE("every call prism declares matches CUDA's declaration of its symbol") 
   PRISM_CUDART_CALLS(PRISM_CHECK_CALL)
   PRISM_CUBLAS_CALLS(PRISM_CHECK_CALL)
   PRISM_CUBLAS_OPTIONAL_CALLS(PRISM_CHECK_CALL)
+  PRISM_CUBLASXT_CALLS(PRISM_CHECK_CALL)
 #undef PRISM_CHECK_CALL
   MESSAGE(calls << " calls compared");
-  CHECK(calls == 42);
+  CHECK(calls == 48);
 }
 
 TEST_CASE("each symbol prism looks up is the one CUDA's headers map the documented name to") {

@@ -143,6 +143,21 @@ using dgeam_fn = geam_fn<double>;
 using cgeam_fn = geam_fn<complex_float>;
 using zgeam_fn = geam_fn<complex_double>;
 
+// cuBLASXt (host-resident operands, tiled by cuBLAS itself): the GPU benchmark's baseline.
+struct cublasxt_context;                      // cuBLAS's struct cublasXtContext, never defined
+using cublasxt_handle = cublasxt_context*;    ///< cublasXtHandle_t
+using xt_create_fn = cublas_status (*)(cublasxt_handle* handle);
+using xt_destroy_fn = cublas_status (*)(cublasxt_handle handle);
+using xt_device_select_fn = cublas_status (*)(cublasxt_handle handle, int nbDevices, int deviceId[]);
+using xt_set_block_dim_fn = cublas_status (*)(cublasxt_handle handle, int blockDim);
+/// cublasXt?gemm for element type T (64-bit sizes).
+template <class T>
+using xt_gemm_fn = cublas_status (*)(cublasxt_handle handle, cublas_operation transa, cublas_operation transb,
+                                     std::size_t m, std::size_t n, std::size_t k, const T* alpha, const T* A,
+                                     std::size_t lda, const T* B, std::size_t ldb, const T* beta, T* C, std::size_t ldc);
+using xt_dgemm_fn = xt_gemm_fn<double>;
+using xt_zgemm_fn = xt_gemm_fn<complex_double>;
+
 // ---- what is looked up: X(member, symbol), member's type member_fn ----
 
 /// libcudart's calls.
@@ -196,10 +211,20 @@ using zgeam_fn = geam_fn<complex_double>;
 /// cublasGetStatusString: errors then show the status number).
 #define PRISM_CUBLAS_OPTIONAL_CALLS(X) X(cublas_get_status_string, cublasGetStatusString)
 
+/// libcublas's cuBLASXt calls (the GPU benchmark's host-resident baseline; prism itself uses none).
+#define PRISM_CUBLASXT_CALLS(X)                    \
+  X(xt_create, cublasXtCreate)                     \
+  X(xt_destroy, cublasXtDestroy)                   \
+  X(xt_device_select, cublasXtDeviceSelect)        \
+  X(xt_set_block_dim, cublasXtSetBlockDim)         \
+  X(xt_dgemm, cublasXtDgemm)                       \
+  X(xt_zgemm, cublasXtZgemm)
+
 #define PRISM_CUDA_SYMBOL_NAME(member, symbol) inline constexpr char member##_symbol[] = #symbol;
 PRISM_CUDART_CALLS(PRISM_CUDA_SYMBOL_NAME)
 PRISM_CUBLAS_CALLS(PRISM_CUDA_SYMBOL_NAME)
 PRISM_CUBLAS_OPTIONAL_CALLS(PRISM_CUDA_SYMBOL_NAME)
+PRISM_CUBLASXT_CALLS(PRISM_CUDA_SYMBOL_NAME)
 #undef PRISM_CUDA_SYMBOL_NAME
 
 #define PRISM_CUDA_MEMBER(member, symbol) member##_fn member = nullptr;
@@ -215,12 +240,21 @@ struct cublas_api {
   PRISM_CUBLAS_OPTIONAL_CALLS(PRISM_CUDA_MEMBER)
   std::string library;  ///< e.g. "libcublas.so.13"
 };
+/// libcublas's cuBLASXt, loaded: every call resolved.
+struct cublasxt_api {
+  PRISM_CUBLASXT_CALLS(PRISM_CUDA_MEMBER)
+  std::string library;  ///< e.g. "libcublas.so.13"
+};
 #undef PRISM_CUDA_MEMBER
 
 /// libcudart, loaded once per process (libcudart.so.13, else .12, .11.0, then libcudart.so)
 /// with every call resolved; nullptr, with `why` set ("libcudart.so.13 not found (nor ...)",
 /// "cudaMemcpy2DAsync not found in libcudart.so.13"), when it cannot be. Thread-safe.
 const runtime_api* load_runtime(std::string& why);
+
+/// cuBLASXt from the libcublas matching the runtime loaded, once per process; nullptr with
+/// `why` set, as load_runtime. Thread-safe.
+const cublasxt_api* load_cublasxt(std::string& why);
 
 /// The libcublas matching the runtime loaded (libcublas.so.13 beside libcudart.so.13 ...),
 /// loaded once per process; nullptr with `why` set, as load_runtime. Thread-safe.

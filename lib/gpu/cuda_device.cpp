@@ -83,8 +83,25 @@ std::unique_ptr<cublas_api> open_cublas(std::string& why) {
     return nullptr;
   }
   PRISM_CUBLAS_CALLS(PRISM_RESOLVE)
-#undef PRISM_RESOLVE
   resolve(lib, cublas_get_status_string_symbol, api->cublas_get_status_string);  // optional
+  return api;
+}
+
+std::unique_ptr<cublasxt_api> open_cublasxt(std::string& why) {
+  std::string runtime_why;
+  if (load_runtime(runtime_why) == nullptr) {
+    why = runtime_why;
+    return nullptr;
+  }
+  auto api = std::make_unique<cublasxt_api>();
+  api->library = cublas_names[runtime_choice];
+  void* lib = dlopen(api->library.c_str(), RTLD_NOW | RTLD_LOCAL);  // the same handle as cuBLAS's
+  if (lib == nullptr) {
+    why = api->library + " not found (beside " + std::string(runtime_names[runtime_choice]) + ")";
+    return nullptr;
+  }
+  PRISM_CUBLASXT_CALLS(PRISM_RESOLVE)
+#undef PRISM_RESOLVE
   return api;
 }
 
@@ -93,6 +110,13 @@ std::unique_ptr<cublas_api> open_cublas(std::string& why) {
 const runtime_api* load_runtime(std::string& why) {
   static std::string failure;
   static const std::unique_ptr<runtime_api> api = open_runtime(failure);  // once, thread-safely
+  if (api == nullptr) why = failure;
+  return api.get();
+}
+
+const cublasxt_api* load_cublasxt(std::string& why) {
+  static std::string failure;
+  static const std::unique_ptr<cublasxt_api> api = open_cublasxt(failure);
   if (api == nullptr) why = failure;
   return api.get();
 }
