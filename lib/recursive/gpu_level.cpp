@@ -23,7 +23,7 @@ gpu::product_shape device_product(const problem& p) {
 
 std::vector<device_root> device_roots(const plan& p) {
   std::vector<device_root> roots;
-  if (p.devices() == 0) return roots;
+  if (p.devices() == 0 || p.on_device()) return roots;  // a plan on device operands streams nothing
   std::function<void(int, bool)> walk = [&](int i, bool fresh) {
     const node& nd = p.nodes()[std::size_t(i)];
     if (nd.same >= 0) return;  // another rank's subtree, checked there
