@@ -14,13 +14,16 @@
 #include <prism/prism.hpp>
 
 #include "gpu/devices.hpp"
+#include "numa/thread_binding.hpp"
 #include "runtime/runtime.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"
 
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 
 using namespace prism;
@@ -259,6 +262,39 @@ TEST_CASE("random delays on the device's streams change no result: the k panels 
   }
 }
 
+TEST_CASE("host-resident syrk and herk send A across the link once, on one device or two") {
+  for (int devices : {1, 2}) {
+    CAPTURE(devices);
+    context c = on_devices(devices, 64 * MiB);
+    c.set_gpus(devices);
+    std::mt19937_64 gen(31);
+    auto link_in = [&] {
+      std::uint64_t in = 0;
+      for (const auto& d : detail::devices_of(c).devices) in += d->counters().host_to_device;
+      return in;
+    };
+    const std::int64_t n = 40, k = 300000;
+    const std::vector<double> A = test::random_matrix<double>(k, n, k, gen);
+    std::vector<double> C(std::size_t(n * n), std::numeric_limits<double>::quiet_NaN());
+    const std::uint64_t before = link_in();
+    syrk<double>('U', 'T', n, k, 1.0, A.data(), k, 0.0, C.data(), n, c);  // beta = 0: C is not loaded
+    CHECK(link_in() - before == std::uint64_t(n * k) * sizeof(double));
+    const test::reference<double> ref = test::reference_gemm<double>('T', 'N', n, n, k, 1.0, A.data(), k, A.data(), k, 0.0, C.data(), n);
+    long wrong = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i <= j; ++i)
+        wrong += std::abs((long double)C[std::size_t(i + j * n)] - ref.value[std::size_t(i + j * n)]) <=
+                         4.0L * k * std::numeric_limits<double>::epsilon() * ref.scale[std::size_t(i + j * n)] ? 0 : 1;
+    CHECK(wrong == 0);
+    const std::int64_t hn = 24, hk = 100000;
+    const std::vector<std::complex<float>> H = test::random_matrix<std::complex<float>>(hn, hk, hn, gen);
+    std::vector<std::complex<float>> D(std::size_t(hn * hn));
+    const std::uint64_t mid = link_in();
+    herk<std::complex<float>>('L', 'N', hn, hk, 1.0f, H.data(), hn, 0.0f, D.data(), hn, c);
+    CHECK(link_in() - mid == std::uint64_t(hn * hk) * sizeof(std::complex<float>));
+  }
+}
+
 TEST_CASE("operands on one device of several run on that device") {
   for (int devices = 1; devices <= 4; ++devices) {
     CAPTURE(devices);
@@ -311,4 +347,45 @@ TEST_CASE("execute runs a plan on device operands on device pointers, and only t
   CHECK_THROWS_AS(execute<double>(dp, 1.0, A.data(), 40000, B.data(), 40000, 1.0, C.data(), 8, c), plan_error);
   CHECK_THROWS_AS(execute<double>(make_plan(pr, c), 1.0, dA.p, 40000, dB.p, 40000, 1.0, dC.p, 8, c), plan_error);
   CHECK(C == C0);
+}
+
+namespace {
+std::mutex asked_mutex;
+std::multiset<int> asked;  // the domains staging threads asked to be bound to
+void record_binding(int domain, bool) {
+  const std::lock_guard<std::mutex> lock(asked_mutex);
+  asked.insert(domain);
+}
+}  // namespace
+
+TEST_CASE("each device's staging threads are bound to the NUMA domain nearest it") {
+  // emulated_devices spreads G devices over the host's D domains (device i on i * D / G);
+  // ctest runs this case on this machine and on a synthetic topology of four domains.
+  const int domains = int(default_topology().domains().size());
+  MESSAGE("host topology: " << default_topology().source() << ", " << domains << " NUMA domains");
+  detail::set_binding_hook(record_binding);
+  for (int g = 1; g <= 4; ++g) {
+    CAPTURE(g);
+    context c = test::pinned_context(2);
+    detail::context_access::set_devices(c, gpu::emulated_devices(g, 16 * MiB));
+    c.set_gpus(g);
+    std::set<int> expected;
+    for (const auto& d : detail::devices_of(c).devices) expected.insert(d->numa_domain());
+    {
+      const std::lock_guard<std::mutex> lock(asked_mutex);
+      asked.clear();
+    }
+    std::mt19937_64 gen{std::uint64_t(g)};
+    const std::int64_t m = 64, n = 64, k = 4096 * g;  // thin: k over the g devices, each its part
+    const std::vector<double> A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
+    std::vector<double> C(std::size_t(m * n));
+    const plan p = make_plan<double>('N', 'N', m, n, k, c);
+    REQUIRE(p.devices() == g);
+    gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, c);
+    const std::lock_guard<std::mutex> lock(asked_mutex);
+    CHECK(std::set<int>(asked.begin(), asked.end()) == expected);
+    for (int d : expected) CHECK(asked.count(d) >= 2);  // the thread issuing copies and the write-back thread
+    if (domains >= g) CHECK(int(expected.size()) == g);  // one domain a device where there are enough
+  }
+  detail::set_binding_hook(nullptr);
 }

@@ -14,6 +14,7 @@
 #include <prism/error.hpp>
 
 #include "../gpu/devices.hpp"
+#include "../gpu/reuse.hpp"
 #include "../runtime/runtime.hpp"
 #include "temporaries.hpp"
 
@@ -37,56 +38,29 @@ gpu::device* holder(const gpu::device_set& set, const void* p) {
   return nullptr;
 }
 
-// Streams and device workspace a call borrows. A CUDA device's are kept for the next call
-// (a CUDA stream carries a cuBLAS handle, whose creation takes milliseconds, and cudaFree
-// synchronises the whole device); they live until the process ends, as CUDA devices do.
-// An emulated device's are made for the call (its streams are threads; the device itself
-// may be a test's and go away).
+// The streams and device workspace of one call: streams borrowed (gpu/reuse.hpp: a CUDA
+// device's are kept for its next call), workspace allocated for the call.
 struct device_kit {
   gpu::device* dev = nullptr;
-  std::vector<std::unique_ptr<gpu::stream>> streams;
   void* workspace = nullptr;
-  std::size_t bytes = 0;
-  ~device_kit() {
-    streams.clear();  // drains them before their memory goes
-    if (dev != nullptr) dev->release(workspace);
-  }
-};
-
-std::mutex kits_mutex;
-auto* idle_kits = new std::multimap<gpu::device*, std::unique_ptr<device_kit>>;  // never freed: see device_kit
-
-// A kit of dev with at least `streams` streams and `bytes` of workspace.
-std::unique_ptr<device_kit> borrow(gpu::device& dev, int streams, std::size_t bytes) {
-  std::unique_ptr<device_kit> kit;
-  if (!dev.emulated()) {
-    const std::lock_guard<std::mutex> lock(kits_mutex);
-    if (auto it = idle_kits->find(&dev); it != idle_kits->end()) {
-      kit = std::move(it->second);
-      idle_kits->erase(it);
+  std::vector<gpu::borrowed_stream> streams;  // after workspace: given back (drained) before it is freed
+  device_kit(gpu::device& d, int count, std::size_t bytes) : dev(&d) {
+    workspace = bytes > 0 ? d.allocate(bytes) : nullptr;
+    try {
+      for (int s = 0; s < count; ++s) streams.push_back(gpu::borrow_stream(d));
+    } catch (...) {
+      streams.clear();
+      d.release(workspace);
+      throw;
     }
   }
-  if (!kit) {
-    kit = std::make_unique<device_kit>();
-    kit->dev = &dev;
+  ~device_kit() {
+    streams.clear();
+    dev->release(workspace);
   }
-  while (int(kit->streams.size()) < streams) kit->streams.push_back(dev.make_stream());
-  if (kit->bytes < bytes) {
-    for (auto& s : kit->streams) dev.synchronize(*s);
-    dev.release(kit->workspace);
-    kit->workspace = nullptr, kit->bytes = 0;
-    kit->workspace = dev.allocate(bytes);
-    kit->bytes = bytes;
-  }
-  return kit;
-}
-
-// Gives a kit back (CUDA: for the next call; emulated: freed).
-void give_back(std::unique_ptr<device_kit> kit) {
-  if (kit->dev->emulated()) return;
-  const std::lock_guard<std::mutex> lock(kits_mutex);
-  idle_kits->emplace(kit->dev, std::move(kit));
-}
+  device_kit(const device_kit&) = delete;
+  device_kit& operator=(const device_kit&) = delete;
+};
 
 // Where a node writes: element (i, j) of the product at c + (i - i0) + (j - j0) * ld.
 // `scratch`: a temporary holding the node's whole block (a triangle may write both halves).
@@ -232,17 +206,15 @@ void run_on_device(const plan& p, gpu::device& dev, T alpha, const T* A, std::in
   if (p.device_memory() > dev.memory())
     throw plan_error("plan uses " + std::to_string(p.device_memory()) + " bytes of device memory; " + dev.name() +
                      " has " + std::to_string(dev.memory()));
-  std::unique_ptr<device_kit> kit = borrow(dev, p.streams(), p.extra_bytes());
-  device_walk<T> walk{p, dev, *kit, alpha, A, B, lda, ldb, {}};
+  device_kit kit(dev, p.streams(), p.extra_bytes());
+  device_walk<T> walk{p, dev, kit, alpha, A, B, lda, ldb, {}};
   try {
     walk.run(0, target<T>{C, ldc, 0, 0, false}, beta);
-    for (auto& s : kit->streams) dev.synchronize(*s);
+    for (auto& s : kit.streams) dev.synchronize(*s);
   } catch (...) {
-    drain(dev, *kit);
+    drain(dev, kit);
     throw;
   }
-  walk.events.clear();
-  give_back(std::move(kit));
 }
 
 template <scalar T>
@@ -251,16 +223,10 @@ void gemm_on_device(gpu::device& dev, char ta, char tb, std::int64_t m, std::int
                     const context& ctx) {
   if ((alpha == T(0) || k == 0) && beta == T(1)) return;
   if (alpha == T(0) || k == 0) {  // C = beta C on the device; geam with alpha 0 reads no A, beta 0 no C
-    std::unique_ptr<device_kit> kit = borrow(dev, 1, 0);
+    device_kit kit(dev, 1, 0);
     const T zero(0);
-    try {
-      dev.geam(scalar_type_of<T>(), *kit->streams[0], m, n, &zero, C, ldc, &beta, C, ldc, C, ldc);
-      dev.synchronize(*kit->streams[0]);
-    } catch (...) {
-      drain(dev, *kit);
-      throw;
-    }
-    return give_back(std::move(kit));
+    dev.geam(scalar_type_of<T>(), *kit.streams[0], m, n, &zero, C, ldc, &beta, C, ldc, C, ldc);
+    return dev.synchronize(*kit.streams[0]);
   }
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
   run_on_device<T>(plan_on_device(p, on_device_memory(ctx, &dev)), dev, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -272,19 +238,13 @@ void rank_k_on_device(gpu::device& dev, bool herm, char uplo, char trans, std::i
   if ((alpha == T(0) || k == 0) && beta == T(1)) return;
   if (alpha == T(0) || k == 0) {  // C's triangle = beta C's: zeros added with beta (herk: the diagonal real)
     const std::size_t block = temp_bytes(n, n, sizeof(T));
-    std::unique_ptr<device_kit> kit = borrow(dev, 1, block + packed_triangle_bytes(n, sizeof(T)));
-    gpu::stream& s = *kit->streams[0];
-    T* zeros = static_cast<T*>(kit->workspace);
-    try {
-      dev.fill_zero(zeros, std::size_t(n) * std::size_t(n) * sizeof(T), s);
-      dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, n, zeros, n, &beta, C, ldc,
-                       static_cast<std::byte*>(kit->workspace) + block);
-      dev.synchronize(s);
-    } catch (...) {
-      drain(dev, *kit);
-      throw;
-    }
-    return give_back(std::move(kit));
+    device_kit kit(dev, 1, block + packed_triangle_bytes(n, sizeof(T)));
+    gpu::stream& s = *kit.streams[0];
+    T* zeros = static_cast<T*>(kit.workspace);
+    dev.fill_zero(zeros, std::size_t(n) * std::size_t(n) * sizeof(T), s);
+    dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, n, zeros, n, &beta, C, ldc,
+                     static_cast<std::byte*>(kit.workspace) + block);
+    return dev.synchronize(s);
   }
   const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, uplo, trans, n, k);
   run_on_device<T>(plan_on_device(p, on_device_memory(ctx, &dev)), dev, alpha, A, lda, A, lda, beta, C, ldc);
