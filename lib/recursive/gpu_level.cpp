@@ -357,6 +357,7 @@ gpu_target choose_gpus(const problem& p, const context& ctx) {
   try {  // the model decides
     const double device = modelled_gpu_seconds(make_gpu_plan(p, ctx, t), t.rates);
     const double host = p.flops() / (double(ctx.threads()) * ctx.description().value(machine_key::rank_flops_per_thread));
+    t.device_seconds = device, t.host_seconds = host;
     if (!(device < host)) t.devices = 0;
   } catch (const plan_error&) {
     t.devices = 0;  // no schedule fits the devices: the host plan
