@@ -238,6 +238,32 @@ TEST_CASE("syrk and herk on device pointers: both triangles, every trans, k from
   }
 }
 
+TEST_CASE("beta = 0 on the device never reads C: NaN there is gone from the triangle, kept in the other") {
+  const context c = on_devices(1, 64 * MiB);
+  gpu::device& dev = device_of(c, 0);
+  std::mt19937_64 gen(17);
+  for (std::int64_t k : {std::int64_t(7), std::int64_t(100000)}) {  // one leaf; k panels on four streams
+    CAPTURE(k);
+    const std::int64_t n = 12;
+    const std::vector<std::complex<double>> A = test::random_matrix<std::complex<double>>(n, k, n, gen);
+    const std::vector<std::complex<double>> nan(std::size_t(n * n), std::numeric_limits<double>::quiet_NaN());
+    const on_device<std::complex<double>> dA(dev, A), dC(dev, nan);
+    herk<std::complex<double>>('U', 'N', n, k, 1.0, dA.p, n, 0.0, dC.p, n, c);
+    const std::vector<std::complex<double>> C = dC.host();
+    long finite = 0, kept = 0, real = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::complex<double> v = C[std::size_t(i + j * n)];
+        if (i <= j) finite += std::isfinite(v.real()) && std::isfinite(v.imag()) ? 1 : 0;
+        else kept += std::isnan(v.real()) ? 1 : 0;
+        if (i == j) real += v.imag() == 0 ? 1 : 0;
+      }
+    CHECK(finite == n * (n + 1) / 2);
+    CHECK(kept == n * (n - 1) / 2);
+    CHECK(real == n);
+  }
+}
+
 TEST_CASE("random delays on the device's streams change no result: the k panels wait for each other right") {
   gpu::emulation_options slow;
   slow.delay_seed = 7, slow.max_delay_us = 300;

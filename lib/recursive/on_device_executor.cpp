@@ -90,7 +90,8 @@ struct device_walk {
     return reinterpret_cast<T*>(static_cast<std::byte*>(kit.workspace) + offset);
   }
 
-  // op(A)'s (i, l) and op(B)'s (l, j) as stored.
+  // op(A)'s (i, l) and op(B)'s (l, j) as stored: for 'N' A holds op(A) itself, else its
+  // transpose; e.g. AᵀB with A stored k x m (lda = k): op(A)'s (2, 5) is A[5 + 2 * lda].
   const T* a_at(std::int64_t i, std::int64_t l) const { return p.problem().transa == 'N' ? A + i + l * lda : A + l + i * lda; }
   const T* b_at(std::int64_t l, std::int64_t j) const { return p.problem().transb == 'N' ? B + l + j * ldb : B + j + l * ldb; }
 
@@ -131,6 +132,8 @@ struct device_walk {
     }
     for (std::size_t c = 1; c < temps.size(); ++c)
       dev.geam(type(), s, b.n, b.n, &one, temps[c].c, temps[c].ld, &one, temps[0].c, temps[0].ld, temps[0].c, temps[0].ld);
+    // The packed triangle ends the node's temporaries (node_temp_bytes): a d-type 32 x 32
+    // triangle cut into 4 panels has 3 C' of 8192 bytes, then 4224, at offset 24576.
     T* packed = workspace(nd.workspace_offset + node_temp_bytes(nd, sizeof(T), true) - packed_triangle_bytes(b.n, sizeof(T)));
     dev.add_triangle(type(), s, nd.triangle, herm(), b.n, temps[0].c, temps[0].ld, &one, out.at(b.i, b.j), out.ld, packed);
   }
