@@ -10,6 +10,9 @@
 #include <prism/prism.hpp>
 
 #include "gpu/devices.hpp"
+#include "gpu/emulated_device.hpp"
+#include "gpu/measure.hpp"
+#include "gpu/runner.hpp"
 #include "gpu/schedule.hpp"
 #include "runtime/runtime.hpp"
 #include "support/machines.hpp"
@@ -370,4 +373,43 @@ TEST_CASE("a plan on more GPUs than the context has is refused before C is touch
   std::vector<double> A(64 * 64, 1.0), B(64 * 64, 1.0), C(64 * 64, 3.0);
   CHECK_THROWS_AS(execute<double>(p, 1.0, A.data(), 64, B.data(), 64, 0.0, C.data(), 64, c), plan_error);
   CHECK(C[0] == 3.0);
+}
+
+TEST_CASE("the caller's memory is pinned only where the model says it pays") {
+  // 1 thread at 8 GB/s against a 50 GB/s link, pinning at 8 GB/s: a matrix sent twice pays,
+  // once does not; 8 threads (64 GB/s) feed the link themselves: never.
+  CHECK(gpu::should_register(2e9, 1e9, 1, 8e9, 50e9, 8e9));
+  CHECK(!gpu::should_register(1e9, 1e9, 1, 8e9, 50e9, 8e9));
+  CHECK(!gpu::should_register(10e9, 1e9, 8, 8e9, 50e9, 8e9));
+  CHECK(!gpu::should_register(0, 1e9, 1, 8e9, 50e9, 8e9));
+  // A host that copies slowly: A and B are pinned for the call (and only then), copied
+  // straight from the caller's memory, the same bytes as the model's, the same product.
+  context c = emulated(1, 1 * MiB);
+  machine_description slow = test::epyc_2c();
+  slow.set_measured(machine_key::host_copy_bandwidth, 1e6);
+  c.set_description(slow);
+  const auto& dev = dynamic_cast<const gpu::emulated_device&>(*detail::devices_of(c).devices[0]);
+  const std::size_t before = dev.registrations();
+  gemm_case<double>(c, 'N', 'T', 300, 280, 260, 1.0, 0.5, 77);
+  CHECK(dev.registrations() == before + 2);
+  CHECK(dev.registered_bytes() == 0);
+  // A host whose threads outrun the link: the same call goes through the ring.
+  context plain = emulated(1, 1 * MiB);
+  machine_description fast = test::epyc_2c();
+  fast.set_measured(machine_key::host_copy_bandwidth, 1e12);
+  plain.set_description(fast);
+  const auto& dev2 = dynamic_cast<const gpu::emulated_device&>(*detail::devices_of(plain).devices[0]);
+  gemm_case<double>(plain, 'N', 'T', 300, 280, 260, 1.0, 0.5, 78);
+  CHECK(dev2.registrations() == 0);
+}
+
+TEST_CASE("prism tune's device measurements give every rate on a device") {
+  const auto set = gpu::emulated_devices(1, 64 * MiB);
+  const gpu::measured_rates r = gpu::measure(*set->devices[0], 1, 1 * MiB, 64);
+  for (double f : r.flops) CHECK(f > 0);
+  CHECK(r.link_in > 0);
+  CHECK(r.link_out > 0);
+  CHECK(r.memory_bandwidth > 0);
+  CHECK(r.register_rate > 0);
+  CHECK(gpu::host_copy_rate(1, 1 * MiB) > 0);
 }

@@ -43,6 +43,8 @@ enum class machine_key {
   gpu_link_out,              ///< GPU level: device -> host bytes/s into pinned memory
   gpu_memory,                ///< GPU level: bytes of device memory a plan assumes when no device says (prism plan --gpus)
   gpu_staging_bytes,         ///< GPU level: one pinned staging buffer (the ring host memory crosses the link through)
+  gpu_register_bandwidth,    ///< GPU level: bytes/s a device pins (registers) the caller's memory at
+  host_copy_bandwidth,       ///< bytes/s one host thread copies memory at (staging for the GPU level)
 };
 
 /// Every machine_key, in the order the text form lists them.
@@ -53,7 +55,8 @@ inline constexpr machine_key all_machine_keys[] = {
     machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes, machine_key::parallel_reduce_bytes,
     machine_key::rank_flops_per_thread, machine_key::rank_bandwidth, machine_key::gpu_flops_s, machine_key::gpu_flops_d,
     machine_key::gpu_flops_c, machine_key::gpu_flops_z, machine_key::gpu_memory_bandwidth, machine_key::gpu_link_in,
-    machine_key::gpu_link_out, machine_key::gpu_memory, machine_key::gpu_staging_bytes};
+    machine_key::gpu_link_out, machine_key::gpu_memory, machine_key::gpu_staging_bytes, machine_key::gpu_register_bandwidth,
+    machine_key::host_copy_bandwidth};
 
 /// The key of a GPU's gemm rate for type t (gpu_flops_s ... gpu_flops_z).
 constexpr machine_key gpu_flops_key(scalar_type t) {

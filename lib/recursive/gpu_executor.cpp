@@ -149,6 +149,9 @@ void run_device(const executor<T>& ex, int index, c_frame<T> out, T beta) {
   // threads filling a ring of two 64 MB buffers fed one H200's link at its pinned rate).
   const int devices = std::max(1, ex.nodes()[0].owns.devices.count);
   st.threads = std::max(1, std::min(nd.owns.threads / devices, 16) / 2);
+  st.host_copy = ctx.description().value(machine_key::host_copy_bandwidth);
+  st.link_in = ctx.description().value(machine_key::gpu_link_in);
+  st.register_rate = ctx.description().value(machine_key::gpu_register_bandwidth);
   context host = ctx;
   host.set_gpus(0);
   gpu::run_outcome o;
