@@ -587,6 +587,16 @@ void print_traffic(const prism::plan& p, const options& o) {
 // `prism plan --stats`: per level, the elements the plan is predicted to receive beside the
 // lower bound (prism::predict_levels), as '#' lines so the plan text still parses.
 void print_stats(const prism::plan& p, const options& o, double rank_memory_words = prism::bounds::unlimited) {
+  if (p.devices() > 0) {  // the host's caches see none of a GPU plan's products: its level is the link
+    std::printf("# data movement per level, in elements received (model and bound: prism/gpu.hpp)\n");
+    std::printf("# %-6s %14s %14s %14s %9s  %s\n", "level", "fast memory", "predicted", "lower bound", "ratio", "counted as");
+    const double elem = double(prism::element_size(p.problem().type));
+    for (const prism::gpu_part& g : prism::predict_gpu(p, false, o.ctx))
+      std::printf("# gpu %-2d %14.4g %14.4g %14.4g %9.2f  %s\n", g.device, double(p.device_memory()) / elem,
+                  (g.bytes_in + g.bytes_out) / elem, g.bound / elem, g.bound > 0 ? (g.bytes_in + g.bytes_out) / g.bound : 0.0,
+                  "elements across the device's link, both ways (beta = 0)");
+    return;
+  }
   const auto levels = prism::predict_levels(p, o.ctx.machine(), rank_memory_words);
   std::printf("# data movement per level, in elements received (model: prism/traffic.hpp; bounds: prism/bounds.hpp)\n");
   std::printf("# %-6s %14s %14s %14s %9s  %s\n", "level", "fast memory", "predicted", "lower bound", "ratio", "counted as");
@@ -818,7 +828,7 @@ int run_plan(const options& o) {
   prism_app::print_gpu_report(std::cout, pl, o.ctx, false);
   if (o.stats) {
     std::cout.flush();
-    if (rank_k) std::cout << "# --stats: no data-movement model for syrk / herk plans yet (gemm plans only)\n";
+    if (rank_k && pl.devices() == 0) std::cout << "# --stats: no data-movement model for syrk / herk plans yet (gemm plans only)\n";
     else print_stats(pl, o);
   }
   return 0;
