@@ -57,6 +57,7 @@
 
 #include "../environment/environment.hpp"
 #include "../leaves/streaming.hpp"
+#include "../wisdom/wisdom.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -66,9 +67,6 @@
 #include <fstream>
 #include <sstream>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 namespace prism {
 
@@ -127,36 +125,7 @@ double parse_number(const std::string& s, const std::string& where) {
 
 }  // namespace
 
-std::string this_cpu() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return "";
-  char vendor[13] = {};
-  std::memcpy(vendor, &b, 4);
-  std::memcpy(vendor + 4, &d, 4);
-  std::memcpy(vendor + 8, &c, 4);
-  __get_cpuid(1, &a, &b, &c, &d);
-  // Family and model with their extended fields (Intel SDM vol. 2A, CPUID leaf 1): e.g.
-  // eax = 0x000806f2 gives family 6, model 0x8f = 143 (extended model 8, model 15).
-  const unsigned base_family = (a >> 8) & 0xf, ext_family = (a >> 20) & 0xff;
-  const unsigned family = base_family == 0xf ? base_family + ext_family : base_family;
-  const unsigned model = (base_family == 6 || base_family == 0xf) ? (((a >> 16) & 0xf) << 4) | ((a >> 4) & 0xf)
-                                                                   : (a >> 4) & 0xf;
-  char brand[49] = {};
-  unsigned max_ext = __get_cpuid_max(0x80000000u, nullptr);
-  if (max_ext >= 0x80000004u)
-    for (unsigned leaf = 0; leaf < 3; ++leaf) {
-      unsigned r[4];
-      __get_cpuid(0x80000002u + leaf, &r[0], &r[1], &r[2], &r[3]);
-      std::memcpy(brand + 16 * leaf, r, 16);
-    }
-  std::ostringstream os;
-  os << vendor << " family " << family << " model " << model << ": " << trim(brand);
-  return os.str();
-#else
-  return "";
-#endif
-}
+std::string this_cpu() { return detail::cpu_identity(); }
 
 std::string machine_file_default() { return detail::read_environment().machine_file; }
 
@@ -221,10 +190,19 @@ double machine_description::model_value(machine_key k) const {
 
 double machine_description::value(machine_key k) const {
   const double v = measured_[index_of(k)];
-  return v > 0 ? v : model_value(k);
+  if (v > 0) return v;
+  if (first_use_)
+    if (const double f = detail::first_use_value(k); f > 0) return f;
+  return model_value(k);
 }
 
 bool machine_description::measured(machine_key k) const { return measured_[index_of(k)] > 0; }
+
+const char* machine_description::origin(machine_key k) const {
+  if (measured(k)) return "measured";
+  if (first_use_ && detail::first_use_value(k) > 0) return "first use";
+  return "model";
+}
 
 machine_description& machine_description::set_measured(machine_key k, double v) {
   if (!(v > 0) || !std::isfinite(v)) throw error(std::string("machine value ") + prism::to_string(k) + " must be > 0");
@@ -261,16 +239,24 @@ std::string machine_description::to_string() const {
     std::ostringstream v;
     v.precision(12);
     v << value(k);
-    os << prism::to_string(k) << ": " << v.str() << (measured(k) ? " measured" : " model") << "\n";
+    const std::string from = origin(k);
+    // A first-use value reads back as measured (it was, on this machine), the comment says how.
+    os << prism::to_string(k) << ": " << v.str() << (from == "model" ? " model" : " measured")
+       << (from == "first use" ? "  # at first use (" + detail::wisdom::process().path() + ")" : std::string()) << "\n";
   }
   return os.str();
 }
 
 std::string machine_description::summary() const {
-  std::string measured_keys, model_keys;
-  for (machine_key k : all_machine_keys) (measured(k) ? measured_keys : model_keys) += std::string(" ") + prism::to_string(k);
+  std::string measured_keys, first_use_keys, model_keys;
+  for (machine_key k : all_machine_keys) {
+    const std::string from = origin(k);
+    (from == "measured" ? measured_keys : from == "first use" ? first_use_keys : model_keys) +=
+        std::string(" ") + prism::to_string(k);
+  }
   std::string s = "machine: " + source_ + (source_ == "model" ? " (no machine file)" : "");
   if (!measured_keys.empty()) s += "; measured:" + measured_keys;
+  if (!first_use_keys.empty()) s += "; measured at first use:" + first_use_keys;
   if (!model_keys.empty()) s += "; model:" + model_keys;
   return s;
 }
@@ -357,10 +343,14 @@ machine_description machine_description::from_env() {
   const detail::environment env = detail::read_environment();
   const bool named = !env.machine.empty();
   const std::string path = named ? env.machine : env.machine_file;
-  if (path.empty()) return here;
+  // Without a machine file, this machine's description takes what prism measures at first
+  // use (lib/wisdom); a file, once read, replaces it whole (tune measured more).
+  machine_description first_use = here;
+  first_use.first_use_ = env.first_use.get();
+  if (path.empty()) return first_use;
   if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
     std::ifstream probe(path);
-    if (!probe) return here;
+    if (!probe) return first_use;
   }
   try {
     machine_description file = load(path);
@@ -368,7 +358,7 @@ machine_description machine_description::from_env() {
     if (file.cpu_ != here.cpu_) {
       std::fprintf(stderr, "prism: %smachine file %s was written on another CPU (%s, this is %s); the model's values "
                            "are used\n", named ? "PRISM_MACHINE: " : "", path.c_str(), file.cpu_.c_str(), here.cpu_.c_str());
-      return here;
+      return first_use;
     }
     here.measured_ = file.measured_;
     here.source_ = file.source_;
@@ -376,7 +366,7 @@ machine_description machine_description::from_env() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "prism: %smachine file ignored: %s; the model's values are used\n",
                  named ? "PRISM_MACHINE: " : "", e.what());
-    return here;
+    return first_use;
   }
 }
 
