@@ -12,6 +12,7 @@
 #include "../leaf/dispatch.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
+#include "../wisdom/wisdom.hpp"
 #include "rate_model.hpp"
 
 #include <unistd.h>
@@ -167,6 +168,16 @@ struct probe_result {
 std::once_flag probe_once[4];
 std::atomic<const probe_result*> probes[4] = {};
 
+// The backend's kernels against prism's leaves (judge_backend, below), judged once; declared
+// before the summary printer, which reads it at exit (so it is destroyed after it).
+struct kernel_verdict {
+  bool weaker = false;
+  std::string text;  // e.g. "the backend runs Prescott (SSE), prism's leaves SkylakeX (AVX-512)"
+};
+std::once_flag verdict_once;
+kernel_verdict the_verdict;
+std::atomic<bool> verdict_ready{false};
+
 // Prints the summary when the library is unloaded (process exit, or dlclose).
 struct stats_printer {
   ~stats_printer() {
@@ -215,6 +226,8 @@ struct stats_printer {
       if (detail::streaming_leaf_ran())
         std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::streaming_target());
     }
+    if (verdict_ready.load(std::memory_order_acquire))
+      std::fprintf(stderr, "prism:   backend kernels: %s\n", the_verdict.text.c_str());
     const char types_rm[] = "sdcz";
     for (int t = 0; t < 4; ++t)
       if (const probe_result* r = probes[t].load(std::memory_order_acquire))
@@ -322,6 +335,61 @@ const probe_result* probe(const settings& s, const backend& b, scalar_type t) {
   return probes[i].load(std::memory_order_acquire);
 }
 
+// ---- the backend's kernels against prism's leaves ----------------------------------------
+
+// Whether the backend runs a weaker kernel set than prism's leaves would (leaf_kernels.hpp:
+// kernel_class), judged once per process. A call is never to be slower through the drop-in
+// than through the caller's BLAS; a backend on weaker kernels (Debian's OpenBLAS 0.3.21 on a
+// CPU newer than it runs Prescott's SSE3 kernels; OPENBLAS_CORETYPE=Haswell on an AVX-512
+// CPU; BLIS's generic C kernels) loses to prism's leaves on every shape, so prism takes
+// every call: one leaf on the caller's thread for a small one, its threaded path otherwise.
+// (kernel_verdict and its storage are declared above stats_printer, which reads them at exit.)
+
+const char* class_name(int c) {
+  return c == 4 ? "AVX-512" : c == 3 ? "AVX2" : c == 2 ? "AVX" : c == 1 ? "SSE" : "no SIMD kernels";
+}
+
+// The set prism's OpenBLAS leaf runs or would run here: the loaded copy's, else the probe's
+// verdict kept for this CPU, else the features' first. Classes 4 and 3 are not ordered by
+// features alone: when they decide, the leaf is loaded (its probe says which wins here).
+kernel_verdict judge_backend(const backend& b) {
+  const std::string& hook = detail::process_environment().test_backend_kernels;
+  const std::string theirs = hook.empty() ? b.kernel_name() : hook;
+  const int their_class = detail::kernel_class(theirs);
+  kernel_verdict v;
+  if (their_class == 0 && theirs != "generic") {  // unknown (reference BLAS, MKL, a newer name)
+    v.text = theirs.empty() ? "the backend does not say which kernels it runs" : "the backend runs " + theirs + ", which prism does not rank";
+    return v;
+  }
+  const auto candidates = detail::openblas_core_candidates(detail::this_cpu());
+  if (candidates.empty()) return v;
+  std::string ours = candidates.front();
+  if (const auto kept = detail::wisdom::process().find("openblas_kernels")) ours = *kept;
+  int our_class = detail::kernel_class(ours);
+  if (our_class == 4 && their_class == 3) {
+    try {
+      if (!detail::wide_vectors_measured()) ours = detail::leaf_library(leaf_backend::openblas).kernel_name();
+    } catch (const std::exception&) {
+    }
+    if (detail::wide_vectors_measured() && !detail::wide_vectors_first()) our_class = 3;  // 256 bits as fast here
+  }
+  v.weaker = their_class < our_class;
+  v.text = "the backend runs " + theirs + " (" + class_name(their_class) + "), prism's leaves " + ours + " (" +
+           class_name(detail::kernel_class(ours)) + ")" +
+           (v.weaker ? ": weaker, prism takes every call" : ": not weaker, routing by shape and rate");
+  return v;
+}
+
+const kernel_verdict& verdict(const backend& b) {
+  if (verdict_ready.load(std::memory_order_acquire)) [[likely]]
+    return the_verdict;
+  std::call_once(verdict_once, [&] {
+    the_verdict = judge_backend(b);
+    verdict_ready.store(true, std::memory_order_release);
+  });
+  return the_verdict;
+}
+
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
   if (std::max({p.m, p.n, p.k, std::int64_t(lda), std::int64_t(ldb), std::int64_t(ldc)}) > INT_MAX)
@@ -332,6 +400,7 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
+  if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
   if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
   if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
   if (double(p.k) >= k_dominance * double(std::max(p.m, p.n))) return {path::recursion, "k-dominant"};
@@ -390,7 +459,7 @@ std::once_flag fast_publication;
 // Publishes the fast path's state once routing is `auto`, nothing is logged and a backend
 // exists (the first full dispatch of a gemm or a rank-k update does it).
 void publish_fast_path(const settings& s, const backend* b) {
-  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire)) {
+  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire) && !verdict(*b).weaker) {
     std::call_once(fast_publication, [&] {  // one writer, so concurrent first calls do not race
       fast_state.b = b;
       fast_state.small_flops = s.small_flops;
@@ -526,6 +595,7 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
+  if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
   if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
   if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
   // Measured with scripts/syrk-route.sh: NumPy's A.T @ A through this library, forced to
