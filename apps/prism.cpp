@@ -1379,8 +1379,9 @@ class kernel_size_tuner {
     using K = prism::machine_key;
     tune(d, K::stream_prefetch_bytes, &prism::detail::streaming_sizes::prefetch, "8x8 and 4x4 NN",
          [&] { return std::vector<double>{gemm(8, 8, 'N', 'N'), gemm(4, 4, 'N', 'N')}; });
-    tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk, "16x16 NN",
-         [&] { return std::vector<double>{gemm(16, 16, 'N', 'N')}; });
+    tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk,
+         "16x16 NN, 64x64 NN and 32x32 TN",
+         [&] { return std::vector<double>{gemm(16, 16, 'N', 'N'), gemm(64, 64, 'N', 'N'), gemm(32, 32, 'T', 'N')}; });
     tune(d, K::stream_dot_chunk_bytes, &prism::detail::streaming_sizes::dot_chunk, "16x16 TN",
          [&] { return std::vector<double>{gemm(16, 16, 'T', 'N')}; });
     tune(d, K::stream_tile_chunk_bytes, &prism::detail::streaming_sizes::tile_chunk, "64x64 NN and 32x32 TN",

@@ -400,14 +400,20 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
-  if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
-  if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
-  if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
+  // A call the rules below would forward goes to prism instead when the backend's kernels
+  // are weaker than prism's leaves (judged once, at the first call that would be forwarded).
+  const auto forward = [&](decision d) -> decision {
+    if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
+    return d;
+  };
+  if (p.flops() < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
+  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS=1)"});
   if (double(p.k) >= k_dominance * double(std::max(p.m, p.n))) return {path::recursion, "k-dominant"};
   // Squares and wide products: the backend parallelises them as well as prism does, so the
   // faster kernels decide (rate_model.hpp).
   if (p.flops() < s.ctx->description().value(machine_key::dropin_model_flops))
-    return {path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's dropin_model_flops"};
+    return forward({path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's dropin_model_flops"});
+  if (verdict(*b).weaker) return forward({path::backend, ""});  // no probe needed
   const probe_result* r = probe(s, *b, p.type);
   if (r == nullptr) return {path::backend, "not k-dominant (k < 4 max(m, n)); rate probe failed"};
   if (r->prism_faster) return {path::recursion, "not k-dominant, prism's leaves faster", r->text.c_str()};
@@ -595,9 +601,12 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
-  if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
-  if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
-  if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
+  const auto forward = [&](decision d) -> decision {  // as for gemm: not to weaker kernels
+    if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
+    return d;
+  };
+  if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
+  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS=1)"});
   // Measured with scripts/syrk-route.sh: NumPy's A.T @ A through this library, forced to
   // prism and to the threaded OpenBLAS backend, 2 threads, clean environment. The first run
   // (bench/results/syrk-route-2026-11-23.txt, before prism's own rank-k leaf): prism
@@ -609,7 +618,7 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   // BLAS splits only n for a rank-k update, and its second thread gains little. So prism
   // from k >= n/4 on (above the small-call floor, checked above); thinner k, where C's n^2
   // entries outweigh the product, was not measured and stays with the backend.
-  if (4 * k < n) return {path::backend, "k < n/4"};
+  if (4 * k < n) return forward({path::backend, "k < n/4"});
   return {path::recursion, "k >= n/4"};
 }
 

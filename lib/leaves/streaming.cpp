@@ -1,11 +1,15 @@
 // lib/leaves/streaming.cpp — the streaming leaf's kernels (Google Highway, runtime
 // dispatch) and its rule for `auto`. What it is for: streaming.hpp.
 //
-// The product. A leaf above 16 x 16 is tiled (streaming_gemm, below): k in L2-sized
-// chunks (stream_tile_chunk_bytes), each 16 x 16 block of C one pass of the kernels over the chunk, which add
-// their sums straight into a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c <= 16) of an
-// r x k left operand L and a k x c right operand R, and then C = alpha S + beta C (or
-// alpha S^T + beta C when the case was transposed). Two kernels cover the layouts:
+// The product. A real leaf above 16 x 16 runs the panel kernel (panel_sums, below): k in
+// chunks whose block of rows stays in L1, register tiles of up to 4 vectors by 6 columns
+// over the whole leaf, op(A) = A^T transposed chunk by chunk into the 'N' form. A complex
+// leaf above 16 x 16 is tiled: k in L2-sized chunks (stream_tile_chunk_bytes), each 16 x 16
+// block of C one pass of the kernels below over the chunk, which add their sums straight
+// into a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c
+// <= 16) of an r x k left operand L and a k x c right operand R, and then C = alpha S +
+// beta C (or alpha S^T + beta C when the case was transposed). Two kernels cover the
+// layouts:
 //
 //   dot   L and R both run along k in memory: op(A) = A^T or A^H and op(B) = B ('TN').
 //         Vectors run along k; a register tile of TI x TJ accumulators takes TI rows of L
@@ -804,10 +808,10 @@ void panel(const panel_task& t) {
   g.pf_ld = t.next_ld, g.pf_lines = pf_lines, g.pf_cols = t.next_cols;
   std::int64_t fetched = 0;
   const std::int64_t work = vectors * t.cols;
-  for (std::int64_t j0 = 0; j0 < t.cols; j0 += tc) {
-    const int wd = int(std::min(tc, t.cols - j0));
-    for (std::int64_t v0 = 0; v0 < vectors; v0 += vr) {
-      const int h = int(std::min(vr, vectors - v0));
+  for (std::int64_t v0 = 0; v0 < vectors; v0 += vr) {
+    const int h = int(std::min(vr, vectors - v0));
+    for (std::int64_t j0 = 0; j0 < t.cols; j0 += tc) {
+      const int wd = int(std::min(tc, t.cols - j0));
       g.last = std::size_t(std::min(t.rows - (v0 + h - 1) * N, N));
       g.L = L + v0 * N, g.B = B + j0 * t.rj, g.out = S + j0 * t.lds + v0 * N;
       g.fetch_r = t.ahead > 0 && t.rl == 1 && v0 == 0;
@@ -1333,10 +1337,10 @@ T* aligned_in(std::vector<T>& v, std::size_t count) {
 
 // The k extent of one chunk of the panel kernel: the chunk of one block of rows (at most
 // 256 bytes a step, the 4 AVX-512 vectors of a register tile) takes the machine's
-// stream_outer_chunk_bytes (the model: 2/3 of one core's L1d, 32 KiB on the developers'
+// stream_outer_chunk_bytes (the model: 1/3 of one core's L1d, 16 KiB on the developers'
 // host), so it stays in L1 while the column pieces pass over it; between 64 steps (the
-// tiles' sums are added to S once a chunk) and the tiled leaf's L2 chunk. Example, 32 KiB:
-// 32 x 32 and 64 x 64 doubles, 256 bytes a step: 128 steps.
+// tiles' sums are added to S once a chunk) and the tiled leaf's L2 chunk. Example, 16 KiB:
+// 32 x 32 and 64 x 64 doubles, 256 bytes a step: 64 steps.
 template <scalar T>
 std::int64_t panel_chunk(const streaming_sizes& z, std::int64_t m, std::int64_t n) {
   const std::int64_t step = std::min<std::int64_t>(m * std::int64_t(sizeof(T)), 256);
@@ -1536,7 +1540,15 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
 // to the bandwidth; where they sit in L2, OpenBLAS's AVX-512 micro-kernels are faster for
 // real types.
 //
-// Tiled leaves (m or n above 16): bench/results/leaf-streaming-2026-11-23T0740Z.txt (the
+// Real leaves above 16 x 16 run the panel kernel: bench/results/leaf-streaming-panel-2026-11-29T0048Z.txt
+// (the same script, one pass, best of 2, double and float, m, n from 24 to 128, k from 512
+// to 2^20): it won or tied every row but 24 x 24 float (0.76-0.80), in cache (64 x 64 x 512
+// double 1.25-1.56x, 128 x 128 x 4096 1.06-1.25x) and from memory (64 x 64 x 2^18 double
+// 1.29-1.97x); for them the thresholds are the machine's stream_far_bytes (m n above 1024)
+// and stream_dot_bytes ('TN', transposed chunk by chunk), which the model puts at 8 L2s and
+// the first long call measures (lib/leaf/first_use.hpp), and stream_bytes (m n <= 1024).
+//
+// Complex tiled leaves (m or n above 16): bench/results/leaf-streaming-2026-11-23T0740Z.txt (the
 // same script after the tiled path came, one pass, best of 3; rows of 24 .. 128 with k
 // from 512 to 2^20, all four types, against the faster of prism's OpenBLAS (Cooperlake)
 // and BLIS (skx) leaves: str/best):
@@ -1554,9 +1566,9 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
 // as many bytes as the product needs flops to hide, and the streaming leaf does not pack.
 //
 // The byte thresholds are the machine's (lib/runtime/machine.cpp): "from 2 MiB" there is
-// mc's stream_bytes (the model: twice one core's L2), "from 32 MiB" its stream_far_bytes
-// for the outer kernel and its stream_dot_bytes for the dot kernel (the model: 32 L2s
-// each; tune measures them apart, since the dot kernel's rate differs between CPUs more), "from k = 128" its stream_complex_k; `prism tune` measures them.
+// mc's stream_bytes (the model: twice one core's L2), the complex dot kernel's "far beyond
+// cache" 4 times its stream_dot_bytes, "from k = 128" its stream_complex_k; `prism tune`
+// and the first long call measure them.
 // The shape classes (m, n <= 16, m n <= 1024, 64) are the kernels' register tiles and stay.
 bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
                          std::int64_t n, std::int64_t k) {
@@ -1568,12 +1580,17 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
     return panels >= near;
   }
   const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
-  if (dot) return m * n <= 1024 && panels >= mc.value(machine_key::stream_dot_bytes);
+  if (!is_complex(t)) {  // the panel kernel, every trans pair
+    if (dot) return panels >= mc.value(machine_key::stream_dot_bytes);
+    return panels >= near && (m * n <= 1024 || panels >= far);
+  }
+  // Complex: the dot kernel's lane sums won only far beyond cache, 4 times the panel
+  // kernel's 'TN' threshold (32 L2s by the model).
+  if (dot) return m * n <= 1024 && panels >= 4 * mc.value(machine_key::stream_dot_bytes);
   if (panels < near) return false;
   if (m * n <= 1024) return true;
   if (m > 64 || n > 64) return false;
-  if (t == scalar_type::z) return true;
-  return t == scalar_type::d && panels >= far;
+  return t == scalar_type::z;
 }
 
 // The rank-k leaf's rule: bench/results/leaf-syrk-2026-11-23T1255Z.txt (`bash
@@ -1593,7 +1610,7 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 //    same table; before, they took the plain loops and never won by much, 0.71-1.18x): won
 //    n = 16..96 (1.22-1.72x), lost n = 4 and 8 (0.90-0.97), about even at 128 (0.96-1.10).
 // "4 MiB or less" and "from memory" are read against the machine: below its
-// stream_far_bytes (32 MiB on that host; see streaming_preferred).
+// stream_far_bytes (8 MiB by the model on that host, what its first use measures there).
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';

@@ -9,12 +9,18 @@
 //    kernel) beat the BLAS leaves once A and B no longer fit in twice the L2 (2 MiB there;
 //    bench/results/leaf-streaming-2026-11-23.txt and ...T0740Z.txt: 1 MiB rows lost,
 //    0.64-0.76x, every 2 MiB row won, 1.36x or more);
-//  - stream_far_bytes = 32 x one core's L2: the 48..64-wide outer leaves (double) won only
-//    far beyond cache (about even at 16 MiB, 1.01-1.27x from 32 MiB; same file);
-//  - stream_dot_bytes = 32 x one core's L2: the dot kernel ('TN' above 16) likewise
-//    (1.03-1.39x at 2^19-2^20 steps, lost in cache). `prism tune` measures it on its own:
-//    on a 2-core Intel Xeon (2 MiB L2, 260 MiB L3) the dot kernel did not win from memory
-//    (bench/results/auto-vs-best-xeon-2c-*.md), so a measured file can say "never" (1e18);
+//  - stream_far_bytes = 8 x one core's L2: the panel kernel (real leaves above 16 x 16,
+//    m n above 1024) against the BLAS leaves: 64 x 64 double 'NN' won from 512 KiB of A
+//    and B in cache (1.56x) to memory (bench/results/leaf-streaming-panel-2026-11-29T0048Z.txt,
+//    every real row above 16 won or tied but 24 x 24 float); the first-use measurement on
+//    that host, 64 x 64 'NN' against the faster BLAS leaf at 1/2, 2 and 8 L2s, gave 8 MiB
+//    three times in three. (Before the panel kernel, 16 x 16 blocks of the outer kernel
+//    won only far beyond cache, from 32 L2s.) A machine where it never wins measures "never"
+//    (1e18) at first use or with `prism tune`;
+//  - stream_dot_bytes = 8 x one core's L2: the same for 'TN' leaves, whose chunks the panel
+//    kernel transposes first: 32 x 32 'TN' at first use gave 8 MiB twice in three (the third
+//    undecided, 0.92x at 8 MiB); `prism tune` and the first use measure it on its own, since
+//    the transposition costs more on some CPUs (AVX2: the plain loops);
 //  - stream_complex_k = 128: complex streaming leaves won from k = 128 (lost at 64);
 //  - small_flops = 2 x 84^3 x (SIMD bits / 512): where recursion started to pay over one
 //    leaf call there (AVX-512); a core with narrower registers does fewer flops in the
@@ -27,9 +33,12 @@
 // The streaming kernels' sizes (lib/leaves/streaming.cpp), each a share of the cache the
 // data must stay in, the share measured there (one thread, k = 2^18..2^20, before these
 // were keys; the numbers are in the kernel's comments):
-//  - stream_outer_chunk_bytes = 2/3 of one core's L1d: the outer kernel's chunk, which
-//    its register tiles read again after the first: 'NN' 16 x 16 ran best at 16-32 KiB
-//    of the 48 KiB L1d (32 KiB);
+//  - stream_outer_chunk_bytes = 1/3 of one core's L1d: the chunk of one block of rows of
+//    the panel kernel (real leaves above 16 x 16), which every column piece reads again,
+//    and of the outer kernel's tiles: 64 x 64 x 16384 'NN' doubles ran at 89 GF/s with
+//    16 KiB (64 steps of 32 rows) against 85 with 32 KiB, one thread, 30 interleaved
+//    rounds; 'TN' 32 x 32 the same at 8-128 KiB; the outer kernel's 'NN' 16 x 16 had run
+//    best at 16-32 KiB of the 48 KiB L1d;
 //  - stream_dot_chunk_bytes = 1/8 of the L2: the dot kernel ('TN' 16 x 16 and 8 x 8) ran
 //    10-30% faster with 128 KiB chunks than with 32 KiB (of a 1 MiB L2);
 //  - stream_tile_chunk_bytes = 1/4 of the L2: a leaf above 16 x 16 keeps each k-chunk of
@@ -168,12 +177,12 @@ double machine_description::model_value(machine_key k) const {
   switch (k) {
     case machine_key::small_flops: return std::round(2.0 * 84 * 84 * 84 * width);
     case machine_key::stream_bytes: return 2.0 * double(l2);
-    case machine_key::stream_far_bytes: return 32.0 * double(l2);
-    case machine_key::stream_dot_bytes: return 32.0 * double(l2);
+    case machine_key::stream_far_bytes: return 8.0 * double(l2);
+    case machine_key::stream_dot_bytes: return 8.0 * double(l2);
     case machine_key::stream_complex_k: return 128;
     case machine_key::dropin_model_flops: return std::round(2.0 * 256 * 256 * 256 * width);
     case machine_key::dropin_efficiency: return 0.95;
-    case machine_key::stream_outer_chunk_bytes: return lines(double(l1) * 2 / 3);
+    case machine_key::stream_outer_chunk_bytes: return lines(double(l1) / 3);
     case machine_key::stream_dot_chunk_bytes: return lines(double(l2) / 8);
     case machine_key::stream_tile_chunk_bytes: return lines(double(l2) / 4);
     case machine_key::stream_prefetch_bytes: return lines(double(l1) / 6);
