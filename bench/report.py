@@ -762,8 +762,7 @@ def ratio_figure(plt, data, rows, mode, cap):
                              label="off scale (> %g×): true value written" % cap))
     weak = weaker_defaults(ctx)
     if weak and mode != "dropin":  # say which peer's default was weak, and that its best set counts
-        title += "\n" + "; ".join("%s's default ran %s, weaker than this CPU allows: also timed at %s" % w
-                                  for w in weak)
+        title += "".join("\n%s's default ran %s, weaker than this CPU allows: also timed at %s" % w for w in weak)
     fig.suptitle(title, fontsize=12)
     ax.set_title(run_title(ctx), fontsize=10, color="dimgray")
     fig.tight_layout()
