@@ -314,8 +314,8 @@ def env_text(ctx):
                     "default column is the library's own choice for this CPU." %
                     (", ".join(forced) + " (as the host sets them)" if forced else "nothing to remove"))
         elif forced:
-            text = ("Environment: the host's, as it is: %s force the default columns' kernels (and prism's "
-                    "own leaves'); a user's machine usually sets none of them." % ", ".join(forced))
+            text = ("Environment: the host's, as it is: %s force the default columns' kernels (prism's own "
+                    "leaf copies choose theirs); a user's machine usually sets none of them." % ", ".join(forced))
         else:
             text = "Environment: the host's, as it is; it sets no variable that forces a kernel set."
         if threads:
@@ -544,7 +544,9 @@ def markdown(data, rows, best, args):
                        "they could use)." % sched)
     cap.append("")
     cap.append("*" + " ".join(details) + "*")
-    for extra in (weaker_text(ctx), env_text(ctx), kernel_sets_text(ctx)):
+    load = ("Load (1-, 5-, 15-minute averages; this machine's other users count): %s at the start, %s at the end."
+            % (ctx["load_start"], ctx.get("load_end", "?"))) if ctx.get("load_start") else None
+    for extra in (weaker_text(ctx), env_text(ctx), load, kernel_sets_text(ctx)):
         if extra:
             cap.append("")
             cap.append("*%s*" % extra)

@@ -359,6 +359,16 @@ def git_commit():
         return "unknown"
 
 
+def load_average():
+    """The 1-, 5- and 15-minute load averages of the machine ("" where /proc has none): other
+    users' processes count, and a run on a busy machine says so."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return ""
+
+
 def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -376,6 +386,7 @@ def main():
         "removed_env": [v for v in CLEAN_VARS if v in host] if args.clean_env else [],
         "git_commit": git_commit(),
         "run_start_utc": started,
+        "load_start": load_average(),
     }
 
     if args.kernel_sets == "none":
@@ -467,6 +478,7 @@ def main():
 
     os.rmdir(tmp)
     extra_ctx["run_end_utc"] = utc_now()
+    extra_ctx["load_end"] = load_average()
     merged.setdefault("context", {}).update(extra_ctx)
     with open(args.out, "w") as f:
         json.dump(merged, f, indent=1)

@@ -79,8 +79,9 @@ struct environment {
   /// (lib/wisdom): $XDG_CACHE_HOME/prism, else $HOME/.cache/prism, else "".
   std::string cache_dir;
   /// PRISM_FIRST_USE: 1 (default) measures what the model cannot know the first time a long
-  /// call needs it and keeps it per CPU in cache_dir; 0 measures nothing at run time and
-  /// neither reads nor writes those measurements (the model's values).
+  /// call needs it and keeps it per CPU in cache_dir; 0 measures no crossovers at run time
+  /// and neither reads nor writes anything there (the model's values; the leaf libraries'
+  /// kernel probe then runs in each process).
   checked<bool> first_use;
 
   // Reporting.

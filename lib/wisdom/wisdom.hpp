@@ -14,7 +14,8 @@
 // another CPU or version, or a malformed one, is ignored (and rewritten by the next
 // measurement). A folder that cannot be written changes nothing but speed: the answers hold
 // for the process, and the next process measures again. PRISM_FIRST_USE=0 turns all of it
-// off (nothing measured at run time, nothing read or written).
+// off (no crossovers measured at run time, nothing read or written; the leaf libraries'
+// kernel probe runs in each process).
 #pragma once
 
 #include <prism/machine.hpp>
