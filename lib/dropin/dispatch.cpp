@@ -10,6 +10,7 @@
 #include "../blas/blas_library.hpp"
 #include "../environment/environment.hpp"
 #include "../leaf/dispatch.hpp"
+#include "../leaf/first_use.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "../wisdom/wisdom.hpp"
@@ -27,6 +28,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -351,8 +353,11 @@ const char* class_name(int c) {
 
 // The set prism's OpenBLAS leaf runs or would run here: the loaded copy's, else the probe's
 // verdict kept for this CPU, else the features' first. Classes 4 and 3 are not ordered by
-// features alone: when they decide, the leaf is loaded (its probe says which wins here).
-kernel_verdict judge_backend(const backend& b) {
+// features alone: when they decide and no verdict is kept, the leaf is loaded (its probe
+// says which wins here, once per machine), but only for a long call (`may_probe`: modelled
+// at 0.3 s or more, as the first-use measurements); for a shorter one there is no verdict
+// yet (nullopt) and the call is routed as before.
+std::optional<kernel_verdict> judge_backend(const backend& b, bool may_probe) {
   const std::string& hook = detail::process_environment().test_backend_kernels;
   const std::string theirs = hook.empty() ? b.kernel_name() : hook;
   const int their_class = detail::kernel_class(theirs);
@@ -367,9 +372,12 @@ kernel_verdict judge_backend(const backend& b) {
   if (const auto kept = detail::wisdom::process().find("openblas_kernels")) ours = *kept;
   int our_class = detail::kernel_class(ours);
   if (our_class == 4 && their_class == 3) {
-    try {
-      if (!detail::wide_vectors_measured()) ours = detail::leaf_library(leaf_backend::openblas).kernel_name();
-    } catch (const std::exception&) {
+    if (!detail::wide_vectors_measured()) {
+      if (!may_probe) return std::nullopt;
+      try {
+        ours = detail::leaf_library(leaf_backend::openblas).kernel_name();
+      } catch (const std::exception&) {
+      }
     }
     if (detail::wide_vectors_measured() && !detail::wide_vectors_first()) our_class = 3;  // 256 bits as fast here
   }
@@ -380,14 +388,27 @@ kernel_verdict judge_backend(const backend& b) {
   return v;
 }
 
-const kernel_verdict& verdict(const backend& b) {
+// The verdict, judged once and kept; until a judgement is possible (see judge_backend), a
+// call is routed as before, and the fast path waits (verdict_ready).
+std::mutex verdict_mutex;
+const kernel_verdict& verdict(const backend& b, bool may_probe) {
   if (verdict_ready.load(std::memory_order_acquire)) [[likely]]
     return the_verdict;
-  std::call_once(verdict_once, [&] {
-    the_verdict = judge_backend(b);
-    verdict_ready.store(true, std::memory_order_release);
-  });
+  static const kernel_verdict undecided{false, "not judged yet"};
+  const std::lock_guard<std::mutex> lock(verdict_mutex);
+  if (verdict_ready.load(std::memory_order_relaxed)) return the_verdict;
+  std::optional<kernel_verdict> v = judge_backend(b, may_probe);
+  if (!v) return undecided;
+  the_verdict = std::move(*v);
+  verdict_ready.store(true, std::memory_order_release);
   return the_verdict;
+}
+
+// True for a call long enough to pay for a kernel probe: its modelled time at the
+// description's rate per thread, on prism's threads, at least first_use_long_seconds.
+bool long_call(const settings& s, double flops) {
+  const double rate = double(std::max(1, s.threads)) * s.ctx->description().value(machine_key::rank_flops_per_thread);
+  return flops / rate >= detail::first_use_long_seconds;
 }
 
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
@@ -403,7 +424,8 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   // A call the rules below would forward goes to prism instead when the backend's kernels
   // are weaker than prism's leaves (judged once, at the first call that would be forwarded).
   const auto forward = [&](decision d) -> decision {
-    if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
+    if (const kernel_verdict& v = verdict(*b, long_call(s, p.flops())); v.weaker)
+      return {path::recursion, "weaker backend kernels", v.text.c_str()};
     return d;
   };
   if (p.flops() < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
@@ -413,7 +435,7 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   // faster kernels decide (rate_model.hpp).
   if (p.flops() < s.ctx->description().value(machine_key::dropin_model_flops))
     return forward({path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's dropin_model_flops"});
-  if (verdict(*b).weaker) return forward({path::backend, ""});  // no probe needed
+  if (verdict(*b, long_call(s, p.flops())).weaker) return forward({path::backend, ""});  // no rate probe needed
   const probe_result* r = probe(s, *b, p.type);
   if (r == nullptr) return {path::backend, "not k-dominant (k < 4 max(m, n)); rate probe failed"};
   if (r->prism_faster) return {path::recursion, "not k-dominant, prism's leaves faster", r->text.c_str()};
@@ -465,7 +487,9 @@ std::once_flag fast_publication;
 // Publishes the fast path's state once routing is `auto`, nothing is logged and a backend
 // exists (the first full dispatch of a gemm or a rank-k update does it).
 void publish_fast_path(const settings& s, const backend* b) {
-  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire) && !verdict(*b).weaker) {
+  // Only once the backend's kernels are judged, and not weaker: the fast path never asks again.
+  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire) && !verdict(*b, false).weaker &&
+      verdict_ready.load(std::memory_order_acquire)) {
     std::call_once(fast_publication, [&] {  // one writer, so concurrent first calls do not race
       fast_state.b = b;
       fast_state.small_flops = s.small_flops;
@@ -602,7 +626,8 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   const auto forward = [&](decision d) -> decision {  // as for gemm: not to weaker kernels
-    if (const kernel_verdict& v = verdict(*b); v.weaker) return {path::recursion, "weaker backend kernels", v.text.c_str()};
+    if (const kernel_verdict& v = verdict(*b, long_call(s, rank_k_flops(t, n, k))); v.weaker)
+      return {path::recursion, "weaker backend kernels", v.text.c_str()};
     return d;
   };
   if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
