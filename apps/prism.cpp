@@ -14,8 +14,10 @@
 #include "environment/environment.hpp"
 #include "fma_peak.hpp"
 #include "leaf/dispatch.hpp"
+#include "leaf/first_use.hpp"
 #include "leaves/streaming.hpp"
 #include "prism_gpu.hpp"
+#include "wisdom/wisdom.hpp"
 #include "prism_run.hpp"
 #include "runtime/runtime.hpp"
 
@@ -163,7 +165,7 @@ const command commands[] = {
      "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, trans N and T/C) against the\n"
      "  OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves (n <= 128, long k).\n"},
     {"tune", false, 3,
-     "usage: prism tune [--out FILE] [--reps R] | prism tune --show\n"
+     "usage: prism tune [--out FILE] [--reps R] | prism tune --show | prism tune --first-use\n"
      "  Measures this machine's streaming kernel sizes (k-chunks, prefetch distance: each the\n"
      "  fastest of five around the model's value) and crossovers (about a minute on 2 cores):\n"
      "  the streaming leaf against the best BLAS leaf (stream_bytes: 8 x 8 NN double;\n"
@@ -176,7 +178,11 @@ const command commands[] = {
      "  Later runs on this CPU read it (docs/planning.md, \"The machine description\"); best of R timings\n"
      "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"
      "  --show: print the machine description prism reads now (its source, then the file's\n"
-     "  form: which values are measured, which the model's) and measure nothing.\n"},
+     "  form: which values are measured, which the model's) and measure nothing.\n"
+     "  --first-use: measure now what prism otherwise measures at the first long call that\n"
+     "  needs it when there is no machine file (the streaming crossovers, at most 0.2 s), keep it\n"
+     "  in this CPU's first-use file (~/.cache/prism/first-use-HASH) and print it; measures\n"
+     "  nothing when a machine file is read or the values are kept already.\n"},
     {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
@@ -254,6 +260,7 @@ struct options {
   bool min_memory = false;  // `prism plan --ranks --min-memory`: the least-footprint plan
   std::string tune_out;     // `prism tune --out`
   bool tune_show = false;   // `prism tune --show`: print the description in use, measure nothing
+  bool tune_first_use = false;  // `prism tune --first-use`: the first-use measurement, now
   bool reps_given = false;  // --reps was given
   prism_app::run_options run;  // `prism run`'s own settings
 };
@@ -266,7 +273,7 @@ bool takes(const command& cmd, const std::string& a) {
   const std::string name = cmd.name;
   if (a == "--reps") return cmd.reps > 0;
   if (name == "leaves" && (a == "--types" || a == "--streaming" || a == "--syrk")) return true;
-  if (name == "tune" && (a == "--out" || a == "--show")) return true;
+  if (name == "tune" && (a == "--out" || a == "--show" || a == "--first-use")) return true;
   if (name == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed" || a == "--syrk" ||
                         a == "--herk"))
     return true;
@@ -312,6 +319,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--show") {  // flag of `prism tune`
       o.tune_show = true;
+      continue;
+    }
+    if (a == "--first-use") {  // flag of `prism tune`
+      o.tune_first_use = true;
       continue;
     }
     if (a == "--stats") {  // flag of `prism plan`
@@ -952,10 +963,11 @@ void print_kernel_choice(const char* name, const prism::detail::blas_library& li
   } else {
     std::printf("#   request: %s; chose %s: %s\n", k->request.c_str(), k->chosen.empty() ? "nothing" : k->chosen.c_str(),
                 k->why.c_str());
-    std::printf("#   candidates on this CPU, best first: %s\n", k->candidates.empty() ? "none" : k->candidates.c_str());
+    std::printf("#   candidates on this CPU, features' order: %s\n", k->candidates.empty() ? "none" : k->candidates.c_str());
+    if (!k->carried.empty()) std::printf("#   carried by this file: %s\n", k->carried.c_str());
     std::printf("#   running: %s; library's own detection: %s\n", k->running.c_str(),
                 k->detected.empty() ? "not asked" : k->detected.c_str());
-    if (!k->measured.empty()) std::printf("#   compared: %s\n", k->measured.c_str());
+    if (!k->measured.empty()) std::printf("#   probe: %s\n", k->measured.c_str());
     std::printf("#   interface: %s\n", k->interface.c_str());
     if (!k->environment.empty()) std::printf("#   ignored from the environment: %s\n", k->environment.c_str());
     if (!k->note.empty()) std::printf("#   note: %s\n", k->note.c_str());
@@ -1420,8 +1432,9 @@ class kernel_size_tuner {
     using K = prism::machine_key;
     tune(d, K::stream_prefetch_bytes, &prism::detail::streaming_sizes::prefetch, "8x8 and 4x4 NN",
          [&] { return std::vector<double>{gemm(8, 8, 'N', 'N'), gemm(4, 4, 'N', 'N')}; });
-    tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk, "16x16 NN",
-         [&] { return std::vector<double>{gemm(16, 16, 'N', 'N')}; });
+    tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk,
+         "16x16 NN, 64x64 NN and 32x32 TN",
+         [&] { return std::vector<double>{gemm(16, 16, 'N', 'N'), gemm(64, 64, 'N', 'N'), gemm(32, 32, 'T', 'N')}; });
     tune(d, K::stream_dot_chunk_bytes, &prism::detail::streaming_sizes::dot_chunk, "16x16 TN",
          [&] { return std::vector<double>{gemm(16, 16, 'T', 'N')}; });
     tune(d, K::stream_tile_chunk_bytes, &prism::detail::streaming_sizes::tile_chunk, "64x64 NN and 32x32 TN",
@@ -1518,7 +1531,37 @@ class kernel_size_tuner {
   prism::detail::streaming_sizes sizes_;
 };
 
+// `prism tune --first-use`: what the first long call would measure without a machine file.
+int run_first_use(const options& o) {
+  namespace d = prism::detail;
+  const prism::machine_description& desc = o.ctx.description();
+  d::wisdom& w = d::wisdom::process();
+  std::printf("# %s\n", desc.summary().c_str());
+  if (!desc.first_use()) {
+    std::printf("# first use: nothing measured (%s)\n", w.enabled() ? "a machine file is read: its values stand"
+                                                                     : "PRISM_FIRST_USE=0");
+    return 0;
+  }
+  if (const auto kept_before = w.find("streaming_crossovers")) {
+    std::printf("# first use: nothing measured, kept in %s: %s\n", w.path().c_str(), kept_before->c_str());
+  } else {
+    (void)d::leaf_library(prism::leaf_backend::openblas);  // loaded first: the measurement times kernels only
+    (void)d::leaf_library(prism::leaf_backend::blis);
+    const d::first_use_result r = d::measure_first_use(desc);
+    char done[96];
+    std::snprintf(done, sizeof done, "measured in %.3f s, %zu of %zu decided", r.seconds, r.values.size(),
+                  d::first_use_keys().size());
+    const bool kept = d::keep_first_use_values(r.values, {{"streaming_crossovers", done}});
+    std::printf("# first use: %s; %s\n%s", done, kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)",
+                r.text.c_str());
+  }
+  for (prism::machine_key k : d::first_use_keys())
+    std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
+  return 0;
+}
+
 int run_tune(const options& o) {
+  if (o.tune_first_use) return run_first_use(o);
   if (o.tune_show) {
     std::printf("# %s\n%s", o.ctx.description().summary().c_str(), o.ctx.description().to_string().c_str());
     return 0;
