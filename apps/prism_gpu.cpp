@@ -66,6 +66,9 @@ bool emulate_missing_gpus(prism::context& ctx, std::ostream& os) {
 }
 
 void tune_gpus(prism::machine_description& d, int reps) {
+  const double copy = prism::detail::gpu::host_copy_rate(reps);
+  d.set_measured(prism::machine_key::host_copy_bandwidth, copy);
+  std::printf("# host_copy_bandwidth: %.4g B/s measured (one thread, memcpy of 256 MiB)\n", copy);
   const auto set = prism::detail::gpu::process_devices();
   prism::detail::gpu::device* real = nullptr;
   for (const auto& dev : set->devices)
@@ -84,10 +87,11 @@ void tune_gpus(prism::machine_description& d, int reps) {
   d.set_measured(prism::machine_key::gpu_link_in, r.link_in);
   d.set_measured(prism::machine_key::gpu_link_out, r.link_out);
   d.set_measured(prism::machine_key::gpu_memory_bandwidth, r.memory_bandwidth);
-  std::printf("# gpu: %s: gemm s %.4g, d %.4g, c %.4g, z %.4g flop/s; link in %.4g, out %.4g B/s; memory %.4g B/s "
-              "(measured)\n",
+  d.set_measured(prism::machine_key::gpu_register_bandwidth, r.register_rate);
+  std::printf("# gpu: %s: gemm s %.4g, d %.4g, c %.4g, z %.4g flop/s; link in %.4g, out %.4g B/s; memory %.4g B/s; "
+              "pinning %.4g B/s (measured)\n",
               real->name().c_str(), r.flops[0], r.flops[1], r.flops[2], r.flops[3], r.link_in, r.link_out,
-              r.memory_bandwidth);
+              r.memory_bandwidth, r.register_rate);
 }
 
 int run_info() {

@@ -43,6 +43,8 @@ enum class machine_key {
   gpu_link_out,              ///< GPU level: device -> host bytes/s into pinned memory
   gpu_memory,                ///< GPU level: bytes of device memory a plan assumes when no device says (prism plan --gpus)
   gpu_staging_bytes,         ///< GPU level: one pinned staging buffer (the ring host memory crosses the link through)
+  gpu_register_bandwidth,    ///< GPU level: bytes/s a device pins (registers) the caller's memory at
+  host_copy_bandwidth,       ///< bytes/s one host thread copies memory at (staging for the GPU level)
 };
 
 /// Every machine_key, in the order the text form lists them.
@@ -53,7 +55,8 @@ inline constexpr machine_key all_machine_keys[] = {
     machine_key::stream_prefetch_bytes, machine_key::syrk_chunk_bytes, machine_key::parallel_reduce_bytes,
     machine_key::rank_flops_per_thread, machine_key::rank_bandwidth, machine_key::gpu_flops_s, machine_key::gpu_flops_d,
     machine_key::gpu_flops_c, machine_key::gpu_flops_z, machine_key::gpu_memory_bandwidth, machine_key::gpu_link_in,
-    machine_key::gpu_link_out, machine_key::gpu_memory, machine_key::gpu_staging_bytes};
+    machine_key::gpu_link_out, machine_key::gpu_memory, machine_key::gpu_staging_bytes, machine_key::gpu_register_bandwidth,
+    machine_key::host_copy_bandwidth};
 
 /// The key of a GPU's gemm rate for type t (gpu_flops_s ... gpu_flops_z).
 constexpr machine_key gpu_flops_key(scalar_type t) {
@@ -134,10 +137,17 @@ class machine_description {
   /// The example machine's name, when this is one (else "").
   const std::string& example() const { return example_; }
 
-  /// The value of key k: measured when set_measured gave it, else the model's.
+  /// The value of key k: measured when set_measured gave it (a machine file), else what
+  /// prism measured on this machine at first use when this description takes such values
+  /// (first_use()), else the model's.
   double value(machine_key k) const;
   /// True when k's value was measured (a machine file or set_measured), not modelled.
   bool measured(machine_key k) const;
+  /// True when this description takes the values prism measures at first use on this
+  /// machine (lib/wisdom: this machine's description with no machine file, from_env()).
+  bool first_use() const { return first_use_; }
+  /// Where k's value comes from: "measured", "first use" or "model".
+  const char* origin(machine_key k) const;
   /// The model's value of k for this machine's sizes (see machine.cpp for each formula
   /// and the measurement it came from).
   double model_value(machine_key k) const;
@@ -153,6 +163,7 @@ class machine_description {
   topology topology_;
   std::string cpu_, simd_ = "SCALAR", source_ = "model", example_;
   int simd_bits_ = 64;
+  bool first_use_ = false;
   std::vector<double> measured_ = std::vector<double>(std::size(all_machine_keys), 0.0);  // 0: not measured
 };
 

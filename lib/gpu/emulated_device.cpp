@@ -212,6 +212,7 @@ struct emulated_device::state {
   std::size_t used = 0;
   std::map<const void*, std::size_t> registered;  // register_host's records
   std::size_t registered_total = 0;
+  std::size_t registrations = 0;  // register_host calls
   long allocations_made = 0;  // allocate calls so far (fail_allocation counts these)
   long copies_made = 0;       // accepted copy_2d calls so far (fail_copy counts these)
   link_counters counters;
@@ -390,6 +391,7 @@ void emulated_device::register_host(void* p, std::size_t bytes) {
   st_->need(st_->find(p) == st_->allocations.end(), "register_host", "device memory cannot be registered");
   st_->need(st_->registered.emplace(p, bytes).second, "register_host", "the pointer is already registered");
   st_->registered_total += bytes;
+  ++st_->registrations;
 }
 
 void emulated_device::unregister_host(void* p) noexcept {
@@ -641,6 +643,11 @@ link_counters emulated_device::counters() const {
 std::size_t emulated_device::registered_bytes() const {
   const std::lock_guard<std::mutex> lock(st_->m);
   return st_->registered_total;
+}
+
+std::size_t emulated_device::registrations() const {
+  const std::lock_guard<std::mutex> lock(st_->m);
+  return st_->registrations;
 }
 
 std::size_t emulated_device::allocated_bytes() const {

@@ -106,6 +106,8 @@ class emulated_device final : public device {
 
   /// Bytes of host memory registered now (register_host minus unregister_host).
   std::size_t registered_bytes() const;
+  /// Calls of register_host so far.
+  std::size_t registrations() const;
   /// Bytes of device memory allocated now.
   std::size_t allocated_bytes() const;
 

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <complex>
 #include <limits>
+#include <cstring>
 #include <memory>
+#include <vector>
 
 namespace prism::detail::gpu {
 
@@ -63,11 +65,34 @@ measured_rates measure(device& dev, int reps, std::size_t copy_bytes, int order)
     r.link_in = double(copy_bytes) / in, r.link_out = double(copy_bytes) / out;
     r.memory_bandwidth = 2.0 * double(copy_bytes) / within;  // a copy reads and writes each byte
   }
+  {  // pinning ordinary memory: register then unregister, the registration timed
+    std::vector<char> host(copy_bytes, 1);
+    double best = std::numeric_limits<double>::infinity();
+    for (int x = 0; x < reps; ++x) {
+      const auto t0 = std::chrono::steady_clock::now();
+      dev.register_host(host.data(), copy_bytes);
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      dev.unregister_host(host.data());
+    }
+    r.register_rate = double(copy_bytes) / best;
+  }
   r.flops[0] = gemm_rate<float>(dev, *s, reps, order);
   r.flops[1] = gemm_rate<double>(dev, *s, reps, order);
   r.flops[2] = gemm_rate<std::complex<float>>(dev, *s, reps, order / 2);
   r.flops[3] = gemm_rate<std::complex<double>>(dev, *s, reps, order / 2);
   return r;
+}
+
+double host_copy_rate(int reps, std::size_t bytes) {
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  double best = std::numeric_limits<double>::infinity();
+  for (int x = 0; x <= reps; ++x) {  // the first touches the pages
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (x > 0) best = std::min(best, t);
+  }
+  return double(bytes) / best;
 }
 
 }  // namespace prism::detail::gpu

@@ -17,7 +17,11 @@ struct measured_rates {
   double link_in = 0;              ///< pinned host -> device bytes/s
   double link_out = 0;             ///< device -> pinned host bytes/s
   double memory_bandwidth = 0;     ///< bytes a device-to-device copy reads and writes, per second
+  double register_rate = 0;        ///< bytes/s of the caller's host memory the device pins (register_host)
 };
+
+/// Bytes/s one host thread copies (memcpy of `bytes` between two buffers, best of `reps`).
+double host_copy_rate(int reps = 3, std::size_t bytes = std::size_t(256) << 20);
 
 /// Measures dev: each rate the best of `reps` timings, copies of `copy_bytes` (default
 /// 256 MiB) and square gemms of order `order` (default 8192; complex types order / 2), on

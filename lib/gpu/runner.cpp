@@ -14,7 +14,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
+#include <utility>
 
 namespace prism::detail::gpu {
 
@@ -82,19 +84,17 @@ struct near_device {
 class packers {
  public:
   packers(int threads, const topology* t, int domain) {
-    for (int k = 1; k < threads; ++k) helpers_.emplace_back([this, t, domain] {
-        const near_device bound(t, domain);
-        serve();
-      });
-  }
-  ~packers() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
+    try {
+      for (int k = 1; k < threads; ++k) helpers_.emplace_back([this, t, domain] {
+          const near_device bound(t, domain);
+          serve();
+        });
+    } catch (...) {  // the helpers already started leave before the exception does
+      stop();
+      throw;
     }
-    cv_.notify_all();
-    for (std::thread& t : helpers_) t.join();
   }
+  ~packers() { stop(); }
   packers(const packers&) = delete;
   packers& operator=(const packers&) = delete;
 
@@ -131,6 +131,16 @@ class packers {
     }
   }
 
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : helpers_) t.join();
+    helpers_.clear();
+  }
+
   std::vector<std::thread> helpers_;
   std::mutex mu_;
   std::condition_variable cv_, idle_;
@@ -155,8 +165,8 @@ template <scalar T>
 class schedule_run {
  public:
   schedule_run(device& d, const device_schedule& s, host_matrix<const T> a, host_matrix<const T> b, host_matrix<T> c,
-               T alpha, T beta, bool herm, const staging& st)
-      : dev_(d), s_(s), A_(a), B_(b), C_(c), alpha_(alpha), beta_(beta), herm_(herm), st_(st) {
+               T alpha, T beta, bool herm, const staging& st, const bool (&direct)[2])
+      : dev_(d), s_(s), A_(a), B_(b), C_(c), alpha_(alpha), beta_(beta), herm_(herm), st_(st), direct_{direct[0], direct[1]} {
     // A staging buffer need not be larger than the largest region a piece comes from (a
     // chunk's slot or a C block): a small call pins kilobytes, not st.bytes.
     const std::size_t largest = std::max(s_.slot_bytes, std::size_t(s_.c_ld) * std::size_t(s_.c_cols) * sizeof(T));
@@ -167,10 +177,15 @@ class schedule_run {
   run_outcome run() {
     outcome_.written.assign(s_.visits.size(), 0);
     const near_device bound(topo_, dev_.numa_domain());  // this thread issues the copies in
-    std::thread down([this] {
-      const near_device bound_too(topo_, dev_.numa_domain());
-      download_all();
-    });
+    std::thread down;
+    try {
+      down = std::thread([this] {
+        const near_device bound_too(topo_, dev_.numa_domain());
+        download_all();
+      });
+    } catch (const std::system_error& e) {  // nothing of C touched yet
+      throw device_error(std::string("cannot start the write-back thread: ") + e.what());
+    }
     try {
       for (std::size_t v = 0; v < s_.visits.size() && !stopped(); ++v) upload(int(v));
     } catch (const std::exception& e) {
@@ -193,8 +208,12 @@ class schedule_run {
     slots_ = std::make_unique<device_memory>(dev_, std::max<std::size_t>(1, std::size_t(s_.slots) * s_.slot_bytes), false);
     in_ring_ = std::make_unique<ring>(dev_, st_.buffers, st_.bytes);
     out_ring_ = std::make_unique<ring>(dev_, st_.buffers, st_.bytes);
-    pack_in_ = std::make_unique<packers>(std::max(1, st_.threads), topo_, dev_.numa_domain());
-    pack_out_ = std::make_unique<packers>(std::max(1, st_.threads), topo_, dev_.numa_domain());
+    try {
+      pack_in_ = std::make_unique<packers>(std::max(1, st_.threads), topo_, dev_.numa_domain());
+      pack_out_ = std::make_unique<packers>(std::max(1, st_.threads), topo_, dev_.numa_domain());
+    } catch (const std::system_error& e) {
+      throw device_error(std::string("cannot start the staging threads: ") + e.what());
+    }
     in_ = borrow_stream(dev_), compute_ = borrow_stream(dev_), out_ = borrow_stream(dev_);
     for (int x = 0; x < s_.slots; ++x) ready_.push_back(dev_.make_event()), freed_.push_back(dev_.make_event());
     for (int b = 0; b < s_.buffers; ++b) c_done_.push_back(dev_.make_event()), c_out_.push_back(dev_.make_event());
@@ -235,9 +254,11 @@ class schedule_run {
   void claim_buffer(int v) {
     const visit& vi = s_.visits[std::size_t(v)];
     const int previous = v - s_.buffers;  // the visit that used this buffer last
-    if (previous >= 0) {
+    if (previous >= 0 || vi.previous >= 0) {
+      // The buffer's last write-back must be issued; and a later visit of a block reads the
+      // block's partial sums from C, so the block's last visit must have landed there whole.
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return issued_ > previous || stop_; });
+      cv_.wait(lock, [&] { return (issued_ > previous && landed_ > vi.previous) || stop_; });
       if (stop_) throw device_error("stopped: the write-back side failed");
     }
     if (!vi.load) {
@@ -269,6 +290,13 @@ class schedule_run {
   void copy_chunk(const chunk_copy& c) {
     dev_.wait(*in_, *freed_[std::size_t(c.slot)]);
     const host_matrix<const T>& m = matrix(c.from.matrix);
+    if (direct_[c.from.matrix == matrix_id::a ? 0 : 1]) {  // pinned caller memory: one pitched copy
+      dev_.copy_2d(slot(c.slot), std::size_t(c.from.rows) * sizeof(T), m.at(c.from.row, c.from.col),
+                   std::size_t(m.ld) * sizeof(T), std::size_t(c.from.rows) * sizeof(T), std::size_t(c.from.cols),
+                   copy_kind::host_to_device, *in_);
+      dev_.record(*ready_[std::size_t(c.slot)], *in_);
+      return;
+    }
     for (const region& pc : pieces(c.from.rows, c.from.cols, sizeof(T), st_.bytes)) {
       T* staged = stage_in();
       const std::size_t column = std::size_t(pc.rows) * sizeof(T);
@@ -353,6 +381,11 @@ class schedule_run {
       throw;
     }
     outcome_.written[std::size_t(v)] = 1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      landed_ = v + 1;
+    }
+    cv_.notify_all();
   }
 
   // Visit v's last write-back copy is issued: its buffer's event marks it.
@@ -420,6 +453,7 @@ class schedule_run {
   T alpha_, beta_;
   bool herm_;
   staging st_;
+  bool direct_[2];  // A's, B's chunks copied straight from the caller's pinned memory
   // Memory first: the streams, declared after it, are destroyed (drained) before it goes.
   std::vector<device_memory> cbuf_;
   std::unique_ptr<device_memory> slots_;
@@ -433,8 +467,72 @@ class schedule_run {
   std::condition_variable cv_;
   std::deque<int> finished_;  // visits whose products are issued, for the write-back thread
   int issued_ = 0;            // visits whose write-back copies are issued
+  int landed_ = 0;            // visits written back into C whole
   bool uploads_done_ = false, stop_ = false;
   run_outcome outcome_;
+};
+
+}  // namespace
+
+bool should_register(double sent, double held, int threads, double host_copy, double link, double register_rate) {
+  if (!(sent > 0) || !(held > 0)) return false;
+  const double ring = sent / std::min(link, std::max(1, threads) * host_copy);
+  const double pinned = held / register_rate + sent / link;
+  return pinned < ring;
+}
+
+namespace {
+
+// The caller's memory a schedule reads of host matrix `which` (0: A, 1: B): from the first
+// to the last element its chunks touch, column-major with its leading dimension. E.g.
+// chunks at rows 0-9 of columns 2-3 and rows 5-9 of column 7, ld 100: elements 200 to 709.
+template <class T>
+std::pair<const T*, std::size_t> span_read(const device_schedule& s, const host_matrix<const T>& m, matrix_id which) {
+  const T* lo = nullptr;
+  const T* hi = nullptr;
+  for (const visit& v : s.visits)
+    for (const product& p : v.products)
+      for (const chunk_copy& c : p.copies) {
+        if (c.from.matrix != which) continue;
+        const T* first = m.at(c.from.row, c.from.col);
+        const T* last = m.at(c.from.row + c.from.rows - 1, c.from.col + c.from.cols - 1) + 1;
+        lo = lo == nullptr ? first : std::min(lo, first), hi = hi == nullptr ? last : std::max(hi, last);
+      }
+  return {lo, lo == nullptr ? 0 : std::size_t(hi - lo) * sizeof(T)};
+}
+
+// The caller's matrices the model says to pin (should_register), pinned for the run's
+// length; one the device cannot register goes through the ring after all.
+template <class T>
+struct registrations {
+  device& dev;
+  std::vector<void*> held;
+  bool direct[2] = {false, false};
+  registrations(device& d, const device_schedule& s, const host_matrix<const T>& A, const host_matrix<const T>& B,
+                const staging& st)
+      : dev(d) {
+    for (int x = 0; x < (s.shape.rank_k ? 1 : 2); ++x) {  // a rank-k update reads B's chunks from A
+      const matrix_id id = x == 0 ? matrix_id::a : matrix_id::b;
+      const auto [p, bytes] = span_read<T>(s, x == 0 ? A : B, id);
+      double sent = 0;
+      for (const visit& v : s.visits)
+        for (const product& pr : v.products)
+          for (const chunk_copy& c : pr.copies) sent += c.from.matrix == id ? double(c.from.size()) * sizeof(T) : 0.0;
+      if (bytes == 0 || !should_register(sent, double(bytes), st.threads, st.host_copy, st.link_in, st.register_rate)) continue;
+      try {
+        dev.register_host(const_cast<T*>(p), bytes);
+        held.push_back(const_cast<T*>(p));
+        direct[x] = true;
+      } catch (const device_error&) {
+        // not pinned: the ring it is
+      }
+    }
+  }
+  ~registrations() {
+    for (void* p : held) dev.unregister_host(p);
+  }
+  registrations(const registrations&) = delete;
+  registrations& operator=(const registrations&) = delete;
 };
 
 }  // namespace
@@ -443,7 +541,8 @@ template <scalar T>
 run_outcome run_schedule(device& dev, const device_schedule& s, host_matrix<const T> A, host_matrix<const T> B,
                          host_matrix<T> C, T alpha, T beta, bool herm, const staging& st) {
   if (s.visits.empty()) return run_outcome{};
-  schedule_run<T> run(dev, s, A, B, C, alpha, beta, herm, st);  // throws device_error with C untouched
+  registrations<T> pinned(dev, s, A, B, st);  // unpinned after the run has drained (declared first)
+  schedule_run<T> run(dev, s, A, B, C, alpha, beta, herm, st, pinned.direct);  // throws device_error with C untouched
   return run.run();
 }
 

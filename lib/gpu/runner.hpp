@@ -47,7 +47,18 @@ struct staging {
   std::size_t bytes = std::size_t(32) << 20;   ///< one staging buffer
   int buffers = 2;                              ///< buffers per direction
   int threads = 1;                              ///< host threads packing each direction's pieces (the driving one included)
+  double host_copy = 8e9;                       ///< bytes/s one host thread copies (the model's host_copy_bandwidth)
+  double link_in = 50e9;                        ///< host -> device bytes/s from pinned memory (gpu_link_in)
+  double register_rate = 8e9;                   ///< bytes/s the device pins caller memory at (gpu_register_bandwidth)
 };
+
+/// The model's answer to "does pinning the caller's matrix pay?": `sent` bytes of it cross
+/// the link out of `held` bytes it spans; through the ring each byte costs the slower of the
+/// link and `threads` host threads copying at `host_copy` bytes/s each, direct from pinned
+/// memory the link alone, after pinning all `held` bytes at `register_rate`. E.g. 1 thread at
+/// 8 GB/s against a 50 GB/s link: the ring costs 0.105 s a GB more, pinning 0.125 s a GB,
+/// so a matrix sent twice or more is pinned; with 8 threads (64 GB/s) never.
+bool should_register(double sent, double held, int threads, double host_copy, double link, double register_rate);
 
 /// How a device's run ended.
 struct run_outcome {
@@ -58,8 +69,10 @@ struct run_outcome {
 };
 
 /// Runs schedule s on device dev: C = alpha op(A) op(B) + beta C over the schedule's
-/// blocks (herm: a herk, the diagonal of its triangle blocks real). Device memory and
-/// staging buffers are allocated first; a failure there throws device_error with C
+/// blocks (herm: a herk, the diagonal of its triangle blocks real). A and B go through the
+/// staging ring, or, where should_register says pinning the part of the caller's matrix the
+/// schedule reads pays, straight from it, pinned (register_host) for the run's length. Device
+/// memory and staging buffers are allocated first; a failure there throws device_error with C
 /// untouched. A failure later is caught and reported in the outcome (never thrown), after
 /// both threads have stopped and the device's work has drained.
 template <scalar T>

@@ -120,6 +120,7 @@ void check_problem(const problem& pr, const resources& root) {
     fail("streams must be in 0.." + std::to_string(max_streams));
   if (root.streams.count > 0 && (root.devices.count != 1 || root.ranks.count != 1 || root.domains.count != 1))
     fail("a plan whose operands are on a device (streams > 0) runs on that one device: devices 1, no ranks or domains");
+  if (root.devices.count > 0 && root.ranks.count > 1) fail("a plan with devices has no rank level (ranks must be 1)");
 }
 
 // A plan with devices names the memory each may use, and one without names none.
