@@ -397,14 +397,14 @@ TEST_CASE("a gemm plan's schedule equals brute force: grids, primes, unequal tre
       CAPTURE(pr.n);
       CAPTURE(pr.k);
       const rank_choice free = choose_ranks(pr, ranks_ctx(P));
-      check_schedule(tree_schedule(free.chosen));
+      check_schedule(tree_schedule(std::make_shared<const plan>(free.chosen)));
       ++cases;
       // A cap between the matrices alone and the free plan's footprint: rank dfs phases.
       const std::size_t roomy = rank_model(free.chosen).max_peak_bytes();
       const std::size_t owned = element_size(pr.type) * std::size_t(pr.m * pr.k + pr.k * pr.n + pr.m * pr.n) / std::size_t(P);
       if (P > 1 && rep == 1 && roomy > 2 * owned) {
         try {
-          check_schedule(tree_schedule(choose_ranks(pr, ranks_ctx(P, owned + (roomy - owned) / 2)).chosen));
+          check_schedule(tree_schedule(std::make_shared<const plan>(choose_ranks(pr, ranks_ctx(P, owned + (roomy - owned) / 2)).chosen)));
           ++cases;
         } catch (const plan_error&) {
           // no plan fits this cap: fine here, the memory tests cover refusals
@@ -413,7 +413,7 @@ TEST_CASE("a gemm plan's schedule equals brute force: grids, primes, unequal tre
     }
   CHECK(cases >= 60);
   // A hand-written tree with unequal parts on both levels and a dfs of unequal phases.
-  check_schedule(tree_schedule(plan::parse(
+  check_schedule(tree_schedule(std::make_shared<const plan>(plan::parse(
       "prism-plan 2\nproblem d TN 70 50 40\nthreads 1\nranks 7\n"
       "dfs k rank 15 25\n"
       "  bfs m rank 30@3r 40@4r\n    bfs n rank 17@1r 17@1r 16@1r\n      leaf openblas\n      leaf openblas\n      leaf openblas\n"
@@ -421,7 +421,7 @@ TEST_CASE("a gemm plan's schedule equals brute force: grids, primes, unequal tre
       "      bfs m rank 20@1r 20@1r\n        leaf openblas\n        leaf openblas\n"
       "  bfs n rank 20@3r 30@4r\n    bfs k rank 8@1r 8@1r 9@1r\n      leaf openblas\n      leaf openblas\n      leaf openblas\n"
       "    bfs m rank 35@2r 35@2r\n      bfs k rank 12@1r 13@1r\n        leaf openblas\n        leaf openblas\n"
-      "      bfs k rank 12@1r 13@1r\n        leaf openblas\n        leaf openblas\n")));
+      "      bfs k rank 12@1r 13@1r\n        leaf openblas\n        leaf openblas\n"))));
 }
 
 TEST_CASE("a rank-k scheme's schedule equals brute force: k slices, covers, phases, stars, nests, uneven roles") {
@@ -493,8 +493,8 @@ TEST_CASE("regions: a rank-k rank's reads of one row block gather as one region,
   CHECK(mine[2][0] == region{block{0, 0, 3, 3}, 'L'});
   CHECK(mine[2][1] == region{block{3, 0, 3, 3}, 0});
   // A gemm rank's one box: its blocks of A, B and C.
-  const tree_schedule g(plan::parse("prism-plan 2\nproblem d NT 8 6 4\nthreads 1\nranks 2\n"
-                                    "bfs n rank 3@1r 3@1r\n  leaf openblas\n  leaf openblas\n"));
+  const tree_schedule g(std::make_shared<const plan>(plan::parse("prism-plan 2\nproblem d NT 8 6 4\nthreads 1\nranks 2\n"
+                                                                 "bfs n rank 3@1r 3@1r\n  leaf openblas\n  leaf openblas\n")));
   g.regions(0, 1, mine);
   CHECK(mine[0] == std::vector<region>{region{block{0, 0, 8, 4}, 0}});
   CHECK(mine[1] == std::vector<region>{region{block{3, 0, 3, 4}, 0}});  // B 'T': n rows x k

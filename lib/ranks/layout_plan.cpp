@@ -248,8 +248,8 @@ void choose_gemm(const problem& p, const caller_layout& L, const context& ctx, l
                                  : default_rank_memory(ctx.ranks_per_node());
   const rank_choice why = choose_ranks_scored(
       p, ctx,
-      [&](const plan&, const rank_model& model, rank_candidate& c) {
-        const layout_fit f = fit_plan(schedule_of(model), L, F, B);
+      [&](const schedule& model, rank_candidate& c) {
+        const layout_fit f = fit_plan(model, L, F, B);
         c.max_received = f.max_received;
         c.seconds = f.seconds;
         // What must fit is the copies under this layout (blocks wholly a process's own are

@@ -16,8 +16,8 @@ std::int64_t start(dim d, const box& b) { return d == dim::m ? b.i : d == dim::n
 
 }  // namespace
 
-tree_schedule::tree_schedule(const plan& p) : plan_(p) {
-  const auto& nodes = plan_.nodes();
+tree_schedule::tree_schedule(std::shared_ptr<const plan> p) : plan_(std::move(p)) {
+  const auto& nodes = plan_->nodes();
   if (nodes.empty()) throw plan_error("the rank level needs a non-empty plan");
   // Phases: the parts of the rank-level DFS steps at the top; below them only rank BFS
   // steps, down to one rank per subtree, whose root is that rank's local subtree.
@@ -60,7 +60,7 @@ tree_schedule::tree_schedule(const plan& p) : plan_(p) {
 }
 
 rank_task tree_schedule::task_of(int q, int r) const {
-  const auto& nodes = plan_.nodes();
+  const auto& nodes = plan_->nodes();
   int i = phase_roots_.at(std::size_t(q));
   if (r < 0 || r >= ranks()) return {};
   for (;;) {
@@ -77,8 +77,8 @@ rank_task tree_schedule::task_of(int q, int r) const {
 void tree_schedule::tasks(int q, int r, std::vector<task>& out) const {
   const rank_task t = task_of(q, r);
   if (t.node < 0) return;
-  const node& nd = plan_.nodes()[std::size_t(t.node)];
-  const std::size_t ws = nd.same >= 0 ? plan_.nodes()[std::size_t(nd.same)].workspace_bytes : nd.workspace_bytes;
+  const node& nd = plan_->nodes()[std::size_t(t.node)];
+  const std::size_t ws = nd.same >= 0 ? plan_->nodes()[std::size_t(nd.same)].workspace_bytes : nd.workspace_bytes;
   out.push_back(task{t.shape, t.node, 0, std::max(ws, nd.workspace_bytes)});
 }
 
@@ -133,7 +133,7 @@ void tree_schedule::parts(operand o, std::int64_t c, std::vector<cell_part>& out
 // not span (n for A, m for B, k for C), every part. E.g. a 2 x 2 grid m2 n2: A's cell of
 // rows [0, m/2) is covered by ranks 0 and 1 (the n parts of the first m part).
 void tree_schedule::covering(operand o, int i, const block& cb, std::vector<int>& out) const {
-  const auto& nodes = plan_.nodes();
+  const auto& nodes = plan_->nodes();
   const node& nd = nodes[std::size_t(i)];
   // A cell lies wholly inside or outside each task's block (its boundaries are cuts), so
   // its first element decides; this matters at a phase's root, whose box is one phase's.
@@ -143,7 +143,7 @@ void tree_schedule::covering(operand o, int i, const block& cb, std::vector<int>
     out.push_back(nd.owns.ranks.first);
     return;
   }
-  const problem& pr = plan_.problem();
+  const problem& pr = plan_->problem();
   int axis = -1;  // operand o's stored axis along the cut: 0 rows, 1 columns, -1 none
   if (o == operand::a && nd.cut != dim::n) axis = (nd.cut == dim::m) == (pr.transa == 'N') ? 0 : 1;
   if (o == operand::b && nd.cut != dim::m) axis = (nd.cut == dim::k) == (pr.transb == 'N') ? 0 : 1;
@@ -161,7 +161,7 @@ void tree_schedule::covering(operand o, int i, const block& cb, std::vector<int>
 
 void tree_schedule::ranks_meeting(operand o, int q, const std::function<bool(const region&)>& meets,
                                   std::vector<int>& out) const {
-  const auto& nodes = plan_.nodes();
+  const auto& nodes = plan_->nodes();
   std::function<void(int)> walk = [&](int i) {
     const node& nd = nodes[std::size_t(i)];
     if (!meets(region{needed(o, nd.shape), 0})) return;
@@ -227,7 +227,7 @@ piece tree_schedule::owned(operand o, std::int64_t c, int r) const {
 // box (found by its start), else in every phase's. E.g. phases m4 over 4096 rows: A's cell
 // at row 2048 is phase 2's.
 std::pair<int, int> tree_schedule::phase_span(operand o, std::int64_t c) const {
-  const auto& nodes = plan_.nodes();
+  const auto& nodes = plan_->nodes();
   const block first = needed(o, nodes[std::size_t(phase_roots_[0])].shape);
   if (phases() == 1 || first.size() >= needed(o, nodes[0].shape).size()) return {0, phases()};
   const block cb = cell(o, c);
@@ -239,7 +239,7 @@ std::pair<int, int> tree_schedule::phase_span(operand o, std::int64_t c) const {
 }
 
 std::string tree_schedule::describe() const {
-  const auto& nodes = plan_.nodes();
+  const auto& nodes = plan_->nodes();
   std::function<std::string(int)> text = [&](int i) -> std::string {
     const node& nd = nodes[std::size_t(i)];
     if (!is_rank_step(nd)) return "";
@@ -265,6 +265,6 @@ std::string tree_schedule::describe() const {
   return g.empty() ? "1" : g;
 }
 
-std::shared_ptr<const schedule> gemm_schedule(const plan& p) { return std::make_shared<tree_schedule>(p); }
+std::shared_ptr<const schedule> gemm_schedule(const plan& p) { return std::make_shared<tree_schedule>(std::make_shared<const plan>(p)); }
 
 }  // namespace prism::ranks

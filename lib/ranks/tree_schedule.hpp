@@ -34,11 +34,11 @@ struct rank_task {
 class tree_schedule final : public schedule {
  public:
   /// Plan p (validated); plan_error when a rank-level DFS sits below a rank-level BFS.
-  explicit tree_schedule(const plan& p);
+  explicit tree_schedule(std::shared_ptr<const plan> p);
   /// The plan.
-  const plan& source() const noexcept { return plan_; }
-  const problem& product() const noexcept override { return plan_.problem(); }
-  int ranks() const noexcept override { return plan_.ranks(); }
+  const plan& source() const noexcept { return *plan_; }
+  const problem& product() const noexcept override { return plan_->problem(); }
+  int ranks() const noexcept override { return plan_->ranks(); }
   int phases() const noexcept override { return int(phase_roots_.size()); }
   bool reduces_after(int) const noexcept override { return true; }
   void tasks(int q, int r, std::vector<task>& out) const override;
@@ -67,7 +67,7 @@ class tree_schedule final : public schedule {
   const std::vector<int>& needer_list(operand o, int q, std::int64_t c) const;
   void covering(operand o, int node, const block& cb, std::vector<int>& out) const;
 
-  plan plan_;
+  std::shared_ptr<const plan> plan_;
   std::vector<int> phase_roots_;                          // node of each phase's rank subtree
   std::vector<std::int64_t> row_cuts_[3], col_cuts_[3];   // per operand: 0, ..., rows / cols
   mutable std::mutex cache_lock_;
