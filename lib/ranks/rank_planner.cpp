@@ -255,7 +255,7 @@ struct search {
   // The grids pm x pn x pk (pm pn pk = P' for every P' in [P - 64, P]) that model
   // fastest, and those that move least (W of the file comment), a few of each: in closed
   // form, so all of them are weighed at any P (P = 100,000: about 7,000 grids).
-  std::vector<tree_ptr> exact_grids(std::int64_t m, std::int64_t n, std::int64_t k, int P) {
+  std::vector<tree_ptr> exact_grids(std::int64_t m, std::int64_t n, std::int64_t k, int P, std::vector<std::array<int, 3>>& leanest) {
     struct grid { double seconds, words; int pm, pn, pk; };
     std::vector<grid> all;
     for (int q = std::max(1, P - max_idle); q <= P; ++q)
@@ -287,7 +287,104 @@ struct search {
     };
     take([](const grid& g) { return g.seconds; });
     take([](const grid& g) { return g.words; });
+    // The leanest three, when the leanest leaves ranks idle: P has no grid as good.
+    if (!all.empty() && all[0].pm * all[0].pn * all[0].pk < P)
+      for (std::size_t i = 0; i < all.size() && i < 3; ++i) leanest.push_back({all[i].pm, all[i].pn, all[i].pk});
     return out;
+  }
+
+  // Slab trees: edge d cut into S slabs of unequal ranks p_i (in proportion), each slab a
+  // grid a_i x b_i of the other two edges e1, e2. A rank of slab i receives
+  //   (d e1 / P)(b_i - 1) + (d e2 / P)(a_i - 1) + (e1 e2 / (a_i b_i))(1 - 1/S),
+  // a grid's formula with all P ranks in it: slabs of grids near P / S that add up to P
+  // move less than the best grid of fewer ranks when P has no good grid. E.g. 16384^3 on
+  // P = 3001: k in 15 slabs, 13 x 15, nine 14 x 14, four 13 x 16 and 14 x 15 (195 + 1764 +
+  // 832 + 210), 0.01348 n^2 a rank against 0.01361 n^2 for 14 x 14 x 15 on 2940 ranks.
+  struct slab {
+    double words;
+    int a, b;  // the grid along e1, e2
+  };
+  struct slabs {
+    double words;  // the largest of its slabs'
+    dim d;
+    std::vector<slab> parts;
+  };
+
+  // For each edge d and each S near the best grids' (`counts`), the least-moving S grids
+  // summing to P, from the grids near P / S that move least; the best two as trees.
+  std::vector<tree_ptr> slab_trees(std::int64_t m, std::int64_t n, std::int64_t k, int P, const std::vector<std::array<int, 3>>& counts) {
+    std::vector<slabs> found;
+    const std::int64_t ext[3] = {m, n, k};
+    for (int d = 0; d < 3; ++d) {
+      const int e1 = d == 0 ? 1 : 0, e2 = d == 2 ? 1 : 2;
+      std::vector<int> tried;
+      for (const auto& g : counts)
+        for (int S : {g[std::size_t(d)] - 1, g[std::size_t(d)], g[std::size_t(d)] + 1}) {
+          if (S < 2 || S > P / 2 || S > ext[d] || std::find(tried.begin(), tried.end(), S) != tried.end()) continue;
+          tried.push_back(S);
+          const double t = double(P) / S, de1 = double(ext[d]) * double(ext[e1]) / P, de2 = double(ext[d]) * double(ext[e2]) / P;
+          // The best grid of each product in [3t/4, 4t/3]; of those, the 16 that move least
+          // and the 32 that move least within 6 % of t (slabs near the mean t).
+          std::vector<slab> wide, near;
+          for (int a = 1; a <= ext[e1] && a <= int(4 * t / 3); ++a)
+            for (int b = std::max(1, int(std::ceil(0.75 * t / a))); b <= ext[e2] && a * b <= int(4 * t / 3); ++b) {
+              const slab o{de1 * (b - 1) + de2 * (a - 1) + double(ext[e1]) * double(ext[e2]) / (double(a) * b) * (1 - 1.0 / S), a, b};
+              auto same = std::find_if(wide.begin(), wide.end(), [&](const slab& x) { return x.a * x.b == a * b; });
+              if (same == wide.end()) wide.push_back(o);
+              else if (o.words < same->words) *same = o;
+            }
+          std::sort(wide.begin(), wide.end(), [](const slab& x, const slab& y) { return x.words < y.words; });
+          for (const slab& o : wide)
+            if (near.size() < 16 || (std::abs(o.a * o.b - t) <= 0.06 * t + 3 && near.size() < 48)) near.push_back(o);
+          if (std::optional<slabs> s = sum_to(near, S, P)) s->d = dim(d), found.push_back(std::move(*s));
+        }
+    }
+    std::sort(found.begin(), found.end(), [](const slabs& x, const slabs& y) { return x.words < y.words; });
+    std::vector<tree_ptr> out;
+    for (std::size_t i = 0; i < found.size() && out.size() < 2; ++i)
+      if (tree_ptr t = slab_tree(m, n, k, P, found[i].d, found[i].parts)) out.push_back(std::move(t));
+    return out;
+  }
+
+  // S of the grids `near` (by words) with products summing to P, the largest words least:
+  // the fewest first grids that allow it, as u copies of x, S - 1 - u of y and one z.
+  static std::optional<slabs> sum_to(const std::vector<slab>& near, int S, int P) {
+    for (std::size_t j = 1; j <= near.size(); ++j)
+      for (std::size_t x = 0; x < j; ++x)
+        for (std::size_t y = 0; y < j; ++y) {
+          const int vx = near[x].a * near[x].b, vy = near[y].a * near[y].b;
+          if (vx > vy || (vx == vy && x != y)) continue;
+          for (std::size_t z = 0; z < j; ++z) {
+            const int vz = near[z].a * near[z].b, rest = P - vz - (S - 1) * vy;  // rest = -u (vy - vx)
+            if (vy == vx ? rest != 0 : (rest > 0 || -rest % (vy - vx) != 0 || -rest / (vy - vx) > S - 1)) continue;
+            const int u = vy == vx ? 0 : -rest / (vy - vx);
+            std::vector<slab> parts(std::size_t(u), near[x]);
+            parts.insert(parts.end(), std::size_t(S - 1 - u), near[y]);
+            parts.push_back(near[z]);
+            std::stable_sort(parts.begin(), parts.end(), [](const slab& p, const slab& q) { return p.a * p.b < q.a * q.b; });
+            return slabs{near[j - 1].words, dim::m, std::move(parts)};
+          }
+        }
+    return std::nullopt;
+  }
+
+  // The slab tree: edge d in slabs of a_i b_i ranks, each a grid of the other two edges.
+  tree_ptr slab_tree(std::int64_t m, std::int64_t n, std::int64_t k, int P, dim d, const std::vector<slab>& parts) {
+    auto t = std::make_shared<subtree>();
+    t->d = d;
+    for (const slab& x : parts) t->ranks.push_back(x.a * x.b);
+    t->sizes = detail::split(extent(d, m, n, k), t->ranks, 1);
+    const dim e1 = d == dim::m ? dim::n : dim::m, e2 = d == dim::k ? dim::n : dim::k;
+    const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
+    for (std::size_t c = 0; c < parts.size(); ++c) {
+      if (t->sizes[c] < 1) return nullptr;
+      const auto [cm, cn, ck] = child(d, m, n, k, t->sizes[c]);
+      tree_ptr kid = grid_tree(cm, cn, ck, {{e1, parts[c].a, {}}, {e2, parts[c].b, {}}});
+      if (!kid) return nullptr;
+      t->seconds = std::max(t->seconds, shared * (1.0 / t->ranks[c] - 1.0 / P) * double(elem) / B + kid->seconds);
+      t->kids.push_back(std::move(kid));
+    }
+    return t;
   }
 
   // The tree that cuts by `cuts` level by level (every part of a level cut alike), e.g.
@@ -583,8 +680,13 @@ class rank_search {
     pool.clear();
     for (std::size_t i = 0; i < trees.size() && pool.size() < how_many; ++i)
       if (auto sc = score(tree_ranks(*trees[i]), {trees[i]}, dim::m, {}); sc) pool.push_back(std::move(*sc));
-    // The best exact grids of every P' in [P - 64, P] are always scored.
-    for (const tree_ptr& t : s.exact_grids(p.m, p.n, p.k, P)) {
+    // The best exact grids of every P' in [P - 64, P] are always scored, and when the
+    // leanest of them leaves ranks idle, the slab trees of all P ranks near them.
+    std::vector<std::array<int, 3>> leanest;
+    std::vector<tree_ptr> more = s.exact_grids(p.m, p.n, p.k, P, leanest);
+    if (!leanest.empty())
+      for (tree_ptr& t : s.slab_trees(p.m, p.n, p.k, P, leanest)) more.push_back(std::move(t));
+    for (const tree_ptr& t : more) {
       auto sc = score(tree_ranks(*t), {t}, dim::m, {});
       if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.p() == sc->p(); }))
         pool.push_back(std::move(*sc));
