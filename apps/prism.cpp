@@ -13,8 +13,10 @@
 #include "environment/environment.hpp"
 #include "fma_peak.hpp"
 #include "leaf/dispatch.hpp"
+#include "leaf/first_use.hpp"
 #include "leaves/streaming.hpp"
 #include "prism_gpu.hpp"
+#include "wisdom/wisdom.hpp"
 #include "prism_run.hpp"
 #include "runtime/runtime.hpp"
 
@@ -162,7 +164,7 @@ const command commands[] = {
      "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, trans N and T/C) against the\n"
      "  OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves (n <= 128, long k).\n"},
     {"tune", false, 3,
-     "usage: prism tune [--out FILE] [--reps R] | prism tune --show\n"
+     "usage: prism tune [--out FILE] [--reps R] | prism tune --show | prism tune --first-use\n"
      "  Measures this machine's streaming kernel sizes (k-chunks, prefetch distance: each the\n"
      "  fastest of five around the model's value) and crossovers (about a minute on 2 cores):\n"
      "  the streaming leaf against the best BLAS leaf (stream_bytes: 8 x 8 NN double;\n"
@@ -175,7 +177,11 @@ const command commands[] = {
      "  Later runs on this CPU read it (docs/planning.md, \"The machine description\"); best of R timings\n"
      "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"
      "  --show: print the machine description prism reads now (its source, then the file's\n"
-     "  form: which values are measured, which the model's) and measure nothing.\n"},
+     "  form: which values are measured, which the model's) and measure nothing.\n"
+     "  --first-use: measure now what prism otherwise measures at the first long call that\n"
+     "  needs it when there is no machine file (the streaming crossovers, at most 0.2 s), keep it\n"
+     "  in this CPU's first-use file (~/.cache/prism/first-use-HASH) and print it; measures\n"
+     "  nothing when a machine file is read or the values are kept already.\n"},
     {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"
@@ -253,6 +259,7 @@ struct options {
   bool min_memory = false;  // `prism plan --ranks --min-memory`: the least-footprint plan
   std::string tune_out;     // `prism tune --out`
   bool tune_show = false;   // `prism tune --show`: print the description in use, measure nothing
+  bool tune_first_use = false;  // `prism tune --first-use`: the first-use measurement, now
   bool reps_given = false;  // --reps was given
   prism_app::run_options run;  // `prism run`'s own settings
 };
@@ -265,7 +272,7 @@ bool takes(const command& cmd, const std::string& a) {
   const std::string name = cmd.name;
   if (a == "--reps") return cmd.reps > 0;
   if (name == "leaves" && (a == "--types" || a == "--streaming" || a == "--syrk")) return true;
-  if (name == "tune" && (a == "--out" || a == "--show")) return true;
+  if (name == "tune" && (a == "--out" || a == "--show" || a == "--first-use")) return true;
   if (name == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed" || a == "--syrk" ||
                         a == "--herk"))
     return true;
@@ -311,6 +318,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--show") {  // flag of `prism tune`
       o.tune_show = true;
+      continue;
+    }
+    if (a == "--first-use") {  // flag of `prism tune`
+      o.tune_first_use = true;
       continue;
     }
     if (a == "--stats") {  // flag of `prism plan`
@@ -586,6 +597,16 @@ void print_traffic(const prism::plan& p, const options& o) {
 // `prism plan --stats`: per level, the elements the plan is predicted to receive beside the
 // lower bound (prism::predict_levels), as '#' lines so the plan text still parses.
 void print_stats(const prism::plan& p, const options& o, double rank_memory_words = prism::bounds::unlimited) {
+  if (p.devices() > 0) {  // the host's caches see none of a GPU plan's products: its level is the link
+    std::printf("# data movement per level, in elements received (model and bound: prism/gpu.hpp)\n");
+    std::printf("# %-6s %14s %14s %14s %9s  %s\n", "level", "fast memory", "predicted", "lower bound", "ratio", "counted as");
+    const double elem = double(prism::element_size(p.problem().type));
+    for (const prism::gpu_part& g : prism::predict_gpu(p, false, o.ctx))
+      std::printf("# gpu %-2d %14.4g %14.4g %14.4g %9.2f  %s\n", g.device, double(p.device_memory()) / elem,
+                  (g.bytes_in + g.bytes_out) / elem, g.bound / elem, g.bound > 0 ? (g.bytes_in + g.bytes_out) / g.bound : 0.0,
+                  "elements across the device's link, both ways (beta = 0)");
+    return;
+  }
   const auto levels = prism::predict_levels(p, o.ctx.machine(), rank_memory_words);
   std::printf("# data movement per level, in elements received (model: prism/traffic.hpp; bounds: prism/bounds.hpp)\n");
   std::printf("# %-6s %14s %14s %14s %9s  %s\n", "level", "fast memory", "predicted", "lower bound", "ratio", "counted as");
@@ -814,7 +835,7 @@ int run_plan(const options& o) {
   prism_app::print_gpu_report(std::cout, pl, o.ctx, false);
   if (o.stats) {
     std::cout.flush();
-    if (rank_k) std::cout << "# --stats: no data-movement model for syrk / herk plans yet (gemm plans only)\n";
+    if (rank_k && pl.devices() == 0) std::cout << "# --stats: no data-movement model for syrk / herk plans yet (gemm plans only)\n";
     else print_stats(pl, o);
   }
   return 0;
@@ -938,10 +959,11 @@ void print_kernel_choice(const char* name, const prism::detail::blas_library& li
   } else {
     std::printf("#   request: %s; chose %s: %s\n", k->request.c_str(), k->chosen.empty() ? "nothing" : k->chosen.c_str(),
                 k->why.c_str());
-    std::printf("#   candidates on this CPU, best first: %s\n", k->candidates.empty() ? "none" : k->candidates.c_str());
+    std::printf("#   candidates on this CPU, features' order: %s\n", k->candidates.empty() ? "none" : k->candidates.c_str());
+    if (!k->carried.empty()) std::printf("#   carried by this file: %s\n", k->carried.c_str());
     std::printf("#   running: %s; library's own detection: %s\n", k->running.c_str(),
                 k->detected.empty() ? "not asked" : k->detected.c_str());
-    if (!k->measured.empty()) std::printf("#   compared: %s\n", k->measured.c_str());
+    if (!k->measured.empty()) std::printf("#   probe: %s\n", k->measured.c_str());
     std::printf("#   interface: %s\n", k->interface.c_str());
     if (!k->environment.empty()) std::printf("#   ignored from the environment: %s\n", k->environment.c_str());
     if (!k->note.empty()) std::printf("#   note: %s\n", k->note.c_str());
@@ -1406,8 +1428,9 @@ class kernel_size_tuner {
     using K = prism::machine_key;
     tune(d, K::stream_prefetch_bytes, &prism::detail::streaming_sizes::prefetch, "8x8 and 4x4 NN",
          [&] { return std::vector<double>{gemm(8, 8, 'N', 'N'), gemm(4, 4, 'N', 'N')}; });
-    tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk, "16x16 NN",
-         [&] { return std::vector<double>{gemm(16, 16, 'N', 'N')}; });
+    tune(d, K::stream_outer_chunk_bytes, &prism::detail::streaming_sizes::outer_chunk,
+         "16x16 NN, 64x64 NN and 32x32 TN",
+         [&] { return std::vector<double>{gemm(16, 16, 'N', 'N'), gemm(64, 64, 'N', 'N'), gemm(32, 32, 'T', 'N')}; });
     tune(d, K::stream_dot_chunk_bytes, &prism::detail::streaming_sizes::dot_chunk, "16x16 TN",
          [&] { return std::vector<double>{gemm(16, 16, 'T', 'N')}; });
     tune(d, K::stream_tile_chunk_bytes, &prism::detail::streaming_sizes::tile_chunk, "64x64 NN and 32x32 TN",
@@ -1504,7 +1527,37 @@ class kernel_size_tuner {
   prism::detail::streaming_sizes sizes_;
 };
 
+// `prism tune --first-use`: what the first long call would measure without a machine file.
+int run_first_use(const options& o) {
+  namespace d = prism::detail;
+  const prism::machine_description& desc = o.ctx.description();
+  d::wisdom& w = d::wisdom::process();
+  std::printf("# %s\n", desc.summary().c_str());
+  if (!desc.first_use()) {
+    std::printf("# first use: nothing measured (%s)\n", w.enabled() ? "a machine file is read: its values stand"
+                                                                     : "PRISM_FIRST_USE=0");
+    return 0;
+  }
+  if (const auto kept_before = w.find("streaming_crossovers")) {
+    std::printf("# first use: nothing measured, kept in %s: %s\n", w.path().c_str(), kept_before->c_str());
+  } else {
+    (void)d::leaf_library(prism::leaf_backend::openblas);  // loaded first: the measurement times kernels only
+    (void)d::leaf_library(prism::leaf_backend::blis);
+    const d::first_use_result r = d::measure_first_use(desc);
+    char done[96];
+    std::snprintf(done, sizeof done, "measured in %.3f s, %zu of %zu decided", r.seconds, r.values.size(),
+                  d::first_use_keys().size());
+    const bool kept = d::keep_first_use_values(r.values, {{"streaming_crossovers", done}});
+    std::printf("# first use: %s; %s\n%s", done, kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)",
+                r.text.c_str());
+  }
+  for (prism::machine_key k : d::first_use_keys())
+    std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
+  return 0;
+}
+
 int run_tune(const options& o) {
+  if (o.tune_first_use) return run_first_use(o);
   if (o.tune_show) {
     std::printf("# %s\n%s", o.ctx.description().summary().c_str(), o.ctx.description().to_string().c_str());
     return 0;

@@ -838,7 +838,8 @@ std::string blas_environment() {
   return found.empty() ? "none" : found;
 }
 
-// --print-kernel-sets: one line per peer copy, "core <build> <kernel set>", then BLIS's
+// --print-kernel-sets: one line per peer copy, "core <build> <kernel set>", one per prism
+// leaf library, "leaf <openblas|blis> <kernel set>", then BLIS's
 // architecture ids, "blis-arch <id> <name>" (BLIS_ARCH_TYPE takes the id: BLIS 0.9 reads
 // the variable as a number, so a name there reads as 0). Each line is flushed at once: under
 // a BLIS_ARCH_TYPE whose configuration this build lacks, BLIS aborts in bli_init, and the
@@ -847,6 +848,12 @@ int print_kernel_sets() {
   for (blas_build b : {blas_build::openblas_pthread, blas_build::openblas_serial,
                        blas_build::blis_pthread, blas_build::blis_serial})
     std::cout << "core " << prism::detail::to_string(b) << " " << library_core(b) << std::endl;
+  // prism's own leaf copies: the set prism chose for each library on this CPU (its probe's
+  // fastest where the features leave the order open), whatever this environment forces.
+  for (prism::leaf_backend lb : {prism::leaf_backend::openblas, prism::leaf_backend::blis}) try {
+      std::cout << "leaf " << prism::to_string(lb) << " " << prism::detail::leaf_library(lb).kernel_name() << std::endl;
+    } catch (const std::exception&) {
+    }
   try {
     const blas_library& lib = blas_library::get(blas_build::blis_pthread);
     if (auto* name = reinterpret_cast<const char* (*)(int)>(lib.symbol("bli_arch_string"))) {

@@ -314,8 +314,8 @@ def env_text(ctx):
                     "default column is the library's own choice for this CPU." %
                     (", ".join(forced) + " (as the host sets them)" if forced else "nothing to remove"))
         elif forced:
-            text = ("Environment: the host's, as it is: %s force the default columns' kernels (and prism's "
-                    "own leaves'); a user's machine usually sets none of them." % ", ".join(forced))
+            text = ("Environment: the host's, as it is: %s force the default columns' kernels (prism's own "
+                    "leaf copies choose theirs); a user's machine usually sets none of them." % ", ".join(forced))
         else:
             text = "Environment: the host's, as it is; it sets no variable that forces a kernel set."
         if threads:
@@ -352,6 +352,32 @@ def kernel_sets_text(ctx):
     if left:
         text += " Not run: %s." % "; ".join(left)
     return text
+
+
+def weaker_defaults(ctx):
+    """[(lib, default set, best set)] for each peer library whose default ran a kernel set
+    other than the one prism's leaves run on this CPU (bench/run.py's best_kernel_sets: the
+    fastest set prism's probe measured here) and whose best set ran beside it."""
+    best, defaults = ctx.get("best_kernel_sets") or {}, ctx.get("default_kernel_sets") or {}
+    ran = {(e.get("library"), e.get("core")) for e in ctx.get("kernel_sets") or []
+           if isinstance(e, dict) and e.get("status", "").startswith("ran")}
+    out = []
+    for lib in ("openblas", "blis"):
+        b, d = best.get(lib), defaults.get(lib)
+        if b and d and b.lower() != d.lower() and (lib, b) in ran:
+            out.append((lib, d, b))
+    return out
+
+
+def weaker_text(ctx):
+    """One sentence naming each peer whose default kernels are weaker than the CPU allows."""
+    weak = weaker_defaults(ctx)
+    if not weak:
+        return None
+    return ("Peers on weaker kernels than this CPU allows: %s. Each also ran at that best set, beside its default "
+            "column, and the ratios to the best peer divide by the faster, so they are what a user whose BLAS "
+            "runs its best kernels sees." % "; ".join(
+                "%s's default ran %s, its best set here is %s (%s@%s)" % (lib, d, b, lib, b) for lib, d, b in weak))
 
 
 def sets_table(rows, typ):
@@ -400,7 +426,14 @@ def markdown(data, rows, best, args):
     bests = best_cols(rows)
     dropin = "prism_blas" in impls
     roof = any(r["roofline"] for r in rows)
-    head = ["shape", "type"] + [("prism GF/s" if i == "prism" else i) for i in impls] + bests + \
+    weak = {lib: d for lib, d, _ in weaker_defaults(ctx)}
+
+    def head_name(i):  # a threaded peer on weaker kernels than the CPU allows says so in its column
+        if i == "prism":
+            return "prism GF/s"
+        return "%s (%s, weaker)" % (i, weak[i]) if i in weak else i
+
+    head = ["shape", "type"] + [head_name(i) for i in impls] + bests + \
            ["prism / best peer", "prism / best MT peer"] + (["drop-in / backend"] if dropin else []) + \
            (["roofline GF/s", "prism % of roofline"] if roof else ["prism % of FMA peak"])
     out.append("| " + " | ".join(head) + " |")
@@ -511,7 +544,9 @@ def markdown(data, rows, best, args):
                        "they could use)." % sched)
     cap.append("")
     cap.append("*" + " ".join(details) + "*")
-    for extra in (env_text(ctx), kernel_sets_text(ctx)):
+    load = ("Load (1-, 5-, 15-minute averages; this machine's other users count): %s at the start, %s at the end."
+            % (ctx["load_start"], ctx.get("load_end", "?"))) if ctx.get("load_start") else None
+    for extra in (weaker_text(ctx), env_text(ctx), load, kernel_sets_text(ctx)):
         if extra:
             cap.append("")
             cap.append("*%s*" % extra)
@@ -727,6 +762,9 @@ def ratio_figure(plt, data, rows, mode, cap):
     if clipped:
         handles.append(Patch(facecolor="#888888", hatch="//", edgecolor="white",
                              label="off scale (> %g×): true value written" % cap))
+    weak = weaker_defaults(ctx)
+    if weak and mode != "dropin":  # say which peer's default was weak, and that its best set counts
+        title += "".join("\n%s's default ran %s, weaker than this CPU allows: also timed at %s" % w for w in weak)
     fig.suptitle(title, fontsize=12)
     ax.set_title(run_title(ctx), fontsize=10, color="dimgray")
     fig.tight_layout()

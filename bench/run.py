@@ -23,6 +23,12 @@ slow minute then no longer decides a ratio. The machine probes (FMA peak, read b
 run in a process of their own before the first shape and after the last.
 Without --kernel-sets (or with none) prism_bench runs once, as it always did.
 
+--kernel-sets best runs, per library, only the set that prism's own leaf copy of it runs on
+this CPU (prism_bench --print-kernel-sets names them: the fastest set prism's probe measured
+here), when the library's default is another: a peer on a weaker set than the CPU allows is
+then also timed at its best, beside its default. The main job (bench.sh's quick and full
+sets) runs with it, so its headline ratios are the ones a user who fixed their BLAS sees.
+
 Which sets (--kernel-sets all). A set runs when this CPU has every instruction-set extension
 of the CPU the set is named for (the flags of /proc/cpuinfo, tables OPENBLAS_SETS and
 BLIS_SETS below). Sets whose gemm kernels use only 128-bit SSE (OpenBLAS Prescott .. Nehalem,
@@ -124,9 +130,10 @@ def parse_args():
     p.add_argument("--log", help="append every process's console output here (default: stdout)")
     p.add_argument("--clean-env", action="store_true",
                    help="remove %s from every process's environment" % ", ".join(CLEAN_VARS))
-    p.add_argument("--kernel-sets", default="none", metavar="all|none|LIB:SET,...",
+    p.add_argument("--kernel-sets", default="none", metavar="all|best|none|LIB:SET,...",
                    help="peer kernel sets to run besides the defaults: all (every set this CPU runs), "
-                        "none (default), or a list such as openblas:SkylakeX,openblas:auto,blis:zen3")
+                        "best (the set prism's leaves run here, where the default is another), none "
+                        "(default), or a list such as openblas:SkylakeX,openblas:auto,blis:zen3")
     p.add_argument("--probe-timeout", type=float, default=120, help="seconds for one probe process")
     p.add_argument("--pick", default="",
                    help="with --kernel-sets: only these shapes of the set, as --list-shapes prints them "
@@ -176,7 +183,8 @@ def env_changes(base, env):
 
 
 def probe(bench, env, timeout):
-    """prism_bench --print-kernel-sets under env: (cores {build: set}, blis ids {name: id}, rc)."""
+    """prism_bench --print-kernel-sets under env: (cores {build: set}, blis ids {name: id}, rc);
+    prism's own leaf sets are in cores as "leaf-openblas" and "leaf-blis"."""
     try:
         r = subprocess.run([bench, "--print-kernel-sets"], env=env, capture_output=True, text=True,
                            timeout=timeout)
@@ -187,6 +195,8 @@ def probe(bench, env, timeout):
         w = line.split()
         if len(w) >= 3 and w[0] == "core":
             cores[w[1]] = " ".join(w[2:])
+        elif len(w) == 3 and w[0] == "leaf":
+            cores["leaf-" + w[1]] = w[2]
         elif len(w) == 3 and w[0] == "blis-arch":
             ids[w[2]] = int(w[1])
     return cores, ids, r.returncode
@@ -200,10 +210,14 @@ def query(bench, args, flag, env):
     return [l.strip() for l in r.stdout.splitlines() if l.strip()]
 
 
-def wanted_sets(spec, flags):
-    """[(lib, requested set, why skipped or None)] from --kernel-sets."""
+def wanted_sets(spec, flags, best):
+    """[(lib, requested set, why skipped or None)] from --kernel-sets; `best`: {lib: the set
+    prism's leaf copy runs here}."""
     if spec == "none":
         return []
+    if spec == "best":
+        return [(lib, best[lib], None) if best.get(lib) else (lib, "best", "prism's leaf set unknown")
+                for lib in LIBRARIES]
     if spec == "all":
         out = []
         for lib, table in LIBRARIES.items():
@@ -229,7 +243,8 @@ def choose_sets(args, base_env, impls):
     libs_timed = {i.split("_")[0] for i in impls}
     record, run = [], []
     seen = {}  # (lib, confirmed core) -> the record that runs it
-    for lib, name, skip in wanted_sets(args.kernel_sets, flags):
+    best = {lib: default_cores.get("leaf-" + lib) for lib in LIBRARIES}
+    for lib, name, skip in wanted_sets(args.kernel_sets, flags, best):
         entry = {"library": lib, "requested": name}
         pthread, serial = "%s-pthread" % lib, "%s-serial" % lib
         if lib not in libs_timed:
@@ -280,7 +295,7 @@ def choose_sets(args, base_env, impls):
         record.append(entry)
         run.append(entry)
     defaults = {"openblas": default_cores.get("openblas-pthread"), "blis": default_cores.get("blis-pthread")}
-    return run, record, defaults
+    return run, record, defaults, best
 
 
 class Runner:
@@ -344,6 +359,16 @@ def git_commit():
         return "unknown"
 
 
+def load_average():
+    """The 1-, 5- and 15-minute load averages of the machine ("" where /proc has none): other
+    users' processes count, and a run on a busy machine says so."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return ""
+
+
 def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -361,6 +386,7 @@ def main():
         "removed_env": [v for v in CLEAN_VARS if v in host] if args.clean_env else [],
         "git_commit": git_commit(),
         "run_start_utc": started,
+        "load_start": load_average(),
     }
 
     if args.kernel_sets == "none":
@@ -380,7 +406,7 @@ def main():
                 sys.exit("run.py: --pick names shapes the set lacks: %s (it has %s)" % (", ".join(missing), ", ".join(shapes)))
             shapes = [x for x in shapes if x in wanted]
             extra_ctx["picked_shapes"] = ",".join(shapes)
-        sets, record, defaults = choose_sets(args, base_env, impls)
+        sets, record, defaults, best = choose_sets(args, base_env, impls)
         for e in record:
             log("%s %s: %s" % (e["library"], e["requested"],
                                "runs as %s@%s" % (e["library"], e["label"]) if e["status"] == "ran" else e["status"]))
@@ -447,9 +473,12 @@ def main():
         extra_ctx["rounds"] = args.rounds
         extra_ctx["kernel_sets"] = record
         extra_ctx["default_kernel_sets"] = defaults
+        extra_ctx["best_kernel_sets"] = best
+        extra_ctx["kernel_sets_mode"] = args.kernel_sets
 
     os.rmdir(tmp)
     extra_ctx["run_end_utc"] = utc_now()
+    extra_ctx["load_end"] = load_average()
     merged.setdefault("context", {}).update(extra_ctx)
     with open(args.out, "w") as f:
         json.dump(merged, f, indent=1)

@@ -5,7 +5,8 @@
 # rule and cache-cut rule as they stand) and every leaf kind (openblas, blis, streaming) at
 # every cache-cut level (PRISM_CACHE_LEVEL 0 = no cache cuts, 1, 2, 3: leaves cut to that
 # cache's share), and prints auto / best. It does this twice: with the model's values (no
-# machine file), and after `prism tune` with the file it writes (skipped with --no-tune). A
+# machine file: what prism measures at first use, in a cache folder of this run's own), and
+# after `prism tune` with the file it writes (skipped with --no-tune). A
 # row passes when auto is within 5% of the best (>= 0.95); the exit status is 1 if any row
 # fails. --rows 1,3 runs only those rows of the table (1-based), e.g. for a quick check.
 #
@@ -140,6 +141,14 @@ echo '```'
 status=0
 export PRISM_MACHINE=""  XDG_CACHE_HOME="$work/cache"  # no machine file: the model's values
 table "Model values (no machine file)" || status=1
+# What prism measured at first use in that table's processes (the leaf libraries' kernel
+# probe and, at the first long call, the streaming crossovers), as the cache folder kept it.
+echo
+echo "Measured at first use in those processes (\\`$XDG_CACHE_HOME\\` is this run's own, empty at the start):"
+echo
+echo '```'
+cat "$XDG_CACHE_HOME"/prism/first-use-* 2>/dev/null | grep -v '^#' || echo "(nothing kept)"
+echo '```'
 if [ "$tune" = 1 ]; then
   "$prism" tune --out "$work/machine" >"$work/tune.txt"
   export PRISM_MACHINE="$work/machine"

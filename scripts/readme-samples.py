@@ -38,6 +38,8 @@ import sys
 
 BLOCK = re.compile(r"<!-- (sample|include): (.*?) -->\n```([a-z]*)\n(.*?)```\n<!-- /\1 -->", re.S)
 VOLATILE = re.compile(r" *\b\d+\.\d+\b|pid \d+")
+# The variables that replace the machine's topology (prism's and hwloc's own).
+TOPOLOGY_VARS = ["PRISM_TOPOLOGY", "HWLOC_SYNTHETIC", "HWLOC_XMLFILE"]
 
 
 def produce(kind, arg, build, root):
@@ -47,6 +49,10 @@ def produce(kind, arg, build, root):
             return f.read()
     command = arg.replace("build/", build.rstrip("/") + "/")
     env = dict(os.environ, PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""))  # Debian's python3 (NumPy)
+    # A sample shows this machine, or the example machine its command names: a topology the
+    # caller forces (the suite's synthetic two-socket run, say) does not reach it.
+    for v in TOPOLOGY_VARS:
+        env.pop(v, None)
     run = subprocess.run(["bash", "-c", command], cwd=root, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, timeout=300)
     if run.returncode not in (0, 2):  # 2: the CLI's bad-input samples

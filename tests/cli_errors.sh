@@ -149,9 +149,10 @@ bad "^prism: info takes no arguments \(see 'prism help info'\)$" -- info 8
 good "^devices 2 memory 8589934592$" -- plan 32768 32768 32768 --gpus 2 --gpu-memory 8G
 good "^# 1 +32768x16384x32768 " -- plan 32768 32768 32768 --gpus 2 --gpu-memory 8G
 good "^devices 1 memory " -- plan 4096 4096 1048576 --syrk LT --gpus 1
+good "^# gpu 1 " -- plan 8192 8192 8192 --gpus 2 --stats
 bad "^prism: --gpus must be a whole number in 0\.\.1024, got '-1'" -- plan 64 64 64 --gpus -1
 bad "^prism: --gpu-memory: GPU memory must be at least 1M, got 1024" -- plan 64 64 64 --gpus 1 --gpu-memory 1K
-bad "^prism: cannot plan a 4096x4096x4096 product: .*cannot hold" -- plan 4096 4096 4096 --gpus 1 --gpu-memory 1M
+bad "^prism: cannot plan a 1048576x1048576x64 product: .*cannot hold" -- plan 1048576 1048576 64 --gpus 1 --gpu-memory 1M
 bad "^prism: unknown option '--gpus' for 'prism bench'" -- bench 8 8 8 --gpus 1
 if ! "$prism" run 1 1 1 --reps 1 2>&1 | grep -q "needs the MPI build"; then
   good "^counts: every device moved exactly the predicted bytes" -- run 200 150 170 --gpus 2 --gpu-memory 1M --check --reps 1 --threads 2
@@ -363,6 +364,7 @@ C
     setting "^prism: PRISM_BLAS_ROUTE: 'fast' is not auto, prism or backend; routing is auto" PRISM_BLAS_ROUTE=fast
     setting "^prism: PRISM_VERBOSE: '3' is not 0, 1 or 2; calls are not logged$" PRISM_VERBOSE=3
     setting "^prism: PRISM_STATS: 'yes' is not 0 or 1; no summary at exit$" PRISM_STATS=yes
+    setting "^prism: PRISM_FIRST_USE: 'maybe' is not 0 or 1; prism measures at first use as by default$" PRISM_FIRST_USE=maybe
     setting "^prism: PRISM_SIMD: 'avx9' is not auto, avx2 or scalar; prism's kernels run the best target this CPU has$" \
       PRISM_SIMD=avx9 PRISM_LEAF=streaming PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0
     setting "^prism: PRISM_MACHINE: machine file ignored: .*; the model's values are used$" PRISM_MACHINE=/nonexistent/machine

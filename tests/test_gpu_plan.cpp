@@ -14,6 +14,7 @@
 #include "gpu/measure.hpp"
 #include "gpu/runner.hpp"
 #include "gpu/schedule.hpp"
+#include "recursive/gpu_level.hpp"
 #include "runtime/runtime.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"
@@ -202,8 +203,8 @@ TEST_CASE("schedule: a visit runs its chunks in the reverse order of the one bef
 }
 
 TEST_CASE("schedule: slots by next use keep the chunk needed soonest, and never evict the last products' chunks") {
-  // One C block, k in 12 chunks, run twice (two visits of the same block): with 6 slots the
-  // second visit (reversed) finds the last chunks of the first.
+  // Two C blocks of rows (0-7, then 8-15), k in 12 chunks each: the second visit (reversed)
+  // finds the last chunks of the first where the slots kept them.
   std::vector<gpu::device_leaf> leaves;
   for (int rep = 0; rep < 2; ++rep)
     for (std::int64_t l = 0; l < 12; ++l) leaves.push_back(gpu::device_leaf{rep * 8, 0, l * 64, 8, 8, 64, 0});
@@ -412,4 +413,142 @@ TEST_CASE("prism tune's device measurements give every rate on a device") {
   CHECK(r.memory_bandwidth > 0);
   CHECK(r.register_rate > 0);
   CHECK(gpu::host_copy_rate(1, 1 * MiB) > 0);
+}
+
+namespace {
+
+// C after a call that may have failed partway: either every element within the bound, or
+// the call threw naming one block of C as undefined and every element outside it is right.
+void check_or_torn(const test::reference<double>& ref, std::int64_t m, std::int64_t n, std::int64_t k,
+                   const std::vector<double>& C, std::int64_t ldc, const std::string& error) {
+  if (error.empty()) {
+    CHECK(test::check_bound(ref, m, n, k, C.data(), ldc) == "");
+    return;
+  }
+  CAPTURE(error);
+  long r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  const std::size_t at = error.find("C(");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(std::sscanf(error.c_str() + at, "C(%ld:%ld, %ld:%ld)", &r0, &r1, &c0, &c1) == 4);
+  CHECK(error.find("undefined") != std::string::npos);
+  const long double eps = std::numeric_limits<double>::epsilon();
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) {
+      if (i >= r0 && i < r1 && j >= c0 && j < c1) continue;
+      const long double err = std::abs((long double)C[std::size_t(i + j * ldc)] - ref.value[std::size_t(i + j * m)]);
+      CHECK(err <= 4.0L * k * eps * ref.scale[std::size_t(i + j * m)] + 1e-300L);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a block visited again reads the partial sums its last visit wrote back, with two C buffers and delays") {
+  gpu::emulation_options slow;
+  slow.delay_seed = 7, slow.max_delay_us = 150;
+  const context c = emulated(1, 1 * MiB, slow);
+  const plan p = plan::parse(
+      "prism-plan 2\nproblem d NN 64 64 64\nthreads 2\ndevices 1 memory 1048576\n"
+      "dfs k gpu 32 32\n  dfs m gpu 32 32\n    leaf gpu\n    leaf gpu\n  dfs m gpu 32 32\n    leaf gpu\n    leaf gpu\n");
+  REQUIRE(detail::device_schedule_of(p, 0, true).buffers == 2);
+  for (double beta : {0.0, -0.75}) {
+    CAPTURE(beta);
+    std::mt19937_64 gen(31);
+    const std::vector<double> A = test::random_matrix<double>(64, 64, 64, gen), B = test::random_matrix<double>(64, 64, 64, gen);
+    std::vector<double> C = test::random_matrix<double>(64, 64, 64, gen);
+    if (beta == 0) C.assign(C.size(), std::numeric_limits<double>::quiet_NaN());
+    const test::reference<double> ref = test::reference_gemm<double>('N', 'N', 64, 64, 64, 1.0, A.data(), 64, B.data(), 64, beta, C.data(), 64);
+    const auto before = counters(c);
+    execute<double>(p, 1.0, A.data(), 64, B.data(), 64, beta, C.data(), 64, c);
+    check_bytes(p, beta != 0, c, before, counters(c));
+    CHECK(test::check_bound(ref, 64, 64, 64, C.data(), 64) == "");
+  }
+  // Blocks that overlap without being the same block are refused.
+  CHECK_THROWS_WITH_AS(plan::parse("prism-plan 2\nproblem d NN 64 64 64\nthreads 2\ndevices 1 memory 1048576\n"
+                                   "dfs k gpu 32 32\n  dfs m gpu 32 32\n    leaf gpu\n    leaf gpu\n"
+                                   "  dfs n gpu 32 32\n    leaf gpu\n    leaf gpu\n"),
+                       doctest::Contains("overlap"), plan_error);
+  // An empty k is a plan too (nothing crosses the link but C).
+  CHECK_NOTHROW(plan::parse("prism-plan 2\nproblem d NN 4 4 0\nthreads 1\ndevices 1 memory 1048576\nleaf gpu\n"));
+  CHECK_THROWS_WITH_AS(plan::parse("prism-plan 2\nproblem d NN 64 64 64\nthreads 1\nranks 2\ndevices 1 memory 1048576\n"
+                                   "bfs m rank 32@1r 32@1r\n  leaf gpu\n  leaf gpu\n"),
+                       doctest::Contains("no rank level"), plan_error);
+}
+
+TEST_CASE("a copy that fails at any point leaves C right, or says which block it left undefined") {
+  machine_description small = test::epyc_2c();
+  small.set_measured(machine_key::gpu_staging_bytes, 4096);  // pieces of a column and of columns
+  const std::int64_t m = 96, n = 80, k = 70;
+  std::mt19937_64 gen(5);
+  const std::vector<double> A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
+  const std::vector<double> C0 = test::random_matrix<double>(m, n, m, gen);
+  context probe = emulated(1, 1 * MiB);
+  probe.set_description(small);
+  std::vector<double> C = C0;
+  gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.5, C.data(), m, probe);
+  const long copies = long(counters(probe)[0].copies);
+  REQUIRE(copies > 10);
+  for (double beta : {0.0, 0.5}) {
+    const test::reference<double> ref = test::reference_gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, beta, C0.data(), m);
+    for (long fail_at = 0; fail_at < copies; fail_at += 3) {
+      CAPTURE(beta);
+      CAPTURE(fail_at);
+      gpu::emulation_options o;
+      o.fail_copy = fail_at;
+      context c = emulated(1, 1 * MiB, o);
+      c.set_description(small);
+      C = C0;
+      std::string what;
+      try {
+        gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, beta, C.data(), m, c);
+      } catch (const prism::error& e) {
+        what = e.what();
+      }
+      if (beta == 0) CHECK(what.empty());  // a torn block is recomputed from scratch
+      check_or_torn(ref, m, n, k, C, m, what);
+    }
+  }
+}
+
+TEST_CASE("failures on several devices: a k cut's and a diagonal cut's other parts still land") {
+  for (long fail_at : {2L, 9L}) {
+    CAPTURE(fail_at);
+    gpu::emulation_options o;
+    o.fail_copy = fail_at;
+    const context c = emulated(2, 1 * MiB, o);
+    std::mt19937_64 gen(8);
+    const std::int64_t m = 24, n = 20, k = 30011;  // thin: k over the devices
+    const std::vector<double> A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
+    std::vector<double> C = test::random_matrix<double>(m, n, m, gen);
+    const test::reference<double> ref = test::reference_gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 2.0, C.data(), m);
+    REQUIRE(make_plan<double>('N', 'N', m, n, k, c).nodes()[0].cut == dim::k);
+    std::string what;
+    try {
+      gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 2.0, C.data(), m, c);
+    } catch (const prism::error& e) {
+      what = e.what();
+    }
+    check_or_torn(ref, m, n, k, C, m, what);
+  }
+  gpu::emulation_options o;
+  o.fail_copy = 4;
+  const context c = emulated(2, 1 * MiB, o);
+  rank_k_case<double>(c, false, 'L', 'T', 200, 60, 12);  // a diagonal cut over the devices, beta != 0
+}
+
+TEST_CASE("the planner finds a plan for shapes with awkward chunk depths and many blocks") {
+  struct shape {
+    std::int64_t m, n, k;
+    std::size_t memory;
+  };
+  for (const shape& s : {shape{std::int64_t(1) << 19, 8, 8192, 40 * MiB}, shape{16384, 16384, 16384, 16 * MiB},
+                         shape{4096, 4096, 4096, 1 * MiB}, shape{131072, 131072, 131072, std::size_t(8) << 30}}) {
+    CAPTURE(s.m);
+    CAPTURE(s.memory);
+    context c = test::pinned_context(2);
+    c.set_gpus(1).set_gpu_memory(s.memory);
+    plan p;
+    CHECK_NOTHROW(p = make_plan<double>('N', 'N', s.m, s.n, s.k, c));
+    CHECK_NOTHROW(p.validate());
+    for (const gpu_part& g : predict_gpu(p, false, c)) CHECK(g.device_bytes <= s.memory);
+  }
 }

@@ -22,9 +22,10 @@ using namespace prism::detail;
 
 namespace {
 
-cpu_features amd_avx512_bf16() {  // this project's AMD EPYC
+cpu_features amd_avx512_bf16() {  // this project's AMD EPYC (Zen 5), and Zen 4 alike
   cpu_features c;
   c.amd = true;
+  c.sse3 = c.ssse3 = c.sse4_2 = true;
   c.avx = c.avx2 = c.fma = true;
   c.avx512f = c.avx512bw = c.avx512dq = c.avx512vl = c.avx512cd = c.avx512bf16 = true;
   return c;
@@ -36,10 +37,22 @@ cpu_features intel_skylakex() {
   c.avx512bf16 = false;
   return c;
 }
+cpu_features intel_sapphire_rapids() {  // Sapphire / Emerald Rapids: AVX-512 with BF16, FP16 and AMX
+  cpu_features c = intel_skylakex();
+  c.avx512bf16 = c.avx512fp16 = c.amx_tile = c.amx_bf16 = true;
+  return c;
+}
 cpu_features intel_haswell() {
   cpu_features c;
   c.intel = true;
+  c.sse3 = c.ssse3 = c.sse4_2 = true;
   c.avx = c.avx2 = c.fma = true;
+  return c;
+}
+cpu_features sse_only() {  // x86-64 before AVX: SSE3 .. SSE4.2
+  cpu_features c;
+  c.intel = true;
+  c.sse3 = c.ssse3 = c.sse4_2 = true;
   return c;
 }
 cpu_features amd_zen2() {
@@ -93,33 +106,71 @@ TEST_CASE("PRISM_LEAF_KERNELS: malformed values are refused, naming what is wron
 }
 
 TEST_CASE("a malformed PRISM_LEAF_KERNELS is a PRISM_* error of the default context's reader") {
-  ::setenv("PRISM_LEAF_KERNELS", "openblas=nehalem", 1);
+  ::setenv("PRISM_LEAF_KERNELS", "openblas=pentium4", 1);
   CHECK_THROWS_WITH_AS(prism::context::from_env(), doctest::Contains("PRISM_LEAF_KERNELS: unknown openblas"),
                        prism::error);
   ::unsetenv("PRISM_LEAF_KERNELS");
   CHECK_NOTHROW(prism::context::from_env());
 }
 
-TEST_CASE("OpenBLAS core types by CPU features, best first") {
-  CHECK(joined(openblas_core_candidates(amd_avx512_bf16())) == "Cooperlake SkylakeX Zen Haswell Sandybridge");
-  CHECK(joined(openblas_core_candidates(intel_skylakex())) == "SkylakeX Haswell Zen Sandybridge");
-  CHECK(joined(openblas_core_candidates(intel_haswell())) == "Haswell Zen Sandybridge");
-  CHECK(joined(openblas_core_candidates(amd_zen2())) == "Zen Haswell Sandybridge");
+TEST_CASE("OpenBLAS core types by CPU features: every set the CPU runs, by class, the vendor's own first") {
+  CHECK(joined(openblas_core_candidates(intel_sapphire_rapids())) ==
+        "SapphireRapids Cooperlake SkylakeX Haswell Zen Sandybridge Nehalem Core2 Prescott");
+  CHECK(joined(openblas_core_candidates(amd_avx512_bf16())) ==
+        "Cooperlake SkylakeX Zen Haswell Sandybridge Nehalem Core2 Prescott");
+  CHECK(joined(openblas_core_candidates(intel_skylakex())) == "SkylakeX Haswell Zen Sandybridge Nehalem Core2 Prescott");
+  CHECK(joined(openblas_core_candidates(intel_haswell())) == "Haswell Zen Sandybridge Nehalem Core2 Prescott");
+  CHECK(joined(openblas_core_candidates(amd_zen2())) == "Zen Haswell Sandybridge Nehalem Core2 Prescott");
   cpu_features avx_only;
   avx_only.intel = avx_only.avx = true;
   CHECK(joined(openblas_core_candidates(avx_only)) == "Sandybridge");
-  CHECK(openblas_core_candidates(cpu_features{}).empty());  // no AVX: OpenBLAS's own choice
+  CHECK(joined(openblas_core_candidates(sse_only())) == "Nehalem Core2 Prescott");  // no AVX
+  CHECK(openblas_core_candidates(cpu_features{}).empty());  // not even SSE3: OpenBLAS's own choice
   // AVX-512 without one of BW/DQ/VL/CD is not enough for SkylakeX's kernels.
   cpu_features partial = intel_skylakex();
   partial.avx512vl = false;
-  CHECK(joined(openblas_core_candidates(partial)) == "Haswell Zen Sandybridge");
+  CHECK(joined(openblas_core_candidates(partial)) == "Haswell Zen Sandybridge Nehalem Core2 Prescott");
+  // SapphireRapids needs AMX the OS saves: without the tile state, Cooperlake leads.
+  cpu_features no_tiles = intel_sapphire_rapids();
+  no_tiles.amx_tile = no_tiles.amx_bf16 = false;
+  CHECK(openblas_core_candidates(no_tiles).front() == "Cooperlake");
+  // AMD's FMA4 family (Piledriver: AVX, FMA3, FMA4, XOP; no AVX2).
+  cpu_features piledriver;
+  piledriver.amd = piledriver.sse3 = piledriver.ssse3 = piledriver.sse4_2 = true;
+  piledriver.avx = piledriver.fma = piledriver.fma4 = piledriver.xop = true;
+  CHECK(joined(openblas_core_candidates(piledriver)) == "Steamroller Piledriver Bulldozer Sandybridge Nehalem Core2 Prescott");
+}
+
+TEST_CASE("kernel classes: where the features order sets with certainty") {
+  CHECK(kernel_class("SapphireRapids") == 4);
+  CHECK(kernel_class("cooperlake") == 4);
+  CHECK(kernel_class("skx") == 4);
+  CHECK(kernel_class("zen4") == 4);
+  CHECK(kernel_class("Haswell") == 3);
+  CHECK(kernel_class("zen3") == 3);
+  CHECK(kernel_class("Sandybridge") == 2);
+  CHECK(kernel_class("Piledriver") == 2);
+  CHECK(kernel_class("Prescott") == 1);
+  CHECK(kernel_class("Barcelona") == 1);  // a name a host's OpenBLAS may report, never prism's choice
+  CHECK(kernel_class("generic") == 0);
+  CHECK(kernel_class("NoSuchCore") == 0);
 }
 
 TEST_CASE("BLIS configurations by CPU features, among those the library registered") {
-  CHECK(joined(blis_arch_candidates(amd_avx512_bf16(), debian_x86_64)) == "skx zen3 zen2 zen haswell sandybridge");
-  CHECK(joined(blis_arch_candidates(intel_skylakex(), debian_x86_64)) == "skx haswell zen3 zen2 zen sandybridge");
-  CHECK(joined(blis_arch_candidates(amd_zen2(), debian_x86_64)) == "zen3 zen2 zen haswell sandybridge");
-  CHECK(joined(blis_arch_candidates(intel_haswell(), debian_x86_64)) == "haswell zen3 zen2 zen sandybridge");
+  CHECK(joined(blis_arch_candidates(amd_avx512_bf16(), debian_x86_64)) == "skx zen3 zen2 zen haswell sandybridge penryn");
+  CHECK(joined(blis_arch_candidates(intel_skylakex(), debian_x86_64)) == "skx haswell zen3 zen2 zen sandybridge penryn");
+  CHECK(joined(blis_arch_candidates(intel_sapphire_rapids(), debian_x86_64)) ==
+        "skx haswell zen3 zen2 zen sandybridge penryn");
+  CHECK(joined(blis_arch_candidates(amd_zen2(), debian_x86_64)) == "zen3 zen2 zen haswell sandybridge penryn");
+  CHECK(joined(blis_arch_candidates(intel_haswell(), debian_x86_64)) == "haswell zen3 zen2 zen sandybridge penryn");
+  CHECK(joined(blis_arch_candidates(sse_only(), debian_x86_64)) == "penryn");
+  // When the probe found 256-bit sets as fast as 512-bit ones (a Zen 4-class core that
+  // splits 512-bit operations), the AVX2 configurations come first.
+  CHECK(joined(blis_arch_candidates(amd_avx512_bf16(), debian_x86_64, false)) == "zen3 zen2 zen haswell skx sandybridge penryn");
+  // A BLIS 1.0 that registers zen4 and zen5 offers them first on AMD, not on Intel.
+  const std::vector<std::string> blis_1 = {"zen5", "zen4", "skx", "zen3", "haswell", "generic"};
+  CHECK(joined(blis_arch_candidates(amd_avx512_bf16(), blis_1)) == "zen5 zen4 skx zen3 haswell");
+  CHECK(joined(blis_arch_candidates(intel_sapphire_rapids(), blis_1)) == "skx haswell zen3");
   // Only registered ones: a build without the zen family and skx.
   CHECK(joined(blis_arch_candidates(amd_avx512_bf16(), {"haswell", "generic"})) == "haswell");
   CHECK(blis_arch_candidates(amd_avx512_bf16(), {"generic"}).empty());
@@ -136,9 +187,15 @@ TEST_CASE("which sets a CPU runs") {
   CHECK(canonical_kernel_name("openblas", "COOPERLAKE") == "Cooperlake");
   CHECK(canonical_kernel_name("blis", "Zen2") == "zen2");
   CHECK(canonical_kernel_name("blis", "Cooperlake").empty());
+  CHECK(canonical_kernel_name("openblas", "sapphirerapids") == "SapphireRapids");
+  CHECK(cpu_runs(intel_sapphire_rapids(), "openblas", "SapphireRapids"));
+  CHECK_FALSE(cpu_runs(amd_avx512_bf16(), "openblas", "SapphireRapids"));  // no AMX, no AVX512_FP16
+  CHECK(cpu_runs(amd_avx512_bf16(), "blis", "zen4"));
+  CHECK_FALSE(cpu_runs(intel_sapphire_rapids(), "blis", "zen4"));
 }
 
 TEST_CASE("kernel widths: AVX-512 sets above AVX2 ones, anything else 0") {
+  CHECK(kernel_vector_bits("SapphireRapids") == 512);
   CHECK(kernel_vector_bits("Cooperlake") == 512);
   CHECK(kernel_vector_bits("SkylakeX") == 512);
   CHECK(kernel_vector_bits("skx") == 512);

@@ -144,10 +144,11 @@ TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels ar
   const leaf_backend large = bl_bits > 0 && bl_bits >= ob_bits ? leaf_backend::blis : leaf_backend::openblas;
   INFO("OpenBLAS kernels: ", ob, " (", ob_bits, " bits), BLIS kernels: ", bl, " (", bl_bits, " bits)");
   CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) == large);
-  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 128, 128, 4096) == large);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 256, 256, 4096) == large);
   CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::s, 2048, 1024, 64) == large);
-  // OpenBLAS whatever the kernels: small m or n, float squares, complex.
-  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 64, 64, 1 << 20, 'T', 'N') == leaf_backend::openblas);
+  // OpenBLAS whatever the kernels: small m or n (a leaf the streaming rule leaves to the
+  // BLAS: 1 MiB of A and B, in cache), float squares, complex.
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 64, 64, 1024, 'T', 'N') == leaf_backend::openblas);
   CHECK(detail::choose_blas_leaf(scalar_type::d, 64, 64, 1 << 20) == leaf_backend::openblas);
   CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 127, 4096, 4096) == leaf_backend::openblas);
   CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::s, 1024, 1024, 1024) == leaf_backend::openblas);

@@ -78,7 +78,7 @@ TEST_CASE("the example machine: its file parses, prints and parses back to the s
   // The model on that machine gives the thresholds measured there.
   CHECK(m.value(machine_key::small_flops) == 2.0 * 84 * 84 * 84);
   CHECK(m.value(machine_key::stream_bytes) == 2.0 * (1 << 20));
-  CHECK(m.value(machine_key::stream_far_bytes) == 32.0 * (1 << 20));
+  CHECK(m.value(machine_key::stream_far_bytes) == 8.0 * (1 << 20));
   CHECK(m.value(machine_key::stream_complex_k) == 128);
   CHECK(m.value(machine_key::dropin_model_flops) == 2.0 * 256 * 256 * 256);
   CHECK(m.value(machine_key::dropin_efficiency) == doctest::Approx(0.95));
@@ -95,16 +95,16 @@ TEST_CASE("measured values round-trip and replace the model's; model values foll
   const std::string text = m.to_string();
   INFO(text);
   CHECK(text.find("stream_bytes: 3145728 measured") != std::string::npos);
-  CHECK(text.find("stream_far_bytes: 33554432 model") != std::string::npos);
+  CHECK(text.find("stream_far_bytes: 8388608 model") != std::string::npos);
   const machine_description back = machine_description::parse(text);
   CHECK(back.measured(machine_key::stream_bytes));
   CHECK(back.value(machine_key::stream_bytes) == 3 << 20);
   CHECK(back.value(machine_key::small_flops) == 500000);
   CHECK_FALSE(back.measured(machine_key::stream_far_bytes));
-  // A model value is recomputed for the machine that reads it: 2 MiB L2, 64 MiB far.
+  // A model value is recomputed for the machine that reads it: 2 MiB L2, 16 MiB far.
   machine_description other = back;
   other.set_topology(topology::synthetic("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) Core:1 PU:1"));
-  CHECK(other.value(machine_key::stream_far_bytes) == 64.0 * (1 << 20));
+  CHECK(other.value(machine_key::stream_far_bytes) == 16.0 * (1 << 20));
   CHECK(other.value(machine_key::stream_bytes) == 3 << 20);  // measured: kept
   CHECK(other.clear_measured().value(machine_key::stream_bytes) == 4.0 * (1 << 20));
   // A narrower SIMD target gives a smaller small-call threshold, in proportion.
@@ -130,7 +130,7 @@ TEST_CASE("parallel_reduce_bytes: a quarter of one core's L2 by the model, measu
 TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measured values round-trip") {
   // On the example machine (48 KiB L1d, 1 MiB L2) the model gives the sizes measured there.
   const machine_description& m = test::epyc_2c();
-  CHECK(m.value(machine_key::stream_outer_chunk_bytes) == 32 * 1024);
+  CHECK(m.value(machine_key::stream_outer_chunk_bytes) == 16 * 1024);
   CHECK(m.value(machine_key::stream_dot_chunk_bytes) == 128 * 1024);
   CHECK(m.value(machine_key::stream_tile_chunk_bytes) == 256 * 1024);
   CHECK(m.value(machine_key::stream_prefetch_bytes) == 8 * 1024);
@@ -138,7 +138,7 @@ TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measu
   // Another machine's caches (32 KiB L1d, 2 MiB L2) give other sizes, whole 64-byte lines.
   machine_description other = m;
   other.set_topology(topology::synthetic("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) L1dCache:1(size=32KiB) Core:1 PU:1"));
-  CHECK(other.value(machine_key::stream_outer_chunk_bytes) == 21824);  // 2/3 of 32 KiB, down to a line
+  CHECK(other.value(machine_key::stream_outer_chunk_bytes) == 10880);  // 1/3 of 32 KiB, down to a line
   CHECK(other.value(machine_key::stream_dot_chunk_bytes) == 256 * 1024);
   CHECK(other.value(machine_key::stream_tile_chunk_bytes) == 512 * 1024);
   CHECK(other.value(machine_key::stream_prefetch_bytes) == 5440);
@@ -149,7 +149,7 @@ TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measu
   CHECK(z.prefetch == 4096);
   CHECK(z.tile_chunk == 1 << 19);
   CHECK(z.dot_chunk == 256 * 1024);
-  CHECK(z.outer_chunk == 21824);
+  CHECK(z.outer_chunk == 10880);
   CHECK(z.syrk_chunk == 21824);
   // Measured sizes round-trip through the text form; the others stay the model's.
   const std::string text = other.to_string();

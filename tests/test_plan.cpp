@@ -9,6 +9,7 @@
 #include <prism/prism.hpp>
 
 #include "runtime/runtime.hpp"
+#include "support/machines.hpp"
 #include "support/reference.hpp"
 
 using namespace prism;
@@ -38,10 +39,11 @@ detail::workspace_pool::stats run_and_check(const plan& p, const context& ctx, u
 }
 
 // Thread-level rules are tested without cache-aware DFS (cache level 0); that rule has
-// its own test below.
+// its own test below. The plans asserted here are those of the example machine (one NUMA
+// domain), whatever machine or synthetic topology the suite runs on.
 context with_threads(int t) {
-  context c;
-  c.set_threads(t).set_cache_level(0);
+  context c = prism::test::pinned_context(t);
+  c.set_cache_level(0);
   return c;
 }
 

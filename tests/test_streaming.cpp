@@ -403,49 +403,53 @@ TEST_CASE("auto's streaming rule up to 16: complex from k = 128, real from 2 MiB
   CHECK_FALSE(pick(scalar_type::d, 129, 8, 1 << 20));
 }
 
-TEST_CASE("auto's streaming rule above 16: m n <= 1024 from 2 MiB (TN 32 MiB); double / complex double NN, NT up to 64") {
+TEST_CASE("auto's streaming rule above 16: real types (the panel kernel) from 8 MiB (m n <= 1024 from 2 MiB), complex as before") {
   const auto pick = [](scalar_type t, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k) {
     return detail::choose_leaf(test::epyc_2c(), leaf_backend::automatic, t, m, n, k, ta, tb) == leaf_backend::streaming;
   };
   CHECK(pick(scalar_type::d, 'N', 'N', 32, 32, 4096));        // (32 + 32) * 4096 * 8 bytes = 2 MiB
   CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 32, 32, 4095));
-  CHECK(pick(scalar_type::d, 'T', 'N', 32, 32, 65536));       // the dot kernel: from 32 MiB
-  CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 32, 32, 65535));
+  CHECK(pick(scalar_type::d, 'T', 'N', 32, 32, 16384));       // 'TN', transposed chunks: from 8 MiB
+  CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 32, 32, 16383));
   CHECK(pick(scalar_type::s, 'N', 'N', 64, 16, 1 << 20));     // m n = 1024
   CHECK(pick(scalar_type::c, 'N', 'T', 17, 8, 1 << 20));
-  CHECK(pick(scalar_type::d, 'N', 'N', 64, 64, 32768));       // 128 * 32768 * 8 = 32 MiB
-  CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 64, 64, 32767));
+  CHECK(pick(scalar_type::d, 'N', 'N', 64, 64, 8192));        // 128 * 8192 * 8 = 8 MiB
+  CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 64, 64, 8191));
   CHECK(pick(scalar_type::d, 'N', 'T', 48, 64, 1 << 20));
-  CHECK_FALSE(pick(scalar_type::d, 'T', 'N', 64, 64, 1 << 20));  // the dot kernel lost there
+  CHECK(pick(scalar_type::d, 'T', 'N', 64, 64, 1 << 20));     // the panel kernel takes 'TN' above 1024 too
+  CHECK(pick(scalar_type::d, 'T', 'T', 128, 96, 1 << 20));
+  CHECK(pick(scalar_type::s, 'N', 'N', 64, 64, 1 << 20));
   CHECK(pick(scalar_type::z, 'N', 'T', 64, 64, 1 << 20));
-  CHECK_FALSE(pick(scalar_type::z, 'T', 'N', 64, 64, 1 << 20));
-  CHECK_FALSE(pick(scalar_type::s, 'N', 'N', 64, 64, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::z, 'T', 'N', 64, 64, 1 << 20));  // complex: the dot kernel, m n <= 1024
+  CHECK(pick(scalar_type::z, 'T', 'N', 32, 32, 1 << 20));      // 1 GiB: far beyond 4 x 8 MiB
+  CHECK_FALSE(pick(scalar_type::z, 'T', 'N', 32, 32, 32767));  // 32 MiB - 1 KiB
   CHECK_FALSE(pick(scalar_type::c, 'N', 'N', 48, 48, 1 << 20));
-  CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 65, 64, 1 << 20));
-  CHECK_FALSE(pick(scalar_type::z, 'N', 'N', 96, 96, 1 << 20));
-  // The planner passes the problem's trans pair: a 64x64x2^22 double NN plan streams, TN not.
+  CHECK_FALSE(pick(scalar_type::z, 'N', 'N', 65, 64, 1 << 20));
+  CHECK_FALSE(pick(scalar_type::d, 'N', 'N', 129, 64, 1 << 20));
+  // The planner passes the problem's trans pair: a 64x64x2^22 double NN plan streams, and
+  // so does TN, where the BLAS's 2-thread kernels run the transposed panel too.
   context ctx = test::pinned_context(2);
   const std::string nn = make_plan(problem{scalar_type::d, 'N', 'N', 64, 64, 1 << 22}, ctx).to_string();
   const std::string tn = make_plan(problem{scalar_type::d, 'T', 'N', 64, 64, 1 << 22}, ctx).to_string();
   INFO(nn, tn);
   CHECK(nn.find("leaf streaming") != std::string::npos);
-  CHECK(tn.find("leaf streaming") == std::string::npos);
+  CHECK(tn.find("leaf streaming") != std::string::npos);
 }
 
-TEST_CASE("the streaming rule reads its thresholds from the machine: twice the L2, 32 L2s") {
-  // A 256 KiB L2: streaming from 512 KiB of A and B (the dot kernel from 8 MiB); a 2 MiB
-  // L2: from 4 MiB (64 MiB).
+TEST_CASE("the streaming rule reads its thresholds from the machine: twice the L2, 8 L2s") {
+  // A 256 KiB L2: streaming from 512 KiB of A and B ('TN' above 16 from 2 MiB); a 2 MiB L2:
+  // from 4 MiB (16 MiB).
   const machine_description small = test::epyc_2c_with("Package:1 L3Cache:1(size=8MiB) L2Cache:2(size=256KiB) L1dCache:1(size=32KiB) Core:1 PU:1");
   const machine_description large = test::epyc_2c_with("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) L1dCache:1(size=48KiB) Core:1 PU:1");
   CHECK(small.value(machine_key::stream_bytes) == 512.0 * 1024);
-  CHECK(large.value(machine_key::stream_far_bytes) == 64.0 * 1024 * 1024);
+  CHECK(large.value(machine_key::stream_far_bytes) == 16.0 * 1024 * 1024);
   const auto pick = [](const machine_description& mc, char ta, std::int64_t m, std::int64_t k) {
     return detail::choose_leaf(mc, leaf_backend::automatic, scalar_type::d, m, m, k, ta, 'N') == leaf_backend::streaming;
   };
   CHECK(pick(small, 'N', 8, 4096));         // (8 + 8) * 4096 * 8 bytes = 512 KiB
   CHECK_FALSE(pick(small, 'N', 8, 4095));
-  CHECK(pick(small, 'T', 32, 16384));       // 8 MiB, the dot kernel
-  CHECK_FALSE(pick(small, 'T', 32, 16383));
+  CHECK(pick(small, 'T', 32, 4096));        // 2 MiB, 'TN'
+  CHECK_FALSE(pick(small, 'T', 32, 4095));
   CHECK(pick(large, 'N', 8, 32768));        // 4 MiB
   CHECK_FALSE(pick(large, 'N', 8, 32767));
   // A measured value replaces the model's.
@@ -454,8 +458,8 @@ TEST_CASE("the streaming rule reads its thresholds from the machine: twice the L
   CHECK(pick(tuned, 'N', 8, 8192));
   CHECK(tuned.measured(machine_key::stream_bytes));
   CHECK_FALSE(tuned.measured(machine_key::stream_far_bytes));
-  // The dot kernel has its own threshold: a machine where it never won ("never", 1e18
-  // bytes) keeps 'TN' 32 x 32 leaves on the BLAS at any k, and 'NN' ones on the streaming leaf.
+  // 'TN' has its own threshold: a machine where it never won ("never", 1e18 bytes) keeps
+  // 'TN' 32 x 32 leaves on the BLAS at any k, and 'NN' ones on the streaming leaf.
   CHECK(pick(large, 'T', 32, 1 << 22));
   tuned.set_measured(machine_key::stream_dot_bytes, 1e18);
   CHECK_FALSE(pick(tuned, 'T', 32, 1 << 22));
@@ -476,10 +480,12 @@ TEST_CASE("a streaming leaf gets no cache cuts above it, whatever the last-level
     for (const node& nd : p.nodes())
       if (nd.kind == step_kind::leaf) CHECK(nd.backend == leaf_backend::streaming);
   }
-  // A leaf the BLAS takes is still cut to the cache share: 64 x 64 x 2^22 TN (the dot kernel
-  // lost at 64 x 64) on the 32 MiB cache (16 MiB a core).
+  // A leaf the BLAS takes is still cut to the cache share: 64 x 64 x 2^22 TN on a machine
+  // where 'TN' never streams (measured "never") with the 32 MiB cache (16 MiB a core).
   context ctx = test::pinned_context(2);
-  ctx.set_description(test::epyc_2c_with("Package:1 L3Cache:1(size=32MiB) L2Cache:2(size=1MiB) L1dCache:1(size=48KiB) Core:1 PU:1"));
+  machine_description never = test::epyc_2c_with("Package:1 L3Cache:1(size=32MiB) L2Cache:2(size=1MiB) L1dCache:1(size=48KiB) Core:1 PU:1");
+  never.set_measured(machine_key::stream_dot_bytes, 1e18);
+  ctx.set_description(never);
   const plan tn = make_plan(problem{scalar_type::d, 'T', 'N', 64, 64, 1 << 22}, ctx);
   INFO(tn.to_string());
   CHECK(tn.leaves() > 2);

@@ -15,6 +15,7 @@
 
 #include "numa/domain_arenas.hpp"
 #include "runtime/runtime.hpp"
+#include "support/machines.hpp"
 #include "support/reference.hpp"
 
 #include <atomic>
@@ -30,9 +31,11 @@ namespace {
 template <class T>
 constexpr bool cplx = prism::test::is_complex_v<T>;
 
+// The example machine (one NUMA domain), whatever machine the suite runs on: the plans
+// asserted below are its plans.
 context with_threads(int t, std::size_t cap = std::numeric_limits<std::size_t>::max()) {
-  context c;
-  c.set_threads(t).set_max_memory(cap).set_small_flops(0).set_cache_level(0);
+  context c = prism::test::pinned_context(t);
+  c.set_max_memory(cap).set_small_flops(0).set_cache_level(0);
   return c;
 }
 

@@ -137,10 +137,17 @@ class machine_description {
   /// The example machine's name, when this is one (else "").
   const std::string& example() const { return example_; }
 
-  /// The value of key k: measured when set_measured gave it, else the model's.
+  /// The value of key k: measured when set_measured gave it (a machine file), else what
+  /// prism measured on this machine at first use when this description takes such values
+  /// (first_use()), else the model's.
   double value(machine_key k) const;
   /// True when k's value was measured (a machine file or set_measured), not modelled.
   bool measured(machine_key k) const;
+  /// True when this description takes the values prism measures at first use on this
+  /// machine (lib/wisdom: this machine's description with no machine file, from_env()).
+  bool first_use() const { return first_use_; }
+  /// Where k's value comes from: "measured", "first use" or "model".
+  const char* origin(machine_key k) const;
   /// The model's value of k for this machine's sizes (see machine.cpp for each formula
   /// and the measurement it came from).
   double model_value(machine_key k) const;
@@ -156,6 +163,7 @@ class machine_description {
   topology topology_;
   std::string cpu_, simd_ = "SCALAR", source_ = "model", example_;
   int simd_bits_ = 64;
+  bool first_use_ = false;
   std::vector<double> measured_ = std::vector<double>(std::size(all_machine_keys), 0.0);  // 0: not measured
 };
 

@@ -5,6 +5,8 @@
 
 #include "blis_expert.hpp"
 
+#include "../wisdom/wisdom.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -13,7 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cctype>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -152,8 +156,9 @@ std::string host_values(std::initializer_list<const char*> names) {
 
 // Why the features pick `name`, in a few words.
 std::string feature_reason(const std::string& name, const cpu_features& cpu) {
+  if (name == "SapphireRapids") return "the CPU has AVX-512 F/BW/DQ/VL/CD, AVX512_BF16, AVX512_FP16 and AMX";
   if (name == "Cooperlake") return "the CPU has AVX-512 F/BW/DQ/VL/CD and AVX512_BF16";
-  if (name == "SkylakeX" || name == "skx") return "the CPU has AVX-512 F/BW/DQ/VL/CD";
+  if (name == "SkylakeX" || name == "skx" || name == "zen4" || name == "zen5") return "the CPU has AVX-512 F/BW/DQ/VL/CD";
   if (name == "Zen" || name.rfind("zen", 0) == 0) return std::string(cpu.amd ? "an AMD CPU" : "a CPU") + " with AVX2 and FMA";
   if (name == "Haswell" || name == "haswell") return "the CPU has AVX2 and FMA";
   if (name == "Sandybridge" || name == "sandybridge") return "the CPU has AVX";
@@ -200,6 +205,9 @@ struct leaf_loader {
       case kernel_request::how::automatic:
         choice->chosen = candidates.front();
         choice->why = feature_reason(choice->chosen, cpu);
+        if (const auto kept = wisdom::process().find("openblas_kernels");
+            kept && std::find(candidates.begin(), candidates.end(), *kept) != candidates.end())
+          choice->chosen = *kept;  // the probe's verdict of an earlier process (choose_openblas checks it)
         break;
     }
     if (!choice->chosen.empty()) env = {{"OPENBLAS_CORETYPE", choice->chosen.c_str()}, {"OPENBLAS_L2_SIZE", nullptr}};
@@ -213,7 +221,7 @@ struct leaf_loader {
     // then avoids it). A single-threaded copy never uses the worker pool OpenBLAS starts
     // when it loads, so prism stops it (blas_thread_shutdown_, what OpenBLAS itself does
     // in a forked child): nproc - 1 fewer idle threads in the process, and no worker that
-    // could read the kernel table while confirm_openblas swaps it.
+    // could read the kernel table while choose_openblas swaps it.
     if (!shared) {
       lib->set_threads(1);
       if (auto* stop = reinterpret_cast<int (*)()>(lib->symbol("blas_thread_shutdown_"))) {
@@ -222,7 +230,7 @@ struct leaf_loader {
       }
     }
     choice->running = lib->kernel_name();
-    if (!shared && mode == kernel_request::how::automatic) confirm_openblas(*lib, *choice);
+    if (!shared && mode == kernel_request::how::automatic) choose_openblas(*lib, *choice, candidates);
     if (!choice->chosen.empty() && choice->running != choice->chosen)
       choice->note += (choice->note.empty() ? "" : "; ") + std::string("asked for ") + choice->chosen +
                       ", OpenBLAS runs " + choice->running;
@@ -230,13 +238,16 @@ struct leaf_loader {
     return lib;
   }
 
-  // Compares prism's choice with OpenBLAS's own detection in a clean environment, on a short
-  // probe, when the two differ, and keeps the faster. OpenBLAS re-selects its core type when
-  // gotoblas_dynamic_quit() and gotoblas_dynamic_init() run again (exported by its
-  // DYNAMIC_ARCH builds; they only swap the kernel table and its block sizes), so both sets
-  // are timed in prism's one copy, before any leaf runs. Example on this project's AMD EPYC:
-  // both say Cooperlake, nothing is timed and the confirmation costs two calls.
-  static void confirm_openblas(const blas_library& lib, kernel_choice& choice) {
+  // Chooses among the OpenBLAS sets this CPU runs and this file carries, where the order is
+  // not certain from the features (leaf_kernels.hpp: classes 4 and 3), by timing each on a
+  // short probe, and keeps the verdict for this CPU (lib/wisdom): the next process loads
+  // the winner directly. OpenBLAS re-selects its core type when gotoblas_dynamic_quit() and
+  // gotoblas_dynamic_init() run again (exported by its DYNAMIC_ARCH builds; they only swap
+  // the kernel table and its block sizes), so every set is timed in prism's one copy, before
+  // any leaf runs. Example, this project's AMD EPYC with Debian's 0.3.21 (no SapphireRapids):
+  // Cooperlake, SkylakeX, Zen and Haswell are timed, 20 ms; OpenBLAS's own detection
+  // (Cooperlake) is reported beside them.
+  static void choose_openblas(const blas_library& lib, kernel_choice& choice, const std::vector<std::string>& candidates) {
     auto* quit = reinterpret_cast<void (*)()>(lib.symbol("gotoblas_dynamic_quit"));
     auto* init = reinterpret_cast<void (*)()>(lib.symbol("gotoblas_dynamic_init"));
     if (quit == nullptr || init == nullptr) {
@@ -256,28 +267,76 @@ struct leaf_loader {
       return lib.kernel_name();
     };
     // PRISM_TEST_OPENBLAS_DETECTS (tests only: test_leaf_env_disagree) stands in for an
-    // OpenBLAS whose own detection differs from prism's choice, so that the comparison below
-    // runs on a machine where the two agree.
+    // OpenBLAS whose own detection differs from the features' choice.
     const std::string& detects = process_environment().test_openblas_detects;
     choice.detected = select(detects.empty() ? nullptr : detects.c_str());
-    if (choice.detected == choice.chosen) return;  // already running it
-    // 256^3 in double: 34 Mflop, under a millisecond per call on an AVX2 core or better.
-    constexpr std::int64_t probe = 256;
-    const double detected_rate = lib.measure_gflops(scalar_type::d, probe, probe, probe, 5);
-    select(choice.chosen.c_str());
-    const double chosen_rate = lib.measure_gflops(scalar_type::d, probe, probe, probe, 5);
-    char line[160];
-    std::snprintf(line, sizeof line, "d %lld^3: %s %.1f GF/s, %s %.1f GF/s", static_cast<long long>(probe),
-                  choice.chosen.c_str(), chosen_rate, choice.detected.c_str(), detected_rate);
-    choice.measured = line;
-    // The features' choice stays unless OpenBLAS's own is clearly faster (5%: the spread
-    // of such short timings on a busy machine).
-    if (detected_rate > 1.05 * chosen_rate) {
-      select(choice.detected.c_str());
-      choice.why += "; OpenBLAS's own " + choice.detected + " measured faster, kept";
-      choice.chosen = choice.detected;
+    std::vector<std::string> carried = carried_sets(lib, candidates);
+    if (carried.empty()) carried = candidates;  // tables not exported: the probe finds what it takes
+    choice.carried = join(carried);
+    wisdom& kept = wisdom::process();
+    const auto kept_set = kept.find("openblas_kernels"), kept_carried = kept.find("openblas_carried");
+    if (kept_set && kept_carried && *kept_carried == choice.carried && *kept_set == choice.chosen) {
+      choice.measured = kept.find("openblas_probe").value_or("") + " (at first use, kept in " + kept.path() + ")";
+      choice.why = "measured fastest here at first use";
+    } else {
+      probe_openblas(lib, choice, carried, select);
     }
+    if (select(choice.chosen.c_str()) != choice.chosen)  // a set the file does not carry after all
+      choice.note += (choice.note.empty() ? "" : "; ") + std::string("OpenBLAS did not take ") + choice.chosen;
     choice.running = lib.kernel_name();
+  }
+
+  // The sets of `candidates` this OpenBLAS file carries (its gotoblas_<NAME> tables).
+  static std::vector<std::string> carried_sets(const blas_library& lib, const std::vector<std::string>& candidates) {
+    std::vector<std::string> out;
+    for (const std::string& c : candidates) {
+      std::string table = "gotoblas_" + c;
+      std::transform(table.begin() + 9, table.end(), table.begin() + 9, [](unsigned char x) { return char(std::toupper(x)); });
+      if (lib.symbol(table.c_str()) != nullptr) out.push_back(c);
+    }
+    return out;
+  }
+
+  // Times every carried set of classes 4 and 3 (the order the features leave open) on a
+  // d 256^3 probe, best of 5 each (34 Mflop a call, under a millisecond on an AVX2 core or
+  // better), and takes the fastest; the features' order decides within 5% (the spread of
+  // such short timings on a busy machine). Also records whether 512-bit sets won (BLIS's
+  // order follows it) and keeps the verdict for this CPU.
+  template <class Select>
+  static void probe_openblas(const blas_library& lib, kernel_choice& choice, const std::vector<std::string>& carried,
+                             Select&& select) {
+    std::vector<std::string> group;
+    const int top = carried.empty() ? 0 : kernel_class(carried.front());
+    for (const std::string& c : carried)
+      if (kernel_class(c) >= 3 && kernel_class(c) >= top - 1) group.push_back(c);
+    if (group.size() < 2) {
+      if (!carried.empty() && choice.chosen != carried.front()) choice.chosen = carried.front();
+      return;
+    }
+    constexpr std::int64_t probe = 256;
+    std::vector<double> rate(group.size());
+    std::string text = "d " + std::to_string(probe) + "^3, 1 thread:";
+    double best = 0, best_wide = 0, best_narrow = 0;
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      if (select(group[i].c_str()) != group[i]) continue;  // not taken: rate 0
+      rate[i] = lib.measure_gflops(scalar_type::d, probe, probe, probe, 5);
+      char part[96];
+      std::snprintf(part, sizeof part, "%s %s %.1f GF/s", i == 0 ? "" : ",", group[i].c_str(), rate[i]);
+      text += part;
+      best = std::max(best, rate[i]);
+      (kernel_class(group[i]) == 4 ? best_wide : best_narrow) = std::max(kernel_class(group[i]) == 4 ? best_wide : best_narrow, rate[i]);
+    }
+    std::size_t pick = 0;
+    while (pick + 1 < group.size() && rate[pick] * 1.05 < best) ++pick;
+    choice.chosen = group[pick];
+    choice.measured = text;
+    choice.why = "measured fastest of " + std::to_string(group.size()) + " sets here";
+    const bool wide = !(best_narrow > 1.05 * best_wide);
+    if (best_wide > 0 && best_narrow > 0) set_wide_vectors_first(wide, false);
+    std::map<std::string, std::string> verdict = {
+        {"openblas_kernels", choice.chosen}, {"openblas_carried", choice.carried}, {"openblas_probe", text}};
+    if (best_wide > 0 && best_narrow > 0) verdict["wide_vectors_first"] = wide ? "1" : "0";
+    wisdom::process().keep(verdict);
   }
 
   // BLIS fixes its configuration once per copy, at initialisation, from BLIS_ARCH_TYPE (an
@@ -291,13 +350,29 @@ struct leaf_loader {
   // that copy initialised (bli_gks_query_cntx) and a runtime pinned to one thread. Forcing
   // a configuration the library did not register makes BLIS abort, so prism forces only
   // those its header lists (BLIS_CONFIG_*), and only for the file CMake found beside it.
+  // Whether BLIS's 512-bit configurations go before its 256-bit ones: the OpenBLAS probe's
+  // verdict on this CPU (kept from an earlier process, or measured now by loading prism's
+  // OpenBLAS leaf first); the features' order (512 first) when BLIS has only one of the two
+  // classes here, when its set is named, or when OpenBLAS cannot say.
+  static bool wide_order(const cpu_features& cpu, const std::vector<std::string>& registered, const kernel_request& req) {
+    const std::vector<std::string> all = blis_arch_candidates(cpu, registered);
+    const bool both = std::any_of(all.begin(), all.end(), [](const std::string& n) { return kernel_class(n) == 4; }) &&
+                      std::any_of(all.begin(), all.end(), [](const std::string& n) { return kernel_class(n) == 3; });
+    if (!both || req.mode != kernel_request::how::automatic) return true;
+    if (!wide_vectors_measured()) try {
+        (void)blas_library::get(blas_build::openblas64_pthread);  // its probe gives the verdict
+      } catch (const backend_error&) {
+      }
+    return wide_vectors_first();
+  }
+
   static blas_library* blis(const std::string& path, const std::string& built_path) {
     auto choice = std::make_unique<kernel_choice>();
     const kernel_request& req = leaf_kernels_from_env().blis;
     const cpu_features& cpu = this_cpu();
     const bool own_header = path == built_path && blis_expert::available();
     const std::vector<std::string> registered = own_header ? blis_expert::registered_archs() : std::vector<std::string>{};
-    const std::vector<std::string> candidates = blis_arch_candidates(cpu, registered);
+    const std::vector<std::string> candidates = blis_arch_candidates(cpu, registered, wide_order(cpu, registered, req));
     choice->request = to_string(req);
     choice->candidates = join(candidates);
     choice->detected = "not known in-process (BLIS fixes its configuration once per copy)";
@@ -342,6 +417,9 @@ struct leaf_loader {
       case kernel_request::how::automatic:
         choice->chosen = candidates.front();
         choice->why = feature_reason(choice->chosen, cpu);
+        if (wide_vectors_measured())
+          choice->measured = std::string("512-bit configurations ") + (wide_vectors_first() ? "before" : "after") +
+                             " 256-bit ones, as OpenBLAS's probe found on this CPU";
         break;
     }
     if (!choice->chosen.empty()) {

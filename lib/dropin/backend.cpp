@@ -123,8 +123,11 @@ std::string backend::kernel_name() const {
   if (auto* f = reinterpret_cast<char* (*)()>(::dlsym(handle_, "openblas_get_corename"))) return f();
   auto* query = reinterpret_cast<int (*)()>(::dlsym(handle_, "bli_arch_query_id"));
   auto* name = reinterpret_cast<const char* (*)(int)>(::dlsym(handle_, "bli_arch_string"));
-  if (query != nullptr && name != nullptr) return name(query());
-  return "";
+  if (query == nullptr || name == nullptr) return "";
+  // BLIS chooses its configuration in bli_init, which its first call would run anyway (with
+  // the host's environment); its query aborts before it.
+  if (auto* init = reinterpret_cast<void (*)()>(::dlsym(handle_, "bli_init"))) init();
+  return name(query());
 }
 
 namespace {

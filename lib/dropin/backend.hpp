@@ -73,8 +73,8 @@ class backend {
   /// MKL_Get_Max_Threads), or 0 when it has no such query (reference BLAS).
   int threads() const noexcept;
 
-  /// The backend's kernel set when it says (OpenBLAS's core name, BLIS's configuration),
-  /// else "". Call it after a gemm call: BLIS initialises on its first call.
+  /// The backend's kernel set when it says (OpenBLAS's core name, BLIS's configuration,
+  /// initialising BLIS first as its first call would), else "".
   std::string kernel_name() const;
 
   /// The file it was opened from.

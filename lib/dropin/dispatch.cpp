@@ -10,8 +10,10 @@
 #include "../blas/blas_library.hpp"
 #include "../environment/environment.hpp"
 #include "../leaf/dispatch.hpp"
+#include "../leaf/first_use.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
+#include "../wisdom/wisdom.hpp"
 #include "rate_model.hpp"
 
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,6 +170,16 @@ struct probe_result {
 std::once_flag probe_once[4];
 std::atomic<const probe_result*> probes[4] = {};
 
+// The backend's kernels against prism's leaves (judge_backend, below), judged once; declared
+// before the summary printer, which reads it at exit (so it is destroyed after it).
+struct kernel_verdict {
+  bool weaker = false;
+  std::string text;  // e.g. "the backend runs Prescott (SSE), prism's leaves SkylakeX (AVX-512)"
+};
+std::once_flag verdict_once;
+kernel_verdict the_verdict;
+std::atomic<bool> verdict_ready{false};
+
 // Prints the summary when the library is unloaded (process exit, or dlclose).
 struct stats_printer {
   ~stats_printer() {
@@ -215,6 +228,8 @@ struct stats_printer {
       if (detail::streaming_leaf_ran())
         std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::streaming_target());
     }
+    if (verdict_ready.load(std::memory_order_acquire))
+      std::fprintf(stderr, "prism:   backend kernels: %s\n", the_verdict.text.c_str());
     const char types_rm[] = "sdcz";
     for (int t = 0; t < 4; ++t)
       if (const probe_result* r = probes[t].load(std::memory_order_acquire))
@@ -322,6 +337,80 @@ const probe_result* probe(const settings& s, const backend& b, scalar_type t) {
   return probes[i].load(std::memory_order_acquire);
 }
 
+// ---- the backend's kernels against prism's leaves ----------------------------------------
+
+// Whether the backend runs a weaker kernel set than prism's leaves would (leaf_kernels.hpp:
+// kernel_class), judged once per process. A call is never to be slower through the drop-in
+// than through the caller's BLAS; a backend on weaker kernels (Debian's OpenBLAS 0.3.21 on a
+// CPU newer than it runs Prescott's SSE3 kernels; OPENBLAS_CORETYPE=Haswell on an AVX-512
+// CPU; BLIS's generic C kernels) loses to prism's leaves on every shape, so prism takes
+// every call: one leaf on the caller's thread for a small one, its threaded path otherwise.
+// (kernel_verdict and its storage are declared above stats_printer, which reads them at exit.)
+
+const char* class_name(int c) {
+  return c == 4 ? "AVX-512" : c == 3 ? "AVX2" : c == 2 ? "AVX" : c == 1 ? "SSE" : "no SIMD kernels";
+}
+
+// The set prism's OpenBLAS leaf runs or would run here: the loaded copy's, else the probe's
+// verdict kept for this CPU, else the features' first. Classes 4 and 3 are not ordered by
+// features alone: when they decide and no verdict is kept, the leaf is loaded (its probe
+// says which wins here, once per machine), but only for a long call (`may_probe`: modelled
+// at 0.3 s or more, as the first-use measurements); for a shorter one there is no verdict
+// yet (nullopt) and the call is routed as before.
+std::optional<kernel_verdict> judge_backend(const backend& b, bool may_probe) {
+  const std::string& hook = detail::process_environment().test_backend_kernels;
+  const std::string theirs = hook.empty() ? b.kernel_name() : hook;
+  const int their_class = detail::kernel_class(theirs);
+  kernel_verdict v;
+  if (their_class == 0 && theirs != "generic") {  // unknown (reference BLAS, MKL, a newer name)
+    v.text = theirs.empty() ? "the backend does not say which kernels it runs" : "the backend runs " + theirs + ", which prism does not rank";
+    return v;
+  }
+  const auto candidates = detail::openblas_core_candidates(detail::this_cpu());
+  if (candidates.empty()) return v;
+  std::string ours = candidates.front();
+  if (const auto kept = detail::wisdom::process().find("openblas_kernels")) ours = *kept;
+  int our_class = detail::kernel_class(ours);
+  if (our_class == 4 && their_class == 3) {
+    if (!detail::wide_vectors_measured()) {
+      if (!may_probe) return std::nullopt;
+      try {
+        ours = detail::leaf_library(leaf_backend::openblas).kernel_name();
+      } catch (const std::exception&) {
+      }
+    }
+    if (detail::wide_vectors_measured() && !detail::wide_vectors_first()) our_class = 3;  // 256 bits as fast here
+  }
+  v.weaker = their_class < our_class;
+  v.text = "the backend runs " + theirs + " (" + class_name(their_class) + "), prism's leaves " + ours + " (" +
+           class_name(detail::kernel_class(ours)) + ")" +
+           (v.weaker ? ": weaker, prism takes every call" : ": not weaker, routing by shape and rate");
+  return v;
+}
+
+// The verdict, judged once and kept; until a judgement is possible (see judge_backend), a
+// call is routed as before, and the fast path waits (verdict_ready).
+std::mutex verdict_mutex;
+const kernel_verdict& verdict(const backend& b, bool may_probe) {
+  if (verdict_ready.load(std::memory_order_acquire)) [[likely]]
+    return the_verdict;
+  static const kernel_verdict undecided{false, "not judged yet"};
+  const std::lock_guard<std::mutex> lock(verdict_mutex);
+  if (verdict_ready.load(std::memory_order_relaxed)) return the_verdict;
+  std::optional<kernel_verdict> v = judge_backend(b, may_probe);
+  if (!v) return undecided;
+  the_verdict = std::move(*v);
+  verdict_ready.store(true, std::memory_order_release);
+  return the_verdict;
+}
+
+// True for a call long enough to pay for a kernel probe: its modelled time at the
+// description's rate per thread, on prism's threads, at least first_use_long_seconds.
+bool long_call(const settings& s, double flops) {
+  const double rate = double(std::max(1, s.threads)) * s.ctx->description().value(machine_key::rank_flops_per_thread);
+  return flops / rate >= detail::first_use_long_seconds;
+}
+
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
   if (std::max({p.m, p.n, p.k, std::int64_t(lda), std::int64_t(ldb), std::int64_t(ldc)}) > INT_MAX)
@@ -332,13 +421,21 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
-  if (p.flops() < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
-  if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
+  // A call the rules below would forward goes to prism instead when the backend's kernels
+  // are weaker than prism's leaves (judged once, at the first call that would be forwarded).
+  const auto forward = [&](decision d) -> decision {
+    if (const kernel_verdict& v = verdict(*b, long_call(s, p.flops())); v.weaker)
+      return {path::recursion, "weaker backend kernels", v.text.c_str()};
+    return d;
+  };
+  if (p.flops() < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
+  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS=1)"});
   if (double(p.k) >= k_dominance * double(std::max(p.m, p.n))) return {path::recursion, "k-dominant"};
   // Squares and wide products: the backend parallelises them as well as prism does, so the
   // faster kernels decide (rate_model.hpp).
   if (p.flops() < s.ctx->description().value(machine_key::dropin_model_flops))
-    return {path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's dropin_model_flops"};
+    return forward({path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's dropin_model_flops"});
+  if (verdict(*b, long_call(s, p.flops())).weaker) return forward({path::backend, ""});  // no rate probe needed
   const probe_result* r = probe(s, *b, p.type);
   if (r == nullptr) return {path::backend, "not k-dominant (k < 4 max(m, n)); rate probe failed"};
   if (r->prism_faster) return {path::recursion, "not k-dominant, prism's leaves faster", r->text.c_str()};
@@ -390,7 +487,9 @@ std::once_flag fast_publication;
 // Publishes the fast path's state once routing is `auto`, nothing is logged and a backend
 // exists (the first full dispatch of a gemm or a rank-k update does it).
 void publish_fast_path(const settings& s, const backend* b) {
-  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire)) {
+  // Only once the backend's kernels are judged, and not weaker: the fast path never asks again.
+  if (s.fast && b != nullptr && !fast_state.ready.load(std::memory_order_acquire) && !verdict(*b, false).weaker &&
+      verdict_ready.load(std::memory_order_acquire)) {
     std::call_once(fast_publication, [&] {  // one writer, so concurrent first calls do not race
       fast_state.b = b;
       fast_state.small_flops = s.small_flops;
@@ -526,8 +625,13 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
-  if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return {path::backend, "small (below PRISM_SMALL_FLOPS)"};
-  if (s.ctx->threads() < 2) return {path::backend, "one thread (PRISM_NUM_THREADS=1)"};
+  const auto forward = [&](decision d) -> decision {  // as for gemm: not to weaker kernels
+    if (const kernel_verdict& v = verdict(*b, long_call(s, rank_k_flops(t, n, k))); v.weaker)
+      return {path::recursion, "weaker backend kernels", v.text.c_str()};
+    return d;
+  };
+  if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
+  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS=1)"});
   // Measured with scripts/syrk-route.sh: NumPy's A.T @ A through this library, forced to
   // prism and to the threaded OpenBLAS backend, 2 threads, clean environment. The first run
   // (bench/results/syrk-route-2026-11-23.txt, before prism's own rank-k leaf): prism
@@ -539,7 +643,7 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   // BLAS splits only n for a rank-k update, and its second thread gains little. So prism
   // from k >= n/4 on (above the small-call floor, checked above); thinner k, where C's n^2
   // entries outweigh the product, was not measured and stays with the backend.
-  if (4 * k < n) return {path::backend, "k < n/4"};
+  if (4 * k < n) return forward({path::backend, "k < n/4"});
   return {path::recursion, "k >= n/4"};
 }
 

@@ -97,11 +97,18 @@ std::uint64_t size_with_suffix(const std::string& s) {
   return v > (cap >> shift) ? 0 : v << shift;
 }
 
-std::string machine_file() {
+// The per-user cache folder of prism: machine file and first-use measurements.
+std::string cache_dir() {
   const std::string xdg = text("XDG_CACHE_HOME"), home = text("HOME");
-  if (!xdg.empty() && xdg[0] == '/') return xdg + "/prism/machine";
-  if (!home.empty()) return home + "/.cache/prism/machine";
+  if (!xdg.empty() && xdg[0] == '/') return xdg + "/prism";
+  if (!home.empty()) return home + "/.cache/prism";
   return "";
+}
+
+// 0 or 1, unset is `fallback`.
+checked<bool> flag(const char* name, bool fallback, const char* when_bad) {
+  const checked<int> c = level(name, 1, when_bad);
+  return {text(name).empty() || !c.problem.empty() ? fallback : c.value > 0, c.problem};
 }
 
 // Never destroyed: exit handlers (the drop-in's summary) may still read it.
@@ -152,7 +159,9 @@ environment read_environment() {
   e.hwloc_xmlfile = text("HWLOC_XMLFILE");
   e.hwloc_synthetic = text("HWLOC_SYNTHETIC");
   e.machine = text("PRISM_MACHINE");
-  e.machine_file = machine_file();
+  e.cache_dir = cache_dir();
+  e.machine_file = e.cache_dir.empty() ? "" : e.cache_dir + "/machine";
+  e.first_use = flag("PRISM_FIRST_USE", true, "prism measures at first use as by default");
   e.verbose = level("PRISM_VERBOSE", 2, "calls are not logged");
   const checked<int> stats = level("PRISM_STATS", 1, "no summary at exit");
   e.stats = {stats.value > 0, stats.problem};
@@ -167,6 +176,7 @@ environment read_environment() {
   e.lib_blis_serial = text("PRISM_LIB_BLIS_SERIAL");
   e.lib_blis_pthread = text("PRISM_LIB_BLIS_PTHREAD");
   e.test_openblas_detects = text("PRISM_TEST_OPENBLAS_DETECTS");
+  e.test_backend_kernels = text("PRISM_TEST_BACKEND_KERNELS");
   e.fault = fault();
   e.gpu = parse_gpu_choice(text("PRISM_GPU"));
   return e;

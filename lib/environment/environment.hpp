@@ -92,6 +92,14 @@ struct environment {
   /// The per-user machine file: $XDG_CACHE_HOME/prism/machine when XDG_CACHE_HOME is an
   /// absolute path, else $HOME/.cache/prism/machine, else "".
   std::string machine_file;
+  /// The folder of that file, where prism also keeps what it measured at first use
+  /// (lib/wisdom): $XDG_CACHE_HOME/prism, else $HOME/.cache/prism, else "".
+  std::string cache_dir;
+  /// PRISM_FIRST_USE: 1 (default) measures what the model cannot know the first time a long
+  /// call needs it and keeps it per CPU in cache_dir; 0 measures no crossovers at run time
+  /// and neither reads nor writes anything there (the model's values; the leaf libraries'
+  /// kernel probe then runs in each process).
+  checked<bool> first_use;
 
   // Reporting.
   checked<int> verbose;  ///< PRISM_VERBOSE: 0 quiet, 1 a line per call, 2 with its plan
@@ -114,6 +122,9 @@ struct environment {
   // Test hooks.
   /// PRISM_TEST_OPENBLAS_DETECTS: stands in for OpenBLAS's own detection (test_leaf_env_disagree).
   std::string test_openblas_detects;
+  /// PRISM_TEST_BACKEND_KERNELS: stands in for the kernel set the drop-in's backend reports
+  /// (the drop-in tests that assert its routing among calls it does not take for kernels).
+  std::string test_backend_kernels;
   checked<test_fault> fault;  ///< PRISM_TEST_FAULT
 
   // The GPU level.

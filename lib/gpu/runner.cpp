@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -57,16 +58,14 @@ struct ring {
 class packers {
  public:
   explicit packers(int threads) {
-    for (int t = 1; t < threads; ++t) helpers_.emplace_back([this] { serve(); });
-  }
-  ~packers() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
+    try {
+      for (int t = 1; t < threads; ++t) helpers_.emplace_back([this] { serve(); });
+    } catch (...) {  // the helpers already started leave before the exception does
+      stop();
+      throw;
     }
-    cv_.notify_all();
-    for (std::thread& t : helpers_) t.join();
   }
+  ~packers() { stop(); }
   packers(const packers&) = delete;
   packers& operator=(const packers&) = delete;
 
@@ -103,6 +102,16 @@ class packers {
     }
   }
 
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : helpers_) t.join();
+    helpers_.clear();
+  }
+
   std::vector<std::thread> helpers_;
   std::mutex mu_;
   std::condition_variable cv_, idle_;
@@ -134,7 +143,12 @@ class schedule_run {
 
   run_outcome run() {
     outcome_.written.assign(s_.visits.size(), 0);
-    std::thread down([this] { download_all(); });
+    std::thread down;
+    try {
+      down = std::thread([this] { download_all(); });
+    } catch (const std::system_error& e) {  // nothing of C touched yet
+      throw device_error(std::string("cannot start the write-back thread: ") + e.what());
+    }
     try {
       for (std::size_t v = 0; v < s_.visits.size() && !stopped(); ++v) upload(int(v));
     } catch (const std::exception& e) {
@@ -157,8 +171,12 @@ class schedule_run {
     slots_ = std::make_unique<device_memory>(dev_, std::max<std::size_t>(1, std::size_t(s_.slots) * s_.slot_bytes), false);
     in_ring_ = std::make_unique<ring>(dev_, st_.buffers, st_.bytes);
     out_ring_ = std::make_unique<ring>(dev_, st_.buffers, st_.bytes);
-    pack_in_ = std::make_unique<packers>(std::max(1, st_.threads));
-    pack_out_ = std::make_unique<packers>(std::max(1, st_.threads));
+    try {
+      pack_in_ = std::make_unique<packers>(std::max(1, st_.threads));
+      pack_out_ = std::make_unique<packers>(std::max(1, st_.threads));
+    } catch (const std::system_error& e) {
+      throw device_error(std::string("cannot start the staging threads: ") + e.what());
+    }
     in_ = dev_.make_stream(), compute_ = dev_.make_stream(), out_ = dev_.make_stream();
     for (int x = 0; x < s_.slots; ++x) ready_.push_back(dev_.make_event()), freed_.push_back(dev_.make_event());
     for (int b = 0; b < s_.buffers; ++b) c_done_.push_back(dev_.make_event()), c_out_.push_back(dev_.make_event());
@@ -199,9 +217,11 @@ class schedule_run {
   void claim_buffer(int v) {
     const visit& vi = s_.visits[std::size_t(v)];
     const int previous = v - s_.buffers;  // the visit that used this buffer last
-    if (previous >= 0) {
+    if (previous >= 0 || vi.previous >= 0) {
+      // The buffer's last write-back must be issued; and a later visit of a block reads the
+      // block's partial sums from C, so the block's last visit must have landed there whole.
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return issued_ > previous || stop_; });
+      cv_.wait(lock, [&] { return (issued_ > previous && landed_ > vi.previous) || stop_; });
       if (stop_) throw device_error("stopped: the write-back side failed");
     }
     if (!vi.load) {
@@ -324,6 +344,11 @@ class schedule_run {
       throw;
     }
     outcome_.written[std::size_t(v)] = 1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      landed_ = v + 1;
+    }
+    cv_.notify_all();
   }
 
   // Visit v's last write-back copy is issued: its buffer's event marks it.
@@ -404,6 +429,7 @@ class schedule_run {
   std::condition_variable cv_;
   std::deque<int> finished_;  // visits whose products are issued, for the write-back thread
   int issued_ = 0;            // visits whose write-back copies are issued
+  int landed_ = 0;            // visits written back into C whole
   bool uploads_done_ = false, stop_ = false;
   run_outcome outcome_;
 };

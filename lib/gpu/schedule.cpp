@@ -34,16 +34,27 @@ region b_region(const product_shape& s, std::int64_t j, std::int64_t n, std::int
 
 // Leaves into visits: a maximal run of leaves on the same C block is one visit; a block seen
 // before is loaded again (its partial sum is on the host). Products keep plan order here.
+// Whether two blocks share an element without being the same block.
+bool overlap_partly(const region& x, const region& y) {
+  if (x == y) return false;
+  return x.row < y.row + y.rows && y.row < x.row + x.rows && x.col < y.col + y.cols && y.col < x.col + x.cols;
+}
+
 std::vector<visit> group_visits(const std::vector<device_leaf>& leaves, const product_shape& shape, bool reads_c) {
   std::vector<visit> visits;
-  std::vector<region> seen;
   for (const device_leaf& lf : leaves) {
     const region c{matrix_id::c, lf.i, lf.j, lf.m, lf.n};
     if (visits.empty() || !(visits.back().c == c)) {
-      const bool again = std::find(seen.begin(), seen.end(), c) != seen.end();
       visit v;
-      v.c = c, v.triangle = lf.triangle, v.load = again || reads_c;
-      if (!again) seen.push_back(c);
+      v.c = c, v.triangle = lf.triangle;
+      for (int w = int(visits.size()) - 1; w >= 0; --w) {
+        if (overlap_partly(visits[std::size_t(w)].c, c))
+          throw plan_error("a device's blocks of C overlap without being the same block (a k cut above m or n cuts of "
+                           "other shapes): C(" + std::to_string(c.row) + ", " + std::to_string(c.col) + ") " +
+                           std::to_string(c.rows) + " x " + std::to_string(c.cols));
+        if (v.previous < 0 && visits[std::size_t(w)].c == c) v.previous = w;
+      }
+      v.load = v.previous >= 0 || reads_c;
       visits.push_back(std::move(v));
     }
     product p;
@@ -60,14 +71,19 @@ std::vector<visit> group_visits(const std::vector<device_leaf>& leaves, const pr
 // Rule 1 (snake order) and `first`: odd visits run their products in reverse; the first
 // product a block's first visit runs applies beta.
 void snake(std::vector<visit>& visits) {
-  std::vector<region> seen;
   for (std::size_t v = 0; v < visits.size(); ++v) {
     if (v % 2 == 1) std::reverse(visits[v].products.begin(), visits[v].products.end());
-    if (std::find(seen.begin(), seen.end(), visits[v].c) == seen.end()) {
-      visits[v].products.front().first = true;
-      seen.push_back(visits[v].c);
-    }
+    if (visits[v].previous < 0) visits[v].products.front().first = true;
   }
+}
+
+// a * b * c bytes, or a plan_error when that overflows (edges near 2^31 of complex doubles).
+std::size_t bytes_of(std::int64_t a, std::int64_t b, std::size_t c) {
+  std::size_t ab = 0, abc = 0;
+  if (__builtin_mul_overflow(std::size_t(a), std::size_t(b), &ab) || __builtin_mul_overflow(ab, c, &abc) ||
+      abc > std::numeric_limits<std::size_t>::max() / 2)
+    throw plan_error("a device's C block or chunk exceeds the address space");
+  return abc;
 }
 
 using region_key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
@@ -179,8 +195,9 @@ void size_memory(device_schedule& s, std::size_t memory, std::size_t distinct, s
     for (const product& pr : v.products)
       for (const chunk_copy& c : pr.copies) chunk = std::max(chunk, c.from.size());
   }
-  const std::size_t cbuf = round_up(std::size_t(s.c_ld) * std::size_t(s.c_cols) * s.element, slot_alignment);
-  s.slot_bytes = round_up(std::size_t(chunk) * s.element, slot_alignment);
+  const std::size_t cbuf = round_up(bytes_of(s.c_ld, s.c_cols, s.element), slot_alignment);
+  // A slot holds at least one aligned unit, so empty chunks (k = 0) still size the memory.
+  s.slot_bytes = std::max(slot_alignment, round_up(bytes_of(chunk, 1, s.element), slot_alignment));
   const std::size_t need = std::min<std::size_t>(distinct, 4);
   s.buffers = s.visits.size() > 1 && 2 * cbuf + std::min<std::size_t>(distinct, 6) * s.slot_bytes <= memory ? 2 : 1;
   const std::size_t room = memory >= std::size_t(s.buffers) * cbuf ? memory - std::size_t(s.buffers) * cbuf : 0;

@@ -91,6 +91,7 @@ struct visit {
   char triangle = 0;            ///< 'U' / 'L': a diagonal block of syrk / herk, only that triangle written back
   int buffer = 0;               ///< which C buffer
   bool load = false;            ///< the block is copied in first (beta != 0, or a later visit of it)
+  int previous = -1;            ///< the last visit before this one of the same block, or -1 (its write-back must land first)
   std::vector<product> products;  ///< in order (the snake order of rule 1)
 };
 
@@ -114,7 +115,9 @@ struct device_schedule {
 
 /// The schedule of one device's leaves (see the file comment) within `memory` bytes of
 /// device memory; `reads_c`: the call's beta is not 0. Throws prism::plan_error when the
-/// largest C block with 4 slots of its largest chunks does not fit, naming both sizes.
+/// largest C block with 4 slots of its largest chunks does not fit, naming both sizes, or
+/// when two leaves' blocks of C overlap without being the same block (a k cut above m or n
+/// cuts of different shapes: the first visit of either would apply beta over the other's sums).
 device_schedule make_schedule(const std::vector<device_leaf>& leaves, const product_shape& shape, std::size_t memory,
                               bool reads_c);
 

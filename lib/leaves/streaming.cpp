@@ -1,11 +1,15 @@
 // lib/leaves/streaming.cpp — the streaming leaf's kernels (Google Highway, runtime
 // dispatch) and its rule for `auto`. What it is for: streaming.hpp.
 //
-// The product. A leaf above 16 x 16 is tiled (streaming_gemm, below): k in L2-sized
-// chunks (stream_tile_chunk_bytes), each 16 x 16 block of C one pass of the kernels over the chunk, which add
-// their sums straight into a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c <= 16) of an
-// r x k left operand L and a k x c right operand R, and then C = alpha S + beta C (or
-// alpha S^T + beta C when the case was transposed). Two kernels cover the layouts:
+// The product. A real leaf above 16 x 16 runs the panel kernel (panel_sums, below): k in
+// chunks whose block of rows stays in L1, register tiles of up to 4 vectors by 6 columns
+// over the whole leaf, op(A) = A^T transposed chunk by chunk into the 'N' form. A complex
+// leaf above 16 x 16 is tiled: k in L2-sized chunks (stream_tile_chunk_bytes), each 16 x 16
+// block of C one pass of the kernels below over the chunk, which add their sums straight
+// into a per-thread buffer. One pass turns every case into S = L R, an r x c result (r, c
+// <= 16) of an r x k left operand L and a k x c right operand R, and then C = alpha S +
+// beta C (or alpha S^T + beta C when the case was transposed). Two kernels cover the
+// layouts:
 //
 //   dot   L and R both run along k in memory: op(A) = A^T or A^H and op(B) = B ('TN').
 //         Vectors run along k; a register tile of TI x TJ accumulators takes TI rows of L
@@ -174,6 +178,39 @@ void plain_pack(const pack_task& t, std::int64_t i0, std::int64_t l0) {
     }
 }
 
+/// One k-chunk of a real leaf above 16 x 16 for the panel kernel: S += L R over the whole
+/// rows x cols, L in the 'N' form (A itself for trans 'N', else the chunk of op(A) packed by
+/// pack_chunk), R where it lies (all strides in elements).
+struct panel_task {
+  const void* L = nullptr;     ///< L(i, l) at L[i + l * ldl]
+  std::int64_t ldl = 1;
+  const void* R = nullptr;     ///< R(l, j) at R[l * rl + j * rj]
+  std::int64_t rl = 1, rj = 1;
+  std::int64_t rows = 0, cols = 0, len = 0;
+  void* S = nullptr;           ///< sums, S(i, j) at S[i + j * lds]; lds rounds rows up to 64 bytes
+  std::int64_t lds = 0;
+  std::int64_t ahead = 0;      ///< steps to the next chunk (0: this is the last): R's and L's prefetch distance
+  bool fetch_l = false;        ///< L is A itself: its next chunk is fetched by the first column's tiles
+  // A's next chunk when L is packed (trans 'T'): next_cols columns of next_rows elements,
+  // next_ld apart, fetched while this chunk runs, spread over the tiles.
+  const void* next = nullptr;
+  std::int64_t next_cols = 0, next_rows = 0, next_ld = 0;
+};
+
+/// The plain loops of the panel kernel (scalar fallback target).
+template <class R>
+void plain_panel(const panel_task& t) {
+  const R* L = static_cast<const R*>(t.L);
+  const R* B = static_cast<const R*>(t.R);
+  R* S = static_cast<R*>(t.S);
+  for (std::int64_t j = 0; j < t.cols; ++j)
+    for (std::int64_t i = 0; i < t.rows; ++i) {
+      R sum = 0;
+      for (std::int64_t l = 0; l < t.len; ++l) sum += L[i + l * t.ldl] * B[l * t.rl + j * t.rj];
+      S[i + j * t.lds] += sum;
+    }
+}
+
 /// The plain loops of the syrk kernel (scalar fallback target): out(i, j) for i <= j.
 template <class R, bool Cx>
 void plain_syrk(const syrk_task& t) {
@@ -225,6 +262,11 @@ void syrk_chunk(const syrk_task& t) {
 template <class R, bool Cx>
 void pack_chunk(const pack_task& t) {
   plain_pack<std::conditional_t<Cx, std::complex<R>, R>>(t, 0, 0);
+}
+
+template <class R>
+void panel(const panel_task& t) {
+  plain_panel<R>(t);
 }
 
 #else
@@ -638,8 +680,9 @@ HWY_NOINLINE void outer_tile(const outer_args<R>& g) {
   if constexpr (RJ > 0) {  // syrk tiles: L is never fetched a step ahead
     if (g.pf_count > 0) with.template operator()<false, true>();
     else with.template operator()<false, false>();
-  } else {  // gemm tiles: no share of a next chunk
-    if (fetch_l) with.template operator()<true, false>();
+  } else {  // gemm tiles: a share of the next chunk (panel tiles over a packed chunk), or L's own
+    if (g.pf_count > 0) with.template operator()<false, true>();
+    else if (fetch_l) with.template operator()<true, false>();
     else with.template operator()<false, false>();
   }
   PRISM_UNROLL
@@ -727,6 +770,60 @@ void outer(const task& t) {
       const R x = out[j * out_ld + i];
       put(S[j * t.s_ld * w + i], Cx && t.conj_l && i % 2 == 1 ? -x : x, t.add);  // conj(a) b = conj(a conj(b))
     }
+}
+
+// ---- panel kernel ------------------------------------------------------------------------
+
+// Register tiles of the panel kernel: up to panel_vr vectors of rows by panel_tc[VR - 1]
+// columns, each a real accumulator per vector and column, plus the VR vectors of L and one
+// broadcast. With 32 registers 4 x 6 (24 accumulators: 4 loads and 6 broadcasts a step for
+// 24 FMAs) or 3 x 8; with 16 (AVX2) 2 x 6 (12, plus 3).
+constexpr int panel_vr = registers == 32 ? 4 : 2;
+constexpr std::array<int, 4> panel_tc = registers == 32 ? std::array<int, 4>{8, 8, 8, 6} : std::array<int, 4>{8, 6, 0, 0};
+
+// One chunk of a real leaf above 16 x 16 (panel_task): the rows in blocks of up to
+// panel_vr vectors, the columns in pieces of up to panel_tc, each tile one pass over the
+// chunk adding its sums into S. Columns outer, row blocks inner: a piece of R (up to 8
+// columns) stays in L1 while the row blocks pass over it; the chunk of L (for 64 x 64
+// doubles, 2 blocks of 32 rows by 128 steps: 64 KiB) comes from L2 for each piece.
+// Prefetch: R's columns along k (rl = 1, 'N') one chunk ahead by the first row block's
+// tiles, a line per column per line of k (outer_tile's fetch_r); L in place likewise by the
+// first piece's tiles (fetch_l); a packed L's next chunk of A (next), its lines spread over
+// the tiles in proportion to their work, as the syrk kernel does. Example, 32 x 32 doubles
+// 'TN' on AVX-512, 128 steps: one row block of 4 vectors, pieces of 6, 6, 5, 5, 5, 5 columns.
+template <class R>
+void panel(const panel_task& t) {
+  const hn::ScalableTag<R> d;
+  const std::int64_t N = std::int64_t(hn::Lanes(d));
+  const std::int64_t vectors = (t.rows + N - 1) / N, vr = piece(vectors, panel_vr);
+  const std::int64_t tc = piece(t.cols, panel_tc[std::size_t(vr - 1)]);
+  static constexpr auto tiles = outer_tiles<R, false, panel_tc, 0>(std::make_integer_sequence<int, outer_vr * 8>{});
+  const R* L = static_cast<const R*>(t.L);
+  const R* B = static_cast<const R*>(t.R);
+  R* S = static_cast<R*>(t.S);
+  outer_args<R> g{};
+  g.ldl = t.ldl, g.rl = t.rl, g.rj = t.rj, g.len = t.len, g.out_ld = t.lds, g.flip = false, g.ahead = t.ahead;
+  const std::int64_t pf_lines = (t.next_rows + N - 1) / N, total_lines = t.next_cols * pf_lines;
+  g.pf = t.next != nullptr ? static_cast<const R*>(t.next) : nullptr;
+  g.pf_ld = t.next_ld, g.pf_lines = pf_lines, g.pf_cols = t.next_cols;
+  std::int64_t fetched = 0;
+  const std::int64_t work = vectors * t.cols;
+  for (std::int64_t v0 = 0; v0 < vectors; v0 += vr) {
+    const int h = int(std::min(vr, vectors - v0));
+    for (std::int64_t j0 = 0; j0 < t.cols; j0 += tc) {
+      const int wd = int(std::min(tc, t.cols - j0));
+      g.last = std::size_t(std::min(t.rows - (v0 + h - 1) * N, N));
+      g.L = L + v0 * N, g.B = B + j0 * t.rj, g.out = S + j0 * t.lds + v0 * N;
+      g.fetch_r = t.ahead > 0 && t.rl == 1 && v0 == 0;
+      g.fetch_l = t.ahead > 0 && t.fetch_l && j0 == 0;
+      if (g.pf != nullptr) {  // this tile's share of the next chunk, rounded up
+        g.pf_count = std::min(total_lines - fetched, (total_lines * h * wd + work - 1) / work);
+        g.pf_col = fetched / pf_lines, g.pf_line = fetched % pf_lines;
+        fetched += g.pf_count;
+      }
+      tiles[std::size_t((h - 1) * 8 + wd - 1)](g);
+    }
+  }
 }
 
 // ---- syrk kernel ------------------------------------------------------------------------
@@ -1030,6 +1127,8 @@ void pack_s(const pack_task& t) { pack_chunk<float, false>(t); }
 void pack_d(const pack_task& t) { pack_chunk<double, false>(t); }
 void pack_c(const pack_task& t) { pack_chunk<float, true>(t); }
 void pack_z(const pack_task& t) { pack_chunk<double, true>(t); }
+void panel_s(const panel_task& t) { panel<float>(t); }
+void panel_d(const panel_task& t) { panel<double>(t); }
 void syrk_s(const syrk_task& t) { syrk_chunk<float, false>(t); }
 void syrk_d(const syrk_task& t) { syrk_chunk<double, false>(t); }
 void syrk_c(const syrk_task& t) { syrk_chunk<float, true>(t); }
@@ -1054,6 +1153,8 @@ HWY_EXPORT(pack_s);
 HWY_EXPORT(pack_d);
 HWY_EXPORT(pack_c);
 HWY_EXPORT(pack_z);
+HWY_EXPORT(panel_s);
+HWY_EXPORT(panel_d);
 HWY_EXPORT(syrk_s);
 HWY_EXPORT(syrk_d);
 HWY_EXPORT(syrk_c);
@@ -1096,6 +1197,13 @@ void pack_chunk(const pack_task& t) {
   else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(pack_d)(t);
   else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(pack_c)(t);
   else HWY_DYNAMIC_DISPATCH(pack_z)(t);
+}
+
+template <class R>
+void panel(const panel_task& t) {
+  apply_simd_choice();
+  if constexpr (std::same_as<R, float>) HWY_DYNAMIC_DISPATCH(panel_s)(t);
+  else HWY_DYNAMIC_DISPATCH(panel_d)(t);
 }
 
 template <scalar T>
@@ -1207,11 +1315,66 @@ std::int64_t tiled_chunk(const streaming_sizes& z, std::int64_t m, std::int64_t 
 }
 
 // Per-thread sums of a tiled leaf (up to 128 x 128 elements: 256 KiB for complex double,
-// too much for a task's stack).
+// too much for a task's stack), and the packed chunk of the panel kernel.
 template <scalar T>
 std::vector<T>& tiled_sums() {
   thread_local std::vector<T> v;
   return v;
+}
+template <scalar T>
+std::vector<T>& panel_buffer() {
+  thread_local std::vector<T> v;
+  return v;
+}
+
+// The first 64-byte boundary in v, with room for `count` elements after it.
+template <scalar T>
+T* aligned_in(std::vector<T>& v, std::size_t count) {
+  v.resize(count + 64 / sizeof(T));
+  const auto p = reinterpret_cast<std::uintptr_t>(v.data());
+  return reinterpret_cast<T*>((p + 63) & ~std::uintptr_t(63));
+}
+
+// The k extent of one chunk of the panel kernel: the chunk of one block of rows (at most
+// 256 bytes a step, the 4 AVX-512 vectors of a register tile) takes the machine's
+// stream_outer_chunk_bytes (the model: 1/3 of one core's L1d, 16 KiB on the developers'
+// host), so it stays in L1 while the column pieces pass over it; between 64 steps (the
+// tiles' sums are added to S once a chunk) and the tiled leaf's L2 chunk. Example, 16 KiB:
+// 32 x 32 and 64 x 64 doubles, 256 bytes a step: 64 steps.
+template <scalar T>
+std::int64_t panel_chunk(const streaming_sizes& z, std::int64_t m, std::int64_t n) {
+  const std::int64_t step = std::min<std::int64_t>(m * std::int64_t(sizeof(T)), 256);
+  return std::clamp<std::int64_t>(z.outer_chunk / step, 64, std::max<std::int64_t>(64, tiled_chunk<T>(z, m, n)));
+}
+
+// S += op(A) op(B) for a real leaf above 16 x 16 by the panel kernel, k in chunks
+// (panel_chunk): op(A) = A is read where it lies, op(A) = A^T is transposed chunk by chunk
+// into the 'N' form (pack_chunk, the rank-k leaf's transposition), op(B) is read where it
+// lies. S is m x n with leading dimension lds (m rounded up to 64 bytes).
+template <scalar T>
+void panel_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* S, std::int64_t lds) {
+  const std::int64_t kc = panel_chunk<T>(z, m, n);
+  T* P = ta == 'N' ? nullptr : aligned_in(panel_buffer<T>(), std::size_t(m * std::min(kc, k)));
+  streaming::panel_task t;
+  t.rows = m, t.cols = n, t.S = S, t.lds = lds;
+  t.rl = tb == 'N' ? 1 : ldb, t.rj = tb == 'N' ? ldb : 1;
+  for (std::int64_t l0 = 0; l0 < k; l0 += kc) {
+    const std::int64_t len = std::min(kc, k - l0), rest = k - l0 - len;
+    t.len = len, t.ahead = rest > 0 ? kc : 0;
+    if (ta == 'N') {
+      t.L = A + l0 * lda, t.ldl = lda, t.fetch_l = true;
+    } else {
+      streaming::pack_task pk;
+      pk.A = A + l0, pk.lda = lda, pk.n = m, pk.len = len, pk.conj = false, pk.P = P;
+      streaming::pack_chunk<T>(pk);
+      t.L = P, t.ldl = m, t.fetch_l = false;
+      t.next = rest > 0 ? A + l0 + len : nullptr;
+      t.next_cols = m, t.next_rows = std::min(kc, rest), t.next_ld = lda;
+    }
+    t.R = tb == 'N' ? B + l0 : B + l0 * ldb;
+    streaming::panel<T>(t);
+  }
 }
 
 }  // namespace
@@ -1236,12 +1399,18 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
   if (zero) {
   } else if (m <= streaming_block_mn && n <= streaming_block_mn) {
     block_sums<T>(z, ta, tb, m, n, k, A, lda, B, ldb, S, ls, false);  // one pass, all sums in registers
+  } else if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
+    // Real types: the panel kernel (panel_sums), with register tiles over the whole m x n.
+    ls = (m + 64 / std::int64_t(sizeof(T)) - 1) / (64 / std::int64_t(sizeof(T))) * (64 / std::int64_t(sizeof(T)));
+    S = aligned_in(tiled_sums<T>(), std::size_t(ls * n));
+    std::fill(S, S + ls * n, T(0));
+    panel_sums<T>(z, ta, tb, m, n, k, A, lda, B, ldb, S, ls);
   } else {
-    // Tiled: k in chunks that stay in L2 (tiled_chunk); for each chunk, every block of C
-    // of at most 16 x 16 runs the one-pass kernel over it, so A and B come from memory
-    // once and from L2 for the other blocks; the chunks' sums add up in S, and C is read
-    // and written once, at the end. Example: 64 x 64 x 2^20 doubles, kc = 256: 4096 chunks,
-    // each 16 blocks of 16 x 16; a block reads 16 x 256 of op(A) and 256 x 16 of op(B).
+    // Complex types, tiled: k in chunks that stay in L2 (tiled_chunk); for each chunk,
+    // every block of C of at most 16 x 16 runs the one-pass kernel over it, so A and B come
+    // from memory once and from L2 for the other blocks; the chunks' sums add up in S, and C
+    // is read and written once, at the end. Example: 64 x 64 x 2^20 complex doubles, kc = 64:
+    // each chunk 16 blocks of 16 x 16; a block reads 16 x 64 of op(A) and 64 x 16 of op(B).
     auto& v = tiled_sums<T>();
     v.assign(std::size_t(m * n), T(0));
     S = v.data();
@@ -1278,13 +1447,6 @@ std::vector<T>& syrk_buffer(int which) {
   return v[which];
 }
 
-// The first 64-byte boundary in v, with room for `count` elements after it.
-template <scalar T>
-T* aligned_in(std::vector<T>& v, std::size_t count) {
-  v.resize(count + 64 / sizeof(T));
-  const auto p = reinterpret_cast<std::uintptr_t>(v.data());
-  return reinterpret_cast<T*>((p + 63) & ~std::uintptr_t(63));
-}
 
 template <scalar T>
 void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A,
@@ -1378,7 +1540,15 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
 // to the bandwidth; where they sit in L2, OpenBLAS's AVX-512 micro-kernels are faster for
 // real types.
 //
-// Tiled leaves (m or n above 16): bench/results/leaf-streaming-2026-11-23T0740Z.txt (the
+// Real leaves above 16 x 16 run the panel kernel: bench/results/leaf-streaming-panel-2026-11-29T0048Z.txt
+// (the same script, one pass, best of 2, double and float, m, n from 24 to 128, k from 512
+// to 2^20): it won or tied every row but 24 x 24 float (0.76-0.80), in cache (64 x 64 x 512
+// double 1.25-1.56x, 128 x 128 x 4096 1.06-1.25x) and from memory (64 x 64 x 2^18 double
+// 1.29-1.97x); for them the thresholds are the machine's stream_far_bytes (m n above 1024)
+// and stream_dot_bytes ('TN', transposed chunk by chunk), which the model puts at 8 L2s and
+// the first long call measures (lib/leaf/first_use.hpp), and stream_bytes (m n <= 1024).
+//
+// Complex tiled leaves (m or n above 16): bench/results/leaf-streaming-2026-11-23T0740Z.txt (the
 // same script after the tiled path came, one pass, best of 3; rows of 24 .. 128 with k
 // from 512 to 2^20, all four types, against the faster of prism's OpenBLAS (Cooperlake)
 // and BLIS (skx) leaves: str/best):
@@ -1396,9 +1566,9 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
 // as many bytes as the product needs flops to hide, and the streaming leaf does not pack.
 //
 // The byte thresholds are the machine's (lib/runtime/machine.cpp): "from 2 MiB" there is
-// mc's stream_bytes (the model: twice one core's L2), "from 32 MiB" its stream_far_bytes
-// for the outer kernel and its stream_dot_bytes for the dot kernel (the model: 32 L2s
-// each; tune measures them apart, since the dot kernel's rate differs between CPUs more), "from k = 128" its stream_complex_k; `prism tune` measures them.
+// mc's stream_bytes (the model: twice one core's L2), the complex dot kernel's "far beyond
+// cache" 4 times its stream_dot_bytes, "from k = 128" its stream_complex_k; `prism tune`
+// and the first long call measure them.
 // The shape classes (m, n <= 16, m n <= 1024, 64) are the kernels' register tiles and stay.
 bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
                          std::int64_t n, std::int64_t k) {
@@ -1410,12 +1580,17 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
     return panels >= near;
   }
   const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
-  if (dot) return m * n <= 1024 && panels >= mc.value(machine_key::stream_dot_bytes);
+  if (!is_complex(t)) {  // the panel kernel, every trans pair
+    if (dot) return panels >= mc.value(machine_key::stream_dot_bytes);
+    return panels >= near && (m * n <= 1024 || panels >= far);
+  }
+  // Complex: the dot kernel's lane sums won only far beyond cache, 4 times the panel
+  // kernel's 'TN' threshold (32 L2s by the model).
+  if (dot) return m * n <= 1024 && panels >= 4 * mc.value(machine_key::stream_dot_bytes);
   if (panels < near) return false;
   if (m * n <= 1024) return true;
   if (m > 64 || n > 64) return false;
-  if (t == scalar_type::z) return true;
-  return t == scalar_type::d && panels >= far;
+  return t == scalar_type::z;
 }
 
 // The rank-k leaf's rule: bench/results/leaf-syrk-2026-11-23T1255Z.txt (`bash
@@ -1435,7 +1610,7 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 //    same table; before, they took the plain loops and never won by much, 0.71-1.18x): won
 //    n = 16..96 (1.22-1.72x), lost n = 4 and 8 (0.90-0.97), about even at 128 (0.96-1.10).
 // "4 MiB or less" and "from memory" are read against the machine: below its
-// stream_far_bytes (32 MiB on that host; see streaming_preferred).
+// stream_far_bytes (8 MiB by the model on that host, what its first use measures there).
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';

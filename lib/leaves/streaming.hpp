@@ -8,10 +8,11 @@
 // panels first, which reads and writes every element once more than the product needs,
 // and its micro-kernels are tuned for large m and n. This kernel reads each element of A
 // and B exactly once, keeps the m x n partial sums in vector registers, and never packs.
-// Up to 128 x 128 (a CARMA 64 x 64 leaf, a Gram 32 x 32 TN leaf) it tiles C into 16 x 16
-// blocks over k chunks that stay in L2: A and B still come from memory once, and the
-// packing a BLAS would do (as many bytes moved as the product's flops need on a 64 x 64
-// leaf) is not done at all.
+// Up to 128 x 128 (a CARMA 64 x 64 leaf, a Gram 32 x 32 TN leaf) real leaves run the panel
+// kernel: register tiles of up to 4 vectors by 6 columns over k chunks whose rows stay in
+// L1, op(A) = A^T transposed chunk by chunk (A and B still come from memory once; the
+// packing a BLAS would do, as many bytes moved as the product's flops need on a 64 x 64
+// leaf, is not done); complex ones tile C into 16 x 16 blocks over chunks that stay in L2.
 //
 // The SIMD code is Google Highway's (Debian libhwy-dev) with runtime dispatch: it is built
 // for AVX-512, AVX2 and a scalar fallback (NEON/SVE on Arm) and runs the best one this CPU

@@ -7,6 +7,7 @@
 
 #include "../blas/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
+#include "../leaf/first_use.hpp"
 #include "../leaves/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
@@ -95,6 +96,9 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
                          beta, C, ldc);
     return;
   }
+  // A long call whose leaves may be prism's own: the streaming crossovers of this machine,
+  // measured once per machine if nothing told them yet (lib/leaf/first_use.hpp).
+  detail::first_use_before_call(ctx.description(), ctx.leaf(), m, n, p.flops(), ctx.threads());
   auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return make_plan(p, ctx); });
   detail::run_plan<T>(*pl, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
 }

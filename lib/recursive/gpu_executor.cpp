@@ -14,9 +14,9 @@
 #include "../gpu/runner.hpp"
 #include "../runtime/runtime.hpp"
 
-#include <oneapi/tbb/task_group.h>
 
 #include <exception>
+#include <system_error>
 #include <thread>
 
 namespace prism::detail {
@@ -28,57 +28,55 @@ namespace {
 // parts 1.. write temporaries of the node's block in the call's workspace, added into C
 // (the node's share of host threads) when all are done; a diagonal cut's triangles run
 // one after the other while the block runs beside them.
+// Starts f on a thread of its own; a thread that cannot be started runs f here instead.
+template <class F>
+void start(std::vector<std::thread>& threads, F&& f) {
+  try {
+    threads.emplace_back(f);
+  } catch (const std::system_error&) {
+    f();
+  }
+}
+
+// gpu level: every part on its own devices at once. The device work blocks its thread on
+// the device, so each part but the first gets a thread of its own (not a task). A k-cut's
+// parts 1.. write temporaries of the node's block in the call's workspace, added into C
+// (the node's share of host threads) when all are done; a diagonal cut's triangles run
+// one after the other while the block runs beside them. Every part runs, and a k cut's
+// reduction too, before the first error (a block a device left torn) is thrown: the rest
+// of C is then right, as the error says.
 template <scalar T>
 class gpu_runner final : public step_runner<T> {
  public:
   void run(const executor<T>& ex, const node& nd, workspace_frame ws, c_frame<T> out, T beta) const override {
     if (nd.kind == step_kind::dfs) return ex.run_in_sequence(nd, ws, out, beta);
-    if (is_diagonal_cut(nd)) {
-      std::exception_ptr failed;
-      std::thread block([&] {
-        try {
-          ex.run(nd.children[2], ws, out, beta);
-        } catch (...) {
-          failed = std::current_exception();
-        }
-      });
-      try {
-        ex.run(nd.children[0], ws, out, beta);
-        ex.run(nd.children[1], ws, out, beta);
-      } catch (...) {
-        block.join();
-        throw;
-      }
-      block.join();
-      if (failed) std::rethrow_exception(failed);
-      return;
-    }
-    const bool k_cut = nd.cut == dim::k;
+    const bool diagonal = is_diagonal_cut(nd), k_cut = !diagonal && nd.cut == dim::k;
     std::vector<T*> temps;
     if (k_cut)
       for (std::size_t c = 1; c < nd.parts.size(); ++c)
         temps.push_back(reinterpret_cast<T*>(ws.at(nd.workspace_offset + temp_offset(nd, c, sizeof(T)))));
     std::vector<std::exception_ptr> failed(nd.parts.size());
-    std::vector<std::thread> parts;
-    for (std::size_t c = 1; c < nd.parts.size(); ++c) {
-      const c_frame<T> to = k_cut ? c_frame<T>{temps[c - 1], std::max<std::int64_t>(1, nd.shape.m), nd.shape.i, nd.shape.j} : out;
-      parts.emplace_back([&ex, &nd, &failed, c, ws, to, k_cut, beta] {
-        try {
-          ex.run(nd.children[c], ws, to, k_cut ? T(0) : beta);
-        } catch (...) {
-          failed[c] = std::current_exception();
-        }
-      });
+    auto part = [&](std::size_t c) {
+      const c_frame<T> to = k_cut && c > 0 ? c_frame<T>{temps[c - 1], std::max<std::int64_t>(1, nd.shape.m), nd.shape.i, nd.shape.j}
+                                           : out;
+      try {
+        ex.run(nd.children[c], ws, to, k_cut && c > 0 ? T(0) : beta);
+      } catch (...) {
+        failed[c] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> threads;
+    if (diagonal) {  // the block beside, the two triangles one after the other here
+      start(threads, [&part] { part(2); });
+      part(0), part(1);
+    } else {
+      for (std::size_t c = 1; c < nd.parts.size(); ++c) start(threads, [&part, c] { part(c); });
+      part(0);
     }
-    try {
-      ex.run(nd.children[0], ws, out, beta);
-    } catch (...) {
-      failed[0] = std::current_exception();
-    }
-    for (std::thread& t : parts) t.join();
+    for (std::thread& t : threads) t.join();
+    if (k_cut) ex.reduce(nd, out, temps.data(), nd.owns.threads);
     for (const std::exception_ptr& f : failed)
       if (f) std::rethrow_exception(f);
-    if (k_cut) ex.reduce(nd, out, temps.data(), nd.owns.threads);
   }
 };
 
@@ -144,7 +142,8 @@ void run_device(const executor<T>& ex, int index, c_frame<T> out, T beta) {
   const gpu::host_matrix<T> C{out.C, out.ldc, out.i0, out.j0};
   const context& ctx = *ex.call_context();
   gpu::staging st;
-  st.bytes = std::size_t(ctx.description().value(machine_key::gpu_staging_bytes));
+  // At least 4 KiB (256 complex doubles): pieces() cuts a longer column into pieces that size.
+  st.bytes = std::max<std::size_t>(4096, std::size_t(ctx.description().value(machine_key::gpu_staging_bytes)));
   // Each direction's pieces are packed by half the host threads the part runs with (16
   // threads filling a ring of two 64 MB buffers fed one H200's link at its pinned rate).
   const int devices = std::max(1, ex.nodes()[0].owns.devices.count);

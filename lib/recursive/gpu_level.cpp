@@ -98,10 +98,17 @@ struct gpu_builder {
   char uplo;
   std::vector<gpu::device_leaf> leaves;
 
+  // `count` parts of an edge as even as alignment allows; parts shorter than the alignment
+  // are cut exactly instead (an aligned split can come out empty), and none is empty.
+  // E.g. k = 8192 in 106 chunks: 256-aligned cuts would leave 72 empty, exact ones give 77 or 78.
   std::vector<part> even(dim d, std::int64_t ext, int count, int devices_each = 0) const {
-    const std::vector<std::int64_t> sizes = split(ext, std::vector<int>(std::size_t(count), 1), alignment(d, p.type, ext));
+    count = int(std::min<std::int64_t>(count, ext));
+    std::int64_t a = alignment(d, p.type, ext);
+    if (ext / std::max(1, count) < a) a = 1;
+    const std::vector<std::int64_t> sizes = split(ext, std::vector<int>(std::size_t(count), 1), a);
     std::vector<part> parts;
-    for (std::int64_t s : sizes) parts.push_back(part{s, 0, 0, 0, devices_each});
+    for (std::int64_t s : sizes)
+      if (s > 0) parts.push_back(part{s, 0, 0, 0, devices_each});
     return parts;
   }
 
@@ -179,11 +186,16 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
   if (kc_max < 1) return {};
   const std::int64_t k0 = std::max<std::int64_t>(1, std::int64_t(std::ceil(double(k) / std::floor(kc_max))));
   // From the fewest, each about a quarter more, up to 16 times as many: finer chunks leave
-  // more slots (more reuse across blocks) but run shallower products.
+  // more slots (more reuse across blocks) but run shallower products. The fewest that fit
+  // the memory is always weighed, however many products it makes.
   std::vector<int> counts;
   for (std::int64_t f = k0; f <= k && f <= k0 * 16 && blocks * f <= max_products; f = std::max(f + 1, f * 5 / 4)) {
     if (f > k0 && k / f < 256) break;
     counts.push_back(int(f));
+  }
+  if (counts.empty()) {
+    const double kc_memory = std::min(room / (4.0 * per_k), double(INT_MAX));
+    counts.push_back(int(std::min<std::int64_t>(k, std::int64_t(std::ceil(double(k) / std::floor(kc_memory))))));
   }
   return counts;
 }
@@ -339,7 +351,10 @@ std::size_t device_memory(const context& ctx, const gpu::device_set& set, int g)
 
 }  // namespace
 
-gpu_target choose_gpus(const problem& p, const context& ctx) {
+namespace {
+
+// choose_gpus' target, and in the model's choice the plan it weighed.
+gpu_target choose(const problem& p, const context& ctx, std::optional<plan>* made) {
   gpu_target t;
   t.devices = 0;
   if (ctx.gpus() == 0 || ctx.ranks() > 1 || p.m == 0 || p.n == 0 || p.k == 0) return t;
@@ -355,13 +370,27 @@ gpu_target choose_gpus(const problem& p, const context& ctx) {
   t.devices = useful_devices(p, g);
   if (ctx.gpus() > 0) return t;
   try {  // the model decides
-    const double device = modelled_gpu_seconds(make_gpu_plan(p, ctx, t), t.rates);
+    plan gp = make_gpu_plan(p, ctx, t);
+    const double device = modelled_gpu_seconds(gp, t.rates);
     const double host = p.flops() / (double(ctx.threads()) * ctx.description().value(machine_key::rank_flops_per_thread));
     if (!(device < host)) t.devices = 0;
+    else if (made != nullptr) *made = std::move(gp);
   } catch (const plan_error&) {
     t.devices = 0;  // no schedule fits the devices: the host plan
   }
   return t;
+}
+
+}  // namespace
+
+gpu_target choose_gpus(const problem& p, const context& ctx) { return choose(p, ctx, nullptr); }
+
+std::optional<plan> plan_on_gpus(const problem& p, const context& ctx) {
+  std::optional<plan> made;
+  const gpu_target t = choose(p, ctx, &made);
+  if (t.devices == 0) return std::nullopt;
+  if (!made) made = make_gpu_plan(p, ctx, t);
+  return made;
 }
 
 plan make_gpu_plan(const problem& p, const context& ctx, const gpu_target& t) {
@@ -372,10 +401,13 @@ plan make_gpu_plan(const problem& p, const context& ctx, const gpu_target& t) {
 }
 
 double modelled_gpu_seconds(const plan& p, const gpu::device_rates& rates) {
-  double worst = 0;
+  // A device runs its subtrees one after another (a diagonal cut's two triangles): their
+  // times add up; devices run at once: the slowest one's time.
+  std::vector<double> busy(std::size_t(std::max(0, p.devices())), 0.0);
   for (const device_root& dr : device_roots(p))
-    worst = std::max(worst, gpu::modelled_seconds(device_schedule_of(p, dr.node, !dr.fresh), rates));
-  return worst;
+    busy[std::size_t(p.nodes()[std::size_t(dr.node)].owns.devices.first)] +=
+        gpu::modelled_seconds(device_schedule_of(p, dr.node, !dr.fresh), rates);
+  return busy.empty() ? 0.0 : *std::max_element(busy.begin(), busy.end());
 }
 
 }  // namespace prism::detail

@@ -15,6 +15,7 @@
 #include "../gpu/schedule.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace prism::detail {
@@ -62,6 +63,10 @@ struct gpu_target {
 /// devices, when the modelled time of the plan on them is below the host's (flops over
 /// threads x rank_flops_per_thread); else 0. Never for rank plans or empty products.
 gpu_target choose_gpus(const problem& p, const context& ctx);
+
+/// The plan of p on the GPUs choose_gpus picks, or nothing when it picks none (a host
+/// plan); the plan it weighed in the model's choice is the one returned, not made twice.
+std::optional<plan> plan_on_gpus(const problem& p, const context& ctx);
 
 /// p (gemm, or a rank_k_problem) planned on t.devices GPUs: gpu bfs steps, then each
 /// device's subtree; the plan's device memory is t.memory.

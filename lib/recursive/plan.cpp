@@ -115,6 +115,7 @@ void check_problem(const problem& pr, const resources& root) {
     fail("domains must be in 1..threads");
   if (root.devices.first != 0 || root.devices.count < 0 || root.devices.count > max_devices)
     fail("devices must be in 0.." + std::to_string(max_devices));
+  if (root.devices.count > 0 && root.ranks.count > 1) fail("a plan with devices has no rank level (ranks must be 1)");
 }
 
 // A plan with devices names the memory each may use, and one without names none.

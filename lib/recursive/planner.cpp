@@ -446,7 +446,7 @@ plan make_rank_k_plan(const problem& p0, const context& ctx) {
     pl.tri_leaf(whole);
     return plan(p, root, std::move(pl.nodes));
   }
-  if (const detail::gpu_target t = detail::choose_gpus(p, ctx); t.devices > 0) return detail::make_gpu_plan(p, ctx, t);
+  if (std::optional<plan> on_gpus = detail::plan_on_gpus(p, ctx)) return std::move(*on_gpus);
   const int domains = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());
   if (domains >= 2 && p.n <= INT_MAX && p.k <= INT_MAX) {
     resources spread = root;
@@ -478,7 +478,7 @@ plan make_plan(const problem& p0, const context& ctx) {
     detail::plan_local(nodes, p, whole, root, ctx, ctx.max_memory());
     return plan(p, root, std::move(nodes));
   }
-  if (const detail::gpu_target t = detail::choose_gpus(p, ctx); t.devices > 0) return detail::make_gpu_plan(p, ctx, t);
+  if (std::optional<plan> on_gpus = detail::plan_on_gpus(p, ctx)) return std::move(*on_gpus);
   // NUMA domains used: those of the topology, but never more than the threads (each domain
   // needs one). A problem too small to give every domain a piece is planned on one.
   const int domains = std::min<int>(int(ctx.machine().domains().size()), ctx.threads());

@@ -9,12 +9,18 @@
 //    kernel) beat the BLAS leaves once A and B no longer fit in twice the L2 (2 MiB there;
 //    bench/results/leaf-streaming-2026-11-23.txt and ...T0740Z.txt: 1 MiB rows lost,
 //    0.64-0.76x, every 2 MiB row won, 1.36x or more);
-//  - stream_far_bytes = 32 x one core's L2: the 48..64-wide outer leaves (double) won only
-//    far beyond cache (about even at 16 MiB, 1.01-1.27x from 32 MiB; same file);
-//  - stream_dot_bytes = 32 x one core's L2: the dot kernel ('TN' above 16) likewise
-//    (1.03-1.39x at 2^19-2^20 steps, lost in cache). `prism tune` measures it on its own:
-//    on a 2-core Intel Xeon (2 MiB L2, 260 MiB L3) the dot kernel did not win from memory
-//    (bench/results/auto-vs-best-xeon-2c-*.md), so a measured file can say "never" (1e18);
+//  - stream_far_bytes = 8 x one core's L2: the panel kernel (real leaves above 16 x 16,
+//    m n above 1024) against the BLAS leaves: 64 x 64 double 'NN' won from 512 KiB of A
+//    and B in cache (1.56x) to memory (bench/results/leaf-streaming-panel-2026-11-29T0048Z.txt,
+//    every real row above 16 won or tied but 24 x 24 float); the first-use measurement on
+//    that host, 64 x 64 'NN' against the faster BLAS leaf at 1/2, 2 and 8 L2s, gave 8 MiB
+//    three times in three. (Before the panel kernel, 16 x 16 blocks of the outer kernel
+//    won only far beyond cache, from 32 L2s.) A machine where it never wins measures "never"
+//    (1e18) at first use or with `prism tune`;
+//  - stream_dot_bytes = 8 x one core's L2: the same for 'TN' leaves, whose chunks the panel
+//    kernel transposes first: 32 x 32 'TN' at first use gave 8 MiB twice in three (the third
+//    undecided, 0.92x at 8 MiB); `prism tune` and the first use measure it on its own, since
+//    the transposition costs more on some CPUs (AVX2: the plain loops);
 //  - stream_complex_k = 128: complex streaming leaves won from k = 128 (lost at 64);
 //  - small_flops = 2 x 84^3 x (SIMD bits / 512): where recursion started to pay over one
 //    leaf call there (AVX-512); a core with narrower registers does fewer flops in the
@@ -27,9 +33,12 @@
 // The streaming kernels' sizes (lib/leaves/streaming.cpp), each a share of the cache the
 // data must stay in, the share measured there (one thread, k = 2^18..2^20, before these
 // were keys; the numbers are in the kernel's comments):
-//  - stream_outer_chunk_bytes = 2/3 of one core's L1d: the outer kernel's chunk, which
-//    its register tiles read again after the first: 'NN' 16 x 16 ran best at 16-32 KiB
-//    of the 48 KiB L1d (32 KiB);
+//  - stream_outer_chunk_bytes = 1/3 of one core's L1d: the chunk of one block of rows of
+//    the panel kernel (real leaves above 16 x 16), which every column piece reads again,
+//    and of the outer kernel's tiles: 64 x 64 x 16384 'NN' doubles ran at 89 GF/s with
+//    16 KiB (64 steps of 32 rows) against 85 with 32 KiB, one thread, 30 interleaved
+//    rounds; 'TN' 32 x 32 the same at 8-128 KiB; the outer kernel's 'NN' 16 x 16 had run
+//    best at 16-32 KiB of the 48 KiB L1d;
 //  - stream_dot_chunk_bytes = 1/8 of the L2: the dot kernel ('TN' 16 x 16 and 8 x 8) ran
 //    10-30% faster with 128 KiB chunks than with 32 KiB (of a 1 MiB L2);
 //  - stream_tile_chunk_bytes = 1/4 of the L2: a leaf above 16 x 16 keeps each k-chunk of
@@ -57,6 +66,7 @@
 
 #include "../environment/environment.hpp"
 #include "../leaves/streaming.hpp"
+#include "../wisdom/wisdom.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -66,9 +76,6 @@
 #include <fstream>
 #include <sstream>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 namespace prism {
 
@@ -138,36 +145,7 @@ double parse_number(const std::string& s, const std::string& where) {
 
 }  // namespace
 
-std::string this_cpu() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return "";
-  char vendor[13] = {};
-  std::memcpy(vendor, &b, 4);
-  std::memcpy(vendor + 4, &d, 4);
-  std::memcpy(vendor + 8, &c, 4);
-  __get_cpuid(1, &a, &b, &c, &d);
-  // Family and model with their extended fields (Intel SDM vol. 2A, CPUID leaf 1): e.g.
-  // eax = 0x000806f2 gives family 6, model 0x8f = 143 (extended model 8, model 15).
-  const unsigned base_family = (a >> 8) & 0xf, ext_family = (a >> 20) & 0xff;
-  const unsigned family = base_family == 0xf ? base_family + ext_family : base_family;
-  const unsigned model = (base_family == 6 || base_family == 0xf) ? (((a >> 16) & 0xf) << 4) | ((a >> 4) & 0xf)
-                                                                   : (a >> 4) & 0xf;
-  char brand[49] = {};
-  unsigned max_ext = __get_cpuid_max(0x80000000u, nullptr);
-  if (max_ext >= 0x80000004u)
-    for (unsigned leaf = 0; leaf < 3; ++leaf) {
-      unsigned r[4];
-      __get_cpuid(0x80000002u + leaf, &r[0], &r[1], &r[2], &r[3]);
-      std::memcpy(brand + 16 * leaf, r, 16);
-    }
-  std::ostringstream os;
-  os << vendor << " family " << family << " model " << model << ": " << trim(brand);
-  return os.str();
-#else
-  return "";
-#endif
-}
+std::string this_cpu() { return detail::cpu_identity(); }
 
 std::string machine_file_default() { return detail::read_environment().machine_file; }
 
@@ -210,12 +188,12 @@ double machine_description::model_value(machine_key k) const {
   switch (k) {
     case machine_key::small_flops: return std::round(2.0 * 84 * 84 * 84 * width);
     case machine_key::stream_bytes: return 2.0 * double(l2);
-    case machine_key::stream_far_bytes: return 32.0 * double(l2);
-    case machine_key::stream_dot_bytes: return 32.0 * double(l2);
+    case machine_key::stream_far_bytes: return 8.0 * double(l2);
+    case machine_key::stream_dot_bytes: return 8.0 * double(l2);
     case machine_key::stream_complex_k: return 128;
     case machine_key::dropin_model_flops: return std::round(2.0 * 256 * 256 * 256 * width);
     case machine_key::dropin_efficiency: return 0.95;
-    case machine_key::stream_outer_chunk_bytes: return lines(double(l1) * 2 / 3);
+    case machine_key::stream_outer_chunk_bytes: return lines(double(l1) / 3);
     case machine_key::stream_dot_chunk_bytes: return lines(double(l2) / 8);
     case machine_key::stream_tile_chunk_bytes: return lines(double(l2) / 4);
     case machine_key::stream_prefetch_bytes: return lines(double(l1) / 6);
@@ -249,10 +227,19 @@ double machine_description::model_value(machine_key k) const {
 
 double machine_description::value(machine_key k) const {
   const double v = measured_[index_of(k)];
-  return v > 0 ? v : model_value(k);
+  if (v > 0) return v;
+  if (first_use_)
+    if (const double f = detail::first_use_value(k); f > 0) return f;
+  return model_value(k);
 }
 
 bool machine_description::measured(machine_key k) const { return measured_[index_of(k)] > 0; }
+
+const char* machine_description::origin(machine_key k) const {
+  if (measured(k)) return "measured";
+  if (first_use_ && detail::first_use_value(k) > 0) return "first use";
+  return "model";
+}
 
 machine_description& machine_description::set_measured(machine_key k, double v) {
   if (!(v > 0) || !std::isfinite(v)) throw error(std::string("machine value ") + prism::to_string(k) + " must be > 0");
@@ -289,7 +276,10 @@ std::string machine_description::to_string() const {
     std::ostringstream v;
     v.precision(12);
     v << value(k);
-    os << prism::to_string(k) << ": " << v.str() << (measured(k) ? " measured" : " model") << "\n";
+    const std::string from = origin(k);
+    // A first-use value reads back as measured (it was, on this machine), the comment says how.
+    os << prism::to_string(k) << ": " << v.str() << (from == "model" ? " model" : " measured")
+       << (from == "first use" ? "  # at first use (" + detail::wisdom::process().path() + ")" : std::string()) << "\n";
   }
   return os.str();
 }
@@ -298,15 +288,16 @@ std::string machine_description::summary() const {
   // The GPU level's keys are named together ("gpu_*") when none of them is measured.
   bool gpu_measured = false;
   for (machine_key k : all_machine_keys) gpu_measured |= measured(k) && std::string(prism::to_string(k)).rfind("gpu_", 0) == 0;
-  std::string measured_keys, model_keys;
+  std::string measured_keys, first_use_keys, model_keys;
   for (machine_key k : all_machine_keys) {
-    const std::string name = prism::to_string(k);
+    const std::string name = prism::to_string(k), from = origin(k);
     if (!gpu_measured && name.rfind("gpu_", 0) == 0) continue;
-    (measured(k) ? measured_keys : model_keys) += " " + name;
+    (from == "measured" ? measured_keys : from == "first use" ? first_use_keys : model_keys) += " " + name;
   }
   if (!gpu_measured) model_keys += " gpu_*";
   std::string s = "machine: " + source_ + (source_ == "model" ? " (no machine file)" : "");
   if (!measured_keys.empty()) s += "; measured:" + measured_keys;
+  if (!first_use_keys.empty()) s += "; measured at first use:" + first_use_keys;
   if (!model_keys.empty()) s += "; model:" + model_keys;
   return s;
 }
@@ -393,10 +384,14 @@ machine_description machine_description::from_env() {
   const detail::environment env = detail::read_environment();
   const bool named = !env.machine.empty();
   const std::string path = named ? env.machine : env.machine_file;
-  if (path.empty()) return here;
+  // Without a machine file, this machine's description takes what prism measures at first
+  // use (lib/wisdom); a file, once read, replaces it whole (tune measured more).
+  machine_description first_use = here;
+  first_use.first_use_ = env.first_use.get();
+  if (path.empty()) return first_use;
   if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
     std::ifstream probe(path);
-    if (!probe) return here;
+    if (!probe) return first_use;
   }
   try {
     machine_description file = load(path);
@@ -404,7 +399,7 @@ machine_description machine_description::from_env() {
     if (file.cpu_ != here.cpu_) {
       std::fprintf(stderr, "prism: %smachine file %s was written on another CPU (%s, this is %s); the model's values "
                            "are used\n", named ? "PRISM_MACHINE: " : "", path.c_str(), file.cpu_.c_str(), here.cpu_.c_str());
-      return here;
+      return first_use;
     }
     here.measured_ = file.measured_;
     here.source_ = file.source_;
@@ -412,7 +407,7 @@ machine_description machine_description::from_env() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "prism: %smachine file ignored: %s; the model's values are used\n",
                  named ? "PRISM_MACHINE: " : "", e.what());
-    return here;
+    return first_use;
   }
 }
 

@@ -1,0 +1,188 @@
+// lib/leaf/first_use.cpp — the streaming crossovers measured at first use (first_use.hpp).
+#include "first_use.hpp"
+
+#include "../wisdom/wisdom.hpp"
+#include "dispatch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <mutex>
+#include <vector>
+
+namespace prism::detail {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+
+// Seconds per call of f: the best of `reps` timings, each repeating f until it lasts 50 us
+// (a call of a few microseconds is timed over several); none once past `deadline` (1e300).
+template <class F>
+double per_call(int reps, clock_type::time_point deadline, F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < reps && clock_type::now() < deadline; ++r) {
+    int calls = 0;
+    const auto t0 = clock_type::now();
+    double t = 0;
+    do {
+      f();
+      ++calls;
+    } while ((t = since(t0)) < 5e-5);
+    best = std::min(best, t / calls);
+  }
+  return best;
+}
+
+// The operands every series shares, allocated and written once at the start (a series' own
+// allocation, on a busy machine, once took a tenth of a second past the budget): `bytes`
+// of small exact values, read as doubles or complex doubles.
+struct operands {
+  std::vector<double> data;
+  explicit operands(double bytes) : data(std::size_t(bytes / sizeof(double)) + 4096, 0.5) {}
+  template <class T>
+  T* at(std::int64_t offset_elements) {
+    return reinterpret_cast<T*>(data.data()) + offset_elements;
+  }
+};
+
+// One series: the streaming leaf against the faster BLAS leaf on m x n x k (trans ta, tb)
+// for each k of `ks`, one thread, the operands laid out as a leaf of a k cut sees them
+// (leading dimension the series' largest k where an operand runs along k). Returns the
+// ratios best BLAS / streaming, as many as the budget allowed: a size starts only if it
+// would likely end within the budget, and a timing only within it.
+template <class T>
+std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char ta, char tb,
+                           const std::vector<std::int64_t>& ks, clock_type::time_point start, std::string& text,
+                           const char* name) {
+  const auto deadline = start + std::chrono::duration_cast<clock_type::duration>(
+                                    std::chrono::duration<double>(first_use_budget_seconds));
+  const std::int64_t kmax = ks.back();
+  const std::int64_t lda = ta == 'N' ? m : kmax, ldb = tb == 'N' ? kmax : n;
+  const T* A = ops.at<T>(0);
+  const T* B = ops.at<T>(m * kmax);
+  std::vector<T> C(std::size_t(m * n));
+  const blas_library& ob = leaf_library(leaf_backend::openblas);
+  const blas_library& bl = leaf_library(leaf_backend::blis);
+  std::vector<double> ratios;
+  char line[160];
+  std::snprintf(line, sizeof line, "%s %lldx%lld %c%c %c:", name, static_cast<long long>(m), static_cast<long long>(n),
+                ta, tb, char(scalar_type_of<T>()));
+  text += line;
+  double last = 0, last_k = 1;
+  for (std::int64_t k : ks) {
+    // Stop before a size that would likely end past the budget: its calls take the last
+    // size's time in proportion to k.
+    if (since(start) + last * double(k) / last_k > first_use_budget_seconds) break;
+    const auto t0 = clock_type::now();
+    auto blas = [&](const blas_library& lib) {
+      return per_call(2, deadline, [&] { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
+    };
+    const double streaming =
+        per_call(2, deadline, [&] { streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
+    const double best_blas = std::min(blas(ob), blas(bl));
+    if (streaming >= 1e300 || best_blas >= 1e300) break;  // the budget ran out inside the size
+    ratios.push_back(best_blas / streaming);
+    last = since(t0), last_k = double(k);
+    std::snprintf(line, sizeof line, " k %lld %.2f", static_cast<long long>(k), ratios.back());
+    text += line;
+  }
+  text += "\n";
+  return ratios;
+}
+
+// The crossover of a series over sizes `sizes` (the ratios measured, maybe fewer): the
+// smallest size from which the streaming leaf is ahead or tied (0.97) at every larger size
+// measured; 1e18 when it lost clearly (below 0.9) at the largest; 0 (undecided) otherwise.
+double crossover(const std::vector<double>& sizes, const std::vector<double>& ratios) {
+  if (ratios.empty()) return 0;
+  std::size_t from = ratios.size();
+  while (from > 0 && ratios[from - 1] >= 0.97) --from;
+  if (from < ratios.size()) return sizes[from];
+  return ratios.back() < 0.9 ? 1e18 : 0;
+}
+
+// k for A and B of `bytes` together (m + n elements of `size` bytes per step of k).
+std::int64_t k_for(double bytes, std::int64_t m, std::int64_t n, std::size_t size) {
+  return std::max<std::int64_t>(16, std::int64_t(bytes / double((m + n) * std::int64_t(size))));
+}
+
+std::once_flag once;
+std::atomic<bool> settled{false};  // measured, known, or never to be measured in this process
+
+}  // namespace
+
+const std::vector<machine_key>& first_use_keys() {
+  static const std::vector<machine_key> keys = {machine_key::stream_bytes, machine_key::stream_dot_bytes,
+                                                machine_key::stream_far_bytes, machine_key::stream_complex_k};
+  return keys;
+}
+
+first_use_result measure_first_use(const machine_description& mc) {
+  first_use_result r;
+  // The leaf libraries load first (and run their own kernel probe, kept apart): the
+  // clock times the kernels.
+  (void)leaf_library(leaf_backend::openblas);
+  (void)leaf_library(leaf_backend::blis);
+  const auto start = clock_type::now();
+  const double l2 = double(mc.cache_share(2) > 0 ? mc.cache_share(2) : std::uint64_t(1) << 20);
+  operands ops(std::min(8 * l2, 16.0 * (1 << 20)));  // the largest series' A and B
+  // Bytes of A and B: from an eighth of one core's L2 (in cache) to 8 L2s, at most 16 MiB
+  // (from the next level; a leaf of a long call comes from memory, where the streaming
+  // leaf's lead over a packing BLAS is larger still). Cheapest series first, so that a slow
+  // machine's budget runs out on the largest sizes.
+  const double largest = std::min(8 * l2, 16.0 * (1 << 20));
+  const std::vector<double> near = {l2 / 8, l2 / 2, 2 * l2, largest};
+  const std::vector<double> far = {l2 / 2, 2 * l2, largest};
+  auto run = [&](machine_key key, std::int64_t m, std::int64_t n, char ta, char tb, const std::vector<double>& bytes) {
+    std::vector<std::int64_t> ks;
+    std::vector<double> sizes;
+    for (double b : bytes) ks.push_back(k_for(b, m, n, sizeof(double)));
+    for (std::int64_t k : ks) sizes.push_back(double((m + n) * k) * sizeof(double));
+    const double x = crossover(sizes, series<double>(ops, m, n, ta, tb, ks, start, r.text, to_string(key)));
+    if (x > 0) r.values[key] = x;
+  };
+  // Complex 8 x 8 leaves, by k (a few microseconds a call).
+  const std::vector<std::int64_t> ks = {32, 64, 128, 256};
+  const std::vector<double> sizes(ks.begin(), ks.end());
+  const double x = crossover(sizes, series<std::complex<double>>(ops, 8, 8, 'N', 'N', ks, start, r.text, "stream_complex_k"));
+  if (x > 0 && x < 1e18) r.values[machine_key::stream_complex_k] = x;
+  run(machine_key::stream_bytes, 8, 8, 'N', 'N', near);
+  run(machine_key::stream_dot_bytes, 32, 32, 'T', 'N', far);
+  run(machine_key::stream_far_bytes, 64, 64, 'N', 'N', far);
+  r.seconds = since(start);
+  return r;
+}
+
+bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std::int64_t m, std::int64_t n,
+                           double flops, int threads) {
+  if (settled.load(std::memory_order_acquire) || !mc.first_use() || leaf != leaf_backend::automatic) return false;
+  if (m > streaming_max_mn || n > streaming_max_mn) return false;
+  const double rate = double(std::max(1, threads)) * mc.value(machine_key::rank_flops_per_thread);
+  if (flops / rate < first_use_long_seconds) return false;
+  bool ran = false;
+  std::call_once(once, [&] {
+    // Known from an earlier process (or measured by another thread of this one): nothing to do.
+    const bool known = wisdom::process().find("streaming_crossovers").has_value();
+    if (!known && wisdom::process().enabled()) {
+      try {
+        const first_use_result r = measure_first_use(mc);
+        char done[96];  // the marker that they were measured (an undecided key keeps the model's value)
+        std::snprintf(done, sizeof done, "measured in %.3f s, %zu of %zu decided", r.seconds, r.values.size(),
+                      first_use_keys().size());
+        keep_first_use_values(r.values, {{"streaming_crossovers", done}});
+        ran = true;
+      } catch (const std::exception&) {
+        // a leaf library that cannot load: the model's values stay
+      }
+    }
+    settled.store(true, std::memory_order_release);
+  });
+  return ran;
+}
+
+}  // namespace prism::detail

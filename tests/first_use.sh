@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/first_use.sh PRISM — the first-use measurements (lib/wisdom, lib/leaf/first_use.hpp)
+# through `prism tune --first-use`, which measures what the first long call would:
+#   - a fresh cache folder: measured once, within the budget (0.3 s at most), kept in this
+#     CPU's first-use file, and the description reads the values as "first use";
+#   - a second run: nothing measured, the kept values read back;
+#   - a machine file (PRISM_MACHINE naming one of this CPU): nothing measured, nothing written;
+#   - PRISM_FIRST_USE=0: nothing measured, nothing written;
+#   - a cache folder that cannot be written: measured in every run, nothing kept, the same
+#     keys printed, exit 0; a program run there computes as anywhere.
+set -uo pipefail
+prism=$1
+gram=${2:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "first_use: FAIL: $*"; exit 1; }
+keys="stream_bytes stream_dot_bytes stream_far_bytes stream_complex_k"
+
+# 1. A fresh folder: measured and kept.
+export XDG_CACHE_HOME=$tmp/cache
+unset PRISM_MACHINE PRISM_FIRST_USE
+out=$("$prism" tune --first-use 2>&1) || fail "first run exited $?: $out"
+echo "$out"
+line=$(grep -E '^# first use: measured in [0-9.]+ s, [0-4] of 4 decided; kept in ' <<<"$out") || fail "no measurement line"
+secs=$(sed -E 's/^# first use: measured in ([0-9.]+) s.*/\1/' <<<"$line")
+awk -v s="$secs" 'BEGIN { exit !(s <= 0.3) }' || fail "the measurement took $secs s (at most 0.3 s)"
+file=$(sed -E 's/.*; kept in (.*)$/\1/' <<<"$line")
+[ -f "$file" ] || fail "no file $file"
+case "$file" in "$tmp"/cache/prism/first-use-*) ;; *) fail "kept outside the cache folder: $file" ;; esac
+grep -q '^streaming_crossovers: measured in ' "$file" || fail "the file does not say it measured"
+grep -q "^cpu: " "$file" || fail "the file names no CPU"
+for k in $keys; do grep -Eq "^$k: [0-9.e+]+ (first use|model)$" <<<"$out" || fail "no value of $k"; done
+decided=$(grep -cE '^stream_[a-z_]+: [0-9.e+]+ first use$' <<<"$out")
+[ "$decided" -ge 1 ] || fail "no key was decided"
+"$prism" tune --show 2>&1 | grep -q "measured at first use:" || fail "prism tune --show does not read the kept values"
+
+# 2. Again: nothing measured, the same values.
+again=$("$prism" tune --first-use 2>&1) || fail "second run exited $?"
+grep -q "^# first use: nothing measured, kept in $file" <<<"$again" || fail "the second run measured again: $again"
+[ "$(grep -E '^stream_[a-z_]+: ' <<<"$out")" = "$(grep -E '^stream_[a-z_]+: ' <<<"$again")" ] || fail "the kept values differ"
+
+# 3. A machine file of this CPU: it rules, nothing is measured or written.
+"$prism" tune --show | grep -v '^#' > "$tmp/machine"
+XDG_CACHE_HOME=$tmp/other PRISM_MACHINE=$tmp/machine "$prism" tune --first-use > "$tmp/m.out" 2>&1 || fail "machine-file run exited $?"
+grep -q "^# first use: nothing measured (a machine file is read" "$tmp/m.out" || { cat "$tmp/m.out"; fail "measured despite a machine file"; }
+[ ! -e "$tmp/other/prism" ] || fail "wrote into the cache folder despite a machine file"
+
+# 4. PRISM_FIRST_USE=0: nothing measured or written.
+XDG_CACHE_HOME=$tmp/off PRISM_FIRST_USE=0 "$prism" tune --first-use > "$tmp/off.out" 2>&1 || fail "PRISM_FIRST_USE=0 run exited $?"
+grep -q "^# first use: nothing measured (PRISM_FIRST_USE=0)" "$tmp/off.out" || { cat "$tmp/off.out"; fail "measured with PRISM_FIRST_USE=0"; }
+[ ! -e "$tmp/off" ] || fail "wrote with PRISM_FIRST_USE=0"
+
+# 5. A folder that cannot be written (its parent is a file, so even root cannot create it):
+# measured in every run, kept nowhere, the same keys, and programs compute as anywhere.
+touch "$tmp/file"
+for run in 1 2; do
+  XDG_CACHE_HOME=$tmp/file/cache "$prism" tune --first-use > "$tmp/ro.out" 2>&1 || fail "read-only run $run exited $?"
+  grep -qE '^# first use: measured in [0-9.]+ s, [0-4] of 4 decided; not kept \(the folder cannot be written\)$' "$tmp/ro.out" ||
+    { cat "$tmp/ro.out"; fail "read-only run $run did not measure, or said it kept"; }
+  for k in $keys; do grep -Eq "^$k: " "$tmp/ro.out" || fail "read-only run $run printed no $k"; done
+done
+if [ -n "$gram" ]; then
+  XDG_CACHE_HOME=$tmp/file/cache "$gram" > "$tmp/gram.out" 2>&1 || { cat "$tmp/gram.out"; fail "the example failed with a read-only cache folder"; }
+  grep -q ", ok$" "$tmp/gram.out" || { cat "$tmp/gram.out"; fail "the example's result is off with a read-only cache folder"; }
+fi
+echo "first_use: PASS"
