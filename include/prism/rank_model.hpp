@@ -26,11 +26,9 @@
 
 namespace prism {
 
-class rank_model;
 namespace ranks {
-class schedule;
-/// The library's schedule behind a rank model (lib/ranks/schedule.hpp).
-const schedule& schedule_of(const rank_model& m);
+class schedule;       // the library's schedule behind a rank model
+struct model_access;  // how the library reaches it
 }  // namespace ranks
 
 /// Exact costs of one rank over a whole call, from the model (elements, bytes, flops).
@@ -90,7 +88,7 @@ class rank_model {
   double mean_flops() const;
 
  private:
-  friend const ranks::schedule& ranks::schedule_of(const rank_model& m);
+  friend struct ranks::model_access;
   std::shared_ptr<const ranks::schedule> s_;
 };
 

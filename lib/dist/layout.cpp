@@ -247,31 +247,41 @@ std::string count_limit(const layout& l, operand o, int root, const char* what) 
          "or for_each instead";
 }
 
+// What a scatter or gather to or from root's full matrix gets wrong on this rank, or "".
+std::string root_check(const layout& l, operand o, int root, const char* what, const void* full, std::int64_t ld) {
+  const std::int64_t rows = std::max<std::int64_t>(1, l.rows(o));
+  if (l.rank() == root && (ld < rows || (full == nullptr && l.rows(o) * l.cols(o) > 0)))
+    return std::string(what) + ": ld = " + std::to_string(ld) + " must be >= " + std::to_string(rows) + " (and the matrix non-null)";
+  return count_limit(l, o, root, what);
+}
+
+// Root's counts and displacements of every rank's pieces for MPI_Scatterv / MPI_Gatherv;
+// returns their total (0 elsewhere).
+std::int64_t root_counts(const layout& l, operand o, int root, std::vector<int>& counts, std::vector<int>& displs) {
+  counts.assign(std::size_t(l.size()), 0), displs.assign(std::size_t(l.size()), 0);
+  std::int64_t total = 0;
+  if (l.rank() == root)
+    for (int r = 0; r < l.ranks_used(); ++r) {
+      counts[std::size_t(r)] = int(local_size_of(l, o, r));
+      displs[std::size_t(r)] = int(total);
+      total += counts[std::size_t(r)];
+    }
+  return total;
+}
+
 }  // namespace
 
 template <scalar T>
 void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   const layout& l = *layout_;
-  std::string local;
-  if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
-    local = "scatter: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
-            " (and the matrix non-null)";
-  if (local.empty()) local = count_limit(l, which_, root, "scatter");
-  mpi::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  mpi::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}},
+             root_check(l, which_, root, "scatter", full, ld));
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::scatter", "root", 1, "is not a rank");
-  std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
-  std::vector<T> packed;
-  if (l.rank() == root) {
-    std::int64_t total = 0;
-    for (int r = 0; r < l.ranks_used(); ++r) {
-      counts[std::size_t(r)] = int(local_size_of(l, which_, r));
-      displs[std::size_t(r)] = int(total);
-      total += counts[std::size_t(r)];
-    }
-    packed.resize(std::size_t(total));
+  std::vector<int> counts, displs;
+  std::vector<T> packed(std::size_t(root_counts(l, which_, root, counts, displs)));
+  if (l.rank() == root)
     for (int r = 0; r < l.ranks_used(); ++r)
       copy_pieces(l, which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
-  }
   check_mpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), mpi::mpi_type<T>(), local_.data(),
                          int(local_.size()), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Scatterv");
@@ -280,24 +290,11 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
 template <scalar T>
 void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
   const layout& l = *layout_;
-  std::string local;
-  if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
-    local = "gather: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
-            " (and the matrix non-null)";
-  if (local.empty()) local = count_limit(l, which_, root, "gather");
-  mpi::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  mpi::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}},
+             root_check(l, which_, root, "gather", full, ld));
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::gather", "root", 1, "is not a rank");
-  std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
-  std::vector<T> packed;
-  std::int64_t total = 0;
-  if (l.rank() == root) {
-    for (int r = 0; r < l.ranks_used(); ++r) {
-      counts[std::size_t(r)] = int(local_size_of(l, which_, r));
-      displs[std::size_t(r)] = int(total);
-      total += counts[std::size_t(r)];
-    }
-    packed.resize(std::size_t(total));
-  }
+  std::vector<int> counts, displs;
+  std::vector<T> packed(std::size_t(root_counts(l, which_, root, counts, displs)));
   check_mpi(MPI_Gatherv(local_.data(), int(local_.size()), mpi::mpi_type<T>(), packed.data(), counts.data(),
                         displs.data(), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Gatherv");

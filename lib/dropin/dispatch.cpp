@@ -12,6 +12,7 @@
 #include "../leaf/dispatch.hpp"
 #include "../leaf/first_use.hpp"
 #include "../leaves/streaming.hpp"
+#include "../recursive/local_planner.hpp"
 #include "../runtime/runtime.hpp"
 #include "../wisdom/wisdom.hpp"
 #include "rate_model.hpp"
@@ -574,7 +575,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   std::chrono::steady_clock::time_point start{};
   try {
     if (d.where == path::recursion && s.verbose > 0) {  // before the clock starts
-      auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return make_plan(p, ctx); });
+      auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return detail::make_local_plan(p, ctx); });
       plan_text = plan_summary(*pl, s.verbose);
     }
     if (observe) start = std::chrono::steady_clock::now();

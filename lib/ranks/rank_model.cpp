@@ -1,6 +1,9 @@
-// lib/ranks/rank_model.cpp — prism::rank_model, the public face of a schedule (schedule.hpp).
+// lib/ranks/rank_model.cpp — prism::rank_model, the public face of a schedule (schedule.hpp),
+// and predict_levels: the local levels (lib/bounds) and the rank level's entry on top.
 #include <prism/rank_model.hpp>
+#include <prism/traffic.hpp>
 
+#include "../bounds/levels.hpp"
 #include "tree_schedule.hpp"
 #include "triangle_schedule.hpp"
 
@@ -78,7 +81,27 @@ double rank_model::mean_flops() const {
 }
 
 namespace ranks {
-const schedule& schedule_of(const rank_model& m) { return *m.s_; }
+/// The schedule a rank model holds (its friend).
+struct model_access {
+  static const schedule& of(const rank_model& m) { return *m.s_; }
+};
+
+const schedule& schedule_of(const rank_model& m) { return model_access::of(m); }
 }  // namespace ranks
+
+std::vector<level_traffic> predict_levels(const plan& p, const topology& machine, double rank_memory_words) {
+  std::vector<level_traffic> out = detail::predict_local_levels(p, machine);
+  if (p.nodes().empty() || p.ranks() == 1) return out;
+  const problem& pr = p.problem();
+  level_traffic l;
+  l.level = "ranks";
+  l.capacity = rank_memory_words;
+  l.predicted = double(rank_model(p).max_received());
+  l.bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, p.ranks(), rank_memory_words);
+  l.note = "busiest rank's received elements (rank_model); bound: parallel_io_minus_owned over " +
+           std::to_string(p.ranks()) + " ranks";
+  out.push_back(l);
+  return out;
+}
 
 }  // namespace prism

@@ -124,20 +124,14 @@ std::int64_t coarse(std::int64_t x) {
   return (x + step / 2) / step * step;
 }
 
-struct search {
-  search(const context& c, const problem& p, double f, double b, std::size_t e) : ctx(c), prob(p), F(f), B(b), elem(e) {
-    decisions.reserve(1 << 12);
-  }
-  const context& ctx;
-  problem prob;
-  double F, B;
-  std::size_t elem;
-  // The memo: the best subtree of each key (coarse extents, ranks) as a decision, found for
-  // the first box of that key: its cut (split index into splits(p), -1 a leaf, -2 none fits)
-  // and its modelled seconds. Trees are built only for the candidates (tree_of), from the
-  // same boxes. An open-addressing table: a P = 1024 search keeps some 36,000 keys.
+// The search's memo: the best subtree of each key (coarse extents, ranks) as a decision,
+// found for the first box of that key: its cut (split index into splits(p), -1 a leaf, -2
+// none fits) and its modelled seconds. An open-addressing table: a P = 1024 search keeps
+// some 36,000 keys.
+struct decision_memo {
+  using key_type = std::array<std::int64_t, 4>;
   struct decision {
-    std::array<std::int64_t, 4> key;
+    key_type key;
     std::int64_t m, n, k;  // the first box of this key
     double seconds;
     int split;
@@ -145,10 +139,23 @@ struct search {
   };
   std::vector<decision> decisions;
   std::vector<std::int32_t> slots = std::vector<std::int32_t>(1 << 12, -1);
-  std::vector<tree_ptr> trees;  // built on demand, by decision
-  std::unordered_map<int, std::vector<std::vector<int>>> splits_of;  // rank_splits, once per p
 
-  std::int32_t& slot(const std::array<std::int64_t, 4>& key) {
+  decision_memo() { decisions.reserve(1 << 12); }
+
+  // The index of key's decision, or -1.
+  std::int32_t find(const key_type& key) { return slot(key); }
+  // Keeps x (its key not yet kept).
+  void add(const decision& x) {
+    decisions.push_back(x);
+    slot(x.key) = std::int32_t(decisions.size() - 1);
+    if (2 * decisions.size() > slots.size()) {
+      slots.assign(2 * slots.size(), -1);
+      for (std::size_t i = 0; i < decisions.size(); ++i) slot(decisions[i].key) = std::int32_t(i);
+    }
+  }
+
+ private:
+  std::int32_t& slot(const key_type& key) {
     std::uint64_t h = 0;
     for (std::int64_t x : key) {  // splitmix64 of each word in turn
       h += std::uint64_t(x) + 0x9e3779b97f4a7c15ull;
@@ -157,14 +164,39 @@ struct search {
       h ^= h >> 31;
     }
     for (std::size_t i = std::size_t(h) & (slots.size() - 1);; i = (i + 1) & (slots.size() - 1))
-      if (slots[i] < 0) return slots[i];
-      else if (const auto& x = decisions[std::size_t(slots[i])].key; x[0] == key[0] && x[1] == key[1] && x[2] == key[2] && x[3] == key[3])
-        return slots[i];
+      if (slots[i] < 0 || decisions[std::size_t(slots[i])].key == key) return slots[i];
   }
-  void grow() {
-    slots.assign(2 * slots.size(), -1);
-    for (std::size_t x = 0; x < decisions.size(); ++x) slot(decisions[x].key) = std::int32_t(x);
+};
+
+// Calls f(c, size) for each part of a cut of `ext` by shares: detail::split's sizes,
+// computed as they are needed (a cut may have a thousand parts of two sizes).
+template <class F>
+void each_part(std::int64_t ext, const std::vector<int>& shares, F&& f) {
+  const int total = std::accumulate(shares.begin(), shares.end(), 0);
+  std::int64_t prev = 0;
+  int cum = 0;
+  for (std::size_t c = 0; c < shares.size(); ++c) {
+    cum += shares[c];
+    const std::int64_t end = c + 1 == shares.size() ? ext : std::max(prev, detail::first_part(ext, cum, total, 1));
+    if (!f(c, end - prev)) return;
+    prev = end;
   }
+}
+
+// The child box of part c of a cut along d.
+std::array<std::int64_t, 3> child(dim d, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t size) {
+  return {d == dim::m ? size : m, d == dim::n ? size : n, d == dim::k ? size : k};
+}
+
+struct search {
+  search(const context& c, const problem& p, double f, double b, std::size_t e) : ctx(c), prob(p), F(f), B(b), elem(e) {}
+  const context& ctx;
+  problem prob;
+  double F, B;
+  std::size_t elem;
+  decision_memo memo;  // trees are built only for the candidates (tree_of), from the same boxes
+  std::vector<tree_ptr> trees;  // built on demand, by decision
+  std::unordered_map<int, std::vector<std::vector<int>>> splits_of;  // rank_splits, once per p
 
   const std::vector<std::vector<int>>& splits(int p) {
     auto it = splits_of.find(p);
@@ -174,26 +206,6 @@ struct search {
 
   double leaf_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const {
     return gemm_flops(prob.type, m, n, k) / F;
-  }
-
-  // Calls f(c, size) for each part of a cut of `ext` by shares: detail::split's sizes,
-  // computed as they are needed (a cut may have a thousand parts of two sizes).
-  template <class F>
-  static void each_part(std::int64_t ext, const std::vector<int>& shares, F&& f) {
-    const int total = std::accumulate(shares.begin(), shares.end(), 0);
-    std::int64_t prev = 0;
-    int cum = 0;
-    for (std::size_t c = 0; c < shares.size(); ++c) {
-      cum += shares[c];
-      const std::int64_t end = c + 1 == shares.size() ? ext : std::max(prev, detail::first_part(ext, cum, total, 1));
-      if (!f(c, end - prev)) return;
-      prev = end;
-    }
-  }
-
-  // The child box of part c of a cut along d.
-  static std::array<std::int64_t, 3> child(dim d, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t size) {
-    return {d == dim::m ? size : m, d == dim::n ? size : n, d == dim::k ? size : k};
   }
 
   // Calls f(d, split index, seconds) for every cut of box m x n x k over p >= 2 ranks whose
@@ -424,18 +436,19 @@ struct search {
   // The best subtree's modelled seconds of m x n x k on p ranks (its decision kept); -1
   // when the box cannot give each of p ranks a piece.
   double best(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
-    const std::array<std::int64_t, 4> key{coarse(m), coarse(n), coarse(k), p};
-    if (const std::int32_t at = slot(key); at >= 0) return decisions[std::size_t(at)].split == -2 ? -1 : decisions[std::size_t(at)].seconds;
-    decision x{key, m, n, k, leaf_seconds(m, n, k), -1, dim::m};
+    const decision_memo::key_type key{coarse(m), coarse(n), coarse(k), p};
+    if (const std::int32_t at = memo.find(key); at >= 0) {
+      const decision_memo::decision& x = memo.decisions[std::size_t(at)];
+      return x.split == -2 ? -1 : x.seconds;
+    }
+    decision_memo::decision x{key, m, n, k, leaf_seconds(m, n, k), -1, dim::m};
     if (p > 1) {
       x.split = -2;
       each_cut(m, n, k, p, [&](dim d, int split, double seconds) {
         if (x.split == -2 || seconds < x.seconds) x.split = split, x.d = d, x.seconds = seconds;
       });
     }
-    decisions.push_back(x);
-    slot(key) = std::int32_t(decisions.size() - 1);
-    if (2 * decisions.size() > slots.size()) grow();
+    memo.add(x);
     return x.split == -2 ? -1 : x.seconds;
   }
 
@@ -443,17 +456,17 @@ struct search {
   // none fits p ranks.
   tree_ptr best_tree(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
     if (best(m, n, k, p) < 0) return nullptr;
-    const std::size_t at = std::size_t(slot({coarse(m), coarse(n), coarse(k), p}));
-    trees.resize(decisions.size());
+    const std::size_t at = std::size_t(memo.find({coarse(m), coarse(n), coarse(k), p}));
+    trees.resize(memo.decisions.size());
     if (!trees[at]) {
-      const decision x = decisions[at];
+      const decision_memo::decision x = memo.decisions[at];
       if (x.split == -1) {
         auto t = std::make_shared<subtree>();
         t->seconds = x.seconds;
         trees[at] = std::move(t);
       } else {
         tree_ptr t = make_tree(x.m, x.n, x.k, p, x.d, x.split, x.seconds);
-        trees.resize(decisions.size());
+        trees.resize(memo.decisions.size());
         trees[at] = std::move(t);
       }
     }
@@ -871,6 +884,11 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
 }
 
 }  // namespace
+
+plan make_plan(const problem& p, const context& ctx) {
+  if (p.op == operation::gemm && ctx.ranks() > 1) return choose_ranks(p, ctx).chosen;
+  return detail::make_local_plan(p, ctx);
+}
 
 rank_choice choose_ranks(const problem& p, const context& ctx) { return plan_ranks(p, ctx, {}, {}, false); }
 
