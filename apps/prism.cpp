@@ -97,6 +97,8 @@ std::string shape_options(const std::string& name) {
          "  --rank-flops F       modelled flop/s of one rank (default PRISM_RANK_FLOPS, else 50e9 x threads)\n"
          "  --rank-bandwidth B   modelled bytes/s one rank receives (default PRISM_RANK_BANDWIDTH, else 5e9)\n";
   if (name == "plan") o += "  (--ranks-per-node, --rank-flops and --rank-bandwidth need --ranks P with P >= 2)\n";
+  if (name == "plan")
+    o += "  --on-device          the plan gemm / syrk / herk run when A, B and C are in one GPU's memory\n";
   if (name == "plan" || run)
     o += "  --gpus G             run on G GPUs, 0..1024 (default: the model's choice among this process's\n"
          "                       GPUs; prism plan needs none present, prism run emulates missing ones)\n"
@@ -255,6 +257,7 @@ struct options {
   bool leaf_types_given = false;  // the streaming table then times those types only
   bool trans_given = false;       // --trans (a rank-k update takes its letters from --syrk / --herk)
   bool stats = false;  // `prism plan --stats`
+  bool on_device = false;  // `prism plan --on-device`: the plan for operands in a device's memory
   int full = -1;       // `prism plan --ranks`: 1 --full, 0 --summary, -1 by size (summary above 16 ranks)
   bool min_memory = false;  // `prism plan --ranks --min-memory`: the least-footprint plan
   std::string tune_out;     // `prism tune --out`
@@ -277,7 +280,7 @@ bool takes(const command& cmd, const std::string& a) {
                         a == "--herk"))
     return true;
   if (name == "plan" && (a == "--syrk" || a == "--herk" || a == "--stats" || a == "--full" || a == "--summary" ||
-                         a == "--min-memory" || a == "--ranks"))
+                         a == "--min-memory" || a == "--ranks" || a == "--on-device"))
     return true;  // prism run takes P from mpirun, prism bench runs on one node: neither takes --ranks
   if ((name == "plan" || name == "run") && std::find(std::begin(rank_flags), std::end(rank_flags), a) != std::end(rank_flags))
     return true;
@@ -326,6 +329,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--stats") {  // flag of `prism plan`
       o.stats = true;
+      continue;
+    }
+    if (a == "--on-device") {  // flag of `prism plan`
+      o.on_device = true;
       continue;
     }
     if (a == "--min-memory") {  // flag of `prism plan --ranks`
@@ -787,7 +794,10 @@ int run_plan(const options& o) {
   if (o.ctx.ranks() > 1) return p.op != prism::operation::gemm ? run_rank_k_plan(o) : run_rank_plan(o);
   if (o.min_memory) throw bad_input("--min-memory plans over ranks: give --ranks P with P >= 2", "plan");
   const bool rank_k = p.op != prism::operation::gemm;
-  if (rank_k && (p.n == 0 || p.k == 0)) {
+  if (o.on_device && p.m > 0 && p.n > 0 && p.k > 0) {
+    why = "# operands in one device's memory: gpu steps over its streams, nothing across the link\n";
+    pl = prism::make_device_plan(p, o.ctx);
+  } else if (rank_k && (p.n == 0 || p.k == 0)) {
     why = std::string("# empty update (n or k is 0): ") + prism::to_string(p.op) +
           " runs no plan; it returns at once, or only scales C's triangle by beta when k is 0\n";
   } else if (rank_k && o.ctx.gpus() <= 0 && (o.ctx.threads() <= 1 || p.flops() < o.ctx.small_flops() || (p.n == 1 && p.k < 512))) {
