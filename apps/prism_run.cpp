@@ -11,7 +11,7 @@
 #include <prism/gpu.hpp>
 #include <prism/syrk.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "gpu/devices.hpp"
 #include "mpi/comm.hpp"
 #include "runtime/runtime.hpp"

@@ -33,7 +33,7 @@
 // the FMA kernel and the privately opened BLAS builds.
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "bandwidth.hpp"
 #include "fma_peak.hpp"
 

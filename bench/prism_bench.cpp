@@ -23,7 +23,7 @@
 // environment and with --only and --label (impl names become e.g. openblas@SkylakeX), and
 // merges the JSON; --list-shapes, --pick and --print-kernel-sets exist for it.
 //
-// Each BLAS build is opened privately (lib/blas/blas_library.hpp), so the serial and the
+// Each BLAS build is opened privately (lib/leaf/backend/blas_library.hpp), so the serial and the
 // pthread copies of one library live side by side and a thread setting made on one copy
 // does not touch another.
 //
@@ -70,7 +70,7 @@
 // budget keeps such runs from dominating the quick set.
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "bandwidth.hpp"
 #include "fma_peak.hpp"
 

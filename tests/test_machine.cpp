@@ -6,7 +6,7 @@
 
 #include <prism/prism.hpp>
 
-#include "leaves/streaming.hpp"
+#include "leaf/kernels/streaming.hpp"
 #include "support/machines.hpp"
 
 #include <cstdio>

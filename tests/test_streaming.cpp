@@ -1,17 +1,17 @@
-// tests/test_streaming.cpp — the streaming leaf (lib/leaves/streaming.hpp): a randomized
+// tests/test_streaming.cpp — the streaming leaf (lib/leaf/kernels/streaming.hpp): a randomized
 // sweep of the kernel against the long-double reference with the componentwise bound (all
 // four types, every trans pair, m, n in 1..16, odd k, k = 1, long k, padded leading
 // dimensions whose NaN padding must never reach C, alpha and beta in {0, 1, -1, other},
 // NaN in C with beta = 0), and the leaf kind through plans, prism::gemm and `auto`.
-// Internal: reads lib/leaves and lib/blas.
+// Internal: reads lib/leaf/kernels and lib/leaf/backend.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "leaf/dispatch.hpp"
-#include "leaves/streaming.hpp"
+#include "leaf/kernels/streaming.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"
 

@@ -7,11 +7,11 @@
 #include <prism/syrk.hpp>
 #include <prism/version.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../environment/environment.hpp"
 #include "../leaf/dispatch.hpp"
 #include "../leaf/first_use.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "../wisdom/wisdom.hpp"
 #include "rate_model.hpp"

@@ -4,7 +4,7 @@
 //
 // On such shapes both prism and a threaded BLAS keep every thread busy, so what separates
 // them is the kernels: prism's leaves run the kernel set prism chose for this CPU
-// (lib/blas/leaf_kernels.hpp), the backend runs whatever it runs (OpenBLAS forced to its
+// (lib/leaf/backend/leaf_kernels.hpp), the backend runs whatever it runs (OpenBLAS forced to its
 // AVX2 Haswell kernels by OPENBLAS_CORETYPE, BLIS on its generic fallback, reference
 // BLAS, or the same kernels as prism's). The model compares per-thread rates at prism's
 // thread count:

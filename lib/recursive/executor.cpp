@@ -8,9 +8,9 @@
 #include <prism/error.hpp>
 #include <prism/machine.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../runtime/runtime.hpp"
 

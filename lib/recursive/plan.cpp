@@ -4,7 +4,7 @@
 
 #include "gpu_level.hpp"
 #include "temporaries.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 
 #include <algorithm>
 #include <climits>

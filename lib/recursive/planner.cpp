@@ -36,7 +36,7 @@
 #include <prism/plan.hpp>
 #include <prism/rank_model.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
 #include "gpu_level.hpp"
 #include "local_planner.hpp"

@@ -11,9 +11,9 @@
 
 #include <prism/plan.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"

@@ -2,7 +2,7 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 
-#include "../blas/leaf_kernels.hpp"
+#include "../leaf/backend/leaf_kernels.hpp"
 #include "runtime.hpp"
 
 #include <oneapi/tbb/info.h>

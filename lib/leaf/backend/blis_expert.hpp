@@ -1,4 +1,4 @@
-// lib/blas/blis_expert.hpp — BLIS's typed expert interface (bli_?gemm_ex with an explicit
+// lib/leaf/backend/blis_expert.hpp — BLIS's typed expert interface (bli_?gemm_ex with an explicit
 // context and runtime) for prism's BLIS leaves.
 //
 // Only blis_expert.cpp includes <blis.h> (libblis-dev): the types (rntm_t, trans_t, the

@@ -1,4 +1,4 @@
-// lib/leaves/streaming.hpp — the streaming leaf: C = alpha op(A) op(B) + beta C for small
+// lib/leaf/kernels/streaming.hpp — the streaming leaf: C = alpha op(A) op(B) + beta C for small
 // m and n (at most 128) and any k, reading A and B from memory once, straight from where
 // they lie, without packing.
 //

@@ -1,4 +1,4 @@
-// lib/leaves/streaming.cpp — the streaming leaf's kernels (Google Highway, runtime
+// lib/leaf/kernels/streaming.cpp — the streaming leaf's kernels (Google Highway, runtime
 // dispatch) and its rule for `auto`. What it is for: streaming.hpp.
 //
 // The product. A real leaf above 16 x 16 runs the panel kernel (panel_sums, below): k in
@@ -55,7 +55,7 @@
 
 #include <prism/error.hpp>
 
-#include "../environment/environment.hpp"
+#include "../../environment/environment.hpp"
 
 #include <algorithm>
 #include <array>
@@ -236,7 +236,7 @@ void plain_syrk(const syrk_task& t) {
 #endif  // PRISM_LEAVES_STREAMING_SHARED
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "leaves/streaming.cpp"
+#define HWY_TARGET_INCLUDE "leaf/kernels/streaming.cpp"
 #include <hwy/foreach_target.h>  // re-includes this file once per target
 #include <hwy/highway.h>
 #include <hwy/cache_control.h>

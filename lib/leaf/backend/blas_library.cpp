@@ -1,11 +1,11 @@
-// lib/blas/blas_library.cpp — private dlopen of BLAS builds, CBLAS gemm dispatch, leaf rule.
+// lib/leaf/backend/blas_library.cpp — private dlopen of BLAS builds, CBLAS gemm dispatch, leaf rule.
 #include "blas_library.hpp"
 
 #include <prism/error.hpp>
 
 #include "blis_expert.hpp"
 
-#include "../wisdom/wisdom.hpp"
+#include "../../wisdom/wisdom.hpp"
 
 #include <dlfcn.h>
 

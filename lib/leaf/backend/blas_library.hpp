@@ -1,4 +1,4 @@
-// lib/blas/blas_library.hpp — a BLAS shared library opened privately with dlopen.
+// lib/leaf/backend/blas_library.hpp — a BLAS shared library opened privately with dlopen.
 //
 // prism never links a BLAS into the global symbol namespace. Each library it uses (serial
 // OpenBLAS and serial BLIS for leaves; threaded ones as benchmark peers) is opened with
@@ -62,7 +62,7 @@ class blas_library {
             std::int64_t ldc) const;
 
   /// Column-major ?syrk through this library's CBLAS (cblas_?syrk, looked up on first use;
-  /// lib/blas/blas_rank_k.cpp); uplo 'U'/'L', trans 'N'/'T'. Throws backend_error if absent.
+  /// lib/leaf/backend/blas_rank_k.cpp); uplo 'U'/'L', trans 'N'/'T'. Throws backend_error if absent.
   template <scalar T>
   void syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
             T* C, std::int64_t ldc) const;
@@ -122,7 +122,7 @@ class blas_library {
 };
 
 /// The single-threaded library behind a leaf backend (openblas or blis; never automatic,
-/// and never streaming, which is no library: leaf_gemm in lib/leaves/streaming.hpp runs it).
+/// and never streaming, which is no library: leaf_gemm in lib/leaf/kernels/streaming.hpp runs it).
 /// Falls back to BLIS, with one warning on stderr, if the OpenBLAS leaf file is shared
 /// with the host.
 const blas_library& leaf_library(leaf_backend b);

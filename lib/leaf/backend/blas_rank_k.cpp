@@ -1,4 +1,4 @@
-// lib/blas/blas_rank_k.cpp — cblas_?syrk / cblas_?herk leaves of a privately opened BLAS.
+// lib/leaf/backend/blas_rank_k.cpp — cblas_?syrk / cblas_?herk leaves of a privately opened BLAS.
 // Kept apart from blas_library.cpp (which owns loading): these entry points are looked up
 // on first use with dlsym, so a library without them still serves gemm leaves.
 #include "blas_library.hpp"

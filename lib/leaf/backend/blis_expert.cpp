@@ -1,4 +1,4 @@
-// lib/blas/blis_expert.cpp — the one file that includes <blis.h> (blis_expert.hpp).
+// lib/leaf/backend/blis_expert.cpp — the one file that includes <blis.h> (blis_expert.hpp).
 #include "blis_expert.hpp"
 
 #include <complex>

@@ -1,8 +1,8 @@
-// lib/blas/leaf_kernels.cpp — CPU features, PRISM_LEAF_KERNELS and the candidate kernel sets
+// lib/leaf/backend/leaf_kernels.cpp — CPU features, PRISM_LEAF_KERNELS and the candidate kernel sets
 // of prism's leaf libraries (leaf_kernels.hpp).
 #include "leaf_kernels.hpp"
 
-#include "../wisdom/wisdom.hpp"
+#include "../../wisdom/wisdom.hpp"
 
 #include <prism/error.hpp>
 

@@ -1,4 +1,4 @@
-// lib/blas/leaf_kernels.hpp — which kernel set prism's private leaf libraries run.
+// lib/leaf/backend/leaf_kernels.hpp — which kernel set prism's private leaf libraries run.
 //
 // OpenBLAS (DYNAMIC_ARCH) and BLIS each carry several kernel sets and pick one per process
 // when they load: OpenBLAS by cpuid unless OPENBLAS_CORETYPE names a core type, BLIS by
@@ -23,7 +23,7 @@
 // "Leaf kernels".
 #pragma once
 
-#include "../environment/environment.hpp"  // scoped_env, which sets the kernel choice while a copy loads
+#include "../../environment/environment.hpp"  // scoped_env, which sets the kernel choice while a copy loads
 
 #include <string>
 #include <utility>
