@@ -872,7 +872,7 @@ void time_streaming_leaf(const options& o, const prism::detail::blas_library& ob
 
 // The streaming leaf against the OpenBLAS and BLIS leaves (1 thread each), all four types
 // (those of --types when given), NN, TN and NT: the measurement behind streaming_preferred
-// (lib/leaf/kernels/streaming.cpp).
+// (lib/leaf/kernels/auto_rule.cpp).
 void run_streaming_leaves(const options& o) {
   const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
   const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
@@ -929,7 +929,7 @@ void time_rank_k_leaf(const options& o, const prism::detail::blas_library& ob, c
 }
 
 // The streaming rank-k leaf against the BLAS leaves (the measurement behind
-// streaming_rank_k_preferred, lib/leaf/kernels/streaming.cpp): syrk for the real types, herk for
+// streaming_rank_k_preferred, lib/leaf/kernels/auto_rule.cpp): syrk for the real types, herk for
 // the complex ones, trans 'N' and 'T' / 'C', n from 4 to 128, A from 128 KiB to 256 MiB.
 void run_rank_k_leaves(const options& o) {
   const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);

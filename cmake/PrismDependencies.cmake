@@ -19,7 +19,7 @@ if(NOT HWLOC_FOUND)
   prism_missing("hwloc" "libhwloc-dev")
 endif()
 
-# Google Highway: the SIMD code of the streaming leaves (lib/leaf/kernels/streaming.cpp), with
+# Google Highway: the SIMD code of the streaming leaves (lib/leaf/kernels/: one file per kernel family), with
 # runtime dispatch to the best instruction set of the CPU. The headers are libhwy-dev's; the
 # dispatch (hwy/targets.cc, hwy/per_target.cc) is compiled into each prism library from
 # Debian's source package of the same version (scripts/get-highway-source.sh), with hidden

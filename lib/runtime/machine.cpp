@@ -30,7 +30,7 @@
 //  - dropin_efficiency = 0.95: prism's rate on squares as a share of threads x its leaf
 //    rate (bench/results/full-2026-11-22.md: 0.97-1.00x threaded OpenBLAS on the same
 //    kernels, which reaches 0.96-0.99x twice its one-thread rate on 2 cores).
-// The streaming kernels' sizes (lib/leaf/kernels/streaming.cpp), each a share of the cache the
+// The streaming kernels' sizes (lib/leaf/kernels/tiling.cpp), each a share of the cache the
 // data must stay in, the share measured there (one thread, k = 2^18..2^20, before these
 // were keys; the numbers are in the kernel's comments):
 //  - stream_outer_chunk_bytes = 1/3 of one core's L1d: the chunk of one block of rows of

@@ -16,8 +16,10 @@
 //
 // The SIMD code is Google Highway's (Debian libhwy-dev) with runtime dispatch: it is built
 // for AVX-512, AVX2 and a scalar fallback (NEON/SVE on Arm) and runs the best one this CPU
-// has, whatever the environment says. The kernel and its rule for `auto` are in
-// streaming.cpp.
+// has, whatever the environment says (PRISM_SIMD may hold it lower: targets.cpp). One file
+// per kernel family, each compiled once per target: dot.cpp, outer.cpp (with its tiles in
+// outer-inl.h), panel.cpp, diagonal.cpp (rank-k triangles) and pack.cpp; tiling.cpp cuts a
+// leaf into their tasks (tasks.hpp), and auto_rule.cpp holds the rule for `auto`.
 #pragma once
 
 #include <prism/machine.hpp>
@@ -32,7 +34,7 @@ namespace prism::detail {
 inline constexpr std::int64_t streaming_block_mn = 16;
 
 /// The largest m and n the streaming leaf takes. Above 16 it tiles: k in chunks that stay
-/// in L2, every 16 x 16 block of C passing over each chunk (streaming.cpp).
+/// in L2, every 16 x 16 block of C passing over each chunk (tiling.cpp).
 inline constexpr std::int64_t streaming_max_mn = 128;
 
 /// True when the streaming leaf can compute an m x n leaf: 1 <= m, n <= 128.
@@ -41,7 +43,7 @@ constexpr bool streaming_applies(std::int64_t m, std::int64_t n) {
 }
 
 /// The sizes the streaming kernels work in, bytes: their k-chunks and prefetch distance
-/// (the machine keys of the same names; what each is for: streaming.cpp).
+/// (the machine keys of the same names; what each is for: tiling.cpp).
 struct streaming_sizes {
   std::int64_t outer_chunk = 0;  ///< stream_outer_chunk_bytes
   std::int64_t dot_chunk = 0;    ///< stream_dot_chunk_bytes
@@ -81,12 +83,12 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
 
 /// True when `auto` picks the streaming leaf over the BLAS leaf for a leaf of this type,
 /// trans pair and shape on machine mc: its byte thresholds are mc's stream_bytes and
-/// stream_far_bytes (the rule and the runs behind it are in streaming.cpp).
+/// stream_far_bytes (the rule and the runs behind it are in auto_rule.cpp).
 bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
                          std::int64_t n, std::int64_t k);
 
 /// True when `auto` picks the streaming rank-k leaf over the BLAS leaf's ?syrk / ?herk for
-/// an n x n triangle with trans 'N' or 'T' / 'C' on machine mc (measured: streaming.cpp,
+/// an n x n triangle with trans 'N' or 'T' / 'C' on machine mc (measured: auto_rule.cpp,
 /// the run in bench/results/leaf-syrk-*.txt).
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k);
 
