@@ -1,13 +1,14 @@
-// bench/fma_peak.hpp — the machine's fused-multiply-add peak, measured.
+// probes/fma_peak.hpp — the machine's fused-multiply-add peak, measured.
 //
-// fma_peak.cpp is the only translation unit of the benchmark built with -march=native: it
-// runs independent FMA chains on the widest vectors the compiler gives for this machine,
-// on all cores at once, so the benchmark can say how far from peak a gemm is.
+// One of the two machine probes (prism_probes, built with -march=native with bandwidth.cpp
+// and nothing else): it runs independent FMA chains on the widest vectors the compiler
+// gives for this machine, on all cores at once, so the benchmarks can say how far from peak
+// a gemm is, and `prism bound --probe` what one core's peak is.
 #pragma once
 
 #include <cstdint>
 
-namespace prism_bench {
+namespace prism_probes {
 
 /// Runs `threads` threads at once, thread t pinned to the t-th allowed CPU; each performs `steps` steps of the FMA kernel on doubles.
 /// Returns the real flops executed by all threads together (2 per lane per FMA).
@@ -28,4 +29,4 @@ bool fma_pinned();
 /// The instruction set the kernel was compiled for, e.g. "avx512f+fma".
 const char* fma_isa();
 
-}  // namespace prism_bench
+}  // namespace prism_probes

@@ -1,8 +1,8 @@
-// apps/prism_run.cpp — `mpirun -np P prism run M N K ...`: one distributed multiply on
+// apps/run.cpp — `mpirun -np P prism run M N K ...`: one distributed multiply on
 // random data in the native layout, timed, with the bytes each rank received beside the
 // plan's prediction and the lower bound; --check verifies C outside the timed region.
-#include "prism_run.hpp"
-#include "prism_gpu.hpp"
+#include "run.hpp"
+#include "gpu_report.hpp"
 
 #include <prism/bounds.hpp>
 #include <prism/dist.hpp>

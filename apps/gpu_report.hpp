@@ -1,5 +1,5 @@
-// apps/prism_gpu.hpp — the GPU level in the prism tool: the device report of `prism plan`
-// and `prism run` with --gpus, and `prism info`.
+// apps/gpu_report.hpp — the GPU level in the prism tool: the device report of `prism plan`
+// and `prism run` with --gpus, and the GPU part of `prism tune`.
 #pragma once
 
 #include <prism/context.hpp>
@@ -23,9 +23,5 @@ bool emulate_missing_gpus(prism::context& ctx, std::ostream& os);
 /// pinned copies each way, copies within it; best of `reps`) into d's gpu_* values, and
 /// says what it found on stdout as '#' lines; without one, says the model's values stay.
 void tune_gpus(prism::machine_description& d, int reps);
-
-/// `prism info`: the version, the machine description's summary, NUMA domains, threads and
-/// the GPUs (each device, or why there are none).
-int run_info();
 
 }  // namespace prism_app

@@ -1,4 +1,4 @@
-// bench/cpus.hpp — the CPUs this process may use, pinning a thread to one of them, and the
+// probes/cpus.hpp — the CPUs this process may use, pinning a thread to one of them, and the
 // vector width the probes are built for.
 //
 // Shared by the machine probes (fma_peak.cpp, bandwidth.cpp): both run one thread per
@@ -12,7 +12,7 @@
 
 #include <vector>
 
-namespace prism_bench {
+namespace prism_probes {
 
 // The widest vector the probe's compile flags (-march=native) allow, and its name.
 #if defined(__AVX512F__)
@@ -45,4 +45,4 @@ inline bool pin_self(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
-}  // namespace prism_bench
+}  // namespace prism_probes

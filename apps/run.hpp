@@ -1,4 +1,4 @@
-// apps/prism_run.hpp — the `prism run` command (MPI builds only): see prism_run.cpp.
+// apps/run.hpp — the `prism run` command (MPI builds only): see run.cpp.
 #pragma once
 
 #include <prism/context.hpp>

@@ -1,4 +1,4 @@
-// bench/fma_peak.cpp — FMA peak kernel; built with -O3 -march=native -ffp-contract=fast.
+// probes/fma_peak.cpp — FMA peak kernel; built with -O3 -march=native -ffp-contract=fast.
 //
 // Each thread keeps `kChains` independent accumulators of the widest vector type the
 // target has and updates them as acc = acc * a + b. With -ffp-contract=fast the update is
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-namespace prism_bench {
+namespace prism_probes {
 
 namespace {
 
@@ -93,4 +93,4 @@ const char* fma_isa() {
   return name.c_str();
 }
 
-}  // namespace prism_bench
+}  // namespace prism_probes

@@ -1,9 +1,8 @@
-// apps/prism_gpu.cpp — the GPU level in the prism tool (prism_gpu.hpp).
-#include "prism_gpu.hpp"
+// apps/gpu_report.cpp — the GPU level in the prism tool (gpu_report.hpp).
+#include "gpu_report.hpp"
 
 #include <prism/gpu.hpp>
 #include <prism/machine.hpp>
-#include <prism/version.hpp>
 
 #include "gpu/devices.hpp"
 #include "gpu/measure.hpp"
@@ -92,19 +91,6 @@ void tune_gpus(prism::machine_description& d, int reps) {
               "pinning %.4g B/s (measured)\n",
               real->name().c_str(), r.flops[0], r.flops[1], r.flops[2], r.flops[3], r.link_in, r.link_out,
               r.memory_bandwidth, r.register_rate);
-}
-
-int run_info() {
-  std::printf("prism %s\n", prism::version());
-  const prism::machine_description& d = prism::default_description();
-  std::printf("%s\n", d.summary().c_str());
-  std::printf("cpu: %s; simd: %s %d\n", d.cpu().c_str(), d.simd().c_str(), d.simd_bits());
-  std::printf("cores: %d, NUMA domains: %d; threads: %d\n", d.cores(), d.numa_domains(), prism::default_context().threads());
-  const auto set = prism::detail::gpu::process_devices();
-  std::printf("gpu: %s\n", set->status.c_str());
-  for (const auto& dev : set->devices)
-    std::printf("gpu %d: %s; nearest NUMA domain %d\n", dev->index(), dev->name().c_str(), dev->numa_domain());
-  return 0;
 }
 
 }  // namespace prism_app

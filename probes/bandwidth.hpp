@@ -1,9 +1,9 @@
-// bench/bandwidth.hpp — the machine's read bandwidth, measured (the memory side of the
+// probes/bandwidth.hpp — the machine's read bandwidth, measured (the memory side of the
 // roofline; fma_peak.hpp is the compute side).
 //
 // bandwidth.cpp is built like fma_peak.cpp with -march=native: every thread streams its own
 // part of one large array through the widest vector loads the machine has and sums it, so
-// the benchmark can say how far a memory-bound gemm (m, n small, k huge) is from what the
+// the benchmarks (and `prism bound --probe`) can say how far a memory-bound gemm (m, n small, k huge) is from what the
 // memory system delivers.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <memory>
 
-namespace prism_bench {
+namespace prism_probes {
 
 struct free_deleter {
   void operator()(void* p) const noexcept { std::free(p); }
@@ -42,4 +42,4 @@ bandwidth_result read_bandwidth(int threads, std::size_t bytes, int passes);
 /// The instruction set the summing loop was compiled for, e.g. "avx512f" (64-byte loads).
 const char* bandwidth_isa();
 
-}  // namespace prism_bench
+}  // namespace prism_probes

@@ -1,4 +1,4 @@
-// bench/bandwidth.cpp — read-bandwidth probe; built with -O3 -march=native like fma_peak.cpp.
+// probes/bandwidth.cpp — read-bandwidth probe; built with -O3 -march=native like fma_peak.cpp.
 //
 // Each thread sums its own contiguous part of a large array of doubles with kAccumulators
 // independent vector accumulators (one load and one add per vector; the adds are cheap next
@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-namespace prism_bench {
+namespace prism_probes {
 
 namespace {
 
@@ -146,4 +146,4 @@ bandwidth_result read_bandwidth(int threads, std::size_t bytes, int passes) {
 
 const char* bandwidth_isa() { return kIsa; }
 
-}  // namespace prism_bench
+}  // namespace prism_probes
