@@ -83,11 +83,6 @@ problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::
   return p;
 }
 
-plan::plan(prism::problem p, resources root, std::vector<node> nodes, std::size_t device_memory)
-    : problem_(p), root_(root), nodes_(std::move(nodes)), device_memory_(device_memory) {
-  derive();
-}
-
 namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw plan_error(why); }
@@ -368,23 +363,32 @@ struct derivation {
 // temporary C'_i, laid out first; then the children's own workspaces, side by side since
 // they run at once. E.g. a d-type 64x64xK node cut 1:1 needs one 32768-byte C' plus its
 // children's needs. A DFS node's children run one after another and share one region.
-void plan::derive() {
-  if (nodes_.empty()) fail("a plan needs at least one node");
-  check_problem(problem_, root_);
-  check_device_memory(root_, device_memory_);
-  derivation d{nodes_, element_size(problem_.type), std::vector<char>(nodes_.size(), 0),
-               std::vector<int>(root_.ranks.count > 1 ? std::size_t(root_.ranks.count) : 0, -1)};
-  const box whole{problem_.m, problem_.n, problem_.k, 0, 0, 0};
-  d.down(0, whole, root_, level::rank, 0, problem_.op == operation::gemm ? 0 : problem_.uplo);
-  for (std::size_t i = 0; i < d.seen.size(); ++i)
-    if (!d.seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
-  d.place(0, 0);
-  detail::check_device_subtrees(*this);
+/// The library's access to a plan's nodes: derive() fills their derived fields from the
+/// user-visible ones, checking them.
+struct detail::plan_access {
+  static void derive(plan& p) {
+    if (p.nodes_.empty()) fail("a plan needs at least one node");
+    check_problem(p.problem_, p.root_);
+    check_device_memory(p.root_, p.device_memory_);
+    derivation d{p.nodes_, element_size(p.problem_.type), std::vector<char>(p.nodes_.size(), 0),
+                 std::vector<int>(p.root_.ranks.count > 1 ? std::size_t(p.root_.ranks.count) : 0, -1)};
+    const box whole{p.problem_.m, p.problem_.n, p.problem_.k, 0, 0, 0};
+    d.down(0, whole, p.root_, level::rank, 0, p.problem_.op == operation::gemm ? 0 : p.problem_.uplo);
+    for (std::size_t i = 0; i < d.seen.size(); ++i)
+      if (!d.seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
+    d.place(0, 0);
+    detail::check_device_subtrees(p);
+  }
+};
+
+plan::plan(prism::problem p, resources root, std::vector<node> nodes, std::size_t device_memory)
+    : problem_(p), root_(root), nodes_(std::move(nodes)), device_memory_(device_memory) {
+  detail::plan_access::derive(*this);
 }
 
 void plan::validate() const {
   plan copy(*this);
-  copy.derive();  // re-derives and re-checks everything from the user-visible fields
+  detail::plan_access::derive(copy);  // re-derives and re-checks everything from the user-visible fields
 }
 
 int plan::depth() const {

@@ -49,14 +49,14 @@ context& context::set_threads(int t) {
   if (t < 1 || t > 4096) throw error("thread count must be in 1..4096, got " + std::to_string(t));
   if (t != threads_) {
     threads_ = t;
-    fresh_runtime();
+    detail::context_access::fresh_runtime(*this);
   }
   return *this;
 }
 
 context& context::set_max_memory(std::size_t bytes) {
   max_memory_ = bytes;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
@@ -68,21 +68,21 @@ context& context::set_small_flops(double flops) {
 
 context& context::set_leaf(leaf_backend b) {
   leaf_ = b;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_extra_depth(int levels) {
   if (levels < 0 || levels > 8) throw error("extra depth must be in 0..8, got " + std::to_string(levels));
   extra_depth_ = levels;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_min_leaf_flops(double flops) {
   if (!(flops >= 0)) throw error("minimum leaf flops must be >= 0");
   min_leaf_flops_ = flops;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
@@ -121,10 +121,6 @@ std::size_t default_rank_memory(int ranks_per_node) {
   return std::size_t(node / 2 / double(std::max(1, ranks_per_node)));
 }
 
-// A setting that changes plans or the arena starts a new runtime: plans cached under the
-// old settings must not be reused (copies made earlier keep the old one).
-void context::fresh_runtime() { runtime_ = std::make_shared<detail::runtime>(threads_); }
-
 const topology& default_topology() { return default_description().topo(); }
 
 const machine_description& context::description() const { return description_ ? *description_ : default_description(); }
@@ -143,40 +139,40 @@ context& context::set_machine(topology t) {
 
 context& context::set_description(machine_description d) {
   description_ = std::make_shared<const machine_description>(std::move(d));
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_cache_level(int level) {
   if (level < 0 || level > 4) throw error("cache level must be in 0..4, got " + std::to_string(level));
   cache_level_ = level;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_k_cuts(bool allowed) {
   k_cuts_ = allowed;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_gpus(int n) {
   if (n < -1 || n > 1024) throw error("GPU count must be in -1..1024, got " + std::to_string(n));
   gpus_ = n;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_gpu_memory(std::size_t bytes) {
   if (bytes != 0 && bytes < (std::size_t(1) << 20)) throw error("GPU memory must be at least 1M, got " + std::to_string(bytes));
   gpu_memory_ = bytes;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::use_emulated_gpus(int count, std::size_t bytes) {
   devices_ = detail::gpu::emulated_devices(count, bytes);
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 

@@ -68,8 +68,11 @@ struct context_access {
   /// Tests: runs c's GPU plans on `d` (e.g. emulated devices with delays or failures).
   static void set_devices(context& c, std::shared_ptr<const gpu::device_set> d) {
     c.devices_ = std::move(d);
-    c.fresh_runtime();
+    fresh_runtime(c);
   }
+  /// A setting that changes plans or the arena starts a new runtime: plans cached under the
+  /// old settings must not be reused (copies made earlier keep the old one).
+  static void fresh_runtime(context& c) { c.runtime_ = std::make_shared<runtime>(c.threads_); }
 };
 
 /// The runtime (arena, pool, plan cache) ctx shares with its copies.
