@@ -574,7 +574,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   std::chrono::steady_clock::time_point start{};
   try {
     if (d.where == path::recursion && s.verbose > 0) {  // before the clock starts
-      auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return make_plan(p, ctx); });
+      auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(make_plan(p, ctx)); });
       plan_text = plan_summary(*pl, s.verbose);
     }
     if (observe) start = std::chrono::steady_clock::now();

@@ -13,15 +13,6 @@
 
 namespace prism {
 
-const char* to_string(operand o) {
-  switch (o) {
-    case operand::a: return "A";
-    case operand::b: return "B";
-    case operand::c: return "C";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr operand all_operands[] = {operand::a, operand::b, operand::c};

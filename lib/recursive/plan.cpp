@@ -18,9 +18,6 @@ const char* to_string(dim d) { return d == dim::m ? "m" : d == dim::n ? "n" : "k
 const char* to_string(step_kind s) {
   return s == step_kind::leaf ? "leaf" : s == step_kind::bfs ? "bfs" : "dfs";
 }
-const char* to_string(operation o) {
-  return o == operation::gemm ? "gemm" : o == operation::syrk ? "syrk" : "herk";
-}
 const char* to_string(level l) {
   switch (l) {
     case level::rank: return "rank";

@@ -18,25 +18,6 @@
 
 namespace prism {
 
-leaf_backend parse_leaf_backend(const std::string& text) {
-  if (text == "openblas") return leaf_backend::openblas;
-  if (text == "blis") return leaf_backend::blis;
-  if (text == "streaming") return leaf_backend::streaming;
-  if (text == "auto") return leaf_backend::automatic;
-  throw error("unknown leaf backend '" + text + "' (expected openblas, blis, streaming or auto)");
-}
-
-const char* to_string(leaf_backend b) {
-  switch (b) {
-    case leaf_backend::openblas: return "openblas";
-    case leaf_backend::blis: return "blis";
-    case leaf_backend::streaming: return "streaming";
-    case leaf_backend::automatic: return "auto";
-    case leaf_backend::gpu: return "gpu";
-  }
-  return "?";
-}
-
 context::context()
     : threads_(std::max(1, oneapi::tbb::info::default_concurrency())),
       max_memory_(std::numeric_limits<std::size_t>::max()),

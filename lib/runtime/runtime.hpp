@@ -2,7 +2,7 @@
 #pragma once
 
 #include <prism/context.hpp>
-#include <prism/plan.hpp>
+#include <prism/types.hpp>
 
 #include "../environment/environment.hpp"
 #include "../gpu/devices.hpp"
@@ -18,6 +18,10 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+
+namespace prism {
+class plan;  // <prism/plan.hpp>: the cache holds plans, built and read above this floor
+}
 
 namespace prism::detail {
 
@@ -49,7 +53,7 @@ class runtime {
   /// context, hence to one topology).
   domain_arenas& domains(const topology& t);
   /// The plan for p, from a small cache or built by `make` (and then cached).
-  std::shared_ptr<const plan> cached_plan(const problem& p, const std::function<plan()>& make);
+  std::shared_ptr<const plan> cached_plan(const problem& p, const std::function<std::shared_ptr<const plan>()>& make);
 
  private:
   oneapi::tbb::task_arena arena_;

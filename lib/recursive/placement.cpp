@@ -1,18 +1,14 @@
-// lib/numa/placement.cpp — where each part of A, B and C should live for a plan, and the
-// buffer type that puts it there (hwloc_alloc / hwloc_set_area_membind).
+// lib/recursive/placement.cpp — where each part of A, B and C should live for a plan, and the
+// buffer type that puts it there (its pages bound by lib/numa/page_binding.hpp).
 #include <prism/error.hpp>
 #include <prism/placement.hpp>
 
-#include "domain_arenas.hpp"
-#include "hwloc_access.hpp"
+#include "../numa/domain_arenas.hpp"
+#include "../numa/page_binding.hpp"
 
-#include <hwloc.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
-#include <mutex>
 
 namespace prism {
 
@@ -60,7 +56,7 @@ template <scalar T>
 placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx) {
   const problem& pr = p.problem();
   if (pr.type != scalar_type_of<T>()) throw plan_error("placed_matrix: the plan is for another type");
-  detail::check_domains(p, ctx.machine());
+  detail::check_domains(p.domains(), ctx.machine());
   const bool transposed = which == operand::a ? pr.transa != 'N' : which == operand::b ? pr.transb != 'N' : false;
   std::int64_t r = which == operand::b ? pr.k : pr.m, c = which == operand::a ? pr.k : pr.n;
   if (transposed) std::swap(r, c);
@@ -83,54 +79,16 @@ placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx
   }
 
   topology_ = ctx.machine();  // a copy shares the hwloc topology, which frees the pages
-  const topology& topo = topology_;
-  auto h = detail::hwloc_of(topo);
   if (bytes_ == 0) return;
-  if (topo.is_this_system() && p.domains() > 1) {
-    data_ = static_cast<T*>(hwloc_alloc(h, bytes_));
-    from_hwloc_ = data_ != nullptr;
-  }
-  if (data_ == nullptr) {
-    data_ = static_cast<T*>(std::aligned_alloc(page, (bytes_ + page - 1) / page * page));
-    if (data_ == nullptr) throw error("placed_matrix: out of memory");
-  }
-  if (!from_hwloc_) {
-    static std::once_flag warned;
-    if (p.domains() > 1)
-      std::call_once(warned, [&] {
-        std::fprintf(stderr, "prism: warning: placed_matrix on '%s': pages are not bound (not this machine)\n",
-                     topo.source().c_str());
-      });
-    return;
-  }
-  // Bind runs of pages with the same owner; -1 runs are interleaved over all domains.
-  bound_ = true;
-  hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  for (std::size_t g = 0; g < pages;) {
-    std::size_t e = g;
-    while (e < pages && page_domains_[e] == page_domains_[g]) ++e;
-    hwloc_bitmap_zero(set);
-    const auto& doms = topo.domains();
-    if (page_domains_[g] >= 0) hwloc_bitmap_set(set, doms[std::size_t(page_domains_[g])].os_index);
-    else for (auto& d : doms) hwloc_bitmap_set(set, d.os_index);
-    const auto policy = page_domains_[g] >= 0 ? HWLOC_MEMBIND_BIND : HWLOC_MEMBIND_INTERLEAVE;
-    if (hwloc_set_area_membind(h, reinterpret_cast<char*>(data_) + g * page, std::min(bytes_ - g * page, (e - g) * page),
-                               set, policy, HWLOC_MEMBIND_BYNODESET) != 0)
-      bound_ = false;
-    g = e;
-  }
-  hwloc_bitmap_free(set);
-  if (!bound_) {
-    static std::once_flag refused;
-    std::call_once(refused, [] { std::fprintf(stderr, "prism: warning: placed_matrix: the OS refused a page binding; memory is unplaced\n"); });
-  }
+  const detail::page_memory m = detail::bound_pages(topology_, bytes_, page_domains_, p.domains() > 1);
+  data_ = static_cast<T*>(m.data);
+  from_hwloc_ = m.from_hwloc;
+  bound_ = m.bound;
 }
 
 template <scalar T>
 placed_matrix<T>::~placed_matrix() {
-  if (data_ == nullptr) return;
-  if (from_hwloc_) hwloc_free(detail::hwloc_of(topology_), data_, bytes_);
-  else std::free(data_);
+  detail::free_pages(topology_, detail::page_memory{data_, from_hwloc_, bound_}, bytes_);
 }
 
 template class placed_matrix<float>;
