@@ -61,6 +61,8 @@ std::string shape_options(const std::string& name) {
          "  --rank-flops F       modelled flop/s of one rank (default PRISM_RANK_FLOPS, else 50e9 x threads)\n"
          "  --rank-bandwidth B   modelled bytes/s one rank receives (default PRISM_RANK_BANDWIDTH, else 5e9)\n";
   if (name == "plan") o += "  (--ranks-per-node, --rank-flops and --rank-bandwidth need --ranks P with P >= 2)\n";
+  if (name == "plan")
+    o += "  --on-device          the plan gemm / syrk / herk run when A, B and C are in one GPU's memory\n";
   if (name == "plan" || run)
     o += "  --gpus G             run on G GPUs, 0..1024 (default: the model's choice among this process's\n"
          "                       GPUs; prism plan needs none present, prism run emulates missing ones)\n"
@@ -181,7 +183,7 @@ bool takes(const command& cmd, const std::string& a) {
                         a == "--herk"))
     return true;
   if (name == "plan" && (a == "--syrk" || a == "--herk" || a == "--stats" || a == "--full" || a == "--summary" ||
-                         a == "--min-memory" || a == "--ranks"))
+                         a == "--min-memory" || a == "--ranks" || a == "--on-device"))
     return true;  // prism run takes P from mpirun, prism bench runs on one node: neither takes --ranks
   if ((name == "plan" || name == "run") && std::find(std::begin(rank_flags), std::end(rank_flags), a) != std::end(rank_flags))
     return true;
@@ -274,6 +276,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--stats") {  // flag of `prism plan`
       o.stats = true;
+      continue;
+    }
+    if (a == "--on-device") {  // flag of `prism plan`
+      o.on_device = true;
       continue;
     }
     if (a == "--min-memory") {  // flag of `prism plan --ranks`

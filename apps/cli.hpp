@@ -55,6 +55,7 @@ struct options {
   bool leaf_types_given = false;  // the streaming table then times those types only
   bool trans_given = false;       // --trans (a rank-k update takes its letters from --syrk / --herk)
   bool stats = false;  // `prism plan --stats`
+  bool on_device = false;  // `prism plan --on-device`: the plan for operands in a device's memory
   int full = -1;       // `prism plan --ranks`: 1 --full, 0 --summary, -1 by size (summary above 16 ranks)
   bool min_memory = false;  // `prism plan --ranks --min-memory`: the least-footprint plan
   std::string tune_out;     // `prism tune --out`

@@ -26,7 +26,7 @@ std::string gigabytes(double bytes) {
 }  // namespace
 
 void print_gpu_report(std::ostream& os, const prism::plan& p, const prism::context& ctx, bool reads_c) {
-  if (p.devices() == 0) return;
+  if (p.devices() == 0 || p.on_device()) return;  // on device operands nothing crosses the link
   const auto parts = prism::predict_gpu(p, reads_c, ctx);
   char line[512];
   os << "# GPU level: " << p.devices() << " device" << (p.devices() == 1 ? "" : "s") << ", " << gigabytes(double(p.device_memory()))

@@ -248,7 +248,10 @@ int run_plan(const options& o) {
   if (o.ctx.ranks() > 1) return p.op != prism::operation::gemm ? run_rank_k_plan(o) : run_rank_plan(o);
   if (o.min_memory) throw bad_input("--min-memory plans over ranks: give --ranks P with P >= 2", "plan");
   const bool rank_k = p.op != prism::operation::gemm;
-  if (rank_k && (p.n == 0 || p.k == 0)) {
+  if (o.on_device && p.m > 0 && p.n > 0 && p.k > 0) {
+    why = "# operands in one device's memory: gpu steps over its streams, nothing across the link\n";
+    pl = prism::make_device_plan(p, o.ctx);
+  } else if (rank_k && (p.n == 0 || p.k == 0)) {
     why = std::string("# empty update (n or k is 0): ") + prism::to_string(p.op) +
           " runs no plan; it returns at once, or only scales C's triangle by beta when k is 0\n";
   } else if (rank_k && o.ctx.gpus() <= 0 && (o.ctx.threads() <= 1 || p.flops() < o.ctx.small_flops() || (p.n == 1 && p.k < 512))) {

@@ -1,8 +1,10 @@
 // bench/gpu_bench.cpp — prism's GPU level against NVIDIA's libraries in the same run, on
 // the first CUDA device: each row times prism (operands where the row says: ordinary
 // pageable host memory) beside cuBLAS on device-resident operands and, for host-resident
-// squares, cuBLASXt, and prints a markdown table with the ratios and the targets
-// (docs/gpu.md, "Figures"). Best of R timings each (--reps, default 3). Without a GPU it
+// squares, cuBLASXt; then the shapes cuBLAS handles badly with operands already on the device
+// (AᵀA as dsyrk, a thin 8 x 8 x k and a 32 x 32 x k TN product: prism given device pointers
+// against one cuBLAS call and the device's copy rate); and prints a markdown table with the
+// ratios and the targets (docs/gpu.md, "Figures"). Best of R timings each (--reps, default 3). Without a GPU it
 // says why and measures nothing (exit 0): there is nothing to compare.
 //
 //   prism_gpu_bench [--reps R] [--quick | --emulate] [--out FILE] [--commit SHA]
@@ -265,6 +267,135 @@ row thin_row(gpu::device& dev, std::int64_t mn, std::int64_t k, int reps) {
   return r;
 }
 
+// ---- operands already on the device -----------------------------------------------------
+
+// A host matrix uploaded to the device (not timed); released by the caller.
+template <class T>
+T* upload(gpu::device& dev, const std::vector<T>& v) {
+  const std::size_t bytes = v.size() * sizeof(T);
+  T* d = static_cast<T*>(dev.allocate(bytes));
+  auto s = dev.make_stream();
+  dev.copy_2d(d, bytes, v.data(), bytes, bytes, 1, gpu::copy_kind::host_to_device, *s);
+  dev.synchronize(*s);
+  return d;
+}
+
+template <class T>
+std::vector<T> download(gpu::device& dev, const T* d, std::size_t count) {
+  std::vector<T> v(count);
+  auto s = dev.make_stream();
+  dev.copy_2d(v.data(), count * sizeof(T), d, count * sizeof(T), count * sizeof(T), 1, gpu::copy_kind::device_to_host, *s);
+  dev.synchronize(*s);
+  return v;
+}
+
+// The device's own copy rate: bytes read plus bytes written per second by a device-to-device
+// copy of `bytes` (what a product that reads its operands once is held against).
+double device_copy_rate(gpu::device& dev, std::size_t bytes, int reps) {
+  void* a = dev.allocate(bytes);
+  void* b = dev.allocate(bytes);
+  auto s = dev.make_stream();
+  auto copy = [&] {
+    dev.copy_2d(b, bytes, a, bytes, bytes, 1, gpu::copy_kind::device_to_device, *s);
+    dev.synchronize(*s);
+  };
+  copy();
+  const double t = best_of(reps, copy);
+  s.reset();
+  dev.release(a), dev.release(b);
+  return 2.0 * double(bytes) / t;
+}
+
+// 16 elements of C = A^T B (A stored k x m, B k x n, alpha 1, beta 0) against a long-double
+// dot product within 4 k eps sum |a||b|; `upper`: only C's upper triangle (a syrk's).
+bool spot_check_tn(const std::vector<double>& A, const std::vector<double>& B, const std::vector<double>& C,
+                   std::int64_t m, std::int64_t n, std::int64_t k, bool upper) {
+  bool ok = true;
+  for (int s = 0; s < 16; ++s) {
+    std::int64_t i = (m - 1) * s / 15, j = (n - 1) * ((s * 7) % 16) / 15;
+    if (upper && i > j) std::swap(i, j);
+    long double sum = 0, size = 0;
+    for (std::int64_t l = 0; l < k; ++l) {
+      const long double a = A[std::size_t(l + i * k)], b = B[std::size_t(l + j * k)];
+      sum += a * b, size += std::fabs(a * b);
+    }
+    ok = ok && std::fabs((long double)C[std::size_t(i + j * m)] - sum) <= 4.0L * k * std::numeric_limits<double>::epsilon() * size;
+  }
+  return ok;
+}
+
+// AᵀA (dsyrk 'U' 'T') with A k x n on the device: prism against one cublasDsyrk of the same
+// call, and A's bytes per second against the device's copy rate.
+row gram_on_device_row(gpu::device& dev, std::int64_t k, std::int64_t n, int reps, double copy) {
+  const prism::context ctx = gpu_context();
+  const std::vector<double> A = host_matrix<double>(2, k, n);
+  double* dA = upload(dev, A);
+  auto* dC = static_cast<double*>(dev.allocate(std::size_t(n * n) * sizeof(double)));
+  const double one = 1, zero = 0;
+  auto mine = [&] { prism::syrk<double>('U', 'T', n, k, 1.0, dA, k, 0.0, dC, n, ctx); };
+  mine();
+  const double t = best_of(reps, mine);
+  const std::vector<double> C = download(dev, dC, std::size_t(n * n));
+  auto s = dev.make_stream();
+  auto theirs = [&] {
+    dev.rank_k(prism::scalar_type::d, false, *s, 'U', 'T', n, k, &one, dA, k, &zero, dC, n);
+    dev.synchronize(*s);
+  };
+  theirs();
+  const double peer = best_of(reps, theirs);
+  s.reset();
+  dev.release(dA), dev.release(dC);
+  const double rate = double(A.size() * sizeof(double)) / t;
+  row r;
+  r.what = "AᵀA dsyrk, A " + std::to_string(k) + " x " + std::to_string(n) + " on the device";
+  r.prism = fmt("%.3f ms, ", t * 1e3) + fmt("A read at %.0f GB/s", rate * 1e-9);
+  r.peer = fmt("cublasDsyrk %.3f ms; ", peer * 1e3) + fmt("device copy %.0f GB/s", copy * 1e-9);
+  r.ratio = fmt("%.1f x cuBLAS", peer / t) + fmt(", %.2f of copy", rate / copy);
+  r.target = ">= 20 x cuBLAS, >= 0.80 of copy";
+  const bool right = spot_check_tn(A, A, C, n, n, k, true);
+  r.verdict = !right ? "WRONG RESULT" : peer / t >= 20 && rate >= 0.8 * copy ? "met" : "missed";
+  return r;
+}
+
+// A thin product op(A) op(B) = AᵀB (A and B k x mn) on the device: against the copy rate
+// (`vs_cublas` false) or against one cuBLAS gemm of the same call (true).
+row thin_on_device_row(gpu::device& dev, std::int64_t mn, std::int64_t k, int reps, double copy, bool vs_cublas) {
+  const prism::context ctx = gpu_context();
+  const std::vector<double> A = host_matrix<double>(3, k, mn), B = host_matrix<double>(4, k, mn);
+  double *dA = upload(dev, A), *dB = upload(dev, B);
+  auto* dC = static_cast<double*>(dev.allocate(std::size_t(mn * mn) * sizeof(double)));
+  const double one = 1, zero = 0;
+  auto mine = [&] { prism::gemm<double>('T', 'N', mn, mn, k, 1.0, dA, k, dB, k, 0.0, dC, mn, ctx); };
+  mine();
+  const double t = best_of(reps, mine);
+  const std::vector<double> C = download(dev, dC, std::size_t(mn * mn));
+  auto s = dev.make_stream();
+  auto theirs = [&] {
+    dev.gemm(prism::scalar_type::d, *s, 'T', 'N', mn, mn, k, &one, dA, k, dB, k, &zero, dC, mn);
+    dev.synchronize(*s);
+  };
+  theirs();
+  const double peer = best_of(reps, theirs);
+  s.reset();
+  dev.release(dA), dev.release(dB), dev.release(dC);
+  const double rate = double((A.size() + B.size()) * sizeof(double)) / t;
+  row r;
+  r.what = std::to_string(mn) + " x " + std::to_string(mn) + " x " + std::to_string(k) + " TN d, on the device";
+  r.prism = fmt("%.3f ms, ", t * 1e3) + fmt("A and B read at %.0f GB/s", rate * 1e-9);
+  r.peer = fmt("cuBLAS dgemm %.3f ms; ", peer * 1e3) + fmt("device copy %.0f GB/s", copy * 1e-9);
+  const bool right = spot_check_tn(A, B, C, mn, mn, k, false);
+  if (vs_cublas) {
+    r.ratio = fmt("%.2f x cuBLAS", peer / t);
+    r.target = ">= 1.00 x cuBLAS";
+    r.verdict = !right ? "WRONG RESULT" : peer / t >= 1.0 ? "met" : "missed";
+  } else {
+    r.ratio = fmt("%.2f of copy", rate / copy);
+    r.target = ">= 0.85 of copy";
+    r.verdict = !right ? "WRONG RESULT" : rate >= 0.85 * copy ? "met" : "missed";
+  }
+  return r;
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char b[32];
@@ -289,7 +420,9 @@ int run(const options& o) {
   gpu::device& dev = *set->devices[0];
   if (dev.emulated()) md << "\nEmulated device: a check that the benchmark runs; its rates are the host's and mean nothing.\n";
   md << "Each figure the best of " << o.reps << " timings in this run; prism's operands in ordinary (pageable) host "
-     << "memory, cuBLAS's on the device (its upload not timed), cuBLASXt's in host memory.\n\n";
+     << "memory, cuBLAS's on the device (its upload not timed), cuBLASXt's in host memory; in the rows \"on the "
+     << "device\" prism's operands are on the device too (device pointers), and the copy rate is the device's own "
+     << "(bytes read plus written per second by a device-to-device copy).\n\n";
   md << "| case | prism | NVIDIA's | prism / NVIDIA's | target | |\n|---|---|---|---:|---|---|\n";
   const std::int64_t big = o.emulate ? 512 : o.quick ? 8192 : 16384, huge = o.emulate ? 1024 : o.quick ? 16384 : 32768;
   const std::int64_t z = o.emulate ? 256 : o.quick ? 6144 : 12288;
@@ -301,6 +434,13 @@ int run(const options& o) {
                                     "dgemm " + std::to_string(huge) + "^3, --gpu-memory " + std::to_string(cap >> 20) + "M"));
   rows.push_back(square_row<std::complex<double>>(dev, z, 0, o.reps, "zgemm " + std::to_string(z) + "^3, host memory"));
   rows.push_back(thin_row(dev, 64, thin, o.reps));
+  // Operands already on the device (the shapes cuBLAS handles badly).
+  const std::int64_t gram_k = o.emulate ? std::int64_t(1) << 16 : o.quick ? std::int64_t(1) << 20 : std::int64_t(1) << 22;
+  const std::int64_t krylov_k = o.emulate ? std::int64_t(1) << 18 : o.quick ? std::int64_t(1) << 22 : std::int64_t(1) << 24;
+  const double copy = device_copy_rate(dev, std::min<std::size_t>(dev.memory() / 8, std::size_t(1) << 30), o.reps);
+  rows.push_back(gram_on_device_row(dev, gram_k, 32, o.reps, copy));
+  rows.push_back(thin_on_device_row(dev, 8, krylov_k, o.reps, copy, false));
+  rows.push_back(thin_on_device_row(dev, 32, gram_k, o.reps, copy, true));
   bool wrong = false;
   for (const row& r : rows) {
     md << "| " << r.what << " | " << r.prism << " | " << r.peer << " | " << r.ratio << " | " << r.target << " | "

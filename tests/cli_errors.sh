@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/cli_errors.sh PRISM [--dropin LIBPRISM_BLAS] [--mpiexec MPIEXEC] — walks the command
-# line's promise (apps/prism.cpp): every bad input (command, option, value, PRISM_* variable,
+# line's promise (apps/main.cpp): every bad input (command, option, value, PRISM_* variable,
 # a size this machine cannot hold, a flag the command would ignore) exits 2 with exactly one
 # line on stderr naming it and nothing on stdout; good invocations exit 0 with nothing on
 # stderr; help texts state the defaults the commands use. With --mpiexec: an error under
@@ -361,7 +361,7 @@ C
     setting "^prism: PRISM_RANK_FLOPS: must be > 0, got '0'$off" PRISM_RANK_FLOPS=0
     setting "^prism: PRISM_RANK_BANDWIDTH: not a non-negative integer: 'fast'$off" PRISM_RANK_BANDWIDTH=fast
     setting "^prism: PRISM_TOPOLOGY: hwloc: invalid synthetic topology 'nonsense'$off" PRISM_TOPOLOGY=nonsense
-    setting "^prism: PRISM_BLAS_ROUTE: 'fast' is not auto, prism or backend; routing is auto" PRISM_BLAS_ROUTE=fast
+    setting "^prism: PRISM_BLAS_ROUTE: 'fast' is not auto, prism, backend or gpu; routing is auto" PRISM_BLAS_ROUTE=fast
     setting "^prism: PRISM_VERBOSE: '3' is not 0, 1 or 2; calls are not logged$" PRISM_VERBOSE=3
     setting "^prism: PRISM_STATS: 'yes' is not 0 or 1; no summary at exit$" PRISM_STATS=yes
     setting "^prism: PRISM_FIRST_USE: 'maybe' is not 0 or 1; prism measures at first use as by default$" PRISM_FIRST_USE=maybe

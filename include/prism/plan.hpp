@@ -59,6 +59,25 @@
 // triangles hold about as many flops together (n1^2/2 + n2^2/2) as the block (n1 n2), so
 // the two sides are balanced with half the threads each, even with 2 threads. A DFS
 // diagonal cut ("dfs n thread 512 512 gemm") runs all three one after another.
+//
+// Operands already in a GPU's memory (prism::gemm / syrk / herk given device pointers,
+// make_device_plan) get a plan of the same type whose header names the device's streams,
+// "devices 1 memory BYTES streams S": every step is a gpu step over those S streams of the
+// one device holding A, B and C, and nothing crosses the link. A gpu bfs step gives each
+// part its own streams ("@2s"); a k cut's parts 1.. write temporaries in device memory
+// (BYTES caps them), added into their node's block on the device. A triangle leaf computes
+// its whole block with one gemm into device scratch and adds only its triangle into C.
+// AᵀA with A 4194304 x 32 on 4 streams:
+//
+//   prism-plan 2
+//   problem d syrk UT 32 32 4194304
+//   threads 1
+//   devices 1 memory 1073741824 streams 4
+//   bfs k gpu 1048576@1s 1048576@1s 1048576@1s 1048576@1s
+//     leaf gpu                              # 32x32x1048576 U triangle, stream 0
+//     leaf gpu                              # ... stream 1, and so on
+//     leaf gpu
+//     leaf gpu
 #pragma once
 
 #include <prism/types.hpp>
@@ -97,26 +116,30 @@ struct span {
 };
 
 /// What a subtree runs on at each parallel level: ranks, NUMA domains (numbered within each
-/// rank's machine), a thread budget (per rank) and GPUs (numbered within each rank's
-/// machine; count 0: none, the subtree runs on the host).
+/// rank's machine), a thread budget (per rank), GPUs (numbered within each rank's
+/// machine; count 0: none, the subtree runs on the host) and, in a plan whose operands are
+/// on a device, that device's streams (count 0 in every other plan).
 struct resources {
   span ranks;       ///< MPI ranks of the communicator
   span domains;     ///< NUMA domains
   int threads = 1;  ///< thread budget
   span devices{0, 0};  ///< GPUs
+  span streams{0, 0};  ///< streams of the device holding the operands
   friend bool operator==(const resources&, const resources&) = default;
 };
 
 /// One part of a cut: its extent along the cut dimension and its share of each parallel
 /// level the step divides; a share of 0 means "not divided here: the node's own".
 /// A rank step sets `ranks`; a numa step `domains` and `threads` (threads follow cores), and
-/// `devices` in a plan with GPUs; a gpu step `devices`; a thread step `threads`; a DFS step none.
+/// `devices` in a plan with GPUs; a gpu step `devices` (`streams` in a plan whose operands
+/// are on the device); a thread step `threads`; a DFS step none.
 struct part {
   std::int64_t size = 0;  ///< extent along the node's cut dimension
   int ranks = 0;          ///< ranks of the part (rank-level BFS)
   int domains = 0;        ///< NUMA domains of the part (numa-level BFS)
   int threads = 0;        ///< thread share (numa- and thread-level BFS)
   int devices = 0;        ///< GPUs of the part (gpu-level BFS; numa-level BFS of a plan with GPUs)
+  int streams = 0;        ///< streams of the part (gpu-level BFS of a plan whose operands are on the device)
   friend bool operator==(const part&, const part&) = default;
 };
 
@@ -204,6 +227,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
       if (pt.domains > 0) diag.domains = span{r.domains.first, pt.domains};
       if (pt.threads > 0) diag.threads = pt.threads;
       if (pt.devices > 0) diag.devices = span{r.devices.first, pt.devices};
+      if (pt.streams > 0) diag.streams = span{r.streams.first, pt.streams};
     }
     if (nd.parts.size() > 2) {
       const part& pt = nd.parts[2];
@@ -212,6 +236,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
       if (pt.domains > 0) block.domains = span{r.domains.first + p0.domains, pt.domains};
       if (pt.threads > 0) block.threads = pt.threads;
       if (pt.devices > 0) block.devices = span{r.devices.first + p0.devices, pt.devices};
+      if (pt.streams > 0) block.streams = span{r.streams.first + p0.streams, pt.streams};
     }
     for (std::size_t c = 0; c < nd.parts.size(); ++c) {
       child_step ch{c, c < nd.children.size() ? nd.children[c] : -1, b, c < 2 ? diag : block};
@@ -225,6 +250,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
   }
   std::int64_t offset = 0;
   int next_rank = r.ranks.first, next_domain = r.domains.first, next_device = r.devices.first;
+  int next_stream = r.streams.first;
   for (std::size_t c = 0; c < nd.parts.size(); ++c) {
     const part& pt = nd.parts[c];
     child_step ch{c, c < nd.children.size() ? nd.children[c] : -1, b, r};
@@ -236,6 +262,7 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
     if (pt.domains > 0) ch.owns.domains = span{next_domain, pt.domains}, next_domain += pt.domains;
     if (pt.threads > 0) ch.owns.threads = pt.threads;
     if (pt.devices > 0) ch.owns.devices = span{next_device, pt.devices}, next_device += pt.devices;
+    if (pt.streams > 0) ch.owns.streams = span{next_stream, pt.streams}, next_stream += pt.streams;
     f(static_cast<const child_step&>(ch));
   }
 }
@@ -271,11 +298,17 @@ class plan {
   int ranks() const noexcept { return root_.ranks.count; }
   /// GPUs the plan runs its leaves on (of each rank; 0: none, it runs on the host).
   int devices() const noexcept { return root_.devices.count; }
-  /// Bytes of each device's memory the plan may use (0 without devices).
+  /// Bytes of each device's memory the plan may use (0 without devices); in a plan whose
+  /// operands are on the device, the bytes its temporaries there may take.
   std::size_t device_memory() const noexcept { return device_memory_; }
+  /// Streams of the device holding the operands (0: the operands are in host memory).
+  int streams() const noexcept { return root_.streams.count; }
+  /// True for a plan whose operands A, B and C are in one device's memory (streams() > 0).
+  bool on_device() const noexcept { return root_.streams.count > 0; }
   /// All nodes; index 0 is the root.
   const std::vector<node>& nodes() const noexcept { return nodes_; }
-  /// Extra bytes of temporaries a run of this plan allocates (its workspace).
+  /// Extra bytes of temporaries a run of this plan allocates (its workspace; device memory
+  /// in a plan whose operands are on the device).
   std::size_t extra_bytes() const noexcept { return nodes_.empty() ? 0 : nodes_[0].workspace_bytes; }
   /// Levels from the root to the deepest leaf (a single leaf has depth 0).
   int depth() const;
@@ -320,6 +353,14 @@ problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::
 /// (rank_k_problem) gets the triangle recursion (README "syrk and herk"); it has no
 /// rank-level steps (plan_error when ctx.ranks() > 1).
 plan make_plan(const problem& p, const context& ctx = default_context());
+
+/// Builds the plan prism::gemm, syrk and herk run when A, B and C are all in one device's
+/// memory: gpu steps over that device's streams (k panels of Gram and thin products on
+/// several streams, reduced on the device; triangles computed by gemm, only their triangle
+/// written), nothing crossing the link. Needs no device present; the temporaries fit
+/// ctx.gpu_memory() when set, else 1/16 of the smallest device's memory (the machine
+/// description's gpu_memory without one). Throws prism::plan_error for an empty product.
+plan make_device_plan(const problem& p, const context& ctx = default_context());
 
 /// Builds the plan gemm would use for this call (normalised trans letters).
 template <scalar T>

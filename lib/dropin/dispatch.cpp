@@ -13,6 +13,7 @@
 #include "../leaf/first_use.hpp"
 #include "../leaf/kernels/streaming.hpp"
 #include "../runtime/runtime.hpp"
+#include "gpu_route.hpp"
 #include "../wisdom/wisdom.hpp"
 #include "rate_model.hpp"
 
@@ -135,7 +136,7 @@ const context& call_context(const settings& s) {
 
 // ---- statistics (PRISM_STATS) ----------------------------------------------------------
 
-constexpr int n_paths = 3, n_types = 4;
+constexpr int n_paths = 4, n_types = 4;
 struct counters {
   std::atomic<std::uint64_t> calls[n_paths][n_types] = {};
   std::atomic<double> flops[n_paths][n_types] = {};
@@ -155,7 +156,7 @@ int type_index(scalar_type t) {
   return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3;
 }
 const char* path_name(path p) {
-  return p == path::trivial ? "trivial" : p == path::backend ? "backend" : "recursion";
+  return p == path::trivial ? "trivial" : p == path::backend ? "backend" : p == path::gpu ? "gpu" : "recursion";
 }
 
 // What one probe measured for one element type, and its verdict, kept for the process.
@@ -194,6 +195,7 @@ struct stats_printer {
     else
       std::fprintf(stderr, "prism:   backend: %s (%s); threads: default (malformed PRISM_* settings ignored)\n",
                    b ? b->path().c_str() : "none", b ? b->origin() : "-");
+    if (const std::string g = gpu_status_line(); !g.empty()) std::fprintf(stderr, "prism:   %s\n", g.c_str());
     std::fprintf(stderr, "prism:   %-10s %-4s %12s %14s %11s %9s\n", "path", "type", "calls", "Gflop",
                  "seconds", "GF/s");
     const char types[] = "sdcz";
@@ -411,10 +413,19 @@ bool long_call(const settings& s, double flops) {
   return flops / rate >= detail::first_use_long_seconds;
 }
 
+// The GPU route first (gpu_route.hpp): true, with d set, when it decides the call.
+bool gpu_decides(const settings& s, const problem& p, decision& d) {
+  const gpu_verdict g = gpu_route(s.mode, s.ctx, p, s.verbose > 0);
+  if (g.to == gpu_verdict::where::usual) return false;
+  d = {g.to == gpu_verdict::where::gpu ? path::gpu : path::recursion, g.why, g.detail};
+  return true;
+}
+
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
   if (std::max({p.m, p.n, p.k, std::int64_t(lda), std::int64_t(ldb), std::int64_t(ldc)}) > INT_MAX)
     return {path::backend, "a size or leading dimension above 2^31-1"};
+  if (decision g{path::gpu, ""}; gpu_decides(s, p, g)) return g;
   // Without a backend prism computes everything (a small call is one leaf on the caller).
   if (b == nullptr)
     return {path::recursion, s.ctx ? "no backend BLAS" : "no backend BLAS; PRISM_* settings ignored (malformed)"};
@@ -573,8 +584,9 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   std::string plan_text;
   std::chrono::steady_clock::time_point start{};
   try {
-    if (d.where == path::recursion && s.verbose > 0) {  // before the clock starts
-      auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(make_plan(p, ctx)); });
+    const context& run_ctx = d.where == path::gpu ? gpu_context(s.mode, ctx) : ctx;
+    if ((d.where == path::recursion || d.where == path::gpu) && s.verbose > 0) {  // before the clock starts
+      auto pl = prism::detail::runtime_of(run_ctx).cached_plan(p, [&] { return std::make_shared<const plan>(make_plan(p, run_ctx)); });
       plan_text = plan_summary(*pl, s.verbose);
     }
     if (observe) start = std::chrono::steady_clock::now();
@@ -585,7 +597,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
       run_backend<T>(s, b, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     } else {
       try {
-        prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+        prism::gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, run_ctx);
       } catch (const backend_error& e) {
         // A leaf library failed to load; prism throws this before touching C.
         if (b == nullptr) throw;
@@ -713,11 +725,15 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
   const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
   void* entry = rank_k_entry(b, slot);
   decision d{path::trivial, "quick return"};
-  if (!(n == 0 || alpha == T(0) || k == 0)) d = choose_rank_k(s, b, entry, scalar_type_of<T>(), n, k, lda, ldc);
+  if (!(n == 0 || alpha == T(0) || k == 0)) {  // the GPU route first, for sizes prism takes at all
+    const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
+    if (std::max({n, k, lda, ldc}) > INT_MAX || !gpu_decides(s, p, d))
+      d = choose_rank_k(s, b, entry, scalar_type_of<T>(), n, k, lda, ldc);
+  }
   const bool observe = s.verbose > 0 || s.stats;
-  const context& ctx = call_context(s);
+  const context& ctx = d.where == path::gpu ? gpu_context(s.mode, call_context(s)) : call_context(s);
   std::string tree;  // PRISM_VERBOSE: the recursion's top step and size, before the clock starts
-  if (d.where == path::recursion && s.verbose > 0) try {
+  if ((d.where == path::recursion || d.where == path::gpu) && s.verbose > 0) try {
       tree = " plan: " + describe_rank_k(scalar_type_of<T>(), n, k, ctx);
     } catch (...) {
     }
@@ -757,9 +773,10 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
     }
     if (s.verbose > 0) {
       char line[768];
-      std::snprintf(line, sizeof line, "prism: %s%s%s uplo=%c trans=%c n=%lld k=%lld -> %s (%s)%s%s%s; %.3f ms, %.2f GF/s\n",
+      std::snprintf(line, sizeof line, "prism: %s%s%s uplo=%c trans=%c n=%lld k=%lld -> %s (%s%s%s)%s%s%s; %.3f ms, %.2f GF/s\n",
                     site.routine, *site.layout ? " " : "", site.layout, site.uplo, site.trans, site.n, site.k,
-                    path_name(d.where), d.why, d.where == path::backend && b != nullptr ? " " : "",
+                    path_name(d.where), d.why, d.detail != nullptr ? ": " : "", d.detail != nullptr ? d.detail : "",
+                    d.where == path::backend && b != nullptr ? " " : "",
                     d.where == path::backend && b != nullptr ? b->path().c_str() : "", tree.c_str(), ns * 1e-6,
                     ns > 0 ? flops / ns : 0.0);
       std::fputs(line, stderr);

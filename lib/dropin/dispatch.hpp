@@ -17,8 +17,8 @@ namespace prism::dropin {
 using cfloat = std::complex<float>;    ///< C's float complex, Fortran's COMPLEX
 using cdouble = std::complex<double>;  ///< C's double complex, Fortran's COMPLEX*16
 
-/// How a call was served.
-enum class path { trivial, backend, recursion };
+/// How a call was served (gpu: prism on the GPUs, gpu_route.hpp).
+enum class path { trivial, backend, recursion, gpu };
 
 /// One call as the caller made it, for the log (a row-major call reaches dispatch as the
 /// transposed column-major one, so its own trans letters and sizes are kept here).

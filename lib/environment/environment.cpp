@@ -39,14 +39,15 @@ checked<int> level(const char* name, int highest, const char* when_bad) {
   return c;
 }
 
-// auto (or unset), prism or backend.
-checked<route_choice> route(const char* name, const char* when_bad) {
+// auto (or unset), prism or backend; and gpu where `gpu` allows it.
+checked<route_choice> route(const char* name, const char* when_bad, bool gpu = false) {
   const std::string s = text(name);
   checked<route_choice> c;
   if (s.empty() || s == "auto") return c;
   if (s == "prism") c.value = route_choice::prism;
   else if (s == "backend") c.value = route_choice::backend;
-  else c.problem = std::string(name) + ": '" + s + "' is not auto, prism or backend; " + when_bad;
+  else if (s == "gpu" && gpu) c.value = route_choice::gpu;
+  else c.problem = std::string(name) + ": '" + s + "' is not auto, prism" + (gpu ? ", backend or gpu; " : " or backend; ") + when_bad;
   return c;
 }
 
@@ -166,7 +167,7 @@ environment read_environment() {
   const checked<int> stats = level("PRISM_STATS", 1, "no summary at exit");
   e.stats = {stats.value > 0, stats.problem};
   e.blas_backend = text("PRISM_BLAS_BACKEND");
-  e.blas_route = route("PRISM_BLAS_ROUTE", "routing is auto (k-dominance, then the rate model)");
+  e.blas_route = route("PRISM_BLAS_ROUTE", "routing is auto (the GPU model, k-dominance, then the rate model)", true);
   e.scalapack_backend = text("PRISM_SCALAPACK_BACKEND");
   e.scalapack_route = route("PRISM_SCALAPACK_ROUTE", "routing as auto");
   e.simd = simd();

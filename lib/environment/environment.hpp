@@ -41,8 +41,9 @@ struct checked {
   }
 };
 
-/// PRISM_BLAS_ROUTE and PRISM_SCALAPACK_ROUTE: who computes a drop-in call.
-enum class route_choice { automatic, prism, backend };
+/// PRISM_BLAS_ROUTE and PRISM_SCALAPACK_ROUTE: who computes a drop-in call (gpu: the
+/// GPUs, forced; PRISM_BLAS_ROUTE only).
+enum class route_choice { automatic, prism, backend, gpu };
 
 /// PRISM_SIMD: the widest target prism's own kernels may run.
 enum class simd_choice { automatic, avx2, scalar };

@@ -109,6 +109,8 @@ using event_synchronize_fn = error_t (*)(event_t event);
 using memcpy_2d_async_fn = error_t (*)(void* dst, std::size_t dpitch, const void* src, std::size_t spitch,
                                        std::size_t width, std::size_t height, memcpy_kind kind, stream_t stream);
 using memset_async_fn = error_t (*)(void* devPtr, int value, std::size_t count, stream_t stream);
+using memset_2d_async_fn = error_t (*)(void* devPtr, std::size_t pitch, int value, std::size_t width,
+                                       std::size_t height, stream_t stream);
 
 using cublas_create_fn = cublas_status (*)(cublas_handle* handle);
 using cublas_destroy_fn = cublas_status (*)(cublas_handle handle);
@@ -128,6 +130,12 @@ template <class T>
 using geam_fn = cublas_status (*)(cublas_handle handle, cublas_operation transa, cublas_operation transb, int m, int n,
                                   const T* alpha, const T* A, int lda, const T* beta, const T* B, int ldb, T* C,
                                   int ldc);
+/// cublas?trttp for element type T: a full matrix's uplo triangle into packed storage.
+template <class T>
+using trttp_fn = cublas_status (*)(cublas_handle handle, cublas_fill_mode uplo, int n, const T* A, int lda, T* AP);
+/// cublas?tpttr for element type T: packed storage into a full matrix's uplo triangle (the other untouched).
+template <class T>
+using tpttr_fn = cublas_status (*)(cublas_handle handle, cublas_fill_mode uplo, int n, const T* AP, T* A, int lda);
 using sgemm_fn = gemm_fn<float>;
 using dgemm_fn = gemm_fn<double>;
 using cgemm_fn = gemm_fn<complex_float>;
@@ -142,6 +150,14 @@ using sgeam_fn = geam_fn<float>;
 using dgeam_fn = geam_fn<double>;
 using cgeam_fn = geam_fn<complex_float>;
 using zgeam_fn = geam_fn<complex_double>;
+using strttp_fn = trttp_fn<float>;
+using dtrttp_fn = trttp_fn<double>;
+using ctrttp_fn = trttp_fn<complex_float>;
+using ztrttp_fn = trttp_fn<complex_double>;
+using stpttr_fn = tpttr_fn<float>;
+using dtpttr_fn = tpttr_fn<double>;
+using ctpttr_fn = tpttr_fn<complex_float>;
+using ztpttr_fn = tpttr_fn<complex_double>;
 
 // cuBLASXt (host-resident operands, tiled by cuBLAS itself): the GPU benchmark's baseline.
 struct cublasxt_context;                      // cuBLAS's struct cublasXtContext, never defined
@@ -185,7 +201,8 @@ using xt_zgemm_fn = xt_gemm_fn<complex_double>;
   X(event_record, cudaEventRecord)                          \
   X(event_synchronize, cudaEventSynchronize)                \
   X(memcpy_2d_async, cudaMemcpy2DAsync)                     \
-  X(memset_async, cudaMemsetAsync)
+  X(memset_async, cudaMemsetAsync)                          \
+  X(memset_2d_async, cudaMemset2DAsync)
 
 /// libcublas's calls (the v2 API's symbols).
 #define PRISM_CUBLAS_CALLS(X)                  \
@@ -205,7 +222,15 @@ using xt_zgemm_fn = xt_gemm_fn<complex_double>;
   X(sgeam, cublasSgeam)                        \
   X(dgeam, cublasDgeam)                        \
   X(cgeam, cublasCgeam)                        \
-  X(zgeam, cublasZgeam)
+  X(zgeam, cublasZgeam)                        \
+  X(strttp, cublasStrttp)                      \
+  X(dtrttp, cublasDtrttp)                      \
+  X(ctrttp, cublasCtrttp)                      \
+  X(ztrttp, cublasZtrttp)                      \
+  X(stpttr, cublasStpttr)                      \
+  X(dtpttr, cublasDtpttr)                      \
+  X(ctpttr, cublasCtpttr)                      \
+  X(ztpttr, cublasZtpttr)
 
 /// libcublas's calls prism does without where absent (cuBLAS before 11.4.2 has no
 /// cublasGetStatusString: errors then show the status number).

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace prism::detail::gpu {
@@ -136,6 +137,13 @@ using cuda::error_t;
 
 class cuda_device;
 
+// One in each of cuBLAS's types (float, double, and their complex with imaginary part 0).
+template <class V>
+constexpr V unit = [] {
+  if constexpr (std::is_floating_point_v<V>) return V(1);
+  else return V{1, 0};
+}();
+
 // A value of type V read from a host scalar (memcpy: the caller's may be less aligned than V).
 template <class V>
 V host_scalar(const void* p) {
@@ -230,6 +238,8 @@ class cuda_device final : public device {
               std::int64_t ldc) override;
   void geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n, const void* alpha, const void* A,
             std::int64_t lda, const void* beta, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) override;
+  void add_triangle(scalar_type t, stream& s, char uplo, bool herm, std::int64_t n, void* A, std::int64_t lda,
+                    const void* beta, void* C, std::int64_t ldc, void* work) override;
 
   link_counters counters() const override {
     const std::lock_guard<std::mutex> lock(m_);
@@ -521,6 +531,47 @@ void cuda_device::geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n,
     case scalar_type::d: go(blas.dgeam, cuda::dgeam_symbol); break;
     case scalar_type::c: go(blas.cgeam, cuda::cgeam_symbol); break;
     case scalar_type::z: go(blas.zgeam, cuda::zgeam_symbol); break;
+  }
+  count_kernel();
+}
+
+// C's triangle = A's + beta C's in three cuBLAS calls and, for herk, one memset: A += beta C
+// in place (geam; skipped for beta = 0, so C is not read), A's triangle packed into work
+// (trttp), work unpacked into C's triangle (tpttr leaves the other triangle untouched);
+// then the imaginary parts of C's diagonal zeroed by a 2-D memset whose rows are the
+// diagonal's elements: pitch (ldc + 1) elements, width one real, starting at C's first
+// imaginary part. E.g. a zherk 3 x 3 with ldc 4: bytes 8, 88, 168 from C, 8 each.
+void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, std::int64_t n, void* A,
+                               std::int64_t lda, const void* beta, void* C, std::int64_t ldc, void* work) {
+  static constexpr const char* call = "add_triangle";
+  cuda_stream& cs = own(s, call);
+  if (beta == nullptr) fail(call, "beta must point to a host scalar");
+  const char ul = upper(uplo);
+  if (ul != 'U' && ul != 'L') fail(call, "uplo must be U or L");
+  const int in = to_int(n, call, "n"), ia = to_int(lda, call, "lda"), ic = to_int(ldc, call, "ldc");
+  if (in == 0) return count_kernel();
+  const auto fill = ul == 'U' ? cuda::cublas_fill_mode::upper : cuda::cublas_fill_mode::lower;
+  use();
+  const auto go = [&]<class V>(cuda::geam_fn<V> geam, cuda::trttp_fn<V> trttp, cuda::tpttr_fn<V> tpttr,
+                               const char* symbols) {
+    const V b = host_scalar<V>(beta), zero{}, one = unit<V>;
+    if (std::memcmp(&b, &zero, sizeof b) != 0)
+      check(geam(cs.handle, cuda::cublas_operation::n, cuda::cublas_operation::n, in, in, &one, static_cast<V*>(A), ia,
+                 &b, static_cast<const V*>(C), ic, static_cast<V*>(A), ia), symbols);
+    check(trttp(cs.handle, fill, in, static_cast<const V*>(A), ia, static_cast<V*>(work)), symbols);
+    check(tpttr(cs.handle, fill, in, static_cast<const V*>(work), static_cast<V*>(C), ic), symbols);
+  };
+  switch (t) {
+    case scalar_type::s: go(blas.sgeam, blas.strttp, blas.stpttr, "cublasSgeam / Strttp / Stpttr"); break;
+    case scalar_type::d: go(blas.dgeam, blas.dtrttp, blas.dtpttr, "cublasDgeam / Dtrttp / Dtpttr"); break;
+    case scalar_type::c: go(blas.cgeam, blas.ctrttp, blas.ctpttr, "cublasCgeam / Ctrttp / Ctpttr"); break;
+    case scalar_type::z: go(blas.zgeam, blas.ztrttp, blas.ztpttr, "cublasZgeam / Ztrttp / Ztpttr"); break;
+  }
+  if (herm && is_complex(t)) {
+    const std::size_t real = element_size(t) / 2;
+    check(rt.memset_2d_async(static_cast<char*>(C) + real, (std::size_t(ldc) + 1) * element_size(t), 0, real,
+                             std::size_t(n), cs.s),
+          "cudaMemset2DAsync");
   }
   count_kernel();
 }

@@ -1,6 +1,6 @@
 // lib/gpu/device.hpp — one accelerator as prism's GPU level sees it: memory on the device
 // and pinned host buffers, streams and events, asynchronous 2-D copies, and gemm / syrk /
-// herk / geam on a stream. Nothing else of CUDA reaches the scheduler.
+// herk / geam / add_triangle on a stream. Nothing else of CUDA reaches the scheduler.
 //
 // Two implementations: cuda_device (lib/gpu/cuda_device.cpp: CUDA's runtime and cuBLAS
 // loaded at run time with dlopen, so no toolkit is needed to build) and emulated_device
@@ -137,6 +137,13 @@ class device {
   virtual void geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n, const void* alpha, const void* A,
                     std::int64_t lda, const void* beta, const void* B, std::int64_t ldb, void* C,
                     std::int64_t ldc) = 0;
+  /// C's uplo triangle (n x n) = A's uplo triangle + beta C's, on device memory, C's other
+  /// triangle unwritten: a syrk / herk block computed whole into scratch A, added into C.
+  /// herm: C's diagonal is made real (imaginary parts zero, as herk leaves them). A is
+  /// overwritten; `work` is device memory of n(n+1)/2 elements (the triangle packed); beta
+  /// points to a host scalar of type t, and beta = 0 reads nothing of C (NaN there is gone).
+  virtual void add_triangle(scalar_type t, stream& s, char uplo, bool herm, std::int64_t n, void* A, std::int64_t lda,
+                            const void* beta, void* C, std::int64_t ldc, void* work) = 0;
 
   /// Bytes moved and calls made so far.
   virtual link_counters counters() const = 0;

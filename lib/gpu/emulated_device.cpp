@@ -21,6 +21,7 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 
 namespace prism::detail::gpu {
 
@@ -170,6 +171,29 @@ void geam_loops(std::int64_t m, std::int64_t n, T alpha, const T* A, std::int64_
       if (use_b) v += beta * B[i + j * ldb];
       C[i + j * ldc] = v;
     }
+}
+
+// C's uplo triangle = A's + beta C's (n x n), C's other triangle untouched; beta == 0 reads
+// no C. The triangle goes through `work` packed column by column, as CUDA's trttp / tpttr
+// pair does (so a work area too small shows as a range error at the call). herm: the
+// diagonal's imaginary parts become zero.
+template <scalar T>
+void add_triangle_loops(char uplo, bool herm, std::int64_t n, T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc,
+                        T* work) {
+  std::int64_t at = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = uplo == 'U' ? 0 : j; i < (uplo == 'U' ? j + 1 : n); ++i) {
+      T v = A[i + j * lda];
+      if (beta != T(0)) v += beta * C[i + j * ldc];
+      A[i + j * lda] = v;
+      work[at++] = v;
+    }
+  at = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = uplo == 'U' ? 0 : j; i < (uplo == 'U' ? j + 1 : n); ++i) C[i + j * ldc] = work[at++];
+  if constexpr (!std::is_floating_point_v<T>)
+    if (herm)
+      for (std::int64_t j = 0; j < n; ++j) C[j + j * ldc] = T(C[j + j * ldc].real());
 }
 
 char upper(char c) { return char(std::toupper(static_cast<unsigned char>(c))); }
@@ -582,6 +606,32 @@ void emulated_device::geam(scalar_type t, stream& s, std::int64_t m, std::int64_
     const T *pa = static_cast<const T*>(A), *pb = static_cast<const T*>(B);
     T* pc = static_cast<T*>(C);
     enqueue(*st_, es, call, [=] { geam_loops<T>(m, n, a, pa, lda, b, pb, ldb, pc, ldc); });
+  });
+}
+
+void emulated_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, std::int64_t n, void* A,
+                                   std::int64_t lda, const void* beta, void* C, std::int64_t ldc, void* work) {
+  static constexpr const char* call = "add_triangle";
+  emulated_stream& es = own_stream(*st_, *this, s, call);
+  const char ul = upper(uplo);
+  st_->need(beta != nullptr, call, "beta must point to a host scalar");
+  with_type(t, [&]<class T>() {
+    const T b = *static_cast<const T*>(beta);
+    const std::size_t e = sizeof(T);
+    {
+      const std::lock_guard<std::mutex> lock(st_->m);
+      st_->need(ul == 'U' || ul == 'L', call, "uplo must be U or L");
+      st_->need(n >= 0 && lda >= std::max<std::int64_t>(1, n) && ldc >= std::max<std::int64_t>(1, n), call,
+                "n must be >= 0 and the leading dimensions >= n");
+      if (n > 0) {
+        st_->need_device(call, "A", A, matrix_bytes(n, n, lda, e));
+        st_->need_device(call, "C", C, matrix_bytes(n, n, ldc, e));
+        st_->need_device(call, "work", work, std::uint64_t(n) * std::uint64_t(n + 1) / 2 * e);
+      }
+      ++st_->counters.kernels;
+    }
+    T *pa = static_cast<T*>(A), *pc = static_cast<T*>(C), *pw = static_cast<T*>(work);
+    enqueue(*st_, es, call, [=] { add_triangle_loops<T>(ul, herm, n, pa, lda, b, pc, ldc, pw); });
   });
 }
 

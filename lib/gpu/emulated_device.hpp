@@ -17,8 +17,8 @@
 //   - checks at the call, as CUDA's would fail it, so a scheduler bug throws in a test:
 //     width above a pitch, a device-side range not inside one live allocation of this
 //     device, a host-side pointer into device memory, bad BLAS arguments.
-//   - gemm and rank_k run prism's host leaf BLAS on the stream's worker; geam and
-//     fill_zero plain loops and memset. Scalars are copied when the call is made.
+//   - gemm and rank_k run prism's host leaf BLAS on the stream's worker; geam,
+//     add_triangle and fill_zero plain loops and memset. Scalars are copied when the call is made.
 //   - counters: every accepted copy (bytes = width * rows, by direction) and kernel.
 #pragma once
 
@@ -96,6 +96,10 @@ class emulated_device final : public device {
   /// Queues C = alpha A + beta B (alpha == 0 reads no A, beta == 0 no B).
   void geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n, const void* alpha, const void* A,
             std::int64_t lda, const void* beta, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) override;
+  /// Queues C's triangle = A's + beta C's (loops; herm zeroes the diagonal's imaginary parts);
+  /// writes n(n+1)/2 elements of `work` too, as CUDA's packed copy does.
+  void add_triangle(scalar_type t, stream& s, char uplo, bool herm, std::int64_t n, void* A, std::int64_t lda,
+                    const void* beta, void* C, std::int64_t ldc, void* work) override;
 
   /// Bytes moved and calls made so far.
   link_counters counters() const override;

@@ -1,6 +1,12 @@
 // lib/gpu/runner.cpp — one device's schedule run over host matrices (runner.hpp).
 #include "runner.hpp"
 
+#include "reuse.hpp"
+#include "../numa/thread_binding.hpp"
+
+#include <prism/context.hpp>
+
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -16,19 +22,19 @@ namespace prism::detail::gpu {
 
 namespace {
 
-// Device or pinned memory, released when it goes.
+// Device or pinned memory (borrowed: reuse.hpp), released when it goes.
 struct device_memory {
   device* dev = nullptr;
   void* p = nullptr;
   bool pinned = false;
   device_memory() = default;
-  device_memory(device& d, std::size_t bytes, bool pin) : dev(&d), p(pin ? d.allocate_pinned(bytes) : d.allocate(bytes)), pinned(pin) {}
+  device_memory(device& d, std::size_t bytes, bool pin) : dev(&d), p(pin ? borrow_pinned(d, bytes) : d.allocate(bytes)), pinned(pin) {}
   device_memory(const device_memory&) = delete;
   device_memory& operator=(const device_memory&) = delete;
   device_memory(device_memory&& o) noexcept : dev(o.dev), p(o.p), pinned(o.pinned) { o.p = nullptr; }
   ~device_memory() {
     if (p == nullptr) return;
-    if (pinned) dev->release_pinned(p);
+    if (pinned) give_back_pinned(*dev, p);
     else dev->release(p);
   }
 };
@@ -52,14 +58,37 @@ struct ring {
   }
 };
 
+// The host's topology, for binding staging threads to a device's domain; nullptr when it
+// cannot be had (a bad PRISM_TOPOLOGY: the threads then run unbound).
+const topology* host_topology() noexcept {
+  try {
+    return &default_topology();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+// A binding of the calling thread to `domain` of t for a scope, or nothing without t.
+struct near_device {
+  std::unique_ptr<domain_binding> b;
+  near_device(const topology* t, int domain) {
+    if (t != nullptr) b = std::make_unique<domain_binding>(*t, domain);
+  }
+};
+
 // Host threads that share the packing of one direction's pieces: the driving thread and
-// `threads - 1` helpers of its own. Not oneTBB's: a driving thread blocks on the device, and
-// a blocked thread must never hold an arena slot another one waits for.
+// `threads - 1` helpers of its own, each bound to the device's NUMA domain (the pinned
+// buffers they fill are first touched there, and the host memory they read is the caller's).
+// Not oneTBB's: a driving thread blocks on the device, and a blocked thread must never hold
+// an arena slot another one waits for.
 class packers {
  public:
-  explicit packers(int threads) {
+  packers(int threads, const topology* t, int domain) {
     try {
-      for (int t = 1; t < threads; ++t) helpers_.emplace_back([this] { serve(); });
+      for (int k = 1; k < threads; ++k) helpers_.emplace_back([this, t, domain] {
+          const near_device bound(t, domain);
+          serve();
+        });
     } catch (...) {  // the helpers already started leave before the exception does
       stop();
       throw;
@@ -138,14 +167,22 @@ class schedule_run {
   schedule_run(device& d, const device_schedule& s, host_matrix<const T> a, host_matrix<const T> b, host_matrix<T> c,
                T alpha, T beta, bool herm, const staging& st, const bool (&direct)[2])
       : dev_(d), s_(s), A_(a), B_(b), C_(c), alpha_(alpha), beta_(beta), herm_(herm), st_(st), direct_{direct[0], direct[1]} {
+    // A staging buffer need not be larger than the largest region a piece comes from (a
+    // chunk's slot or a C block): a small call pins kilobytes, not st.bytes.
+    const std::size_t largest = std::max(s_.slot_bytes, std::size_t(s_.c_ld) * std::size_t(s_.c_cols) * sizeof(T));
+    st_.bytes = std::min(st_.bytes, std::max<std::size_t>(64, (largest + 63) / 64 * 64));
     allocate();
   }
 
   run_outcome run() {
     outcome_.written.assign(s_.visits.size(), 0);
+    const near_device bound(topo_, dev_.numa_domain());  // this thread issues the copies in
     std::thread down;
     try {
-      down = std::thread([this] { download_all(); });
+      down = std::thread([this] {
+        const near_device bound_too(topo_, dev_.numa_domain());
+        download_all();
+      });
     } catch (const std::system_error& e) {  // nothing of C touched yet
       throw device_error(std::string("cannot start the write-back thread: ") + e.what());
     }
@@ -172,12 +209,12 @@ class schedule_run {
     in_ring_ = std::make_unique<ring>(dev_, st_.buffers, st_.bytes);
     out_ring_ = std::make_unique<ring>(dev_, st_.buffers, st_.bytes);
     try {
-      pack_in_ = std::make_unique<packers>(std::max(1, st_.threads));
-      pack_out_ = std::make_unique<packers>(std::max(1, st_.threads));
+      pack_in_ = std::make_unique<packers>(std::max(1, st_.threads), topo_, dev_.numa_domain());
+      pack_out_ = std::make_unique<packers>(std::max(1, st_.threads), topo_, dev_.numa_domain());
     } catch (const std::system_error& e) {
       throw device_error(std::string("cannot start the staging threads: ") + e.what());
     }
-    in_ = dev_.make_stream(), compute_ = dev_.make_stream(), out_ = dev_.make_stream();
+    in_ = borrow_stream(dev_), compute_ = borrow_stream(dev_), out_ = borrow_stream(dev_);
     for (int x = 0; x < s_.slots; ++x) ready_.push_back(dev_.make_event()), freed_.push_back(dev_.make_event());
     for (int b = 0; b < s_.buffers; ++b) c_done_.push_back(dev_.make_event()), c_out_.push_back(dev_.make_event());
     c_loaded_ = dev_.make_event();
@@ -409,6 +446,7 @@ class schedule_run {
   }
 
   device& dev_;
+  const topology* topo_ = host_topology();
   const device_schedule& s_;
   host_matrix<const T> A_, B_;
   host_matrix<T> C_;
@@ -421,7 +459,7 @@ class schedule_run {
   std::unique_ptr<device_memory> slots_;
   std::unique_ptr<ring> in_ring_, out_ring_;
   std::unique_ptr<packers> pack_in_, pack_out_;
-  std::unique_ptr<stream> in_, compute_, out_;
+  borrowed_stream in_, compute_, out_;
   std::vector<std::unique_ptr<event>> ready_, freed_, c_done_, c_out_;
   std::unique_ptr<event> c_loaded_;
   int last_in_ = 0;

@@ -12,6 +12,7 @@
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"
+#include "on_device.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -27,6 +28,7 @@ std::string routine_name(const char* prefix = "") {
 }
 
 using detail::upper_trans;
+using gpu_device = detail::gpu::device;
 
 // Reference BLAS ?gemm checks, in its order, with its argument positions
 // (detail::fortran_info): 1 transa, 2 transb, 3 m, 4 n, 5 k, 8 lda, 10 ldb, 13 ldc.
@@ -88,6 +90,13 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
           std::int64_t ldc, const context& ctx) {
   const char ta = upper_trans(transa), tb = upper_trans(transb);
   check_column_major<T>(ta, tb, m, n, k, lda, ldb, ldc);
+  if (m == 0 || n == 0) return;
+  // Device pointers (all of the operands the call reads on one device) run there.
+  const bool reads_ab = alpha != T(0) && k != 0;
+  if (gpu_device* dev = detail::operand_device(ctx, routine_name<T>(), reads_ab ? A : nullptr, reads_ab ? B : nullptr, C)) {
+    check_leading_dimensions(lda, ldb, ldc);
+    return detail::gemm_on_device<T>(*dev, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+  }
   if (trivial(m, n, k, alpha, beta, C, ldc)) return;
   check_leading_dimensions(lda, ldb, ldc);
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
@@ -129,6 +138,18 @@ void execute(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, s
   if (pr.op != operation::gemm)
     throw plan_error(std::string("a ") + to_string(pr.op) + " plan runs through prism::execute_rank_k (prism/syrk.hpp)");
   check_column_major<T>(pr.transa, pr.transb, pr.m, pr.n, pr.k, lda, ldb, ldc);
+  if (pr.m > 0 && pr.n > 0) {  // device pointers need a plan on device operands, and only they
+    const bool reads_ab = alpha != T(0) && pr.k != 0;
+    gpu_device* dev = detail::operand_device(ctx, routine_name<T>(), reads_ab ? A : nullptr, reads_ab ? B : nullptr, C);
+    if (p.on_device() != (dev != nullptr))
+      throw plan_error(p.on_device() ? "a plan on device operands runs on pointers into one device's memory"
+                                     : "device pointers run through a plan on device operands (prism::make_device_plan)");
+    if (dev != nullptr) {
+      check_leading_dimensions(lda, ldb, ldc);
+      if (reads_ab) return detail::run_on_device<T>(p, *dev, alpha, A, lda, B, ldb, beta, C, ldc);
+      return detail::gemm_on_device<T>(*dev, pr.transa, pr.transb, pr.m, pr.n, pr.k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
+    }
+  }
   detail::check_fits(p, ctx, false);  // before C is touched, the alpha = 0 scaling included
   if (trivial(pr.m, pr.n, pr.k, alpha, beta, C, ldc)) return;
   check_leading_dimensions(lda, ldb, ldc);

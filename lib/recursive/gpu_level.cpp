@@ -23,7 +23,7 @@ gpu::product_shape device_product(const problem& p) {
 
 std::vector<device_root> device_roots(const plan& p) {
   std::vector<device_root> roots;
-  if (p.devices() == 0) return roots;
+  if (p.devices() == 0 || p.on_device()) return roots;  // a plan on device operands streams nothing
   std::function<void(int, bool)> walk = [&](int i, bool fresh) {
     const node& nd = p.nodes()[std::size_t(i)];
     if (nd.same >= 0) return;  // another rank's subtree, checked there
@@ -373,6 +373,7 @@ gpu_target choose(const problem& p, const context& ctx, std::optional<plan>* mad
     plan gp = make_gpu_plan(p, ctx, t);
     const double device = modelled_gpu_seconds(gp, t.rates);
     const double host = p.flops() / (double(ctx.threads()) * ctx.description().value(machine_key::rank_flops_per_thread));
+    t.device_seconds = device, t.host_seconds = host;
     if (!(device < host)) t.devices = 0;
     else if (made != nullptr) *made = std::move(gp);
   } catch (const plan_error&) {

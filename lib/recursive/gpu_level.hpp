@@ -54,6 +54,8 @@ struct gpu_target {
   int devices = 1;           ///< GPUs
   std::size_t memory = 0;    ///< bytes of each one's memory the plan may use
   gpu::device_rates rates;   ///< each one's modelled rates
+  double device_seconds = 0; ///< when the model decided: the GPU plan's modelled time, link included
+  double host_seconds = 0;   ///< when the model decided: the host plan's (flops over threads x rank_flops_per_thread)
 };
 
 /// The GPUs a plan of p under ctx runs on (devices 0: a host plan) and what the planner

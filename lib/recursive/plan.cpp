@@ -34,6 +34,7 @@ namespace {
 constexpr int max_depth = 256;  // deeper plans are rejected (recursion limits)
 constexpr int max_resources = 1 << 20;  // ranks, domains or threads a text may name
 constexpr int max_devices = 1024;       // GPUs of one rank a plan may name
+constexpr int max_streams = 64;         // streams of the device a plan on device operands may name
 using detail::node_temp_bytes;
 
 // a + b, saturating at SIZE_MAX.
@@ -107,6 +108,10 @@ void check_problem(const problem& pr, const resources& root) {
     fail("domains must be in 1..threads");
   if (root.devices.first != 0 || root.devices.count < 0 || root.devices.count > max_devices)
     fail("devices must be in 0.." + std::to_string(max_devices));
+  if (root.streams.first != 0 || root.streams.count < 0 || root.streams.count > max_streams)
+    fail("streams must be in 0.." + std::to_string(max_streams));
+  if (root.streams.count > 0 && (root.devices.count != 1 || root.ranks.count != 1 || root.domains.count != 1))
+    fail("a plan whose operands are on a device (streams > 0) runs on that one device: devices 1, no ranks or domains");
   if (root.devices.count > 0 && root.ranks.count > 1) fail("a plan with devices has no rank level (ranks must be 1)");
 }
 
@@ -121,6 +126,7 @@ void check_device_memory(const resources& root, std::size_t device_memory) {
 struct derivation {
   std::vector<node>& nodes;
   std::size_t elem;
+  bool on_device;  // the operands are on the device (streams > 0): every step a gpu step over its streams
   std::vector<char> seen;
   // The local subtree each rank ran last (its latest phase's, or the target of its "same
   // rank" node there): "same rank R" names it.
@@ -147,8 +153,13 @@ struct derivation {
       fail(where + ": spans " + std::to_string(r.ranks.count) + " ranks, so it must be a rank-level step");
     if (r.domains.count > 1 && !(nd.kind != step_kind::leaf && nd.where <= level::numa))
       fail(where + ": spans " + std::to_string(r.domains.count) + " NUMA domains, so it must be a numa-level step");
-    check_devices(nd, r, outer, where);
-    if (nd.kind == step_kind::leaf) return check_leaf(nd, b, where);
+    if (on_device) check_streams(nd, r, where);
+    else check_devices(nd, r, outer, where);
+    if (nd.kind == step_kind::leaf) {
+      check_leaf(nd, b, where);
+      nd.workspace_bytes = node_temp_bytes(nd, elem, on_device);  // a triangle leaf's device scratch
+      return;
+    }
     check_level(nd, r, outer, tri, where);
     const part sums = check_sizes(nd, b, where);
     check_shares(nd, r, sums, where);
@@ -200,6 +211,18 @@ struct derivation {
       fail(where + ": below a gpu step there are only gpu steps and gpu leaves");
   }
 
+  // A plan whose operands are on the device: every node a gpu step or a gpu leaf on the
+  // device's streams; a node on several streams is a gpu step (bfs divides the streams, dfs
+  // runs its parts one after another on all of them), one on a single stream a gpu dfs
+  // step or a gpu leaf.
+  static void check_streams(const node& nd, const resources& r, const std::string& where) {
+    const bool leaf = nd.kind == step_kind::leaf;
+    if (leaf ? nd.backend != leaf_backend::gpu : nd.where != level::gpu)
+      fail(where + ": the operands are on the device, so every step is a gpu step and every leaf a gpu leaf");
+    if (!leaf && nd.kind == step_kind::bfs && r.streams.count < 2)
+      fail(where + ": a gpu bfs step of a plan on device operands divides at least 2 streams");
+  }
+
   static void check_leaf(node& nd, const box& b, const std::string& where) {
     if (!nd.parts.empty() || !nd.children.empty()) fail(where + ": a leaf has no parts");
     if (b.m > INT_MAX || b.n > INT_MAX || b.k > INT_MAX) fail(where + ": leaf exceeds the 32-bit BLAS range");
@@ -236,7 +259,8 @@ struct derivation {
           nd.parts[0].size + nd.parts[1].size != ext)
         fail(where + ": the diagonal cut's triangles must be >= 1 and sum to " + std::to_string(ext));
       const part &p0 = nd.parts[0], &p1 = nd.parts[1];
-      if (p0.ranks != p1.ranks || p0.domains != p1.domains || p0.threads != p1.threads || p0.devices != p1.devices)
+      if (p0.ranks != p1.ranks || p0.domains != p1.domains || p0.threads != p1.threads || p0.devices != p1.devices ||
+          p0.streams != p1.streams)
         fail(where + ": the two triangles of a diagonal cut run one after the other on the same share");
     } else if (nd.cut == dim::n && nd.parts.size() == 3 && nd.parts[2].size == 0 && nd.parts[0].size > 0 &&
                nd.parts[1].size > 0) {  // what "N1 N2 gemm" parses into
@@ -245,15 +269,17 @@ struct derivation {
     part sum{};
     for (std::size_t c = 0; c < nd.parts.size(); ++c) {
       const part& pt = nd.parts[c];
-      if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0 || pt.devices < 0) fail(where + ": shares are >= 0");
+      if (pt.ranks < 0 || pt.domains < 0 || pt.threads < 0 || pt.devices < 0 || pt.streams < 0)
+        fail(where + ": shares are >= 0");
       if (diagonal) {
         if (c != 1) sum.ranks += pt.ranks, sum.domains += pt.domains, sum.threads += pt.threads, sum.devices += pt.devices;
+        if (c != 1) sum.streams += pt.streams;
         continue;
       }
       if (pt.size < 1) fail(where + ": every part has size >= 1");
       if (pt.size > ext - sum.size) fail(where + ": parts of the " + prism::to_string(nd.cut) + " cut exceed " + std::to_string(ext));
       sum.size += pt.size, sum.ranks += pt.ranks, sum.domains += pt.domains, sum.threads += pt.threads;
-      sum.devices += pt.devices;
+      sum.devices += pt.devices, sum.streams += pt.streams;
     }
     if (diagonal) sum.size = ext;
     if (sum.size != ext)
@@ -264,13 +290,20 @@ struct derivation {
 
   // The parts' shares of ranks, domains and threads, by the step's kind and level.
   static void check_shares(const node& nd, const resources& r, const part& sum, const std::string& where) {
-    auto only = [&](bool r_ok, bool d_ok, bool t_ok, const std::string& what, bool g_ok = false) {
+    auto only = [&](bool r_ok, bool d_ok, bool t_ok, const std::string& what, bool g_ok = false, bool s_ok = false) {
       for (const part& pt : nd.parts)
-        if ((pt.ranks != 0 && !r_ok) || (pt.domains != 0 && !d_ok) || (pt.threads != 0 && !t_ok) || (pt.devices != 0 && !g_ok))
+        if ((pt.ranks != 0 && !r_ok) || (pt.domains != 0 && !d_ok) || (pt.threads != 0 && !t_ok) ||
+            (pt.devices != 0 && !g_ok) || (pt.streams != 0 && !s_ok))
           fail(where + ": " + what);
     };
     if (nd.kind == step_kind::dfs) {
       only(false, false, false, "dfs parts take no share: they run with the node's " + std::to_string(r.threads) + " threads");
+    } else if (r.streams.count > 0) {  // a plan on device operands: a gpu bfs over the device's streams
+      only(false, false, false, "the parts of a plan on device operands share the device's streams only", false, true);
+      for (const part& pt : nd.parts)
+        if (pt.streams < 1) fail(where + ": every part of a gpu bfs step on device operands has >= 1 stream");
+      if (sum.streams != r.streams.count)
+        fail(where + ": stream shares sum to " + std::to_string(sum.streams) + ", not " + std::to_string(r.streams.count));
     } else if (nd.where == level::gpu) {
       only(false, false, false, "gpu parts share devices only (each part's host threads are the node's)", true);
       for (const part& pt : nd.parts)
@@ -325,7 +358,7 @@ struct derivation {
       else ws = children_side_by_side(nd) ? add_sat(ws, child_ws) : std::max(ws, child_ws);
     });
     if (diagonal) ws = children_side_by_side(nd) ? add_sat(ws, diag_ws) : std::max(ws, diag_ws);
-    const std::size_t own = node_temp_bytes(nd, elem);
+    const std::size_t own = node_temp_bytes(nd, elem, on_device);
     if (own == SIZE_MAX) fail(where + ": its temporaries C' exceed the address space");
     ws = add_sat(ws, own);
     if (ws == SIZE_MAX) fail(where + ": its workspace exceeds the address space");
@@ -336,7 +369,7 @@ struct derivation {
   void place(int i, std::size_t offset) {
     node& nd = nodes[std::size_t(i)];
     nd.workspace_offset = offset;
-    std::size_t next = offset + node_temp_bytes(nd, elem);
+    std::size_t next = offset + node_temp_bytes(nd, elem, on_device);
     if (is_diagonal_cut(nd)) {  // the triangles share one region, the block (BFS) follows it
       const int t0 = nd.children[0], t1 = nd.children[1];
       place(t0, next), place(t1, next);
@@ -367,13 +400,16 @@ struct detail::plan_access {
     if (p.nodes_.empty()) fail("a plan needs at least one node");
     check_problem(p.problem_, p.root_);
     check_device_memory(p.root_, p.device_memory_);
-    derivation d{p.nodes_, element_size(p.problem_.type), std::vector<char>(p.nodes_.size(), 0),
+    derivation d{p.nodes_, element_size(p.problem_.type), p.root_.streams.count > 0, std::vector<char>(p.nodes_.size(), 0),
                  std::vector<int>(p.root_.ranks.count > 1 ? std::size_t(p.root_.ranks.count) : 0, -1)};
     const box whole{p.problem_.m, p.problem_.n, p.problem_.k, 0, 0, 0};
     d.down(0, whole, p.root_, level::rank, 0, p.problem_.op == operation::gemm ? 0 : p.problem_.uplo);
     for (std::size_t i = 0; i < d.seen.size(); ++i)
       if (!d.seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
     d.place(0, 0);
+    if (p.on_device() && p.extra_bytes() > p.device_memory_)
+      fail("its temporaries take " + std::to_string(p.extra_bytes()) + " bytes of device memory; the plan may use " +
+           std::to_string(p.device_memory_));
     detail::check_device_subtrees(p);
   }
 };
@@ -415,8 +451,11 @@ std::string plan::to_string() const {
   os << "threads " << threads() << '\n';
   if (domains() > 1) os << "domains " << domains() << '\n';
   if (ranks() > 1) os << "ranks " << ranks() << '\n';
-  if (devices() > 0) os << "devices " << devices() << " memory " << device_memory_ << '\n';
-  os << "# extra memory " << extra_bytes() << " bytes" << (ranks() > 1 ? " per rank (local temporaries; exchange buffers: prism::rank_model)" : "") << ", depth " << depth()
+  if (devices() > 0) os << "devices " << devices() << " memory " << device_memory_;
+  if (on_device()) os << " streams " << streams();
+  if (devices() > 0) os << '\n';
+  if (on_device()) os << "# operands on the device: nothing crosses the link";
+  os << (on_device() ? "\n# extra device memory " : "# extra memory ") << extra_bytes() << " bytes" << (ranks() > 1 ? " per rank (local temporaries; exchange buffers: prism::rank_model)" : "") << ", depth " << depth()
      << ", " << leaves() << " leaves\n";
   std::function<void(int, int)> emit = [&](int i, int indent) {
     const node& nd = nodes_[std::size_t(i)];
@@ -437,15 +476,19 @@ std::string plan::to_string() const {
           if (v > 0) line << sep << v << unit, sep = ',';
         };
         share(pt.ranks, 'r'), share(pt.domains, 'd'), share(pt.threads, 't'), share(pt.devices, 'g');
+        share(pt.streams, 's');
       }
     }
     std::string text = line.str();
     if (text.size() < 40) text.resize(40, ' ');
-    os << text << "  # " << node_text(nd) << ", " << nd.owns.threads << (nd.owns.threads == 1 ? " thread" : " threads");
+    os << text << "  # " << node_text(nd) << ", ";
+    if (on_device()) os << range_text("stream", "streams", nd.owns.streams);
+    else os << nd.owns.threads << (nd.owns.threads == 1 ? " thread" : " threads");
     if (ranks() > 1) os << ", " << range_text("rank", "ranks", nd.owns.ranks);
     if (domains() > 1) os << ", " << range_text("domain", "domains", nd.owns.domains);
     if (devices() > 1 && nd.owns.devices.count > 0) os << ", " << range_text("device", "devices", nd.owns.devices);
-    if (const std::size_t t = node_temp_bytes(nd, element_size(problem_.type)); t > 0) os << ", C' " << t << " B";
+    if (const std::size_t t = node_temp_bytes(nd, element_size(problem_.type), on_device()); t > 0)
+      os << (nd.kind == step_kind::leaf ? ", scratch " : ", C' ") << t << " B";
     os << '\n';
     for (int c : nd.children) emit(c, indent + 1);
   };
@@ -562,10 +605,13 @@ struct plan_reader {
     return root;
   }
 
-  // "devices G memory BYTES": G GPUs, each with BYTES of memory for the plan.
+  // "devices G memory BYTES": G GPUs, each with BYTES of memory for the plan; then
+  // "streams S" when the operands are on the (one) device.
   void read_devices(const std::vector<std::string>& t, resources& root, std::size_t& device_memory) const {
-    if (t.size() != 4 || t[2] != "memory") throw fail("expected 'devices G memory BYTES', e.g. 'devices 2 memory 8589934592'");
+    if (!(t.size() == 4 || (t.size() == 6 && t[4] == "streams")) || t[2] != "memory")
+      throw fail("expected 'devices G memory BYTES [streams S]', e.g. 'devices 2 memory 8589934592'");
     root.devices.count = count(t[1], "devices");
+    if (t.size() == 6) root.streams.count = count(t[5], "streams");
     const std::int64_t bytes = integer(t[3], "the device memory");
     if (bytes < 1) throw fail("the device memory must be >= 1 byte, got " + t[3]);
     device_memory = std::size_t(bytes);
@@ -595,10 +641,12 @@ struct plan_reader {
     if (shares.empty()) throw fail("'" + word + "' has an '@' but no share");
     std::istringstream in(shares);
     for (std::string s; std::getline(in, s, ',');) {
-      if (s.size() < 2) throw fail("a share is a count and a unit (r, d, t or g), e.g. 4t; got '" + s + "'");
+      if (s.size() < 2) throw fail("a share is a count and a unit (r, d, t, g or s), e.g. 4t; got '" + s + "'");
       const char unit = s.back();
-      int* slot = unit == 'r' ? &pt.ranks : unit == 'd' ? &pt.domains : unit == 't' ? &pt.threads : unit == 'g' ? &pt.devices : nullptr;
-      if (slot == nullptr) throw fail("a share's unit is r (ranks), d (domains), t (threads) or g (devices); got '" + s + "'");
+      int* slot = unit == 'r' ? &pt.ranks : unit == 'd' ? &pt.domains : unit == 't' ? &pt.threads
+                : unit == 'g' ? &pt.devices : unit == 's' ? &pt.streams : nullptr;
+      if (slot == nullptr)
+        throw fail("a share's unit is r (ranks), d (domains), t (threads), g (devices) or s (streams); got '" + s + "'");
       if (*slot != 0) throw fail(std::string("a part names its share of ") + unit + " twice: '" + word + "'");
       *slot = count(s.substr(0, s.size() - 1), "a share");
     }
@@ -641,7 +689,7 @@ struct plan_reader {
         if (w != 5 || t.size() != 6 || nd.cut != dim::n)
           throw fail("'gemm' is the third and last part of a diagonal cut: 'bfs|dfs n LEVEL N1 N2 gemm'");
         part pt = read_part(t[w], true);
-        if (nd.kind == step_kind::dfs && (pt.ranks | pt.domains | pt.threads | pt.devices) != 0)
+        if (nd.kind == step_kind::dfs && (pt.ranks | pt.domains | pt.threads | pt.devices | pt.streams) != 0)
           throw fail("a dfs part takes no share: it runs with the node's resources");
         if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0)
           throw fail("a thread-level bfs part names its thread share, e.g. gemm@1t");
@@ -649,7 +697,7 @@ struct plan_reader {
         continue;
       }
       part pt = read_part(t[w]);
-      if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads | pt.devices) != 0)
+      if (nd.kind == step_kind::dfs && version == 2 && (pt.ranks | pt.domains | pt.threads | pt.devices | pt.streams) != 0)
         throw fail("a dfs part takes no share: it runs with the node's resources");
       // A thread-level BFS part needs its thread share; version 1 let it default to 1.
       if (nd.kind == step_kind::bfs && nd.where == level::thread && pt.threads == 0) {

@@ -17,6 +17,7 @@
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"
+#include "on_device.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -94,6 +95,12 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   char t = upper_trans(trans);
   if (!herm && t == 'C') t = 'T';  // real syrk: 'C' is 'T'
   if (n == 0) return;
+  // Device pointers (A, when read, and C on one device) run there.
+  const bool reads_a = alpha != T(0) && k != 0;
+  if (detail::gpu::device* dev = detail::operand_device(ctx, routine, reads_a ? A : nullptr, nullptr, C)) {
+    if (lda > INT_MAX || ldc > INT_MAX) throw error("leading dimensions above 2^31-1 are not supported by cuBLAS");
+    return detail::rank_k_on_device<T>(*dev, herm, u, t, n, k, alpha, A, lda, beta, C, ldc, ctx);
+  }
   if ((alpha == T(0) || k == 0) && beta == T(1)) return;
   if (alpha == T(0) || k == 0) return scale_triangle(herm, u, n, beta, C, ldc);
   if (lda > INT_MAX || ldc > INT_MAX)
@@ -174,6 +181,18 @@ void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta
     if (herm && (alpha.imag() != 0 || beta.imag() != 0)) throw error(routine + ": alpha and beta of a herk plan are real");
   const int info = rank_k_info(herm, complex_v<T>, pr.uplo, pr.transa, pr.n, pr.k, lda, ldc);
   if (info != 0) throw rank_k_error(routine, info, false, herm, complex_v<T>, pr.transa, pr.n, pr.k, lda, ldc);
+  if (pr.n > 0) {  // device pointers need a plan on device operands, and only they
+    const bool reads_a = alpha != T(0) && pr.k != 0;
+    detail::gpu::device* dev = detail::operand_device(ctx, routine, reads_a ? A : nullptr, nullptr, C);
+    if (p.on_device() != (dev != nullptr))
+      throw plan_error(p.on_device() ? "a plan on device operands runs on pointers into one device's memory"
+                                     : "device pointers run through a plan on device operands (prism::make_device_plan)");
+    if (dev != nullptr) {
+      if (lda > INT_MAX || ldc > INT_MAX) throw error("leading dimensions above 2^31-1 are not supported by cuBLAS");
+      if (reads_a) return detail::run_on_device<T>(p, *dev, alpha, A, lda, A, lda, beta, C, ldc);
+      return detail::rank_k_on_device<T>(*dev, herm, pr.uplo, pr.transa, pr.n, pr.k, alpha, A, lda, beta, C, ldc, ctx);
+    }
+  }
   detail::check_fits(p, ctx, false);  // before C is touched
   if (pr.n == 0 || ((alpha == T(0) || pr.k == 0) && beta == T(1))) return;
   if (alpha == T(0) || pr.k == 0) return scale_triangle(herm, pr.uplo, pr.n, beta, C, ldc);

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# tests/dropin/blas_testers.sh LIBPRISM_BLAS SKIP_CODE [DIR] — the reference BLAS level-3
+# tests/dropin/blas_testers.sh LIBPRISM_BLAS SKIP_CODE [--gpu] [DIR] — the reference BLAS level-3
 # testers (LAPACK's BLAS/TESTING ?blat3.f, fetched into DIR by scripts/get-blas-testers.sh;
 # default $PRISM_BLAS_TESTING_DIR, else /usr/local/share/prism/blas-testing) run with the
 # drop-in preloaded and every call forced through prism's recursion:
 #   LD_PRELOAD=LIBPRISM_BLAS PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0 PRISM_NUM_THREADS=2
 # (route: no call to the backend; small flops 0: no one-leaf shortcut, so even the testers'
-# 1 x 1 calls are planned; 2 threads: the plans cut). Each tester is built with gfortran
+# 1 x 1 calls are planned; 2 threads: the plans cut). With --gpu every call goes to the GPU
+# level instead, on an emulated device: PRISM_BLAS_ROUTE=gpu PRISM_GPU=emulate:1:64M (one:
+# a call there costs about a millisecond of threads and buffers, and the testers make some
+# 32,000; test_gpu_plan spreads products over 1-4 devices). Each tester is built with gfortran
 # against the system BLAS (-lblas) and reads its .in file as shipped, except that only the
 # routines prism takes over are switched on: ?GEMM and ?SYRK, and ?HERK for c and z (the
 # others run in the system BLAS anyway). Passes when the summary says PASSED for the
@@ -13,9 +16,15 @@
 # suspect, and PRISM_STATS shows their calls in the recursion and none at the backend.
 # Exits SKIP_CODE, saying why, when the tester sources or gfortran are missing.
 set -uo pipefail
-lib=${1:?usage: blas_testers.sh LIBPRISM_BLAS SKIP_CODE [DIR]}
-skip=${2:?usage: blas_testers.sh LIBPRISM_BLAS SKIP_CODE [DIR]}
-dir=${3:-${PRISM_BLAS_TESTING_DIR:-/usr/local/share/prism/blas-testing}}
+lib=${1:?usage: blas_testers.sh LIBPRISM_BLAS SKIP_CODE [--gpu] [DIR]}
+skip=${2:?usage: blas_testers.sh LIBPRISM_BLAS SKIP_CODE [--gpu] [DIR]}
+shift 2
+route=prism where=recursion settings=(PRISM_BLAS_ROUTE=prism)
+if [ "${1:-}" = "--gpu" ]; then
+  route=gpu where=gpu settings=(PRISM_BLAS_ROUTE=gpu PRISM_GPU=emulate:1:64M)
+  shift
+fi
+dir=${1:-${PRISM_BLAS_TESTING_DIR:-/usr/local/share/prism/blas-testing}}
 
 for p in s d c z; do
   if [ ! -s "$dir/${p}blat3.f" ] || [ ! -s "$dir/${p}blat3.in" ]; then
@@ -44,9 +53,9 @@ for p in s d c z; do
   awk -v keep=" $routines " '
     /^[SDCZ][A-Z0-9]+ +[TF] / { name = $1; flag = index(keep, " " name " ") ? "T" : "F"; sub(/ [TF] /, " " flag " "); }
     { print }' "$dir/${p}blat3.in" >"$work/${p}blat3.in"
-  echo "== ${p}blat3: $routines through prism (the .in lines that run):"
+  echo "== ${p}blat3: $routines through prism, route $route (the .in lines that run):"
   grep -E '^[SDCZ][A-Z0-9]+ +T ' "$work/${p}blat3.in"
-  (cd "$work" && env LD_PRELOAD="$lib" PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0 PRISM_NUM_THREADS=2 PRISM_STATS=1 \
+  (cd "$work" && env LD_PRELOAD="$lib" "${settings[@]}" PRISM_SMALL_FLOPS=0 PRISM_NUM_THREADS=2 PRISM_STATS=1 \
      "./x${p}blat3" <"${p}blat3.in" >"${p}.stdout" 2>"${p}.stderr")
   rc=$?
   summary="$work/${p}blat3.out"
@@ -59,11 +68,14 @@ for p in s d c z; do
   done
   grep -Eq "FAIL|SUSPECT|\*\*\*\*\*\*" "$summary" && fail "${p}blat3 reports a failure or a suspect result"
   grep -q "END OF TESTS" "$summary" || fail "${p}blat3 did not reach END OF TESTS"
-  # PRISM_STATS rows: gemm as "recursion <p> N", syrk/herk as "recursion <p>syrk N" (d, s)
-  # or "<p>syrk/<p>herk N" (c, z); no backend calls of either.
-  grep -Eq "recursion +$p +[1-9]" "$work/${p}.stderr" || fail "PRISM_STATS shows no ${P}GEMM call in the recursion"
-  grep -Eq "recursion +${p}syrk(/${p}herk)? +[1-9]" "$work/${p}.stderr" || fail "PRISM_STATS shows no ${P}SYRK/${P}HERK call in the recursion"
-  grep -Eq "backend +$p(syrk(/${p}herk)?)? +[1-9]" "$work/${p}.stderr" && fail "PRISM_STATS shows ${P} calls at the backend"
+  # PRISM_STATS rows: gemm as "recursion <p> N" (or "gpu <p> N"), syrk/herk as "recursion
+  # <p>syrk N" (d, s) or "<p>syrk/<p>herk N" (c, z); no calls of either elsewhere.
+  grep -Eq "$where +$p +[1-9]" "$work/${p}.stderr" || fail "PRISM_STATS shows no ${P}GEMM call on the $where path"
+  grep -Eq "$where +${p}syrk(/${p}herk)? +[1-9]" "$work/${p}.stderr" || fail "PRISM_STATS shows no ${P}SYRK/${P}HERK call on the $where path"
+  for other in backend recursion gpu; do
+    [ "$other" = "$where" ] && continue
+    grep -Eq "$other +$p(syrk(/${p}herk)?)? +[1-9]" "$work/${p}.stderr" && fail "PRISM_STATS shows ${P} calls on the $other path"
+  done
 done
-[ $status -eq 0 ] && echo "blas_testers: ?GEMM, ?SYRK, ?HERK passed the reference testers through prism's recursion"
+[ $status -eq 0 ] && echo "blas_testers: ?GEMM, ?SYRK, ?HERK passed the reference testers through prism's $where path"
 exit $status

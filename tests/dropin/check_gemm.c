@@ -171,7 +171,7 @@ int main(void) {
   /* k-dominant shapes take the recursion under the auto rule (with PRISM_SMALL_FLOPS=0);
      the last two are not k-dominant and go to the backend unless PRISM_BLAS_ROUTE=prism. */
   const blas_int shapes[][3] = {{7, 5, 61}, {1, 9, 40}, {16, 3, 200}, {33, 17, 100}, {1, 1, 7},
-                                {20, 30, 8}, {0, 4, 9}};
+                                {20, 30, 8}, {0, 4, 9}, {5, 6, 0}};
   const char tr[3] = {'N', 'T', 'C'};
   for (int t = 0; t < 4; ++t) {
     const double complex alphas[3] = {1.0, t >= 2 ? -0.5 + 0.25 * I : -0.5, 0.0};

@@ -1,0 +1,77 @@
+// lib/dropin/gpu_route.cpp — the drop-in's GPU route (gpu_route.hpp).
+#include "gpu_route.hpp"
+
+#include <prism/plan.hpp>
+
+#include "../recursive/gpu_level.hpp"
+#include "../runtime/runtime.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+namespace prism::dropin {
+
+namespace {
+
+bool real_devices(const detail::gpu::device_set& set) {
+  for (const auto& d : set.devices)
+    if (!d->emulated()) return true;
+  return false;
+}
+
+// The devices' status as first seen, kept for the PRISM_STATS summary at exit (a copy never
+// freed: the device set itself may be gone by then).
+std::atomic<const std::string*> seen{nullptr};
+std::once_flag seen_once;
+
+const detail::gpu::device_set& devices(const context& ctx) {
+  const detail::gpu::device_set& set = detail::devices_of(ctx);
+  std::call_once(seen_once, [&] { seen.store(new std::string(set.status), std::memory_order_release); });
+  return set;
+}
+
+// The model's two figures, e.g. "GPU 1.23 ms with the link < host 4.56 ms".
+const char* figures(const problem& p, const context& ctx) {
+  thread_local std::string text;
+  const detail::gpu_target t = detail::choose_gpus(p, ctx);
+  char line[160];
+  std::snprintf(line, sizeof line, "GPU %.4g ms with the link %s host %.4g ms", t.device_seconds * 1e3,
+                t.devices > 0 ? "<" : ">=", t.host_seconds * 1e3);
+  text = line;
+  return text.c_str();
+}
+
+}  // namespace
+
+gpu_verdict gpu_route(detail::route_choice mode, const context* ctx, const problem& p, bool explain) {
+  using where = gpu_verdict::where;
+  if (ctx == nullptr || mode == detail::route_choice::prism || mode == detail::route_choice::backend) return {};
+  if (mode == detail::route_choice::gpu) {
+    const detail::gpu::device_set& set = devices(*ctx);
+    if (set.count() == 0) return {where::host, "PRISM_BLAS_ROUTE=gpu", set.status.c_str()};  // "no GPU: why"
+    return {where::gpu, "PRISM_BLAS_ROUTE=gpu", set.status.c_str()};
+  }
+  // Small calls stay on the CPU without a look at the devices (which loads CUDA's libraries).
+  if (p.flops() < ctx->small_flops() || !real_devices(devices(*ctx))) return {};
+  const auto pl = detail::runtime_of(*ctx).cached_plan(p, [&] { return std::make_shared<const plan>(make_plan(p, *ctx)); });
+  if (pl->devices() == 0) return {};
+  return {where::gpu, "the GPU model: its time with the link below the host's", explain ? figures(p, *ctx) : nullptr};
+}
+
+const context& gpu_context(detail::route_choice mode, const context& ctx) {
+  if (mode != detail::route_choice::gpu) return ctx;
+  static const context forced = [&] {
+    context c = ctx;
+    c.set_gpus(std::max(1, detail::devices_of(ctx).count()));
+    return c;
+  }();
+  return forced;
+}
+
+std::string gpu_status_line() {
+  const std::string* s = seen.load(std::memory_order_acquire);
+  return s == nullptr ? std::string() : "gpu: " + *s;
+}
+
+}  // namespace prism::dropin
