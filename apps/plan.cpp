@@ -5,7 +5,6 @@
 
 #include <prism/bounds.hpp>
 #include <prism/prism.hpp>
-#include <prism/rank_k_model.hpp>
 #include <prism/rank_model.hpp>
 #include <prism/traffic.hpp>
 
@@ -90,21 +89,18 @@ int run_rank_k_plan(const options& o) {
     throw bad_input(std::string("cannot plan over ") + std::to_string(o.ctx.ranks()) + " ranks: " + e.what(), "-");
   }
   std::cout << "# context: " << o.ctx.describe() << '\n';
-  const prism::rank_k_model m(o.p, choice.chosen);
   std::cout << "# " << prism::to_string(o.p.op) << ' ' << o.p.uplo << o.p.transa << " n " << o.p.n << " k " << o.p.k
             << " over ranks: scheme " << choice.chosen.to_string() << " (";
   const std::vector<prism::rank_k_part>& parts = choice.chosen.parts;
   if (parts.size() == 1 && parts[0].cover == prism::rank_k_cover::difference && !parts[0].role_ranks.empty()) {
     // Roles of unequal ranks, e.g. tbd91[12*23,11*68]: "91 roles of 11 to 12 ranks, ...".
     const auto [few, most] = std::minmax_element(parts[0].role_ranks.begin(), parts[0].role_ranks.end());
-    std::cout << parts[0].group_ranks << " roles of " << *few << " to " << *most << " ranks taking turns over k, "
-              << m.blocks() << " row blocks, ";
+    std::cout << parts[0].group_ranks << " roles of " << *few << " to " << *most << " ranks taking turns over k, ";
   } else if (parts.size() == 1 && parts[0].cover == prism::rank_k_cover::difference) {
     std::cout << parts[0].groups << " k slice" << (parts[0].groups == 1 ? "" : "s") << " x " << parts[0].group_ranks
               << " row blocks, ";
   } else {
-    std::cout << parts.size() << " part" << (parts.size() == 1 ? "" : "s") << " on shares of k by ranks, " << m.blocks()
-              << " row blocks, ";
+    std::cout << parts.size() << " part" << (parts.size() == 1 ? "" : "s") << " on shares of k by ranks, ";
   }
   std::cout << choice.chosen.phases << " phase" << (choice.chosen.phases == 1 ? "" : "s") << ")\n";
   if (o.min_memory)

@@ -219,7 +219,7 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
   summary s = timed(o.reps, size, call);
   s.layout_control_max = layout_control;
   const prism::dist::traffic tr = prism::dist::last_traffic();
-  const prism::rank_k_model& m = L->rank_k();
+  const prism::rank_model& m = L->model();
   const std::int64_t want_bytes = L->active() ? m.cost(rank).received_total() * std::int64_t(sizeof(T)) : 0;
   int off = tr.bytes_received != want_bytes ? 1 : 0, ranks_off = 0;
   MPI_Allreduce(&off, &ranks_off, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -254,7 +254,7 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
       std::cout << "# " << prism::to_string(p.op) << " " << p.uplo << p.transa << " n " << p.n << " k " << p.k << " over "
                 << size << " ranks (" << o.ctx.threads() << " thread" << (o.ctx.threads() == 1 ? "" : "s")
                 << " each): scheme " << m.scheme().to_string() << '\n';
-      if (L->rank_k_reasons() != nullptr) prism::print_rank_k_report(std::cout, *L->rank_k_reasons());
+      std::cout << L->report();
       std::printf("time %.6f s (best of %d, slowest rank), %.2f GF/s\n", s.best, o.reps, gflops);
       std::printf("received per rank: max %.3f MB, mean %.3f MB (predicted max %.3f MB); SYRK bound %.3f MB, "
                   "ratio %.3f; messages max %.0f\n",
@@ -339,7 +339,7 @@ int run_typed(const run_options& o, int rank, int size) {
       for (std::string line; std::getline(in, line);)
         if (line.find(" rank ") != std::string::npos || line.rfind("problem", 0) == 0 || line.rfind("ranks", 0) == 0)
           std::cout << line << '\n';
-      if (L->choice() != nullptr) prism::print_rank_report(std::cout, *L->choice());
+      std::cout << L->report();
       std::printf("time %.6f s (best of %d, slowest rank), %.2f GF/s\n", s.best, o.reps, gflops);
       std::printf("received per rank: max %.3f MB, mean %.3f MB (predicted max %.3f MB, mean %.3f MB); bound %.3f MB; "
                   "messages max %.0f\n",

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   if (rank == 0)
     std::printf("cholqr2: %lld x %d on %d ranks (scheme %s): ||Q^T Q - I||_F = %.3g, ||A - QR||_F / ||A||_F = %.3g "
                 "(tolerance %.3g), %s\n",
-                (long long)m, b, size, L->rank_k().scheme().to_string().c_str(), orth, residual, tol, ok ? "ok" : "FAILED");
+                (long long)m, b, size, L->model().grid().c_str(), orth, residual, tol, ok ? "ok" : "FAILED");
   MPI_Finalize();
   return ok ? 0 : 1;
 }

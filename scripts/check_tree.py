@@ -43,7 +43,6 @@ PUBLIC_HEADERS = {
     "placement.hpp": "recursive",
     "plan.hpp": "recursive",
     "prism.hpp": None,
-    "rank_k_model.hpp": "ranks",
     "rank_model.hpp": "ranks",
     "syrk.hpp": "recursive",
     "topology.hpp": "numa",

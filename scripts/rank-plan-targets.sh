@@ -15,6 +15,7 @@ out=bench/results/rank-plan-targets-$stamp.txt
   echo "# prism plan --ranks: the two planning targets (5 runs each, /usr/bin/time: wall s, user s, peak KB)"
   echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- lib include apps || echo ' (uncommitted changes)')"
+  echo "# prism: $prism (checkout $(git -C "$(dirname "$prism")" rev-parse --show-toplevel 2>/dev/null || echo none) at $(git -C "$(dirname "$prism")" rev-parse --short HEAD 2>/dev/null || echo unknown), built $(date -u -r "$prism" +%Y-%m-%dT%H:%M:%SZ))"
   echo "# environment: $(env | grep -E '^(PRISM_|OPENBLAS_|OMP_)' | tr '\n' ' ' || true)"
   for cmd in "65536 65536 65536 --ranks 16384" "1024 1024 1024 --ranks 1024"; do
     echo "## prism plan $cmd   (targets: 65536^3 on 16384 ranks under 1 s and 256 MB; 1024^3 on 1024 under 0.1 s)"

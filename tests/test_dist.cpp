@@ -39,10 +39,10 @@ std::string run_case(const std::shared_ptr<const dist::layout>& L, T alpha, T be
   const problem& p = L->source().problem();
   const rank_model& m = L->model();
   std::mt19937_64 gen(seed);  // the same operands on every rank; rank 0's are scattered
-  const std::int64_t lda = std::max<std::int64_t>(1, m.rows(operand::a)), ldb = std::max<std::int64_t>(1, m.rows(operand::b)),
+  const std::int64_t lda = std::max<std::int64_t>(1, L->rows(operand::a)), ldb = std::max<std::int64_t>(1, L->rows(operand::b)),
                      ldc = std::max<std::int64_t>(1, p.m);
-  auto A = random_matrix<T>(m.rows(operand::a), m.cols(operand::a), lda, gen);
-  auto B = random_matrix<T>(m.rows(operand::b), m.cols(operand::b), ldb, gen);
+  auto A = random_matrix<T>(L->rows(operand::a), L->cols(operand::a), lda, gen);
+  auto B = random_matrix<T>(L->rows(operand::b), L->cols(operand::b), ldb, gen);
   auto C0 = random_matrix<T>(p.m, p.n, ldc, gen);
   if (nan_c)
     for (auto& x : C0) x = T(std::numeric_limits<test::real_t<T>>::quiet_NaN());

@@ -2,7 +2,7 @@
 // random n and k, all four types, uplo U/L, trans N/T/C, alpha and beta in {0, 1, -1,
 // other}, NaN in C with beta = 0; the triangle checked against the long-double reference
 // with the componentwise bound, the other triangle untouched, the byte counter equal to
-// rank_k_model's prediction on every rank; arguments that do not match the layout; and
+// the rank model's prediction on every rank (messages too); arguments that do not match the layout; and
 // the memory caps (least footprint, between, none) against measured allocations.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -78,9 +78,9 @@ std::string run_case(operation op, char uplo, char trans, std::int64_t n, std::i
                      std::uint64_t seed, bool nan_c, const context& ctx, const rank_k_scheme* s = nullptr) {
   const problem p = rank_k_problem(scalar_type_of<T>(), op, uplo, trans, n, k);
   auto L = s != nullptr ? dist::layout::make(MPI_COMM_WORLD, p, *s, ctx) : dist::layout::make(MPI_COMM_WORLD, p, ctx);
-  const rank_k_model& m = L->rank_k();
+  const rank_model& m = L->model();
   std::mt19937_64 gen(seed);
-  const std::int64_t ra = m.rows_a(), ca = m.cols_a(), lda = std::max<std::int64_t>(1, ra), ldc = std::max<std::int64_t>(1, n);
+  const std::int64_t ra = L->rows(operand::a), ca = L->cols(operand::a), lda = std::max<std::int64_t>(1, ra), ldc = std::max<std::int64_t>(1, n);
   auto A = random_matrix<T>(ra, ca, lda, gen);
   auto C0 = random_matrix<T>(n, n, ldc, gen);
   if (nan_c)
@@ -95,8 +95,12 @@ std::string run_case(operation op, char uplo, char trans, std::int64_t n, std::i
     dist::syrk<T>(MPI_COMM_WORLD, uplo, trans, alpha, dA, beta, dC, ctx);
   }
   const dist::traffic tr = dist::last_traffic();
-  if (L->active() && n > 0 && k > 0 && alpha != T(0)) CHECK(tr.bytes_received == m.cost(L->rank()).received_total() * std::int64_t(sizeof(T)));
-  else CHECK(tr.bytes_received == 0);
+  if (L->active() && n > 0 && k > 0 && alpha != T(0)) {
+    CHECK(tr.bytes_received == m.cost(L->rank()).received_total() * std::int64_t(sizeof(T)));
+    CHECK(tr.messages_received == m.messages(L->rank()));
+  } else {
+    CHECK(tr.bytes_received == 0);
+  }
   std::vector<T> C(std::size_t(ldc * std::max<std::int64_t>(1, n)), T(-777));
   dC.gather(0, C.data(), ldc);
   std::string verdict;
@@ -137,6 +141,8 @@ void sweep(std::uint64_t seed, int cases, bool herk) {
     CAPTURE(k);
     CAPTURE(uplo);
     CAPTURE(trans);
+    const std::string scalars = std::to_string(sizeof(T)) + " alpha " + std::to_string(std::real(alpha)) + " beta " + std::to_string(std::real(beta)) + " nan " + std::to_string(nan_c);
+    CAPTURE(scalars);
     CHECK(run_case<T>(herk ? operation::herk : operation::syrk, uplo, trans, n, k, alpha, beta, seed + std::uint64_t(c), nan_c,
                       one_thread()) == "");
   }

@@ -1,7 +1,7 @@
 // prism/dist.hpp — the MPI rank level: C = alpha op(A) op(B) + beta C over a communicator,
-// with A, B and C in prism's native layout (prism/rank_model.hpp), and the rank-k updates
-// C = alpha op(A) op(A)^T (^H) + beta C on one triangle (prism/rank_k_model.hpp), each
-// rank's share run by the shared-memory engine with its own threads. Link prism::prism_dist.
+// and the rank-k updates C = alpha op(A) op(A)^T (^H) + beta C on one triangle, with A, B
+// and C in prism's native layout (prism/rank_model.hpp), each rank's share run by the
+// shared-memory engine with its own threads. Link prism::prism_dist.
 //
 //   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 //   auto L = prism::dist::layout::make(MPI_COMM_WORLD, prism::problem{prism::scalar_type::d, 'N', 'N', m, n, k});
@@ -29,7 +29,6 @@
 #pragma once
 
 #include <prism/context.hpp>
-#include <prism/rank_k_model.hpp>
 #include <prism/rank_model.hpp>
 #include <prism/syrk.hpp>
 #include <prism/types.hpp>
@@ -39,7 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
+#include <string>
 #include <vector>
 
 namespace prism::dist {
@@ -90,9 +89,9 @@ void each_element(const piece_span& s, F&& f) {
   }
 }
 
-/// A plan over a communicator's ranks with its native layout and exchange schedule: a gemm
-/// plan (model()) or a rank-k scheme (rank_k()). Made collectively, cached on the
-/// communicator per (problem, settings), shared by the matrices laid out for it.
+/// A product over a communicator's ranks: its rank model (a gemm plan's rank steps or a
+/// rank-k scheme) with the native layout and exchanges it implies. Made collectively,
+/// cached on the communicator per (problem, settings), shared by the matrices laid out for it.
 class layout {
  public:
   /// Plans problem p over comm's ranks (collective): rank 0 runs prism::choose_ranks (a
@@ -110,21 +109,16 @@ class layout {
                                             const context& ctx = default_context());
 
   /// The problem laid out.
-  const problem& laid_out() const noexcept { return problem_; }
-  /// Whether it lays out a rank-k update (syrk / herk): then rank_k() describes it.
-  bool is_rank_k() const noexcept { return rank_k_.has_value(); }
-  /// The gemm plan (throws prism::plan_error for a rank-k layout).
-  const plan& source() const { return model().source(); }
-  /// The native layout and exchanges the gemm plan implies (throws for a rank-k layout).
-  const rank_model& model() const;
-  /// The rank-k scheme's layout and exchanges (throws prism::plan_error for a gemm layout).
-  const rank_k_model& rank_k() const;
-  /// The planner's reasons (on rank 0 of a gemm layout made from a problem; else nullptr).
-  const rank_choice* choice() const noexcept { return choice_.get(); }
-  /// The rank-k planner's reasons (on rank 0 of a rank-k layout; else nullptr).
-  const rank_k_choice* rank_k_reasons() const noexcept { return rank_k_choice_.get(); }
+  const problem& laid_out() const noexcept { return model_.problem(); }
+  /// The rank model: who computes what, the native layout, every rank's exact cost.
+  const rank_model& model() const noexcept { return model_; }
+  /// The gemm plan (a rank-k layout's is empty: model().scheme() is its scheme).
+  const plan& source() const noexcept { return model_.source(); }
+  /// The planner's report ('#' lines: candidates, volumes, bounds) on rank 0 of a layout
+  /// made from a problem; else empty.
+  const std::string& report() const noexcept { return report_; }
   /// Ranks the plan uses (P').
-  int ranks_used() const noexcept { return model_ ? model_->ranks() : rank_k_->ranks(); }
+  int ranks_used() const noexcept { return model_.ranks(); }
   /// Rows of the whole stored operand o.
   std::int64_t rows(operand o) const;
   /// Columns of the whole stored operand o.
@@ -137,21 +131,20 @@ class layout {
   int rank() const noexcept { return rank_; }
   /// The communicator's size (ranks >= the plan's ranks; the others sit out).
   int size() const noexcept { return size_; }
-  /// Whether this rank has work in the plan (rank < source().ranks()).
+  /// Whether this rank has work in the plan (rank < ranks_used()).
   bool active() const noexcept { return rank_ < ranks_used(); }
   /// Elements of operand o this rank stores.
   std::int64_t local_size(operand o) const;
   /// The library's private duplicate of the communicator (its messages never meet yours).
   MPI_Comm comm() const noexcept { return comm_; }
 
-  /// A hash of the plan's text, the same on every rank that has the same plan.
+  /// A hash of the plan's or scheme's text, the same on every rank that has the same.
   std::int64_t plan_hash() const noexcept { return plan_hash_; }
 
  private:
   friend struct detail::layout_access;  // the library's own access (lib/dist)
-  layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why);
-  layout(MPI_Comm own, int rank, int size, const problem& p, const rank_k_scheme& s, std::unique_ptr<rank_k_choice> why);
-  // gemm's blocks and exchange buffers, at least `bytes` (16-byte aligned), allocated on
+  layout(MPI_Comm own, int rank, int size, rank_model m, std::string report, std::int64_t hash);
+  // The blocks and exchange buffers, at least `bytes` (16-byte aligned), allocated on
   // first need and kept for later calls on this layout.
   std::byte* buffers(std::size_t bytes) const;
   std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
@@ -159,16 +152,13 @@ class layout {
   mutable std::size_t buffer_bytes_ = 0;
   MPI_Comm comm_;
   int rank_, size_;
-  problem problem_;
-  std::optional<rank_model> model_;      // a gemm layout
-  std::optional<rank_k_model> rank_k_;   // a rank-k layout
-  std::unique_ptr<rank_choice> choice_;
-  std::unique_ptr<rank_k_choice> rank_k_choice_;
-  std::int64_t plan_hash_ = 0;  // after the models: computed from the plan or scheme text
+  rank_model model_;
+  std::string report_;
+  std::int64_t plan_hash_ = 0;
 };
 
-/// One operand of a layout: this rank's pieces of it, stored one after another in the
-/// order of rank_model::pieces (each piece a run of a cell's column-major elements).
+/// One operand of a layout: this rank's pieces of it, stored one after another (each
+/// piece a run of a cell's elements; layout::spans lists them).
 template <scalar T>
 class matrix {
  public:

@@ -412,7 +412,7 @@ rank_choice least_footprint_ranks(const problem& p, const context& ctx);
 void print_rank_report(std::ostream& os, const rank_choice& choice);
 
 /// How a part of a rank-k scheme shares the triangle among its ranks
-/// (prism/rank_k_model.hpp has the blocks each rank computes).
+/// (docs/distributed.md, "Rank-k updates", has the blocks each rank computes).
 enum class rank_k_cover {
   difference,  ///< c row blocks, shared by a difference cover of Z_c (c = 7: the Fano plane)
   star,        ///< 4 roles, 6 row atoms: one role reads 3 atoms of n/sqrt(24), each other one of
@@ -443,7 +443,7 @@ struct rank_k_part {
   friend bool operator==(const rank_k_part&, const rank_k_part&) = default;
 };
 
-/// How a rank-k update is spread over ranks (prism/rank_k_model.hpp has the layout): one
+/// How a rank-k update is spread over ranks (prism/rank_model.hpp has its layout and costs): one
 /// or more parts on consecutive shares of k in proportion to their ranks, so that every
 /// rank does the same flops; ranks are numbered part by part. Example: "star4 + tbd3{0,1}"
 /// on 7 ranks: ranks 0-3 share the triangle by the star over the first 4/7 of k, ranks 4-6
@@ -502,7 +502,7 @@ struct rank_k_choice {
 /// plane, its roles' ranks equal to within one or in proportion to their work; up to 64
 /// ranks also uneven roles of odd covers and stars, nests and schemes of two or three
 /// parts; by a closed
-/// form, then the best exactly with prism::rank_k_model), keeps those whose peak fits the
+/// form, then the best exactly with prism::rank_model), keeps those whose peak fits the
 /// memory per rank (adding phases when needed) and picks the least modelled time. Throws
 /// plan_error when none fits, naming the least footprint and the scheme that reaches it.
 rank_k_choice choose_rank_k_ranks(const problem& p, const context& ctx);

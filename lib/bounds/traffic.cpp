@@ -2,10 +2,10 @@
 // elements received per cache level.
 #include <prism/bounds.hpp>
 #include <prism/error.hpp>
-#include <prism/rank_model.hpp>
 #include <prism/traffic.hpp>
 
 #include "leaf_blocking.hpp"
+#include "levels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -192,7 +192,7 @@ double predict_cache_words(const plan& p, const cache_shape& cache) {
   return w.words(0, true);
 }
 
-std::vector<level_traffic> predict_levels(const plan& p, const topology& machine, double rank_memory_words) {
+std::vector<level_traffic> detail::predict_local_levels(const plan& p, const topology& machine) {
   std::vector<level_traffic> out;
   if (p.nodes().empty()) return out;
   const problem& pr = p.problem();
@@ -228,17 +228,6 @@ std::vector<level_traffic> predict_levels(const plan& p, const topology& machine
     l.bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, D, memory);
     l.note = "busiest domain's remote reads (placement helper); bound: parallel_io_minus_owned over " +
              std::to_string(D) + " domains";
-    out.push_back(l);
-  }
-  if (p.ranks() > 1) {
-    const rank_model model(p);
-    level_traffic l;
-    l.level = "ranks";
-    l.capacity = rank_memory_words;
-    l.predicted = double(model.max_received());
-    l.bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, p.ranks(), rank_memory_words);
-    l.note = "busiest rank's received elements (rank_model); bound: parallel_io_minus_owned over " +
-             std::to_string(p.ranks()) + " ranks";
     out.push_back(l);
   }
   return out;

@@ -6,7 +6,7 @@
 #include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "../mpi/comm.hpp"
-#include "../ranks/rank_k_cyclic.hpp"
+#include "../ranks/schedule.hpp"
 #include "layout_access.hpp"
 #include "../runtime/lru_cache.hpp"
 
@@ -66,88 +66,88 @@ std::pair<bool, std::string> broadcast_text(MPI_Comm comm, bool ok, std::string 
   return {head[0] != 0, text};
 }
 
-std::shared_ptr<const layout> finish(MPI_Comm own, plan p, std::unique_ptr<rank_choice> why, const context& ctx) {
+// The text a layout is agreed by: a plan's, or for a rank-k layout its problem and scheme,
+// e.g. "dsyrk UT 4096 4096 k2 x tbd3{0,1}".
+std::string agreed_text(const rank_model& m) {
+  const problem& p = m.problem();
+  if (p.op == operation::gemm) return m.source().to_string();
+  return std::string(1, char(p.type)) + to_string(p.op) + ' ' + p.uplo + p.transa + ' ' + std::to_string(p.n) + ' ' +
+         std::to_string(p.k) + ' ' + m.scheme().to_string();
+}
+
+// A layout of model m on the library's communicator (collective): a gemm plan must fit ctx
+// on every rank and span no more ranks than the communicator has; the text is agreed.
+std::shared_ptr<const layout> finish(MPI_Comm own, rank_model m, std::string report, const context& ctx,
+                                     std::string local = "") {
   int rank = 0, size = 1;
   MPI_Comm_rank(own, &rank);
   MPI_Comm_size(own, &size);
-  std::string local;
-  try {
-    prism::detail::check_fits(p, ctx, true);
-  } catch (const plan_error& e) {
-    local = e.what();
+  if (local.empty() && m.problem().op == operation::gemm) {
+    try {
+      prism::detail::check_fits(m.source(), ctx, true);
+    } catch (const plan_error& e) {
+      local = e.what();
+    }
   }
-  mpi::agree(own, "prism::dist::layout", {{"plan", 0, mpi::text_hash(p.to_string())}}, local);
-  if (p.ranks() > size)
-    throw plan_error("the plan spans " + std::to_string(p.ranks()) + " ranks, the communicator has " + std::to_string(size));
-  auto l = detail::layout_access::make(own, rank, size, std::move(p), std::move(why));
+  const std::int64_t hash = mpi::text_hash(agreed_text(m));
+  mpi::agree(own, "prism::dist::layout", {{"plan", 0, hash}}, local);
+  if (m.ranks() > size)
+    throw plan_error("the plan spans " + std::to_string(m.ranks()) + " ranks, the communicator has " + std::to_string(size));
+  auto l = detail::layout_access::make(own, rank, size, std::move(m), std::move(report), hash);
   if (rank == 0 && prism::detail::process_environment().verbose.get() > 0) {
-    std::cerr << "prism-dist: layout over " << size << " ranks\n" << l->source();
-    if (l->choice() != nullptr) print_rank_report(std::cerr, *l->choice());
+    std::cerr << "prism-dist: layout over " << size << " ranks: " << l->model().grid() << '\n';
+    if (l->laid_out().op == operation::gemm) std::cerr << l->source();
+    std::cerr << l->report();
   }
   return l;
 }
 
-// The text a rank-k layout is agreed by, e.g. "dsyrk UT 4096 4096 k2 x tbd3{0,1}".
-std::string scheme_text(const problem& p, const rank_k_scheme& s) {
-  return std::string(1, char(p.type)) + to_string(p.op) + ' ' + p.uplo + p.transa + ' ' + std::to_string(p.n) + ' ' +
-         std::to_string(p.k) + ' ' + s.to_string();
+// Rank 0's plan of p (its text and the planner's report); false with the error's text.
+bool plan_on_root(const problem& p, const context& ctx, std::string& text, std::string& report) {
+  std::ostringstream why;
+  try {
+    if (p.op == operation::gemm) {
+      const rank_choice c = choose_ranks(p, ctx);
+      text = c.chosen.to_string();
+      print_rank_report(why, c);
+    } else {
+      const rank_k_choice c = choose_rank_k_ranks(p, ctx);
+      text = c.chosen.to_string();
+      print_rank_k_report(why, c);
+    }
+  } catch (const error& e) {
+    text = e.what();
+    return false;
+  }
+  report = why.str();
+  return true;
 }
 
 }  // namespace
 
-layout::layout(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why)
-    : comm_(own), rank_(rank), size_(size), problem_(p.problem()), model_(std::in_place, p), choice_(std::move(why)),
-      plan_hash_(mpi::text_hash(model_->source().to_string())) {}
+layout::layout(MPI_Comm own, int rank, int size, rank_model m, std::string report, std::int64_t hash)
+    : comm_(own), rank_(rank), size_(size), model_(std::move(m)), report_(std::move(report)), plan_hash_(hash) {}
 
-layout::layout(MPI_Comm own, int rank, int size, const problem& p, const rank_k_scheme& s,
-               std::unique_ptr<rank_k_choice> why)
-    : comm_(own), rank_(rank), size_(size), problem_(p), rank_k_(std::in_place, p, s),
-      rank_k_choice_(std::move(why)), plan_hash_(mpi::text_hash(scheme_text(p, s))) {}
+std::int64_t layout::rows(operand o) const { return ranks::schedule_of(model_).whole(o).rows; }
+std::int64_t layout::cols(operand o) const { return ranks::schedule_of(model_).whole(o).cols; }
+std::int64_t layout::local_size(operand o) const { return active() ? model_.local_size(o, rank_) : 0; }
+std::size_t layout::predicted_peak_bytes() const { return active() ? model_.cost(rank_).peak_bytes() : 0; }
 
-const rank_model& layout::model() const {
-  if (!model_) throw plan_error("this layout is for a rank-k update (syrk / herk): see layout::rank_k()");
-  return *model_;
-}
-
-const rank_k_model& layout::rank_k() const {
-  if (!rank_k_) throw plan_error("this layout is for a gemm plan: see layout::model()");
-  return *rank_k_;
-}
-
-std::int64_t layout::rows(operand o) const {
-  if (model_) return model_->rows(o);
-  return o == operand::a ? rank_k_->rows_a() : problem_.n;
-}
-
-std::int64_t layout::cols(operand o) const {
-  if (model_) return model_->cols(o);
-  return o == operand::a ? rank_k_->cols_a() : problem_.n;
-}
-
-std::int64_t layout::local_size(operand o) const {
-  if (!active()) return 0;
-  return model_ ? model_->local_size(o, rank_) : rank_k_->local_size(o, rank_);
-}
-
-std::size_t layout::predicted_peak_bytes() const {
-  if (!active()) return 0;
-  return model_ ? model_->cost(rank_).peak_bytes() : rank_k_->cost(rank_).peak_bytes();
-}
-
-// A gemm layout's pieces are runs of rectangular cells; a rank-k layout's are
-// lib/ranks/rank_k_cyclic's spans (A: a row block over an interval of op(A) columns; C:
-// blocks of the triangle, diagonal ones packed).
+// Each piece of a cell, part by part: a rectangle's run of its column-major elements, or a
+// diagonal block's run of its packed triangle.
 std::vector<piece_span> layout::spans(operand o, int r) const {
+  const ranks::schedule& s = ranks::schedule_of(model_);
   std::vector<piece_span> out;
-  if (model_) {
-    for (const piece& pc : model_->pieces(o, r)) {
-      const block cell = model_->cell(o, pc.cell);
-      out.push_back(piece_span{cell.row, cell.col, cell.rows, pc.first, pc.count, 0});
+  std::vector<ranks::cell_part> parts;
+  for (const ranks::piece& pc : s.pieces(o, r)) {
+    parts.clear();
+    s.parts(o, pc.cell, parts);
+    for (const ranks::cell_part& part : parts) {
+      const std::int64_t first = std::max(pc.first, part.first), end = std::min(pc.first + pc.count, part.first + part.at.elements());
+      if (first < end)
+        out.push_back(piece_span{part.at.at.row, part.at.at.col, part.at.at.rows, first - part.first, end - first, part.at.tri});
     }
-    return out;
   }
-  for (const ranks::rank_k_span& sp : ranks::rank_k_spans(*rank_k_, o, r))
-    out.push_back(piece_span{sp.row, sp.col, sp.rows, sp.first, sp.count, sp.tri});
   return out;
 }
 
@@ -160,37 +160,6 @@ std::byte* layout::buffers(std::size_t bytes) const {
   }
   return buffers_.get();
 }
-
-namespace {
-
-// A rank-k layout: rank 0 plans, every rank gets the scheme's text (rank_k_scheme::parse
-// reads it back) and builds the same model; the scheme text is agreed.
-std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, const problem& p, const context& ctx) {
-  std::unique_ptr<rank_k_choice> why;
-  bool ok = true;
-  std::string text;
-  if (rank == 0) {
-    try {
-      why = std::make_unique<rank_k_choice>(choose_rank_k_ranks(p, ctx));
-      text = why->chosen.to_string();
-    } catch (const error& e) {
-      ok = false;
-      text = e.what();
-    }
-  }
-  auto [fine, shared] = broadcast_text(own, ok, text);
-  if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
-  const rank_k_scheme s = rank_k_scheme::parse(shared);
-  auto l = detail::layout_access::make_rank_k(own, rank, size, p, s, std::move(why));
-  mpi::agree(own, "prism::dist::layout", {{"scheme", 0, l->plan_hash()}}, "");
-  if (rank == 0 && prism::detail::process_environment().verbose.get() > 0 && l->rank_k_reasons() != nullptr) {
-    std::cerr << "prism-dist: rank-k layout over " << size << " ranks\n";
-    print_rank_k_report(std::cerr, *l->rank_k_reasons());
-  }
-  return l;
-}
-
-}  // namespace
 
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const context& ctx0) {
   comm_cache& cache = cache_of(comm);
@@ -208,54 +177,37 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
                  {"context settings", 9, mpi::text_hash(key.str())}},
                 "");
   if (auto* hit = cache.layouts.find(key.str())) return *hit;
-  if (p.op != operation::gemm) {
-    auto l = make_rank_k(cache.own, rank, size, p, ctx);
-    cache.layouts.put(key.str(), l);
-    return l;
-  }
-  std::unique_ptr<rank_choice> why;
-  bool ok = true;
-  std::string text;
-  if (rank == 0) {
-    try {
-      why = std::make_unique<rank_choice>(choose_ranks(p, ctx));
-      text = why->chosen.to_string();
-    } catch (const error& e) {
-      ok = false;
-      text = e.what();
-    }
-  }
+  std::string text, report;
+  const bool ok = rank != 0 || plan_on_root(p, ctx, text, report);
   auto [fine, shared] = broadcast_text(cache.own, ok, text);
   if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
-  plan pl = rank == 0 ? why->chosen : plan::parse(shared);
-  auto l = finish(cache.own, std::move(pl), std::move(why), ctx);
+  rank_model m = p.op == operation::gemm ? rank_model(plan::parse(shared)) : rank_model(p, rank_k_scheme::parse(shared));
+  auto l = finish(cache.own, std::move(m), report, ctx);
   cache.layouts.put(key.str(), l);
   return l;
 }
 
-std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const rank_k_scheme& s, const context&) {
+std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const rank_k_scheme& s, const context& ctx) {
   comm_cache& cache = cache_of(comm);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(cache.own, &rank);
+  int size = 1;
   MPI_Comm_size(cache.own, &size);
   std::string local;
-  std::shared_ptr<const layout> l;
   try {
+    rank_model m(p, s);
     if (s.ranks() > size)
-      throw plan_error("the scheme spans " + std::to_string(s.ranks()) + " ranks, the communicator has " + std::to_string(size));
-    l = detail::layout_access::make_rank_k(cache.own, rank, size, p, s, nullptr);
-  } catch (const error& e) {
+      local = "the scheme spans " + std::to_string(s.ranks()) + " ranks, the communicator has " + std::to_string(size);
+    return finish(cache.own, std::move(m), "", ctx, local);
+  } catch (const plan_error& e) {  // this rank cannot build it: every rank hears why
     local = e.what();
   }
-  mpi::agree(cache.own, "prism::dist::layout",
-             {{"scheme", 0, mpi::text_hash(scheme_text(p, s))}, {"n", 0, p.n}, {"k", 0, p.k}}, local);
-  return l;
+  mpi::agree(cache.own, "prism::dist::layout", {{"scheme", 0, 0}}, local);
+  throw plan_error(local);
 }
 
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const context& ctx) {
   comm_cache& cache = cache_of(comm);
   p.validate();
-  return finish(cache.own, p, nullptr, ctx);
+  return finish(cache.own, rank_model(p), "", ctx);
 }
 
 template <scalar T>
@@ -280,9 +232,7 @@ void copy_pieces(const layout& l, operand o, int r, T* full, std::int64_t ld, T*
 namespace {
 
 // Elements of operand o rank r stores (any rank, not only this one).
-std::int64_t local_size_of(const layout& l, operand o, int r) {
-  return l.is_rank_k() ? l.rank_k().local_size(o, r) : l.model().local_size(o, r);
-}
+std::int64_t local_size_of(const layout& l, operand o, int r) { return l.model().local_size(o, r); }
 
 // MPI_Scatterv / MPI_Gatherv count and place elements with int: the root's whole matrix
 // must stay within 2^31 - 1 elements (each rank's share then does too). Returns the error
@@ -297,31 +247,41 @@ std::string count_limit(const layout& l, operand o, int root, const char* what) 
          "or for_each instead";
 }
 
+// What a scatter or gather to or from root's full matrix gets wrong on this rank, or "".
+std::string root_check(const layout& l, operand o, int root, const char* what, const void* full, std::int64_t ld) {
+  const std::int64_t rows = std::max<std::int64_t>(1, l.rows(o));
+  if (l.rank() == root && (ld < rows || (full == nullptr && l.rows(o) * l.cols(o) > 0)))
+    return std::string(what) + ": ld = " + std::to_string(ld) + " must be >= " + std::to_string(rows) + " (and the matrix non-null)";
+  return count_limit(l, o, root, what);
+}
+
+// Root's counts and displacements of every rank's pieces for MPI_Scatterv / MPI_Gatherv;
+// returns their total (0 elsewhere).
+std::int64_t root_counts(const layout& l, operand o, int root, std::vector<int>& counts, std::vector<int>& displs) {
+  counts.assign(std::size_t(l.size()), 0), displs.assign(std::size_t(l.size()), 0);
+  std::int64_t total = 0;
+  if (l.rank() == root)
+    for (int r = 0; r < l.ranks_used(); ++r) {
+      counts[std::size_t(r)] = int(local_size_of(l, o, r));
+      displs[std::size_t(r)] = int(total);
+      total += counts[std::size_t(r)];
+    }
+  return total;
+}
+
 }  // namespace
 
 template <scalar T>
 void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   const layout& l = *layout_;
-  std::string local;
-  if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
-    local = "scatter: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
-            " (and the matrix non-null)";
-  if (local.empty()) local = count_limit(l, which_, root, "scatter");
-  mpi::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  mpi::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}},
+             root_check(l, which_, root, "scatter", full, ld));
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::scatter", "root", 1, "is not a rank");
-  std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
-  std::vector<T> packed;
-  if (l.rank() == root) {
-    std::int64_t total = 0;
-    for (int r = 0; r < l.ranks_used(); ++r) {
-      counts[std::size_t(r)] = int(local_size_of(l, which_, r));
-      displs[std::size_t(r)] = int(total);
-      total += counts[std::size_t(r)];
-    }
-    packed.resize(std::size_t(total));
+  std::vector<int> counts, displs;
+  std::vector<T> packed(std::size_t(root_counts(l, which_, root, counts, displs)));
+  if (l.rank() == root)
     for (int r = 0; r < l.ranks_used(); ++r)
       copy_pieces(l, which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
-  }
   check_mpi(MPI_Scatterv(packed.data(), counts.data(), displs.data(), mpi::mpi_type<T>(), local_.data(),
                          int(local_.size()), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Scatterv");
@@ -330,24 +290,11 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
 template <scalar T>
 void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
   const layout& l = *layout_;
-  std::string local;
-  if (l.rank() == root && (ld < std::max<std::int64_t>(1, rows()) || (full == nullptr && rows() * cols() > 0)))
-    local = "gather: ld = " + std::to_string(ld) + " must be >= " + std::to_string(std::max<std::int64_t>(1, rows())) +
-            " (and the matrix non-null)";
-  if (local.empty()) local = count_limit(l, which_, root, "gather");
-  mpi::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}}, local);
+  mpi::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}},
+             root_check(l, which_, root, "gather", full, ld));
   if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::gather", "root", 1, "is not a rank");
-  std::vector<int> counts(std::size_t(l.size()), 0), displs(std::size_t(l.size()), 0);
-  std::vector<T> packed;
-  std::int64_t total = 0;
-  if (l.rank() == root) {
-    for (int r = 0; r < l.ranks_used(); ++r) {
-      counts[std::size_t(r)] = int(local_size_of(l, which_, r));
-      displs[std::size_t(r)] = int(total);
-      total += counts[std::size_t(r)];
-    }
-    packed.resize(std::size_t(total));
-  }
+  std::vector<int> counts, displs;
+  std::vector<T> packed(std::size_t(root_counts(l, which_, root, counts, displs)));
   check_mpi(MPI_Gatherv(local_.data(), int(local_.size()), mpi::mpi_type<T>(), packed.data(), counts.data(),
                         displs.data(), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Gatherv");

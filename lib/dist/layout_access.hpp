@@ -6,24 +6,33 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace prism::dist::detail {
 
 /// Friend of prism::dist::layout: what lib/dist uses and users do not.
 struct layout_access {
-  /// A new layout of plan p on the library's communicator `own`.
-  static std::shared_ptr<const layout> make(MPI_Comm own, int rank, int size, plan p, std::unique_ptr<rank_choice> why) {
-    return std::shared_ptr<const layout>(new layout(own, rank, size, std::move(p), std::move(why)));
-  }
-  /// A new rank-k layout of problem p under scheme s on the library's communicator `own`.
-  static std::shared_ptr<const layout> make_rank_k(MPI_Comm own, int rank, int size, const problem& p,
-                                                   const rank_k_scheme& s, std::unique_ptr<rank_k_choice> why) {
-    return std::shared_ptr<const layout>(new layout(own, rank, size, p, s, std::move(why)));
+  /// A new layout of model m on the library's communicator `own`, agreed by `hash`.
+  static std::shared_ptr<const layout> make(MPI_Comm own, int rank, int size, rank_model m, std::string report,
+                                            std::int64_t hash) {
+    return std::shared_ptr<const layout>(new layout(own, rank, size, std::move(m), std::move(report), hash));
   }
   /// The layout's kept buffers, at least `bytes`.
   static std::byte* buffers(const layout& l, std::size_t bytes) { return l.buffers(bytes); }
-  /// Bytes of those buffers allocated so far.
+  /// Bytes of the layout's kept buffers.
   static std::size_t buffer_bytes(const layout& l) { return l.buffer_bytes(); }
 };
+
+/// The part of a gemm, syrk or herk call after its arguments are agreed (gemm.cpp): C =
+/// beta C when k = 0 or alpha = 0 (herk: the diagonal made real), else the schedule run on
+/// the native layout; t gets the counts and (PRISM_STATS) the memory; returns the values
+/// PRISM_STATS's line reduces (received, messages, seconds, memory, predicted memory).
+template <scalar T>
+std::vector<double> run_native(const layout& L, T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
+                               traffic& t);
+
+/// The counts prism::dist::syrk / herk leave for last_traffic.
+void set_last_traffic(const traffic& t);
 
 }  // namespace prism::dist::detail

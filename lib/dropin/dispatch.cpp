@@ -12,6 +12,7 @@
 #include "../leaf/dispatch.hpp"
 #include "../leaf/first_use.hpp"
 #include "../leaf/kernels/streaming.hpp"
+#include "../recursive/local_planner.hpp"
 #include "../runtime/runtime.hpp"
 #include "gpu_route.hpp"
 #include "../wisdom/wisdom.hpp"
@@ -586,7 +587,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   try {
     const context& run_ctx = d.where == path::gpu ? gpu_context(s.mode, ctx) : ctx;
     if ((d.where == path::recursion || d.where == path::gpu) && s.verbose > 0) {  // before the clock starts
-      auto pl = prism::detail::runtime_of(run_ctx).cached_plan(p, [&] { return std::make_shared<const plan>(make_plan(p, run_ctx)); });
+      auto pl = prism::detail::runtime_of(run_ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, run_ctx)); });
       plan_text = plan_summary(*pl, s.verbose);
     }
     if (observe) start = std::chrono::steady_clock::now();

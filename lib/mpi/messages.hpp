@@ -1,7 +1,7 @@
-// lib/mpi/messages.hpp — what the rank level's executors (rank_exchange for gemm,
-// rank_k_exchange for syrk / herk) share: posting and completing a phase's messages with
-// exact byte counts, and the agreement that turns one process's failed local step into
-// the same error on every process (so none is left waiting).
+// lib/mpi/messages.hpp — what the rank level's executor (rank_exchange) needs of MPI:
+// posting and completing a phase's messages with exact byte counts, and the agreement that
+// turns one process's failed local step into the same error on every process (so none is
+// left waiting).
 #pragma once
 
 #include <prism/error.hpp>

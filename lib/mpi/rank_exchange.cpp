@@ -1,258 +1,343 @@
 // lib/mpi/rank_exchange.cpp — see rank_exchange.hpp.
 #include "rank_exchange.hpp"
 
+#include "../ranks/tree_schedule.hpp"
 #include "../recursive/executor.hpp"
 #include "comm.hpp"
-#include "messages.hpp"
+
+#include <prism/gemm.hpp>
+#include <prism/syrk.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <complex>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <map>
 #include <thread>
-#include <vector>
 
 namespace prism::mpi {
 
 using ranks::each_segment;
 using ranks::ownership;
+using ranks::region;
+using ranks::task;
 using ranks::tile;
 
 namespace {
 
-std::int64_t count_of(const std::vector<tile>& tiles) {
-  std::int64_t n = 0;
-  for (const tile& t : tiles) n += t.count();
-  return n;
-}
+template <class T>
+constexpr bool is_complex_v = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
 
-// One message of a phase: its peer process, the tiles it carries, and (C partials
-// received) the plan rank that computed them.
+// One message: its peer process, the tiles it carries (each of a region of the sender's
+// or the receiver's list), and for partials of C received the plan rank that computed them.
 struct message {
-  int peer = 0;
-  std::vector<tile> tiles;
+  int peer = 0, rank = -1;
+  std::vector<std::pair<std::size_t, tile>> parts;
   std::int64_t count = 0;
-  int rank = -1;
 };
 
-// My part of one phase under the exchange rule.
-struct phase {
-  rank_task task;
-  block blk[3];
-  bool direct[3] = {false, false, false};
-  std::vector<tile> self[3];  // the part of my block I hold myself
-  std::vector<message> in[3], out[3];
-  ranks::phase_volume volume;
-};
-
-phase build_phase(const ownership& own, int q, int me) {
-  const rank_model& m = own.model();
-  const int r = own.rank_of(me);
-  phase ph;
-  ph.task = r >= 0 ? m.task(q, r) : rank_task{};
-  const bool computes = ph.task.node >= 0;
-  for (operand o : {operand::a, operand::b, operand::c}) {
-    const int x = int(o);
-    const bool reads = o != operand::c;
-    if (computes) {
-      ph.blk[x] = m.needed(o, ph.task.shape);
-      ph.direct[x] = ranks::in_place(own, o, q, r);
-      // A, B: each holder's part of my block comes to me. C: my partial of each holder's
-      // part goes to it.
-      for (int h : own.holders(o, ph.blk[x])) {
-        if (h == me) {
-          own.held(o, ph.blk[x], h, ph.self[x]);
-          continue;
-        }
-        message msg{h, {}, 0, r};
-        own.held(o, ph.blk[x], h, msg.tiles);
-        msg.count = count_of(msg.tiles);
-        if (msg.count > 0) (reads ? ph.in[x] : ph.out[x]).push_back(std::move(msg));
-      }
-    }
-    // A, B: my part of each other rank's block goes to it. C: its partial of my part of
-    // its block comes to me.
-    for (int r2 : own.needers(o, q, me)) {
-      if (r2 == r) continue;
-      message msg{own.process_of(r2), {}, 0, r2};
-      own.held(o, m.needed(o, m.task(q, r2).shape), me, msg.tiles);
-      msg.count = count_of(msg.tiles);
-      if (msg.count > 0) (reads ? ph.out[x] : ph.in[x]).push_back(std::move(msg));
-    }
-    for (const message& msg : ph.in[x]) ph.volume.received[x] += msg.count, ph.volume.messages += 1;
-    for (const message& msg : ph.out[x]) ph.volume.sent[x] += msg.count;
-    ph.volume.blocks[x] = computes && !ph.direct[x] ? ph.blk[x].size() : 0;
+// One operand's regions of a phase (A, B) or of an epoch (C), and their messages.
+struct exchange {
+  std::vector<region> regions;
+  std::vector<char> direct;                 // used where it lies
+  std::vector<std::vector<tile>> self;      // the part of each region I hold myself
+  std::vector<std::int64_t> at;             // each region's offset in its buffer
+  std::vector<message> in, out;
+  std::int64_t blocks = 0, traffic = 0;     // buffer elements, message elements
+  const region* containing(const block& b) const {
+    for (const region& g : regions)
+      if (b.row >= g.at.row && b.row + b.rows <= g.at.row + g.at.rows && b.col >= g.at.col && b.col + b.cols <= g.at.col + g.at.cols)
+        return &g;
+    return nullptr;
   }
-  return ph;
+};
+
+// My part of operand o's exchange in phase q (rank r, process me) under the exchange rule:
+// A, B: each holder's part of my regions comes to me, my part of each other rank's comes
+// to it; C: my partial of each holder's part goes to it, each other computer's of mine
+// comes to me.
+exchange build(const ownership& own, operand o, int q, int me, std::vector<region> mine) {
+  const ranks::schedule& m = own.model();
+  const int r = own.rank_of(me);
+  const bool reads = o != operand::c;
+  exchange ex;
+  std::map<int, message> in, out;
+  auto add = [](message& msg, std::size_t x, std::vector<tile>& tiles) {
+    for (tile& t : tiles) msg.count += t.count(), msg.parts.emplace_back(x, std::move(t));
+    tiles.clear();
+  };
+  std::vector<tile> tiles;
+  ex.regions = std::move(mine);
+  ex.self.resize(ex.regions.size());
+  for (std::size_t x = 0; x < ex.regions.size(); ++x) {
+    const region& g = ex.regions[x];
+    ex.direct.push_back(ranks::in_place(own, o, q, r, g) ? 1 : 0);
+    ex.at.push_back(ex.blocks);
+    if (!ex.direct.back()) ex.blocks += g.at.size();
+    for (int h : own.holders(o, g)) {
+      if (h == me) own.held(o, g, h, ex.self[x]);
+      else own.held(o, g, h, tiles), add((reads ? in : out)[h], x, tiles);
+    }
+  }
+  for (int r2 : own.needers(o, q, me)) {
+    if (r2 == r) continue;
+    std::vector<region> theirs[3];
+    if (reads) m.regions(q, r2, theirs);
+    else theirs[2] = m.epoch_regions(q, r2);
+    message& msg = (reads ? out : in)[own.process_of(r2)];
+    msg.rank = r2;
+    for (std::size_t x = 0; x < theirs[int(o)].size(); ++x) own.held(o, theirs[int(o)][x], me, tiles), add(msg, x, tiles);
+  }
+  for (auto* side : {&in, &out})
+    for (auto& [peer, msg] : *side)
+      if (msg.count > 0) msg.peer = peer, ex.traffic += msg.count, (side == &in ? ex.in : ex.out).push_back(std::move(msg));
+  return ex;
 }
+
+// My part of a phase: my tasks, my A and B regions' exchanges, and the index of the epoch
+// its C regions belong to.
+struct phase {
+  std::vector<task> tasks;
+  exchange reads[2];
+  std::size_t epoch = 0;
+  bool reduce = false;
+};
 
 template <scalar T>
-struct executor {
-  const ownership& own;
-  MPI_Comm comm;
-  int me;
-  exchange_counts& counts;
-  message_engine<T> messages;
-
-  executor(const ownership& o, MPI_Comm c, int m, exchange_counts& n) : own(o), comm(c), me(m), counts(n), messages(c, n) {}
-  void post(bool recv, T* data, std::int64_t n, int peer, int tag) { messages.post(recv, data, n, peer, tag); }
-  void complete() { messages.complete(); }
-
-  // This call's storage: my blocks of A, B and C, then the staging of messages.
-  T* blocks[3] = {nullptr, nullptr, nullptr};
-  T* stage = nullptr;
+class executor {
+ public:
+  executor(const ownership& o, MPI_Comm c, int me, exchange_counts& n) : own_(o), comm_(c), me_(me), counts_(n), messages_(c, n) {}
 
   void run(T alpha, const T* A, const T* B, T beta, T* C, const context& ctx, const buffer_source& buffers) {
-    const rank_model& m = own.model();
-    std::vector<phase> phases;
-    ranks::buffer_plan need;
-    for (int q = 0; q < m.phases(); ++q) {
-      phases.push_back(build_phase(own, q, me));
-      need.add(phases.back().volume);
-    }
-    const test_fault& fault = fault_hook();
-    const bool faulty = fault.process == me;
-    // The buffers first, agreed, so that a process that cannot have them leaves C untouched
-    // everywhere.
-    counts.buffer_bytes = std::size_t(need.total()) * sizeof(T);
-    T* base = nullptr;
-    std::string why;
-    try {
-      if (faulty && fault.what == test_fault::kind::alloc) buffers(std::size_t(1) << 62);
-      if (need.total() > 0) base = reinterpret_cast<T*>(buffers(counts.buffer_bytes));
-    } catch (const std::exception& e) {
-      why = std::string("its exchange buffers (") + std::to_string(counts.buffer_bytes) + " bytes) could not be allocated: " + e.what();
-    }
-    throw_if_failed(lowest_failed(comm, me, !why.empty()), me, why, true);
-    // beta C up front, unless the local engine can take beta: one phase, my C block used
-    // in place, and no partial of anything I hold coming from elsewhere.
-    const bool beta_in_engine = m.phases() == 1 && phases[0].direct[2] && phases[0].in[2].empty();
+    plan_phases();
+    allocate(buffers);
+    const bool beta_in_engine = own_.model().phases() == 1 && !epochs_.empty() && epochs_[0].in.empty() &&
+                                std::all_of(epochs_[0].direct.begin(), epochs_[0].direct.end(), [](char d) { return d != 0; });
     if (!beta_in_engine && beta != T(1)) {
       std::vector<tile> mine;
-      own.all_held_c(me, mine);
+      own_.all_held_c(me_, mine);
       scale_tiles(mine, beta, C);
     }
-    blocks[0] = base, blocks[1] = base + need.blocks[0], blocks[2] = blocks[1] + need.blocks[1];
-    stage = blocks[2] + need.blocks[2];
-    bool first_subtree = true;
-    for (const phase& ph : phases) {
+    std::string why;
+    for (const phase& ph : phases_) {
       gather(ph, A, B);
-      if (ph.task.node >= 0) {
-        try {
-          compute(ph, alpha, A, B, !ph.direct[2] ? T(0) : beta_in_engine ? beta : T(1), C, ctx,
-                  faulty && first_subtree ? fault.what : test_fault::kind::none);
-        } catch (const std::exception& e) {
-          why = e.what();
-        }
-        first_subtree = false;
+      try {
+        compute(ph, alpha, A, B, beta_in_engine ? beta : T(1), C, ctx);
+      } catch (const std::exception& e) {
+        why = e.what();
       }
-      // Agreed before the next exchange: a failed subtree ends the call on every process.
-      throw_if_failed(lowest_failed(comm, me, !why.empty()), me, why, false);
-      reduce(ph, C);
+      // Agreed before the next exchange: a failed task ends the call on every process.
+      throw_if_failed(lowest_failed(comm_, me_, !why.empty()), me_, why, false);
+      if (ph.reduce) reduce(epochs_[ph.epoch], C);
     }
+    if constexpr (is_complex_v<T>)
+      if (own_.model().product().op == operation::herk) {  // reference ?herk: a real diagonal
+        std::vector<std::int64_t> diag;
+        own_.diagonal(me_, diag);
+        for (std::int64_t d : diag) C[d] = T(C[d].real());
+      }
   }
 
-  // (1) My blocks of A and B: receive the others' parts, send mine of theirs, copy my own.
+ private:
+  // Every phase's exchanges, and each epoch's C, built before anything moves.
+  void plan_phases() {
+    const ranks::schedule& m = own_.model();
+    const int r = own_.rank_of(me_);
+    for (int q = 0; q < m.phases(); ++q) {
+      phase ph;
+      std::vector<region> mine[3];
+      if (r >= 0) m.tasks(q, r, ph.tasks), m.regions(q, r, mine);
+      for (int o = 0; o < 2; ++o) ph.reads[o] = build(own_, operand(o), q, me_, mine[o]);
+      ph.epoch = epochs_.size();
+      ph.reduce = m.reduces_after(q);
+      if (ph.reduce) epochs_.push_back(build(own_, operand::c, q, me_, r >= 0 ? m.epoch_regions(q, r) : std::vector<region>{}));
+      phases_.push_back(std::move(ph));
+    }
+    for (phase& ph : phases_) {
+      need_.blocks[0] = std::max(need_.blocks[0], ph.reads[0].blocks);
+      need_.blocks[1] = std::max(need_.blocks[1], ph.reads[1].blocks);
+      need_.staging = std::max(need_.staging, ph.reads[0].traffic + ph.reads[1].traffic);
+    }
+    for (const exchange& e : epochs_)
+      need_.blocks[2] = std::max(need_.blocks[2], e.blocks), need_.staging = std::max(need_.staging, e.traffic);
+  }
+
+  // The buffers first, agreed, so that a process that cannot have them leaves C untouched
+  // everywhere.
+  void allocate(const buffer_source& buffers) {
+    const test_fault& fault = fault_hook();
+    counts_.buffer_bytes = std::size_t(need_.total()) * sizeof(T);
+    std::string why;
+    try {
+      if (fault.process == me_ && fault.what == test_fault::kind::alloc) buffers(std::size_t(1) << 62);
+      if (need_.total() > 0) base_[0] = reinterpret_cast<T*>(buffers(counts_.buffer_bytes));
+    } catch (const std::exception& e) {
+      why = "its exchange buffers (" + std::to_string(counts_.buffer_bytes) + " bytes) could not be allocated: " + e.what();
+    }
+    throw_if_failed(lowest_failed(comm_, me_, !why.empty()), me_, why, true);
+    base_[1] = base_[0] + need_.blocks[0], base_[2] = base_[1] + need_.blocks[1], stage_ = base_[2] + need_.blocks[2];
+  }
+
+  // (1) My regions of A and B: receive the others' parts, send mine of theirs, copy my own.
   void gather(const phase& ph, const T* A, const T* B) {
     const T* local[2] = {A, B};
-    T* s = stage;
+    T* s = stage_;
     std::vector<T*> at_in[2];
     for (int x = 0; x < 2; ++x)
-      for (const message& msg : ph.in[x]) at_in[x].push_back(s), post(true, s, msg.count, msg.peer, x), s += msg.count;
+      for (const message& msg : ph.reads[x].in) at_in[x].push_back(s), messages_.post(true, s, msg.count, msg.peer, x), s += msg.count;
     for (int x = 0; x < 2; ++x)
-      for (const message& msg : ph.out[x]) {
+      for (const message& msg : ph.reads[x].out) {
         T* d = s;
-        for (const tile& t : msg.tiles)
+        for (const auto& [g, t] : msg.parts)
           each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) { d = std::copy_n(local[x] + l, len, d); });
-        post(false, s, msg.count, msg.peer, x);
+        messages_.post(false, s, msg.count, msg.peer, x);
         s = d;
       }
+    for (int x = 0; x < 2; ++x) {
+      const exchange& e = ph.reads[x];
+      for (std::size_t g = 0; g < e.regions.size(); ++g)
+        if (!e.direct[g])
+          for (const tile& t : e.self[g])
+            each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
+              std::copy_n(local[x] + l, len, base_[x] + e.at[g] + b);
+            });
+    }
+    messages_.complete();
     for (int x = 0; x < 2; ++x)
-      if (!ph.direct[x])
-        for (const tile& t : ph.self[x])
-          each_segment(t, ph.blk[x].rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-            std::copy_n(local[x] + l, len, blocks[x] + b);
-          });
-    complete();
-    for (int x = 0; x < 2; ++x)
-      for (std::size_t i = 0; i < ph.in[x].size(); ++i) {
+      for (std::size_t i = 0; i < ph.reads[x].in.size(); ++i) {
+        const exchange& e = ph.reads[x];
         const T* src = at_in[x][i];
-        for (const tile& t : ph.in[x][i].tiles)
-          each_segment(t, ph.blk[x].rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
-            std::copy_n(src, len, blocks[x] + b);
+        for (const auto& [g, t] : e.in[i].parts)
+          each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
+            std::copy_n(src, len, base_[x] + e.at[g] + b);
             src += len;
           });
       }
   }
 
-  // (2) My box with the shared-memory engine: blocks used in place read (and C written)
-  // where they lie, with the holder's leading dimension.
-  // `fault`: the test-only hook's failure to inject into this subtree (none in real calls).
-  void compute(const phase& ph, T alpha, const T* A, const T* B, T beta_local, T* C, const context& ctx,
-               test_fault::kind fault) {
-    auto where = [&](int x, T* data) {
-      if (!ph.direct[x]) return std::pair<T*, std::int64_t>{blocks[x], std::max<std::int64_t>(1, ph.blk[x].rows)};
-      const tile& t = ph.self[x][0];
-      return std::pair<T*, std::int64_t>{data + t.rows[0].local + t.cols[0].local * t.lld, t.lld};
-    };
-    const auto [a, lda] = where(0, const_cast<T*>(A));
-    const auto [b, ldb] = where(1, const_cast<T*>(B));
-    const auto [c, ldc] = where(2, C);
-    if (fault == test_fault::kind::stall) std::this_thread::sleep_for(std::chrono::seconds(600));
-    prism::detail::run_subtree<T>(own.model().source(), ph.task.node, alpha, a, lda, b, ldb, beta_local, c, ldc, ctx);
-    if (fault == test_fault::kind::nan) {
-      const std::int64_t rows = ph.blk[2].rows, cols = ph.blk[2].cols;
-      c[0] = T(std::nan(""));
-      for (std::int64_t j = 0; j < cols; ++j)  // the test-only NaN check
-        for (std::int64_t i = 0; i < rows; ++i)
-          if (std::isnan(std::abs(c[i + j * ldc])))
-            throw error("NaN in its product at (" + std::to_string(i) + ", " + std::to_string(j) +
-                        ") (test-only NaN check, PRISM_TEST_FAULT)");
+  // Where region g of exchange e lies: its buffer, or (used in place) the holder's storage.
+  std::pair<T*, std::int64_t> where(const exchange& e, std::size_t g, int x, T* data) const {
+    if (!e.direct[g]) return {base_[x] + e.at[g], std::max<std::int64_t>(1, e.regions[g].at.rows)};
+    const tile& t = e.self[g][0];
+    return {data + t.rows[0].local + t.cols[0].local * t.lld, t.lld};
+  }
+  // The address and leading dimension of block b inside one of the regions of e.
+  std::pair<T*, std::int64_t> inside(const exchange& e, int x, const block& b, T* data) const {
+    const region* g = e.containing(b);
+    if (g == nullptr || b.size() == 0) return {nullptr, 1};
+    const auto [p, ld] = where(e, std::size_t(g - e.regions.data()), x, data);
+    return {p + (b.row - g->at.row) + (b.col - g->at.col) * ld, ld};
+  }
+
+  // (2) My tasks of the phase. The test-only fault hook stalls or poisons this process's
+  // first task (PRISM_TEST_FAULT; none in real calls).
+  void compute(const phase& ph, T alpha, const T* A, const T* B, T beta_direct, T* C, const context& ctx) {
+    const ranks::schedule& m = own_.model();
+    const problem& pr = m.product();
+    const bool rank_k = pr.op != operation::gemm;
+    exchange& ce = epochs_[ph.epoch];
+    written_.resize(ce.regions.size(), 0);
+    const test_fault& fault = fault_hook();
+    for (const task& t : ph.tasks) {
+      const box& b = t.shape;
+      const auto [a, lda] = inside(ph.reads[0], 0, m.stored(operand::a, b.i, b.m, b.l, b.k), const_cast<T*>(A));
+      const auto [bb, ldb] = rank_k ? inside(ph.reads[0], 0, m.stored(operand::a, b.j, b.n, b.l, b.k), const_cast<T*>(A))
+                                    : inside(ph.reads[1], 1, m.stored(operand::b, b.j, b.n, b.l, b.k), const_cast<T*>(B));
+      const std::size_t g = std::size_t(std::find(ce.regions.begin(), ce.regions.end(), region{block{b.i, b.j, b.m, b.n}, t.tri}) - ce.regions.begin());
+      const auto [c, ldc] = where(ce, g, 2, C);
+      const T beta_local = written_[g] ? T(1) : ce.direct[g] ? beta_direct : T(0);
+      written_[g] = 1;
+      if (fault.process == me_ && first_ && fault.what == test_fault::kind::stall) std::this_thread::sleep_for(std::chrono::seconds(600));
+      if (t.node >= 0)
+        detail::run_subtree<T>(dynamic_cast<const ranks::tree_schedule&>(m).source(), t.node, alpha, a, lda, bb, ldb, beta_local, c, ldc, ctx);
+      else
+        block_of_triangle(t, pr, alpha, a, lda, bb, ldb, beta_local, c, ldc, ctx);
+      if (fault.process == me_ && first_ && fault.what == test_fault::kind::nan) nan_check(c, b.m, b.n, ldc);
+      first_ = false;
     }
   }
 
+  // A rank-k task: C_ij = alpha op(A)_i op(A)_j^T (^H), a diagonal one by syrk / herk. The
+  // local engine runs with no room for temporaries: the rank's footprint is the model's.
+  static void block_of_triangle(const task& t, const problem& pr, T alpha, const T* a, std::int64_t lda, const T* b,
+                                std::int64_t ldb, T beta, T* c, std::int64_t ldc, const context& ctx0) {
+    context ctx = ctx0;
+    ctx.set_max_memory(0);
+    const bool n_trans = pr.transa == 'N', herk = pr.op == operation::herk;
+    const char h = herk ? 'C' : 'T';
+    const box& x = t.shape;
+    if (t.tri) {
+      if constexpr (is_complex_v<T>)
+        if (herk) return prism::herk<T>(t.tri, n_trans ? 'N' : h, x.m, x.k, alpha.real(), a, lda, beta.real(), c, ldc, ctx);
+      return prism::syrk<T>(t.tri, n_trans ? 'N' : h, x.m, x.k, alpha, a, lda, beta, c, ldc, ctx);
+    }
+    prism::gemm<T>(n_trans ? 'N' : h, n_trans ? h : 'N', x.m, x.n, x.k, alpha, a, lda, b, ldb, beta, c, ldc, ctx);
+  }
+
+  // The test-only NaN check (PRISM_TEST_FAULT=rank:P:nan).
+  static void nan_check(T* c, std::int64_t rows, std::int64_t cols, std::int64_t ldc) {
+    c[0] = T(std::nan(""));
+    for (std::int64_t j = 0; j < cols; ++j)
+      for (std::int64_t i = 0; i < rows; ++i)
+        if (std::isnan(std::abs(c[i + j * ldc])))
+          throw error("NaN in its product at (" + std::to_string(i) + ", " + std::to_string(j) +
+                      ") (test-only NaN check, PRISM_TEST_FAULT)");
+  }
+
   // (3) Partial C: mine to the other holders, theirs of my elements to me, added in
-  // plan-rank order (a fixed order, so a fixed plan gives the same bits every run; my own
-  // partial takes my rank's place).
-  void reduce(const phase& ph, T* C) {
-    T* s = stage;
-    std::vector<T*> at_c;
-    for (const message& msg : ph.in[2]) at_c.push_back(s), post(true, s, msg.count, msg.peer, 2), s += msg.count;
-    for (const message& msg : ph.out[2]) {
+  // plan-rank order (a fixed order, so a fixed schedule gives the same bits every run; my
+  // own partial takes my rank's place).
+  void reduce(const exchange& e, T* C) {
+    T* s = stage_;
+    std::vector<T*> at_in;
+    for (const message& msg : e.in) at_in.push_back(s), messages_.post(true, s, msg.count, msg.peer, 2), s += msg.count;
+    for (const message& msg : e.out) {
       T* d = s;
-      for (const tile& t : msg.tiles)
-        each_segment(t, ph.blk[2].rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
-          d = std::copy_n(blocks[2] + b, len, d);
+      for (const auto& [g, t] : msg.parts)
+        each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
+          d = std::copy_n(base_[2] + e.at[g] + b, len, d);
         });
-      post(false, s, msg.count, msg.peer, 2);
+      messages_.post(false, s, msg.count, msg.peer, 2);
       s = d;
     }
-    complete();
+    messages_.complete();
     std::vector<std::pair<int, int>> order;  // (rank, message index or -1 for mine)
-    for (std::size_t i = 0; i < ph.in[2].size(); ++i) order.emplace_back(ph.in[2][i].rank, int(i));
-    if (ph.task.node >= 0 && !ph.direct[2] && !ph.self[2].empty()) order.emplace_back(own.rank_of(me), -1);
+    for (std::size_t i = 0; i < e.in.size(); ++i) order.emplace_back(e.in[i].rank, int(i));
+    order.emplace_back(own_.rank_of(me_), -1);
     std::sort(order.begin(), order.end());
     for (const auto& [rank, i] : order) {
       if (i < 0) {
-        for (const tile& t : ph.self[2])
-          each_segment(t, ph.blk[2].rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-            const T* src = blocks[2] + b;
-            for (std::int64_t e = 0; e < len; ++e) C[l + e] += src[e];
-          });
+        for (std::size_t g = 0; g < e.regions.size(); ++g)
+          if (!e.direct[g])
+            for (const tile& t : e.self[g])
+              each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
+                const T* src = base_[2] + e.at[g] + b;
+                for (std::int64_t x = 0; x < len; ++x) C[l + x] += src[x];
+              });
         continue;
       }
-      const T* src = at_c[std::size_t(i)];
-      for (const tile& t : ph.in[2][std::size_t(i)].tiles)
+      const T* src = at_in[std::size_t(i)];
+      for (const auto& [g, t] : e.in[std::size_t(i)].parts)
         each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) {
-          for (std::int64_t e = 0; e < len; ++e) C[l + e] += src[e];
+          for (std::int64_t x = 0; x < len; ++x) C[l + x] += src[x];
           src += len;
         });
     }
+    written_.clear();
   }
+
+  const ownership& own_;
+  MPI_Comm comm_;
+  int me_;
+  exchange_counts& counts_;
+  message_engine<T> messages_;
+  std::vector<phase> phases_;
+  std::vector<exchange> epochs_;
+  ranks::buffer_plan need_;
+  T* base_[3] = {nullptr, nullptr, nullptr};  // my regions of A, B and C
+  T* stage_ = nullptr;                          // the messages
+  std::vector<char> written_;                   // C regions of the epoch written so far
+  bool first_ = true;
 };
 
 }  // namespace
@@ -274,8 +359,7 @@ void run_exchange(const ownership& own, MPI_Comm comm, T alpha, const T* A, cons
                   const context& ctx, const buffer_source& buffers, exchange_counts& counts) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
-  executor<T> x{own, comm, me, counts};
-  x.run(alpha, A, B, beta, C, ctx, buffers);
+  executor<T>(own, comm, me, counts).run(alpha, A, B, beta, C, ctx, buffers);
 }
 
 #define PRISM_INSTANTIATE(T)                                                                                   \

@@ -5,6 +5,7 @@
 #include "rank_planner.hpp"
 
 #include <prism/error.hpp>
+#include <prism/rank_model.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -80,8 +81,8 @@ std::string layout_fit::describe() const {
   return os.str();
 }
 
-void cost_fit(const rank_model& model, const caller_layout& L, double F, double B, layout_fit& f) {
-  const problem& p = model.source().problem();
+void cost_fit(const schedule& model, const caller_layout& L, double F, double B, layout_fit& f) {
+  const problem& p = model.product();
   const int P = L.procs();
   f.received.assign(std::size_t(P), 0);
   f.sent.assign(std::size_t(P), 0);
@@ -92,6 +93,7 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
   const cyclic_ownership own(model, L, f, no_lld, -1);
   std::vector<buffer_plan> buffers(static_cast<std::size_t>(P));
   std::vector<std::size_t> workspace(std::size_t(P), 0);
+  std::vector<task> ts;
   for (int q = 0; q < model.phases(); ++q) {
     const std::vector<phase_volume> v = phase_volumes(own, q);
     for (int g = 0; g < P; ++g) {
@@ -101,13 +103,12 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
       buffers[std::size_t(g)].add(x);
     }
     for (int r = 0; r < model.ranks(); ++r) {
-      const rank_task t = model.task(q, r);
-      if (t.node < 0) continue;
       const std::size_t g = std::size_t(own.process_of(r));
-      workspace[g] = std::max(workspace[g], model.source().nodes()[std::size_t(t.node)].workspace_bytes);
+      ts.clear();
+      model.tasks(q, r, ts);
+      for (const task& t : ts) f.flops[g] += task_flops(t, p.type), workspace[g] = std::max(workspace[g], t.workspace);
     }
   }
-  for (int r = 0; r < model.ranks(); ++r) f.flops[std::size_t(own.process_of(r))] += model.cost(r).flops;
   const double elem = double(element_size(p.type));
   f.max_received = 0;
   f.max_buffer = 0;
@@ -129,11 +130,13 @@ void cost_fit(const rank_model& model, const caller_layout& L, double F, double 
   f.mean_received = sum / P;
 }
 
-layout_fit fit_plan(const rank_model& model, const caller_layout& L, double F, double B) {
-  const problem& p = model.source().problem();
+layout_fit fit_plan(const schedule& model, const caller_layout& L, double F, double B) {
+  const problem& p = model.product();
   layout_fit best;
   bool have = false;
-  const std::vector<view_spec> om = options(L, p, 0), on = options(L, p, 1), ok = options(L, p, 2);
+  const bool rank_k = p.op != operation::gemm;  // n keeps its order: C's triangle stays its own
+  const std::vector<view_spec> om = rank_k ? std::vector<view_spec>{0} : options(L, p, 0);
+  const std::vector<view_spec> on = rank_k ? std::vector<view_spec>{0} : options(L, p, 1), ok = options(L, p, 2);
   for (bool cm : {false, true}) {
     if (cm && (L.nprow == 1 || L.npcol == 1)) continue;  // the same map
     for (view_spec a : om)
@@ -200,19 +203,15 @@ double scalapack_elements(const problem& p, const caller_layout& L) {
   return m * k / pr * (1 - 1 / pc) + m * n / pc * (1 - 1 / pr);
 }
 
-layout_choice plan_for_layout(const problem& p, const caller_layout& L, const context& ctx0) {
-  context ctx = ctx0;
-  ctx.set_ranks(L.procs());
-  const double F = ctx.rank_flops(), B = ctx.rank_bandwidth();
-  const std::size_t memory = ctx.max_memory() != std::numeric_limits<std::size_t>::max()
-                                 ? ctx.max_memory()
-                                 : default_rank_memory(ctx.ranks_per_node());
-  layout_choice out;
-  // Trees shaped like the caller's grid, whichever edges they cut (m x n is SUMMA's
-  // layout; m x k or k x n keep A or B in place), and the 1-D ones.
-  // Each cut comes evenly split and, where a distribution along its edge has as many
-  // processes as parts, split at that distribution's group boundaries (so the boxes are
-  // exactly the processes' own rows or columns).
+namespace {
+
+// Trees shaped like the caller's grid, whichever edges they cut (m x n is SUMMA's layout;
+// m x k or k x n keep A or B in place), and the 1-D ones over all processes and over one
+// grid axis (a Gram product whose k panels lie down one process column is cut only there).
+// Each cut comes evenly split and, where a distribution along its edge has as many
+// processes as parts, split at that distribution's group boundaries (so the boxes are
+// exactly the processes' own rows or columns).
+std::vector<rank_grid> grid_seeds(const problem& p, const caller_layout& L) {
   std::vector<rank_grid> seeds;
   const dim dims[3] = {dim::m, dim::n, dim::k};
   auto cuts = [&](dim d, int parts) {
@@ -233,15 +232,23 @@ layout_choice plan_for_layout(const problem& p, const caller_layout& L, const co
         if (d1 != d2 && a > 1 && b > 1)
           for (const rank_cut& c1 : cuts(d1, a))
             for (const rank_cut& c2 : cuts(d2, b)) seeds.push_back({c1, c2});
-  // 1-D trees over all processes, and over one grid axis (the others sit out): a Gram
-  // product whose k panels lie down one process column is cut only there.
   for (int parts : {L.procs(), L.nprow, L.npcol})
     if (parts > 1 && (parts != L.npcol || L.npcol != L.nprow))  // 2 x 2: nprow's cuts serve npcol too
       for (dim d : dims)
         for (const rank_cut& c : cuts(d, parts)) seeds.push_back({c});
-  out.why = choose_ranks_scored(
+  return seeds;
+}
+
+// The gemm plan whose fit to L models fastest: the rank planner's trees and the grid's
+// seeds, each scored by its cost under the layout.
+void choose_gemm(const problem& p, const caller_layout& L, const context& ctx, layout_choice& out) {
+  const double F = ctx.rank_flops(), B = ctx.rank_bandwidth();
+  const std::size_t memory = ctx.max_memory() != std::numeric_limits<std::size_t>::max()
+                                 ? ctx.max_memory()
+                                 : default_rank_memory(ctx.ranks_per_node());
+  const rank_choice why = choose_ranks_scored(
       p, ctx,
-      [&](const plan&, const rank_model& model, rank_candidate& c) {
+      [&](const schedule& model, rank_candidate& c) {
         const layout_fit f = fit_plan(model, L, F, B);
         c.max_received = f.max_received;
         c.seconds = f.seconds;
@@ -251,20 +258,76 @@ layout_choice plan_for_layout(const problem& p, const caller_layout& L, const co
         c.peak_bytes = f.peak_bytes;
         c.fits = c.peak_bytes <= memory;
       },
-      seeds);
-  const rank_model model(out.why.chosen);
-  out.fit = fit_plan(model, L, F, B);
-  out.native_max_received = model.max_received();
-  out.scalapack_elements = scalapack_elements(out.why.chosen.problem(), L);
-  // ScaLAPACK's busiest process computes the product for the largest C block any process
-  // holds (e.g. 1000^2 in blocks of 128 on 2 x 2: 512 x 512 of 1000 x 1000, 1.05 x the mean).
-  // (The k-aligned panels of a Gram product split the flops by k instead.)
+      grid_seeds(p, L));
+  std::ostringstream report;
+  print_rank_report(report, why);
+  out.text = why.chosen.to_string(), out.report = report.str();
+  out.model = gemm_schedule(why.chosen);
+}
+
+// ScaLAPACK's busiest process computes the product for the largest C block any process
+// holds (e.g. 1000^2 in blocks of 128 on 2 x 2: 512 x 512 of 1000 x 1000, 1.05 x the mean);
+// the k-aligned panels of a Gram product split the flops by k instead.
+double scalapack_seconds(const problem& p, const caller_layout& L, double elements, double F, double B) {
   const operand_layout& lc = L.op[int(operand::c)];
   double share = p.m > 0 && p.n > 0 ? double(lc.rows.max_owned()) * double(lc.cols.max_owned()) / (double(p.m) * double(p.n)) : 0;
   double panel_elements = 0, panel_share = 0;
-  if (k_aligned_panels(out.why.chosen.problem(), L, panel_elements, panel_share)) share = panel_share;
-  out.scalapack_seconds = gemm_flops(p.type, p.m, p.n, p.k) * share / F + out.scalapack_elements * double(element_size(p.type)) / B;
+  if (p.op == operation::gemm && k_aligned_panels(p, L, panel_elements, panel_share)) share = panel_share;
+  return p.flops() * share / F + elements * double(element_size(p.type)) / B;
+}
+
+}  // namespace
+
+// PBLAS's p?syrk_ (and p?herk_) picks by its estimates: A only communicated (each process
+// gets the rows of op(A) of its C rows and the columns of op(A)^T of its C columns), or A
+// and C (op(A) stays, partial C is combined), the latter when 1.3 x its estimate is below.
+// Received per process: A: (n / pr) k (1 - 1 / pc) + (n / pc) k (1 - 1 / pr); AC with
+// 'N': (k / pc) n (1 - 1 / pr) for A's panels and (n / pr) (n / 2) (1 - 1 / pc) for the
+// triangle's partials ('T' with pr and pc swapped).
+double scalapack_rank_k_elements(const problem& p, const caller_layout& L) {
+  const double n = double(p.n), k = double(p.k), pr = L.nprow, pc = L.npcol;
+  const bool notran = p.transa == 'N';
+  const double cr = n / pr, cc = n / pc;  // C rows / columns per process (DNROC)
+  double ac_est = 0, a_est = 0;
+  if (notran) {
+    ac_est = n * ((pr == 1 ? 0 : k / pc) + (pc == 1 ? 0 : 2 * cr / 2));
+    a_est = k * ((pc == 1 ? 0 : cr) + (pr == 1 ? 0 : cc) + std::max(cc, n / pr));
+  } else {
+    ac_est = n * ((pc == 1 ? 0 : k / pr) + (pr == 1 ? 0 : 2 * cc / 2));
+    a_est = k * ((pr == 1 ? 0 : cc) + (pc == 1 ? 0 : cr) + std::max(cr, n / pc));
+  }
+  if (1.3 * ac_est <= a_est) {
+    if (notran) return k / pc * n * (1 - 1 / pr) + cr * (n / 2) * (1 - 1 / pc);
+    return k / pr * n * (1 - 1 / pc) + cc * (n / 2) * (1 - 1 / pr);
+  }
+  return cr * k * (1 - 1 / pc) + cc * k * (1 - 1 / pr);
+}
+
+layout_choice plan_for_layout(const problem& p, const caller_layout& L, const context& ctx0) {
+  context ctx = ctx0;
+  ctx.set_ranks(L.procs());
+  const double F = ctx.rank_flops(), B = ctx.rank_bandwidth();
+  layout_choice out;
+  const bool rank_k = p.op != operation::gemm;
+  if (rank_k) {
+    const rank_k_choice why = choose_rank_k_ranks(p, ctx);
+    std::ostringstream report;
+    print_rank_k_report(report, why);
+    out.text = why.chosen.to_string(), out.report = report.str();
+    out.model = rank_k_schedule(p, why.chosen);
+  } else {
+    choose_gemm(p, L, ctx, out);
+  }
+  out.fit = fit_plan(*out.model, L, F, B);
+  for (const rank_cost& c : out.model->costs()) out.native_max_received = std::max(out.native_max_received, c.received_total());
+  out.scalapack_elements = rank_k ? scalapack_rank_k_elements(p, L) : scalapack_elements(p, L);
+  out.scalapack_seconds = scalapack_seconds(p, L, out.scalapack_elements, F, B);
   return out;
+}
+
+std::shared_ptr<const schedule> schedule_of_text(const problem& p, const std::string& text) {
+  if (p.op == operation::gemm) return gemm_schedule(plan::parse(text));
+  return rank_k_schedule(p, rank_k_scheme::parse(text));
 }
 
 }  // namespace prism::ranks

@@ -1,6 +1,6 @@
-// lib/ranks/layout_plan.hpp — a rank plan fitted to the caller's block-cyclic layout
-// ("layout-adaptive planning"). No MPI: the drop-in (pgemm.cpp) and the tests
-// use it alike.
+// lib/ranks/layout_plan.hpp — a schedule fitted to the caller's block-cyclic layout
+// ("layout-adaptive planning"). No MPI: the ScaLAPACK layer (pgemm.cpp, psyrk.cpp) and the
+// tests use it alike.
 //
 // prism's rank plan gives each rank a box of the m x n x k prism per phase; the rank needs
 // the blocks of A and B the box reads and produces a partial block of C. Under the
@@ -23,15 +23,19 @@
 // Example: 2048^3 on a 2 x 2 grid, blocks of 128: the plan m2 n2 with m grouped by C's
 // rows and n by C's columns gives each process exactly the C elements it holds: it
 // receives half of its rows of A and half of its columns of B, 16.8 MB, as pdgemm does.
+// A rank-k update keeps n as is (a permutation would carry C's triangle off its side) and
+// fits k, as is or grouped by sub(A)'s k distribution, and the rank map; its scheme is the
+// rank-k planner's for the grid's processes.
 #pragma once
 
 #include <prism/context.hpp>
 #include <prism/plan.hpp>
-#include <prism/rank_model.hpp>
 
 #include "block_cyclic.hpp"
+#include "schedule.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -81,28 +85,41 @@ dim_view make_view(const caller_layout& L, const problem& p, int d, view_spec s)
 /// The dimension (0 m, 1 n, 2 k) of operand o's stored rows (cols = false) or columns.
 int dim_of(const problem& p, operand o, bool cols);
 
-/// The best fit of plan p to layout L (exact cost, every view and rank map tried), with
-/// F flop/s and B bytes/s per rank.
-layout_fit fit_plan(const rank_model& model, const caller_layout& L, double F, double B);
+/// The best fit of schedule s to layout L (exact cost, every view and rank map tried),
+/// with F flop/s and B bytes/s per rank.
+layout_fit fit_plan(const schedule& s, const caller_layout& L, double F, double B);
 /// The cost of one given fit (views and rank map set in f).
-void cost_fit(const rank_model& model, const caller_layout& L, double F, double B, layout_fit& f);
+void cost_fit(const schedule& s, const caller_layout& L, double F, double B, layout_fit& f);
 
 /// ScaLAPACK's own per-process volume for this call, in elements: the algorithm PBLAS's
 /// pdgemm picks by its estimates (C, B or A in place), and that algorithm's volume.
 /// Example: 2048^3 on 2 x 2 keeps C in place: (1024 * 2048 + 2048 * 1024) / 2.
 double scalapack_elements(const problem& p, const caller_layout& L);
 
-/// The layout-adaptive choice: the rank plan and its fit.
+/// ScaLAPACK's p?syrk / p?herk per-process volume, in elements: the algorithm PBLAS picks
+/// by its estimates (A only communicated, or A and C), and that algorithm's volume.
+/// Example: n = k = 2048, trans 'N' on 2 x 2 keeps C in place: each process receives half
+/// of its rows of A and half of its columns of A^T, 2 x 1024 x 2048 / 2 = 2.1M elements.
+double scalapack_rank_k_elements(const problem& p, const caller_layout& L);
+
+/// The layout-adaptive choice: the schedule and its fit.
 struct layout_choice {
-  rank_choice why;          ///< the rank planner's candidates (costs under the layout)
-  layout_fit fit;           ///< the chosen plan's fit
-  std::int64_t native_max_received = 0;  ///< the same plan in prism's native layout
-  double scalapack_elements = 0;         ///< ScaLAPACK's modelled per-process volume
-  double scalapack_seconds = 0;          ///< its modelled time (busiest process's flops / F + bytes / B)
+  std::string text;                        ///< the chosen plan's or scheme's text
+  std::string report;                      ///< the planner's report ('#' lines)
+  std::shared_ptr<const schedule> model;   ///< its schedule
+  layout_fit fit;                          ///< its fit
+  std::int64_t native_max_received = 0;    ///< the same schedule in prism's native layout
+  double scalapack_elements = 0;           ///< ScaLAPACK's modelled per-process volume
+  double scalapack_seconds = 0;            ///< its modelled time (busiest process's flops / F + bytes / B)
 };
 
-/// Plans p over the layout's processes (ctx.ranks() is set to them) with layout-aware
-/// scoring. Throws prism::plan_error as choose_ranks does.
+/// Plans p (gemm, syrk or herk) over the layout's processes (ctx.ranks() is set to them):
+/// a gemm plan with layout-aware scoring, a rank-k scheme by the rank-k planner, and the
+/// fit of least modelled time. Throws prism::plan_error as the planners do.
 layout_choice plan_for_layout(const problem& p, const caller_layout& L, const context& ctx);
+
+/// The schedule a text names: a gemm plan's (prism::plan::parse) or, for a rank-k problem,
+/// a scheme's (rank_k_scheme::parse).
+std::shared_ptr<const schedule> schedule_of_text(const problem& p, const std::string& text);
 
 }  // namespace prism::ranks

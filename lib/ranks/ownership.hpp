@@ -2,55 +2,54 @@
 // rank level. No MPI: the executor (lib/mpi/rank_exchange) runs what this describes, the
 // ScaLAPACK layout fit (layout_plan) counts it, and tests check both against each other.
 //
-// A plan over ranks (rank_model) says what each rank computes per phase: a box, hence a
-// block of stored A, B and C. An ownership says where the elements of the stored operands
-// are before and after the call, process by process:
-//   - native_ownership: prism's own layout (rank_model's pieces of cells), process = rank;
+// A schedule (schedule.hpp) says what each rank computes per phase: its regions of stored
+// A, B and C. An ownership says where the elements of the stored operands are before and
+// after the call, process by process:
+//   - native_ownership: prism's own layout (the schedule's pieces of cells), process = rank;
 //   - cyclic_ownership: the caller's ScaLAPACK block-cyclic layout, seen through the fit's
-//     views and rank map (layout_plan.hpp).
+//     views and rank map (layout_plan.hpp); a rank-k update's C is its uplo triangle.
 // The exchange rule is the same for both. In phase q, the process running rank r
-//   - receives from every other process holding part of r's block of A (B) that part;
-//   - sends to every other process holding part of r's block of C its partial of that part;
+//   - receives from every other process holding part of r's regions of A (B) that part;
+//   - after a reduction, sends to every other process holding part of r's C regions of the
+//     epoch its partial of that part;
 // and each holder adds the partials of its C elements, in plan-rank order, to beta C.
 // A part is a list of tiles (below), in an order both ends compute alike; a message
 // carries its tiles' elements one after another.
 #pragma once
 
-#include <prism/rank_model.hpp>
-
 #include "block_cyclic.hpp"
 #include "layout_plan.hpp"
+#include "schedule.hpp"
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace prism::ranks {
 
-/// A run of `len` consecutive positions: at `pos` along a rank's block, at `local` in the
+/// A run of `len` consecutive positions: at `pos` along a region, at `local` in the
 /// holder's storage (a row index or a column index there; see tile).
 struct run {
-  std::int64_t pos = 0, local = 0, len = 0;  ///< block position, local index, length
+  std::int64_t pos = 0, local = 0, len = 0;  ///< region position, local index, length
 };
 
-/// The elements rows x cols of a rank's block that one process holds. Element (i, j) of
-/// the tile, i in row run r, j the j-th column of column run c, lies at block offset
-/// r.pos + i' + (c.pos + j) * ld (i' its index within r, ld = the block's rows) and at
+/// The elements rows x cols of a region that one process holds. Element (i, j) of the
+/// tile, i in row run r, j the j-th column of column run c, lies at region offset
+/// r.pos + i' + (c.pos + j) * ld (i' its index within r, ld = the region's rows) and at
 /// r.local + i' + (c.local + j) * lld in the holder's storage.
 /// Example: a 4 x 3 ScaLAPACK block held whole by a process whose storage has LLD 100 and
 /// holds its first row at local row 8, first column at local column 2: rows {(0, 8, 4)},
-/// cols {(0, 2, 3)}, lld 100; element (1, 2) is block offset 9, local 8 + 1 + 4 * 100.
+/// cols {(0, 2, 3)}, lld 100; element (1, 2) is region offset 9, local 8 + 1 + 4 * 100.
 struct tile {
   std::vector<run> rows, cols;  ///< row runs and column runs
   std::int64_t lld = 1;         ///< the holder's leading dimension for this tile
   /// Elements in the tile.
   std::int64_t count() const noexcept;
-  /// Whether it is one run by one run covering all of a blk.rows x blk.cols block.
-  bool whole(const block& blk) const noexcept;
+  /// Whether it is one run by one run covering all of a region's rectangle.
+  bool whole(const block& b) const noexcept;
 };
 
-/// Calls f(block offset, local offset, len) for each column segment of t, in message
-/// order (column runs, their columns, row runs), with the block's leading dimension ld.
+/// Calls f(region offset, local offset, len) for each column segment of t, in message
+/// order (column runs, their columns, row runs), with the region's leading dimension ld.
 template <class F>
 void each_segment(const tile& t, std::int64_t ld, F&& f) {
   for (const run& c : t.cols)
@@ -62,46 +61,49 @@ void each_segment(const tile& t, std::int64_t ld, F&& f) {
 class ownership {
  public:
   virtual ~ownership() = default;
-  /// The plan's model.
-  virtual const rank_model& model() const = 0;
-  /// Processes taking part (ranks of the plan and any that only hold data).
+  /// The schedule.
+  virtual const schedule& model() const = 0;
+  /// Processes taking part (ranks of the schedule and any that only hold data).
   virtual int procs() const = 0;
   /// The process running plan rank r.
   virtual int process_of(int r) const = 0;
   /// The plan rank process p runs, or -1.
   virtual int rank_of(int p) const = 0;
-  /// Processes holding part of block b of operand o (a rank's block), ascending.
-  virtual std::vector<int> holders(operand o, const block& b) const = 0;
-  /// Elements of block b of operand o that process p holds.
-  virtual std::int64_t held_count(operand o, const block& b, int p) const = 0;
-  /// Appends the tiles of block b of operand o that process p holds. Local offsets are
+  /// Processes holding part of region g of operand o, ascending.
+  virtual std::vector<int> holders(operand o, const region& g) const = 0;
+  /// Elements of region g of operand o that process p holds.
+  virtual std::int64_t held_count(operand o, const region& g, int p) const = 0;
+  /// Appends the tiles of region g of operand o that process p holds. Local offsets are
   /// set only when p is the process this ownership was made for (only it reads them).
-  virtual void held(operand o, const block& b, int p, std::vector<tile>& out) const = 0;
-  /// Plan ranks whose phase-q block of operand o meets what process p holds, ascending.
+  virtual void held(operand o, const region& g, int p, std::vector<tile>& out) const = 0;
+  /// Plan ranks whose phase-q regions of operand o (C: of the epoch ending there) meet
+  /// what process p holds, ascending.
   virtual std::vector<int> needers(operand o, int q, int p) const = 0;
-  /// Appends tiles covering everything process p holds of C (for beta), local offsets set.
+  /// Appends tiles covering everything process p holds of C (a rank-k update's triangle).
   virtual void all_held_c(int p, std::vector<tile>& out) const = 0;
+  /// Appends the local offsets of the diagonal elements of C process p holds.
+  virtual void diagonal(int p, std::vector<std::int64_t>& out) const = 0;
 };
 
-/// prism's native layout (rank_model's pieces), seen from process `me` (= rank).
+/// prism's native layout (the schedule's pieces), seen from process `me` (= rank).
 class native_ownership final : public ownership {
  public:
-  /// The layout of model m as rank `me` of `procs` processes sees it.
-  native_ownership(const rank_model& m, int me, int procs);
-  const rank_model& model() const override { return m_; }
+  /// The layout of schedule m as rank `me` of `procs` processes sees it (-1: none).
+  native_ownership(const schedule& m, int me, int procs);
+  const schedule& model() const override { return m_; }
   int procs() const override { return procs_; }
   int process_of(int r) const override { return r; }
   int rank_of(int p) const override { return p < m_.ranks() ? p : -1; }
-  std::vector<int> holders(operand o, const block& b) const override;
-  std::int64_t held_count(operand o, const block& b, int p) const override;
-  void held(operand o, const block& b, int p, std::vector<tile>& out) const override;
+  std::vector<int> holders(operand o, const region& g) const override;
+  std::int64_t held_count(operand o, const region& g, int p) const override;
+  void held(operand o, const region& g, int p, std::vector<tile>& out) const override;
   std::vector<int> needers(operand o, int q, int p) const override;
   void all_held_c(int p, std::vector<tile>& out) const override;
+  void diagonal(int p, std::vector<std::int64_t>& out) const override;
 
  private:
-  // Offset of my piece of cell c of operand o in my storage (-1: none).
-  std::int64_t offset(operand o, std::int64_t c) const;
-  const rank_model& m_;
+  std::int64_t offset(operand o, std::int64_t c) const;  // my piece of cell c in my storage (-1: none)
+  const schedule& m_;
   int me_, procs_;
   std::vector<piece> mine_[3];
   std::vector<std::int64_t> at_[3];
@@ -111,22 +113,23 @@ class native_ownership final : public ownership {
 class cyclic_ownership final : public ownership {
  public:
   /// lld: the local leading dimensions of A, B and C (their descriptors' LLD).
-  cyclic_ownership(const rank_model& m, const caller_layout& L, const layout_fit& fit,
-                   const std::int64_t lld[3], int me);
-  const rank_model& model() const override { return m_; }
+  cyclic_ownership(const schedule& m, const caller_layout& L, const layout_fit& fit, const std::int64_t lld[3], int me);
+  const schedule& model() const override { return m_; }
   int procs() const override { return L_.procs(); }
   int process_of(int r) const override { return proc_of_rank_[std::size_t(r)]; }
   int rank_of(int p) const override { return rank_of_proc_[std::size_t(p)]; }
-  std::vector<int> holders(operand o, const block& b) const override;
-  std::int64_t held_count(operand o, const block& b, int p) const override;
-  void held(operand o, const block& b, int p, std::vector<tile>& out) const override;
+  std::vector<int> holders(operand o, const region& g) const override;
+  std::int64_t held_count(operand o, const region& g, int p) const override;
+  void held(operand o, const region& g, int p, std::vector<tile>& out) const override;
   std::vector<int> needers(operand o, int q, int p) const override;
   void all_held_c(int p, std::vector<tile>& out) const override;
+  void diagonal(int p, std::vector<std::int64_t>& out) const override;
 
  private:
   const dim_view& rview(operand o) const;
   const dim_view& cview(operand o) const;
-  const rank_model& m_;
+  void triangle_tiles(operand o, const region& g, int p, std::vector<tile>* out, std::int64_t* count) const;
+  const schedule& m_;
   caller_layout L_;
   dim_view view_[3];
   std::int64_t lld_[3];
@@ -142,12 +145,12 @@ struct phase_volume {
   std::int64_t received[3] = {0, 0, 0};  ///< per operand
   std::int64_t sent[3] = {0, 0, 0};      ///< per operand
   std::int64_t messages = 0;             ///< messages received
-  std::int64_t blocks[3] = {0, 0, 0};    ///< its blocks of A, B, C not used in place
+  std::int64_t blocks[3] = {0, 0, 0};    ///< its regions of A, B, C not used in place
 };
 
-/// Buffers one process allocates for a call (elements): each block and the staging area
-/// at its largest over the phases; staging holds a phase's A and B messages (in and out),
-/// then its C messages.
+/// Buffers one process allocates for a call (elements): each operand's regions and the
+/// staging area at their largest over the phases; staging holds a phase's A and B
+/// messages (in and out), then a reduction's C messages.
 struct buffer_plan {
   std::int64_t blocks[3] = {0, 0, 0};  ///< A, B, C
   std::int64_t staging = 0;            ///< messages
@@ -157,10 +160,10 @@ struct buffer_plan {
   void add(const phase_volume& v);
 };
 
-/// Whether rank r's block of operand o in phase q is used where it lies in the storage of
-/// the process running r (A, B: that process holds all of it as one whole tile; C: the
-/// same, and no other rank computes any of it in phase q).
-bool in_place(const ownership& own, operand o, int q, int r);
+/// Whether rank r's region g of operand o in phase q is used where it lies in the storage
+/// of the process running r (that process holds all of it as one whole rectangle; C: and no
+/// other rank computes any of it in the epoch).
+bool in_place(const ownership& own, operand o, int q, int r, const region& g);
 
 /// Every process's volume in phase q under the exchange rule (index: process).
 std::vector<phase_volume> phase_volumes(const ownership& own, int q);

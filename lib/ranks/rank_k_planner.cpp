@@ -1,8 +1,11 @@
 // lib/ranks/rank_k_planner.cpp — choose_rank_k_ranks: the triangle-block scheme of a
 // syrk / herk over ranks, chosen by modelled time under the memory per rank.
 #include <prism/bounds.hpp>
+#include <prism/context.hpp>
 #include <prism/error.hpp>
-#include <prism/rank_k_model.hpp>
+#include <prism/rank_model.hpp>
+
+#include "covers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -38,7 +41,7 @@ estimate estimate_of(const problem& p, const rank_k_scheme& s, double F, double 
     const double c = double(x.group_ranks), per_role = double(x.ranks()) / c;  // G, or the mean of role_ranks
     const double r = x.cover == rank_k_cover::star   ? 2.4
                      : x.cover == rank_k_cover::nest ? 1.6
-                                                     : double(difference_cover(x.group_ranks).size());
+                                                     : double(ranks::difference_cover(x.group_ranks).size());
     most_a = std::max(most_a, (r - 1) * (n / c) * (k * double(x.ranks()) / P / per_role));
     most_block = std::max(most_block, tri / c);
     groups += per_role;
@@ -76,7 +79,7 @@ bool buildable(const problem& p, const rank_k_scheme& s) {
 }
 
 rank_k_candidate score(const problem& p, const rank_k_scheme& s, double F, double B, std::size_t memory) {
-  const rank_k_model m(p, s);
+  const rank_model m(p, s);
   rank_k_candidate c;
   c.scheme = s;
   c.max_received = m.max_received();
@@ -155,7 +158,7 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
     // An even cover has no role tables (its d = c/2 blocks have two computers), so its exact
     // score takes every rank's cells one by one: on 10^6 ranks, k975 x tbd1024 (45 row
     // blocks a rank) took two minutes. Only where that stays within the budget.
-    if (c > 2 && c % 2 == 0 && double(P) * std::pow(double(difference_cover(c).size()), 2) > most_score_steps) continue;
+    if (c > 2 && c % 2 == 0 && double(P) * std::pow(double(ranks::difference_cover(c).size()), 2) > most_score_steps) continue;
     const int top = int(std::min<std::int64_t>(P / c, std::max<std::int64_t>(1, p.k)));
     for (int G = P <= most_mixed_ranks ? 1 : std::max(1, top - 3); G <= top; ++G) menu.push_back({G, c, rank_k_cover::difference, {}});
   }
@@ -165,7 +168,7 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   // q = 97: c = 9507, k105).
   for (std::int64_t q = 2; q * q + q + 1 <= std::min<std::int64_t>(P, p.n); ++q) {
     const int c = int(q * q + q + 1);
-    if (c <= most_group_ranks || difference_cover(c).size() != std::size_t(q + 1)) continue;
+    if (c <= most_group_ranks || ranks::difference_cover(c).size() != std::size_t(q + 1)) continue;
     menu.push_back({int(std::min<std::int64_t>(P / c, std::max<std::int64_t>(1, p.k))), c, rank_k_cover::difference, {}});
   }
   for (int G = 1; 4 * G <= P; ++G) menu.push_back({G, 4, rank_k_cover::star, {}});
@@ -198,7 +201,7 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   // rank (at 10^6 ranks, a minute).
   for (int q = 1; q * q + q + 1 <= most_c && q * q + q + 1 < P; ++q) {
     const int c = q * q + q + 1;
-    if (P % c == 0 || P / c > 100 || difference_cover(c).size() != std::size_t(q + 1)) continue;
+    if (P % c == 0 || P / c > 100 || ranks::difference_cover(c).size() != std::size_t(q + 1)) continue;
     std::vector<int> m(std::size_t(c), P / c);
     for (int r = 0; r < P % c; ++r) ++m[std::size_t(r)];
     menu.push_back({1, c, rank_k_cover::difference, m});
@@ -213,8 +216,8 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
     const int c = q * q + q + 1;
     const double steps = double(P) * double(q + 1) * double(q + 1);
     if (steps > most_score_steps) break;  // more steps for every larger q
-    if (difference_cover(c).size() != std::size_t(q + 1)) continue;
-    const std::vector<int> m = work_role_ranks(p.n, p.k, c, P);
+    if (ranks::difference_cover(c).size() != std::size_t(q + 1)) continue;
+    const std::vector<int> m = ranks::work_role_ranks(p.n, p.k, c, P);
     // All alike (equal work, P a multiple of c) is k slices of the plane, already weighed.
     if (!m.empty() && std::any_of(m.begin(), m.end(), [&](int v) { return v != m[0]; })) menu.push_back({1, c, rank_k_cover::difference, m});
   }
@@ -344,7 +347,7 @@ rank_k_choice least_footprint_rank_k(const problem& p, const context& ctx) { ret
 
 void print_rank_k_report(std::ostream& os, const rank_k_choice& choice) {
   const problem& pr = choice.source;
-  const rank_k_model m(pr, choice.chosen);
+  const rank_model m(pr, choice.chosen);
   const double elem = double(element_size(pr.type));
   const double bound = bounds::syrk_parallel_io_minus_owned(pr.n, pr.k, choice.ranks_given);
   char line[512];

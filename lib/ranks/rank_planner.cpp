@@ -38,6 +38,7 @@
 
 #include "../recursive/local_planner.hpp"
 #include "rank_planner.hpp"
+#include "tree_schedule.hpp"
 #include "../recursive/split.hpp"
 
 #include <algorithm>
@@ -118,25 +119,83 @@ std::vector<std::vector<int>> rank_splits(int p) {
 // chosen trees are scored exactly afterwards on the real boxes.
 std::int64_t coarse(std::int64_t x) {
   if (x < 16) return x;
-  int e = 0;
-  while ((std::int64_t(1) << (e + 1)) <= x) ++e;
+  const int e = 63 - __builtin_clzll(std::uint64_t(x));  // 2^e <= x < 2^(e + 1)
   const std::int64_t step = std::int64_t(1) << (e - 3);
   return (x + step / 2) / step * step;
 }
 
+// The search's memo: the best subtree of each key (coarse extents, ranks) as a decision,
+// found for the first box of that key: its cut (split index into splits(p), -1 a leaf, -2
+// none fits) and its modelled seconds. An open-addressing table: a P = 1024 search keeps
+// some 36,000 keys.
+struct decision_memo {
+  using key_type = std::array<std::int64_t, 4>;
+  struct decision {
+    key_type key;
+    std::int64_t m, n, k;  // the first box of this key
+    double seconds;
+    int split;
+    dim d;
+  };
+  std::vector<decision> decisions;
+  std::vector<std::int32_t> slots = std::vector<std::int32_t>(1 << 12, -1);
+
+  decision_memo() { decisions.reserve(1 << 12); }
+
+  // The index of key's decision, or -1.
+  std::int32_t find(const key_type& key) { return slot(key); }
+  // Keeps x (its key not yet kept).
+  void add(const decision& x) {
+    decisions.push_back(x);
+    slot(x.key) = std::int32_t(decisions.size() - 1);
+    if (2 * decisions.size() > slots.size()) {
+      slots.assign(2 * slots.size(), -1);
+      for (std::size_t i = 0; i < decisions.size(); ++i) slot(decisions[i].key) = std::int32_t(i);
+    }
+  }
+
+ private:
+  std::int32_t& slot(const key_type& key) {
+    std::uint64_t h = 0;
+    for (std::int64_t x : key) {  // splitmix64 of each word in turn
+      h += std::uint64_t(x) + 0x9e3779b97f4a7c15ull;
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+      h ^= h >> 31;
+    }
+    for (std::size_t i = std::size_t(h) & (slots.size() - 1);; i = (i + 1) & (slots.size() - 1))
+      if (slots[i] < 0 || decisions[std::size_t(slots[i])].key == key) return slots[i];
+  }
+};
+
+// Calls f(c, size) for each part of a cut of `ext` by shares: detail::split's sizes,
+// computed as they are needed (a cut may have a thousand parts of two sizes).
+template <class F>
+void each_part(std::int64_t ext, const std::vector<int>& shares, F&& f) {
+  const int total = std::accumulate(shares.begin(), shares.end(), 0);
+  std::int64_t prev = 0;
+  int cum = 0;
+  for (std::size_t c = 0; c < shares.size(); ++c) {
+    cum += shares[c];
+    const std::int64_t end = c + 1 == shares.size() ? ext : std::max(prev, detail::first_part(ext, cum, total, 1));
+    if (!f(c, end - prev)) return;
+    prev = end;
+  }
+}
+
+// The child box of part c of a cut along d.
+std::array<std::int64_t, 3> child(dim d, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t size) {
+  return {d == dim::m ? size : m, d == dim::n ? size : n, d == dim::k ? size : k};
+}
+
 struct search {
+  search(const context& c, const problem& p, double f, double b, std::size_t e) : ctx(c), prob(p), F(f), B(b), elem(e) {}
   const context& ctx;
   problem prob;
   double F, B;
   std::size_t elem;
-  struct key_hash {
-    std::size_t operator()(const std::array<std::int64_t, 4>& a) const noexcept {
-      std::uint64_t h = 1469598103934665603ull;
-      for (std::int64_t x : a) h = (h ^ std::uint64_t(x)) * 1099511628211ull;
-      return std::size_t(h);
-    }
-  };
-  std::unordered_map<std::array<std::int64_t, 4>, tree_ptr, key_hash> memo;
+  decision_memo memo;  // trees are built only for the candidates (tree_of), from the same boxes
+  std::vector<tree_ptr> trees;  // built on demand, by decision
   std::unordered_map<int, std::vector<std::vector<int>>> splits_of;  // rank_splits, once per p
 
   const std::vector<std::vector<int>>& splits(int p) {
@@ -149,72 +208,66 @@ struct search {
     return gemm_flops(prob.type, m, n, k) / F;
   }
 
-  // Calls f(d, shares, seconds, kids) for every cut of box m x n x k over p >= 2 ranks
-  // whose parts each get a piece, children at their best. Parts of equal size and share
-  // are one child, looked up once: an equal split into f parts has at most two sizes
-  // (e.g. 1024 over 3: 342, 341, 341), so a cut costs a few look-ups however many parts.
+  // Calls f(d, split index, seconds) for every cut of box m x n x k over p >= 2 ranks whose
+  // parts each get a piece, children at their best. Parts of equal size and share are one
+  // child, looked up once: an equal split into f parts has at most two sizes (e.g. 1024
+  // over 3: 342, 341, 341), so a cut costs a few look-ups however many parts.
   template <class F>
   void each_cut(std::int64_t m, std::int64_t n, std::int64_t k, int p, F&& f) {
-    std::vector<tree_ptr> kids;
     for (dim d : {dim::m, dim::n, dim::k}) {
       const std::int64_t ext = extent(d, m, n, k);
       // The operand the cut does not split, whose block every part needs.
       const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
-      for (const std::vector<int>& shares : splits(p)) {
+      const std::size_t count = splits(p).size();
+      for (std::size_t x = 0; x < count; ++x) {
+        const std::vector<int>& shares = splits(p)[x];
         if (ext < std::int64_t(shares.size())) continue;
-        const std::vector<std::int64_t> sizes = detail::split(ext, shares, 1);
         double seconds = 0;
         bool ok = true;
-        kids.clear();
-        for (std::size_t c = 0; c < shares.size() && ok; ++c) {
-          if (sizes[c] < 1) { ok = false; break; }
-          if (c > 0 && sizes[c] == sizes[c - 1] && shares[c] == shares[c - 1]) {
-            kids.push_back(kids.back());
-            continue;
-          }
-          const std::int64_t cm = d == dim::m ? sizes[c] : m, cn = d == dim::n ? sizes[c] : n, ck = d == dim::k ? sizes[c] : k;
-          tree_ptr kid = best(cm, cn, ck, shares[c]);
-          if (!kid) { ok = false; break; }
-          seconds = std::max(seconds, shared * (1.0 / shares[c] - 1.0 / p) * double(elem) / B + kid->seconds);
-          kids.push_back(std::move(kid));
-        }
-        if (ok) f(d, shares, seconds, kids);
+        std::int64_t last = -1;
+        each_part(ext, shares, [&](std::size_t c, std::int64_t size) {
+          if (c > 0 && size == last && shares[c] == shares[c - 1]) return true;
+          last = size;
+          const auto [cm, cn, ck] = child(d, m, n, k, size);
+          const double kid = size < 1 ? -1 : best(cm, cn, ck, shares[c]);
+          if (kid < 0) return ok = false;
+          seconds = std::max(seconds, shared * (1.0 / shares[c] - 1.0 / p) * double(elem) / B + kid);
+          return true;
+        });
+        if (ok) f(d, int(x), seconds);
       }
     }
   }
 
-  static tree_ptr make_tree(dim d, const std::vector<int>& shares, double seconds, const std::vector<tree_ptr>& kids) {
+  // The tree of one cut of box m x n x k over p ranks, its children at their best.
+  tree_ptr make_tree(std::int64_t m, std::int64_t n, std::int64_t k, int p, dim d, int split, double seconds) {
+    const std::vector<int>& shares = splits(p)[std::size_t(split)];
     auto t = std::make_shared<subtree>();
-    t->d = d;
-    t->ranks = shares;
-    t->kids = kids;
-    t->seconds = seconds;
-    return t;
-  }
-
-  // The cheapest cut (a tree is built for the winner only); null when none fits p ranks.
-  tree_ptr cheapest(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
-    tree_ptr choice;
-    each_cut(m, n, k, p, [&](dim d, const std::vector<int>& shares, double seconds, const std::vector<tree_ptr>& kids) {
-      if (!choice || seconds < choice->seconds) choice = make_tree(d, shares, seconds, kids);
+    t->d = d, t->ranks = shares, t->seconds = seconds;
+    std::int64_t last = -1;
+    each_part(extent(d, m, n, k), shares, [&](std::size_t c, std::int64_t size) {
+      const auto [cm, cn, ck] = child(d, m, n, k, size);
+      t->kids.push_back(c > 0 && size == last && shares[c] == shares[c - 1] ? t->kids.back() : best_tree(cm, cn, ck, shares[c]));
+      last = size;
+      return true;
     });
-    return choice;
+    return t;
   }
 
   // Every cut of box m x n x k over p ranks, children at their best; empty if p == 1.
   std::vector<tree_ptr> options(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
     std::vector<tree_ptr> out;
     if (p == 1) return out;
-    each_cut(m, n, k, p, [&](dim d, const std::vector<int>& shares, double seconds, const std::vector<tree_ptr>& kids) {
-      out.push_back(make_tree(d, shares, seconds, kids));
-    });
+    std::vector<std::tuple<dim, int, double>> cuts;
+    each_cut(m, n, k, p, [&](dim d, int split, double seconds) { cuts.emplace_back(d, split, seconds); });
+    for (const auto& [d, split, seconds] : cuts) out.push_back(make_tree(m, n, k, p, d, split, seconds));
     return out;
   }
 
   // The grids pm x pn x pk (pm pn pk = P' for every P' in [P - 64, P]) that model
   // fastest, and those that move least (W of the file comment), a few of each: in closed
   // form, so all of them are weighed at any P (P = 100,000: about 7,000 grids).
-  std::vector<tree_ptr> exact_grids(std::int64_t m, std::int64_t n, std::int64_t k, int P) {
+  std::vector<tree_ptr> exact_grids(std::int64_t m, std::int64_t n, std::int64_t k, int P, std::vector<std::array<int, 3>>& leanest) {
     struct grid { double seconds, words; int pm, pn, pk; };
     std::vector<grid> all;
     for (int q = std::max(1, P - max_idle); q <= P; ++q)
@@ -246,7 +299,104 @@ struct search {
     };
     take([](const grid& g) { return g.seconds; });
     take([](const grid& g) { return g.words; });
+    // The leanest three, when the leanest leaves ranks idle: P has no grid as good.
+    if (!all.empty() && all[0].pm * all[0].pn * all[0].pk < P)
+      for (std::size_t i = 0; i < all.size() && i < 3; ++i) leanest.push_back({all[i].pm, all[i].pn, all[i].pk});
     return out;
+  }
+
+  // Slab trees: edge d cut into S slabs of unequal ranks p_i (in proportion), each slab a
+  // grid a_i x b_i of the other two edges e1, e2. A rank of slab i receives
+  //   (d e1 / P)(b_i - 1) + (d e2 / P)(a_i - 1) + (e1 e2 / (a_i b_i))(1 - 1/S),
+  // a grid's formula with all P ranks in it: slabs of grids near P / S that add up to P
+  // move less than the best grid of fewer ranks when P has no good grid. E.g. 16384^3 on
+  // P = 3001: k in 15 slabs, 13 x 15, nine 14 x 14, four 13 x 16 and 14 x 15 (195 + 1764 +
+  // 832 + 210), 0.01348 n^2 a rank against 0.01361 n^2 for 14 x 14 x 15 on 2940 ranks.
+  struct slab {
+    double words;
+    int a, b;  // the grid along e1, e2
+  };
+  struct slabs {
+    double words;  // the largest of its slabs'
+    dim d;
+    std::vector<slab> parts;
+  };
+
+  // For each edge d and each S near the best grids' (`counts`), the least-moving S grids
+  // summing to P, from the grids near P / S that move least; the best two as trees.
+  std::vector<tree_ptr> slab_trees(std::int64_t m, std::int64_t n, std::int64_t k, int P, const std::vector<std::array<int, 3>>& counts) {
+    std::vector<slabs> found;
+    const std::int64_t ext[3] = {m, n, k};
+    for (int d = 0; d < 3; ++d) {
+      const int e1 = d == 0 ? 1 : 0, e2 = d == 2 ? 1 : 2;
+      std::vector<int> tried;
+      for (const auto& g : counts)
+        for (int S : {g[std::size_t(d)] - 1, g[std::size_t(d)], g[std::size_t(d)] + 1}) {
+          if (S < 2 || S > P / 2 || S > ext[d] || std::find(tried.begin(), tried.end(), S) != tried.end()) continue;
+          tried.push_back(S);
+          const double t = double(P) / S, de1 = double(ext[d]) * double(ext[e1]) / P, de2 = double(ext[d]) * double(ext[e2]) / P;
+          // The best grid of each product in [3t/4, 4t/3]; of those, the 16 that move least
+          // and the 32 that move least within 6 % of t (slabs near the mean t).
+          std::vector<slab> wide, near;
+          for (int a = 1; a <= ext[e1] && a <= int(4 * t / 3); ++a)
+            for (int b = std::max(1, int(std::ceil(0.75 * t / a))); b <= ext[e2] && a * b <= int(4 * t / 3); ++b) {
+              const slab o{de1 * (b - 1) + de2 * (a - 1) + double(ext[e1]) * double(ext[e2]) / (double(a) * b) * (1 - 1.0 / S), a, b};
+              auto same = std::find_if(wide.begin(), wide.end(), [&](const slab& x) { return x.a * x.b == a * b; });
+              if (same == wide.end()) wide.push_back(o);
+              else if (o.words < same->words) *same = o;
+            }
+          std::sort(wide.begin(), wide.end(), [](const slab& x, const slab& y) { return x.words < y.words; });
+          for (const slab& o : wide)
+            if (near.size() < 16 || (std::abs(o.a * o.b - t) <= 0.06 * t + 3 && near.size() < 48)) near.push_back(o);
+          if (std::optional<slabs> s = sum_to(near, S, P)) s->d = dim(d), found.push_back(std::move(*s));
+        }
+    }
+    std::sort(found.begin(), found.end(), [](const slabs& x, const slabs& y) { return x.words < y.words; });
+    std::vector<tree_ptr> out;
+    for (std::size_t i = 0; i < found.size() && out.size() < 2; ++i)
+      if (tree_ptr t = slab_tree(m, n, k, P, found[i].d, found[i].parts)) out.push_back(std::move(t));
+    return out;
+  }
+
+  // S of the grids `near` (by words) with products summing to P, the largest words least:
+  // the fewest first grids that allow it, as u copies of x, S - 1 - u of y and one z.
+  static std::optional<slabs> sum_to(const std::vector<slab>& near, int S, int P) {
+    for (std::size_t j = 1; j <= near.size(); ++j)
+      for (std::size_t x = 0; x < j; ++x)
+        for (std::size_t y = 0; y < j; ++y) {
+          const int vx = near[x].a * near[x].b, vy = near[y].a * near[y].b;
+          if (vx > vy || (vx == vy && x != y)) continue;
+          for (std::size_t z = 0; z < j; ++z) {
+            const int vz = near[z].a * near[z].b, rest = P - vz - (S - 1) * vy;  // rest = -u (vy - vx)
+            if (vy == vx ? rest != 0 : (rest > 0 || -rest % (vy - vx) != 0 || -rest / (vy - vx) > S - 1)) continue;
+            const int u = vy == vx ? 0 : -rest / (vy - vx);
+            std::vector<slab> parts(std::size_t(u), near[x]);
+            parts.insert(parts.end(), std::size_t(S - 1 - u), near[y]);
+            parts.push_back(near[z]);
+            std::stable_sort(parts.begin(), parts.end(), [](const slab& p, const slab& q) { return p.a * p.b < q.a * q.b; });
+            return slabs{near[j - 1].words, dim::m, std::move(parts)};
+          }
+        }
+    return std::nullopt;
+  }
+
+  // The slab tree: edge d in slabs of a_i b_i ranks, each a grid of the other two edges.
+  tree_ptr slab_tree(std::int64_t m, std::int64_t n, std::int64_t k, int P, dim d, const std::vector<slab>& parts) {
+    auto t = std::make_shared<subtree>();
+    t->d = d;
+    for (const slab& x : parts) t->ranks.push_back(x.a * x.b);
+    t->sizes = detail::split(extent(d, m, n, k), t->ranks, 1);
+    const dim e1 = d == dim::m ? dim::n : dim::m, e2 = d == dim::k ? dim::n : dim::k;
+    const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
+    for (std::size_t c = 0; c < parts.size(); ++c) {
+      if (t->sizes[c] < 1) return nullptr;
+      const auto [cm, cn, ck] = child(d, m, n, k, t->sizes[c]);
+      tree_ptr kid = grid_tree(cm, cn, ck, {{e1, parts[c].a, {}}, {e2, parts[c].b, {}}});
+      if (!kid) return nullptr;
+      t->seconds = std::max(t->seconds, shared * (1.0 / t->ranks[c] - 1.0 / P) * double(elem) / B + kid->seconds);
+      t->kids.push_back(std::move(kid));
+    }
+    return t;
   }
 
   // The tree that cuts by `cuts` level by level (every part of a level cut alike), e.g.
@@ -283,21 +433,44 @@ struct search {
     return t;
   }
 
-  // The best subtree of m x n x k on p ranks by the recursive model; null when the box
-  // cannot give each of p ranks a piece.
-  tree_ptr best(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
-    const std::array<std::int64_t, 4> key{coarse(m), coarse(n), coarse(k), p};
-    if (auto it = memo.find(key); it != memo.end()) return it->second;
-    tree_ptr choice;
-    if (p == 1) {
-      auto t = std::make_shared<subtree>();
-      t->seconds = leaf_seconds(m, n, k);
-      choice = std::move(t);
-    } else {
-      choice = cheapest(m, n, k, p);
+  // The best subtree's modelled seconds of m x n x k on p ranks (its decision kept); -1
+  // when the box cannot give each of p ranks a piece.
+  double best(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    const decision_memo::key_type key{coarse(m), coarse(n), coarse(k), p};
+    if (const std::int32_t at = memo.find(key); at >= 0) {
+      const decision_memo::decision& x = memo.decisions[std::size_t(at)];
+      return x.split == -2 ? -1 : x.seconds;
     }
-    memo.emplace(key, choice);
-    return choice;
+    decision_memo::decision x{key, m, n, k, leaf_seconds(m, n, k), -1, dim::m};
+    if (p > 1) {
+      x.split = -2;
+      each_cut(m, n, k, p, [&](dim d, int split, double seconds) {
+        if (x.split == -2 || seconds < x.seconds) x.split = split, x.d = d, x.seconds = seconds;
+      });
+    }
+    memo.add(x);
+    return x.split == -2 ? -1 : x.seconds;
+  }
+
+  // The best subtree itself, built from its decision (the first box of its key); null when
+  // none fits p ranks.
+  tree_ptr best_tree(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    if (best(m, n, k, p) < 0) return nullptr;
+    const std::size_t at = std::size_t(memo.find({coarse(m), coarse(n), coarse(k), p}));
+    trees.resize(memo.decisions.size());
+    if (!trees[at]) {
+      const decision_memo::decision x = memo.decisions[at];
+      if (x.split == -1) {
+        auto t = std::make_shared<subtree>();
+        t->seconds = x.seconds;
+        trees[at] = std::move(t);
+      } else {
+        tree_ptr t = make_tree(x.m, x.n, x.k, p, x.d, x.split, x.seconds);
+        trees.resize(memo.decisions.size());
+        trees[at] = std::move(t);
+      }
+    }
+    return trees[at];
   }
 };
 
@@ -409,7 +582,8 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
 
 struct scored {
   rank_candidate info;
-  plan p;
+  std::shared_ptr<const plan> kept;  // shared with its schedule while scored, not copied
+  const plan& p() const { return *kept; }
 };
 
 // What must fit the memory per rank: the peak without the local levels' temporaries (they
@@ -419,7 +593,7 @@ std::size_t footprint(const plan& p, std::size_t peak_bytes) {
   for (const node& nd : p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
   return peak_bytes - std::min(peak_bytes, local_ws);
 }
-std::size_t footprint(const scored& sc) { return footprint(sc.p, sc.info.peak_bytes); }
+std::size_t footprint(const scored& sc) { return footprint(sc.p(), sc.info.peak_bytes); }
 
 }  // namespace
 
@@ -434,7 +608,7 @@ class rank_search {
               const std::vector<ranks::rank_grid>& seeds)
       : p(normalised(p0)), ctx(ctx), rescore(rescore), seeds(seeds), P(ctx.ranks()), elem(element_size(p.type)),
         domains_all(std::min<int>(int(ctx.machine().domains().size()), ctx.threads())),
-        s{ctx, p, ctx.rank_flops(), ctx.rank_bandwidth(), elem, {}, {}} {
+        s(ctx, p, ctx.rank_flops(), ctx.rank_bandwidth(), elem) {
     out.ranks_given = P;
     out.memory = ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
     out.flop_rate = ctx.rank_flops();
@@ -486,21 +660,21 @@ class rank_search {
     built b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes, no_cap);
     if (!b.ok && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes, no_cap);
     if (!b.ok) return std::nullopt;
-    const rank_model model(b.p);
-    scored sc{{}, std::move(b.p)};
+    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(b.p))};
+    const ranks::tree_schedule s(sc.kept);
     rank_candidate& c = sc.info;
     c.ranks = ranks;
-    c.grid = model.grid();
-    c.max_received = model.max_received();
-    c.max_flops = model.max_flops();
-    c.mean_flops = model.mean_flops();
-    c.peak_bytes = model.max_peak_bytes();
-    for (int r = 0; r < ranks; ++r) {
-      const rank_cost& rc = model.cost(r);
+    c.grid = s.describe();
+    for (const rank_cost& rc : s.costs()) {
+      c.max_received = std::max(c.max_received, rc.received_total());
+      c.max_flops = std::max(c.max_flops, rc.flops);
+      c.mean_flops += rc.flops;
+      c.peak_bytes = std::max(c.peak_bytes, rc.peak_bytes());
       c.seconds = std::max(c.seconds, rc.flops / out.flop_rate + double(rc.received_total()) * double(elem) / out.bandwidth);
     }
-    c.fits = footprint(sc.p, c.peak_bytes) <= out.memory;
-    if (rescore) rescore(sc.p, model, c);
+    c.mean_flops = ranks > 0 ? c.mean_flops / ranks : 0;
+    c.fits = footprint(sc.p(), c.peak_bytes) <= out.memory;
+    if (rescore) rescore(s, c);
     return sc;
   }
 
@@ -510,7 +684,7 @@ class rank_search {
     std::vector<tree_ptr> trees;
     for (int q : used) {
       if (q == 1) {
-        trees.push_back(s.best(p.m, p.n, p.k, 1));
+        trees.push_back(s.best_tree(p.m, p.n, p.k, 1));
         continue;
       }
       for (tree_ptr& t : s.options(p.m, p.n, p.k, q)) trees.push_back(std::move(t));
@@ -519,10 +693,15 @@ class rank_search {
     pool.clear();
     for (std::size_t i = 0; i < trees.size() && pool.size() < how_many; ++i)
       if (auto sc = score(tree_ranks(*trees[i]), {trees[i]}, dim::m, {}); sc) pool.push_back(std::move(*sc));
-    // The best exact grids of every P' in [P - 64, P] are always scored.
-    for (const tree_ptr& t : s.exact_grids(p.m, p.n, p.k, P)) {
+    // The best exact grids of every P' in [P - 64, P] are always scored, and when the
+    // leanest of them leaves ranks idle, the slab trees of all P ranks near them.
+    std::vector<std::array<int, 3>> leanest;
+    std::vector<tree_ptr> more = s.exact_grids(p.m, p.n, p.k, P, leanest);
+    if (!leanest.empty())
+      for (tree_ptr& t : s.slab_trees(p.m, p.n, p.k, P, leanest)) more.push_back(std::move(t));
+    for (const tree_ptr& t : more) {
       auto sc = score(tree_ranks(*t), {t}, dim::m, {});
-      if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.p == sc->p; }))
+      if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.p() == sc->p(); }))
         pool.push_back(std::move(*sc));
     }
     // The caller's trees (e.g. grids matching a ScaLAPACK layout) are always scored.
@@ -534,11 +713,11 @@ class rank_search {
       if (!t) continue;
       auto sc = score(tree_ranks(*t), {t}, dim::m, {});
       if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) {
-            return x.p == sc->p; }))
+            return x.p() == sc->p(); }))
         pool.push_back(std::move(*sc));
     }
     // The best tree on all P ranks is always shown, so the choice to sit ranks out is visible.
-    if (tree_ptr all = P > 1 ? s.best(p.m, p.n, p.k, P) : nullptr; all &&
+    if (tree_ptr all = P > 1 ? s.best_tree(p.m, p.n, p.k, P) : nullptr; all &&
         std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.info.ranks == P; }))
       if (auto sc = score(P, {all}, dim::m, {}); sc) pool.push_back(std::move(*sc));
   }
@@ -587,7 +766,7 @@ class rank_search {
           std::vector<tree_ptr> trees;
           for (std::int64_t sz : sizes) {
             const std::int64_t m = d == dim::m ? sz : p.m, n = d == dim::n ? sz : p.n, k = d == dim::k ? sz : p.k;
-            tree_ptr t = s.best(m, n, k, q);
+            tree_ptr t = s.best_tree(m, n, k, q);
             if (!t) break;
             trees.push_back(std::move(t));
           }
@@ -607,8 +786,8 @@ class rank_search {
     if (least_memory && least) {
       const std::size_t fp = footprint(*least);
       dfs_note = ": " + std::to_string(fp) + " bytes per rank (" +
-                 std::to_string(least->p.nodes()[0].kind == step_kind::dfs && least->p.nodes()[0].where == level::rank
-                                    ? least->p.nodes()[0].parts.size() : 1) +
+                 std::to_string(least->p().nodes()[0].kind == step_kind::dfs && least->p().nodes()[0].where == level::rank
+                                    ? least->p().nodes()[0].parts.size() : 1) +
                  " phases); no plan holds less than " + std::to_string(floor_bytes) +
                  " bytes per rank, the operands alone spread over all ranks";
       pool.insert(pool.begin(), std::move(*least));
@@ -620,15 +799,15 @@ class rank_search {
       if (least) {
         const std::size_t fp = footprint(*least);
         os << ": the least footprint is " << fp << " bytes per rank (" << fp - std::min(fp, out.memory)
-           << " bytes more), with the rank steps " << rank_model(least->p).grid();
+           << " bytes more), with the rank steps " << ranks::tree_schedule(least->kept).describe();
       }
       os << "; no plan holds less than " << floor_bytes << " bytes per rank (A, B and C alone, spread over " << P
          << " ranks); prism plan --ranks " << P << " --min-memory prints the least-footprint plan";
       throw plan_error(os.str());
     } else {
       dfs_note = "; no single-phase tree fits " + std::to_string(out.memory) + " bytes per rank, so " +
-                 std::to_string(found->p.nodes()[0].parts.size()) + " rank-level dfs phases on " +
-                 to_string(found->p.nodes()[0].cut);
+                 std::to_string(found->p().nodes()[0].parts.size()) + " rank-level dfs phases on " +
+                 to_string(found->p().nodes()[0].cut);
       pool.insert(pool.begin(), std::move(*found));
     }
     return dfs_note;
@@ -643,8 +822,8 @@ class rank_search {
       // Every rank's local subtree again, under the budget; the rank steps stay.
       std::vector<node> nodes;
       bool ok = true;
-      const auto& old = best.p.nodes();
-      local_memo memo(best.p.ranks());
+      const auto& old = best.p().nodes();
+      local_memo memo(best.p().ranks());
       std::function<int(int)> copy = [&](int i) -> int {
         const node& nd = old[std::size_t(i)];
         if (nd.kind != step_kind::leaf && nd.where == level::rank) {
@@ -663,9 +842,9 @@ class rank_search {
       };
       copy(0);
       if (ok) {
-        plan rebuilt(p, best.p.root(), std::move(nodes));
-        best.p = std::move(rebuilt);
-        best.info.peak_bytes = rank_model(best.p).max_peak_bytes();
+        best.kept = std::make_shared<const plan>(p, best.p().root(), std::move(nodes));
+        best.info.peak_bytes = 0;
+        for (const rank_cost& rc : ranks::tree_schedule(best.kept).costs()) best.info.peak_bytes = std::max(best.info.peak_bytes, rc.peak_bytes());
       }
     }
   }
@@ -682,7 +861,7 @@ class rank_search {
     if (c.ranks < P) why << "; " << P - c.ranks << " of " << P << " ranks sit out: fewer ranks model faster here";
     why << dfs_note;
     out.reason = why.str();
-    out.chosen = std::move(best.p);
+    out.chosen = best.p();
     return out;
   }
 
@@ -705,6 +884,11 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
 }
 
 }  // namespace
+
+plan make_plan(const problem& p, const context& ctx) {
+  if (p.op == operation::gemm && ctx.ranks() > 1) return choose_ranks(p, ctx).chosen;
+  return detail::make_local_plan(p, ctx);
+}
 
 rank_choice choose_ranks(const problem& p, const context& ctx) { return plan_ranks(p, ctx, {}, {}, false); }
 

@@ -6,16 +6,18 @@
 
 #include <prism/rank_model.hpp>
 
+#include "schedule.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 namespace prism::ranks {
 
-/// Re-scoring of a candidate: called with each plan the planner scores exactly and its
-/// native-layout model; it may replace the candidate's max_received, seconds, peak_bytes
-/// and fits (e.g. with the cost under the caller's own layout), which then rank them.
-using rescore_fn = std::function<void(const plan&, const rank_model&, rank_candidate&)>;
+/// Re-scoring of a candidate: called with the schedule of each plan the planner scores
+/// exactly; it may replace the candidate's max_received, seconds, peak_bytes and fits (e.g.
+/// with the cost under the caller's own layout), which then rank them.
+using rescore_fn = std::function<void(const schedule&, rank_candidate&)>;
 
 /// One level of a rank_grid: `parts` parts of edge d, each with one share of the ranks
 /// below; sizes along d (summing to the edge) or, when empty, an even split.

@@ -1,5 +1,5 @@
-// lib/recursive/planner.cpp — make_plan: CARMA's recursive split under a thread budget and
-// a memory cap.
+// lib/recursive/planner.cpp — make_local_plan (make_plan on one rank): CARMA's recursive
+// split under a thread budget and a memory cap.
 //
 // The rules, in order, at a node of shape m x n x k with t threads and B bytes of budget:
 //  1. A leaf dimension must fit a 32-bit BLAS int: a node with an edge above 2^31-1 is cut
@@ -34,7 +34,6 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
-#include <prism/rank_model.hpp>
 
 #include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
@@ -464,9 +463,11 @@ plan make_rank_k_plan(const problem& p0, const context& ctx) {
 
 }  // namespace
 
-plan make_plan(const problem& p0, const context& ctx) {
+plan detail::make_local_plan(const problem& p0, const context& ctx) {
   if (p0.op != operation::gemm) return make_rank_k_plan(p0, ctx);
-  if (ctx.ranks() > 1) return choose_ranks(p0, ctx).chosen;
+  if (ctx.ranks() > 1)
+    throw plan_error("a plan over " + std::to_string(ctx.ranks()) +
+                     " MPI ranks runs through the MPI level: plan it with make_plan or choose_ranks");
   problem p = p0;
   p.transa = normalise_trans(p.transa);
   p.transb = normalise_trans(p.transb);

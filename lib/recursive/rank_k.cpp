@@ -1,6 +1,6 @@
 // lib/recursive/rank_k.cpp — ?syrk / ?herk: the entry prologue (checks, trivial cases, small
 // calls to one leaf) in front of the triangle recursion, which is a prism::plan like
-// gemm's: make_plan builds it from a syrk / herk problem (rank_k_problem; planner rules
+// gemm's: make_local_plan builds it from a syrk / herk problem (rank_k_problem; planner rules
 // T1-T4 in lib/recursive/planner.cpp: k-cuts with triangle temporaries, diagonal cuts into
 // two triangles and a gemm block, the numa level) and the executor runs it
 // (lib/recursive/executor.cpp: ?syrk / ?herk leaves on triangles, gemm leaves on blocks).
@@ -17,6 +17,7 @@
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"
+#include "local_planner.hpp"
 #include "on_device.hpp"
 
 #include <algorithm>
@@ -108,7 +109,7 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
   if (rank_k_one_leaf(p, ctx)) return one_leaf<T>(p, alpha, A, lda, beta, C, ldc, ctx);
   // The plan's gemm blocks read op(A)'s rows twice: as A (rows of C) and as B (columns).
-  auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(make_plan(p, ctx)); });
+  auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });
   detail::run_plan<T>(*pl, alpha, A, lda, A, lda, beta, C, ldc, ctx);
 }
 
@@ -206,7 +207,7 @@ std::string describe_rank_k(scalar_type t, std::int64_t n, std::int64_t k, const
   const problem p = rank_k_problem(t, operation::syrk, 'U', 'N', n, k);
   if (n == 0 || rank_k_one_leaf(p, ctx))
     return "leaf n=" + std::to_string(n) + " k=" + std::to_string(k) + "; depth 0, 1 leaves, 0 gemm blocks, 0 B temporaries";
-  const plan pl = make_plan(p, ctx);
+  const plan pl = detail::make_local_plan(p, ctx);
   const node& top = pl.nodes()[0];
   std::string head;
   if (top.kind == step_kind::leaf) {

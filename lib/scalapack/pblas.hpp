@@ -1,15 +1,19 @@
 // lib/scalapack/pblas.hpp — what the PBLAS entry points of libprism_scalapack (pgemm.cpp,
 // psyrk.cpp) share: PBLAS's descriptor and argument checks (PB_Cchkmat numbering), the
 // grid's communicator, the agreement of arguments over the grid, the route setting, the
-// lookup of the real routine and the per-process exchange arena.
+// lookup of the real routine, the per-process exchange arena, and the prism route itself
+// (route.cpp): a schedule fitted to the caller's layout, run in place, and its PRISM_STATS
+// line.
 #pragma once
 
 #include "../environment/environment.hpp"
 
+#include <prism/context.hpp>
 #include <prism/types.hpp>
 
 #include "../mpi/comm.hpp"
-#include "../ranks/block_cyclic.hpp"
+#include "../mpi/messages.hpp"
+#include "../ranks/ownership.hpp"
 
 #include <mpi.h>
 
@@ -17,6 +21,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -128,5 +134,46 @@ std::byte* arena(std::size_t bytes);
 /// The real routine `symbol` (e.g. "pdsyrk_") of the ScaLAPACK loaded after prism (or of
 /// PRISM_SCALAPACK_BACKEND), never `self`; nullptr (said once per symbol) when none.
 void* real_routine(const char* symbol, void* self);
+
+/// The context of one call: the machine's, with the grid's ranks and a share of the threads.
+context call_context(const grid& g);
+
+/// A call's schedule fitted to the caller's layout, as every grid process holds it.
+struct fitted {
+  bool use_prism = false;                       ///< the route
+  std::string reason, text;                     ///< why; the plan's or scheme's text
+  std::shared_ptr<const ranks::schedule> model;  ///< its schedule (use_prism only)
+  ranks::layout_fit fit;                        ///< its fit and exact cost on the layout
+  std::unique_ptr<ranks::cyclic_ownership> own;  ///< this process's view of the layout
+  double native_mb = 0, scalapack_mb = 0;       ///< the schedule's busiest rank natively; PBLAS's model
+};
+
+/// The fitted schedule of call signature `key` (collective on a miss: grid rank 0 decides
+/// the route, plans and fits, and broadcasts its verdict; the 64 most recent kept). `head`
+/// names the call for PRISM_VERBOSE, e.g. "PDGEMM NN 512x512x512".
+std::shared_ptr<const fitted> prepare(const std::string& key, const problem& pr, const ranks::caller_layout& L,
+                                      const std::int64_t lld[3], const grid& g, route chosen, bool have_backend,
+                                      const context& ctx, const std::string& head);
+
+/// What the prism route moved and allocated on this process.
+struct run_result {
+  mpi::exchange_counts counts;  ///< exact, from the MPI statuses
+  std::int64_t allocated = 0;   ///< its buffers and the local workspace lent (PRISM_STATS)
+};
+
+/// The prism route: the rank level's one executor on the caller's own storage (B unused
+/// by a rank-k update). A failure agreed by every process ends the job with one line and
+/// MPI_Abort, as reference PBLAS ends it on an error.
+template <scalar T>
+run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const T* B, T beta, T* C, const context& ctx,
+                      const std::string& routine);
+
+/// PRISM_STATS=1: one line per call on grid process 0: `head` (routine and arguments), the
+/// route and why; for prism the measured and predicted bytes received, whether every
+/// process received exactly its prediction, the schedule's own volume in prism's native
+/// layout and what the caller's layout adds, PBLAS's modelled volume, the memory measured
+/// and predicted, prism's collectives, the plan and the fit.
+void print_stats(const grid& g, const fitted& f, const std::string& head, const run_result& res, const call_start& t0,
+                 std::size_t elem);
 
 }  // namespace prism::scalapack

@@ -370,7 +370,7 @@ int check_stats(const char* path, bool expect) {
       if (std::strstr(line, "exact=yes") == nullptr) ++fails, std::printf("test_psyrk: bytes differ: %s", line);
       else ++exact;
       if (std::strstr(line, "scheme=\"1\"") == nullptr) ++spread;
-      if (std::strstr(line, "k grouped") != nullptr) ++grouped;
+      if (std::strstr(line, "k by A") != nullptr) ++grouped;
       if (std::strstr(line, "column-major") != nullptr) ++column_major;
     }
   }

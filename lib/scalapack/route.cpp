@@ -1,0 +1,196 @@
+// lib/scalapack/route.cpp — the prism route of p?gemm_, p?syrk_ and p?herk_ (pblas.hpp):
+// grid rank 0 decides the route and plans, every process holds the schedule fitted to the
+// caller's layout, the rank level's one executor runs it on the caller's own storage, and
+// PRISM_STATS says what it moved. docs/distributed.md, "Behind ScaLAPACK's p?gemm_".
+#include "pblas.hpp"
+
+#include "../mpi/rank_exchange.hpp"
+#include "../runtime/lru_cache.hpp"
+#include "../runtime/runtime.hpp"
+
+#include <prism/error.hpp>
+
+#include <climits>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace prism::scalapack {
+
+context call_context(const grid& g) {
+  context ctx = default_context();
+  if (!threads_from_env())
+    ctx.set_threads(std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, g.ranks_per_node)));
+  ctx.set_ranks(g.nprow * g.npcol).set_ranks_per_node(g.ranks_per_node);
+  return ctx;
+}
+
+namespace {
+
+// The largest region any rank gathers or computes (a block above 2^31 - 1 elements goes to
+// the real routine).
+std::int64_t biggest_region(const ranks::schedule& s) {
+  std::int64_t most = 0;
+  std::vector<ranks::region> mine[3];
+  for (int q = 0; q < s.phases(); ++q)
+    for (int r = 0; r < s.ranks(); ++r) {
+      s.regions(q, r, mine);
+      for (const auto& v : mine)
+        for (const ranks::region& g : v) most = std::max(most, g.at.size());
+    }
+  return most;
+}
+
+// The verdict grid rank 0 broadcasts (`head`): the route, the fit's views and rank map, and
+// the lengths of the plan's text and the reason, which follow it as one string.
+enum slot { use_prism_slot, view_slot, column_major_slot = view_slot + 3, text_slot, reason_slot, slots };
+
+// Grid rank 0's verdict: prism when its modelled time under this layout is below PBLAS's by
+// route_margin and the call has route_min_flops, or when told (PRISM_SCALAPACK_ROUTE=prism,
+// or no backend); the plan's text and the planner's report. Returns the reason.
+std::string decide(const problem& pr, const ranks::caller_layout& L, route chosen, bool have_backend, const context& ctx,
+                   std::int64_t (&head)[slots], std::string& text, std::string& report) {
+  for (const ranks::operand_layout& o : L.op)
+    if (o.rows.src < 0 || o.cols.src < 0) return "a replicated operand (RSRC or CSRC = -1)";
+  if (chosen == route::backend) return "PRISM_SCALAPACK_ROUTE=backend";
+  try {
+    const ranks::layout_choice c = ranks::plan_for_layout(pr, L, ctx);
+    std::ostringstream why;
+    if (biggest_region(*c.model) > INT_MAX) return "a block over 2^31 elements";
+    if (chosen == route::prism || !have_backend) {
+      head[use_prism_slot] = 1;
+      why << (chosen == route::prism ? "PRISM_SCALAPACK_ROUTE=prism" : "no backend routine");
+    } else if (pr.flops() < route_min_flops) {
+      why << "small: " << pr.flops() << " flops < " << route_min_flops;
+    } else if (!(c.fit.seconds < route_margin * c.scalapack_seconds)) {
+      why << "modelled " << c.fit.seconds << " s is not below " << route_margin << " x ScaLAPACK's " << c.scalapack_seconds << " s";
+    } else {
+      head[use_prism_slot] = 1;
+      why << "modelled " << c.fit.seconds << " s < " << route_margin << " x ScaLAPACK's " << c.scalapack_seconds << " s";
+    }
+    text = c.text, report = c.report;
+    for (int d = 0; d < 3; ++d) head[view_slot + d] = c.fit.views[d];
+    head[column_major_slot] = c.fit.column_major;
+    return why.str();
+  } catch (const plan_error& e) {
+    return std::string("no plan: ") + e.what();
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const fitted> prepare(const std::string& key, const problem& pr, const ranks::caller_layout& L,
+                                      const std::int64_t lld[3], const grid& g, route chosen, bool have_backend,
+                                      const context& ctx, const std::string& head_text) {
+  // At most 64 signatures (least recently used forgotten), so that a program calling with
+  // ever new shapes does not grow; every grid process calls alike, so all keep the same
+  // entries and miss together (a miss is collective: rank 0 broadcasts).
+  static prism::detail::lru_cache<std::string, std::shared_ptr<const fitted>> cache(64);
+  if (auto* hit = cache.find(key)) return *hit;
+  std::int64_t head[slots] = {};
+  std::string text, reason, report;
+  if (g.me == 0) {
+    reason = decide(pr, L, chosen, have_backend, ctx, head, text, report);
+    head[text_slot] = std::int64_t(text.size()), head[reason_slot] = std::int64_t(reason.size());
+    text += reason;
+  }
+  mpi::control_bcast(head, slots, MPI_INT64_T, 0, g.comm);
+  text.resize(std::size_t(head[text_slot] + head[reason_slot]));
+  mpi::control_bcast(text.data(), int(text.size()), MPI_CHAR, 0, g.comm);
+  auto out = std::make_shared<fitted>();
+  out->use_prism = head[use_prism_slot] != 0;
+  out->text = text.substr(0, std::size_t(head[text_slot]));
+  out->reason = text.substr(std::size_t(head[text_slot]));
+  if (out->use_prism) {
+    out->model = ranks::schedule_of_text(pr, out->text);
+    for (int d = 0; d < 3; ++d) out->fit.views[d] = int(head[view_slot + d]);
+    out->fit.column_major = head[column_major_slot] != 0;
+    ranks::cost_fit(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth(), out->fit);
+    out->own = std::make_unique<ranks::cyclic_ownership>(*out->model, L, out->fit, lld, g.me);
+    const double elem = double(element_size(pr.type));
+    std::int64_t native = 0;
+    for (const rank_cost& c : out->model->costs()) native = std::max(native, c.received_total());
+    out->native_mb = double(native) * elem / 1e6;
+    out->scalapack_mb = (pr.op == operation::gemm ? ranks::scalapack_elements(pr, L) : ranks::scalapack_rank_k_elements(pr, L)) * elem / 1e6;
+  }
+  if (g.me == 0 && verbose_on()) {
+    std::cerr << "prism-scalapack: " << head_text << " on a " << g.nprow << 'x' << g.npcol << " grid: route "
+              << (out->use_prism ? "prism" : "backend") << " (" << out->reason << ")\n";
+    if (out->use_prism)
+      std::cerr << out->text << (pr.op == operation::gemm ? "" : "\n") << report << "# layout fit: " << out->fit.describe()
+                << "; received max " << double(out->fit.max_received) * double(element_size(pr.type)) / 1e6
+                << " MB (prism's native layout " << out->native_mb << " MB; ScaLAPACK modelled " << out->scalapack_mb << " MB)\n";
+  }
+  cache.put(key, out);
+  return out;
+}
+
+template <scalar T>
+run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const T* B, T beta, T* C, const context& ctx,
+                      const std::string& routine) {
+  run_result res;
+  try {
+    if (stats_on()) prism::detail::runtime_of(ctx).pool().trim();  // its peak loan is then this call's
+    // The local products are planned for one rank: ctx's ranks are the grid's (the route's model).
+    context local = ctx;
+    local.set_ranks(1);
+    mpi::run_exchange<T>(*f.own, g.comm, alpha, A, B, beta, C, local, arena, res.counts);
+    res.allocated = std::int64_t(res.counts.buffer_bytes + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
+  } catch (const mpi::local_failure& ex) {
+    // Every grid process has this error (the executor agreed it), none waits; C may be
+    // partly updated and the routine cannot return an error, so the job ends, as reference
+    // PBLAS ends it on an error. The failing process and grid process 0 say why.
+    if (ex.mine() || g.me == 0)
+      std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s; ending the job (MPI_Abort)\n", routine.c_str(),
+                   g.me, ex.what());
+    std::fflush(stderr);
+    MPI_Barrier(g.comm);  // every process is alive and here: the lines are out before the abort
+    MPI_Abort(g.comm, 1);
+  } catch (const std::exception& ex) {  // a process alone cannot back out of a collective
+    std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s; ending the job (MPI_Abort)\n", routine.c_str(),
+                 g.me, ex.what());
+    MPI_Abort(g.comm, 1);
+  }
+  return res;
+}
+
+void print_stats(const grid& g, const fitted& f, const std::string& head, const run_result& res, const call_start& t0,
+                 std::size_t elem_size) {
+  const double elem = double(elem_size), received = double(res.counts.bytes_received);
+  const double predicted = f.use_prism ? double(f.fit.received[std::size_t(g.me)]) * elem : 0;
+  const mpi::call_stats st =
+      mpi::reduce_call_stats(g.comm, {received, t0.seconds(), double(res.allocated), std::abs(received - predicted)}, t0.control);
+  if (g.me != 0) return;
+  const std::vector<double>& mx = st.max;
+  if (!f.use_prism) {
+    std::fprintf(stderr, "prism-scalapack: route=backend %s control_min_bytes=%.0f control_max_bytes=%.0f seconds=%.4f reason=\"%s\"\n",
+                 head.c_str(), st.control_min, st.control_max, mx[1], f.reason.c_str());
+    return;
+  }
+  const double pred_max = double(f.fit.max_received) * elem / 1e6;
+  std::fprintf(stderr,
+               "prism-scalapack: route=prism %s recv_max_MB=%.6g recv_mean_MB=%.6g pred_max_MB=%.6g pred_mean_MB=%.6g "
+               "exact=%s multiply_max_MB=%.6g redistribution_max_MB=%.6g scalapack_model_MB=%.6g mem_max_MB=%.6g "
+               "pred_mem_max_MB=%.6g recv_max_bytes=%.0f pred_max_bytes=%.0f recv_sum_bytes=%.0f control_min_bytes=%.0f "
+               "control_max_bytes=%.0f seconds=%.4f %s=\"%s\" fit=\"%s\" reason=\"%s\"\n",
+               head.c_str(), mx[0] / 1e6, st.sum[0] / g.size / 1e6, pred_max, f.fit.mean_received * elem / 1e6,
+               mx[3] == 0 ? "yes" : "no", f.native_mb, pred_max - f.native_mb, f.scalapack_mb, mx[2] / 1e6,
+               double(f.fit.peak_bytes) / 1e6, mx[0], double(f.fit.max_received) * elem, st.sum[0], st.control_min,
+               st.control_max, mx[1], f.model->product().op == operation::gemm ? "plan" : "scheme",
+               f.model->describe().c_str(), f.fit.describe().c_str(), f.reason.c_str());
+}
+
+#define PRISM_INSTANTIATE(T)                                                                                       \
+  template run_result run_fitted<T>(const fitted&, const grid&, T, const T*, const T*, T, T*, const context&,      \
+                                    const std::string&);
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+
+}  // namespace prism::scalapack
