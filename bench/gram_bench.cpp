@@ -21,7 +21,7 @@
 // on the process: how the 1 GiB of 4 KiB pages happened to be laid out, which no best-of
 // within a process smooths over.)
 //
-// Default shapes (issue 14): NumPy's 2^22x32, 2^20x64, 2^24x8 and z herk 2^20x32; then the
+// Default shapes: NumPy's 2^22x32, 2^20x64, 2^24x8 and z herk 2^20x32; then the
 // Fortran layout's 2^22x32 and 2^20x64.
 // Each implementation runs every shape --reps times (default 5) after one warm-up; the best
 // time is printed with GF/s (n(n+1)k real flops, x4 complex), the bandwidth of reading A

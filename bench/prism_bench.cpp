@@ -31,7 +31,8 @@
 // --benchmark_out_format=json --benchmark_filter=...):
 //   --set=quick|full|dropin|peers  shape set (default quick); dropin: the drop-in library's
 //                           acceptance shapes, impls prism,prism_blas,openblas by default;
-//                           peers: issue 13's shapes (double only by default)
+//                           peers: prism against each peer at its best kernel set
+//                           (double only by default)
 //   --shapes=MxNxK[:TT],... ad-hoc shapes instead of a set (TT = transa transb, default NN)
 //   --type=d|s|both         element type(s) (default: d for the quick set, both otherwise;
 //                           threaded BLIS alone can take minutes on this VM, see below)
@@ -339,7 +340,7 @@ std::vector<shape> shape_set(const std::string& name) {
     nn(2048, 2048, 2048, "square");
     for (std::int64_t b : {16, 32, 64, 96, 128}) nn(b, b, b, "cube");
   } else if (name == "peers") {
-    // Issue 13's shapes, where prism is compared with each peer at its best kernel set:
+    // The shapes where prism is compared with each peer at its best kernel set:
     // block-Krylov 4x4 and 8x8 (memory-bound: the read-bandwidth roofline), CARMA 64x64,
     // the Gram product, one wide and one square shape, and the cubes up to 128.
     nn(4, 4, p24, "krylov");
