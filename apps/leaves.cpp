@@ -9,6 +9,7 @@
 #include "leaf/backend/blas_library.hpp"
 #include "leaf/dispatch.hpp"
 #include "leaf/kernels/streaming.hpp"
+#include "simd/simd.hpp"
 
 #include <algorithm>
 #include <array>
@@ -55,7 +56,7 @@ void run_streaming_leaves(const options& o) {
   const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
   std::printf("%s# streaming leaf (prism's own kernel, %s) against the openblas (%s) and blis (%s) leaves, 1 thread; "
               "best of %d\n",
-              o.streaming_only ? "" : "\n", prism::detail::streaming_target(), ob.kernel_name().c_str(),
+              o.streaming_only ? "" : "\n", prism::detail::simd_target(), ob.kernel_name().c_str(),
               bl.kernel_name().c_str(), o.reps);
   std::printf("%-21s %4s %4s %12s %9s %13s %8s\n", "leaf m x n x k", "type", "op", "openblas GF", "blis GF",
               "streaming GF", "str/best");
@@ -113,7 +114,7 @@ void run_rank_k_leaves(const options& o) {
   const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
   std::printf("# streaming rank-k leaf (prism's own kernel, %s) against the openblas (%s) and blis (%s) leaves' "
               "?syrk / ?herk, 1 thread, upper; best of %d\n",
-              prism::detail::streaming_target(), ob.kernel_name().c_str(), bl.kernel_name().c_str(), o.reps);
+              prism::detail::simd_target(), ob.kernel_name().c_str(), bl.kernel_name().c_str(), o.reps);
   std::printf("%-15s %4s %4s %4s %12s %9s %13s %8s\n", "leaf n x k", "type", "op", "tr", "openblas GF", "blis GF",
               "streaming GF", "str/best");
   const std::vector<std::array<int, 2>> shapes = {

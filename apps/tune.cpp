@@ -12,7 +12,7 @@
 #include "leaf/first_use.hpp"
 #include "leaf/kernels/streaming.hpp"
 #include "runtime/runtime.hpp"
-#include "wisdom/wisdom.hpp"
+#include "machine/wisdom.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -39,7 +39,7 @@ PUBLIC_HEADERS = {
     "error.hpp": "types",
     "gemm.hpp": "recursive",
     "gpu.hpp": "recursive",
-    "machine.hpp": "runtime",
+    "machine.hpp": "machine",
     "placement.hpp": "recursive",
     "plan.hpp": "recursive",
     "prism.hpp": None,

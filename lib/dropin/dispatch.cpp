@@ -13,9 +13,10 @@
 #include "../leaf/first_use.hpp"
 #include "../leaf/kernels/streaming.hpp"
 #include "../recursive/local_planner.hpp"
+#include "../simd/simd.hpp"
 #include "../runtime/runtime.hpp"
 #include "gpu_route.hpp"
-#include "../wisdom/wisdom.hpp"
+#include "../machine/wisdom.hpp"
 #include "rate_model.hpp"
 
 #include <unistd.h>
@@ -229,7 +230,7 @@ struct stats_printer {
                                                 : "private copy, 1 thread",
                        leaf->kernels() ? ", kernels " : "", leaf->kernels() ? leaf->kernels()->running.c_str() : "");
       if (detail::streaming_leaf_ran())
-        std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::streaming_target());
+        std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::simd_target());
     }
     if (verdict_ready.load(std::memory_order_acquire))
       std::fprintf(stderr, "prism:   backend kernels: %s\n", the_verdict.text.c_str());

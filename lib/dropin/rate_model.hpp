@@ -26,7 +26,7 @@ struct rates {
   double efficiency = 0.95;   ///< prism_efficiency: the machine description's dropin_efficiency
 };
 
-/// The model's prism_efficiency (machine_key::dropin_efficiency, lib/runtime/machine.cpp):
+/// The model's prism_efficiency (machine_key::dropin_efficiency, lib/machine/machine.cpp):
 /// prism's rate on squares and wide products as a share of threads x its leaf rate. With
 /// the same kernels on both sides, prism is 0.97-1.00x threaded OpenBLAS there
 /// (bench/results/full-2026-11-22.md), and threaded OpenBLAS reaches 0.96-0.99x twice its

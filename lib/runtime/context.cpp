@@ -173,20 +173,9 @@ std::string context::describe() const {
 }
 
 std::uint64_t parse_size(const std::string& text) {
-  const char* s = text.c_str();
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || errno != 0 || text.find('-') != std::string::npos || std::isspace(static_cast<unsigned char>(s[0])))
-    throw error("not a non-negative integer: '" + text + "'");
-  std::uint64_t mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
-  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
-  if (*end != '\0') throw error("trailing characters in '" + text + "' (the suffix may be K, M or G)");
-  std::uint64_t out = 0;
-  if (__builtin_mul_overflow(std::uint64_t(v), mult, &out)) throw error("value too large: '" + text + "'");
-  return out;
+  const detail::checked<std::uint64_t> size = detail::parse_size_text(text);
+  if (!size.problem.empty()) throw error(size.problem);
+  return size.value;
 }
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include "blis_expert.hpp"
 
-#include "../../wisdom/wisdom.hpp"
+#include "../../machine/wisdom.hpp"
 
 #include <dlfcn.h>
 
@@ -240,7 +240,7 @@ struct leaf_loader {
 
   // Chooses among the OpenBLAS sets this CPU runs and this file carries, where the order is
   // not certain from the features (leaf_kernels.hpp: classes 4 and 3), by timing each on a
-  // short probe, and keeps the verdict for this CPU (lib/wisdom): the next process loads
+  // short probe, and keeps the verdict for this CPU (lib/machine/wisdom.hpp): the next process loads
   // the winner directly. OpenBLAS re-selects its core type when gotoblas_dynamic_quit() and
   // gotoblas_dynamic_init() run again (exported by its DYNAMIC_ARCH builds; they only swap
   // the kernel table and its block sizes), so every set is timed in prism's one copy, before

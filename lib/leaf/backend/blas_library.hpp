@@ -12,7 +12,6 @@
 // no BLAS globally, so RTLD_LOCAL alone keeps the copies apart there.
 #pragma once
 
-#include <prism/context.hpp>
 #include <prism/types.hpp>
 
 #include "leaf_kernels.hpp"

@@ -2,7 +2,7 @@
 // of prism's leaf libraries (leaf_kernels.hpp).
 #include "leaf_kernels.hpp"
 
-#include "../../wisdom/wisdom.hpp"
+#include "../../machine/wisdom.hpp"
 
 #include <prism/error.hpp>
 

@@ -16,7 +16,7 @@
 // order is not certain a short probe decides: OpenBLAS's sets are timed in prism's one
 // copy (blas_library.cpp), and its verdict on 512 against 256 bits orders BLIS's
 // configurations too (BLIS fixes its configuration once per copy, so it cannot be timed
-// in-process). The verdict is kept per CPU (lib/wisdom), so the probe runs once per machine.
+// in-process). The verdict is kept per CPU (lib/machine/wisdom.hpp), so the probe runs once per machine.
 //
 // prism applies the choice only to its own copies (blas_library.cpp says how), never to a
 // copy the host loaded. PRISM_LEAF_KERNELS overrides, for experiments. docs/planning.md
@@ -133,7 +133,7 @@ bool wide_vectors_first();
 bool wide_vectors_measured();
 
 /// Records the probe's verdict (wide_vectors_first) for this process, and with `keep` for
-/// this machine (lib/wisdom).
+/// this machine (lib/machine/wisdom.hpp).
 void set_wide_vectors_first(bool wide, bool keep);
 
 /// What prism chose for one leaf library, and why (`prism leaves`, PRISM_STATS).

@@ -48,7 +48,7 @@ namespace prism::detail {
 // A BLAS packs op(A) and op(B) before its micro-kernels run; for m, n <= 64 packing moves
 // as many bytes as the product needs flops to hide, and the streaming leaf does not pack.
 //
-// The byte thresholds are the machine's (lib/runtime/machine.cpp): "from 2 MiB" there is
+// The byte thresholds are the machine's (lib/machine/machine.cpp): "from 2 MiB" there is
 // mc's stream_bytes (the model: twice one core's L2), the complex dot kernel's "far beyond
 // cache" 4 times its stream_dot_bytes, "from k = 128" its stream_complex_k; `prism tune`
 // and the first long call measure them.

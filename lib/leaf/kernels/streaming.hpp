@@ -16,7 +16,7 @@
 //
 // The SIMD code is Google Highway's (Debian libhwy-dev) with runtime dispatch: it is built
 // for AVX-512, AVX2 and a scalar fallback (NEON/SVE on Arm) and runs the best one this CPU
-// has, whatever the environment says (PRISM_SIMD may hold it lower: targets.cpp). One file
+// has, whatever the environment says (PRISM_SIMD may hold it lower: lib/simd). One file
 // per kernel family, each compiled once per target: dot.cpp, outer.cpp (with its tiles in
 // outer-inl.h), panel.cpp, diagonal.cpp (rank-k triangles) and pack.cpp; tiling.cpp cuts a
 // leaf into their tasks (tasks.hpp), and auto_rule.cpp holds the rule for `auto`.
@@ -92,20 +92,7 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 /// the run in bench/results/leaf-syrk-*.txt).
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k);
 
-/// The instruction set the streaming kernel runs on this CPU, e.g. "AVX3" (AVX-512) or
-/// "AVX2" (Highway's name for the dispatched target).
-const char* streaming_target();
-
 /// True once a streaming leaf has run in this process (for PRISM_STATS; loads nothing).
 bool streaming_leaf_ran() noexcept;
-
-/// The instruction sets the streaming kernel may dispatch to on this CPU (Highway's target
-/// bits, e.g. HWY_AVX3 | HWY_AVX2 | HWY_SCALAR).
-std::int64_t streaming_supported_targets();
-
-/// Test hook: the dispatcher sees only `targets` (Highway's bits) from the next call on;
-/// 0 gives it back the CPU's own. Highway's dispatch is compiled into prism, hidden, so
-/// this is the only way to reach it from outside the library.
-void streaming_force_targets(std::int64_t targets);
 
 }  // namespace prism::detail

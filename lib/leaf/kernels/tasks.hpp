@@ -1,7 +1,7 @@
 // lib/leaf/kernels/tasks.hpp — what the streaming leaf's driver (tiling.cpp) hands its
 // kernels: one task type per kernel family, the plain loops each family falls back to on a
 // CPU with no SIMD target, and the entry points that dispatch to the best target this CPU
-// runs (dot.cpp, outer.cpp, panel.cpp, diagonal.cpp, pack.cpp; targets.cpp says which).
+// runs (dot.cpp, outer.cpp, panel.cpp, diagonal.cpp, pack.cpp; lib/simd says which).
 //
 // Every kernel file is compiled once per instruction set by Highway (foreach_target, with
 // its own HWY_TARGET_INCLUDE) and includes this header first, so that the targets it leaves
@@ -18,6 +18,8 @@
 
 
 #include "streaming.hpp"
+
+#include "../../simd/simd.hpp"
 
 #include <complex>
 #include <cstdint>
@@ -43,7 +45,7 @@ struct task {
   // 128 KiB chunks than with 32 KiB; the outer kernel ran 'NN' 16 x 16 best at 16-32 KiB;
   // 8 KiB in flight over all streams (4-16 KiB were within noise) lifted single-pass 'NN'
   // 4 x 4 and 8 x 8 from ~15-20 to 40-50 GB/s. The model scales these with the caches
-  // (lib/runtime/machine.cpp); `prism tune` measures them.
+  // (lib/machine/machine.cpp); `prism tune` measures them.
   std::int64_t dot_chunk_bytes = 0;    ///< dot: bytes of L and R per k-chunk when tiles share it
   std::int64_t outer_chunk_bytes = 0;  ///< outer: likewise
   std::int64_t flight_bytes = 0;       ///< prefetch distance, over all streams, when k is not chunked
@@ -210,10 +212,7 @@ void syrk_chunk(const syrk_task& t);
 template <scalar T>
 void pack_chunk(const pack_task& t);
 
-/// Applies PRISM_SIMD once, before the first kernel runs (targets.cpp).
-void apply_simd_choice();
-
-/// Notes that a streaming leaf has run in this process (streaming_leaf_ran).
+/// Notes that a streaming leaf has run in this process (streaming_leaf_ran; tiling.cpp).
 void note_leaf_ran() noexcept;
 
 }  // namespace prism::detail::streaming

@@ -55,7 +55,17 @@ const streaming_sizes& described_sizes() {
   static const streaming_sizes s = streaming_sizes_of(default_description());
   return s;
 }
+
+std::atomic<bool> leaf_ran{false};
 }  // namespace
+
+namespace streaming {
+void note_leaf_ran() noexcept {
+  if (!leaf_ran.load(std::memory_order_relaxed)) leaf_ran.store(true, std::memory_order_relaxed);
+}
+}  // namespace streaming
+
+bool streaming_leaf_ran() noexcept { return leaf_ran.load(std::memory_order_relaxed); }
 
 streaming_sizes streaming_sizes_of(const machine_description& mc) {
   auto bytes = [&](machine_key k) { return std::max<std::int64_t>(64, std::int64_t(mc.value(k))); };

@@ -1,36 +1,31 @@
-// lib/leaf/kernels/targets.cpp — the instruction sets the streaming kernels run: which
-// targets this CPU has, PRISM_SIMD's choice among them, the name of the one dispatched, and
-// whether a streaming leaf has run.
-#include "tasks.hpp"
+// lib/simd/simd.cpp — the instruction set prism's own kernels run: which targets this CPU
+// has, PRISM_SIMD's choice among them, and the name of the one dispatched.
+#include "simd.hpp"
 
-#include "../../environment/environment.hpp"
+#include "../environment/environment.hpp"
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "leaf/kernels/targets.cpp"
+#define HWY_TARGET_INCLUDE "simd/simd.cpp"
 #include <hwy/foreach_target.h>  // re-includes this file once per target
 #include <hwy/highway.h>
 
 HWY_BEFORE_NAMESPACE();
-namespace prism::detail::streaming {
+namespace prism::detail::simd {
 namespace HWY_NAMESPACE {
 const char* target_name() { return hwy::TargetName(HWY_TARGET); }
 }  // namespace HWY_NAMESPACE
-}  // namespace prism::detail::streaming
+}  // namespace prism::detail::simd
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace prism::detail {
 
-namespace streaming {
+namespace simd {
 HWY_EXPORT(target_name);
-
-namespace {
-std::atomic<bool> ran{false};
-}  // namespace
+}  // namespace simd
 
 // PRISM_SIMD (read once, before the first kernel runs): "avx2" keeps the kernels off every
 // target above AVX2, "scalar" off every SIMD target (the plain loops), so tests and
@@ -51,21 +46,14 @@ void apply_simd_choice() {
   });
 }
 
-void note_leaf_ran() noexcept {
-  if (!ran.load(std::memory_order_relaxed)) ran.store(true, std::memory_order_relaxed);
-}
-}  // namespace streaming
-
-const char* streaming_target() {
-  streaming::apply_simd_choice();
-  return HWY_DYNAMIC_DISPATCH(streaming::target_name)();
+const char* simd_target() {
+  apply_simd_choice();
+  return HWY_DYNAMIC_DISPATCH(simd::target_name)();
 }
 
-bool streaming_leaf_ran() noexcept { return streaming::ran.load(std::memory_order_relaxed); }
+std::int64_t simd_supported_targets() { return hwy::SupportedTargets(); }
 
-std::int64_t streaming_supported_targets() { return hwy::SupportedTargets(); }
-
-void streaming_force_targets(std::int64_t targets) { hwy::SetSupportedTargetsForTest(targets); }
+void simd_force_targets(std::int64_t targets) { hwy::SetSupportedTargetsForTest(targets); }
 
 }  // namespace prism::detail
 #endif  // HWY_ONCE

@@ -1,4 +1,4 @@
-// lib/wisdom/wisdom.hpp — what prism measured on this machine the first time a decision
+// lib/machine/wisdom.hpp — what prism measured on this machine the first time a decision
 // needed it, kept per CPU in the user's cache folder (FFTW's wisdom).
 //
 // Some of prism's choices cannot be read off the CPU's features or sizes with certainty:

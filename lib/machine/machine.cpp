@@ -1,4 +1,4 @@
-// lib/runtime/machine.cpp — the machine description: the model's values, the text form,
+// lib/machine/machine.cpp — the machine description: the model's values, the text form,
 // the machine file.
 //
 // The model. Every rule threshold is written against this machine's own sizes; the
@@ -60,13 +60,13 @@
 // may set it, and PRISM_RANK_BANDWIDTH or context::set_rank_rates override it).
 // Without an L2 in the topology, the L2 is taken as the last level's share, else 1 MiB;
 // without an L1, 32 KiB.
-#include <prism/context.hpp>
 #include <prism/error.hpp>
 #include <prism/machine.hpp>
+#include <prism/topology.hpp>
 
 #include "../environment/environment.hpp"
-#include "../leaf/kernels/streaming.hpp"
-#include "../wisdom/wisdom.hpp"
+#include "../simd/simd.hpp"
+#include "wisdom.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -368,7 +368,7 @@ machine_description machine_description::load(const std::string& path) {
 }
 
 machine_description machine_description::detect() {
-  const std::string simd = detail::streaming_target();
+  const std::string simd = detail::simd_target();
   return model(topology::from_env(), this_cpu(), simd, bits_of_target(simd));
 }
 
@@ -385,7 +385,7 @@ machine_description machine_description::from_env() {
   const bool named = !env.machine.empty();
   const std::string path = named ? env.machine : env.machine_file;
   // Without a machine file, this machine's description takes what prism measures at first
-  // use (lib/wisdom); a file, once read, replaces it whole (tune measured more).
+  // use (lib/machine/wisdom.hpp); a file, once read, replaces it whole (tune measured more).
   machine_description first_use = here;
   first_use.first_use_ = env.first_use.get();
   if (path.empty()) return first_use;

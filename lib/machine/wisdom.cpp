@@ -1,4 +1,4 @@
-// lib/wisdom/wisdom.cpp — first-use measurements kept per CPU (wisdom.hpp).
+// lib/machine/wisdom.cpp — first-use measurements kept per CPU (wisdom.hpp).
 #include "wisdom.hpp"
 
 #include "../environment/environment.hpp"
@@ -143,7 +143,7 @@ bool wisdom::keep(const std::map<std::string, std::string>& pairs) {
   {
     std::ofstream out(temp);
     if (!out) return false;
-    out << "# prism's first-use measurements for this CPU (lib/wisdom); delete the file to measure again\n"
+    out << "# prism's first-use measurements for this CPU (lib/machine/wisdom.hpp); delete the file to measure again\n"
         << "version: " << format_version << "\ncpu: " << cpu_ << "\n";
     for (const auto& [k, v] : values_) out << k << ": " << v << "\n";
     out.flush();
