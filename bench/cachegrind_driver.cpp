@@ -22,7 +22,7 @@
 #include <prism/prism.hpp>
 #include <prism/traffic.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>

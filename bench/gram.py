@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The `gram` set (issue 14): NumPy-shaped A.T @ A (?syrk / ?herk) with prism against OpenBLAS
+"""The `gram` set: NumPy-shaped A.T @ A (?syrk / ?herk) with prism against OpenBLAS
 and BLIS at every kernel set this CPU runs, in one run, as a markdown table and a plot; NumPy's
 own call (column-major 'L', 'N' on the n x k view of a C-order array) and, in rows of their
 own, the Fortran layout's ('U', 'T' on a column-major k x n A: bench/gram_bench.cpp).

@@ -21,7 +21,7 @@
 // on the process: how the 1 GiB of 4 KiB pages happened to be laid out, which no best-of
 // within a process smooths over.)
 //
-// Default shapes (issue 14): NumPy's 2^22x32, 2^20x64, 2^24x8 and z herk 2^20x32; then the
+// Default shapes: NumPy's 2^22x32, 2^20x64, 2^24x8 and z herk 2^20x32; then the
 // Fortran layout's 2^22x32 and 2^20x64.
 // Each implementation runs every shape --reps times (default 5) after one warm-up; the best
 // time is printed with GF/s (n(n+1)k real flops, x4 complex), the bandwidth of reading A
@@ -33,7 +33,7 @@
 // the FMA kernel and the privately opened BLAS builds.
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "bandwidth.hpp"
 #include "fma_peak.hpp"
 
@@ -101,7 +101,7 @@ template <class T>
 class operand {
  public:
   operand(std::size_t count, bool huge)
-      : memory_(prism_bench::operand_memory(count * sizeof(T), huge)), data_(static_cast<T*>(memory_.get())),
+      : memory_(prism_probes::operand_memory(count * sizeof(T), huge)), data_(static_cast<T*>(memory_.get())),
         count_(count) {}
   T* data() const { return data_; }
   std::size_t size() const { return count_; }
@@ -109,7 +109,7 @@ class operand {
   T* end() const { return data_ + count_; }
 
  private:
-  std::unique_ptr<void, prism_bench::free_deleter> memory_;
+  std::unique_ptr<void, prism_probes::free_deleter> memory_;
   T* data_;
   std::size_t count_;
 };
@@ -221,11 +221,11 @@ int main(int argc, char** argv) {
   double peak = 0, bandwidth = 0;
   if (probes) {
     double fma_flops = 0;
-    const double fma_seconds = seconds([&] { fma_flops = prism_bench::fma_peak_double(nproc, 1 << 24); });
+    const double fma_seconds = seconds([&] { fma_flops = prism_probes::fma_peak_double(nproc, 1 << 24); });
     peak = fma_flops / fma_seconds;
-    bandwidth = prism_bench::read_bandwidth(nproc, std::size_t(2) << 30, 10).best_bytes_per_s;
+    bandwidth = prism_probes::read_bandwidth(nproc, std::size_t(2) << 30, 10).best_bytes_per_s;
     std::printf("# gram: %d threads, read bandwidth %.1f GB/s (%s loads), FMA peak %.1f GF/s (double, %s); prism %s\n",
-                nproc, bandwidth * 1e-9, prism_bench::bandwidth_isa(), peak * 1e-9, prism_bench::fma_isa(),
+                nproc, bandwidth * 1e-9, prism_probes::bandwidth_isa(), peak * 1e-9, prism_probes::fma_isa(),
                 prism::version());
   }
   if (probes_only) return 0;

@@ -23,7 +23,7 @@
 // environment and with --only and --label (impl names become e.g. openblas@SkylakeX), and
 // merges the JSON; --list-shapes, --pick and --print-kernel-sets exist for it.
 //
-// Each BLAS build is opened privately (lib/blas/blas_library.hpp), so the serial and the
+// Each BLAS build is opened privately (lib/leaf/backend/blas_library.hpp), so the serial and the
 // pthread copies of one library live side by side and a thread setting made on one copy
 // does not touch another.
 //
@@ -31,7 +31,8 @@
 // --benchmark_out_format=json --benchmark_filter=...):
 //   --set=quick|full|dropin|peers  shape set (default quick); dropin: the drop-in library's
 //                           acceptance shapes, impls prism,prism_blas,openblas by default;
-//                           peers: issue 13's shapes (double only by default)
+//                           peers: prism against each peer at its best kernel set
+//                           (double only by default)
 //   --shapes=MxNxK[:TT],... ad-hoc shapes instead of a set (TT = transa transb, default NN)
 //   --type=d|s|both         element type(s) (default: d for the quick set, both otherwise;
 //                           threaded BLIS alone can take minutes on this VM, see below)
@@ -70,7 +71,7 @@
 // budget keeps such runs from dominating the quick set.
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "bandwidth.hpp"
 #include "fma_peak.hpp"
 
@@ -339,7 +340,7 @@ std::vector<shape> shape_set(const std::string& name) {
     nn(2048, 2048, 2048, "square");
     for (std::int64_t b : {16, 32, 64, 96, 128}) nn(b, b, b, "cube");
   } else if (name == "peers") {
-    // Issue 13's shapes, where prism is compared with each peer at its best kernel set:
+    // The shapes where prism is compared with each peer at its best kernel set:
     // block-Krylov 4x4 and 8x8 (memory-bound: the read-bandwidth roofline), CARMA 64x64,
     // the Gram product, one wide and one square shape, and the cubes up to 128.
     nn(4, 4, p24, "krylov");
@@ -751,18 +752,18 @@ void bm_fma_peak(benchmark::State& st) {
   const std::int64_t steps = std::int64_t{1} << 23;
   double flops = 0;
   for (auto _ : st) {
-    flops = std::is_same_v<T, double> ? prism_bench::fma_peak_double(threads, steps)
-                                      : prism_bench::fma_peak_float(threads, steps);
+    flops = std::is_same_v<T, double> ? prism_probes::fma_peak_double(threads, steps)
+                                      : prism_probes::fma_peak_float(threads, steps);
   }
   st.counters["gflops"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["gflops_per_thread"] =
       benchmark::Counter(flops * 1e-9 / threads, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["flop"] = flops;
   st.counters["threads"] = threads;
-  st.counters["vector_bits"] = prism_bench::fma_vector_bytes() * 8;
-  st.counters["pinned"] = prism_bench::fma_pinned() ? 1 : 0;
-  st.SetLabel(std::string("impl=fma_peak type=") + type_letter<T>() + " isa=" + prism_bench::fma_isa() +
-              " chains=" + std::to_string(prism_bench::fma_chains()));
+  st.counters["vector_bits"] = prism_probes::fma_vector_bytes() * 8;
+  st.counters["pinned"] = prism_probes::fma_pinned() ? 1 : 0;
+  st.SetLabel(std::string("impl=fma_peak type=") + type_letter<T>() + " isa=" + prism_probes::fma_isa() +
+              " chains=" + std::to_string(prism_probes::fma_chains()));
 }
 
 // One call: allocates the probe's array, fills it, times the passes and frees it, so it
@@ -773,10 +774,10 @@ void bm_bandwidth(benchmark::State& st) {
   g_ops = operands{};
   const int threads = hardware_threads();
   const int passes = std::max(g_opt->reps, 10);
-  prism_bench::bandwidth_result r;
+  prism_probes::bandwidth_result r;
   for (auto _ : st) {
     try {
-      r = prism_bench::read_bandwidth(threads, g_opt->bandwidth_mib << 20, passes);
+      r = prism_probes::read_bandwidth(threads, g_opt->bandwidth_mib << 20, passes);
     } catch (const std::exception& e) {
       st.SkipWithError((std::string("bandwidth probe failed: ") + e.what()).c_str());
       break;
@@ -789,7 +790,7 @@ void bm_bandwidth(benchmark::State& st) {
   st.counters["passes"] = r.passes;
   st.counters["threads"] = r.threads;
   st.counters["pinned"] = r.pinned ? 1 : 0;
-  st.SetLabel(std::string("impl=bandwidth isa=") + prism_bench::bandwidth_isa() + " passes=" +
+  st.SetLabel(std::string("impl=bandwidth isa=") + prism_probes::bandwidth_isa() + " passes=" +
               std::to_string(r.passes) + " (best kept)");
 }
 
@@ -937,8 +938,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("min_time_s", num(opt.min_time));
   benchmark::AddCustomContext("budget_s", num(opt.budget_s));
   benchmark::AddCustomContext("start_time", date);
-  benchmark::AddCustomContext("fma_isa", prism_bench::fma_isa());
-  benchmark::AddCustomContext("bandwidth_isa", prism_bench::bandwidth_isa());
+  benchmark::AddCustomContext("fma_isa", prism_probes::fma_isa());
+  benchmark::AddCustomContext("bandwidth_isa", prism_probes::bandwidth_isa());
   benchmark::AddCustomContext("bandwidth_mib", std::to_string(opt.bandwidth_mib));
   benchmark::AddCustomContext("blas_env", blas_env);
   const auto [caches, l2_bytes] = cache_description();

@@ -19,7 +19,7 @@ if(NOT HWLOC_FOUND)
   prism_missing("hwloc" "libhwloc-dev")
 endif()
 
-# Google Highway: the SIMD code of the streaming leaves (lib/leaves/streaming.cpp), with
+# Google Highway: the SIMD code of the streaming leaves (lib/leaf/kernels/: one file per kernel family), with
 # runtime dispatch to the best instruction set of the CPU. The headers are libhwy-dev's; the
 # dispatch (hwy/targets.cc, hwy/per_target.cc) is compiled into each prism library from
 # Debian's source package of the same version (scripts/get-highway-source.sh), with hidden
@@ -49,7 +49,7 @@ if(EXISTS "${PRISM_HWY_SOURCE_DIR}/SOURCE")
   endif()
 endif()
 
-# The BLAS builds are opened at run time with dlopen (lib/blas/blas_library.hpp), never
+# The BLAS builds are opened at run time with dlopen (lib/leaf/backend/blas_library.hpp), never
 # linked: their paths are recorded here. Debian keeps each build in its own directory.
 set(_arch_dir /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
 function(prism_find_blas var dir name package)

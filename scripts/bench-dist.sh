@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The distributed benchmark (issue 11 item 7, issue 12 item 5; bench/dist/README.md). One run
+# The distributed benchmark (bench/dist/README.md). One run
 # does three parts:
 #  (a) volume: for each P in {2,4,7,8,12,13,16} and each shape (2048^3, 256x256x262144,
 #      4096x4096x256), `mpirun --oversubscribe -np P prism run M N K --threads 1 --reps 1 --json`:
@@ -8,7 +8,7 @@
 #  (b) time at np = 2 (not oversubscribed): `prism run M N K --threads 1 --reps 3 --json` and
 #      `prism_pdgemm_bench M N K --reps 3` (Debian's ScaLAPACK pdgemm), alternating per shape;
 #      with --rounds 2 (the default) the second round runs them in the other order.
-#  (c) pdgemm (issue 12 item 5): the unmodified ScaLAPACK program prism_pdgemm_bench three ways,
+#  (c) pdgemm: the unmodified ScaLAPACK program prism_pdgemm_bench three ways,
 #      Debian's pdgemm_, prism through pdgemm_ (LD_PRELOAD of libprism_scalapack.so with
 #      PRISM_SCALAPACK_ROUTE=prism, and =auto), beside `prism run` (prism native), on 2048^3,
 #      256x256x262144, 4096x4096x256 and the Gram shape A^T B with m = n = 32, k = 4e6:
@@ -108,7 +108,7 @@ if [ "$build_it" = 1 ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPRISM_WITH_MPI=ON > /dev/null
   targets=(prism_cli prism_pdgemm_bench)
   [ "$do_pdgemm" = 1 ] && targets+=(prism_mpi_counter prism_mpi_counter_selftest)
-  # libprism_scalapack (issue 12) where this tree has it; part (c) skips its runs otherwise.
+  # libprism_scalapack (prism behind pdgemm_) where this tree has it; part (c) skips its runs otherwise.
   if [ "$do_pdgemm" = 1 ] && [ -z "$slib" ] &&
      cmake --build "$build" --target help 2>/dev/null | grep -qE '(^|[ .:])prism_scalapack($|[ :])'; then
     targets+=(prism_scalapack)

@@ -8,7 +8,7 @@
 #   bash scripts/bench.sh dropin       the drop-in libprism_blas vs prism and its backend
 #   bash scripts/bench.sh dropin-cubes the dropin set's cubes <= 128 again: prism_blas and
 #                                      openblas only, 15 repetitions in random interleaved order
-#   bash scripts/bench.sh peers        issue 13's shapes, each peer library with its default
+#   bash scripts/bench.sh peers        the peers set's shapes, each peer library with its default
 #                                      kernel set and with every other set this CPU runs
 #                                      (one process per set, interleaved per shape; far
 #                                      longer than quick)
@@ -17,7 +17,7 @@
 #                                      BLIS_ARCH_TYPE removed from the environment (as on a
 #                                      machine that sets none of them)
 #   bash scripts/bench.sh [--clean-env] gram
-#                                      issue 14's A.T @ A shapes (?syrk / ?herk): prism against
+#                                      the gram set's A.T @ A shapes (?syrk / ?herk): prism against
 #                                      OpenBLAS and BLIS at every kernel set (bench/gram.py)
 # options (before the set):
 #   --clean-env              remove those variables from every process (recorded in the JSON)
@@ -85,7 +85,7 @@ when=$(date -u -d "@$now" '+%Y-%m-%d %H:%M')
 mkdir -p bench/runs
 mkdir "$run"  # fails rather than reuse the folder of another run started the same second
 py=/usr/bin/python3; [ -x "$py" ] || py=python3   # Debian's python3 has matplotlib
-if [ "$set_name" = gram ]; then  # issue 14: A.T @ A (?syrk / ?herk), its own driver (bench/gram.py)
+if [ "$set_name" = gram ]; then  # the gram set: A.T @ A (?syrk / ?herk), its own driver (bench/gram.py)
   "$py" bench/gram.py --build "$build" --out-dir "$run" --reps "$reps" $([ "$clean" = 1 ] && echo --clean-env)
   for f in "$run"/gram.*; do mv "$f" "$run/bench.${f##*.}"; done
   echo "bench.sh: table $run/bench.md, plot $run/bench.png, raw $run/bench.json"

@@ -2,9 +2,11 @@
 """The tree's three structural rules, checked (ctest `tree_rules`; docs/development.md "The ladder").
 
 1. The folders of lib/ form a one-way ladder: no folder includes, directly or through
-   others, a folder that includes it back. An include of another folder is written
-   `#include "../name/file.hpp"` (or "name/file.hpp" from lib/); public headers
-   (<prism/...>) are the API and not counted.
+   others, a folder that includes it back. Every include counts: a private one
+   (`#include "../name/file.hpp"`, "name/file.hpp" from lib/, or a file in a sub-folder,
+   resolved to the folder of lib/ it lands in) and a public one (`<prism/X.hpp>`), which
+   counts as the interface of the folder that implements it (PUBLIC_HEADERS: an explicit
+   map, checked; a public header missing from it fails the tree).
 2. No function in lib/ is longer than 100 lines (universal-ctags' function extents).
 3. Environment variables are read in one place: no file of lib/ outside lib/environment/
    calls getenv, setenv or unsetenv (lib/environment/environment.hpp reads every variable
@@ -24,7 +26,30 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.path.join(ROOT, "lib")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:\.\./)?([A-Za-z_0-9]+)/')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+PUBLIC_INCLUDE = re.compile(r'^\s*#\s*include\s+<prism/([A-Za-z_0-9]+\.hpp)>')
+PUBLIC = os.path.join(ROOT, "include", "prism")
+# Each public header, as the interface of the lib/ folder whose .cpp files define what it
+# declares (that folder must include it from one of its .cpp files; the check says so when
+# it does not). prism.hpp, the umbrella, maps to None: lib/ never includes it.
+PUBLIC_HEADERS = {
+    "bounds.hpp": "bounds",
+    "context.hpp": "runtime",
+    "dist.hpp": "dist",
+    "error.hpp": "types",
+    "gemm.hpp": "recursive",
+    "gpu.hpp": "recursive",
+    "machine.hpp": "machine",
+    "placement.hpp": "recursive",
+    "plan.hpp": "recursive",
+    "prism.hpp": None,
+    "rank_model.hpp": "ranks",
+    "syrk.hpp": "recursive",
+    "topology.hpp": "numa",
+    "traffic.hpp": "bounds",
+    "types.hpp": "types",
+    "version.hpp": "recursive",
+}
 MAX_LINES = 100
 ENV_MODULE = "environment"
 ENV_CALL = re.compile(r'\b(?:secure_)?(?:getenv|setenv|unsetenv|putenv)\s*\(')
@@ -34,20 +59,69 @@ ENV_CALL = re.compile(r'\b(?:secure_)?(?:getenv|setenv|unsetenv|putenv)\s*\(')
 ENV_EXCEPTIONS = {}
 
 
-def folder_graph():
-    """{folder: {folders it includes}} over lib/'s folders."""
+def lib_files():
+    """[(folder, path)] of every C/C++ source and header under lib/."""
+    out = []
+    for f in sorted(d for d in os.listdir(LIB) if os.path.isdir(os.path.join(LIB, d))):
+        for dirpath, _, files in os.walk(os.path.join(LIB, f)):
+            for name in sorted(files):
+                if name.endswith((".cpp", ".hpp", ".h", ".c")):
+                    out.append((f, os.path.join(dirpath, name)))
+    return out
+
+
+def included_folder(path, target):
+    """The folder of lib/ that `#include "target"` in file `path` lands in, or None."""
+    for base in (os.path.dirname(path), LIB):
+        full = os.path.normpath(os.path.join(base, target))
+        if os.path.exists(full) and full.startswith(LIB + os.sep):
+            return os.path.relpath(full, LIB).split(os.sep)[0]
+    return None
+
+
+def public_header_problems():
+    """["what is wrong"] with PUBLIC_HEADERS against include/prism/ and lib/."""
+    headers = sorted(n for n in os.listdir(PUBLIC) if n.endswith(".hpp"))
+    found = [f"include/prism/{h}: not in check_tree.py's PUBLIC_HEADERS (name the lib/ folder that implements it)"
+             for h in headers if h not in PUBLIC_HEADERS]
+    found += [f"PUBLIC_HEADERS names {h}, which include/prism/ does not have" for h in PUBLIC_HEADERS if h not in headers]
+    includers = {}
+    for folder, path in lib_files():
+        if not path.endswith(".cpp"):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                m = PUBLIC_INCLUDE.match(line)
+                if m:
+                    includers.setdefault(m.group(1), set()).add(folder)
+    for h, folder in sorted(PUBLIC_HEADERS.items()):
+        if folder is None and h in includers:
+            found.append(f"<prism/{h}> is the umbrella header; lib/{', lib/'.join(sorted(includers[h]))} includes it")
+        elif folder is not None and folder not in includers.get(h, set()):
+            found.append(f"PUBLIC_HEADERS says lib/{folder}/ implements <prism/{h}>, but no .cpp there includes it")
+    return found
+
+
+def folder_graph(why=None):
+    """{folder: {folders it includes}} over lib/'s folders; `why`, when given, collects
+    {(folder, included folder): ["path: include"]}."""
     folders = sorted(d for d in os.listdir(LIB) if os.path.isdir(os.path.join(LIB, d)))
     graph = {f: set() for f in folders}
-    for f in folders:
-        for dirpath, _, files in os.walk(os.path.join(LIB, f)):
-            for name in files:
-                if not name.endswith((".cpp", ".hpp", ".h", ".c")):
-                    continue
-                with open(os.path.join(dirpath, name), encoding="utf-8", errors="replace") as fh:
-                    for line in fh:
-                        m = INCLUDE.match(line)
-                        if m and m.group(1) in graph and m.group(1) != f:
-                            graph[f].add(m.group(1))
+    for f, path in lib_files():
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                to = None
+                m = INCLUDE.match(line)
+                if m:
+                    to = included_folder(path, m.group(1))
+                else:
+                    p = PUBLIC_INCLUDE.match(line)
+                    if p:
+                        to = PUBLIC_HEADERS.get(p.group(1))
+                if to is not None and to in graph and to != f:
+                    graph[f].add(to)
+                    if why is not None:
+                        why.setdefault((f, to), []).append(os.path.relpath(path, ROOT) + ": " + line.strip())
     return graph
 
 
@@ -144,7 +218,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ladder", action="store_true", help="print the folders floor by floor")
     args = ap.parse_args()
-    graph = folder_graph()
+    why = {}
+    graph = folder_graph(why)
     loops = cycles(graph)
     if args.ladder:
         if loops:
@@ -156,9 +231,17 @@ def main():
             print(f"floor {floor[f]}  lib/{f}/  includes {below}")
         return 0
     failed = False
+    for problem in public_header_problems():
+        print(f"check_tree: {problem}")
+        failed = True
     for c in loops:
         edges = [f"{a} -> {b}" for a in c for b in sorted(graph[a]) if b in c]
         print(f"check_tree: folders that include each other: {', '.join(c)} ({'; '.join(edges)})")
+        for a in c:
+            for b in sorted(graph[a]):
+                if b in c:
+                    for where in why[(a, b)]:
+                        print(f"check_tree:   {a} -> {b}: {where}")
         failed = True
     for where in environment_reads():
         print(f"check_tree: {where}: reads the environment outside lib/{ENV_MODULE}/ "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The measurement behind the streaming leaf's `auto` rule (streaming_preferred in
-# lib/leaves/streaming.cpp): `prism leaves --streaming`, one thread, prism's streaming
+# lib/leaf/kernels/auto_rule.cpp): `prism leaves --streaming`, one thread, prism's streaming
 # kernel against its OpenBLAS and BLIS leaves (the private copies, on the kernel sets prism
 # chooses for the CPU: AVX-512 here, whatever OPENBLAS_CORETYPE / BLIS_ARCH_TYPE say) on
 # leaves with m, n <= 128, all four types, NN, TN and NT; str/best divides by the faster

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/cli_errors.sh PRISM [--dropin LIBPRISM_BLAS] [--mpiexec MPIEXEC] — walks the command
-# line's promise (apps/prism.cpp): every bad input (command, option, value, PRISM_* variable,
+# line's promise (apps/main.cpp): every bad input (command, option, value, PRISM_* variable,
 # a size this machine cannot hold, a flag the command would ignore) exits 2 with exactly one
 # line on stderr naming it and nothing on stdout; good invocations exit 0 with nothing on
 # stderr; help texts state the defaults the commands use. With --mpiexec: an error under
@@ -181,7 +181,7 @@ good "^problem z herk LC 1024 1024 1024$" -- plan 1024 1024 1024 --herk lc --typ
 good "^bfs n numa 256@1d,2t 256@1d,2t gemm@1d,2t" -- plan 512 512 512 --syrk LN --threads 4 --topology "numa:2 core:2 pu:1"
 good "^# small call: .* runs as one leaf on the caller's thread$" -- plan 8 8 8 --syrk LN
 good "^# empty update \(n or k is 0\)" -- plan 0 0 5 --syrk UN
-# plan --stats: per level, predicted elements, bound and ratio (issue 15); a flag of plan only.
+# plan --stats: per level, predicted elements, bound and ratio; a flag of plan only.
 good "^# L1 .* one thread; bound: sequential_io" -- plan 256 256 256 --threads 1 --stats --topology "package:1 l3:1(size=8MB) l2:1(size=1MB) l1d:1(size=49152) core:1 pu:1"
 good "^# numa .* parallel_io_minus_owned over 2 domains" -- plan 64 64 1048576 --stats --topology "package:2 numa:2 core:2 pu:1"
 good "^# ranks .* parallel_io_minus_owned over 8 ranks" -- plan 2048 2048 2048 --ranks 8 --threads 1 --stats
@@ -212,7 +212,7 @@ bad "^prism: --bandwidth: no level 'L9' here" -- bound 8 8 8 --topology "package
 good "^Theorem 2 \(COSMA\): Q - owned = 1\.573e6 words per rank" -- bound 2048 2048 2048 --ranks 8
 good "^usage: prism bound M N K" -- help bound
 good "machine balance: L3 bounds the run" -- bound 4096 4096 4096 --topology "package:1 l3:1(size=8MB) core:2 pu:1" --peak 50G --bandwidth L3=100M
-# prism bound --syrk (issue 28): C = A A^T needs M = N, takes --ranks and --type only, and
+# prism bound --syrk: C = A A^T needs M = N, takes --ranks and --type only, and
 # optional letters as plan's --syrk; refusals print nothing on stdout (and never probe).
 good "^SYRK lower bound, 3D case: 3144959\.96 words per rank \(25\.16 MB\)" -- bound 4096 4096 4096 --syrk --ranks 8
 good "^  case: 1D " -- bound 256 256 1048576 --syrk UT --ranks 16

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/first_use.sh PRISM — the first-use measurements (lib/wisdom, lib/leaf/first_use.hpp)
+# tests/first_use.sh PRISM — the first-use measurements (lib/machine/wisdom.hpp, lib/leaf/first_use.hpp)
 # through `prism tune --first-use`, which measures what the first long call would:
 #   - a fresh cache folder: measured once, within the budget (0.3 s at most), kept in this
 #     CPU's first-use file, and the description reads the values as "first use";

@@ -52,8 +52,8 @@ TEST_CASE("sequential: COSMA Theorem 1 and its greedy schedule") {
 
 TEST_CASE("parallel: COSMA Theorem 2, its two branches, minus what a rank owns") {
   // 2048^3 on 8: V = mnk/P = 2^30, V^(2/3) = 2^20. S unlimited, or S = 2^20 exactly: the
-  // cubic branch 3 * 2^20. Owned 3 * 2^22/8 = 1572864; Q - owned = 1572864 (1.573e6: the
-  // issue's acceptance line).
+  // cubic branch 3 * 2^20. Owned 3 * 2^22/8 = 1572864; Q - owned = 1572864 (1.573e6, the
+  // line `prism bound 2048 2048 2048 --ranks 8` prints).
   CHECK(parallel_io(2048, 2048, 2048, 8, inf) == Approx(3145728));
   CHECK(parallel_io(2048, 2048, 2048, 8, 1048576) == Approx(3145728));
   CHECK(owned(2048, 2048, 2048, 8) == Approx(1572864));

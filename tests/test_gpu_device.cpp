@@ -598,6 +598,25 @@ TEST_CASE("PRISM_GPU: the values it takes") {
   CHECK(parse_gpu_choice("emulate:1:2g").value.bytes == std::uint64_t(2) << 30);
 }
 
+TEST_CASE("sizes with a K, M or G suffix: one parser for PRISM_GPU's SIZE and prism::parse_size") {
+  using detail::parse_size_text;
+  CHECK(parse_size_text("0").value == 0);
+  CHECK(parse_size_text("64M").value == 64 * MiB);
+  CHECK(parse_size_text("3k").value == 3072);
+  CHECK(parse_size_text("18446744073709551615").value == ~std::uint64_t(0));
+  CHECK(parse_size_text("17179869183G").value == (std::uint64_t(17179869183) << 30));
+  for (const char* text : {"", "-1", " 5", "+5", "M"})
+    CHECK(parse_size_text(text).problem == "not a non-negative integer: '" + std::string(text) + "'");
+  for (const char* text : {"5 ", "5KB", "5T", "0x10", "5 K"})
+    CHECK(parse_size_text(text).problem ==
+          "trailing characters in '" + std::string(text) + "' (the suffix may be K, M or G)");
+  for (const char* text : {"18446744073709551616", "17179869184G", "99999999999999999999"})
+    CHECK(parse_size_text(text).problem == "value too large: '" + std::string(text) + "'");
+  CHECK(prism::parse_size("2G") == std::uint64_t(2) << 30);
+  CHECK_THROWS_WITH_AS(prism::parse_size("5KB"), "trailing characters in '5KB' (the suffix may be K, M or G)",
+                       prism::error);
+}
+
 TEST_CASE("PRISM_GPU: a bad value is said in one line and means auto") {
   using detail::gpu_choice;
   using detail::parse_gpu_choice;

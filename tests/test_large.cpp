@@ -8,7 +8,7 @@
 
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "support/reference.hpp"
 
 #include <oneapi/tbb/info.h>

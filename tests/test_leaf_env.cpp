@@ -12,9 +12,9 @@
 
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
-#include "blas/blis_expert.hpp"
-#include "blas/leaf_kernels.hpp"
+#include "leaf/backend/blas_library.hpp"
+#include "leaf/backend/blis_expert.hpp"
+#include "leaf/backend/leaf_kernels.hpp"
 
 #include <dlfcn.h>
 

@@ -1,15 +1,15 @@
 // tests/test_leaf_kernels.cpp — choosing the leaf libraries' kernel sets without loading
 // them: PRISM_LEAF_KERNELS parsing, the candidates for given CPU features, which sets a CPU
-// can run, and that scoped_env puts the environment back exactly. Internal: reads lib/blas.
+// can run, and that scoped_env puts the environment back exactly. Internal: reads lib/leaf/backend.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 
-#include "blas/blas_library.hpp"
-#include "blas/blis_expert.hpp"
-#include "blas/leaf_kernels.hpp"
+#include "leaf/backend/blas_library.hpp"
+#include "leaf/backend/blis_expert.hpp"
+#include "leaf/backend/leaf_kernels.hpp"
 
 #include <dlfcn.h>
 

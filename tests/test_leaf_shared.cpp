@@ -9,7 +9,7 @@
 
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 
 #include <dlfcn.h>
 

@@ -3,16 +3,16 @@
 // under concurrent calls (exact results on integer-valued inputs), single-threaded, and
 // isolated from the host's BLAS (prism never changes the thread setting of a BLAS the
 // caller uses). ctest runs it once per kernel set prism can pick on this CPU
-// (test_leaves_kernels_*); a set the CPU cannot run is Skipped. Internal: reads lib/blas.
+// (test_leaves_kernels_*); a set the CPU cannot run is Skipped. Internal: reads lib/leaf/backend.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "leaf/dispatch.hpp"
-#include "blas/blis_expert.hpp"
-#include "blas/leaf_kernels.hpp"
+#include "leaf/backend/blis_expert.hpp"
+#include "leaf/backend/leaf_kernels.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"
 #include "support/skip.hpp"

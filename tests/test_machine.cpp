@@ -6,7 +6,7 @@
 
 #include <prism/prism.hpp>
 
-#include "leaves/streaming.hpp"
+#include "leaf/kernels/streaming.hpp"
 #include "support/machines.hpp"
 
 #include <cstdio>
@@ -21,7 +21,7 @@ using namespace prism;
 
 namespace {
 
-// The model's rank rates when no machine file measured them (lib/runtime/machine.cpp).
+// The model's rank rates when no machine file measured them (lib/machine/machine.cpp).
 constexpr double model_rank_flops_per_thread = 50e9;
 constexpr double model_rank_bandwidth = 5e9;
 

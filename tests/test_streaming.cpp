@@ -1,17 +1,18 @@
-// tests/test_streaming.cpp — the streaming leaf (lib/leaves/streaming.hpp): a randomized
+// tests/test_streaming.cpp — the streaming leaf (lib/leaf/kernels/streaming.hpp): a randomized
 // sweep of the kernel against the long-double reference with the componentwise bound (all
 // four types, every trans pair, m, n in 1..16, odd k, k = 1, long k, padded leading
 // dimensions whose NaN padding must never reach C, alpha and beta in {0, 1, -1, other},
 // NaN in C with beta = 0), and the leaf kind through plans, prism::gemm and `auto`.
-// Internal: reads lib/leaves and lib/blas.
+// Internal: reads lib/leaf/kernels and lib/leaf/backend.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <prism/prism.hpp>
 
-#include "blas/blas_library.hpp"
+#include "leaf/backend/blas_library.hpp"
 #include "leaf/dispatch.hpp"
-#include "leaves/streaming.hpp"
+#include "leaf/kernels/streaming.hpp"
+#include "simd/simd.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"
 
@@ -207,13 +208,13 @@ TEST_CASE("streaming kernel, tiled (m or n above 16): randomized sweep within th
 // scalar fallback) run only on other CPUs, so Highway's test hook makes this CPU report
 // one at a time.
 TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU can run") {
-  const std::string best = detail::streaming_target();
+  const std::string best = detail::simd_target();
   int targets = 0;
   for (std::int64_t target : {std::int64_t(HWY_AVX3), std::int64_t(HWY_AVX2), std::int64_t(HWY_SCALAR)}) {
-    if ((detail::streaming_supported_targets() & target) == 0 && target != HWY_SCALAR) continue;
-    detail::streaming_force_targets(target);
+    if ((detail::simd_supported_targets() & target) == 0 && target != HWY_SCALAR) continue;
+    detail::simd_force_targets(target);
     INFO("target ", hwy::TargetName(target));
-    CHECK(std::string(detail::streaming_target()) == hwy::TargetName(target));
+    CHECK(std::string(detail::simd_target()) == hwy::TargetName(target));
     sweep<double>(60 + std::uint64_t(targets));
     sweep<std::complex<float>>(70 + std::uint64_t(targets));
     tiled_sweep<double>(80 + std::uint64_t(targets));
@@ -223,8 +224,8 @@ TEST_CASE("streaming kernel: the same sweep on every instruction set this CPU ca
     syrk_sweep<std::complex<float>>(99 + std::uint64_t(targets));
     ++targets;
   }
-  detail::streaming_force_targets(0);
-  CHECK(std::string(detail::streaming_target()) == best);
+  detail::simd_force_targets(0);
+  CHECK(std::string(detail::simd_target()) == best);
   // At least one SIMD set and the scalar fallback; with PRISM_SIMD=scalar (ctest's
   // test_streaming_simd_scalar) the SIMD sets are disabled, and only the fallback runs.
   const char* forced = std::getenv("PRISM_SIMD");
@@ -255,10 +256,10 @@ TEST_CASE("streaming kernels: right at any chunk size and prefetch distance the 
 }
 
 TEST_CASE("PRISM_SIMD forces the streaming kernels down to AVX2 or to the scalar fallback") {
-  // streaming_supported_targets asks prism's own copy of Highway's dispatch (hidden in
+  // simd_supported_targets asks prism's own copy of Highway's dispatch (hidden in
   // libprism) what this CPU supports.
   const char* forced = std::getenv("PRISM_SIMD");
-  const std::string target = detail::streaming_target();
+  const std::string target = detail::simd_target();
   const std::string described = default_description().simd();
   INFO("PRISM_SIMD=", forced != nullptr ? forced : "(unset)", ", target ", target, ", described ", described);
   CHECK(described == target);
@@ -269,7 +270,7 @@ TEST_CASE("PRISM_SIMD forces the streaming kernels down to AVX2 or to the scalar
     CHECK((target == "SCALAR" || target == "EMU128"));
   } else {
     // The best target built and supported: the lowest bit (Highway numbers targets best first).
-    const std::int64_t built = detail::streaming_supported_targets() & HWY_TARGETS;
+    const std::int64_t built = detail::simd_supported_targets() & HWY_TARGETS;
     CHECK(target == hwy::TargetName(built & -built));
   }
 }

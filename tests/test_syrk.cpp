@@ -225,7 +225,7 @@ TEST_CASE("a Gram shape split over k by two threads equals the reference") {
   CHECK(run_and_check(big, context_for(3, std::numeric_limits<std::size_t>::max(), 0), gen) == "");
 }
 
-// The streaming rank-k leaf (lib/leaves/streaming.hpp) on one thread, so the whole call is
+// The streaming rank-k leaf (lib/leaf/kernels/streaming.hpp) on one thread, so the whole call is
 // one leaf: every n from 1 to 40 (strips of 1..5 vectors, partial last vectors) and the
 // tiled sizes up to 128, both trans forms, both triangles, k across chunk boundaries.
 TEST_CASE("the streaming rank-k leaf matches the reference for every n up to 40 and the tiled sizes") {

@@ -1,5 +1,5 @@
 /* bench/dist/mpi_counter.c: a PMPI counter of the bytes each rank RECEIVES, to be
- * LD_PRELOADed into any MPI program (issue 12, item 5; bench/dist/README.md):
+ * LD_PRELOADed into any MPI program (bench/dist/README.md):
  *
  *   mpirun -np 4 -x LD_PRELOAD=build/bench/libprism_mpi_counter.so prog ...
  *

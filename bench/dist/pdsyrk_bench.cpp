@@ -1,5 +1,5 @@
-// bench/dist/pdsyrk_bench.cpp — the ScaLAPACK baseline of the distributed Gram matrix (issue 28,
-// item 6): Debian's pdsyrk_ (libscalapack-openmpi, BLAS = whatever libblas.so.3 points to,
+// bench/dist/pdsyrk_bench.cpp — the ScaLAPACK baseline of the distributed Gram matrix:
+// Debian's pdsyrk_ (libscalapack-openmpi, BLAS = whatever libblas.so.3 points to,
 // OpenBLAS on this machine), as a ScaLAPACK user calls it for C = A^T A (scripts/bench-syrk.sh).
 //
 //   mpirun -np P prism_pdsyrk_bench N K [--reps R] [--nb NB] [--grid PRxPC] [--uplo U|L]

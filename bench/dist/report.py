@@ -6,11 +6,12 @@
 
 Markdown (stdout, and --md):
   * volume, one table per shape: per-rank max received MB of `prism run` (measured by prism's
-    counter, and prism's own prediction) at each P beside COSMA's figure (quoted from issue 11,
-    not rerun) and the bound prism reports, prism / COSMA, P' (ranks prism used) and its grid;
+    counter, and prism's own prediction) at each P beside COSMA's figure (COSMA 2.8.4, measured
+    once and quoted, not rerun) and the bound prism reports, prism / COSMA, P' (ranks prism
+    used) and its grid;
   * time at np = 2: best seconds and GF/s of `prism run` and of ScaLAPACK pdgemm per shape,
     best over the rounds, and pdgemm s / prism s (above 1: prism is faster);
-  * pdgemm (issue 12 item 5), when the run has that part: per (shape, NB, grid) at np = 4, the
+  * pdgemm, when the run has that part: per (shape, NB, grid) at np = 4, the
     per-rank max MB received by Debian's ScaLAPACK pdgemm_ (PMPI counter), by prism through
     pdgemm_ (prism's own count and the counter's; ROUTE=prism) and with ROUTE=auto (the route
     it took), prism's model of both, and prism native (`prism run`), with the ratios to
@@ -31,7 +32,7 @@ import argparse
 import json
 import sys
 
-# COSMA 2.8.4, per-rank max MB received, native layout, PMPI counter (issue 11, item 7).
+# COSMA 2.8.4, per-rank max MB received, native layout, PMPI counter; measured once and quoted.
 # Not rerun here: COSMA is not packaged in Debian.
 COSMA_MB = {
     (2048, 2048, 2048): {2: 16.78, 4: 16.78, 7: 28.77, 8: 12.58, 12: 11.19, 13: 30.21, 16: 10.49},
@@ -193,7 +194,7 @@ def md_time(doc, time, shapes):
     return out
 
 
-# ---- pdgemm (issue 12 item 5): ScaLAPACK's pdgemm_ vs prism through pdgemm_ vs prism native ----
+# ---- pdgemm: ScaLAPACK's pdgemm_ vs prism through pdgemm_ vs prism native ----
 
 PDGEMM_TOOLS = ("scalapack_pdgemm", "prism_via_pdgemm", "prism_auto_pdgemm", "prism_run")
 
@@ -466,8 +467,8 @@ def plot(doc, is_fixture, volume, shapes, path):
         cosma = COSMA_MB.get(s, {})
         if cosma:
             cp = sorted(cosma)
-            handles["COSMA 2.8.4 (issue 11)"] = ax.plot(xs(cp), [cosma[p] for p in cp], "s-", color="#1f77b4",
-                                                        ms=4, lw=1.2)[0]
+            handles["COSMA 2.8.4"] = ax.plot(xs(cp), [cosma[p] for p in cp], "s-", color="#1f77b4",
+                                             ms=4, lw=1.2)[0]
         bp = [p for p in ps if ok[p].get("bound_MB") is not None]
         if bp:
             handles["bound"] = ax.plot(xs(bp), [ok[p]["bound_MB"] for p in bp], ":", color="black", lw=1.4)[0]
@@ -493,7 +494,7 @@ def plot(doc, is_fixture, volume, shapes, path):
         ax.set_xlabel("P (ranks)")
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("max MB received per rank")
-    order = ["prism measured", "prism predicted", "prism, P' < P ranks used", "COSMA 2.8.4 (issue 11)", "bound"]
+    order = ["prism measured", "prism predicted", "prism, P' < P ranks used", "COSMA 2.8.4", "bound"]
     names = [n for n in order if n in handles]
     fig.legend([handles[n] for n in names], names, loc="upper center", ncol=len(names), frameon=False,
                bbox_to_anchor=(0.5, 1.0))

@@ -142,7 +142,6 @@ class context {
 
  private:
   friend struct detail::context_access;  // the shared arena, pool and plan cache, for lib/
-  void fresh_runtime();  // new arena, pool and plan cache for changed settings
 
   int threads_;
   std::size_t max_memory_;

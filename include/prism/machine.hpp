@@ -144,7 +144,7 @@ class machine_description {
   /// True when k's value was measured (a machine file or set_measured), not modelled.
   bool measured(machine_key k) const;
   /// True when this description takes the values prism measures at first use on this
-  /// machine (lib/wisdom: this machine's description with no machine file, from_env()).
+  /// machine (lib/machine/wisdom.hpp: this machine's description with no machine file, from_env()).
   bool first_use() const { return first_use_; }
   /// Where k's value comes from: "measured", "first use" or "model".
   const char* origin(machine_key k) const;

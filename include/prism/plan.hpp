@@ -267,6 +267,10 @@ void for_each_child(const node& nd, const box& b, const resources& r, F&& f) {
   }
 }
 
+namespace detail {
+struct plan_access;  // lib/recursive/plan.cpp
+}
+
 /// The recursion of one multiplication: problem, resources at the root and a tree of steps.
 class plan {
  public:
@@ -322,7 +326,7 @@ class plan {
   friend bool operator==(const plan& a, const plan& b);
 
  private:
-  void derive();  // fills the derived fields of nodes_
+  friend struct detail::plan_access;  // derives the nodes' fields (lib/recursive/plan.cpp)
 
   prism::problem problem_{};
   resources root_{};

@@ -231,42 +231,33 @@ void copy_pieces(const layout& l, operand o, int r, T* full, std::int64_t ld, T*
 
 namespace {
 
-// Elements of operand o rank r stores (any rank, not only this one).
-std::int64_t local_size_of(const layout& l, operand o, int r) { return l.model().local_size(o, r); }
-
-// MPI_Scatterv / MPI_Gatherv count and place elements with int: the root's whole matrix
-// must stay within 2^31 - 1 elements (each rank's share then does too). Returns the error
-// the root reports, or "" (other ranks: ""; the agreement tells them). E.g. a 50000 x
-// 50000 matrix (2.5e9 elements) is refused.
-std::string count_limit(const layout& l, operand o, int root, const char* what) {
-  if (l.rank() != root) return "";
-  const std::int64_t total = l.rows(o) * l.cols(o);
-  if (total <= std::int64_t(INT_MAX)) return "";
-  return std::string(what) + ": the whole matrix has " + std::to_string(total) +
-         " elements, above MPI's 2^31 - 1 for one scatter or gather; fill each rank's pieces with matrix::fill "
-         "or for_each instead";
-}
-
-// What a scatter or gather to or from root's full matrix gets wrong on this rank, or "".
-std::string root_check(const layout& l, operand o, int root, const char* what, const void* full, std::int64_t ld) {
-  const std::int64_t rows = std::max<std::int64_t>(1, l.rows(o));
-  if (l.rank() == root && (ld < rows || (full == nullptr && l.rows(o) * l.cols(o) > 0)))
-    return std::string(what) + ": ld = " + std::to_string(ld) + " must be >= " + std::to_string(rows) + " (and the matrix non-null)";
-  return count_limit(l, o, root, what);
-}
-
-// Root's counts and displacements of every rank's pieces for MPI_Scatterv / MPI_Gatherv;
-// returns their total (0 elsewhere).
-std::int64_t root_counts(const layout& l, operand o, int root, std::vector<int>& counts, std::vector<int>& displs) {
+// A scatter or gather (`what`) of operand o to or from root's full matrix (ld), agreed over
+// the layout's communicator; root's counts and displacements of every rank's pieces for
+// MPI_Scatterv / MPI_Gatherv, whose total it returns (0 elsewhere). Those count and place
+// elements with int: the root's whole matrix must stay within 2^31 - 1 elements (each
+// rank's share then does too), e.g. a 50000 x 50000 matrix (2.5e9 elements) is refused.
+std::int64_t agree_root(const layout& l, operand o, int root, const char* what, const void* full, std::int64_t ld,
+                        std::vector<int>& counts, std::vector<int>& displs) {
+  const std::string routine = std::string("prism::dist::matrix::") + what;
+  const std::int64_t rows = std::max<std::int64_t>(1, l.rows(o)), total = l.rows(o) * l.cols(o);
+  std::string local;
+  if (l.rank() == root && (ld < rows || (full == nullptr && total > 0)))
+    local = std::string(what) + ": ld = " + std::to_string(ld) + " must be >= " + std::to_string(rows) + " (and the matrix non-null)";
+  else if (l.rank() == root && total > std::int64_t(INT_MAX))
+    local = std::string(what) + ": the whole matrix has " + std::to_string(total) +
+            " elements, above MPI's 2^31 - 1 for one scatter or gather; fill each rank's pieces with matrix::fill "
+            "or for_each instead";
+  mpi::agree(l.comm(), routine.c_str(), {{"root", 1, root}, {"operand", 0, int(o)}}, local);
+  if (root < 0 || root >= l.size()) throw invalid_argument(routine, "root", 1, "is not a rank");
   counts.assign(std::size_t(l.size()), 0), displs.assign(std::size_t(l.size()), 0);
-  std::int64_t total = 0;
+  std::int64_t at = 0;
   if (l.rank() == root)
     for (int r = 0; r < l.ranks_used(); ++r) {
-      counts[std::size_t(r)] = int(local_size_of(l, o, r));
-      displs[std::size_t(r)] = int(total);
-      total += counts[std::size_t(r)];
+      counts[std::size_t(r)] = int(l.model().local_size(o, r));
+      displs[std::size_t(r)] = int(at);
+      at += counts[std::size_t(r)];
     }
-  return total;
+  return at;
 }
 
 }  // namespace
@@ -274,11 +265,8 @@ std::int64_t root_counts(const layout& l, operand o, int root, std::vector<int>&
 template <scalar T>
 void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   const layout& l = *layout_;
-  mpi::agree(l.comm(), "prism::dist::matrix::scatter", {{"root", 1, root}, {"operand", 0, int(which_)}},
-             root_check(l, which_, root, "scatter", full, ld));
-  if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::scatter", "root", 1, "is not a rank");
   std::vector<int> counts, displs;
-  std::vector<T> packed(std::size_t(root_counts(l, which_, root, counts, displs)));
+  std::vector<T> packed(std::size_t(agree_root(l, which_, root, "scatter", full, ld, counts, displs)));
   if (l.rank() == root)
     for (int r = 0; r < l.ranks_used(); ++r)
       copy_pieces(l, which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
@@ -290,11 +278,8 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
 template <scalar T>
 void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
   const layout& l = *layout_;
-  mpi::agree(l.comm(), "prism::dist::matrix::gather", {{"root", 1, root}, {"operand", 0, int(which_)}},
-             root_check(l, which_, root, "gather", full, ld));
-  if (root < 0 || root >= l.size()) throw invalid_argument("prism::dist::matrix::gather", "root", 1, "is not a rank");
   std::vector<int> counts, displs;
-  std::vector<T> packed(std::size_t(root_counts(l, which_, root, counts, displs)));
+  std::vector<T> packed(std::size_t(agree_root(l, which_, root, "gather", full, ld, counts, displs)));
   check_mpi(MPI_Gatherv(local_.data(), int(local_.size()), mpi::mpi_type<T>(), packed.data(), counts.data(),
                         displs.data(), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Gatherv");

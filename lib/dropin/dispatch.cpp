@@ -7,15 +7,16 @@
 #include <prism/syrk.hpp>
 #include <prism/version.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../environment/environment.hpp"
 #include "../leaf/dispatch.hpp"
 #include "../leaf/first_use.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 #include "../recursive/local_planner.hpp"
+#include "../simd/simd.hpp"
 #include "../runtime/runtime.hpp"
 #include "gpu_route.hpp"
-#include "../wisdom/wisdom.hpp"
+#include "../machine/wisdom.hpp"
 #include "rate_model.hpp"
 
 #include <unistd.h>
@@ -229,7 +230,7 @@ struct stats_printer {
                                                 : "private copy, 1 thread",
                        leaf->kernels() ? ", kernels " : "", leaf->kernels() ? leaf->kernels()->running.c_str() : "");
       if (detail::streaming_leaf_ran())
-        std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::streaming_target());
+        std::fprintf(stderr, "prism:   leaves (streaming): prism's own kernel (%s)\n", detail::simd_target());
     }
     if (verdict_ready.load(std::memory_order_acquire))
       std::fprintf(stderr, "prism:   backend kernels: %s\n", the_verdict.text.c_str());
@@ -587,7 +588,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   try {
     const context& run_ctx = d.where == path::gpu ? gpu_context(s.mode, ctx) : ctx;
     if ((d.where == path::recursion || d.where == path::gpu) && s.verbose > 0) {  // before the clock starts
-      auto pl = prism::detail::runtime_of(run_ctx).cached_plan(p, [&] { return detail::make_local_plan(p, run_ctx); });
+      auto pl = prism::detail::runtime_of(run_ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, run_ctx)); });
       plan_text = plan_summary(*pl, s.verbose);
     }
     if (observe) start = std::chrono::steady_clock::now();

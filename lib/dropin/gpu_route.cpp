@@ -55,7 +55,7 @@ gpu_verdict gpu_route(detail::route_choice mode, const context* ctx, const probl
   }
   // Small calls stay on the CPU without a look at the devices (which loads CUDA's libraries).
   if (p.flops() < ctx->small_flops() || !real_devices(devices(*ctx))) return {};
-  const auto pl = detail::runtime_of(*ctx).cached_plan(p, [&] { return detail::make_local_plan(p, *ctx); });
+  const auto pl = detail::runtime_of(*ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, *ctx)); });
   if (pl->devices() == 0) return {};
   return {where::gpu, "the GPU model: its time with the link below the host's", explain ? figures(p, *ctx) : nullptr};
 }

@@ -4,7 +4,7 @@
 //
 // On such shapes both prism and a threaded BLAS keep every thread busy, so what separates
 // them is the kernels: prism's leaves run the kernel set prism chose for this CPU
-// (lib/blas/leaf_kernels.hpp), the backend runs whatever it runs (OpenBLAS forced to its
+// (lib/leaf/backend/leaf_kernels.hpp), the backend runs whatever it runs (OpenBLAS forced to its
 // AVX2 Haswell kernels by OPENBLAS_CORETYPE, BLIS on its generic fallback, reference
 // BLAS, or the same kernels as prism's). The model compares per-thread rates at prism's
 // thread count:
@@ -26,7 +26,7 @@ struct rates {
   double efficiency = 0.95;   ///< prism_efficiency: the machine description's dropin_efficiency
 };
 
-/// The model's prism_efficiency (machine_key::dropin_efficiency, lib/runtime/machine.cpp):
+/// The model's prism_efficiency (machine_key::dropin_efficiency, lib/machine/machine.cpp):
 /// prism's rate on squares and wide products as a share of threads x its leaf rate. With
 /// the same kernels on both sides, prism is 0.97-1.00x threaded OpenBLAS there
 /// (bench/results/full-2026-11-22.md), and threaded OpenBLAS reaches 0.96-0.99x twice its

@@ -1,6 +1,7 @@
 // lib/environment/environment.cpp — the one place prism calls getenv (environment.hpp).
 #include "environment.hpp"
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -78,26 +79,6 @@ checked<test_fault> fault() {
   return c;
 }
 
-// "64M" -> 67108864: decimal digits, then nothing or one K, M or G (powers of 1024, either
-// case); 0 when malformed or above 2^50 (a petabyte: no device has that, and no shift overflows).
-std::uint64_t size_with_suffix(const std::string& s) {
-  constexpr std::uint64_t cap = std::uint64_t(1) << 50;
-  std::size_t i = 0;
-  std::uint64_t v = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-    v = v * 10 + std::uint64_t(s[i] - '0');
-    if (v > cap) return 0;
-  }
-  if (i == 0 || s.size() - i > 1) return 0;
-  int shift = 0;
-  if (i < s.size()) {
-    const char u = char(s[i] & ~0x20);  // upper case
-    shift = u == 'K' ? 10 : u == 'M' ? 20 : u == 'G' ? 30 : -1;
-    if (shift < 0) return 0;
-  }
-  return v > (cap >> shift) ? 0 : v << shift;
-}
-
 // The per-user cache folder of prism: machine file and first-use measurements.
 std::string cache_dir() {
   const std::string xdg = text("XDG_CACHE_HOME"), home = text("HOME");
@@ -118,6 +99,28 @@ std::once_flag process_once;
 
 }  // namespace
 
+checked<std::uint64_t> parse_size_text(const std::string& text) {
+  checked<std::uint64_t> c;
+  std::size_t i = 0;
+  std::uint64_t v = 0;
+  bool overflow = false;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
+    overflow = overflow || __builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, unsigned(text[i] - '0'), &v);
+  if (i == 0) {
+    c.problem = "not a non-negative integer: '" + text + "'";
+    return c;
+  }
+  const char u = i < text.size() ? char(std::toupper(static_cast<unsigned char>(text[i]))) : ' ';  // the suffix
+  const int shift = i == text.size() ? 0 : u == 'K' ? 10 : u == 'M' ? 20 : u == 'G' ? 30 : -1;
+  if (shift < 0 || text.size() - i > 1) {
+    c.problem = "trailing characters in '" + text + "' (the suffix may be K, M or G)";
+    return c;
+  }
+  if (overflow || (shift > 0 && v > (~std::uint64_t(0) >> shift))) c.problem = "value too large: '" + text + "'";
+  else c.value = v << shift;
+  return c;
+}
+
 checked<gpu_choice> parse_gpu_choice(const std::string& text) {
   checked<gpu_choice> c;
   if (text.empty() || text == "auto") return c;
@@ -135,8 +138,9 @@ checked<gpu_choice> parse_gpu_choice(const std::string& text) {
   const bool digits =
       shape && !f[1].empty() && f[1].size() <= 2 && f[1].find_first_not_of("0123456789") == std::string::npos;
   const int n = digits ? std::stoi(f[1]) : 0;
-  const std::uint64_t bytes = shape ? size_with_suffix(f[2]) : 0;
-  if (n >= 1 && n <= 64 && bytes >= (std::uint64_t(1) << 20)) {
+  const checked<std::uint64_t> size = shape ? parse_size_text(f[2]) : checked<std::uint64_t>{0, "no size"};
+  const std::uint64_t bytes = size.problem.empty() ? size.value : 0;
+  if (n >= 1 && n <= 64 && bytes >= (std::uint64_t(1) << 20) && bytes <= (std::uint64_t(1) << 50)) {
     c.value = {gpu_choice::mode::emulate, n, bytes, f.size() == 4};
     return c;
   }

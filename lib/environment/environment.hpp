@@ -72,6 +72,11 @@ struct gpu_choice {
 /// with the line that says so.
 checked<gpu_choice> parse_gpu_choice(const std::string& text);
 
+/// A size or count in decimal digits with an optional K, M or G suffix (powers of 1024,
+/// either case), e.g. "64M" -> 67108864: the value, or why the text is not one (no sign, no
+/// spaces, nothing after the suffix, within 64 bits). prism::parse_size throws the why.
+checked<std::uint64_t> parse_size_text(const std::string& text);
+
 /// The text or checked value of every environment variable prism reads.
 struct environment {
   // A context's values, as text (context::from_env checks each, in this order).
@@ -94,7 +99,7 @@ struct environment {
   /// absolute path, else $HOME/.cache/prism/machine, else "".
   std::string machine_file;
   /// The folder of that file, where prism also keeps what it measured at first use
-  /// (lib/wisdom): $XDG_CACHE_HOME/prism, else $HOME/.cache/prism, else "".
+  /// (lib/machine/wisdom.hpp): $XDG_CACHE_HOME/prism, else $HOME/.cache/prism, else "".
   std::string cache_dir;
   /// PRISM_FIRST_USE: 1 (default) measures what the model cannot know the first time a long
   /// call needs it and keeps it per CPU in cache_dir; 0 measures no crossovers at run time

@@ -17,7 +17,7 @@
 
 #include "../numa/pci_locality.hpp"
 
-#include <prism/context.hpp>
+#include <prism/machine.hpp>
 
 #include <dlfcn.h>
 
@@ -320,7 +320,7 @@ cuda_device::cuda_device(const cuda::runtime_api& rt, const cuda::cublas_api& bl
   char bus[32] = {0};
   if (rt.device_get_pci_bus_id(bus, int(sizeof bus), ordinal) == error_t::success) {
     try {
-      numa_ = detail::pci_numa_domain(default_topology(), bus);
+      numa_ = detail::pci_numa_domain(default_description().topo(), bus);
     } catch (const std::exception&) {  // a bad PRISM_TOPOLOGY: unknown
       numa_ = -1;
     }

@@ -6,7 +6,7 @@
 #include "bytes_text.hpp"
 #include "emulated_device.hpp"
 
-#include <prism/context.hpp>
+#include <prism/machine.hpp>
 #include <prism/error.hpp>
 
 #include <algorithm>
@@ -22,7 +22,7 @@ constexpr std::uint64_t prism_gpu_delay_seed = 0x5eed;
 // The host's NUMA domains: at least one; one when the topology fails to load.
 int host_domains() noexcept {
   try {
-    return std::max(1, int(default_topology().domains().size()));
+    return std::max(1, int(default_description().topo().domains().size()));
   } catch (const std::exception&) {
     return 1;
   }

@@ -4,7 +4,7 @@
 #include "reuse.hpp"
 #include "../numa/thread_binding.hpp"
 
-#include <prism/context.hpp>
+#include <prism/machine.hpp>
 
 #include <algorithm>
 #include <condition_variable>
@@ -62,7 +62,7 @@ struct ring {
 // cannot be had (a bad PRISM_TOPOLOGY: the threads then run unbound).
 const topology* host_topology() noexcept {
   try {
-    return &default_topology();
+    return &default_description().topo();
   } catch (...) {
     return nullptr;
   }

@@ -5,7 +5,7 @@ namespace prism::detail {
 
 leaf_backend choose_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, std::int64_t m,
                          std::int64_t n, std::int64_t k, char transa, char transb) {
-  // The streaming leaf (lib/leaves/streaming.hpp), for m, n <= 128 only: `streaming` forces
+  // The streaming leaf (lib/leaf/kernels/streaming.hpp), for m, n <= 128 only: `streaming` forces
   // it there and falls back to the BLAS rule below elsewhere; `auto` takes it where it
   // measured faster than the BLAS leaves (streaming_preferred: the rule and the run it
   // comes from, bench/results/leaf-streaming-*.txt).

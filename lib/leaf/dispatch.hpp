@@ -1,13 +1,13 @@
 // lib/leaf/dispatch.hpp — which kernel runs a leaf, and running it: prism's streaming
-// kernels (lib/leaves) or a single-threaded BLAS library (lib/blas). The one place that
-// knows both, above them: neither of those folders includes the other.
+// kernels (lib/leaf/kernels) or a single-threaded backend BLAS library (lib/leaf/backend).
+// The one place that knows both, above them: neither of those folders includes the other.
 #pragma once
 
 #include <prism/machine.hpp>
 #include <prism/types.hpp>
 
-#include "../blas/blas_library.hpp"
-#include "../leaves/streaming.hpp"
+#include "backend/blas_library.hpp"
+#include "kernels/streaming.hpp"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // lib/leaf/first_use.cpp — the streaming crossovers measured at first use (first_use.hpp).
 #include "first_use.hpp"
 
-#include "../wisdom/wisdom.hpp"
+#include "../machine/wisdom.hpp"
 #include "dispatch.hpp"
 
 #include <algorithm>

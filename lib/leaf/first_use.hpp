@@ -1,5 +1,5 @@
 // lib/leaf/first_use.hpp — the streaming leaf's crossovers measured on this machine the
-// first time a long call needs them (lib/wisdom keeps them per CPU).
+// first time a long call needs them (lib/machine/wisdom.hpp keeps them per CPU).
 //
 // Where prism's own streaming kernels overtake the BLAS leaves depends on the CPU, the
 // caches and how well each library's kernels suit them: the model's ratios (a multiple of
@@ -10,8 +10,8 @@
 // the answers are kept in the user's cache folder and read by every later process.
 #pragma once
 
-#include <prism/context.hpp>
 #include <prism/machine.hpp>
+#include <prism/types.hpp>
 
 #include <cstdint>
 #include <map>
@@ -46,7 +46,7 @@ struct first_use_result {
 /// undecided one is left out. Does not keep anything.
 first_use_result measure_first_use(const machine_description& mc);
 
-/// Runs measure_first_use once per process, keeping its values (lib/wisdom), when mc takes
+/// Runs measure_first_use once per process, keeping its values (lib/machine/wisdom.hpp), when mc takes
 /// first-use values (machine_description::first_use: no machine file), they are not known
 /// yet, PRISM_LEAF is auto and the call (m x n, `flops`, `threads` threads) is long and
 /// could have streaming leaves (m, n <= 128). Returns true when it ran in this call. One

@@ -9,7 +9,6 @@
 
 namespace prism::mpi {
 
-
 void check_mpi(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
@@ -44,6 +43,14 @@ void count_control(std::int64_t elements, MPI_Datatype type) {
   ++tally.calls;
 }
 
+// MPI_Allgather (count elements from each rank), counted.
+void control_allgather(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm) {
+  check_mpi(MPI_Allgather(in, count, type, out, count, type, comm), "MPI_Allgather");
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  count_control(std::int64_t(size - 1) * count, type);
+}
+
 }  // namespace
 
 control_counts control_traffic() { return tally; }
@@ -58,13 +65,6 @@ void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Com
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   count_control(rank == root ? 0 : count, type);
-}
-
-void control_allgather(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm) {
-  check_mpi(MPI_Allgather(in, count, type, out, count, type, comm), "MPI_Allgather");
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  count_control(std::int64_t(size - 1) * count, type);
 }
 
 // Example: 3 ranks agree on {m, n}; rank 2 passes n = 5, the others 4, and rank 1 a local
@@ -158,6 +158,5 @@ int ranks_per_node(MPI_Comm comm) {
   MPI_Comm_free(&local);
   return n;
 }
-
 
 }  // namespace prism::mpi

@@ -80,9 +80,6 @@ void control_allreduce(const void* in, void* out, int count, MPI_Datatype type, 
 /// MPI_Bcast, counted in control_traffic(); throws prism::error when MPI fails.
 void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
 
-/// MPI_Allgather (count elements from each rank), counted; throws prism::error when MPI fails.
-void control_allgather(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm);
-
 /// PRISM_STATS's numbers of one call over a communicator (reduce_call_stats).
 struct call_stats {
   std::vector<double> max, sum;             ///< of each value over the ranks

@@ -57,18 +57,14 @@ using buffer_source = std::function<std::byte*(std::size_t bytes)>;
 ///   nan    its first local product gets a NaN, which a NaN check (run only under this
 ///          hook, not part of the semantics) finds and reports as a failure;
 ///   stall  it sleeps 600 s before its first local product (a target for a SIGKILL).
-/// lib/environment reads and checks it once.
+/// lib/environment reads and checks it once (a malformed value is said once and injects
+/// nothing).
 using test_fault = detail::test_fault;
 
-/// The hook's setting (a malformed value is said once and injects nothing).
-const test_fault& fault_hook();
-
-/// One MPI_Allreduce: the lowest process whose local step failed, or -1 when none did.
-int lowest_failed(MPI_Comm comm, int me, bool failed);
-
-/// Throws local_failure on every process when `lowest` >= 0 (see lowest_failed); `mine` is
-/// this process's reason when it is the one.
-void throw_if_failed(int lowest, int me, const std::string& mine, bool c_untouched);
+/// Collective over comm (one MPI_Allreduce): when a local step failed on any process (`why`
+/// is this process's reason, empty when it did not fail), throws local_failure on every
+/// process naming the lowest failing one; returns normally on all otherwise.
+void agree_local_step(MPI_Comm comm, int me, const std::string& why, bool c_untouched);
 
 /// A phase's non-blocking messages: post receives and sends, complete them all, count
 /// bytes exactly from the statuses.

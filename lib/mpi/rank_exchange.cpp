@@ -25,9 +25,6 @@ using ranks::tile;
 
 namespace {
 
-template <class T>
-constexpr bool is_complex_v = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
-
 // One message: its peer process, the tiles it carries (each of a region of the sender's
 // or the receiver's list), and for partials of C received the plan rank that computed them.
 struct message {
@@ -127,10 +124,10 @@ class executor {
         why = e.what();
       }
       // Agreed before the next exchange: a failed task ends the call on every process.
-      throw_if_failed(lowest_failed(comm_, me_, !why.empty()), me_, why, false);
+      agree_local_step(comm_, me_, why, false);
       if (ph.reduce) reduce(epochs_[ph.epoch], C);
     }
-    if constexpr (is_complex_v<T>)
+    if constexpr (is_complex(scalar_type_of<T>()))
       if (own_.model().product().op == operation::herk) {  // reference ?herk: a real diagonal
         std::vector<std::int64_t> diag;
         own_.diagonal(me_, diag);
@@ -165,7 +162,7 @@ class executor {
   // The buffers first, agreed, so that a process that cannot have them leaves C untouched
   // everywhere.
   void allocate(const buffer_source& buffers) {
-    const test_fault& fault = fault_hook();
+    const test_fault& fault = detail::process_environment().fault.get();
     counts_.buffer_bytes = std::size_t(need_.total()) * sizeof(T);
     std::string why;
     try {
@@ -174,7 +171,7 @@ class executor {
     } catch (const std::exception& e) {
       why = "its exchange buffers (" + std::to_string(counts_.buffer_bytes) + " bytes) could not be allocated: " + e.what();
     }
-    throw_if_failed(lowest_failed(comm_, me_, !why.empty()), me_, why, true);
+    agree_local_step(comm_, me_, why, true);
     base_[1] = base_[0] + need_.blocks[0], base_[2] = base_[1] + need_.blocks[1], stage_ = base_[2] + need_.blocks[2];
   }
 
@@ -237,7 +234,7 @@ class executor {
     const bool rank_k = pr.op != operation::gemm;
     exchange& ce = epochs_[ph.epoch];
     written_.resize(ce.regions.size(), 0);
-    const test_fault& fault = fault_hook();
+    const test_fault& fault = detail::process_environment().fault.get();
     for (const task& t : ph.tasks) {
       const box& b = t.shape;
       const auto [a, lda] = inside(ph.reads[0], 0, m.stored(operand::a, b.i, b.m, b.l, b.k), const_cast<T*>(A));
@@ -267,7 +264,7 @@ class executor {
     const char h = herk ? 'C' : 'T';
     const box& x = t.shape;
     if (t.tri) {
-      if constexpr (is_complex_v<T>)
+      if constexpr (is_complex(scalar_type_of<T>()))
         if (herk) return prism::herk<T>(t.tri, n_trans ? 'N' : h, x.m, x.k, alpha.real(), a, lda, beta.real(), c, ldc, ctx);
       return prism::syrk<T>(t.tri, n_trans ? 'N' : h, x.m, x.k, alpha, a, lda, beta, c, ldc, ctx);
     }

@@ -40,10 +40,10 @@ thread_local int saved_depth = 0;
 
 int current_domain() { return this_thread_domain; }
 
-void check_domains(const plan& p, const topology& t) {
+void check_domains(int plan_domains, const topology& t) {
   const int domains = int(t.domains().size());
-  if (p.domains() > domains)
-    throw plan_error("plan spans " + std::to_string(p.domains()) + " NUMA domains, the context's machine (" + t.source() +
+  if (plan_domains > domains)
+    throw plan_error("plan spans " + std::to_string(plan_domains) + " NUMA domains, the context's machine (" + t.source() +
                      ") has " + std::to_string(domains));
 }
 void set_leaf_hook(leaf_hook hook) { installed_hook.store(hook); }

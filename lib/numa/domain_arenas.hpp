@@ -2,7 +2,6 @@
 // the domain's cpuset while they work there.
 #pragma once
 
-#include <prism/plan.hpp>
 #include <prism/topology.hpp>
 
 #include <oneapi/tbb/task_arena.h>
@@ -19,9 +18,10 @@ namespace prism::detail {
 /// The domain whose arena the calling thread is working in, or -1 outside any.
 int current_domain();
 
-/// Throws prism::plan_error when plan p names more NUMA domains than topology t has
-/// (a hand-written 2-domain plan on a 1-domain machine), before anything uses them.
-void check_domains(const plan& p, const topology& t);
+/// Throws prism::plan_error when a plan that spans `plan_domains` NUMA domains (plan::domains)
+/// names more than topology t has (a hand-written 2-domain plan on a 1-domain machine),
+/// before anything uses them.
+void check_domains(int plan_domains, const topology& t);
 
 /// Called at every leaf with the domain the plan assigned it (tests check it equals
 /// current_domain()); nullptr disables. Not for production use.

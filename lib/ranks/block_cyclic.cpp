@@ -79,11 +79,6 @@ int dim_view::group_of(std::int64_t x) const {
   return std::max(0, int(it - start_.begin()) - 1);
 }
 
-std::int64_t dim_view::runs_in(std::int64_t x0, std::int64_t x1) const {
-  if (!grouped_ || x1 <= x0) return 0;
-  return (x1 - x0) / by_.block + by_.procs + 1;
-}
-
 std::int64_t dim_view::count(std::int64_t x0, std::int64_t x1, const cyclic_dim& d, int p) const {
   if (x1 <= x0) return 0;
   if (!grouped_) return d.owned_before(p, x1) - d.owned_before(p, x0);

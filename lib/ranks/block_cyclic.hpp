@@ -82,12 +82,6 @@ class dim_view {
 
   /// Extent.
   std::int64_t size() const noexcept { return n_; }
-  /// Whether this is the identity order.
-  bool is_identity() const noexcept { return !grouped_; }
-  /// The distribution a grouped view follows.
-  const cyclic_dim& by() const noexcept { return by_; }
-  /// Runs of a grouped view (positions [x0, x1) in blocks of `by`); 0 for the identity.
-  std::int64_t runs_in(std::int64_t x0, std::int64_t x1) const;
 
   /// Calls f(x, index, len) for maximal runs of positions [x0, x1) whose indices are
   /// consecutive too. Example: the grouped view of the file comment, [2, 6): (2, 4, 2)

@@ -266,6 +266,13 @@ __int128 busiest_work(const std::vector<std::int64_t>& work, const std::vector<i
   return most;
 }
 
+// A difference cover's text: "{0,1,3}" for c = 7.
+std::string cover_text(int c) {
+  std::string d;
+  for (int v : difference_cover(c)) d += (d.empty() ? "" : ",") + std::to_string(v);
+  return "{" + d + "}";
+}
+
 // A whole number >= 1 at the start of t, consumed; throws naming `what` otherwise.
 int take_count(std::string_view& t, const std::string& what) {
   std::size_t i = 0;
@@ -301,9 +308,7 @@ rank_k_part parse_part(std::string_view t, const std::string& whole) {
     t.remove_prefix(3);
     x.group_ranks = take_count(t, "the group ranks");
     // The cover in braces is the one difference_cover gives; it is checked, not chosen.
-    std::string d;
-    for (int v : difference_cover(x.group_ranks)) d += (d.empty() ? "" : ",") + std::to_string(v);
-    const std::string braces = "{" + d + "}";
+    const std::string braces = cover_text(x.group_ranks);
     if (t.substr(0, braces.size()) != braces) throw bad("tbd" + std::to_string(x.group_ranks) + " covers by " + braces);
     t.remove_prefix(braces.size());
   } else {
@@ -350,9 +355,7 @@ std::string part_text(const rank_k_part& x) {
   } else if (x.cover == rank_k_cover::nest) {
     cover = "nest" + std::to_string(x.group_ranks);
   } else if (x.group_ranks > 1) {
-    std::string d;
-    for (int v : difference_cover(x.group_ranks)) d += (d.empty() ? "" : ",") + std::to_string(v);
-    cover = "tbd" + std::to_string(x.group_ranks) + "{" + d + "}";
+    cover = "tbd" + std::to_string(x.group_ranks) + cover_text(x.group_ranks);
   }
   if (!x.role_ranks.empty()) {
     std::string m;
@@ -415,9 +418,6 @@ std::vector<std::int64_t> star_atoms(std::int64_t n, int m0, int m) {
   return {0, a, 2 * a, 3 * a, 3 * a + rest / 3, 3 * a + 2 * rest / 3, n};
 }
 
-// For each d = 1 .. c/2 the first pair (a, b) of the difference cover D, by a, with
-// b - a = d mod c; index 0 unused. E.g. c = 7, D = {0, 1, 3}: d = 1 (0, 1), 2 (1, 3), 3 (0, 3).
-// Empty if D misses a difference.
 std::vector<std::pair<int, int>> cover_pairs(const std::vector<int>& D, int c) {
   std::vector<std::pair<int, int>> pair_of(std::size_t(c / 2 + 1), {0, 0});
   std::vector<char> found(std::size_t(c / 2 + 1), 0);

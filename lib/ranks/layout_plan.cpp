@@ -8,7 +8,6 @@
 #include <prism/rank_model.hpp>
 
 #include <algorithm>
-#include <limits>
 #include <sstream>
 
 namespace prism::ranks {
@@ -243,9 +242,7 @@ std::vector<rank_grid> grid_seeds(const problem& p, const caller_layout& L) {
 // seeds, each scored by its cost under the layout.
 void choose_gemm(const problem& p, const caller_layout& L, const context& ctx, layout_choice& out) {
   const double F = ctx.rank_flops(), B = ctx.rank_bandwidth();
-  const std::size_t memory = ctx.max_memory() != std::numeric_limits<std::size_t>::max()
-                                 ? ctx.max_memory()
-                                 : default_rank_memory(ctx.ranks_per_node());
+  const std::size_t memory = rank_memory(ctx);
   const rank_choice why = choose_ranks_scored(
       p, ctx,
       [&](const schedule& model, rank_candidate& c) {
@@ -319,7 +316,6 @@ layout_choice plan_for_layout(const problem& p, const caller_layout& L, const co
     choose_gemm(p, L, ctx, out);
   }
   out.fit = fit_plan(*out.model, L, F, B);
-  for (const rank_cost& c : out.model->costs()) out.native_max_received = std::max(out.native_max_received, c.received_total());
   out.scalapack_elements = rank_k ? scalapack_rank_k_elements(p, L) : scalapack_elements(p, L);
   out.scalapack_seconds = scalapack_seconds(p, L, out.scalapack_elements, F, B);
   return out;

@@ -108,7 +108,6 @@ struct layout_choice {
   std::string report;                      ///< the planner's report ('#' lines)
   std::shared_ptr<const schedule> model;   ///< its schedule
   layout_fit fit;                          ///< its fit
-  std::int64_t native_max_received = 0;    ///< the same schedule in prism's native layout
   double scalapack_elements = 0;           ///< ScaLAPACK's modelled per-process volume
   double scalapack_seconds = 0;            ///< its modelled time (busiest process's flops / F + bytes / B)
 };

@@ -160,6 +160,23 @@ std::vector<run> runs_of(const dim_view& v, const cyclic_dim& d, std::int64_t x0
   return out;
 }
 
+// A triangle region g of an operand laid out by lo under views rv, cv (a rank-k update's
+// views of n are the identity): process p's columns of it, each with p's rows on the
+// triangle's side of the diagonal, as tiles and / or counted. E.g. 'L', a block at (4, 4)
+// of 3 rows: column 5 takes rows 5 and 6.
+void triangle_tiles(const dim_view& rv, const dim_view& cv, const operand_layout& lo, int npcol, std::int64_t lld,
+                    const region& g, int p, std::vector<tile>* out, std::int64_t* count) {
+  for (const run& c : runs_of(cv, lo.cols, g.at.col, g.at.col + g.at.cols, p % npcol))
+    for (std::int64_t j = c.pos; j < c.pos + c.len; ++j) {
+      const std::int64_t r0 = g.tri == 'L' ? j : 0, r1 = g.tri == 'L' ? g.at.rows : j + 1;
+      if (count) *count += rv.count(g.at.row + r0, g.at.row + r1, lo.rows, p / npcol);
+      if (!out) continue;
+      tile t{runs_of(rv, lo.rows, g.at.row + r0, g.at.row + r1, p / npcol), {{j, c.local + (j - c.pos), 1}}, lld};
+      for (run& r : t.rows) r.pos += r0;
+      if (!t.rows.empty()) out->push_back(std::move(t));
+    }
+}
+
 }  // namespace
 
 cyclic_ownership::cyclic_ownership(const schedule& m, const caller_layout& L, const layout_fit& fit,
@@ -179,22 +196,6 @@ cyclic_ownership::cyclic_ownership(const schedule& m, const caller_layout& L, co
 const dim_view& cyclic_ownership::rview(operand o) const { return view_[dim_of(m_.product(), o, false)]; }
 const dim_view& cyclic_ownership::cview(operand o) const { return view_[dim_of(m_.product(), o, true)]; }
 
-// A triangle region of C (a rank-k update's views of n are the identity): process p's
-// columns of it, each with p's rows on the triangle's side of the diagonal, as tiles
-// and / or counted. E.g. 'L', a block at (4, 4) of 3 rows: column 5 takes rows 5 and 6.
-void cyclic_ownership::triangle_tiles(operand o, const region& g, int p, std::vector<tile>* out, std::int64_t* count) const {
-  const operand_layout& lo = L_.op[int(o)];
-  for (const run& c : runs_of(cview(o), lo.cols, g.at.col, g.at.col + g.at.cols, p % L_.npcol))
-    for (std::int64_t j = c.pos; j < c.pos + c.len; ++j) {
-      const std::int64_t r0 = g.tri == 'L' ? j : 0, r1 = g.tri == 'L' ? g.at.rows : j + 1;
-      if (count) *count += rview(o).count(g.at.row + r0, g.at.row + r1, lo.rows, p / L_.npcol);
-      if (!out) continue;
-      tile t{runs_of(rview(o), lo.rows, g.at.row + r0, g.at.row + r1, p / L_.npcol), {{j, c.local + (j - c.pos), 1}}, lld_[int(o)]};
-      for (run& r : t.rows) r.pos += r0;
-      if (!t.rows.empty()) out->push_back(std::move(t));
-    }
-}
-
 std::vector<int> cyclic_ownership::holders(operand o, const region& g) const {
   const operand_layout& lo = L_.op[int(o)];
   std::vector<int> prows, pcols, out;
@@ -212,7 +213,7 @@ std::int64_t cyclic_ownership::held_count(operand o, const region& g, int p) con
   const operand_layout& lo = L_.op[int(o)];
   if (g.tri) {
     std::int64_t n = 0;
-    triangle_tiles(o, g, p, nullptr, &n);
+    triangle_tiles(rview(o), cview(o), lo, L_.npcol, lld_[int(o)], g, p, nullptr, &n);
     return n;
   }
   const std::int64_t r = rview(o).count(g.at.row, g.at.row + g.at.rows, lo.rows, p / L_.npcol);
@@ -220,8 +221,8 @@ std::int64_t cyclic_ownership::held_count(operand o, const region& g, int p) con
 }
 
 void cyclic_ownership::held(operand o, const region& g, int p, std::vector<tile>& out) const {
-  if (g.tri) return triangle_tiles(o, g, p, &out, nullptr);
   const operand_layout& lo = L_.op[int(o)];
+  if (g.tri) return triangle_tiles(rview(o), cview(o), lo, L_.npcol, lld_[int(o)], g, p, &out, nullptr);
   tile t{runs_of(rview(o), lo.rows, g.at.row, g.at.row + g.at.rows, p / L_.npcol), {}, lld_[int(o)]};
   if (t.rows.empty()) return;
   t.cols = runs_of(cview(o), lo.cols, g.at.col, g.at.col + g.at.cols, p % L_.npcol);
@@ -242,21 +243,25 @@ std::vector<int> cyclic_ownership::needers(operand o, int q, int p) const {
 
 void cyclic_ownership::all_held_c(int p, std::vector<tile>& out) const {
   const problem& pr = m_.product();
-  if (pr.op == operation::gemm) return held_c(L_, p, lld_[2], out);
-  triangle_tiles(operand::c, region{block{0, 0, pr.n, pr.n}, pr.uplo}, p, &out, nullptr);
+  if (pr.op == operation::gemm) return held_c(L_, p, lld_[2], 0, out);
+  triangle_tiles(rview(operand::c), cview(operand::c), L_.op[2], L_.npcol, lld_[2], region{block{0, 0, pr.n, pr.n}, pr.uplo}, p,
+                 &out, nullptr);
 }
 
-void cyclic_ownership::diagonal(int p, std::vector<std::int64_t>& out) const {
-  const operand_layout& lc = L_.op[2];
-  for (std::int64_t i = 0; i < std::min(lc.rows.n, lc.cols.n); ++i)
-    if (lc.rows.owner(i) * L_.npcol + lc.cols.owner(i) == p) out.push_back(lc.rows.local(i) + lc.cols.local(i) * lld_[2]);
-}
+void cyclic_ownership::diagonal(int p, std::vector<std::int64_t>& out) const { held_diagonal(L_, p, lld_[2], out); }
 
-void held_c(const caller_layout& L, int p, std::int64_t lld, std::vector<tile>& out) {
+void held_c(const caller_layout& L, int p, std::int64_t lld, char uplo, std::vector<tile>& out) {
   const operand_layout& lc = L.op[2];
-  tile t{runs_of(dim_view::identity(lc.rows.n), lc.rows, 0, lc.rows.n, p / L.npcol),
-         runs_of(dim_view::identity(lc.cols.n), lc.cols, 0, lc.cols.n, p % L.npcol), lld};
+  const dim_view rows = dim_view::identity(lc.rows.n), cols = dim_view::identity(lc.cols.n);
+  if (uplo) return triangle_tiles(rows, cols, lc, L.npcol, lld, region{block{0, 0, lc.rows.n, lc.cols.n}, uplo}, p, &out, nullptr);
+  tile t{runs_of(rows, lc.rows, 0, lc.rows.n, p / L.npcol), runs_of(cols, lc.cols, 0, lc.cols.n, p % L.npcol), lld};
   if (!t.rows.empty() && !t.cols.empty()) out.push_back(std::move(t));
+}
+
+void held_diagonal(const caller_layout& L, int p, std::int64_t lld, std::vector<std::int64_t>& out) {
+  const operand_layout& lc = L.op[2];
+  for (std::int64_t i = 0; i < std::min(lc.rows.n, lc.cols.n); ++i)
+    if (lc.rows.owner(i) * L.npcol + lc.cols.owner(i) == p) out.push_back(lc.rows.local(i) + lc.cols.local(i) * lld);
 }
 
 // ---------------------------------------------------------------------------------------

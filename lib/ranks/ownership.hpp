@@ -128,7 +128,6 @@ class cyclic_ownership final : public ownership {
  private:
   const dim_view& rview(operand o) const;
   const dim_view& cview(operand o) const;
-  void triangle_tiles(operand o, const region& g, int p, std::vector<tile>* out, std::int64_t* count) const;
   const schedule& m_;
   caller_layout L_;
   dim_view view_[3];
@@ -137,8 +136,11 @@ class cyclic_ownership final : public ownership {
   std::vector<int> proc_of_rank_, rank_of_proc_;
 };
 
-/// Appends the tile of sub(C) that grid process p holds under L (local offsets with lld).
-void held_c(const caller_layout& L, int p, std::int64_t lld, std::vector<tile>& out);
+/// Appends the tiles of sub(C) (uplo 'U' or 'L': of that triangle only, else all of it) that
+/// grid process p holds under L (local offsets with lld).
+void held_c(const caller_layout& L, int p, std::int64_t lld, char uplo, std::vector<tile>& out);
+/// Appends the local offsets (with lld) of the diagonal elements of sub(C) process p holds.
+void held_diagonal(const caller_layout& L, int p, std::int64_t lld, std::vector<std::int64_t>& out);
 
 /// What one process moves and keeps in one phase, in elements (from the exchange rule).
 struct phase_volume {

@@ -6,11 +6,11 @@
 #include <prism/rank_model.hpp>
 
 #include "covers.hpp"
+#include "rank_planner.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <ostream>
 #include <set>
 #include <string>
@@ -18,8 +18,6 @@
 namespace prism {
 
 namespace {
-
-constexpr std::size_t no_cap = std::numeric_limits<std::size_t>::max();
 
 // The closed-form estimate that ranks schemes before the exact count. Per part, with its
 // share kappa of k, c ranks a group, G groups and a cover worth r row blocks of n/c (a
@@ -298,7 +296,7 @@ rank_k_choice search(const problem& p, const context& ctx, bool least_memory) {
   out.source = p;
   const int P = ctx.ranks();
   out.ranks_given = P;
-  out.memory = least_memory ? 0 : ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
+  out.memory = least_memory ? 0 : ranks::rank_memory(ctx);
   out.flop_rate = ctx.rank_flops();
   out.bandwidth = ctx.rank_bandwidth();
   rank_k_candidate least;

@@ -13,15 +13,6 @@
 
 namespace prism {
 
-const char* to_string(operand o) {
-  switch (o) {
-    case operand::a: return "A";
-    case operand::b: return "B";
-    case operand::c: return "C";
-  }
-  return "?";
-}
-
 rank_model::rank_model(const plan& p) : s_(ranks::gemm_schedule(p)) {}
 
 rank_model::rank_model(const prism::problem& p, const rank_k_scheme& s) {

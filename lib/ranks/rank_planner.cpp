@@ -188,6 +188,12 @@ std::array<std::int64_t, 3> child(dim d, std::int64_t m, std::int64_t n, std::in
   return {d == dim::m ? size : m, d == dim::n ? size : n, d == dim::k ? size : k};
 }
 
+// Elements of the operand a cut along d does not split, whose block every part needs: B
+// (k x n) for m, A (m x k) for n, C (m x n) for k.
+double unsplit(dim d, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
+}
+
 struct search {
   search(const context& c, const problem& p, double f, double b, std::size_t e) : ctx(c), prob(p), F(f), B(b), elem(e) {}
   const context& ctx;
@@ -208,6 +214,12 @@ struct search {
     return gemm_flops(prob.type, m, n, k) / F;
   }
 
+  // The modelled seconds of a part of `ranks` of a cut over p ranks whose operand block of
+  // `shared` elements every part needs (the file comment's 1.), its subtree taking `kid`.
+  double part_seconds(double shared, int ranks, int p, double kid) const {
+    return shared * (1.0 / ranks - 1.0 / p) * double(elem) / B + kid;
+  }
+
   // Calls f(d, split index, seconds) for every cut of box m x n x k over p >= 2 ranks whose
   // parts each get a piece, children at their best. Parts of equal size and share are one
   // child, looked up once: an equal split into f parts has at most two sizes (e.g. 1024
@@ -216,8 +228,7 @@ struct search {
   void each_cut(std::int64_t m, std::int64_t n, std::int64_t k, int p, F&& f) {
     for (dim d : {dim::m, dim::n, dim::k}) {
       const std::int64_t ext = extent(d, m, n, k);
-      // The operand the cut does not split, whose block every part needs.
-      const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
+      const double shared = unsplit(d, m, n, k);
       const std::size_t count = splits(p).size();
       for (std::size_t x = 0; x < count; ++x) {
         const std::vector<int>& shares = splits(p)[x];
@@ -231,7 +242,7 @@ struct search {
           const auto [cm, cn, ck] = child(d, m, n, k, size);
           const double kid = size < 1 ? -1 : best(cm, cn, ck, shares[c]);
           if (kid < 0) return ok = false;
-          seconds = std::max(seconds, shared * (1.0 / shares[c] - 1.0 / p) * double(elem) / B + kid);
+          seconds = std::max(seconds, part_seconds(shared, shares[c], p, kid));
           return true;
         });
         if (ok) f(d, int(x), seconds);
@@ -387,13 +398,12 @@ struct search {
     for (const slab& x : parts) t->ranks.push_back(x.a * x.b);
     t->sizes = detail::split(extent(d, m, n, k), t->ranks, 1);
     const dim e1 = d == dim::m ? dim::n : dim::m, e2 = d == dim::k ? dim::n : dim::k;
-    const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
     for (std::size_t c = 0; c < parts.size(); ++c) {
       if (t->sizes[c] < 1) return nullptr;
       const auto [cm, cn, ck] = child(d, m, n, k, t->sizes[c]);
       tree_ptr kid = grid_tree(cm, cn, ck, {{e1, parts[c].a, {}}, {e2, parts[c].b, {}}});
       if (!kid) return nullptr;
-      t->seconds = std::max(t->seconds, shared * (1.0 / t->ranks[c] - 1.0 / P) * double(elem) / B + kid->seconds);
+      t->seconds = std::max(t->seconds, part_seconds(unsplit(d, m, n, k), t->ranks[c], P, kid->seconds));
       t->kids.push_back(std::move(kid));
     }
     return t;
@@ -411,10 +421,9 @@ struct search {
     const int f = cuts[level].parts;
     const std::int64_t ext = extent(d, m, n, k);
     if (f < 1 || ext < f) return nullptr;
+    if (f == 1) return grid_tree(m, n, k, cuts, level + 1);
     int below = 1;
     for (std::size_t l = level + 1; l < cuts.size(); ++l) below *= cuts[l].parts;
-    if (f == 1) return grid_tree(m, n, k, cuts, level + 1);
-    const double shared = d == dim::m ? double(k) * double(n) : d == dim::n ? double(m) * double(k) : double(m) * double(n);
     auto t = std::make_shared<subtree>();
     t->d = d;
     t->ranks.assign(std::size_t(f), below);
@@ -424,10 +433,10 @@ struct search {
                            std::all_of(given.begin(), given.end(), [](std::int64_t x) { return x >= 1; });
     t->sizes = fits_edge ? given : detail::split(ext, t->ranks, 1);
     for (std::int64_t sz : t->sizes) {
-      const std::int64_t cm = d == dim::m ? sz : m, cn = d == dim::n ? sz : n, ck = d == dim::k ? sz : k;
+      const auto [cm, cn, ck] = child(d, m, n, k, sz);
       tree_ptr kid = grid_tree(cm, cn, ck, cuts, level + 1);
       if (!kid) return nullptr;
-      t->seconds = std::max(t->seconds, shared * (1.0 / below - 1.0 / (below * f)) * double(elem) / B + kid->seconds);
+      t->seconds = std::max(t->seconds, part_seconds(unsplit(d, m, n, k), below, below * f, kid->seconds));
       t->kids.push_back(std::move(kid));
     }
     return t;
@@ -517,6 +526,25 @@ struct local_memo {
   }
 };
 
+// Appends a rank-level step (kind, cut d, parts) of box b on resources r whose child c is
+// the root kid(child_step) returns; the step's index, -1 when a child's is.
+template <class F>
+int rank_step(std::vector<node>& nodes, step_kind kind, dim d, std::vector<part> parts, const box& b, const resources& r, F&& kid) {
+  const int index = int(nodes.size());
+  nodes.emplace_back();
+  node nd;
+  nd.kind = kind, nd.cut = d, nd.where = level::rank, nd.parts = std::move(parts);
+  bool ok = true;
+  for_each_child(nd, b, r, [&](const child_step& ch) {
+    const int c = ok ? kid(ch) : -1;
+    ok = c >= 0;
+    nd.children.push_back(c);
+  });
+  if (!ok) return -1;
+  nodes[std::size_t(index)] = std::move(nd);
+  return index;
+}
+
 // Builds plan nodes for the rank subtree t on box b and resources r; each rank's local
 // levels get `local_budget` bytes of temporaries. Returns the subtree root, -1 when a
 // rank's box is too small for its NUMA domains.
@@ -524,31 +552,19 @@ int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resourc
          const context& ctx, std::size_t local_budget, local_memo& memo) {
   if (t.kids.empty())
     return memo.place(nodes, b, r, [&] { return detail::plan_local(nodes, p, b, r, ctx, local_budget); });
-  const int index = int(nodes.size());
-  nodes.emplace_back();
-  node nd;
-  nd.kind = step_kind::bfs;
-  nd.cut = t.d;
-  nd.where = level::rank;
   const std::int64_t ext = extent(t.d, b.m, b.n, b.k);
   if (ext < std::int64_t(t.ranks.size())) return -1;  // a shared subtree on a box too thin for it
   const std::vector<std::int64_t> sizes = t.sizes.empty() ? detail::split(ext, t.ranks, 1) : t.sizes;
-  for (std::size_t c = 0; c < sizes.size(); ++c) nd.parts.push_back(part{sizes[c], t.ranks[c], 0, 0});
-  bool ok = true;
-  for_each_child(nd, b, r, [&](const child_step& ch) {
-    if (!ok) return;
-    const int kid = emit(nodes, *t.kids[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo);
-    if (kid < 0) ok = false;
-    nd.children.push_back(kid);
+  std::vector<part> parts;
+  for (std::size_t c = 0; c < sizes.size(); ++c) parts.push_back(part{sizes[c], t.ranks[c], 0, 0});
+  return rank_step(nodes, step_kind::bfs, t.d, std::move(parts), b, r, [&](const child_step& ch) {
+    return emit(nodes, *t.kids[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo);
   });
-  if (!ok) return -1;
-  nodes[std::size_t(index)] = std::move(nd);
-  return index;
 }
 
 // A plan from rank subtrees: one per phase, under a rank-level DFS of `phase_dim` into
-// phases.size() parts when there are several. Empty optional when a rank's box is too
-// small for its domains (the caller retries on one domain).
+// phases.size() parts when there are several. Not ok when a rank's box is too small for its
+// domains (the caller retries on one domain).
 struct built {
   bool ok = false;
   plan p;
@@ -559,24 +575,14 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
   local_memo memo(ranks);
-  if (phase_trees.size() == 1) {
-    if (emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget, memo) < 0) return {};
-  } else {
-    nodes.emplace_back();
-    node nd;
-    nd.kind = step_kind::dfs;
-    nd.cut = phase_dim;
-    nd.where = level::rank;
-    for (std::int64_t s : phase_sizes) nd.parts.push_back(part{s, 0, 0, 0});
-    bool ok = true;
-    for_each_child(nd, whole, root, [&](const child_step& ch) {
-      const int kid = ok ? emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo) : -1;
-      if (kid < 0) ok = false;
-      nd.children.push_back(kid);
-    });
-    if (!ok) return {};
-    nodes[0] = std::move(nd);
-  }
+  std::vector<part> parts;
+  for (std::int64_t s : phase_sizes) parts.push_back(part{s, 0, 0, 0});
+  const int top = phase_trees.size() == 1
+                      ? emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget, memo)
+                      : rank_step(nodes, step_kind::dfs, phase_dim, std::move(parts), whole, root, [&](const child_step& ch) {
+                          return emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo);
+                        });
+  if (top < 0) return {};
   return {true, plan(p, root, std::move(nodes))};
 }
 
@@ -610,7 +616,7 @@ class rank_search {
         domains_all(std::min<int>(int(ctx.machine().domains().size()), ctx.threads())),
         s(ctx, p, ctx.rank_flops(), ctx.rank_bandwidth(), elem) {
     out.ranks_given = P;
-    out.memory = ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
+    out.memory = ranks::rank_memory(ctx);
     out.flop_rate = ctx.rank_flops();
     out.bandwidth = ctx.rank_bandwidth();
     choose_rank_counts();
@@ -691,35 +697,31 @@ class rank_search {
     }
     std::stable_sort(trees.begin(), trees.end(), [](const tree_ptr& a, const tree_ptr& b) { return a->seconds < b->seconds; });
     pool.clear();
-    for (std::size_t i = 0; i < trees.size() && pool.size() < how_many; ++i)
-      if (auto sc = score(tree_ranks(*trees[i]), {trees[i]}, dim::m, {}); sc) pool.push_back(std::move(*sc));
+    // Scores tree t into the pool (unless `fresh` and its plan is there already).
+    const auto add = [&](const tree_ptr& t, bool fresh) {
+      auto sc = score(tree_ranks(*t), {t}, dim::m, {});
+      if (sc && (!fresh || std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.p() == sc->p(); })))
+        pool.push_back(std::move(*sc));
+    };
+    for (std::size_t i = 0; i < trees.size() && pool.size() < how_many; ++i) add(trees[i], false);
     // The best exact grids of every P' in [P - 64, P] are always scored, and when the
     // leanest of them leaves ranks idle, the slab trees of all P ranks near them.
     std::vector<std::array<int, 3>> leanest;
     std::vector<tree_ptr> more = s.exact_grids(p.m, p.n, p.k, P, leanest);
     if (!leanest.empty())
       for (tree_ptr& t : s.slab_trees(p.m, p.n, p.k, P, leanest)) more.push_back(std::move(t));
-    for (const tree_ptr& t : more) {
-      auto sc = score(tree_ranks(*t), {t}, dim::m, {});
-      if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.p() == sc->p(); }))
-        pool.push_back(std::move(*sc));
-    }
     // The caller's trees (e.g. grids matching a ScaLAPACK layout) are always scored.
     for (const ranks::rank_grid& g : seeds) {
       int q = 1;
       for (const ranks::rank_cut& c : g) q *= c.parts;
       if (q < 1 || q > P) continue;
-      tree_ptr t = s.grid_tree(p.m, p.n, p.k, g);
-      if (!t) continue;
-      auto sc = score(tree_ranks(*t), {t}, dim::m, {});
-      if (sc && std::none_of(pool.begin(), pool.end(), [&](const scored& x) {
-            return x.p() == sc->p(); }))
-        pool.push_back(std::move(*sc));
+      if (tree_ptr t = s.grid_tree(p.m, p.n, p.k, g)) more.push_back(std::move(t));
     }
+    for (const tree_ptr& t : more) add(t, true);
     // The best tree on all P ranks is always shown, so the choice to sit ranks out is visible.
     if (tree_ptr all = P > 1 ? s.best_tree(p.m, p.n, p.k, P) : nullptr; all &&
         std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.info.ranks == P; }))
-      if (auto sc = score(P, {all}, dim::m, {}); sc) pool.push_back(std::move(*sc));
+      add(all, false);
   }
 
   // Fitting first, then modelled time, then volume, then footprint.
@@ -884,6 +886,10 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
 }
 
 }  // namespace
+
+std::size_t ranks::rank_memory(const context& ctx) {
+  return ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
+}
 
 plan make_plan(const problem& p, const context& ctx) {
   if (p.op == operation::gemm && ctx.ranks() > 1) return choose_ranks(p, ctx).chosen;

@@ -30,6 +30,9 @@ struct rank_cut {
 /// {{dim::m, 2, {}}, {dim::n, 2, {}}} is a 2 x 2 grid (4 ranks).
 using rank_grid = std::vector<rank_cut>;
 
+/// The memory per rank a rank plan must fit under ctx: its cap, else default_rank_memory().
+std::size_t rank_memory(const context& ctx);
+
 /// choose_ranks with the caller's scoring and extra trees (`seeds`, always scored).
 rank_choice choose_ranks_scored(const problem& p, const context& ctx, const rescore_fn& rescore,
                                 const std::vector<rank_grid>& seeds);

@@ -159,13 +159,6 @@ std::int64_t schedule::local_size(operand o, int r) const {
   return n;
 }
 
-bool schedule::in_place_native(operand o, int q, int r, const region& g, const std::vector<cover>& cv) const {
-  if (cv.size() != 1 || g.tri || cv[0].part.at.tri || !(cv[0].part.at.at == g.at)) return false;
-  const cell_share sh = share(o, q, cv[0].cell, r);
-  const std::int64_t size = g.at.size();
-  return overlap(sh.own, cv[0].part.first, size) == size && (o != operand::c || (sh.needers == 1 && sh.among));
-}
-
 // The exchange rule, cell by cell (the file comment of schedule.hpp): what a rank's regions
 // need from the other holders, what its pieces give the ranks needing them, its buffers.
 // Each phase's regions (C: each epoch's) and their cells are found once.

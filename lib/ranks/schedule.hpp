@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace prism::ranks {
@@ -158,9 +159,6 @@ class schedule {
   block whole(operand o) const;
   /// The stored block of operand o a read of op(X) rows [x, x + len) over k [l, l + k) is.
   block stored(operand o, std::int64_t x, std::int64_t len, std::int64_t l, std::int64_t k) const;
-  /// Whether region g of operand o, covering cv, is rank r's own piece in place in phase q
-  /// (file comment).
-  bool in_place_native(operand o, int q, int r, const region& g, const std::vector<cover>& cv) const;
 
  private:
   rank_cost cost_of(const rank_tally& t) const;
@@ -182,6 +180,20 @@ double task_flops(const task& t, scalar_type type);
 /// (0, 2, 3, 2); a 3-row 'L' triangle, [3, 5): (1, 1, 2, 0).
 void each_column_run(const region& g, std::int64_t first, std::int64_t count,
                      const std::function<void(std::int64_t, std::int64_t, std::int64_t, std::int64_t)>& f);
+
+/// The list kept under `key` in memo, made by make() the first time (outside the lock, so
+/// makers run in parallel; lists stay where they are as the memo grows).
+template <class F>
+const std::vector<int>& kept_list(std::mutex& lock, std::unordered_map<std::int64_t, std::vector<int>>& memo, std::int64_t key,
+                                  F&& make) {
+  {
+    std::lock_guard<std::mutex> g(lock);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  std::vector<int> v = make();
+  std::lock_guard<std::mutex> g(lock);
+  return memo.emplace(key, std::move(v)).first->second;
+}
 
 /// The schedule of a gemm plan's rank tree (tree_schedule.cpp).
 std::shared_ptr<const schedule> gemm_schedule(const plan& p);

@@ -59,27 +59,22 @@ tree_schedule::tree_schedule(std::shared_ptr<const plan> p) : plan_(std::move(p)
     }
 }
 
-rank_task tree_schedule::task_of(int q, int r) const {
+// Rank r's one task of phase q: a walk down the phase's rank steps (O(depth)) to its local
+// subtree (maybe "same rank R").
+void tree_schedule::tasks(int q, int r, std::vector<task>& out) const {
   const auto& nodes = plan_->nodes();
   int i = phase_roots_.at(std::size_t(q));
-  if (r < 0 || r >= ranks()) return {};
-  for (;;) {
-    const node& nd = nodes[std::size_t(i)];
-    if (nd.owns.ranks.count == 1 || !is_rank_step(nd)) return rank_task{nd.shape, i};
+  if (r < 0 || r >= ranks()) return;
+  while (nodes[std::size_t(i)].owns.ranks.count != 1 && is_rank_step(nodes[std::size_t(i)])) {
     // The part whose ranks hold r: parts take consecutive rank ranges, in order.
-    const auto it = std::upper_bound(nd.children.begin(), nd.children.end(), r, [&](int rank, int child) {
-      return rank < nodes[std::size_t(child)].owns.ranks.first;
-    });
-    i = *(it - 1);
+    const std::vector<int>& kids = nodes[std::size_t(i)].children;
+    i = *(std::upper_bound(kids.begin(), kids.end(), r, [&](int rank, int child) {
+            return rank < nodes[std::size_t(child)].owns.ranks.first;
+          }) - 1);
   }
-}
-
-void tree_schedule::tasks(int q, int r, std::vector<task>& out) const {
-  const rank_task t = task_of(q, r);
-  if (t.node < 0) return;
-  const node& nd = plan_->nodes()[std::size_t(t.node)];
-  const std::size_t ws = nd.same >= 0 ? plan_->nodes()[std::size_t(nd.same)].workspace_bytes : nd.workspace_bytes;
-  out.push_back(task{t.shape, t.node, 0, std::max(ws, nd.workspace_bytes)});
+  const node& nd = nodes[std::size_t(i)];
+  const std::size_t ws = nd.same >= 0 ? nodes[std::size_t(nd.same)].workspace_bytes : nd.workspace_bytes;
+  out.push_back(task{nd.shape, i, 0, std::max(ws, nd.workspace_bytes)});
 }
 
 // op(A) rows [i, i + m), inner [l, l + k): stored A is that block (transa N) or its
@@ -103,9 +98,10 @@ block tree_schedule::cell(operand o, std::int64_t c) const {
   return block{rc[ri], cc[ci], rc[ri + 1] - rc[ri], cc[ci + 1] - cc[ci]};
 }
 
-std::vector<std::int64_t> tree_schedule::cells_in(operand o, const block& b) const {
-  std::vector<std::int64_t> out;
-  if (b.rows <= 0 || b.cols <= 0) return out;
+// The cells inside region g (a union of cells), in cell order.
+void tree_schedule::covers(operand o, const region& g, std::vector<cover>& out) const {
+  const block& b = g.at;
+  if (b.rows <= 0 || b.cols <= 0) return;
   const auto& rc = row_cuts_[int(o)];
   const auto& cc = col_cuts_[int(o)];
   auto index = [](const std::vector<std::int64_t>& cuts, std::int64_t x) {
@@ -114,14 +110,8 @@ std::vector<std::int64_t> tree_schedule::cells_in(operand o, const block& b) con
   const std::int64_t r0 = index(rc, b.row), r1 = index(rc, b.row + b.rows);
   const std::int64_t c0 = index(cc, b.col), c1 = index(cc, b.col + b.cols);
   const std::int64_t nr = std::int64_t(rc.size()) - 1;
-  out.reserve(std::size_t((r1 - r0) * (c1 - c0)));
   for (std::int64_t ci = c0; ci < c1; ++ci)
-    for (std::int64_t ri = r0; ri < r1; ++ri) out.push_back(ci * nr + ri);
-  return out;
-}
-
-void tree_schedule::covers(operand o, const region& g, std::vector<cover>& out) const {
-  for (std::int64_t c : cells_in(o, g.at)) out.push_back(cover{c, cell_part{region{cell(o, c), 0}, 0}});
+    for (std::int64_t ri = r0; ri < r1; ++ri) out.push_back(cover{ci * nr + ri, cell_part{region{cell(o, ci * nr + ri), 0}, 0}});
 }
 
 void tree_schedule::parts(operand o, std::int64_t c, std::vector<cell_part>& out) const {
@@ -175,32 +165,24 @@ void tree_schedule::ranks_meeting(operand o, int q, const std::function<bool(con
 }
 
 const std::vector<int>& tree_schedule::holder_list(operand o, std::int64_t c) const {
-  {
-    std::lock_guard<std::mutex> g(cache_lock_);
-    if (auto it = holders_[int(o)].find(c); it != holders_[int(o)].end()) return it->second;
-  }
-  const block cb = cell(o, c);
-  std::vector<int> h;
-  for (int root : phase_roots_) covering(o, root, cb, h);
-  if (phases() > 1) {
-    std::sort(h.begin(), h.end());
-    h.erase(std::unique(h.begin(), h.end()), h.end());
-  }
-  std::lock_guard<std::mutex> g(cache_lock_);
-  return holders_[int(o)].emplace(c, std::move(h)).first->second;
+  return kept_list(cache_lock_, holders_[int(o)], c, [&] {
+    std::vector<int> h;
+    for (int root : phase_roots_) covering(o, root, cell(o, c), h);
+    if (phases() > 1) {
+      std::sort(h.begin(), h.end());
+      h.erase(std::unique(h.begin(), h.end()), h.end());
+    }
+    return h;
+  });
 }
 
 const std::vector<int>& tree_schedule::needer_list(operand o, int q, std::int64_t c) const {
   if (phases() == 1) return holder_list(o, c);
-  const std::int64_t key = std::int64_t(q) * cell_count(o) + c;
-  {
-    std::lock_guard<std::mutex> g(cache_lock_);
-    if (auto it = needers_[int(o)].find(key); it != needers_[int(o)].end()) return it->second;
-  }
-  std::vector<int> h;
-  covering(o, phase_roots_.at(std::size_t(q)), cell(o, c), h);
-  std::lock_guard<std::mutex> g(cache_lock_);
-  return needers_[int(o)].emplace(key, std::move(h)).first->second;
+  return kept_list(cache_lock_, needers_[int(o)], std::int64_t(q) * cell_count(o) + c, [&] {
+    std::vector<int> h;
+    covering(o, phase_roots_.at(std::size_t(q)), cell(o, c), h);
+    return h;
+  });
 }
 
 void tree_schedule::holders(operand o, std::int64_t c, std::vector<int>& out) const {

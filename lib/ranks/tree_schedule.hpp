@@ -20,15 +20,7 @@
 
 #include "schedule.hpp"
 
-#include <unordered_map>
-
 namespace prism::ranks {
-
-/// What one rank does in one phase: its box and its local subtree (-1: idle).
-struct rank_task {
-  box shape;      ///< sub-prism
-  int node = -1;  ///< plan node of its local subtree (maybe "same rank R")
-};
 
 /// The schedule of a plan over ranks (see the file comment).
 class tree_schedule final : public schedule {
@@ -51,16 +43,12 @@ class tree_schedule final : public schedule {
   void ranks_meeting(operand o, int q, const std::function<bool(const region&)>& meets, std::vector<int>& out) const override;
   std::string describe() const override;
 
-  /// Rank r's task in phase q (a walk down the phase's rank steps, O(depth)).
-  rank_task task_of(int q, int r) const;
   /// The block of stored operand o a box reads (A, B) or writes (C).
   block needed(operand o, const box& b) const;
   /// Cells of operand o (row cells x column cells; most are never touched).
   std::int64_t cell_count(operand o) const;
   /// Cell c of operand o.
   block cell(operand o, std::int64_t c) const;
-  /// Cells of operand o inside block b (a union of cells), in cell order.
-  std::vector<std::int64_t> cells_in(operand o, const block& b) const;
 
  private:
   const std::vector<int>& holder_list(operand o, std::int64_t c) const;

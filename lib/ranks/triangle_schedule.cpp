@@ -665,19 +665,18 @@ void triangle_schedule::parts(operand o, std::int64_t c, std::vector<cell_part>&
 }
 
 void triangle_schedule::holders(operand o, std::int64_t c, std::vector<int>& out) const {
-  std::vector<int> h;
   if (o == operand::a) {
     const std::vector<int>& a = a_holder_list(c);
     out.insert(out.end(), a.begin(), a.end());
-    return;
-  } else if (composite()) {
-    for (int run = 0; run < parts_[0].runs[std::size_t(c)]; ++run) h.push_back(rank_of(parts_[0], int(c), run));
-    std::sort(h.begin(), h.end());
+  } else if (composite()) {  // role c's ranks
+    const std::size_t from = out.size();
+    for (int run = 0; run < parts_[0].runs[std::size_t(c)]; ++run) out.push_back(rank_of(parts_[0], int(c), run));
+    std::sort(out.begin() + std::ptrdiff_t(from), out.end());
   } else {
     const auto [i, j] = c_block(c);
-    h = c_holders(i, j);
+    const std::vector<int> h = c_holders(i, j);
+    out.insert(out.end(), h.begin(), h.end());
   }
-  out.insert(out.end(), h.begin(), h.end());
 }
 
 piece triangle_schedule::owned(operand o, std::int64_t c, int r) const {
@@ -708,14 +707,10 @@ std::pair<int, int> triangle_schedule::c_block(std::int64_t c) const {
 
 // An A cell's holders, kept once found (a rank's count asks for each of its cells several times).
 const std::vector<int>& triangle_schedule::a_holder_list(std::int64_t c) const {
-  {
-    std::lock_guard<std::mutex> g(memo_lock_);
-    if (auto it = a_holders_.find(c); it != a_holders_.end()) return it->second;
-  }
-  const auto [b, t] = a_cell_at(c);
-  std::vector<int> h = a_holders(b, kcuts_[std::size_t(t)], kcuts_[std::size_t(t) + 1]);
-  std::lock_guard<std::mutex> g(memo_lock_);
-  return a_holders_.emplace(c, std::move(h)).first->second;
+  return kept_list(memo_lock_, a_holders_, c, [&] {
+    const auto [b, t] = a_cell_at(c);
+    return a_holders(b, kcuts_[std::size_t(t)], kcuts_[std::size_t(t) + 1]);
+  });
 }
 
 // owned() and the needers' count without listing them: an A cell's holders are kept; a C

@@ -49,7 +49,6 @@
 #include "schedule.hpp"
 
 #include <map>
-#include <unordered_map>
 
 namespace prism::ranks {
 

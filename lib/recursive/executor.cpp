@@ -8,9 +8,9 @@
 #include <prism/error.hpp>
 #include <prism/machine.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../runtime/runtime.hpp"
 
@@ -219,7 +219,7 @@ void check_fits(const plan& p, const context& ctx, bool ranks_allowed) {
   if (p.ranks() > 1 && !ranks_allowed)
     throw plan_error("plan spans " + std::to_string(p.ranks()) +
                      " MPI ranks; it runs through the MPI level, not prism::execute");
-  check_domains(p, ctx.machine());
+  check_domains(p.domains(), ctx.machine());
   check_devices(p, devices_of(ctx));
   if (p.threads() > ctx.threads())
     throw plan_error("plan needs " + std::to_string(p.threads()) + " threads, the context allows " +

@@ -5,10 +5,10 @@
 #include <prism/gemm.hpp>
 #include <prism/version.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
 #include "../leaf/first_use.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"
@@ -109,7 +109,7 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
   // A long call whose leaves may be prism's own: the streaming crossovers of this machine,
   // measured once per machine if nothing told them yet (lib/leaf/first_use.hpp).
   detail::first_use_before_call(ctx.description(), ctx.leaf(), m, n, p.flops(), ctx.threads());
-  auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return detail::make_local_plan(p, ctx); });
+  auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });
   detail::run_plan<T>(*pl, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
 }
 

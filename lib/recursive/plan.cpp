@@ -4,7 +4,7 @@
 
 #include "gpu_level.hpp"
 #include "temporaries.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -17,9 +17,6 @@ namespace prism {
 const char* to_string(dim d) { return d == dim::m ? "m" : d == dim::n ? "n" : "k"; }
 const char* to_string(step_kind s) {
   return s == step_kind::leaf ? "leaf" : s == step_kind::bfs ? "bfs" : "dfs";
-}
-const char* to_string(operation o) {
-  return o == operation::gemm ? "gemm" : o == operation::syrk ? "syrk" : "herk";
 }
 const char* to_string(level l) {
   switch (l) {
@@ -82,11 +79,6 @@ problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::
   if (op == operation::herk && !is_complex(t)) throw plan_error("herk needs a complex type (c or z)");
   p.transb = partner_trans(op, p.transa);
   return p;
-}
-
-plan::plan(prism::problem p, resources root, std::vector<node> nodes, std::size_t device_memory)
-    : problem_(p), root_(root), nodes_(std::move(nodes)), device_memory_(device_memory) {
-  derive();
 }
 
 namespace {
@@ -401,26 +393,35 @@ struct derivation {
 // temporary C'_i, laid out first; then the children's own workspaces, side by side since
 // they run at once. E.g. a d-type 64x64xK node cut 1:1 needs one 32768-byte C' plus its
 // children's needs. A DFS node's children run one after another and share one region.
-void plan::derive() {
-  if (nodes_.empty()) fail("a plan needs at least one node");
-  check_problem(problem_, root_);
-  check_device_memory(root_, device_memory_);
-  derivation d{nodes_, element_size(problem_.type), root_.streams.count > 0, std::vector<char>(nodes_.size(), 0),
-               std::vector<int>(root_.ranks.count > 1 ? std::size_t(root_.ranks.count) : 0, -1)};
-  const box whole{problem_.m, problem_.n, problem_.k, 0, 0, 0};
-  d.down(0, whole, root_, level::rank, 0, problem_.op == operation::gemm ? 0 : problem_.uplo);
-  for (std::size_t i = 0; i < d.seen.size(); ++i)
-    if (!d.seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
-  d.place(0, 0);
-  if (on_device() && extra_bytes() > device_memory_)
-    fail("its temporaries take " + std::to_string(extra_bytes()) + " bytes of device memory; the plan may use " +
-         std::to_string(device_memory_));
-  detail::check_device_subtrees(*this);
+/// The library's access to a plan's nodes: derive() fills their derived fields from the
+/// user-visible ones, checking them.
+struct detail::plan_access {
+  static void derive(plan& p) {
+    if (p.nodes_.empty()) fail("a plan needs at least one node");
+    check_problem(p.problem_, p.root_);
+    check_device_memory(p.root_, p.device_memory_);
+    derivation d{p.nodes_, element_size(p.problem_.type), p.root_.streams.count > 0, std::vector<char>(p.nodes_.size(), 0),
+                 std::vector<int>(p.root_.ranks.count > 1 ? std::size_t(p.root_.ranks.count) : 0, -1)};
+    const box whole{p.problem_.m, p.problem_.n, p.problem_.k, 0, 0, 0};
+    d.down(0, whole, p.root_, level::rank, 0, p.problem_.op == operation::gemm ? 0 : p.problem_.uplo);
+    for (std::size_t i = 0; i < d.seen.size(); ++i)
+      if (!d.seen[i]) fail("node " + std::to_string(i) + " is not reachable from the root");
+    d.place(0, 0);
+    if (p.on_device() && p.extra_bytes() > p.device_memory_)
+      fail("its temporaries take " + std::to_string(p.extra_bytes()) + " bytes of device memory; the plan may use " +
+           std::to_string(p.device_memory_));
+    detail::check_device_subtrees(p);
+  }
+};
+
+plan::plan(prism::problem p, resources root, std::vector<node> nodes, std::size_t device_memory)
+    : problem_(p), root_(root), nodes_(std::move(nodes)), device_memory_(device_memory) {
+  detail::plan_access::derive(*this);
 }
 
 void plan::validate() const {
   plan copy(*this);
-  copy.derive();  // re-derives and re-checks everything from the user-visible fields
+  detail::plan_access::derive(copy);  // re-derives and re-checks everything from the user-visible fields
 }
 
 int plan::depth() const {

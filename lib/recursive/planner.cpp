@@ -35,7 +35,7 @@
 #include <prism/error.hpp>
 #include <prism/plan.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
 #include "gpu_level.hpp"
 #include "local_planner.hpp"

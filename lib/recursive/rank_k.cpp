@@ -11,9 +11,9 @@
 
 #include <prism/plan.hpp>
 
-#include "../blas/blas_library.hpp"
+#include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
-#include "../leaves/streaming.hpp"
+#include "../leaf/kernels/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
 #include "executor.hpp"
@@ -109,7 +109,7 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
   if (rank_k_one_leaf(p, ctx)) return one_leaf<T>(p, alpha, A, lda, beta, C, ldc, ctx);
   // The plan's gemm blocks read op(A)'s rows twice: as A (rows of C) and as B (columns).
-  auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return detail::make_local_plan(p, ctx); });
+  auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });
   detail::run_plan<T>(*pl, alpha, A, lda, A, lda, beta, C, ldc, ctx);
 }
 

@@ -2,7 +2,7 @@
 #include <prism/context.hpp>
 #include <prism/error.hpp>
 
-#include "../blas/leaf_kernels.hpp"
+#include "../leaf/backend/leaf_kernels.hpp"
 #include "runtime.hpp"
 
 #include <oneapi/tbb/info.h>
@@ -18,25 +18,6 @@
 
 namespace prism {
 
-leaf_backend parse_leaf_backend(const std::string& text) {
-  if (text == "openblas") return leaf_backend::openblas;
-  if (text == "blis") return leaf_backend::blis;
-  if (text == "streaming") return leaf_backend::streaming;
-  if (text == "auto") return leaf_backend::automatic;
-  throw error("unknown leaf backend '" + text + "' (expected openblas, blis, streaming or auto)");
-}
-
-const char* to_string(leaf_backend b) {
-  switch (b) {
-    case leaf_backend::openblas: return "openblas";
-    case leaf_backend::blis: return "blis";
-    case leaf_backend::streaming: return "streaming";
-    case leaf_backend::automatic: return "auto";
-    case leaf_backend::gpu: return "gpu";
-  }
-  return "?";
-}
-
 context::context()
     : threads_(std::max(1, oneapi::tbb::info::default_concurrency())),
       max_memory_(std::numeric_limits<std::size_t>::max()),
@@ -49,14 +30,14 @@ context& context::set_threads(int t) {
   if (t < 1 || t > 4096) throw error("thread count must be in 1..4096, got " + std::to_string(t));
   if (t != threads_) {
     threads_ = t;
-    fresh_runtime();
+    detail::context_access::fresh_runtime(*this);
   }
   return *this;
 }
 
 context& context::set_max_memory(std::size_t bytes) {
   max_memory_ = bytes;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
@@ -68,21 +49,21 @@ context& context::set_small_flops(double flops) {
 
 context& context::set_leaf(leaf_backend b) {
   leaf_ = b;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_extra_depth(int levels) {
   if (levels < 0 || levels > 8) throw error("extra depth must be in 0..8, got " + std::to_string(levels));
   extra_depth_ = levels;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_min_leaf_flops(double flops) {
   if (!(flops >= 0)) throw error("minimum leaf flops must be >= 0");
   min_leaf_flops_ = flops;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
@@ -121,10 +102,6 @@ std::size_t default_rank_memory(int ranks_per_node) {
   return std::size_t(node / 2 / double(std::max(1, ranks_per_node)));
 }
 
-// A setting that changes plans or the arena starts a new runtime: plans cached under the
-// old settings must not be reused (copies made earlier keep the old one).
-void context::fresh_runtime() { runtime_ = std::make_shared<detail::runtime>(threads_); }
-
 const topology& default_topology() { return default_description().topo(); }
 
 const machine_description& context::description() const { return description_ ? *description_ : default_description(); }
@@ -143,40 +120,40 @@ context& context::set_machine(topology t) {
 
 context& context::set_description(machine_description d) {
   description_ = std::make_shared<const machine_description>(std::move(d));
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_cache_level(int level) {
   if (level < 0 || level > 4) throw error("cache level must be in 0..4, got " + std::to_string(level));
   cache_level_ = level;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_k_cuts(bool allowed) {
   k_cuts_ = allowed;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_gpus(int n) {
   if (n < -1 || n > 1024) throw error("GPU count must be in -1..1024, got " + std::to_string(n));
   gpus_ = n;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::set_gpu_memory(std::size_t bytes) {
   if (bytes != 0 && bytes < (std::size_t(1) << 20)) throw error("GPU memory must be at least 1M, got " + std::to_string(bytes));
   gpu_memory_ = bytes;
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
 context& context::use_emulated_gpus(int count, std::size_t bytes) {
   devices_ = detail::gpu::emulated_devices(count, bytes);
-  fresh_runtime();
+  detail::context_access::fresh_runtime(*this);
   return *this;
 }
 
@@ -196,20 +173,9 @@ std::string context::describe() const {
 }
 
 std::uint64_t parse_size(const std::string& text) {
-  const char* s = text.c_str();
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || errno != 0 || text.find('-') != std::string::npos || std::isspace(static_cast<unsigned char>(s[0])))
-    throw error("not a non-negative integer: '" + text + "'");
-  std::uint64_t mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
-  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
-  if (*end != '\0') throw error("trailing characters in '" + text + "' (the suffix may be K, M or G)");
-  std::uint64_t out = 0;
-  if (__builtin_mul_overflow(std::uint64_t(v), mult, &out)) throw error("value too large: '" + text + "'");
-  return out;
+  const detail::checked<std::uint64_t> size = detail::parse_size_text(text);
+  if (!size.problem.empty()) throw error(size.problem);
+  return size.value;
 }
 
 namespace {

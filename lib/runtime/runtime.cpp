@@ -24,7 +24,7 @@ domain_arenas& runtime::domains(const topology& t) {
   return *domains_;
 }
 
-std::shared_ptr<const plan> runtime::cached_plan(const problem& p, const std::function<plan()>& make) {
+std::shared_ptr<const plan> runtime::cached_plan(const problem& p, const std::function<std::shared_ptr<const plan>()>& make) {
   auto lookup = [&]() -> std::shared_ptr<const plan> {  // under cache_mutex_; a hit becomes most recent
     for (auto it = cache_.begin(); it != cache_.end(); ++it)
       if (it->first == p) {
@@ -39,7 +39,7 @@ std::shared_ptr<const plan> runtime::cached_plan(const problem& p, const std::fu
     std::lock_guard lock(cache_mutex_);
     if (auto hit = lookup()) return hit;
   }
-  auto built = std::make_shared<const plan>(make());  // planned outside the lock
+  auto built = make();  // planned outside the lock
   std::lock_guard lock(cache_mutex_);
   if (auto hit = lookup()) return hit;  // another thread planned it meanwhile
   if (cache_.size() >= max_cached_plans) cache_.erase(cache_.begin());  // least recently used

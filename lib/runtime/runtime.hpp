@@ -2,7 +2,7 @@
 #pragma once
 
 #include <prism/context.hpp>
-#include <prism/plan.hpp>
+#include <prism/types.hpp>
 
 #include "../environment/environment.hpp"
 #include "../gpu/devices.hpp"
@@ -18,6 +18,10 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+
+namespace prism {
+class plan;  // <prism/plan.hpp>: the cache holds plans, built and read above this floor
+}
 
 namespace prism::detail {
 
@@ -49,7 +53,7 @@ class runtime {
   /// context, hence to one topology).
   domain_arenas& domains(const topology& t);
   /// The plan for p, from a small cache or built by `make` (and then cached).
-  std::shared_ptr<const plan> cached_plan(const problem& p, const std::function<plan()>& make);
+  std::shared_ptr<const plan> cached_plan(const problem& p, const std::function<std::shared_ptr<const plan>()>& make);
 
  private:
   oneapi::tbb::task_arena arena_;
@@ -68,8 +72,11 @@ struct context_access {
   /// Tests: runs c's GPU plans on `d` (e.g. emulated devices with delays or failures).
   static void set_devices(context& c, std::shared_ptr<const gpu::device_set> d) {
     c.devices_ = std::move(d);
-    c.fresh_runtime();
+    fresh_runtime(c);
   }
+  /// A setting that changes plans or the arena starts a new runtime: plans cached under the
+  /// old settings must not be reused (copies made earlier keep the old one).
+  static void fresh_runtime(context& c) { c.runtime_ = std::make_shared<runtime>(c.threads_); }
 };
 
 /// The runtime (arena, pool, plan cache) ctx shares with its copies.

@@ -18,13 +18,16 @@ namespace prism::scalapack {
 using mpi::check_mpi;
 using ranks::cyclic_dim;
 
-// PB_Cchkmat: checks sub(X) = X(ia:ia+M-1, ja:ja+N-1) (ia, ja 0-based here) and its
-// descriptor at argument dpos0 (ia at dpos0 - 2, ja at dpos0 - 1), merging into info.
-// Example: desc A (argument 10) with MB = 0: entry MB_ = 6 -> 10 * 100 + 1 + 6, so INFO
+namespace {
+constexpr int descmult = 100, bignum = 10000;  // PBLAS's INFO numbering of descriptor entries
+}  // namespace
+
+// PB_Cchkmat. Example: desc A (argument 10) with MB = 0: entry MB_ = 6 -> 10 * 100 + 1 + 6, so INFO
 // = -1005 (the MB of a 9-entry descriptor is its 5th entry).
-void check_matrix(int ictxt, int nprow, int npcol, int myrow, int mycol, int M, int mpos0, int N, int npos0, int ia,
-                  int ja, const descriptor& D, int dpos0, int& info) {
+void check_matrix(const grid_place& at, int M, int mpos0, int N, int npos0, int ia, int ja, const descriptor& D, int dpos0,
+                  int& info) {
   const int* d = D.e;
+  const int ictxt = at.ctxt, nprow = at.nprow, npcol = at.npcol, myrow = at.myrow, mycol = at.mycol;
   long inf = info >= 0 ? bignum : info < -descmult ? -long(info) : -long(info) * descmult;
   const long mpos = long(mpos0) * descmult, npos = long(npos0) * descmult, iapos = long(dpos0 - 2) * descmult,
              japos = long(dpos0 - 1) * descmult, dpos = long(dpos0) * descmult + 1;
@@ -78,8 +81,6 @@ int forget_grid(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
 // The grid's processes as an MPI communicator, in grid order g = prow * npcol + pcol: a
 // duplicate, made once per grid (collective over the grid only), of BLACS's own
 // communicator of the context (Cblacs_get's SGET_BLACSCONTXT, 10), whose ranks BLACS
@@ -87,7 +88,8 @@ int forget_grid(MPI_Comm, int, void* value, void*) {
 // a later call finds it without a message, and a context number BLACS reuses for another
 // grid (after Cblacs_gridexit) finds none. Example: a 2 x 2 grid made in column-major order
 // from world ranks 0-3: process (0, 1), g = 1, is world rank 2, rank 1 here.
-const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
+const grid* grid_of(const grid_place& at) {
+  const int ctxt = at.ctxt, nprow = at.nprow, npcol = at.npcol;
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) return nullptr;
@@ -102,7 +104,7 @@ const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
   check_mpi(MPI_Comm_get_attr(blacs, keyval, &found, &has), "MPI_Comm_get_attr");
   if (has) return static_cast<const grid*>(found);
   auto gr = std::make_unique<grid>();
-  gr->nprow = nprow, gr->npcol = npcol, gr->me = myrow * npcol + mycol, gr->size = nprow * npcol;
+  gr->nprow = nprow, gr->npcol = npcol, gr->me = at.myrow * npcol + at.mycol, gr->size = nprow * npcol;
   int rank = -1, size = 0;
   MPI_Comm_rank(blacs, &rank);
   MPI_Comm_size(blacs, &size);
@@ -116,62 +118,68 @@ const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol) {
   return gr.release();
 }
 
-route route_from_env() { return prism::detail::process_environment().scalapack_route.get(); }
+void report(int ctxt, const std::string& name, int info) { PB_Cabort(ctxt, const_cast<char*>(name.c_str()), info); }
+
+}  // namespace
 
 bool stats_on() { return prism::detail::process_environment().stats.get(); }
 
-bool verbose_on() { return prism::detail::process_environment().verbose.get() > 0; }
-
-bool threads_from_env() { return !prism::detail::process_environment().num_threads.empty(); }
-
-// Step 1's agreement: one reduction of every global argument's least and greatest value,
-// the local INFOs and grid rank 0's route (lib/mpi/comm.hpp: the same few hundred bytes at
-// any grid size); only when something differs or failed, a gather names the argument.
-// Example: grid rank 2 alone passes m = 5, every check passes: differing = -3 everywhere.
-agreement agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine) {
-  std::vector<mpi::agreed> values;
-  values.reserve(args.size());
-  for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
-  const std::int64_t route_word = std::int64_t(mine);
-  const mpi::agreement a =
-      mpi::find_disagreement(g.comm, values, local_info != 0 ? "INFO " + std::to_string(local_info) : "", &route_word);
-  agreement out;
-  out.chosen = route(a.from_root);
-  out.failed_somewhere = a.failed_rank >= 0;
-  if (!out.failed_somewhere && a.differing >= 0) out.differing = args[std::size_t(a.differing)].info;
-  return out;
+void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int pos) {
+  for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({D.e[e], -(pos * descmult + 1 + e)});
 }
 
-void report(int ctxt, const char* name, int info) { PB_Cabort(ctxt, const_cast<char*>(name), info); }
+const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
+                       const forward_fn& forward) {
+  if (at.nprow == -1) {  // not in the grid: nobody to agree with
+    report(at.ctxt, name, info);
+    return nullptr;
+  }
+  if (const grid* g = grid_of(at)) return g;
+  if (void* real = real_routine(symbol, self)) forward(real);
+  else std::fprintf(stderr, "prism-scalapack: %s: MPI is not initialised and there is no backend\n", name.c_str());
+  return nullptr;
+}
 
 // A process whose checks failed reports before anything collective, as the reference does
 // (whose PB_Cabort usually ends the job right there); under a PB_Cabort that returns (a
 // tester's), it still joins the agreement, so that the processes whose checks passed learn
-// of it and return instead of waiting for it in the exchange.
-bool stop_after_checks(const grid& g, int ctxt, const char* name, int info, const std::vector<global_arg>& args,
+// of it and return instead of waiting for it in the exchange. The agreement is one reduction
+// of every global argument's least and greatest value, the local INFOs and grid rank 0's
+// route (lib/mpi/comm.hpp: the same few hundred bytes at any grid size); only when something
+// differs or failed, a gather names the argument. Example: grid rank 2 alone passes m = 5,
+// every check passes: every process reports INFO -3.
+bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
                        route& chosen) {
   if (info != 0) report(ctxt, name, info);
-  const agreement a = agree(g, info, args, route_from_env());
-  chosen = a.chosen;
-  if (info != 0 || a.failed_somewhere) return true;
-  if (a.differing != 0) report(ctxt, name, a.differing);
-  return a.differing != 0;
+  std::vector<mpi::agreed> values;
+  for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
+  const std::int64_t route_word = std::int64_t(prism::detail::process_environment().scalapack_route.get());
+  const mpi::agreement a =
+      mpi::find_disagreement(g.comm, values, info != 0 ? "INFO " + std::to_string(info) : "", &route_word);
+  chosen = route(a.from_root);
+  if (info != 0 || a.failed_rank >= 0) return true;
+  if (a.differing >= 0) report(ctxt, name, args[std::size_t(a.differing)].info);
+  return a.differing >= 0;
 }
 
-// Per-process buffers kept between calls (grown when a call needs more).
-std::byte* arena(std::size_t bytes) {
-  static std::unique_ptr<std::byte[]> mem;
-  static std::size_t have = 0;
-  if (bytes > have) {
-    mem.reset();
-    have = 0;  // (none kept if the allocation throws)
-    mem.reset(new std::byte[bytes]);
-    have = bytes;
-  }
-  return mem.get();
+std::string symbol_of(const std::string& name) {
+  std::string s;
+  for (char c : name) s += char(std::tolower(static_cast<unsigned char>(c)));
+  return s + "_";
 }
 
-void* real_routine(const char* symbol, void* self) {
+ranks::operand_layout operand_of(const descriptor& D, std::int64_t rows, std::int64_t cols, int i, int j, const grid& g) {
+  const int* d = D.e;
+  return {cyclic_dim{rows, i, d[IMB_], d[MB_], d[RSRC_], g.nprow}, cyclic_dim{cols, j, d[INB_], d[NB_], d[CSRC_], g.npcol}};
+}
+
+void print_scaled(const grid& g, const std::string& head, const call_start& t0) {
+  if (g.me == 0 && stats_on())
+    std::fprintf(stderr, "prism-scalapack: route=prism %s recv_max_MB=0 control_bytes=%lld reason=\"%s\"\n", head.c_str(),
+                 (long long)(mpi::control_traffic().bytes - t0.control), "alpha = 0 or k = 0: C = beta C, no messages");
+}
+
+void* real_routine(const std::string& symbol, void* self) {
   static std::mutex lock;
   static std::map<std::string, void*> found;
   std::lock_guard<std::mutex> hold(lock);
@@ -190,10 +198,10 @@ void* real_routine(const char* symbol, void* self) {
         std::fprintf(stderr, "prism: PRISM_SCALAPACK_BACKEND: '%s' cannot be loaded: %s; prism computes every call itself\n", path, dlerror());
     }
   }
-  void* f = where != nullptr ? dlsym(where, symbol) : nullptr;
+  void* f = where != nullptr ? dlsym(where, symbol.c_str()) : nullptr;
   if (f == self) f = nullptr;  // that would call prism again
   if (f == nullptr && !said)
-    std::fprintf(stderr, "prism-scalapack: no ScaLAPACK %s found after prism; prism computes every call\n", symbol);
+    std::fprintf(stderr, "prism-scalapack: no ScaLAPACK %s found after prism; prism computes every call\n", symbol.c_str());
   found.emplace(symbol, f);
   return f;
 }

@@ -1,9 +1,8 @@
 // lib/scalapack/pblas.hpp — what the PBLAS entry points of libprism_scalapack (pgemm.cpp,
 // psyrk.cpp) share: PBLAS's descriptor and argument checks (PB_Cchkmat numbering), the
-// grid's communicator, the agreement of arguments over the grid, the route setting, the
-// lookup of the real routine, the per-process exchange arena, and the prism route itself
-// (route.cpp): a schedule fitted to the caller's layout, run in place, and its PRISM_STATS
-// line.
+// grid's communicator, the agreement of arguments over the grid, the lookup of the real
+// routine, and the steps after the checks (route.cpp): the route, a schedule fitted to the
+// caller's layout, run in place, and its PRISM_STATS line.
 #pragma once
 
 #include "../environment/environment.hpp"
@@ -12,16 +11,15 @@
 #include <prism/types.hpp>
 
 #include "../mpi/comm.hpp"
-#include "../mpi/messages.hpp"
-#include "../ranks/ownership.hpp"
+#include "../ranks/layout_plan.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,19 +34,13 @@ void PB_Cabort(int ictxt, char* rout, int info);
 
 namespace prism::scalapack {
 
-// Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/scalapack-route-2026-11-23.txt
-// (docs/distributed.md, routing): prism when its modelled time is below this share of
-// ScaLAPACK's and the call has at least this many flops.
-constexpr double route_margin = 1.0;
-constexpr double route_min_flops = 5e7;
-
 // Internal descriptor entries (PBLAS's, after PB_CargFtoC): a 9-entry Fortran descriptor
 // has no IMB/INB (they equal MB/NB), so its MB is entry 5, RSRC entry 9 in INFO numbers.
 enum entry { DTYPE_ = 0, CTXT_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_, LLD_, DLEN_ };
-constexpr int descmult = 100, bignum = 10000;
 
+/// A descriptor in PBLAS's internal form.
 struct descriptor {
-  int e[DLEN_] = {};
+  int e[DLEN_] = {};  ///< its entries
   /// PB_CargFtoC: a BLOCK_CYCLIC_2D (type 1) descriptor as the internal type 2 one.
   explicit descriptor(const int* d) {
     if (d[0] == 1) {
@@ -63,10 +55,19 @@ struct descriptor {
   }
 };
 
+/// A character argument in upper case.
+inline char upper(const char* c) { return char(std::toupper(static_cast<unsigned char>(*c))); }
+
+/// A process's place in the grid of BLACS context ctxt (Cblacs_gridinfo; nprow -1: not in it).
+struct grid_place {
+  int ctxt, nprow = -1, npcol = -1, myrow = -1, mycol = -1;
+  explicit grid_place(int context) : ctxt(context) { Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol); }
+};
+
 /// PB_Cchkmat: checks sub(X) = X(ia:ia+M-1, ja:ja+N-1) (ia, ja 0-based) and its descriptor
 /// at argument dpos0 (ia at dpos0 - 2, ja at dpos0 - 1), merging into info (see pblas.cpp).
-void check_matrix(int ictxt, int nprow, int npcol, int myrow, int mycol, int M, int mpos0, int N, int npos0, int ia,
-                  int ja, const descriptor& D, int dpos0, int& info);
+void check_matrix(const grid_place& at, int M, int mpos0, int N, int npos0, int ia, int ja, const descriptor& D, int dpos0,
+                  int& info);
 
 /// The grid's processes as an MPI communicator, in grid order (see grid_of in pblas.cpp).
 struct grid {
@@ -74,22 +75,11 @@ struct grid {
   int nprow = 0, npcol = 0, me = 0, size = 0, ranks_per_node = 1;
 };
 
-/// The grid of BLACS context ctxt (collective over the grid the first time, then no
-/// message); nullptr without MPI.
-const grid* grid_of(int ctxt, int nprow, int npcol, int myrow, int mycol);
-
 /// PRISM_SCALAPACK_ROUTE's values (lib/environment's route choice).
 using route = prism::detail::route_choice;
 
-/// This process's PRISM_SCALAPACK_ROUTE (a bad value is said once and read as auto).
-route route_from_env();
-
 /// PRISM_STATS is 1 (lib/environment reads it once).
 bool stats_on();
-/// PRISM_VERBOSE is 1 or 2.
-bool verbose_on();
-/// PRISM_NUM_THREADS is set (else a call's threads are the node's cores over its ranks).
-bool threads_from_env();
 
 /// One value every grid process must pass alike, with the INFO it reports when not.
 struct global_arg {
@@ -97,26 +87,24 @@ struct global_arg {
   int info;            ///< the INFO reported when processes differ in it
 };
 
-/// What the grid agreed on a call's arguments (see agree in pblas.cpp).
-struct agreement {
-  bool failed_somewhere = false;  ///< some grid process's own checks failed (that process reported)
-  int differing = 0;              ///< else the INFO of the first argument processes pass differently (0: none)
-  route chosen = route::automatic;  ///< grid rank 0's PRISM_SCALAPACK_ROUTE
-};
+/// Appends descriptor D's entries every grid process must pass alike (D is argument pos).
+void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int pos);
 
-/// Agrees a call over the grid (collective): whether any process's checks failed, the first
-/// argument that differs between processes, and grid rank 0's route.
-agreement agree(const grid& g, int local_info, const std::vector<global_arg>& args, route mine);
+/// The backend's routine, called with the caller's own arguments.
+using forward_fn = std::function<void(void*)>;
 
-/// Reports INFO for routine `name` (e.g. "PDGEMM") as reference PBLAS does: PB_Cabort(ctxt,
-/// name, info), which prints and ends the job unless the program replaced it.
-void report(int ctxt, const char* name, int info);
+/// Step 1's start after a process's own checks gave `info`: the call's grid, or nullptr
+/// when the call ends here: outside the grid the process reports `info`; without MPI under
+/// BLACS the backend's routine `symbol` runs (checks and all), or a line says there is none.
+const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
+                       const forward_fn& forward);
 
-/// Step 1's end on a grid process, after its own checks gave `info`: reports a failed check
-/// at once, as PBLAS does; then agrees over the grid (sets `chosen`). True when the call must
-/// stop with C untouched: this or another process's checks failed (each reported its own
-/// INFO), or the processes pass different arguments (every process reports the first).
-bool stop_after_checks(const grid& g, int ctxt, const char* name, int info, const std::vector<global_arg>& args,
+/// Step 1's end on a grid process: reports a failed check at once, as PBLAS does; then
+/// agrees over the grid (one reduction; sets `chosen` to grid rank 0's PRISM_SCALAPACK_ROUTE).
+/// True when the call must stop with C untouched: this or another process's checks failed
+/// (each reported its own INFO), or the processes pass different arguments (every process
+/// reports the first).
+bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
                        route& chosen);
 
 /// When a call began on this process: its clock and its control bytes so far (what
@@ -128,52 +116,42 @@ struct call_start {
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - time).count(); }
 };
 
-/// Per-process buffers kept between calls (grown when a call needs more).
-std::byte* arena(std::size_t bytes);
+/// The routine name of a PBLAS call: "P", T's letter (S, D, C, Z), then `what`, e.g. "PDGEMM".
+template <scalar T>
+std::string routine_name(const char* what) {
+  const scalar_type t = scalar_type_of<T>();
+  return std::string("P") + char(std::toupper(static_cast<unsigned char>(char(t)))) + what;
+}
 
 /// The real routine `symbol` (e.g. "pdsyrk_") of the ScaLAPACK loaded after prism (or of
 /// PRISM_SCALAPACK_BACKEND), never `self`; nullptr (said once per symbol) when none.
-void* real_routine(const char* symbol, void* self);
+void* real_routine(const std::string& symbol, void* self);
+/// The symbol of routine `name`: "pdsyrk_" of "PDSYRK".
+std::string symbol_of(const std::string& name);
 
-/// The context of one call: the machine's, with the grid's ranks and a share of the threads.
-context call_context(const grid& g);
+/// sub(X) = X(i:i+rows-1, j:j+cols-1) under descriptor D on grid g.
+ranks::operand_layout operand_of(const descriptor& D, std::int64_t rows, std::int64_t cols, int i, int j, const grid& g);
 
-/// A call's schedule fitted to the caller's layout, as every grid process holds it.
-struct fitted {
-  bool use_prism = false;                       ///< the route
-  std::string reason, text;                     ///< why; the plan's or scheme's text
-  std::shared_ptr<const ranks::schedule> model;  ///< its schedule (use_prism only)
-  ranks::layout_fit fit;                        ///< its fit and exact cost on the layout
-  std::unique_ptr<ranks::cyclic_ownership> own;  ///< this process's view of the layout
-  double native_mb = 0, scalapack_mb = 0;       ///< the schedule's busiest rank natively; PBLAS's model
+/// PRISM_STATS=1: the line of a call that only scaled C (alpha = 0 or k = 0), on grid
+/// process 0; `head` names the routine and its arguments.
+void print_scaled(const grid& g, const std::string& head, const call_start& t0);
+
+/// How a call names itself: its routine ("PDGEMM"), for PRISM_VERBOSE (e.g. "PDGEMM NN
+/// 512x512x512") and for PRISM_STATS's lines ("routine=PDGEMM trans=NN m=512 ...").
+struct call_names {
+  std::string routine, verbose, stats;
 };
 
-/// The fitted schedule of call signature `key` (collective on a miss: grid rank 0 decides
-/// the route, plans and fits, and broadcasts its verdict; the 64 most recent kept). `head`
-/// names the call for PRISM_VERBOSE, e.g. "PDGEMM NN 512x512x512".
-std::shared_ptr<const fitted> prepare(const std::string& key, const problem& pr, const ranks::caller_layout& L,
-                                      const std::int64_t lld[3], const grid& g, route chosen, bool have_backend,
-                                      const context& ctx, const std::string& head);
-
-/// What the prism route moved and allocated on this process.
-struct run_result {
-  mpi::exchange_counts counts;  ///< exact, from the MPI statuses
-  std::int64_t allocated = 0;   ///< its buffers and the local workspace lent (PRISM_STATS)
-};
-
-/// The prism route: the rank level's one executor on the caller's own storage (B unused
-/// by a rank-k update). A failure agreed by every process ends the job with one line and
+/// Steps 3-4 of a call past its checks and quick returns (route.cpp): the schedule of pr
+/// fitted to the caller's layout L (lld: A's, B's and C's LLD), decided by grid rank 0 and
+/// kept per call signature; then prism's route on the caller's own storage (B unused by a
+/// rank-k update), or the backend's routine (`real` through `forward`), or, when prism
+/// cannot run it and there is no backend, one line and MPI_Abort; PRISM_STATS's line. A
+/// failure of prism's route agreed by every process ends the job with one line and
 /// MPI_Abort, as reference PBLAS ends it on an error.
 template <scalar T>
-run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const T* B, T beta, T* C, const context& ctx,
-                      const std::string& routine);
-
-/// PRISM_STATS=1: one line per call on grid process 0: `head` (routine and arguments), the
-/// route and why; for prism the measured and predicted bytes received, whether every
-/// process received exactly its prediction, the schedule's own volume in prism's native
-/// layout and what the caller's layout adds, PBLAS's modelled volume, the memory measured
-/// and predicted, prism's collectives, the plan and the fit.
-void print_stats(const grid& g, const fitted& f, const std::string& head, const run_result& res, const call_start& t0,
-                 std::size_t elem);
+void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
+                const grid& g, route chosen, void* real, const forward_fn& forward, T alpha, const T* A, const T* B, T beta,
+                T* C, const call_start& t0);
 
 }  // namespace prism::scalapack

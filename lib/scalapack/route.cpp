@@ -16,20 +16,58 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
 namespace prism::scalapack {
 
+namespace {
+
+// Routing rule of PRISM_SCALAPACK_ROUTE=auto, from bench/results/scalapack-route-2026-11-23.txt
+// (docs/distributed.md, routing): prism when its modelled time is below this share of
+// ScaLAPACK's and the call has at least this many flops.
+constexpr double route_margin = 1.0;
+constexpr double route_min_flops = 5e7;
+
+// The context of one call: the machine's, with the grid's ranks and a share of the threads
+// (the node's cores over its ranks, unless PRISM_NUM_THREADS is set).
 context call_context(const grid& g) {
   context ctx = default_context();
-  if (!threads_from_env())
+  if (prism::detail::process_environment().num_threads.empty())
     ctx.set_threads(std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, g.ranks_per_node)));
   ctx.set_ranks(g.nprow * g.npcol).set_ranks_per_node(g.ranks_per_node);
   return ctx;
 }
 
-namespace {
+// Per-process buffers kept between calls (grown when a call needs more).
+std::byte* arena(std::size_t bytes) {
+  static std::unique_ptr<std::byte[]> mem;
+  static std::size_t have = 0;
+  if (bytes > have) {
+    mem.reset();
+    have = 0;  // (none kept if the allocation throws)
+    mem.reset(new std::byte[bytes]);
+    have = bytes;
+  }
+  return mem.get();
+}
+
+// A call's schedule fitted to the caller's layout, as every grid process holds it.
+struct fitted {
+  bool use_prism = false;                       // the route
+  std::string reason, text;                     // why; the plan's or scheme's text
+  std::shared_ptr<const ranks::schedule> model;  // its schedule (use_prism only)
+  ranks::layout_fit fit;                        // its fit and exact cost on the layout
+  std::unique_ptr<ranks::cyclic_ownership> own;  // this process's view of the layout
+  double native_mb = 0, scalapack_mb = 0;       // the schedule's busiest rank natively; PBLAS's model
+};
+
+// What the prism route moved and allocated on this process.
+struct run_result {
+  mpi::exchange_counts counts;  // exact, from the MPI statuses
+  std::int64_t allocated = 0;   // its buffers and the local workspace lent (PRISM_STATS)
+};
 
 // The largest region any rank gathers or computes (a block above 2^31 - 1 elements goes to
 // the real routine).
@@ -81,11 +119,26 @@ std::string decide(const problem& pr, const ranks::caller_layout& L, route chose
   }
 }
 
-}  // namespace
+// The call's signature: everything its fitted schedule depends on, local leading
+// dimensions included (the ownership's local offsets).
+std::string key_of(const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3], const grid& g, route chosen,
+                   bool backend, const context& ctx) {
+  std::ostringstream key;
+  key << char(pr.type) << int(pr.op) << pr.uplo << pr.transa << pr.transb << ' ' << pr.m << ' ' << pr.n << ' ' << pr.k << ' '
+      << g.comm << ' ' << int(chosen) << backend << ' ' << ctx.describe();
+  for (const ranks::operand_layout& o : L.op)
+    for (const ranks::cyclic_dim* d : {&o.rows, &o.cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
+  key << ' ' << lld[0] << ':' << lld[1] << ':' << lld[2];
+  return key.str();
+}
 
-std::shared_ptr<const fitted> prepare(const std::string& key, const problem& pr, const ranks::caller_layout& L,
-                                      const std::int64_t lld[3], const grid& g, route chosen, bool have_backend,
-                                      const context& ctx, const std::string& head_text) {
+// The fitted schedule of the call (collective on a miss: grid rank 0 decides the route,
+// plans and fits, and broadcasts its verdict; the 64 most recent signatures kept). `head`
+// names the call for PRISM_VERBOSE, e.g. "PDGEMM NN 512x512x512".
+std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
+                                      const grid& g, route chosen, bool have_backend, const context& ctx,
+                                      const std::string& head_text) {
+  const std::string key = key_of(pr, L, lld, g, chosen, have_backend, ctx);
   // At most 64 signatures (least recently used forgotten), so that a program calling with
   // ever new shapes does not grow; every grid process calls alike, so all keep the same
   // entries and miss together (a miss is collective: rank 0 broadcasts).
@@ -117,7 +170,7 @@ std::shared_ptr<const fitted> prepare(const std::string& key, const problem& pr,
     out->native_mb = double(native) * elem / 1e6;
     out->scalapack_mb = (pr.op == operation::gemm ? ranks::scalapack_elements(pr, L) : ranks::scalapack_rank_k_elements(pr, L)) * elem / 1e6;
   }
-  if (g.me == 0 && verbose_on()) {
+  if (g.me == 0 && prism::detail::process_environment().verbose.get() > 0) {
     std::cerr << "prism-scalapack: " << head_text << " on a " << g.nprow << 'x' << g.npcol << " grid: route "
               << (out->use_prism ? "prism" : "backend") << " (" << out->reason << ")\n";
     if (out->use_prism)
@@ -129,6 +182,7 @@ std::shared_ptr<const fitted> prepare(const std::string& key, const problem& pr,
   return out;
 }
 
+// The prism route: the rank level's one executor on the caller's own storage.
 template <scalar T>
 run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const T* B, T beta, T* C, const context& ctx,
                       const std::string& routine) {
@@ -158,6 +212,11 @@ run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const
   return res;
 }
 
+// PRISM_STATS=1: one line per call on grid process 0: `head` (routine and arguments), the
+// route and why; for prism the measured and predicted bytes received, whether every
+// process received exactly its prediction, the schedule's own volume in prism's native
+// layout and what the caller's layout adds, PBLAS's modelled volume, the memory measured
+// and predicted, prism's collectives, the plan and the fit.
 void print_stats(const grid& g, const fitted& f, const std::string& head, const run_result& res, const call_start& t0,
                  std::size_t elem_size) {
   const double elem = double(elem_size), received = double(res.counts.bytes_received);
@@ -184,9 +243,33 @@ void print_stats(const grid& g, const fitted& f, const std::string& head, const 
                f.model->describe().c_str(), f.fit.describe().c_str(), f.reason.c_str());
 }
 
+}  // namespace
+
+template <scalar T>
+void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
+                const grid& g, route chosen, void* real, const forward_fn& forward, T alpha, const T* A, const T* B, T beta,
+                T* C, const call_start& t0) {
+  const context ctx = call_context(g);
+  const auto f = prepare(pr, L, lld, g, chosen, real != nullptr, ctx, names.verbose);
+  run_result res;
+  if (!f->use_prism && real == nullptr) {  // e.g. a replicated operand, which prism does not run
+    std::fprintf(stderr,
+                 "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it "
+                 "to; ending the job (MPI_Abort)\n",
+                 names.routine.c_str(), f->reason.c_str(), symbol_of(names.routine).c_str());
+    MPI_Abort(g.comm, 1);
+  } else if (!f->use_prism) {
+    forward(real);
+  } else {
+    res = run_fitted<T>(*f, g, alpha, A, B, beta, C, ctx, names.routine);
+  }
+  if (stats_on()) print_stats(g, *f, names.stats, res, t0, sizeof(T));
+}
+
 #define PRISM_INSTANTIATE(T)                                                                                       \
-  template run_result run_fitted<T>(const fitted&, const grid&, T, const T*, const T*, T, T*, const context&,      \
-                                    const std::string&);
+  template void route_call<T>(const call_names&, const problem&, const ranks::caller_layout&, const std::int64_t[3], \
+                              const grid&, route, void*, const forward_fn&, T, const T*, const T*, T, T*,          \
+                              const call_start&);
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)

@@ -1,0 +1,105 @@
+// apps/bench.cpp — `prism bench`: prism against its own leaf libraries on one shape,
+// in this process, reported as ratios.
+#include "commands.hpp"
+#include "measure.hpp"
+
+#include <prism/prism.hpp>
+
+#include "leaf/backend/blas_library.hpp"
+
+#include <oneapi/tbb/info.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace prism_app {
+
+namespace {
+
+
+// "74.5 PiB": bytes in binary units, three significant digits.
+std::string binary_size(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 8) bytes /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+  return buf;
+}
+
+// Refuses, before allocating anything, operands that do not fit in this machine's memory.
+void check_memory(const prism::problem& p) {
+  const double rows_a = double(p.transa == 'N' ? p.m : p.k), cols_a = double(p.transa == 'N' ? p.k : p.m);
+  const double rows_b = double(p.transb == 'N' ? p.k : p.n), cols_b = double(p.transb == 'N' ? p.n : p.k);
+  const double e = double(prism::element_size(p.type));
+  const double bytes[3] = {std::max(1.0, rows_a) * cols_a * e, std::max(1.0, rows_b) * cols_b * e,
+                           std::max(1.0, double(p.m)) * double(p.n) * e};
+  const double total = bytes[0] + bytes[1] + bytes[2];
+  const double ram = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  const char* names[3] = {"A", "B", "C"};
+  double sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    sum += bytes[i];
+    if (sum > ram)
+      throw bad_input(std::string("not enough memory for ") + names[i] + ": " + binary_size(bytes[i]) +
+                      " (A, B and C need " + binary_size(total) + ", this machine has " + binary_size(ram) + ")");
+  }
+}
+
+template <class T>
+int bench_one(const options& o) {
+  const auto& p = o.p;
+  check_memory(p);
+  const std::int64_t rows_a = p.transa == 'N' ? p.m : p.k, cols_a = p.transa == 'N' ? p.k : p.m;
+  const std::int64_t rows_b = p.transb == 'N' ? p.k : p.n, cols_b = p.transb == 'N' ? p.n : p.k;
+  const std::int64_t lda = std::max<std::int64_t>(1, rows_a), ldb = std::max<std::int64_t>(1, rows_b),
+                     ldc = std::max<std::int64_t>(1, p.m);
+  auto A = random_matrix<T>(std::size_t(lda * cols_a), 1);
+  auto B = random_matrix<T>(std::size_t(ldb * cols_b), 2);
+  std::vector<T> C(std::size_t(ldc * p.n), T(0));
+  const auto& openblas = prism::detail::blas_library::get(prism::detail::blas_build::openblas_pthread);
+  const int cores = oneapi::tbb::info::default_concurrency();
+  const double flops = p.flops();
+  // beta = 0: every repeat computes the same C.
+  const timing t_prism = time_calls(o.reps, [&] {
+    prism::gemm<T>(p.transa, p.transb, p.m, p.n, p.k, T(1), A.data(), lda, B.data(), ldb, T(0), C.data(), ldc, o.ctx);
+  });
+  openblas.set_threads(cores);
+  const timing t_ob = time_calls(o.reps, [&] {
+    openblas.gemm<T>(p.transa, p.transb, int(p.m), int(p.n), int(p.k), T(1), A.data(), int(lda), B.data(), int(ldb),
+                     T(0), C.data(), int(ldc));
+  });
+  std::printf("shape %lldx%lldx%lld type %c trans %c%c, best of %d timings of >= %g s each\n", (long long)p.m,
+              (long long)p.n, (long long)p.k, char(p.type), p.transa, p.transb, o.reps, min_timing);
+  auto line = [&](const std::string& who, const timing& t) {
+    std::printf("  %-22s %12s per call %10.2f GFLOP/s  (%ld calls per timing)\n", who.c_str(),
+                duration(t.seconds).c_str(), flops / t.seconds * 1e-9, t.calls);
+  };
+  line("prism (" + std::to_string(o.ctx.threads()) + " threads)", t_prism);
+  line("openblas (" + std::to_string(cores) + " threads)", t_ob);
+  std::printf("  ratio prism/openblas  %.3f\n", t_ob.seconds / t_prism.seconds);
+  return 0;
+}
+}  // namespace
+
+int run_bench(const options& o) {
+  const std::int64_t int_max = std::numeric_limits<int>::max();
+  if (std::max({o.p.m, o.p.n, o.p.k}) > int_max)
+    throw bad_input("prism bench compares with 32-bit OpenBLAS: M, N and K must be at most " + std::to_string(int_max),
+                    "bench");
+  switch (o.p.type) {
+    case prism::scalar_type::s: return bench_one<float>(o);
+    case prism::scalar_type::d: return bench_one<double>(o);
+    case prism::scalar_type::c: return bench_one<std::complex<float>>(o);
+    case prism::scalar_type::z: return bench_one<std::complex<double>>(o);
+  }
+  return 1;
+}
+
+}  // namespace prism_app
