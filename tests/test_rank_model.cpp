@@ -16,6 +16,8 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 using namespace prism;
@@ -208,4 +210,21 @@ TEST_CASE("one rank: no exchange, the whole of each operand owned") {
   CHECK(m.max_received() == 0);
   CHECK(m.local_size(operand::a, 0) == 33 * 65);
   check_bookkeeping(m);
+}
+
+TEST_CASE("the rank report prints a slab tree's whole grid, each line whole, however long the grid") {
+  // 100000 x 100000 x 5000 on 3072 ranks: a slab tree of 40 parts, a grid of ~600 characters.
+  const rank_choice c = choose_ranks(problem{scalar_type::d, 'N', 'N', 100000, 100000, 5000}, ranks_ctx(3072));
+  const std::string grid = rank_model(c.chosen).grid();
+  std::ostringstream os;
+  print_rank_report(os, c);
+  const std::string text = os.str();
+  CHECK(text.find("# rank level: 3072 ranks given, " + std::to_string(c.chosen.ranks()) + " used; grid " + grid + "\n# why: ") !=
+        std::string::npos);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    CAPTURE(line);
+    CHECK(line.rfind("# ", 0) == 0);
+    CHECK(line.find("# ", 1) == std::string::npos);  // no second line run into this one
+  }
 }

@@ -914,9 +914,9 @@ void print_rank_report(std::ostream& os, const rank_choice& choice) {
   const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, choice.ranks_given, memory_words);
   char line[512];
   auto mb = [](double bytes) { return bytes / 1e6; };
-  std::snprintf(line, sizeof line, "# rank level: %d ranks given, %d used; grid %s\n", choice.ranks_given,
-                pl.ranks(), model.grid().c_str());
-  os << line << "# why: " << choice.reason << '\n';
+  // Streamed, not formatted into `line`: a slab tree's grid runs to thousands of characters.
+  os << "# rank level: " << choice.ranks_given << " ranks given, " << pl.ranks() << " used; grid " << model.grid()
+     << "\n# why: " << choice.reason << '\n';
   std::snprintf(line, sizeof line,
                 "# predicted per rank: received max %.3f MB, mean %.3f MB; lower bound %.3f MB (COSMA Thm 2 "
                 "minus owned, %d ranks); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
@@ -929,9 +929,13 @@ void print_rank_report(std::ostream& os, const rank_choice& choice) {
                 "peak MB", "model ms", "fits");
   os << line;
   for (const rank_candidate& c : choice.candidates) {
-    std::snprintf(line, sizeof line, "#   %5d  %-36s %10.3f %10.4f %10.3f %10.3f  %s\n", c.ranks, c.grid.c_str(),
-                  mb(double(c.max_received) * elem), c.mean_flops > 0 ? c.max_flops / c.mean_flops : 1.0,
-                  mb(double(c.peak_bytes)), c.seconds * 1e3, c.fits ? "yes" : "no");
+    std::string grid = c.grid;
+    grid.resize(std::max<std::size_t>(grid.size(), 36), ' ');
+    std::snprintf(line, sizeof line, "#   %5d  ", c.ranks);
+    os << line << grid;
+    std::snprintf(line, sizeof line, " %10.3f %10.4f %10.3f %10.3f  %s\n", mb(double(c.max_received) * elem),
+                  c.mean_flops > 0 ? c.max_flops / c.mean_flops : 1.0, mb(double(c.peak_bytes)), c.seconds * 1e3,
+                  c.fits ? "yes" : "no");
     os << line;
   }
 }
