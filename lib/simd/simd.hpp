@@ -4,6 +4,15 @@
 // before their first dispatch.
 #pragma once
 
+// The targets every kernel file and simd.cpp leave out, set here, before any Highway header,
+// so that the target simd_target() names is one the kernels were compiled for. SSSE3 and
+// SSE4 are left out (a CPU without AVX2, from before 2013, runs the scalar fallback): two
+// more copies of every kernel, in build time and code size, for CPUs that no longer run this
+// kind of code.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4)
+#endif
+
 #include <cstdint>
 
 namespace prism::detail {

@@ -8,18 +8,10 @@
 // out are set before any Highway header.
 #pragma once
 
-// Highway compiles this file once per instruction set. SSSE3 and SSE4 are left out (a
-// CPU without AVX2, from before 2013, runs the scalar fallback): two more copies of every
-// kernel, in build time and code size, for CPUs that no longer run this kind of code.
-// Must come before any Highway header.
-#ifndef HWY_DISABLED_TARGETS
-#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4)
-#endif
-
+// lib/simd/simd.hpp first: it sets the targets Highway leaves out, before any Highway header.
+#include "../../simd/simd.hpp"
 
 #include "streaming.hpp"
-
-#include "../../simd/simd.hpp"
 
 #include <complex>
 #include <cstdint>
