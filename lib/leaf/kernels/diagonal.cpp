@@ -213,24 +213,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace prism::detail::streaming {
 
-HWY_EXPORT(syrk_s);
-HWY_EXPORT(syrk_d);
-HWY_EXPORT(syrk_c);
-HWY_EXPORT(syrk_z);
-
-template <scalar T>
-void syrk_chunk(const syrk_task& t) {
-  apply_simd_choice();
-  if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(syrk_s)(t);
-  else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(syrk_d)(t);
-  else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(syrk_c)(t);
-  else HWY_DYNAMIC_DISPATCH(syrk_z)(t);
-}
-
-template void syrk_chunk<float>(const syrk_task&);
-template void syrk_chunk<double>(const syrk_task&);
-template void syrk_chunk<std::complex<float>>(const syrk_task&);
-template void syrk_chunk<std::complex<double>>(const syrk_task&);
+PRISM_STREAMING_ENTRY(syrk_chunk, syrk, syrk_task);
 
 }  // namespace prism::detail::streaming
 #endif  // HWY_ONCE

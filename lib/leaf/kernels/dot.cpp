@@ -270,24 +270,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace prism::detail::streaming {
 
-HWY_EXPORT(dot_s);
-HWY_EXPORT(dot_d);
-HWY_EXPORT(dot_c);
-HWY_EXPORT(dot_z);
-
-template <scalar T>
-void dot(const task& t) {
-  apply_simd_choice();
-  if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(dot_s)(t);
-  else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(dot_d)(t);
-  else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(dot_c)(t);
-  else HWY_DYNAMIC_DISPATCH(dot_z)(t);
-}
-
-template void dot<float>(const task&);
-template void dot<double>(const task&);
-template void dot<std::complex<float>>(const task&);
-template void dot<std::complex<double>>(const task&);
+PRISM_STREAMING_ENTRY(dot, dot, task);
 
 }  // namespace prism::detail::streaming
 #endif  // HWY_ONCE

@@ -112,24 +112,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace prism::detail::streaming {
 
-HWY_EXPORT(outer_s);
-HWY_EXPORT(outer_d);
-HWY_EXPORT(outer_c);
-HWY_EXPORT(outer_z);
-
-template <scalar T>
-void outer(const task& t) {
-  apply_simd_choice();
-  if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(outer_s)(t);
-  else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(outer_d)(t);
-  else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(outer_c)(t);
-  else HWY_DYNAMIC_DISPATCH(outer_z)(t);
-}
-
-template void outer<float>(const task&);
-template void outer<double>(const task&);
-template void outer<std::complex<float>>(const task&);
-template void outer<std::complex<double>>(const task&);
+PRISM_STREAMING_ENTRY(outer, outer, task);
 
 }  // namespace prism::detail::streaming
 #endif  // HWY_ONCE

@@ -166,24 +166,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace prism::detail::streaming {
 
-HWY_EXPORT(pack_s);
-HWY_EXPORT(pack_d);
-HWY_EXPORT(pack_c);
-HWY_EXPORT(pack_z);
-
-template <scalar T>
-void pack_chunk(const pack_task& t) {
-  apply_simd_choice();
-  if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(pack_s)(t);
-  else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(pack_d)(t);
-  else if constexpr (std::same_as<T, std::complex<float>>) HWY_DYNAMIC_DISPATCH(pack_c)(t);
-  else HWY_DYNAMIC_DISPATCH(pack_z)(t);
-}
-
-template void pack_chunk<float>(const pack_task&);
-template void pack_chunk<double>(const pack_task&);
-template void pack_chunk<std::complex<float>>(const pack_task&);
-template void pack_chunk<std::complex<double>>(const pack_task&);
+PRISM_STREAMING_ENTRY(pack_chunk, pack, pack_task);
 
 }  // namespace prism::detail::streaming
 #endif  // HWY_ONCE

@@ -208,3 +208,27 @@ void pack_chunk(const pack_task& t);
 void note_leaf_ran() noexcept;
 
 }  // namespace prism::detail::streaming
+
+/// The dispatching entry of one kernel family, written once under HWY_ONCE in its file:
+/// exports the family's four per-target functions PREFIX_s, _d, _c, _z and defines
+/// ENTRY<T>(const TASK&) for the four scalar types, each call going to the best target this
+/// CPU runs (lib/simd applies a PRISM_SIMD choice first). E.g.
+/// PRISM_STREAMING_ENTRY(dot, dot, task) defines dot<double>(t) -> dot_d(t) on AVX-512.
+#define PRISM_STREAMING_ENTRY(ENTRY, PREFIX, TASK)                                    \
+  HWY_EXPORT(PREFIX##_s);                                                             \
+  HWY_EXPORT(PREFIX##_d);                                                             \
+  HWY_EXPORT(PREFIX##_c);                                                             \
+  HWY_EXPORT(PREFIX##_z);                                                             \
+  template <scalar T>                                                                 \
+  void ENTRY(const TASK& t) {                                                         \
+    apply_simd_choice();                                                              \
+    if constexpr (std::same_as<T, float>) HWY_DYNAMIC_DISPATCH(PREFIX##_s)(t);        \
+    else if constexpr (std::same_as<T, double>) HWY_DYNAMIC_DISPATCH(PREFIX##_d)(t);  \
+    else if constexpr (std::same_as<T, std::complex<float>>)                          \
+      HWY_DYNAMIC_DISPATCH(PREFIX##_c)(t);                                            \
+    else HWY_DYNAMIC_DISPATCH(PREFIX##_z)(t);                                         \
+  }                                                                                   \
+  template void ENTRY<float>(const TASK&);                                            \
+  template void ENTRY<double>(const TASK&);                                           \
+  template void ENTRY<std::complex<float>>(const TASK&);                              \
+  template void ENTRY<std::complex<double>>(const TASK&)
