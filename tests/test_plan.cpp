@@ -248,23 +248,23 @@ TEST_CASE("the pool gives back what overlapping callers left once it is idle, an
 }
 
 TEST_CASE("cache-aware DFS: below the thread level, leaves shrink until their working set fits a thread's cache share") {
-  // 2 PUs sharing an 8 MiB L3: each thread's share is 4 MiB. A 512 x 512 x 8192 double
-  // product on 2 threads cuts k first (512 x 512 x 4096 per thread: 34 MiB, one 2 MiB C'),
-  // then DFS halves the largest edge until (m k + k n + m n) * 8 bytes <= 4 MiB.
+  // 2 PUs sharing a 2 MiB L3: each thread's share is 1 MiB. A 256 x 256 x 4096 double
+  // product on 2 threads cuts k first (256 x 256 x 2048 per thread: 8.5 MiB, one 512 KiB C'),
+  // then DFS halves the largest edge until (m k + k n + m n) * 8 bytes <= 1 MiB.
   context ctx;
-  ctx.set_machine(topology::synthetic("package:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1")).set_threads(2).set_cache_level(3);
-  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 512, 512, 8192}, ctx);
+  ctx.set_machine(topology::synthetic("package:1 l3:1(size=2MB) l2:2(size=256KB) core:1 pu:1")).set_threads(2).set_cache_level(3);
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 256, 256, 4096}, ctx);
   INFO(p.to_string());
   CHECK(p.count(step_kind::dfs) > 0);
   for (const node& nd : p.nodes()) {
     if (nd.kind == step_kind::dfs) CHECK(nd.where == level::cache);
     if (nd.kind == step_kind::leaf)
       CHECK(8.0 * (double(nd.shape.m) * nd.shape.k + double(nd.shape.k) * nd.shape.n + double(nd.shape.m) * nd.shape.n) <=
-            4.0 * 1024 * 1024);
+            1024.0 * 1024);
   }
-  CHECK(p.extra_bytes() == 512 * 512 * 8);  // the thread-level C' only: DFS adds no temporary
+  CHECK(p.extra_bytes() == 256 * 256 * 8);  // the thread-level C' only: DFS adds no temporary
   run_and_check<double>(p, ctx);
-  // Level 2 (1 MiB per core here) cuts deeper; level 0 turns the rule off.
+  // Level 2 (256 KiB per core here) cuts deeper; level 0 turns the rule off.
   ctx.set_cache_level(2);
   CHECK(make_plan(p.problem(), ctx).leaves() > p.leaves());
   ctx.set_cache_level(0);
