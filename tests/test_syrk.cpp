@@ -115,8 +115,8 @@ std::string run_and_check(const call<T>& cl, const context& ctx, std::mt19937_64
       long double mag = 0;
       for (std::int64_t l = 0; l < k && cl.alpha != T(0); ++l) {
         const T a = op_a(cl, A, i, l), b0 = op_a(cl, A, j, l), b = cl.herm ? test::conj_if(b0) : b0;
-        acc += wide_t<T>(a) * wide_t<T>(b);
-        mag += (long double)std::abs(a) * (long double)std::abs(b);
+        acc += prism::test::wide_mul(a, b);
+        mag += prism::test::abs_mul(a, b);
       }
       wide_t<T> v = wide_t<T>(cl.alpha) * acc;
       long double sc = (long double)std::abs(cl.alpha) * mag;
