@@ -10,6 +10,7 @@
 
 #include <prism/prism.hpp>
 
+#include "support/machines.hpp"
 #include "support/reference.hpp"
 
 #include <cstring>
@@ -256,6 +257,12 @@ TEST_CASE("the streaming rank-k leaf matches the reference for every n up to 40 
 
 TEST_CASE("the Gram shape is cut along k, one part per thread; without room for temporaries along n") {
   const std::size_t none = std::numeric_limits<std::size_t>::max();
+  // On the example machine (one NUMA domain): a two-domain machine rightly cuts over domains.
+  auto context_for = [](int threads, std::size_t cap, double small) {
+    context c = prism::test::pinned_context(threads);
+    c.set_max_memory(cap).set_small_flops(small);
+    return c;
+  };
   // 32 x 2^22 on 2 threads: two k-slices of 2^21, one 32 x 32 double temporary (8192 B).
   CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, context_for(2, none, 0)) ==
         "k-cut 2: 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm blocks, 8192 B temporaries");
