@@ -78,6 +78,13 @@ struct subtree {
 };
 using tree_ptr = std::shared_ptr<const subtree>;
 
+// A one-rank subtree of modelled `seconds`.
+tree_ptr leaf(double seconds) {
+  auto t = std::make_shared<subtree>();
+  t->seconds = seconds;
+  return t;
+}
+
 std::vector<int> prime_factors(int p) {
   std::vector<int> f;
   for (int q = 2; q * q <= p; ++q)
@@ -265,10 +272,10 @@ struct search {
     return t;
   }
 
-  // Every cut of box m x n x k over p ranks, children at their best; empty if p == 1.
+  // Every cut of box m x n x k over p ranks, children at their best; on one rank, its leaf.
   std::vector<tree_ptr> options(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    if (p == 1) return {best_tree(m, n, k, 1)};
     std::vector<tree_ptr> out;
-    if (p == 1) return out;
     std::vector<std::tuple<dim, int, double>> cuts;
     each_cut(m, n, k, p, [&](dim d, int split, double seconds) { cuts.emplace_back(d, split, seconds); });
     for (const auto& [d, split, seconds] : cuts) out.push_back(make_tree(m, n, k, p, d, split, seconds));
@@ -412,11 +419,7 @@ struct search {
   // The tree that cuts by `cuts` level by level (every part of a level cut alike), e.g.
   // {{m, 2}, {n, 2}}: a 2 x 2 grid; null when an edge is shorter than its parts.
   tree_ptr grid_tree(std::int64_t m, std::int64_t n, std::int64_t k, const ranks::rank_grid& cuts, std::size_t level = 0) {
-    if (level == cuts.size()) {
-      auto t = std::make_shared<subtree>();
-      t->seconds = leaf_seconds(m, n, k);
-      return t;
-    }
+    if (level == cuts.size()) return leaf(leaf_seconds(m, n, k));
     const dim d = cuts[level].d;
     const int f = cuts[level].parts;
     const std::int64_t ext = extent(d, m, n, k);
@@ -469,25 +472,15 @@ struct search {
     trees.resize(memo.decisions.size());
     if (!trees[at]) {
       const decision_memo::decision x = memo.decisions[at];
-      if (x.split == -1) {
-        auto t = std::make_shared<subtree>();
-        t->seconds = x.seconds;
-        trees[at] = std::move(t);
-      } else {
-        tree_ptr t = make_tree(x.m, x.n, x.k, p, x.d, x.split, x.seconds);
-        trees.resize(memo.decisions.size());
-        trees[at] = std::move(t);
-      }
+      tree_ptr t = x.split == -1 ? leaf(x.seconds) : make_tree(x.m, x.n, x.k, p, x.d, x.split, x.seconds);
+      trees.resize(memo.decisions.size());  // make_tree may have added decisions
+      trees[at] = std::move(t);
     }
     return trees[at];
   }
 };
 
-int tree_ranks(const subtree& t) {
-  int r = 0;
-  for (int x : t.ranks) r += x;
-  return t.kids.empty() ? 1 : r;
-}
+int tree_ranks(const subtree& t) { return t.kids.empty() ? 1 : std::accumulate(t.ranks.begin(), t.ranks.end(), 0); }
 
 // The local subtrees already planned, by a rank box's extents and share: a later rank
 // with equal ones gets a "same rank R" node instead of a copy (the local planner looks
@@ -688,13 +681,8 @@ class rank_search {
   // best tree on all P ranks, scored exactly into the pool.
   void consider_single_phase(std::size_t how_many) {
     std::vector<tree_ptr> trees;
-    for (int q : used) {
-      if (q == 1) {
-        trees.push_back(s.best_tree(p.m, p.n, p.k, 1));
-        continue;
-      }
+    for (int q : used)
       for (tree_ptr& t : s.options(p.m, p.n, p.k, q)) trees.push_back(std::move(t));
-    }
     std::stable_sort(trees.begin(), trees.end(), [](const tree_ptr& a, const tree_ptr& b) { return a->seconds < b->seconds; });
     pool.clear();
     // Scores tree t into the pool (unless `fresh` and its plan is there already).
