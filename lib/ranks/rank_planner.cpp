@@ -307,13 +307,9 @@ struct search {
     std::vector<tree_ptr> out;
     auto take = [&](auto key) {
       std::sort(all.begin(), all.end(), [&](const grid& a, const grid& b) { return key(a) < key(b); });
-      for (std::size_t i = 0; i < all.size() && i < 2; ++i) {
-        ranks::rank_grid cuts;
-        if (all[i].pm > 1) cuts.push_back({dim::m, all[i].pm, {}});
-        if (all[i].pn > 1) cuts.push_back({dim::n, all[i].pn, {}});
-        if (all[i].pk > 1) cuts.push_back({dim::k, all[i].pk, {}});
-        if (tree_ptr t = grid_tree(m, n, k, cuts)) out.push_back(std::move(t));
-      }
+      for (std::size_t i = 0; i < all.size() && i < 2; ++i)  // (grid_tree skips a cut into one part)
+        if (tree_ptr t = grid_tree(m, n, k, {{dim::m, all[i].pm, {}}, {dim::n, all[i].pn, {}}, {dim::k, all[i].pk, {}}}))
+          out.push_back(std::move(t));
     };
     take([](const grid& g) { return g.seconds; });
     take([](const grid& g) { return g.words; });
@@ -556,14 +552,10 @@ int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resourc
 }
 
 // A plan from rank subtrees: one per phase, under a rank-level DFS of `phase_dim` into
-// phases.size() parts when there are several. Not ok when a rank's box is too small for its
-// domains (the caller retries on one domain).
-struct built {
-  bool ok = false;
-  plan p;
-};
-built make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
-           dim phase_dim, const std::vector<std::int64_t>& phase_sizes, std::size_t local_budget) {
+// phases.size() parts when there are several, its local levels uncapped. None when a
+// rank's box is too small for its domains (the caller retries on one domain).
+std::optional<plan> make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
+                         dim phase_dim, const std::vector<std::int64_t>& phase_sizes) {
   std::vector<node> nodes;
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
@@ -571,12 +563,12 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
   std::vector<part> parts;
   for (std::int64_t s : phase_sizes) parts.push_back(part{s, 0, 0, 0});
   const int top = phase_trees.size() == 1
-                      ? emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget, memo)
+                      ? emit(nodes, *phase_trees[0], whole, root, p, ctx, no_cap, memo)
                       : rank_step(nodes, step_kind::dfs, phase_dim, std::move(parts), whole, root, [&](const child_step& ch) {
-                          return emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo);
+                          return emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, no_cap, memo);
                         });
-  if (top < 0) return {};
-  return {true, plan(p, root, std::move(nodes))};
+  if (top < 0) return std::nullopt;
+  return plan(p, root, std::move(nodes));
 }
 
 struct scored {
@@ -656,10 +648,10 @@ class rank_search {
   // Scores a set of phase trees exactly (and keeps the plan).
   std::optional<scored> score(int ranks, const std::vector<tree_ptr>& trees, dim phase_dim,
                               const std::vector<std::int64_t>& phase_sizes) {
-    built b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes, no_cap);
-    if (!b.ok && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes, no_cap);
-    if (!b.ok) return std::nullopt;
-    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(b.p))};
+    std::optional<plan> b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes);
+    if (!b && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes);
+    if (!b) return std::nullopt;
+    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(*b))};
     const ranks::tree_schedule s(sc.kept);
     rank_candidate& c = sc.info;
     c.ranks = ranks;
