@@ -52,6 +52,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <cstdarg>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -867,6 +868,17 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
 
 }  // namespace
 
+std::string ranks::format(const char* f, ...) {
+  std::va_list a, b;
+  va_start(a, f);
+  va_copy(b, a);
+  std::string s(std::size_t(std::max(0, std::vsnprintf(nullptr, 0, f, a))), '\0');
+  std::vsnprintf(s.data(), s.size() + 1, f, b);
+  va_end(b);
+  va_end(a);
+  return s;
+}
+
 std::size_t ranks::rank_memory(const context& ctx) {
   return ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
 }
@@ -892,32 +904,21 @@ void print_rank_report(std::ostream& os, const rank_choice& choice) {
   const double elem = double(element_size(pr.type));
   const double memory_words = choice.memory > 0 ? double(choice.memory) / elem : bounds::unlimited;
   const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, choice.ranks_given, memory_words);
-  char line[512];
   auto mb = [](double bytes) { return bytes / 1e6; };
-  // Streamed, not formatted into `line`: a slab tree's grid runs to thousands of characters.
   os << "# rank level: " << choice.ranks_given << " ranks given, " << pl.ranks() << " used; grid " << model.grid()
      << "\n# why: " << choice.reason << '\n';
-  std::snprintf(line, sizeof line,
-                "# predicted per rank: received max %.3f MB, mean %.3f MB; lower bound %.3f MB (COSMA Thm 2 "
-                "minus owned, %d ranks); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
-                mb(double(model.max_received()) * elem), mb(model.mean_received() * elem), mb(bound * elem),
-                choice.ranks_given, model.mean_flops() > 0 ? model.max_flops() / model.mean_flops() : 1.0,
-                mb(double(model.max_peak_bytes())), mb(double(choice.memory)));
-  os << line;
+  os << ranks::format("# predicted per rank: received max %.3f MB, mean %.3f MB; lower bound %.3f MB (COSMA Thm 2 "
+                      "minus owned, %d ranks); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
+                      mb(double(model.max_received()) * elem), mb(model.mean_received() * elem), mb(bound * elem),
+                      choice.ranks_given, model.mean_flops() > 0 ? model.max_flops() / model.mean_flops() : 1.0,
+                      mb(double(model.max_peak_bytes())), mb(double(choice.memory)));
   os << "# candidates scored exactly, best first:\n";
-  std::snprintf(line, sizeof line, "#   %5s  %-36s %10s %10s %10s %10s  %s\n", "ranks", "grid", "max MB", "flops x",
-                "peak MB", "model ms", "fits");
-  os << line;
-  for (const rank_candidate& c : choice.candidates) {
-    std::string grid = c.grid;
-    grid.resize(std::max<std::size_t>(grid.size(), 36), ' ');
-    std::snprintf(line, sizeof line, "#   %5d  ", c.ranks);
-    os << line << grid;
-    std::snprintf(line, sizeof line, " %10.3f %10.4f %10.3f %10.3f  %s\n", mb(double(c.max_received) * elem),
-                  c.mean_flops > 0 ? c.max_flops / c.mean_flops : 1.0, mb(double(c.peak_bytes)), c.seconds * 1e3,
-                  c.fits ? "yes" : "no");
-    os << line;
-  }
+  os << ranks::format("#   %5s  %-36s %10s %10s %10s %10s  %s\n", "ranks", "grid", "max MB", "flops x", "peak MB",
+                      "model ms", "fits");
+  for (const rank_candidate& c : choice.candidates)
+    os << ranks::format("#   %5d  %-36s %10.3f %10.4f %10.3f %10.3f  %s\n", c.ranks, c.grid.c_str(),
+                        mb(double(c.max_received) * elem), c.mean_flops > 0 ? c.max_flops / c.mean_flops : 1.0,
+                        mb(double(c.peak_bytes)), c.seconds * 1e3, c.fits ? "yes" : "no");
 }
 
 }  // namespace prism
