@@ -613,12 +613,9 @@ class rank_search {
     // Exact scores cost O(P) each: fewer of them at large P (12 up to 512 ranks, 6 at 1,024,
     // 4 from 1,536); the grids and the best tree on all P ranks are scored besides.
     consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(std::max(P, 1)), 4, exact_top));
-    std::stable_sort(pool.begin(), pool.end(), better);
-    if (!pool.empty() && !pool[0].info.fits) {
-      // More trees, as many as a few times the first round's work at this P.
+    // None fits: more trees, as many as a few times the first round's work at this P.
+    if (!pool.empty() && !pool[0].info.fits)
       consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
-      std::stable_sort(pool.begin(), pool.end(), better);
-    }
     std::string dfs_note;
     if (least_memory || pool.empty() || !pool[0].info.fits) dfs_note = add_phases(least_memory);
     fit_local_levels(pool[0]);
@@ -671,7 +668,7 @@ class rank_search {
   }
 
   // The best single-phase trees by estimate, the exact grids, the caller's seeds and the
-  // best tree on all P ranks, scored exactly into the pool.
+  // best tree on all P ranks, scored exactly into the pool, best first.
   void consider_single_phase(std::size_t how_many) {
     std::vector<tree_ptr> trees;
     for (int q : used)
@@ -703,6 +700,7 @@ class rank_search {
     if (tree_ptr all = P > 1 ? s.best_tree(p.m, p.n, p.k, P) : nullptr; all &&
         std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.info.ranks == P; }))
       add(all, false);
+    std::stable_sort(pool.begin(), pool.end(), better);
   }
 
   // Fitting first, then modelled time, then volume, then footprint.
