@@ -44,10 +44,7 @@ bool cyclic_dim::same_owners(const cyclic_dim& o) const noexcept {
   if (procs != o.procs) return false;
   if (procs == 1) return true;
   // Owners agree when the first run's owner and length agree and later blocks are equal.
-  auto first_run = [](const cyclic_dim& d) {
-    const std::int64_t b = d.block_of(d.offset);
-    return (b == 0 ? d.first : d.first + b * d.block) - d.offset;
-  };
+  auto first_run = [](const cyclic_dim& d) { return d.block_start(d.block_of(d.offset) + 1) - d.offset; };
   const std::int64_t f0 = std::min(n, first_run(*this)), f1 = std::min(n, first_run(o));
   if (owner(0) != o.owner(0) || f0 != f1) return false;
   return f0 == n || block == o.block;

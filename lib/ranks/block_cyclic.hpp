@@ -64,8 +64,7 @@ struct cyclic_dim {
     std::int64_t i = i0;
     while (i < i1) {
       const std::int64_t g = offset + i, b = block_of(g);
-      const std::int64_t end = b == 0 ? first : first + b * block;
-      const std::int64_t len = std::min(i1 - i, end - g);
+      const std::int64_t len = std::min(i1 - i, block_start(b + 1) - g);
       f(i, len, int((src + b) % procs), local(i));
       i += len;
     }
@@ -98,9 +97,7 @@ class dim_view {
       while (x >= start_[std::size_t(g) + 1]) ++g;
       const std::int64_t l = base_[std::size_t(g)] + (x - start_[std::size_t(g)]);
       const std::int64_t gl = by_.global_of_local(g, l);
-      const std::int64_t b = by_.block_of(gl);
-      const std::int64_t block_end = b == 0 ? by_.first : by_.first + b * by_.block;
-      const std::int64_t len = std::min({x1 - x, start_[std::size_t(g) + 1] - x, block_end - gl});
+      const std::int64_t len = std::min({x1 - x, start_[std::size_t(g) + 1] - x, by_.block_start(by_.block_of(gl) + 1) - gl});
       f(x, gl - by_.offset, len);
       x += len;
     }

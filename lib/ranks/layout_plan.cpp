@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <tuple>
 
 namespace prism::ranks {
 
@@ -136,6 +137,8 @@ layout_fit fit_plan(const schedule& model, const caller_layout& L, double F, dou
   const bool rank_k = p.op != operation::gemm;  // n keeps its order: C's triangle stays its own
   const std::vector<view_spec> om = rank_k ? std::vector<view_spec>{0} : options(L, p, 0);
   const std::vector<view_spec> on = rank_k ? std::vector<view_spec>{0} : options(L, p, 1), ok = options(L, p, 2);
+  // Least modelled time first, then least busiest and least mean receipt.
+  const auto key = [](const layout_fit& f) { return std::tuple(f.seconds, f.max_received, f.mean_received); };
   for (bool cm : {false, true}) {
     if (cm && (L.nprow == 1 || L.npcol == 1)) continue;  // the same map
     for (view_spec a : om)
@@ -145,10 +148,7 @@ layout_fit fit_plan(const schedule& model, const caller_layout& L, double F, dou
           f.views[0] = a, f.views[1] = b, f.views[2] = c;
           f.column_major = cm;
           cost_fit(model, L, F, B, f);
-          const bool better = !have || f.seconds < best.seconds ||
-                              (f.seconds == best.seconds && (f.max_received < best.max_received ||
-                                                             (f.max_received == best.max_received && f.mean_received < best.mean_received)));
-          if (better) best = std::move(f), have = true;
+          if (!have || key(f) < key(best)) best = std::move(f), have = true;
         }
   }
   return best;

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <ostream>
 #include <set>
 #include <string>
@@ -120,11 +119,7 @@ rank_k_candidate fewest_phases(const problem& p, const rank_k_scheme& s0, double
   return best;
 }
 
-std::string mb(std::size_t bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f MB", double(bytes) / 1e6);
-  return b;
-}
+std::string mb(std::size_t bytes) { return ranks::format("%.1f MB", double(bytes) / 1e6); }
 
 // Groups of at most this many ranks of any cover: a rank of a group of c reads about
 // sqrt(2c) row blocks (1.4 sqrt(c) for a cover that is no plane) and holds c/2 blocks of C.
@@ -329,9 +324,7 @@ rank_k_choice search(const problem& p, const context& ctx, bool least_memory) {
                      least.scheme.to_string() + ")");
   out.chosen = out.candidates[0].scheme;
   const rank_k_candidate& w = out.candidates[0];
-  char ms[32];
-  std::snprintf(ms, sizeof ms, "%.3f ms", w.seconds * 1e3);
-  out.reason = std::string("least modelled time (") + ms + ") of " + std::to_string(out.candidates.size()) +
+  out.reason = ranks::format("least modelled time (%.3f ms) of ", w.seconds * 1e3) + std::to_string(out.candidates.size()) +
                " schemes scored exactly; peak " + mb(w.peak_bytes) + " of " + mb(out.memory) +
                (w.scheme.phases > 1 ? ", " + std::to_string(w.scheme.phases) + " phases to fit" : "");
   return out;
@@ -348,31 +341,21 @@ void print_rank_k_report(std::ostream& os, const rank_k_choice& choice) {
   const rank_model m(pr, choice.chosen);
   const double elem = double(element_size(pr.type));
   const double bound = bounds::syrk_parallel_io_minus_owned(pr.n, pr.k, choice.ranks_given);
-  char line[512];
   auto mbs = [](double bytes) { return bytes / 1e6; };
-  // A scheme's text can outgrow any fixed line (tbd9507's cover has 98 numbers): streamed.
   os << "# rank level: " << choice.ranks_given << " ranks given, " << m.ranks() << " used; scheme "
      << choice.chosen.to_string() << '\n' << "# why: " << choice.reason << '\n';
-  std::snprintf(line, sizeof line,
-                "# predicted per rank: received max %.3f MB, mean %.3f MB; SYRK lower bound %.3f MB (%d ranks, "
-                "minus owned); ratio %.3f; peak memory %.3f MB of %.3f MB; max/mean flops %.4f\n",
-                mbs(double(m.max_received()) * elem), mbs(m.mean_received() * elem), mbs(bound * elem),
-                choice.ranks_given, bound > 0 ? double(m.max_received()) / bound : 0.0, mbs(double(m.max_peak_bytes())),
-                mbs(double(choice.memory)), pr.flops() > 0 ? m.max_flops() * m.ranks() / pr.flops() : 1.0);
-  os << line;
+  os << ranks::format("# predicted per rank: received max %.3f MB, mean %.3f MB; SYRK lower bound %.3f MB (%d ranks, "
+                      "minus owned); ratio %.3f; peak memory %.3f MB of %.3f MB; max/mean flops %.4f\n",
+                      mbs(double(m.max_received()) * elem), mbs(m.mean_received() * elem), mbs(bound * elem),
+                      choice.ranks_given, bound > 0 ? double(m.max_received()) / bound : 0.0,
+                      mbs(double(m.max_peak_bytes())), mbs(double(choice.memory)),
+                      pr.flops() > 0 ? m.max_flops() * m.ranks() / pr.flops() : 1.0);
   os << "# schemes scored exactly, best first:\n";
-  std::snprintf(line, sizeof line, "#   %5s  %-40s %10s %10s %10s  %s\n", "ranks", "scheme", "max MB", "peak MB",
-                "model ms", "fits");
-  os << line;
-  for (const rank_k_candidate& c : choice.candidates) {
-    std::string name = c.scheme.to_string();
-    name.resize(std::max<std::size_t>(name.size(), 40), ' ');
-    std::snprintf(line, sizeof line, "#   %5d  ", c.scheme.ranks());
-    os << line << name;
-    std::snprintf(line, sizeof line, " %10.3f %10.3f %10.3f  %s\n", mbs(double(c.max_received) * elem),
-                  mbs(double(c.peak_bytes)), c.seconds * 1e3, c.fits ? "yes" : "no");
-    os << line;
-  }
+  os << ranks::format("#   %5s  %-40s %10s %10s %10s  %s\n", "ranks", "scheme", "max MB", "peak MB", "model ms", "fits");
+  for (const rank_k_candidate& c : choice.candidates)
+    os << ranks::format("#   %5d  %-40s %10.3f %10.3f %10.3f  %s\n", c.scheme.ranks(), c.scheme.to_string().c_str(),
+                        mbs(double(c.max_received) * elem), mbs(double(c.peak_bytes)), c.seconds * 1e3,
+                        c.fits ? "yes" : "no");
 }
 
 }  // namespace prism

@@ -41,35 +41,28 @@ const rank_cost& rank_model::cost(int r) const { return s_->cost(r); }
 std::int64_t rank_model::messages(int r) const { return s_->messages(r); }
 std::int64_t rank_model::local_size(operand o, int r) const { return s_->local_size(o, r); }
 
-std::int64_t rank_model::max_received() const {
-  std::int64_t m = 0;
-  for (const rank_cost& c : s_->costs()) m = std::max(m, c.received_total());
+namespace {
+// The largest of f(cost) over the ranks.
+template <class F>
+auto most(const ranks::schedule& s, F&& f) {
+  decltype(f(rank_cost{})) m = 0;
+  for (const rank_cost& c : s.costs()) m = std::max(m, f(c));
   return m;
 }
-
-double rank_model::mean_received() const {
-  double s = 0;
-  for (const rank_cost& c : s_->costs()) s += double(c.received_total());
-  return ranks() > 0 ? s / double(ranks()) : 0;
+// The mean of f(cost) over the ranks (0 on none).
+template <class F>
+double mean(const ranks::schedule& s, F&& f) {
+  double sum = 0;
+  for (const rank_cost& c : s.costs()) sum += f(c);
+  return s.ranks() > 0 ? sum / double(s.ranks()) : 0;
 }
+}  // namespace
 
-std::size_t rank_model::max_peak_bytes() const {
-  std::size_t m = 0;
-  for (const rank_cost& c : s_->costs()) m = std::max(m, c.peak_bytes());
-  return m;
-}
-
-double rank_model::max_flops() const {
-  double m = 0;
-  for (const rank_cost& c : s_->costs()) m = std::max(m, c.flops);
-  return m;
-}
-
-double rank_model::mean_flops() const {
-  double s = 0;
-  for (const rank_cost& c : s_->costs()) s += c.flops;
-  return ranks() > 0 ? s / double(ranks()) : 0;
-}
+std::int64_t rank_model::max_received() const { return most(*s_, [](const rank_cost& c) { return c.received_total(); }); }
+double rank_model::mean_received() const { return mean(*s_, [](const rank_cost& c) { return double(c.received_total()); }); }
+std::size_t rank_model::max_peak_bytes() const { return most(*s_, [](const rank_cost& c) { return c.peak_bytes(); }); }
+double rank_model::max_flops() const { return most(*s_, [](const rank_cost& c) { return c.flops; }); }
+double rank_model::mean_flops() const { return mean(*s_, [](const rank_cost& c) { return c.flops; }); }
 
 namespace ranks {
 /// The schedule a rank model holds (its friend).

@@ -52,6 +52,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <cstdarg>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -77,6 +78,13 @@ struct subtree {
   double seconds = 0;  // recursive model, slowest rank
 };
 using tree_ptr = std::shared_ptr<const subtree>;
+
+// A one-rank subtree of modelled `seconds`.
+tree_ptr leaf(double seconds) {
+  auto t = std::make_shared<subtree>();
+  t->seconds = seconds;
+  return t;
+}
 
 std::vector<int> prime_factors(int p) {
   std::vector<int> f;
@@ -265,10 +273,10 @@ struct search {
     return t;
   }
 
-  // Every cut of box m x n x k over p ranks, children at their best; empty if p == 1.
+  // Every cut of box m x n x k over p ranks, children at their best; on one rank, its leaf.
   std::vector<tree_ptr> options(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    if (p == 1) return {best_tree(m, n, k, 1)};
     std::vector<tree_ptr> out;
-    if (p == 1) return out;
     std::vector<std::tuple<dim, int, double>> cuts;
     each_cut(m, n, k, p, [&](dim d, int split, double seconds) { cuts.emplace_back(d, split, seconds); });
     for (const auto& [d, split, seconds] : cuts) out.push_back(make_tree(m, n, k, p, d, split, seconds));
@@ -300,13 +308,9 @@ struct search {
     std::vector<tree_ptr> out;
     auto take = [&](auto key) {
       std::sort(all.begin(), all.end(), [&](const grid& a, const grid& b) { return key(a) < key(b); });
-      for (std::size_t i = 0; i < all.size() && i < 2; ++i) {
-        ranks::rank_grid cuts;
-        if (all[i].pm > 1) cuts.push_back({dim::m, all[i].pm, {}});
-        if (all[i].pn > 1) cuts.push_back({dim::n, all[i].pn, {}});
-        if (all[i].pk > 1) cuts.push_back({dim::k, all[i].pk, {}});
-        if (tree_ptr t = grid_tree(m, n, k, cuts)) out.push_back(std::move(t));
-      }
+      for (std::size_t i = 0; i < all.size() && i < 2; ++i)  // (grid_tree skips a cut into one part)
+        if (tree_ptr t = grid_tree(m, n, k, {{dim::m, all[i].pm, {}}, {dim::n, all[i].pn, {}}, {dim::k, all[i].pk, {}}}))
+          out.push_back(std::move(t));
     };
     take([](const grid& g) { return g.seconds; });
     take([](const grid& g) { return g.words; });
@@ -412,11 +416,7 @@ struct search {
   // The tree that cuts by `cuts` level by level (every part of a level cut alike), e.g.
   // {{m, 2}, {n, 2}}: a 2 x 2 grid; null when an edge is shorter than its parts.
   tree_ptr grid_tree(std::int64_t m, std::int64_t n, std::int64_t k, const ranks::rank_grid& cuts, std::size_t level = 0) {
-    if (level == cuts.size()) {
-      auto t = std::make_shared<subtree>();
-      t->seconds = leaf_seconds(m, n, k);
-      return t;
-    }
+    if (level == cuts.size()) return leaf(leaf_seconds(m, n, k));
     const dim d = cuts[level].d;
     const int f = cuts[level].parts;
     const std::int64_t ext = extent(d, m, n, k);
@@ -469,25 +469,15 @@ struct search {
     trees.resize(memo.decisions.size());
     if (!trees[at]) {
       const decision_memo::decision x = memo.decisions[at];
-      if (x.split == -1) {
-        auto t = std::make_shared<subtree>();
-        t->seconds = x.seconds;
-        trees[at] = std::move(t);
-      } else {
-        tree_ptr t = make_tree(x.m, x.n, x.k, p, x.d, x.split, x.seconds);
-        trees.resize(memo.decisions.size());
-        trees[at] = std::move(t);
-      }
+      tree_ptr t = x.split == -1 ? leaf(x.seconds) : make_tree(x.m, x.n, x.k, p, x.d, x.split, x.seconds);
+      trees.resize(memo.decisions.size());  // make_tree may have added decisions
+      trees[at] = std::move(t);
     }
     return trees[at];
   }
 };
 
-int tree_ranks(const subtree& t) {
-  int r = 0;
-  for (int x : t.ranks) r += x;
-  return t.kids.empty() ? 1 : r;
-}
+int tree_ranks(const subtree& t) { return t.kids.empty() ? 1 : std::accumulate(t.ranks.begin(), t.ranks.end(), 0); }
 
 // The local subtrees already planned, by a rank box's extents and share: a later rank
 // with equal ones gets a "same rank R" node instead of a copy (the local planner looks
@@ -563,14 +553,10 @@ int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resourc
 }
 
 // A plan from rank subtrees: one per phase, under a rank-level DFS of `phase_dim` into
-// phases.size() parts when there are several. Not ok when a rank's box is too small for its
-// domains (the caller retries on one domain).
-struct built {
-  bool ok = false;
-  plan p;
-};
-built make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
-           dim phase_dim, const std::vector<std::int64_t>& phase_sizes, std::size_t local_budget) {
+// phases.size() parts when there are several, its local levels uncapped. None when a
+// rank's box is too small for its domains (the caller retries on one domain).
+std::optional<plan> make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
+                         dim phase_dim, const std::vector<std::int64_t>& phase_sizes) {
   std::vector<node> nodes;
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
@@ -578,12 +564,12 @@ built make(const problem& p, const context& ctx, int ranks, int domains, const s
   std::vector<part> parts;
   for (std::int64_t s : phase_sizes) parts.push_back(part{s, 0, 0, 0});
   const int top = phase_trees.size() == 1
-                      ? emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget, memo)
+                      ? emit(nodes, *phase_trees[0], whole, root, p, ctx, no_cap, memo)
                       : rank_step(nodes, step_kind::dfs, phase_dim, std::move(parts), whole, root, [&](const child_step& ch) {
-                          return emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo);
+                          return emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, no_cap, memo);
                         });
-  if (top < 0) return {};
-  return {true, plan(p, root, std::move(nodes))};
+  if (top < 0) return std::nullopt;
+  return plan(p, root, std::move(nodes));
 }
 
 struct scored {
@@ -627,12 +613,9 @@ class rank_search {
     // Exact scores cost O(P) each: fewer of them at large P (12 up to 512 ranks, 6 at 1,024,
     // 4 from 1,536); the grids and the best tree on all P ranks are scored besides.
     consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(std::max(P, 1)), 4, exact_top));
-    std::stable_sort(pool.begin(), pool.end(), better);
-    if (!pool.empty() && !pool[0].info.fits) {
-      // More trees, as many as a few times the first round's work at this P.
+    // None fits: more trees, as many as a few times the first round's work at this P.
+    if (!pool.empty() && !pool[0].info.fits)
       consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
-      std::stable_sort(pool.begin(), pool.end(), better);
-    }
     std::string dfs_note;
     if (least_memory || pool.empty() || !pool[0].info.fits) dfs_note = add_phases(least_memory);
     fit_local_levels(pool[0]);
@@ -663,10 +646,10 @@ class rank_search {
   // Scores a set of phase trees exactly (and keeps the plan).
   std::optional<scored> score(int ranks, const std::vector<tree_ptr>& trees, dim phase_dim,
                               const std::vector<std::int64_t>& phase_sizes) {
-    built b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes, no_cap);
-    if (!b.ok && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes, no_cap);
-    if (!b.ok) return std::nullopt;
-    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(b.p))};
+    std::optional<plan> b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes);
+    if (!b && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes);
+    if (!b) return std::nullopt;
+    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(*b))};
     const ranks::tree_schedule s(sc.kept);
     rank_candidate& c = sc.info;
     c.ranks = ranks;
@@ -685,16 +668,11 @@ class rank_search {
   }
 
   // The best single-phase trees by estimate, the exact grids, the caller's seeds and the
-  // best tree on all P ranks, scored exactly into the pool.
+  // best tree on all P ranks, scored exactly into the pool, best first.
   void consider_single_phase(std::size_t how_many) {
     std::vector<tree_ptr> trees;
-    for (int q : used) {
-      if (q == 1) {
-        trees.push_back(s.best_tree(p.m, p.n, p.k, 1));
-        continue;
-      }
+    for (int q : used)
       for (tree_ptr& t : s.options(p.m, p.n, p.k, q)) trees.push_back(std::move(t));
-    }
     std::stable_sort(trees.begin(), trees.end(), [](const tree_ptr& a, const tree_ptr& b) { return a->seconds < b->seconds; });
     pool.clear();
     // Scores tree t into the pool (unless `fresh` and its plan is there already).
@@ -722,6 +700,7 @@ class rank_search {
     if (tree_ptr all = P > 1 ? s.best_tree(p.m, p.n, p.k, P) : nullptr; all &&
         std::none_of(pool.begin(), pool.end(), [&](const scored& x) { return x.info.ranks == P; }))
       add(all, false);
+    std::stable_sort(pool.begin(), pool.end(), better);
   }
 
   // Fitting first, then modelled time, then volume, then footprint.
@@ -887,6 +866,17 @@ rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::resco
 
 }  // namespace
 
+std::string ranks::format(const char* f, ...) {
+  std::va_list a, b;
+  va_start(a, f);
+  va_copy(b, a);
+  std::string s(std::size_t(std::max(0, std::vsnprintf(nullptr, 0, f, a))), '\0');
+  std::vsnprintf(s.data(), s.size() + 1, f, b);
+  va_end(b);
+  va_end(a);
+  return s;
+}
+
 std::size_t ranks::rank_memory(const context& ctx) {
   return ctx.max_memory() != no_cap ? ctx.max_memory() : default_rank_memory(ctx.ranks_per_node());
 }
@@ -912,32 +902,21 @@ void print_rank_report(std::ostream& os, const rank_choice& choice) {
   const double elem = double(element_size(pr.type));
   const double memory_words = choice.memory > 0 ? double(choice.memory) / elem : bounds::unlimited;
   const double bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, choice.ranks_given, memory_words);
-  char line[512];
   auto mb = [](double bytes) { return bytes / 1e6; };
-  // Streamed, not formatted into `line`: a slab tree's grid runs to thousands of characters.
   os << "# rank level: " << choice.ranks_given << " ranks given, " << pl.ranks() << " used; grid " << model.grid()
      << "\n# why: " << choice.reason << '\n';
-  std::snprintf(line, sizeof line,
-                "# predicted per rank: received max %.3f MB, mean %.3f MB; lower bound %.3f MB (COSMA Thm 2 "
-                "minus owned, %d ranks); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
-                mb(double(model.max_received()) * elem), mb(model.mean_received() * elem), mb(bound * elem),
-                choice.ranks_given, model.mean_flops() > 0 ? model.max_flops() / model.mean_flops() : 1.0,
-                mb(double(model.max_peak_bytes())), mb(double(choice.memory)));
-  os << line;
+  os << ranks::format("# predicted per rank: received max %.3f MB, mean %.3f MB; lower bound %.3f MB (COSMA Thm 2 "
+                      "minus owned, %d ranks); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
+                      mb(double(model.max_received()) * elem), mb(model.mean_received() * elem), mb(bound * elem),
+                      choice.ranks_given, model.mean_flops() > 0 ? model.max_flops() / model.mean_flops() : 1.0,
+                      mb(double(model.max_peak_bytes())), mb(double(choice.memory)));
   os << "# candidates scored exactly, best first:\n";
-  std::snprintf(line, sizeof line, "#   %5s  %-36s %10s %10s %10s %10s  %s\n", "ranks", "grid", "max MB", "flops x",
-                "peak MB", "model ms", "fits");
-  os << line;
-  for (const rank_candidate& c : choice.candidates) {
-    std::string grid = c.grid;
-    grid.resize(std::max<std::size_t>(grid.size(), 36), ' ');
-    std::snprintf(line, sizeof line, "#   %5d  ", c.ranks);
-    os << line << grid;
-    std::snprintf(line, sizeof line, " %10.3f %10.4f %10.3f %10.3f  %s\n", mb(double(c.max_received) * elem),
-                  c.mean_flops > 0 ? c.max_flops / c.mean_flops : 1.0, mb(double(c.peak_bytes)), c.seconds * 1e3,
-                  c.fits ? "yes" : "no");
-    os << line;
-  }
+  os << ranks::format("#   %5s  %-36s %10s %10s %10s %10s  %s\n", "ranks", "grid", "max MB", "flops x", "peak MB",
+                      "model ms", "fits");
+  for (const rank_candidate& c : choice.candidates)
+    os << ranks::format("#   %5d  %-36s %10.3f %10.4f %10.3f %10.3f  %s\n", c.ranks, c.grid.c_str(),
+                        mb(double(c.max_received) * elem), c.mean_flops > 0 ? c.max_flops / c.mean_flops : 1.0,
+                        mb(double(c.peak_bytes)), c.seconds * 1e3, c.fits ? "yes" : "no");
 }
 
 }  // namespace prism

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace prism::ranks {
@@ -36,5 +37,9 @@ std::size_t rank_memory(const context& ctx);
 /// choose_ranks with the caller's scoring and extra trees (`seeds`, always scored).
 rank_choice choose_ranks_scored(const problem& p, const context& ctx, const rescore_fn& rescore,
                                 const std::vector<rank_grid>& seeds);
+
+/// printf's formatting into a string of any length (the planners' reports: a slab tree's
+/// grid, or a scheme's cover, runs to thousands of characters).
+[[gnu::format(printf, 1, 2)]] std::string format(const char* f, ...);
 
 }  // namespace prism::ranks

@@ -115,20 +115,16 @@ void triangle_schedule::build_cells() {
   for (const part_geometry& g : parts_) bounds_.insert(bounds_.end(), g.atoms.begin(), g.atoms.end());
   std::sort(bounds_.begin(), bounds_.end());
   bounds_.erase(std::unique(bounds_.begin(), bounds_.end()), bounds_.end());
+  kcuts_ = {0, p_.k};
   for (part_geometry& g : parts_) {
     for (std::int64_t row : g.atoms)
       g.first_block.push_back(int(std::lower_bound(bounds_.begin(), bounds_.end(), row) - bounds_.begin()));
     const bool halves = g.part.cover == rank_k_cover::difference && g.part.group_ranks % 2 == 0;  // else [1] is [0]
     for (int h = 0; h < (halves ? 2 : 1); ++h)
       for (std::size_t a = 0; a + 1 < g.atoms.size(); ++a) g.readers[h].push_back(role_readers(g, int(a), h == 0));
-  }
-  kcuts_ = {0, p_.k};
-  for (const part_geometry& x : parts_) {
-    const std::vector<int> counts = x.even ? std::vector<int>{x.runs[0]} : x.run_counts;
-    const bool halves = x.part.cover == rank_k_cover::difference && x.part.group_ranks % 2 == 0;
-    for (int m : counts)
+    for (int m : g.even ? std::vector<int>{g.runs[0]} : g.run_counts)
       for (int j = 0; j < m; ++j) {
-        const auto [K0, K1] = run_columns(x, m, j);
+        const auto [K0, K1] = run_columns(g, m, j);
         kcuts_.push_back(K0);
         if (halves) kcuts_.push_back(K0 + (K1 - K0) / 2);
         for (int q = 1; q < s_.phases; ++q) kcuts_.push_back(K0 + q * (K1 - K0) / s_.phases);
