@@ -116,7 +116,7 @@ std::string run_and_check(const call<T>& cl, const context& ctx, std::mt19937_64
       long double mag = 0;
       for (std::int64_t l = 0; l < k && cl.alpha != T(0); ++l) {
         const T a = op_a(cl, A, i, l), b0 = op_a(cl, A, j, l), b = cl.herm ? test::conj_if(b0) : b0;
-        acc += prism::test::wide_mul(a, b);
+        acc += wide_t<T>(a) * wide_t<T>(b);
         mag += prism::test::abs_mul(a, b);
       }
       wide_t<T> v = wide_t<T>(cl.alpha) * acc;
@@ -258,20 +258,20 @@ TEST_CASE("the streaming rank-k leaf matches the reference for every n up to 40 
 TEST_CASE("the Gram shape is cut along k, one part per thread; without room for temporaries along n") {
   const std::size_t none = std::numeric_limits<std::size_t>::max();
   // On the example machine (one NUMA domain): a two-domain machine rightly cuts over domains.
-  auto context_for = [](int threads, std::size_t cap, double small) {
+  auto pinned = [](int threads, std::size_t cap, double small) {
     context c = prism::test::pinned_context(threads);
     c.set_max_memory(cap).set_small_flops(small);
     return c;
   };
   // 32 x 2^22 on 2 threads: two k-slices of 2^21, one 32 x 32 double temporary (8192 B).
-  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, context_for(2, none, 0)) ==
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, pinned(2, none, 0)) ==
         "k-cut 2: 2097152@1t 2097152@1t; depth 1, 2 leaves, 0 gemm blocks, 8192 B temporaries");
   // 3 threads and a herk (complex double, 16 B elements): 3 parts, two 32 x 32 temporaries.
-  CHECK(describe_rank_k(scalar_type::z, 32, 1 << 20, context_for(3, none, 0)).rfind("k-cut 3:", 0) == 0);
+  CHECK(describe_rank_k(scalar_type::z, 32, 1 << 20, pinned(3, none, 0)).rfind("k-cut 3:", 0) == 0);
   // max_memory 0: no temporaries, so the triangle is cut along n and its off-diagonal block
   // is a gemm (16 x 16 x 2^22).
-  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, context_for(2, 0, 0)).rfind("n-cut 16+16 (off-diagonal gemm 16x16x4194304)", 0) == 0);
-  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, context_for(1, none, 0)) ==
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, pinned(2, 0, 0)).rfind("n-cut 16+16 (off-diagonal gemm 16x16x4194304)", 0) == 0);
+  CHECK(describe_rank_k(scalar_type::d, 32, 1 << 22, pinned(1, none, 0)) ==
         "leaf n=32 k=4194304; depth 0, 1 leaves, 0 gemm blocks, 0 B temporaries");
 }
 

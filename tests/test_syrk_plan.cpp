@@ -86,7 +86,7 @@ std::string check_update(const problem& pr, unsigned seed, Call&& call) {
       long double mag = 0;
       for (std::int64_t l = 0; l < k; ++l) {
         const T a = op(i, l), b = herm ? test::conj_if(op(j, l)) : op(j, l);
-        acc += prism::test::wide_mul(a, b);
+        acc += wide_t<T>(a) * wide_t<T>(b);
         mag += prism::test::abs_mul(a, b);
       }
       T c0 = C0[at];

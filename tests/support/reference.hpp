@@ -33,18 +33,6 @@ template <class T> T conj_if(T x) {
   else return x;
 }
 
-/// a * b in the wider type, written out for complex: std::complex's operator* on long
-/// double calls the C library's Annex G routine (inf/NaN recovery), and the tests'
-/// operands are finite.
-template <class T> wide_t<T> wide_mul(T a, T b) {
-  if constexpr (is_complex_v<T>) {
-    const long double ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
-    return wide_t<T>(ar * br - ai * bi, ar * bi + ai * br);
-  } else {
-    return wide_t<T>(a) * wide_t<T>(b);
-  }
-}
-
 /// |a| |b| in long double: for complex one square root of |a|^2 |b|^2, where two
 /// std::abs calls (hypot, overflow-safe and slow) made the reference loops' bulk.
 template <class T> long double abs_mul(T a, T b) {
@@ -100,7 +88,7 @@ reference<T> reference_gemm(char ta, char tb, std::int64_t m, std::int64_t n, st
       if (alpha != T(0))
         for (std::int64_t l = 0; l < k; ++l) {
           const T a = op_at(A, lda, ta, i, l), b = op_at(B, ldb, tb, l, j);
-          acc += wide_mul(a, b);
+          acc += wide_t<T>(a) * wide_t<T>(b);
           mag += abs_mul(a, b);
         }
       wide_t<T> v = wide_t<T>(alpha) * acc;
