@@ -146,9 +146,9 @@ struct decision_memo {
     dim d;
   };
   std::vector<decision> decisions;
-  std::vector<std::int32_t> slots = std::vector<std::int32_t>(1 << 12, -1);
+  std::vector<std::int32_t> slots = std::vector<std::int32_t>(1 << 16, -1);
 
-  decision_memo() { decisions.reserve(1 << 12); }
+  decision_memo() { decisions.reserve(1 << 15); }
 
   // The index of key's decision, or -1.
   std::int32_t find(const key_type& key) { return slot(key); }
@@ -163,6 +163,9 @@ struct decision_memo {
   }
 
  private:
+  static bool same(const key_type& a, const key_type& b) {
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
+  }
   std::int32_t& slot(const key_type& key) {
     std::uint64_t h = 0;
     for (std::int64_t x : key) {  // splitmix64 of each word in turn
@@ -172,7 +175,7 @@ struct decision_memo {
       h ^= h >> 31;
     }
     for (std::size_t i = std::size_t(h) & (slots.size() - 1);; i = (i + 1) & (slots.size() - 1))
-      if (slots[i] < 0 || decisions[std::size_t(slots[i])].key == key) return slots[i];
+      if (slots[i] < 0 || same(decisions[std::size_t(slots[i])].key, key)) return slots[i];
   }
 };
 
@@ -237,9 +240,9 @@ struct search {
     for (dim d : {dim::m, dim::n, dim::k}) {
       const std::int64_t ext = extent(d, m, n, k);
       const double shared = unsplit(d, m, n, k);
-      const std::size_t count = splits(p).size();
-      for (std::size_t x = 0; x < count; ++x) {
-        const std::vector<int>& shares = splits(p)[x];
+      const std::vector<std::vector<int>>& ways = splits(p);  // (unordered_map: stays put)
+      for (std::size_t x = 0; x < ways.size(); ++x) {
+        const std::vector<int>& shares = ways[x];
         if (ext < std::int64_t(shares.size())) continue;
         double seconds = 0;
         bool ok = true;
@@ -558,6 +561,7 @@ int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resourc
 std::optional<plan> make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
                          dim phase_dim, const std::vector<std::int64_t>& phase_sizes) {
   std::vector<node> nodes;
+  nodes.reserve(std::size_t(ranks) * 2 + 64);  // a rank step or "same rank" node per rank, a few local subtrees
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
   local_memo memo(ranks);
