@@ -47,7 +47,8 @@ void each_column_run(const region& g, std::int64_t first, std::int64_t count,
 std::pair<int, int> schedule::phase_span(operand, std::int64_t) const { return {0, phases()}; }
 
 cell_share schedule::share(operand o, int q, std::int64_t c, int r) const {
-  std::vector<int> nd;
+  thread_local std::vector<int> nd;  // (asked for every cell of every rank: no allocation each)
+  nd.clear();
   needers(o, q, c, nd);
   return cell_share{owned(o, c, r), std::int64_t(nd.size()), std::binary_search(nd.begin(), nd.end(), r)};
 }
