@@ -124,58 +124,62 @@ std::vector<std::vector<int>> rank_splits(int p) {
 // The search's memo key of an extent: exact below 16, else rounded to 1/8 of its power
 // of two, e.g. 1000 -> 1024 and 700 -> 704 (multiples of 64 between 512 and 1024). Boxes
 // that differ only by rounding share one subtree, so the memo stays small at any P; the
-// chosen trees are scored exactly afterwards on the real boxes.
-std::int64_t coarse(std::int64_t x) {
-  if (x < 16) return x;
-  const int e = 63 - __builtin_clzll(std::uint64_t(x));  // 2^e <= x < 2^(e + 1)
-  const std::int64_t step = std::int64_t(1) << (e - 3);
-  return (x + step / 2) / step * step;
+// chosen trees are scored exactly afterwards on the real boxes. As a 12-bit code of the
+// rounded value q 2^e (8 <= q < 16): x itself below 16, else 16 e + q, e.g. 700 -> 704 =
+// 11 * 2^6 -> 16 * 6 + 11 = 107, and 1000 -> 1024 = 8 * 2^7 -> 120, as for 1024 itself.
+std::uint64_t coarse(std::int64_t x) {
+  if (x < 16) return std::uint64_t(x);
+  int e = 60 - __builtin_clzll(std::uint64_t(x));           // 2^(e + 3) <= x < 2^(e + 4): steps of 2^e
+  std::int64_t q = (x + (std::int64_t(1) << e >> 1)) >> e;  // 8 ... 16
+  if (q == 16) q = 8, ++e;
+  return std::uint64_t(16 * e + q);
 }
 
 // The search's memo: the best subtree of each key (coarse extents, ranks) as a decision,
 // found for the first box of that key: its cut (split index into splits(p), -1 a leaf, -2
-// none fits) and its modelled seconds. An open-addressing table: a P = 1024 search keeps
-// some 36,000 keys.
+// none fits) and its modelled seconds. A P = 1024 search makes some 36,000 decisions and
+// 250,000 look-ups, so a look-up reads one 16-byte entry of an open-addressing table (key
+// and seconds; 1 MB at that P), and the decisions themselves lie apart.
 struct decision_memo {
-  using key_type = std::array<std::int64_t, 4>;
   struct decision {
-    key_type key;
     std::int64_t m, n, k;  // the first box of this key
-    double seconds;
     int split;
     dim d;
   };
+  struct entry {
+    std::uint64_t key = 0;  // 0: empty (p >= 1)
+    double seconds;         // -1: none fits
+  };
+  std::vector<entry> table = std::vector<entry>(1 << 14);
+  std::vector<std::int32_t> at = std::vector<std::int32_t>(1 << 14);  // each entry's decision
   std::vector<decision> decisions;
-  std::vector<std::int32_t> slots = std::vector<std::int32_t>(1 << 16, -1);
 
-  decision_memo() { decisions.reserve(1 << 15); }
-
-  // The index of key's decision, or -1.
-  std::int32_t find(const key_type& key) { return slot(key); }
-  // Keeps x (its key not yet kept).
-  void add(const decision& x) {
+  // The key of box m x n x k on p ranks: three extent codes and p (at most 2^20: set_ranks).
+  static std::uint64_t key(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
+    return coarse(m) | coarse(n) << 12 | coarse(k) << 24 | std::uint64_t(p) << 36;
+  }
+  // The entry of key: its own, or the empty one where it belongs.
+  std::size_t find(std::uint64_t key) const {
+    std::uint64_t h = key * 0x9e3779b97f4a7c15ull;  // Fibonacci hashing
+    h ^= h >> 32;
+    for (std::size_t i = std::size_t(h) & (table.size() - 1);; i = (i + 1) & (table.size() - 1))
+      if (table[i].key == 0 || table[i].key == key) return i;
+  }
+  // Keeps decision x of `seconds` under key (not yet kept), at most 70 % of the table full.
+  void add(std::uint64_t key, double seconds, const decision& x) {
+    const std::size_t i = find(key);
+    table[i] = entry{key, seconds}, at[i] = std::int32_t(decisions.size());
     decisions.push_back(x);
-    slot(x.key) = std::int32_t(decisions.size() - 1);
-    if (2 * decisions.size() > slots.size()) {
-      slots.assign(2 * slots.size(), -1);
-      for (std::size_t i = 0; i < decisions.size(); ++i) slot(decisions[i].key) = std::int32_t(i);
+    if (10 * decisions.size() > 7 * table.size()) {
+      std::vector<entry> old(2 * table.size());
+      std::vector<std::int32_t> old_at(old.size());
+      old.swap(table), old_at.swap(at);
+      for (std::size_t j = 0; j < old.size(); ++j)
+        if (old[j].key != 0) {
+          const std::size_t t = find(old[j].key);
+          table[t] = old[j], at[t] = old_at[j];
+        }
     }
-  }
-
- private:
-  static bool same(const key_type& a, const key_type& b) {
-    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
-  }
-  std::int32_t& slot(const key_type& key) {
-    std::uint64_t h = 0;
-    for (std::int64_t x : key) {  // splitmix64 of each word in turn
-      h += std::uint64_t(x) + 0x9e3779b97f4a7c15ull;
-      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-      h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-      h ^= h >> 31;
-    }
-    for (std::size_t i = std::size_t(h) & (slots.size() - 1);; i = (i + 1) & (slots.size() - 1))
-      if (slots[i] < 0 || same(decisions[std::size_t(slots[i])].key, key)) return slots[i];
   }
 };
 
@@ -448,31 +452,31 @@ struct search {
   // The best subtree's modelled seconds of m x n x k on p ranks (its decision kept); -1
   // when the box cannot give each of p ranks a piece.
   double best(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
-    const decision_memo::key_type key{coarse(m), coarse(n), coarse(k), p};
-    if (const std::int32_t at = memo.find(key); at >= 0) {
-      const decision_memo::decision& x = memo.decisions[std::size_t(at)];
-      return x.split == -2 ? -1 : x.seconds;
-    }
-    decision_memo::decision x{key, m, n, k, leaf_seconds(m, n, k), -1, dim::m};
+    const std::uint64_t key = decision_memo::key(m, n, k, p);
+    if (const decision_memo::entry& e = memo.table[memo.find(key)]; e.key != 0) return e.seconds;
+    decision_memo::decision x{m, n, k, -1, dim::m};
+    double seconds = leaf_seconds(m, n, k);
     if (p > 1) {
       x.split = -2;
-      each_cut(m, n, k, p, [&](dim d, int split, double seconds) {
-        if (x.split == -2 || seconds < x.seconds) x.split = split, x.d = d, x.seconds = seconds;
+      each_cut(m, n, k, p, [&](dim d, int split, double s) {
+        if (x.split == -2 || s < seconds) x.split = split, x.d = d, seconds = s;
       });
+      if (x.split == -2) seconds = -1;
     }
-    memo.add(x);
-    return x.split == -2 ? -1 : x.seconds;
+    memo.add(key, seconds, x);
+    return seconds;
   }
 
   // The best subtree itself, built from its decision (the first box of its key); null when
   // none fits p ranks.
   tree_ptr best_tree(std::int64_t m, std::int64_t n, std::int64_t k, int p) {
-    if (best(m, n, k, p) < 0) return nullptr;
-    const std::size_t at = std::size_t(memo.find({coarse(m), coarse(n), coarse(k), p}));
+    const double seconds = best(m, n, k, p);
+    if (seconds < 0) return nullptr;
+    const std::size_t at = std::size_t(memo.at[memo.find(decision_memo::key(m, n, k, p))]);
     trees.resize(memo.decisions.size());
     if (!trees[at]) {
       const decision_memo::decision x = memo.decisions[at];
-      tree_ptr t = x.split == -1 ? leaf(x.seconds) : make_tree(x.m, x.n, x.k, p, x.d, x.split, x.seconds);
+      tree_ptr t = x.split == -1 ? leaf(seconds) : make_tree(x.m, x.n, x.k, p, x.d, x.split, seconds);
       trees.resize(memo.decisions.size());  // make_tree may have added decisions
       trees[at] = std::move(t);
     }
