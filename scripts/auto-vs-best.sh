@@ -144,7 +144,7 @@ table "Model values (no machine file)" || status=1
 # What prism measured at first use in that table's processes (the leaf libraries' kernel
 # probe and, at the first long call, the streaming crossovers), as the cache folder kept it.
 echo
-echo "Measured at first use in those processes (\\`$XDG_CACHE_HOME\\` is this run's own, empty at the start):"
+echo "Measured at first use in those processes (\`$XDG_CACHE_HOME\` is this run's own, empty at the start):"
 echo
 echo '```'
 cat "$XDG_CACHE_HOME"/prism/first-use-* 2>/dev/null | grep -v '^#' || echo "(nothing kept)"
