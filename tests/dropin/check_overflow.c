@@ -342,8 +342,10 @@ int main(void) {
   /* Dense: op(A) = A^T of 17 x (2^27 + 1) (lda 17), read whole: m*k past 2^31 elements. */
   dense_case(0, "sgemm_ TN dense, m*k past 2^31 (A^T, lda 17)", 'T', 'N', (INT64_C(1) << 27) + 1, 2, 17);
 #if defined(BLAS_INT_IS_64)
-  /* ILP64, dense: k itself past 2^31 - 1, both operands read whole (34 GB of addresses each). */
-  dense_case(1, "dgemm_ NT dense, k > 2^31 - 1 (lda = ldb = 2)", 'N', 'T', 2, 2, (INT64_C(1) << 31) + 5);
+  /* ILP64, dense: k itself past 2^31 - 1, both operands read whole (17 GB of addresses each:
+     one row of op(A), one column of op(B); every 4 KiB page of them is a TLB miss, so 2 x 2
+     took 50 s here where 1 x 1 takes half). */
+  dense_case(1, "dgemm_ NT dense, k > 2^31 - 1 (lda = ldb = 1)", 'N', 'T', 1, 1, (INT64_C(1) << 31) + 5);
   /* ILP64: leading dimensions themselves past 2^31 - 1. */
   const int64_t huge = (INT64_C(1) << 31) + 5;
   gemm_case(0, "sgemm_ NN, ldc > 2^31 - 1", 'N', 'N', 3, 2, 2, 3, 2, huge, 0);
