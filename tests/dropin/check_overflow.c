@@ -10,7 +10,7 @@
    the program's own xerbla_ and counted as a failure too: these calls are valid.
    Dense products (dense_case): op(A) and op(B) with m*k or k*n past 2^31 elements, every
    element read. Such an operand is mapped cyclically: one 12 MiB memfd mapped read-only
-   again and again over its 9-34 GB of addresses, so element e holds value(e mod P), with P
+   again and again over its 9-17 GB of addresses, so element e holds value(e mod P), with P
    = 12 MiB / element size a multiple of 3, which no wrapped 32-bit element or byte offset
    (a multiple of 2^30 or 2^32) is: a wrapped offset reads another value. C is real memory
    (1.1 GB at most). Dense m*n > 2^31 products are not here: in float alone C would need
