@@ -17,6 +17,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--prism PATH] [--against OLD]" >&2; exit 2 ;;
   esac
 done
+# One `prism plan $cmd` run of tool $1: wall, user and peak resident size.
+timed() { /usr/bin/time -f "wall %e s  user %U s  peak %M KB" "$1" plan $cmd 2>&1 >/dev/null | tail -n 1; }
 stamp=$(date -u +%Y-%m-%dT%H%MZ)
 out=bench/results/rank-plan-targets-$stamp.txt
 {
@@ -29,8 +31,8 @@ out=bench/results/rank-plan-targets-$stamp.txt
   for cmd in "65536 65536 65536 --ranks 16384" "1024 1024 1024 --ranks 1024"; do
     echo "## prism plan $cmd   (targets: 65536^3 on 16384 ranks under 1 s and 256 MB; 1024^3 on 1024 under 0.1 s)"
     for i in 1 2 3 4 5; do
-      echo "prism    $(/usr/bin/time -f "wall %e s  user %U s  peak %M KB" "$prism" plan $cmd 2>&1 >/dev/null | tail -n 1)"
-      [ -z "$against" ] || echo "against  $(/usr/bin/time -f "wall %e s  user %U s  peak %M KB" "$against" plan $cmd 2>&1 >/dev/null | tail -n 1)"
+      echo "prism    $(timed "$prism")"
+      [ -z "$against" ] || echo "against  $(timed "$against")"
     done
   done
 } | tee "$out"
