@@ -45,7 +45,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <functional>
 #include <map>
 #include <unordered_map>
 #include <numeric>
@@ -560,10 +559,11 @@ int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resourc
 }
 
 // A plan from rank subtrees: one per phase, under a rank-level DFS of `phase_dim` into
-// phases.size() parts when there are several, its local levels uncapped. None when a
-// rank's box is too small for its domains (the caller retries on one domain).
+// phases.size() parts when there are several, its local levels under `local_budget` bytes
+// of temporaries. None when a rank's box is too small for its domains (the caller retries
+// on one domain).
 std::optional<plan> make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
-                         dim phase_dim, const std::vector<std::int64_t>& phase_sizes) {
+                         dim phase_dim, const std::vector<std::int64_t>& phase_sizes, std::size_t local_budget = no_cap) {
   std::vector<node> nodes;
   nodes.reserve(std::size_t(ranks) * 2 + 64);  // a rank step or "same rank" node per rank, a few local subtrees
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
@@ -572,9 +572,9 @@ std::optional<plan> make(const problem& p, const context& ctx, int ranks, int do
   std::vector<part> parts;
   for (std::int64_t s : phase_sizes) parts.push_back(part{s, 0, 0, 0});
   const int top = phase_trees.size() == 1
-                      ? emit(nodes, *phase_trees[0], whole, root, p, ctx, no_cap, memo)
+                      ? emit(nodes, *phase_trees[0], whole, root, p, ctx, local_budget, memo)
                       : rank_step(nodes, step_kind::dfs, phase_dim, std::move(parts), whole, root, [&](const child_step& ch) {
-                          return emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, no_cap, memo);
+                          return emit(nodes, *phase_trees[ch.part], ch.shape, ch.owns, p, ctx, local_budget, memo);
                         });
   if (top < 0) return std::nullopt;
   return plan(p, root, std::move(nodes));
@@ -584,6 +584,11 @@ struct scored {
   rank_candidate info;
   std::shared_ptr<const plan> kept;  // shared with its schedule while scored, not copied
   const plan& p() const { return *kept; }
+  // What make() built it from, to build it again under a budget.
+  int domains = 1;
+  std::vector<tree_ptr> trees;
+  dim phase_dim = dim::m;
+  std::vector<std::int64_t> phase_sizes;
 };
 
 // What must fit the memory per rank: the peak without the local levels' temporaries (they
@@ -654,10 +659,11 @@ class rank_search {
   // Scores a set of phase trees exactly (and keeps the plan).
   std::optional<scored> score(int ranks, const std::vector<tree_ptr>& trees, dim phase_dim,
                               const std::vector<std::int64_t>& phase_sizes) {
-    std::optional<plan> b = make(p, ctx, ranks, domains_all, trees, phase_dim, phase_sizes);
-    if (!b && domains_all > 1) b = make(p, ctx, ranks, 1, trees, phase_dim, phase_sizes);
+    int domains = domains_all;
+    std::optional<plan> b = make(p, ctx, ranks, domains, trees, phase_dim, phase_sizes);
+    if (!b && domains > 1) b = make(p, ctx, ranks, domains = 1, trees, phase_dim, phase_sizes);
     if (!b) return std::nullopt;
-    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(*b))};
+    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(*b)), domains, trees, phase_dim, phase_sizes};
     const ranks::tree_schedule s(sc.kept);
     rank_candidate& c = sc.info;
     c.ranks = ranks;
@@ -802,40 +808,18 @@ class rank_search {
     return dfs_note;
   }
 
-  // The chosen plan, rebuilt with its local levels' share of the memory as their budget.
+  // The chosen plan, rebuilt with its local levels' share of the memory as their budget
+  // (its rank steps stay).
   void fit_local_levels(scored& best) {
     const std::size_t peak = best.info.peak_bytes;  // rank_model's max_peak_bytes, from its score
     const std::size_t fixed = footprint(best);
-    if (peak > out.memory && fixed <= out.memory) {
-      const std::size_t budget = out.memory - fixed;
-      // Every rank's local subtree again, under the budget; the rank steps stay.
-      std::vector<node> nodes;
-      bool ok = true;
-      const auto& old = best.p().nodes();
-      local_memo memo(best.p().ranks());
-      std::function<int(int)> copy = [&](int i) -> int {
-        const node& nd = old[std::size_t(i)];
-        if (nd.kind != step_kind::leaf && nd.where == level::rank) {
-          const int index = int(nodes.size());
-          nodes.emplace_back();
-          node fresh = nd;
-          fresh.children.clear();
-          for (int c : nd.children) fresh.children.push_back(copy(c));
-          nodes[std::size_t(index)] = std::move(fresh);
-          return index;
-        }
-        const int local = memo.place(nodes, nd.shape, nd.owns,
-                                     [&] { return detail::plan_local(nodes, p, nd.shape, nd.owns, ctx, budget); });
-        if (local < 0) ok = false;
-        return local;
-      };
-      copy(0);
-      if (ok) {
-        best.kept = std::make_shared<const plan>(p, best.p().root(), std::move(nodes));
-        best.info.peak_bytes = 0;
-        for (const rank_cost& rc : ranks::tree_schedule(best.kept).costs()) best.info.peak_bytes = std::max(best.info.peak_bytes, rc.peak_bytes());
-      }
-    }
+    if (peak <= out.memory || fixed > out.memory) return;
+    std::optional<plan> b =
+        make(p, ctx, best.p().ranks(), best.domains, best.trees, best.phase_dim, best.phase_sizes, out.memory - fixed);
+    if (!b) return;
+    best.kept = std::make_shared<const plan>(std::move(*b));
+    best.info.peak_bytes = 0;
+    for (const rank_cost& rc : ranks::tree_schedule(best.kept).costs()) best.info.peak_bytes = std::max(best.info.peak_bytes, rc.peak_bytes());
   }
 
   rank_choice finish(bool least_memory, const std::string& dfs_note) {
