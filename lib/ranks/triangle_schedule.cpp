@@ -450,6 +450,8 @@ std::int64_t triangle_schedule::c_offset(const part_geometry& x, int role, int d
 // cover alone with as many ranks on every role (the planner's pick at large P), in
 // O(|D| log |D|) a phase: it reads atoms role + D, each cell held by the |D| roles reading
 // that atom in its group (ranks g c + role, so its place among them is its role's among
+// the readers, every role weighing alike), so no cell is listed. E.g. c = 7, D = {0, 1, 3}:
+// atom 3 is read by roles 0, 2 and 3, and role 2 owns the middle third of each of its cells.
 triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, int role, std::int64_t len) const {
   a_totals t;
   const std::int64_t D = std::int64_t(x.cover.size());
