@@ -30,12 +30,9 @@ thread_local traffic last;
 
 // What this rank's gemm arguments get wrong, or "" (then the agreement decides).
 template <scalar T>
-std::string check_local(MPI_Comm comm, const layout& L, const plan* p_given, const problem* pr_given, const matrix<T>& A,
-                        const matrix<T>& B, const matrix<T>& C, const context& ctx) {
+std::string check_local(const layout& L, const plan* p_given, const problem* pr_given, const matrix<T>& A, const matrix<T>& B,
+                        const matrix<T>& C, const context& ctx) {
   const problem& pr = L.laid_out();
-  int same = MPI_UNEQUAL;
-  MPI_Comm_compare(comm, L.comm(), &same);
-  if (same != MPI_CONGRUENT && same != MPI_IDENT) return "comm is not the communicator of A's layout";
   if (pr.op != operation::gemm) return "A's layout is for a rank-k update (use prism::dist::syrk / herk)";
   if (B.where() != A.where() || C.where() != A.where()) return "A, B and C must be laid out by one layout";
   if (A.which() != operand::a || B.which() != operand::b || C.which() != operand::c)
@@ -57,45 +54,41 @@ std::string check_local(MPI_Comm comm, const layout& L, const plan* p_given, con
 template <scalar T>
 void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T alpha, const matrix<T>& A,
                const matrix<T>& B, T beta, matrix<T>& C, const context& ctx) {
-  const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
-  last = traffic{};
   const layout& L = *A.where();
   const problem& pr = L.laid_out();
-  const std::string local = check_local(comm, L, p_given, pr_given, A, B, C, ctx);
   const problem& shown = pr_given != nullptr ? *pr_given : pr;
-  mpi::agree(L.comm(), "prism::dist::gemm",
-             {{"transa", 1, std::toupper(shown.transa)},
-              {"transb", 2, std::toupper(shown.transb)},
-              {"m", 3, shown.m},
-              {"n", 4, shown.n},
-              {"k", 5, shown.k},
-              {"alpha", 6, real_bits(alpha)},
-              {"alpha (imaginary part)", 6, imag_bits(alpha)},
-              {"beta", 9, real_bits(beta)},
-              {"beta (imaginary part)", 9, imag_bits(beta)},
-              {"plan", 0, L.plan_hash()}},
-             local);
-  const std::vector<double> v = detail::run_native<T>(L, alpha, A.data(), B.data(), beta, C, ctx, last);
-  if (v.empty()) return;
-  const rank_model& m = L.model();
-  const mpi::call_stats st = mpi::reduce_call_stats(L.comm(), v, control0);
-  if (L.rank() != 0) return;
-  const double elem = double(sizeof(T)), bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, L.size(), bounds::unlimited) * elem;
-  std::fprintf(stderr,
-               "prism-dist: %c%c%c %lldx%lldx%lld on %d ranks (%d used, grid %s): received max %.3f MB, mean "
-               "%.3f MB (predicted max %.3f, mean %.3f); bound %.3f MB; messages max %.0f; %.4f s; memory max "
-               "%.3f MB (predicted max %.3f MB); besides these, prism's collectives at most %.0f B to a rank\n",
-               char(pr.type), pr.transa, pr.transb, (long long)pr.m, (long long)pr.n, (long long)pr.k, L.size(), m.ranks(),
-               m.grid().c_str(), st.max[0] / 1e6, st.sum[0] / L.size() / 1e6, double(m.max_received()) * elem / 1e6,
-               m.mean_received() * elem * m.ranks() / L.size() / 1e6, bound / 1e6, st.max[1], st.max[2], st.max[3] / 1e6,
-               st.max[4] / 1e6, st.control_max);
+  detail::native_call<T>(
+      comm, L, "prism::dist::gemm",
+      {{"transa", 1, std::toupper(shown.transa)},
+       {"transb", 2, std::toupper(shown.transb)},
+       {"m", 3, shown.m},
+       {"n", 4, shown.n},
+       {"k", 5, shown.k},
+       {"alpha", 6, real_bits(alpha)},
+       {"alpha (imaginary part)", 6, imag_bits(alpha)},
+       {"beta", 9, real_bits(beta)},
+       {"beta (imaginary part)", 9, imag_bits(beta)},
+       {"plan", 0, L.plan_hash()}},
+      check_local(L, p_given, pr_given, A, B, C, ctx), alpha, A.data(), B.data(), beta, C, ctx, [&](const mpi::call_stats& st) {
+        const rank_model& m = L.model();
+        const double elem = double(sizeof(T)), bound = bounds::parallel_io_minus_owned(pr.m, pr.n, pr.k, L.size(), bounds::unlimited) * elem;
+        std::fprintf(stderr,
+                     "prism-dist: %c%c%c %lldx%lldx%lld on %d ranks (%d used, grid %s): received max %.3f MB, mean "
+                     "%.3f MB (predicted max %.3f, mean %.3f); bound %.3f MB; messages max %.0f; %.4f s; memory max "
+                     "%.3f MB (predicted max %.3f MB); besides these, prism's collectives at most %.0f B to a rank\n",
+                     char(pr.type), pr.transa, pr.transb, (long long)pr.m, (long long)pr.n, (long long)pr.k, L.size(), m.ranks(),
+                     m.grid().c_str(), st.max[0] / 1e6, st.sum[0] / L.size() / 1e6, double(m.max_received()) * elem / 1e6,
+                     m.mean_received() * elem * m.ranks() / L.size() / 1e6, bound / 1e6, st.max[1], st.max[2], st.max[3] / 1e6,
+                     st.max[4] / 1e6, st.control_max);
+      });
 }
 
-}  // namespace
-
+// C = beta C when k = 0 or alpha = 0 (herk: the diagonal made real), else the schedule run
+// on the native layout; t gets the counts and (PRISM_STATS) the memory; returns the values
+// PRISM_STATS's line reduces (received, messages, seconds, memory, predicted memory).
 template <scalar T>
-std::vector<double> detail::run_native(const layout& L, T alpha, const T* A, const T* B, T beta, matrix<T>& C,
-                                       const context& ctx, traffic& t) {
+std::vector<double> run_native(const layout& L, T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
+                               traffic& t) {
   const auto t0 = std::chrono::steady_clock::now();
   const problem& pr = L.laid_out();
   const bool measure = prism::detail::process_environment().stats.get();
@@ -112,7 +105,7 @@ std::vector<double> detail::run_native(const layout& L, T alpha, const T* A, con
     const ranks::native_ownership own(ranks::schedule_of(L.model()), L.rank(), L.size());
     mpi::exchange_counts n;
     mpi::run_exchange<T>(own, L.comm(), alpha, A, B, beta, C.data(), ctx,
-                         [&](std::size_t bytes) { return layout_access::buffers(L, bytes); }, n);
+                         [&](std::size_t bytes) { return detail::layout_access::buffers(L, bytes); }, n);
     t.bytes_received = n.bytes_received, t.bytes_sent = n.bytes_sent;
     t.messages_received = n.messages_received, t.messages_sent = n.messages_sent;
   }
@@ -120,8 +113,26 @@ std::vector<double> detail::run_native(const layout& L, T alpha, const T* A, con
   if (!measure) return {};
   // prism's own memory on this rank: its pieces, the layout's buffers, the workspace lent.
   for (operand o : {operand::a, operand::b, operand::c}) t.bytes_allocated += L.local_size(o) * std::int64_t(sizeof(T));
-  t.bytes_allocated += std::int64_t(layout_access::buffer_bytes(L) + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
+  t.bytes_allocated += std::int64_t(detail::layout_access::buffer_bytes(L) + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
   return {double(t.bytes_received), double(t.messages_received), t.seconds, double(t.bytes_allocated), double(L.predicted_peak_bytes())};
+}
+
+}  // namespace
+
+template <scalar T>
+void detail::native_call(MPI_Comm comm, const layout& L, const char* routine, const std::vector<mpi::agreed>& args,
+                         std::string local, T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
+                         const std::function<void(const mpi::call_stats&)>& line) {
+  const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
+  last = traffic{};
+  int same = MPI_UNEQUAL;
+  MPI_Comm_compare(comm, L.comm(), &same);
+  if (same != MPI_CONGRUENT && same != MPI_IDENT) local = "comm is not the communicator of A's layout";
+  mpi::agree(L.comm(), routine, args, local);
+  const std::vector<double> v = run_native<T>(L, alpha, A, B, beta, C, ctx, last);
+  if (v.empty()) return;
+  const mpi::call_stats st = mpi::reduce_call_stats(L.comm(), v, control0);
+  if (L.rank() == 0) line(st);
 }
 
 template <scalar T>
@@ -138,15 +149,14 @@ void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const ma
 
 traffic last_traffic() { return last; }
 
-void detail::set_last_traffic(const traffic& t) { last = t; }
-
 #define PRISM_INSTANTIATE(T)                                                                                       \
   template void gemm<T>(MPI_Comm, const plan&, T, const matrix<T>&, const matrix<T>&, T, matrix<T>&,               \
                         const context&);                                                                           \
   template void gemm<T>(MPI_Comm, const problem&, T, const matrix<T>&, const matrix<T>&, T, matrix<T>&,            \
                         const context&);                                                                           \
-  template std::vector<double> detail::run_native<T>(const layout&, T, const T*, const T*, T, matrix<T>&, const context&, \
-                                                     traffic&);
+  template void detail::native_call<T>(MPI_Comm, const layout&, const char*, const std::vector<mpi::agreed>&, std::string, T,  \
+                                       const T*, const T*, T, matrix<T>&, const context&,                                  \
+                                       const std::function<void(const mpi::call_stats&)>&);
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)

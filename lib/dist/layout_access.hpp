@@ -4,7 +4,10 @@
 
 #include <prism/dist.hpp>
 
+#include "../mpi/comm.hpp"
+
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,15 +27,14 @@ struct layout_access {
   static std::size_t buffer_bytes(const layout& l) { return l.buffer_bytes(); }
 };
 
-/// The part of a gemm, syrk or herk call after its arguments are agreed (gemm.cpp): C =
-/// beta C when k = 0 or alpha = 0 (herk: the diagonal made real), else the schedule run on
-/// the native layout; t gets the counts and (PRISM_STATS) the memory; returns the values
-/// PRISM_STATS's line reduces (received, messages, seconds, memory, predicted memory).
+/// The rest of a gemm, syrk or herk call on the native layout (gemm.cpp), every rank alike,
+/// once it has checked what only it can see (`local`: its complaint, or ""): comm checked
+/// against L's, the arguments `args` agreed under `routine`, C = beta C when k = 0 or alpha
+/// = 0 (herk: the diagonal made real), else the schedule run; last_traffic() gets the
+/// counts, and with PRISM_STATS rank 0 calls `line` with the counts reduced over the ranks.
 template <scalar T>
-std::vector<double> run_native(const layout& L, T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
-                               traffic& t);
-
-/// The counts prism::dist::syrk / herk leave for last_traffic.
-void set_last_traffic(const traffic& t);
+void native_call(MPI_Comm comm, const layout& L, const char* routine, const std::vector<mpi::agreed>& args, std::string local,
+                 T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
+                 const std::function<void(const mpi::call_stats&)>& line);
 
 }  // namespace prism::dist::detail

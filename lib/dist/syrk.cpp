@@ -1,6 +1,6 @@
 // lib/dist/syrk.cpp — prism::dist::syrk / herk: a rank-k scheme's schedule run on prism's
 // native layout by the rank level's one executor, as prism::dist::gemm runs a plan's
-// (gemm.cpp, detail::run_native): the arguments checked and agreed over the communicator,
+// (gemm.cpp, detail::native_call): the arguments checked and agreed over the communicator,
 // then exactly the messages prism::rank_model counts.
 #include <prism/bounds.hpp>
 #include <prism/dist.hpp>
@@ -22,12 +22,8 @@ using mpi::real_bits;
 
 // What this rank's arguments get wrong, or "" (then the agreement decides).
 template <scalar T>
-std::string check_local(MPI_Comm comm, const layout& L, operation op, char uplo, char trans, const matrix<T>& A,
-                        const matrix<T>& C) {
+std::string check_local(const layout& L, operation op, char uplo, char trans, const matrix<T>& A, const matrix<T>& C) {
   const problem& pr = L.laid_out();
-  int same = MPI_UNEQUAL;
-  MPI_Comm_compare(comm, L.comm(), &same);
-  if (same != MPI_CONGRUENT && same != MPI_IDENT) return "comm is not the communicator of A's layout";
   if (pr.op == operation::gemm) return "A's layout is for a gemm plan (make it from a rank-k problem: prism::rank_k_problem)";
   if (C.where() != A.where()) return "A and C must be laid out by one layout";
   if (A.which() != operand::a || C.which() != operand::c) return "A and C must hold operands A and C";
@@ -44,38 +40,31 @@ std::string check_local(MPI_Comm comm, const layout& L, operation op, char uplo,
 template <scalar T>
 void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, const matrix<T>& A, T beta, matrix<T>& C,
                  const context& ctx) {
-  const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
-  traffic last;
   const layout& L = *A.where();
-  const char* routine = op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk";
-  const std::string local = check_local(comm, L, op, uplo, trans, A, C);
   const problem& pr = L.laid_out();
-  mpi::agree(L.comm(), routine,
-             {{"uplo", 1, std::toupper(uplo)},
-              {"trans", 2, std::toupper(trans)},
-              {"n", 3, pr.n},
-              {"k", 4, pr.k},
-              {"alpha", 5, real_bits(alpha)},
-              {"alpha (imaginary part)", 5, imag_bits(alpha)},
-              {"beta", 8, real_bits(beta)},
-              {"beta (imaginary part)", 8, imag_bits(beta)},
-              {"layout", 0, L.plan_hash()}},
-             local);
-  const std::vector<double> v = detail::run_native<T>(L, alpha, A.data(), nullptr, beta, C, ctx, last);
-  detail::set_last_traffic(last);
-  if (v.empty()) return;
-  const rank_model& m = L.model();
-  const mpi::call_stats st = mpi::reduce_call_stats(L.comm(), v, control0);
-  if (L.rank() != 0) return;
-  const double elem = double(sizeof(T)), bound = bounds::syrk_parallel_io_minus_owned(pr.n, pr.k, L.size()) * elem;
-  std::fprintf(stderr,
-               "prism-dist: %c%s %c%c n %lld k %lld on %d ranks (%d used, scheme %s): received max %.3f MB, mean "
-               "%.3f MB (predicted max %.3f); SYRK bound %.3f MB, ratio %.3f; messages max %.0f; %.4f s; memory "
-               "max %.3f MB (predicted max %.3f MB); besides these, prism's collectives at most %.0f B to a rank\n",
-               char(pr.type), to_string(op), pr.uplo, pr.transa, (long long)pr.n, (long long)pr.k, L.size(), m.ranks(),
-               m.grid().c_str(), st.max[0] / 1e6, st.sum[0] / L.size() / 1e6, double(m.max_received()) * elem / 1e6,
-               bound / 1e6, bound > 0 ? st.max[0] / bound : 0.0, st.max[1], st.max[2], st.max[3] / 1e6, st.max[4] / 1e6,
-               st.control_max);
+  detail::native_call<T>(
+      comm, L, op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk",
+      {{"uplo", 1, std::toupper(uplo)},
+       {"trans", 2, std::toupper(trans)},
+       {"n", 3, pr.n},
+       {"k", 4, pr.k},
+       {"alpha", 5, real_bits(alpha)},
+       {"alpha (imaginary part)", 5, imag_bits(alpha)},
+       {"beta", 8, real_bits(beta)},
+       {"beta (imaginary part)", 8, imag_bits(beta)},
+       {"layout", 0, L.plan_hash()}},
+      check_local(L, op, uplo, trans, A, C), alpha, A.data(), nullptr, beta, C, ctx, [&](const mpi::call_stats& st) {
+        const rank_model& m = L.model();
+        const double elem = double(sizeof(T)), bound = bounds::syrk_parallel_io_minus_owned(pr.n, pr.k, L.size()) * elem;
+        std::fprintf(stderr,
+                     "prism-dist: %c%s %c%c n %lld k %lld on %d ranks (%d used, scheme %s): received max %.3f MB, mean "
+                     "%.3f MB (predicted max %.3f); SYRK bound %.3f MB, ratio %.3f; messages max %.0f; %.4f s; memory "
+                     "max %.3f MB (predicted max %.3f MB); besides these, prism's collectives at most %.0f B to a rank\n",
+                     char(pr.type), to_string(op), pr.uplo, pr.transa, (long long)pr.n, (long long)pr.k, L.size(), m.ranks(),
+                     m.grid().c_str(), st.max[0] / 1e6, st.sum[0] / L.size() / 1e6, double(m.max_received()) * elem / 1e6,
+                     bound / 1e6, bound > 0 ? st.max[0] / bound : 0.0, st.max[1], st.max[2], st.max[3] / 1e6, st.max[4] / 1e6,
+                     st.control_max);
+      });
 }
 
 }  // namespace
