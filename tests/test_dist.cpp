@@ -233,6 +233,14 @@ TEST_CASE("arguments that differ between ranks: every rank errors, none hangs, C
                                      B, 0.0, C, one_thread()),
                   invalid_argument);
   CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
+  // Another communicator on the last rank only: every rank hears of it.
+  try {
+    dist::gemm<double>(odd ? MPI_COMM_SELF : MPI_COMM_WORLD, L->source(), 1.0, A, B, 0.0, C, one_thread());
+    FAIL("no error");
+  } catch (const invalid_argument& e) {
+    CHECK(std::string(e.what()).find("comm is not the communicator of A's layout") != std::string::npos);
+  }
+  CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
   // A bad leading dimension at the root of a scatter: every rank hears of it.
   std::vector<double> full(64 * 48, 1.0);
   CHECK_THROWS_AS(A.scatter(0, full.data(), world_rank() == 0 ? 10 : 64), invalid_argument);

@@ -230,6 +230,14 @@ TEST_CASE("arguments that do not match the layout: every rank errors, C untouche
   if (world_size() > 1)
     CHECK_THROWS_AS(dist::syrk<double>(MPI_COMM_WORLD, 'U', 'N', world_rank() == world_size() - 1 ? 2.0 : 1.0, A, 0.0, C),
                     invalid_argument);
+  // Another communicator on the last rank only: the agreement makes every rank say so.
+  if (world_size() > 1)
+    try {
+      dist::syrk<double>(world_rank() == world_size() - 1 ? MPI_COMM_SELF : MPI_COMM_WORLD, 'U', 'N', 1.0, A, 0.0, C);
+      FAIL("no error");
+    } catch (const invalid_argument& e) {
+      CHECK(std::string(e.what()).find("comm is not the communicator of A's layout") != std::string::npos);
+    }
   // gemm on a rank-k layout.
   dist::matrix<double> B(L, operand::c);
   CHECK_THROWS_AS(dist::gemm<double>(MPI_COMM_WORLD, p, 1.0, A, A, 0.0, C), error);
