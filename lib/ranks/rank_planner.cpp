@@ -508,7 +508,7 @@ struct local_memo {
       if (latest[std::size_t(nodes[std::size_t(target)].owns.ranks.first)] == target) {
         node same;
         same.same = target;
-        nodes.push_back(same);
+        nodes.push_back(std::move(same));
         latest[std::size_t(r)] = target;
         return int(nodes.size()) - 1;
       }
