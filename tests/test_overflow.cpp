@@ -179,9 +179,11 @@ struct cyclic {
     void* base = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     REQUIRE_MESSAGE(base != MAP_FAILED, "cannot reserve the operand's addresses");
     bool mapped = true;
+    // MAP_POPULATE: the page tables of each copy are filled in one call, not page by page
+    // as it is first read (2.2 million faults for a 9 GB operand).
     for (std::size_t off = 0; off < bytes && mapped; off += pbytes)
-      mapped = mmap(static_cast<char*>(base) + off, std::min(pbytes, bytes - off), PROT_READ, MAP_SHARED | MAP_FIXED,
-                    fd, 0) != MAP_FAILED;
+      mapped = mmap(static_cast<char*>(base) + off, std::min(pbytes, bytes - off), PROT_READ,
+                    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) != MAP_FAILED;
     close(fd);
     REQUIRE_MESSAGE(mapped, "cannot map the memfd across the operand");
     data = static_cast<T*>(base);
