@@ -11,7 +11,7 @@
 // Dense products ("dense ..." cases, ctest entry test_overflow_dense): every element of an
 // operand of more than 2^31 elements is read (m*k or k*n past 2^31 with the third size
 // small). Such an operand is mapped cyclically: one 12 MiB memfd mapped read-only over and
-// over across its 9-34 GB of addresses, so element e holds value(e mod P), P = 12 MiB /
+// over across its 9-18 GB of addresses, so element e holds value(e mod P), P = 12 MiB /
 // sizeof(T), a period with the factor 3, which no wrapped 32-bit element or byte offset
 // (a multiple of 2^30 or 2^32) is a multiple of: such an offset reads another value. C
 // is real memory (at most 1.1 GB). Dense m*n > 2^31 ("huge ..." case, ctest entry

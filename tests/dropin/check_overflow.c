@@ -343,8 +343,8 @@ int main(void) {
   dense_case(0, "sgemm_ TN dense, m*k past 2^31 (A^T, lda 17)", 'T', 'N', (INT64_C(1) << 27) + 1, 2, 17);
 #if defined(BLAS_INT_IS_64)
   /* ILP64, dense: k itself past 2^31 - 1, both operands read whole (17 GB of addresses each:
-     one row of op(A), one column of op(B); every 4 KiB page of them is a TLB miss, so 2 x 2
-     took 50 s here where 1 x 1 takes half). */
+     one row of op(A), one column of op(B); every 4 KiB page of them is a TLB miss, so each
+     further row or column of C only adds time). */
   dense_case(1, "dgemm_ NT dense, k > 2^31 - 1 (lda = ldb = 1)", 'N', 'T', 1, 1, (INT64_C(1) << 31) + 5);
   /* ILP64: leading dimensions themselves past 2^31 - 1. */
   const int64_t huge = (INT64_C(1) << 31) + 5;
