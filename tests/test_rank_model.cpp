@@ -197,6 +197,12 @@ TEST_CASE("ranks sit out only when that models faster") {
   CHECK(tiny.reason.find("sit out") != std::string::npos);
   const rank_choice big = choose_ranks(problem{scalar_type::d, 'N', 'N', 2048, 2048, 2048}, ranks_ctx(13));
   CHECK(big.chosen.ranks() == 13);
+  // A product with fewer elements than 3/4 of many ranks plans on fewer: 8^3 has no box for
+  // each of 768 of 1,024 ranks, 1^3 one box for one of 5,000.
+  const rank_choice small = choose_ranks(problem{scalar_type::d, 'N', 'N', 8, 8, 8}, ranks_ctx(1024));
+  CHECK(small.chosen.ranks() <= 512);
+  check_bookkeeping(rank_model(small.chosen));
+  CHECK(choose_ranks(problem{scalar_type::d, 'N', 'N', 1, 1, 1}, ranks_ctx(5000)).chosen.ranks() == 1);
   // With a very slow network the volume decides; the chosen tree is still the least modelled.
   context slow = ranks_ctx(13);
   slow.set_rank_rates(40e9, 1e6);

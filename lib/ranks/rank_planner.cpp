@@ -12,7 +12,8 @@
 //    a rank's own leaf costing its flops / F. The best subtree of each (box, p) is kept,
 //    boxes of nearly equal extents sharing one (`coarse`), so the search stays small.
 // 2. Ranks used. The tree search tries every P' <= P up to P = 64; above, P down to
-//    P - 3 and the products of 2, 3 and 5 down to 3P/4. Besides, every grid
+//    P - 3, the products of 2, 3 and 5 down to 3P/4 and the powers of two below (a
+//    product too small for 3P/4 ranks still plans on fewer). Besides, every grid
 //    pm x pn x pk of every P' in [P - 64, P] is weighed in closed form, and the fastest
 //    and the least-moving few are scored exactly: no exact grid with up to 64 ranks idle
 //    is missed, and ranks sit out only when the modelled time is lower with fewer.
@@ -645,14 +646,15 @@ class rank_search {
 
   void choose_rank_counts() {
     // Ranks the tree search tries: every P' when P <= 64; above, P and the three below it,
-    // and the products of 2, 3 and 5 down to P / 2 (e.g. P = 1021: 1021, 1020, 1019, 1018,
-    // 1000, 972, 960, ..., 512). The grids of every P' in [P - 64, P] come on top
-    // (exact_grids), so no grid with up to 64 ranks idle is missed.
+    // the products of 2, 3 and 5 down to 3P/4 and the powers of two below (e.g. P = 1021:
+    // 1021, 1020, 1019, 1018, 1000, 972, 960, ..., 768, 512, 256, ..., 1; 8 x 8 x 8 on
+    // 1,024 ranks has no box for each of 768). The grids of every P' in [P - 64, P] come on
+    // top (exact_grids), so no grid with up to 64 ranks idle is missed.
     for (int q = P; q >= 1; --q) {
       int r = q;
       for (int f : {2, 3, 5})
         while (r % f == 0) r /= f;
-      if (P <= max_unequal || q >= P - 3 || (r == 1 && 4 * q >= 3 * P)) used.push_back(q);
+      if (P <= max_unequal || q >= P - 3 || (r == 1 && 4 * q >= 3 * P) || (q & (q - 1)) == 0) used.push_back(q);
     }
   }
 
