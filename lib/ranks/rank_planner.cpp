@@ -26,7 +26,7 @@
 // 4. Memory. When none fits, rank-level DFS phases are added on top: f = 2, 3, ... parts
 //    along m, n or k, each phase planned as in 1-3 on the rank counts of the best trees;
 //    the smallest f that fits wins. Each rank's local levels get the memory left over as
-//    their temporaries budget.
+//    their temporaries budget. A cap below A, B and C spread evenly is refused unsearched.
 // Ranks whose boxes have equal extents share one local subtree ("same rank R" in the
 // plan), so a plan over 16,384 ranks holds a handful of local subtrees.
 // Example: P = 7, 2048^3 doubles: 1-D n7 would receive 28.8 MB per rank; the search
@@ -624,6 +624,9 @@ class rank_search {
 
   // The plan of least modelled time that fits (least_memory: of least footprint).
   rank_choice run(bool least_memory) {
+    // Operands alone past the memory per rank: no plan in prism's layout fits, so none is
+    // searched (a caller's rescore counts memory under its own layout, where it holds them).
+    if (!least_memory && !rescore && floor_bytes() > out.memory) refuse(std::nullopt);
     // Exact scores cost O(P) each: fewer of them at large P (12 up to 512 ranks, 6 at 1,024,
     // 4 from 1,536); the grids and the best tree on all P ranks are scored besides.
     consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(std::max(P, 1)), 4, exact_top));
@@ -779,28 +782,17 @@ class rank_search {
         }
       }
     }
-    const std::size_t floor_bytes = elem * std::size_t((p.m * p.k + p.k * p.n + p.m * p.n + P - 1) / P);
     if (least_memory && least) {
       const std::size_t fp = footprint(*least);
       dfs_note = ": " + std::to_string(fp) + " bytes per rank (" +
                  std::to_string(least->p().nodes()[0].kind == step_kind::dfs && least->p().nodes()[0].where == level::rank
                                     ? least->p().nodes()[0].parts.size() : 1) +
-                 " phases); no plan holds less than " + std::to_string(floor_bytes) +
+                 " phases); no plan holds less than " + std::to_string(floor_bytes()) +
                  " bytes per rank, the operands alone spread over all ranks";
       pool.insert(pool.begin(), std::move(*least));
       pool[0].info.fits = fp <= out.memory;
     } else if (!found) {
-      std::ostringstream os;
-      os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << " ranks fits " << out.memory
-         << " bytes per rank";
-      if (least) {
-        const std::size_t fp = footprint(*least);
-        os << ": the least footprint is " << fp << " bytes per rank (" << fp - std::min(fp, out.memory)
-           << " bytes more), with the rank steps " << ranks::tree_schedule(least->kept).describe();
-      }
-      os << "; no plan holds less than " << floor_bytes << " bytes per rank (A, B and C alone, spread over " << P
-         << " ranks); prism plan --ranks " << P << " --min-memory prints the least-footprint plan";
-      throw plan_error(os.str());
+      refuse(least);
     } else {
       dfs_note = "; no single-phase tree fits " + std::to_string(out.memory) + " bytes per rank, so " +
                  std::to_string(found->p().nodes()[0].parts.size()) + " rank-level dfs phases on " +
@@ -808,6 +800,25 @@ class rank_search {
       pool.insert(pool.begin(), std::move(*found));
     }
     return dfs_note;
+  }
+
+  // The least footprint any plan can have: A, B and C alone, spread over all P ranks.
+  std::size_t floor_bytes() const { return elem * std::size_t((p.m * p.k + p.k * p.n + p.m * p.n + P - 1) / P); }
+
+  // Throws plan_error: no plan fits the memory per rank; `least`, when searched, the least
+  // footprint found.
+  [[noreturn]] void refuse(const std::optional<scored>& least) const {
+    std::ostringstream os;
+    os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << " ranks fits " << out.memory
+       << " bytes per rank";
+    if (least) {
+      const std::size_t fp = footprint(*least);
+      os << ": the least footprint is " << fp << " bytes per rank (" << fp - std::min(fp, out.memory)
+         << " bytes more), with the rank steps " << ranks::tree_schedule(least->kept).describe();
+    }
+    os << "; no plan holds less than " << floor_bytes() << " bytes per rank (A, B and C alone, spread over " << P
+       << " ranks); prism plan --ranks " << P << " --min-memory prints the least-footprint plan";
+    throw plan_error(os.str());
   }
 
   // The chosen plan, rebuilt with its local levels' share of the memory as their budget
