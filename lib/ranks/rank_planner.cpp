@@ -566,7 +566,8 @@ int emit(std::vector<node>& nodes, const subtree& t, const box& b, const resourc
 std::optional<plan> make(const problem& p, const context& ctx, int ranks, int domains, const std::vector<tree_ptr>& phase_trees,
                          dim phase_dim, const std::vector<std::int64_t>& phase_sizes, std::size_t local_budget = no_cap) {
   std::vector<node> nodes;
-  nodes.reserve(std::size_t(ranks) * 2 + 64);  // a rank step or "same rank" node per rank, a few local subtrees
+  // A rank step or "same rank" node per rank and phase, a few local subtrees.
+  nodes.reserve(phase_trees.size() * std::size_t(ranks) * 2 + 64);
   const resources root{span{0, ranks}, span{0, domains}, ctx.threads()};
   const box whole{p.m, p.n, p.k, 0, 0, 0};
   local_memo memo(ranks);
@@ -590,16 +591,12 @@ struct scored {
   std::vector<tree_ptr> trees;
   dim phase_dim = dim::m;
   std::vector<std::int64_t> phase_sizes;
+  std::size_t local_ws = 0;  // the local levels' temporaries, at their largest
 };
 
 // What must fit the memory per rank: the peak without the local levels' temporaries (they
 // can always do without, by m / n cuts).
-std::size_t footprint(const plan& p, std::size_t peak_bytes) {
-  std::size_t local_ws = 0;
-  for (const node& nd : p.nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
-  return peak_bytes - std::min(peak_bytes, local_ws);
-}
-std::size_t footprint(const scored& sc) { return footprint(sc.p(), sc.info.peak_bytes); }
+std::size_t footprint(const scored& sc) { return sc.info.peak_bytes - std::min(sc.info.peak_bytes, sc.local_ws); }
 
 }  // namespace
 
@@ -669,6 +666,7 @@ class rank_search {
     if (!b && domains > 1) b = make(p, ctx, ranks, domains = 1, trees, phase_dim, phase_sizes);
     if (!b) return std::nullopt;
     scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(*b)), domains, trees, phase_dim, phase_sizes};
+    for (const node& nd : sc.p().nodes()) sc.local_ws = std::max(sc.local_ws, nd.workspace_bytes);
     const ranks::tree_schedule s(sc.kept);
     rank_candidate& c = sc.info;
     c.ranks = ranks;
@@ -681,7 +679,7 @@ class rank_search {
       c.seconds = std::max(c.seconds, rc.flops / out.flop_rate + double(rc.received_total()) * double(elem) / out.bandwidth);
     }
     c.mean_flops = ranks > 0 ? c.mean_flops / ranks : 0;
-    c.fits = footprint(sc.p(), c.peak_bytes) <= out.memory;
+    c.fits = footprint(sc) <= out.memory;
     if (rescore) rescore(s, c);
     return sc;
   }
