@@ -39,7 +39,7 @@ timed() {
   local t
   t=$(mktemp)
   /usr/bin/time -o "$t" -f "wall %e s  user %U s  peak %M KB" "$1" plan $cmd 2>/dev/null |
-    { [ "$name" = capped ] && grep -o 'so [0-9]* rank-level dfs phases on [mnk]\|least footprint per rank[^;]*; [^;]*phases)' || true; } |
+    { [ "$name" = capped ] && grep -o 'so [0-9]* rank-level dfs phases on [mnk]\|least footprint per rank[^;]*phases)' || true; } |
     tr '\n' ' '
   tail -n 1 "$t"
   rm -f "$t"
