@@ -26,8 +26,10 @@ while [ $# -gt 0 ]; do
       name=capped runs=1 title="planning under tight memory caps (1 run each"
       note="the cost of the phase ladder: each rung scores its plans exactly, O(phases x ranks)"
       cmds=()
+      cmds+=("4096 4096 1000003 --type c --ranks 1024 --summary")
       for cap in 80M 70M 66M; do cmds+=("4096 4096 1000003 --type c --ranks 1024 --max-memory $cap --summary"); done
-      cmds+=("4096 4096 1000003 --type c --ranks 4568 --max-memory 15500000 --summary")
+      cmds+=("4096 4096 1000003 --type c --ranks 4568 --summary")
+      for cap in 30M 15500000; do cmds+=("4096 4096 1000003 --type c --ranks 4568 --max-memory $cap --summary"); done
       cmds+=("4096 4096 1000003 --type c --ranks 4568 --min-memory --summary")
       shift ;;
     *) echo "usage: $0 [--prism PATH] [--against OLD] [--capped]" >&2; exit 2 ;;
