@@ -33,11 +33,17 @@ inline std::int64_t alignment(dim d, scalar_type t, std::int64_t ext) {
 // Example: ext = 384 (k), shares 1 of 2, a = 128: 192 would round to 256 (off by 64 > 12),
 // a = 64 gives 192 exactly, so parts are 192 and 192 (not 256 and 128, which ran at 0.75x).
 inline std::int64_t first_part(std::int64_t ext, int share, int total, std::int64_t a, int slack = 32) {
+  // The multiple of a nearest ext share / total, halves up, in integers: floor((2 ext share
+  // + total a) / (2 total a)) a (a long double's conversion to an integer stalls on x86).
+  const auto nearest = [&](std::int64_t a) {
+    const __int128 den = __int128(total) * a;
+    return std::int64_t((2 * __int128(ext) * share + den) / (2 * den)) * a;
+  };
   const long double exact = (long double)ext * share / total;
-  std::int64_t s = std::int64_t(exact / a + 0.5L) * a;
+  std::int64_t s = nearest(a);
   while (a > 1 && std::fabs((long double)s - exact) > (long double)ext / slack) {
     a /= 2;
-    s = std::int64_t(exact / a + 0.5L) * a;
+    s = nearest(a);
   }
   return std::clamp<std::int64_t>(s, 1, ext - 1);
 }
