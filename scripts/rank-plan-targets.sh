@@ -40,9 +40,12 @@ done
 timed() {
   local t
   t=$(mktemp)
-  /usr/bin/time -o "$t" -f "wall %e s  user %U s  peak %M KB" "$1" plan $cmd 2>/dev/null |
-    { [ "$name" = capped ] && grep -o 'so [0-9]* rank-level dfs phases on [mnk]\|least footprint per rank[^;]*phases)' || true; } |
-    tr '\n' ' '
+  if [ "$name" = capped ]; then
+    /usr/bin/time -o "$t" -f "wall %e s  user %U s  peak %M KB" "$1" plan $cmd 2>/dev/null |
+      { grep -o 'so [0-9]* rank-level dfs phases on [mnk]\|least footprint per rank[^;]*phases)' || true; } | tr '\n' ' '
+  else
+    /usr/bin/time -o "$t" -f "wall %e s  user %U s  peak %M KB" "$1" plan $cmd >/dev/null 2>&1 || true
+  fi
   tail -n 1 "$t"
   rm -f "$t"
 }
