@@ -591,7 +591,14 @@ struct scored {
   std::vector<tree_ptr> trees;
   dim phase_dim = dim::m;
   std::vector<std::int64_t> phase_sizes;
-  std::size_t local_ws = 0;  // the local levels' temporaries, at their largest
+  std::size_t local_ws = 0;  // kept's local levels' temporaries, at their largest
+
+  // Keeps plan b, with its local temporaries' size (footprint() asks for it at every rung).
+  void hold(plan&& b) {
+    kept = std::make_shared<const plan>(std::move(b));
+    local_ws = 0;
+    for (const node& nd : kept->nodes()) local_ws = std::max(local_ws, nd.workspace_bytes);
+  }
 };
 
 // What must fit the memory per rank: the peak without the local levels' temporaries (they
@@ -665,8 +672,8 @@ class rank_search {
     std::optional<plan> b = make(p, ctx, ranks, domains, trees, phase_dim, phase_sizes);
     if (!b && domains > 1) b = make(p, ctx, ranks, domains = 1, trees, phase_dim, phase_sizes);
     if (!b) return std::nullopt;
-    scored sc{rank_candidate{}, std::make_shared<const plan>(std::move(*b)), domains, trees, phase_dim, phase_sizes};
-    for (const node& nd : sc.p().nodes()) sc.local_ws = std::max(sc.local_ws, nd.workspace_bytes);
+    scored sc{rank_candidate{}, nullptr, domains, trees, phase_dim, phase_sizes};
+    sc.hold(std::move(*b));
     const ranks::tree_schedule s(sc.kept);
     rank_candidate& c = sc.info;
     c.ranks = ranks;
@@ -828,7 +835,7 @@ class rank_search {
     std::optional<plan> b =
         make(p, ctx, best.p().ranks(), best.domains, best.trees, best.phase_dim, best.phase_sizes, out.memory - fixed);
     if (!b) return;
-    best.kept = std::make_shared<const plan>(std::move(*b));
+    best.hold(std::move(*b));
     best.info.peak_bytes = 0;
     for (const rank_cost& rc : ranks::tree_schedule(best.kept).costs()) best.info.peak_bytes = std::max(best.info.peak_bytes, rc.peak_bytes());
   }

@@ -35,9 +35,9 @@ inline std::int64_t alignment(dim d, scalar_type t, std::int64_t ext) {
 inline std::int64_t first_part(std::int64_t ext, int share, int total, std::int64_t a, int slack = 32) {
   // The multiple of a nearest ext share / total, halves up, in integers: floor((2 ext share
   // + total a) / (2 total a)) a (a long double's conversion to an integer stalls on x86).
-  const auto nearest = [&](std::int64_t a) {
-    const __int128 den = __int128(total) * a;
-    return std::int64_t((2 * __int128(ext) * share + den) / (2 * den)) * a;
+  const auto nearest = [&](std::int64_t step) {
+    const __int128 den = __int128(total) * step;
+    return std::int64_t((2 * __int128(ext) * share + den) / (2 * den)) * step;
   };
   const long double exact = (long double)ext * share / total;
   std::int64_t s = nearest(a);
