@@ -102,11 +102,12 @@ using cblas_complex_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, c
 // The backend's cblas_?gemm for a small valid call, to be called with the caller's own
 // arguments (a tail call: nothing is copied), or nullptr for the full path (also when the
 // backend has no CBLAS; the full path then uses its Fortran entry).
+// alpha comes by address and is read only once the arguments are valid.
 template <scalar T>
-inline void* fast_target(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T& alpha,
+inline void* fast_target(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
                          blas_int lda, blas_int ldb, blas_int ldc) noexcept {
-  if (!fast_path_takes<T>(m, n, k, alpha)) return nullptr;
   if (cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc).passed != 0) return nullptr;
+  if (!fast_path_takes<T>(m, n, k, *alpha)) return nullptr;
   return fast_state.b->cblas_entry(type_slot<T>());
 }
 
@@ -145,7 +146,7 @@ using prism::dropin::cfloat;
 PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, float alpha,
                               const float* A, blas_int lda, const float* B, blas_int ldb, float beta, float* C,
                               blas_int ldc) noexcept {
-  if (void* f = fast_target<float>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc))
+  if (void* f = fast_target<float>(layout, transa, transb, m, n, k, &alpha, lda, ldb, ldc))
     return reinterpret_cast<cblas_real_fn<float>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_real_slow<float>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -154,7 +155,7 @@ PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int 
 PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, double alpha,
                               const double* A, blas_int lda, const double* B, blas_int ldb, double beta, double* C,
                               blas_int ldc) noexcept {
-  if (void* f = fast_target<double>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc))
+  if (void* f = fast_target<double>(layout, transa, transb, m, n, k, &alpha, lda, ldb, ldc))
     return reinterpret_cast<cblas_real_fn<double>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_real_slow<double>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -163,7 +164,7 @@ PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int 
 PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  if (void* f = fast_target<cfloat>(layout, transa, transb, m, n, k, *static_cast<const cfloat*>(alpha), lda, ldb, ldc))
+  if (void* f = fast_target<cfloat>(layout, transa, transb, m, n, k, static_cast<const cfloat*>(alpha), lda, ldb, ldc))
     return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_complex_slow<cfloat>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -172,7 +173,7 @@ PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int 
 PRISM_BLAS_EXPORT void cblas_zgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  if (void* f = fast_target<cdouble>(layout, transa, transb, m, n, k, *static_cast<const cdouble*>(alpha), lda, ldb, ldc))
+  if (void* f = fast_target<cdouble>(layout, transa, transb, m, n, k, static_cast<const cdouble*>(alpha), lda, ldb, ldc))
     return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_complex_slow<cdouble>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }

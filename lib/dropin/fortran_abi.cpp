@@ -69,8 +69,9 @@ template <scalar T>
 inline fortran_fn<T> fast_target(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                                  const blas_int* k, const T* alpha, const blas_int* lda, const blas_int* ldb,
                                  const blas_int* ldc) noexcept {
-  if (!fast_path_takes<T>(*m, *n, *k, *alpha)) return nullptr;
+  // The checks first: alpha is read only once the arguments are valid, as reference BLAS does.
   if (fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc) != 0) return nullptr;
+  if (!fast_path_takes<T>(*m, *n, *k, *alpha)) return nullptr;
   return reinterpret_cast<fortran_fn<T>>(fast_state.b->fortran_entry(type_slot<T>()));
 }
 

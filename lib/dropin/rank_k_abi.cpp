@@ -133,17 +133,19 @@ void cblas_report(const char* rout, bool herm, int position, int order, int uplo
   if (position <= 3) std::fprintf(stderr, form, value);
 }
 
+// alpha and beta come by address (as the complex CBLAS routines take them) and are read
+// only once the arguments are valid, as reference CBLAS does.
 template <scalar T>
-void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, blas_int n, blas_int k, const T& alpha,
-                  const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept {
+void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, blas_int n, blas_int k, const T* alpha,
+                  const T* A, blas_int lda, const T* beta, T* C, blas_int ldc) noexcept {
   char fu = 0, ft = 0;
   if (const int pos = cblas_info(herm, complex_v<T>, order, uplo, trans, n, k, lda, ldc, fu, ft); pos != 0)
     return cblas_report<T>(rout, herm, pos, order, uplo, trans, n, k, lda, ldc);
   if (!herm && ft == 'C') ft = 'T';
-  if (rank_k_fast<T>(herm, fu, ft, n, k, alpha, A, lda, beta, C, ldc)) return;
+  if (rank_k_fast<T>(herm, fu, ft, n, k, *alpha, A, lda, *beta, C, ldc)) return;
   dispatch_rank_k<T>(rank_k_site{rout, order == row_major ? "RowMajor" : "ColMajor", uplo_letter(uplo),
                                  trans_letter(trans), n, k},
-                     herm, fu, ft, n, k, alpha, A, lda, beta, C, ldc);
+                     herm, fu, ft, n, k, *alpha, A, lda, *beta, C, ldc);
 }
 
 }  // namespace
@@ -174,35 +176,37 @@ PRISM_FORTRAN_RANK_K(zherk_, "ZHERK ", cdouble, true)
 /// cblas_ssyrk: single-precision rank-k update of one triangle (either layout).
 PRISM_BLAS_EXPORT void cblas_ssyrk(int order, int uplo, int trans, blas_int n, blas_int k, float alpha, const float* A,
                                    blas_int lda, float beta, float* C, blas_int ldc) noexcept {
-  cblas_rank_k<float>("cblas_ssyrk", false, order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+  cblas_rank_k<float>("cblas_ssyrk", false, order, uplo, trans, n, k, &alpha, A, lda, &beta, C, ldc);
 }
 /// cblas_dsyrk: double-precision rank-k update of one triangle (either layout).
 PRISM_BLAS_EXPORT void cblas_dsyrk(int order, int uplo, int trans, blas_int n, blas_int k, double alpha,
                                    const double* A, blas_int lda, double beta, double* C, blas_int ldc) noexcept {
-  cblas_rank_k<double>("cblas_dsyrk", false, order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+  cblas_rank_k<double>("cblas_dsyrk", false, order, uplo, trans, n, k, &alpha, A, lda, &beta, C, ldc);
 }
 /// cblas_csyrk: complex symmetric rank-k update (alpha, beta by address).
 PRISM_BLAS_EXPORT void cblas_csyrk(int order, int uplo, int trans, blas_int n, blas_int k, const void* alpha,
                                    const void* A, blas_int lda, const void* beta, void* C, blas_int ldc) noexcept {
-  cblas_rank_k<cfloat>("cblas_csyrk", false, order, uplo, trans, n, k, *static_cast<const cfloat*>(alpha),
-                       static_cast<const cfloat*>(A), lda, *static_cast<const cfloat*>(beta), static_cast<cfloat*>(C), ldc);
+  cblas_rank_k<cfloat>("cblas_csyrk", false, order, uplo, trans, n, k, static_cast<const cfloat*>(alpha),
+                       static_cast<const cfloat*>(A), lda, static_cast<const cfloat*>(beta), static_cast<cfloat*>(C), ldc);
 }
 /// cblas_zsyrk: double complex symmetric rank-k update (alpha, beta by address).
 PRISM_BLAS_EXPORT void cblas_zsyrk(int order, int uplo, int trans, blas_int n, blas_int k, const void* alpha,
                                    const void* A, blas_int lda, const void* beta, void* C, blas_int ldc) noexcept {
-  cblas_rank_k<cdouble>("cblas_zsyrk", false, order, uplo, trans, n, k, *static_cast<const cdouble*>(alpha),
-                        static_cast<const cdouble*>(A), lda, *static_cast<const cdouble*>(beta), static_cast<cdouble*>(C),
+  cblas_rank_k<cdouble>("cblas_zsyrk", false, order, uplo, trans, n, k, static_cast<const cdouble*>(alpha),
+                        static_cast<const cdouble*>(A), lda, static_cast<const cdouble*>(beta), static_cast<cdouble*>(C),
                         ldc);
 }
 /// cblas_cherk: complex Hermitian rank-k update, alpha and beta real.
 PRISM_BLAS_EXPORT void cblas_cherk(int order, int uplo, int trans, blas_int n, blas_int k, float alpha, const void* A,
                                    blas_int lda, float beta, void* C, blas_int ldc) noexcept {
-  cblas_rank_k<cfloat>("cblas_cherk", true, order, uplo, trans, n, k, cfloat(alpha), static_cast<const cfloat*>(A), lda,
-                       cfloat(beta), static_cast<cfloat*>(C), ldc);
+  const cfloat a(alpha), b(beta);
+  cblas_rank_k<cfloat>("cblas_cherk", true, order, uplo, trans, n, k, &a, static_cast<const cfloat*>(A), lda, &b,
+                       static_cast<cfloat*>(C), ldc);
 }
 /// cblas_zherk: double complex Hermitian rank-k update, alpha and beta real.
 PRISM_BLAS_EXPORT void cblas_zherk(int order, int uplo, int trans, blas_int n, blas_int k, double alpha, const void* A,
                                    blas_int lda, double beta, void* C, blas_int ldc) noexcept {
-  cblas_rank_k<cdouble>("cblas_zherk", true, order, uplo, trans, n, k, cdouble(alpha), static_cast<const cdouble*>(A),
-                        lda, cdouble(beta), static_cast<cdouble*>(C), ldc);
+  const cdouble a(alpha), b(beta);
+  cblas_rank_k<cdouble>("cblas_zherk", true, order, uplo, trans, n, k, &a, static_cast<const cdouble*>(A), lda, &b,
+                        static_cast<cdouble*>(C), ldc);
 }
