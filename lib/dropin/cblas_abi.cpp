@@ -2,9 +2,6 @@
 // column-major, CblasConjTrans), with reference CBLAS's argument numbering for errors.
 #include "dispatch.hpp"
 
-#include <dlfcn.h>
-#include <sys/auxv.h>
-
 #include <cstdio>
 
 using prism::dropin::blas_int;
@@ -26,13 +23,6 @@ constexpr int no_trans = 111, trans = 112, conj_trans = 113;
 
 char trans_letter(int t) { return t == no_trans ? 'N' : t == trans ? 'T' : t == conj_trans ? 'C' : '?'; }
 
-// True when `fn` lives in the executable (not in a shared library).
-bool in_executable(const void* fn) {
-  Dl_info exe{}, f{};
-  const void* phdr = reinterpret_cast<const void*>(::getauxval(AT_PHDR));
-  return phdr != nullptr && ::dladdr(phdr, &exe) != 0 && ::dladdr(fn, &f) != 0 && exe.dli_fbase == f.dli_fbase;
-}
-
 using detail::cblas_error;
 
 // Reference CBLAS argument check; passed = 0 when valid. The layout is argument 1; a
@@ -48,18 +38,21 @@ inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n
   return f == 0 ? cblas_error{} : cblas_error{f + 1, f + 1};
 }
 
-// Reports a rejected call (C untouched): to the program's own cblas_xerbla, else with
-// reference cblas_xerbla's message; prism's line naming the argument comes first when there
-// is no handler or under PRISM_VERBOSE.
+// Reports a rejected call (C untouched) to its handler (cblas_handler: the program's
+// cblas_xerbla, or xerbla_ with the number of the Fortran call reference CBLAS makes), else
+// with reference cblas_xerbla's message; prism's line naming the argument comes first when
+// there is no handler or under PRISM_VERBOSE.
 void report(const char* rout, cblas_error e, int layout, int ta, int tb, const detail::gemm_arguments& args) {
   const bool verbose = count_invalid();
-  const bool own = cblas_xerbla != nullptr && in_executable(reinterpret_cast<const void*>(cblas_xerbla));
   const int position = e.reported;
+  const cblas_handler h = cblas_handler_for(position);
+  const bool own = h == cblas_handler::own_cblas;
   const char* form = position == 1 ? "Illegal layout setting, %d\n"
                      : position == 2 ? "Illegal TransA setting, %d\n"
                      : position == 3 ? "Illegal TransB setting, %d\n" : "";
   const int value = position == 1 ? layout : position == 2 ? ta : tb;
-  if (verbose || !own) report_invalid(rout, position, true, layout == row_major, args);
+  if (verbose || h == cblas_handler::none) report_invalid(rout, position, true, layout == row_major, args);
+  if (h == cblas_handler::fortran) return fortran_xerbla(rout, e.passed - 1);
   if (own) {
     if (position <= 3) cblas_xerbla(e.passed, rout, form, value);
     else cblas_xerbla(e.passed, rout, "");

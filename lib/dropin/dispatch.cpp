@@ -19,6 +19,8 @@
 #include "../machine/wisdom.hpp"
 #include "rate_model.hpp"
 
+#include <dlfcn.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -519,6 +521,36 @@ void publish_fast_path(const settings& s, const backend* b) {
 
 }  // namespace
 
+
+}  // namespace prism::dropin
+
+extern "C" {
+// The error handlers, weak and undefined as in fortran_abi.cpp and cblas_abi.cpp.
+void xerbla_(const char* srname, const prism::dropin::blas_int* info, std::size_t srname_len) __attribute__((weak));
+void cblas_xerbla(prism::dropin::blas_int p, const char* rout, const char* form, ...) __attribute__((weak));
+}
+
+namespace prism::dropin {
+
+namespace {
+// True when `fn` lives in the executable (not in a shared library).
+bool in_executable(const void* fn) {
+  Dl_info exe{}, f{};
+  const void* phdr = reinterpret_cast<const void*>(::getauxval(AT_PHDR));
+  return phdr != nullptr && ::dladdr(phdr, &exe) != 0 && ::dladdr(fn, &f) != 0 && exe.dli_fbase == f.dli_fbase;
+}
+}  // namespace
+
+cblas_handler cblas_handler_for(int position) noexcept {
+  if (cblas_xerbla != nullptr && in_executable(reinterpret_cast<const void*>(cblas_xerbla))) return cblas_handler::own_cblas;
+  return position > 3 && xerbla_ != nullptr ? cblas_handler::fortran : cblas_handler::none;
+}
+
+void fortran_xerbla(const char* rout, blas_int info) noexcept {
+  char name[7] = "      ";  // "cblas_dgemm" -> "DGEMM "
+  for (int i = 0; i < 6 && rout[6 + i] != '\0'; ++i) name[i] = char(std::toupper(static_cast<unsigned char>(rout[6 + i])));
+  xerbla_(name, &info, 6);
+}
 
 bool count_invalid() noexcept {
   const settings& s = config();  // reads PRISM_STATS, so a program whose only calls were invalid gets its summary

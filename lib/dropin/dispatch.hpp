@@ -94,6 +94,19 @@ bool count_invalid() noexcept;
 void report_invalid(const char* routine, int position, bool cblas, bool row_major,
                     const detail::gemm_arguments& args) noexcept;
 
+/// Who hears of a rejected CBLAS call, as reference CBLAS routes it: the program's own
+/// cblas_xerbla; else, for an argument the Fortran routine reference CBLAS calls checks
+/// (position > 3: a dimension or leading dimension), the xerbla_ that routine calls (the
+/// program's, or that of a BLAS in the global scope); else nobody (prism prints reference
+/// CBLAS's message). E.g. a program defining only xerbla_ hears of cblas_dgemm's bad lda
+/// as xerbla_("DGEMM ", 8), as under reference CBLAS and OpenBLAS.
+enum class cblas_handler { own_cblas, fortran, none };
+/// The handler of a CBLAS call rejected at `position` (see cblas_handler).
+cblas_handler cblas_handler_for(int position) noexcept;
+/// Calls xerbla_ as the Fortran routine behind CBLAS routine `rout` does, e.g. "cblas_zherk"
+/// with info 10: xerbla_("ZHERK ", 10, 6).
+void fortran_xerbla(const char* rout, blas_int info) noexcept;
+
 // The reference argument checks, shared with prism::gemm's prologue.
 using detail::fortran_info;
 using detail::upper_trans;

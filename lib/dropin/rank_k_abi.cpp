@@ -6,9 +6,6 @@
 #include <prism/error.hpp>
 #include <prism/syrk.hpp>
 
-#include <dlfcn.h>
-#include <sys/auxv.h>
-
 #include <cstddef>
 #include <cstdio>
 
@@ -88,12 +85,6 @@ constexpr int row_major = 101, col_major = 102;
 char uplo_letter(int u) { return u == 121 ? 'U' : u == 122 ? 'L' : '?'; }
 char trans_letter(int t) { return t == 111 ? 'N' : t == 112 ? 'T' : t == 113 ? 'C' : '?'; }
 
-bool in_executable(const void* fn) {
-  Dl_info exe{}, f{};
-  const void* phdr = reinterpret_cast<const void*>(::getauxval(AT_PHDR));
-  return phdr != nullptr && ::dladdr(phdr, &exe) != 0 && ::dladdr(fn, &f) != 0 && exe.dli_fbase == f.dli_fbase;
-}
-
 // Reference cblas_?syrk / cblas_?herk: layout 1, Uplo 2, Trans 3 (checked by CBLAS itself,
 // on the letters as given), then the Fortran routine's number plus one on the call it makes
 // (a row-major call flips uplo and trans, so lda >= k is required for a row-major 'N').
@@ -109,21 +100,25 @@ int cblas_info(bool herm, bool complex, int order, int uplo, int trans, blas_int
   return f == 0 ? 0 : f + 1;
 }
 
+// Reports a rejected call (C untouched) to its handler (cblas_handler), else with reference
+// cblas_xerbla's message, prism's line first when there is no handler or under PRISM_VERBOSE.
 template <scalar T>
 void cblas_report(const char* rout, bool herm, int position, int order, int uplo, int trans, blas_int n, blas_int k,
                   blas_int lda, blas_int ldc) {
   const bool verbose = count_invalid();
-  const bool own = cblas_xerbla != nullptr && in_executable(reinterpret_cast<const void*>(cblas_xerbla));
+  const cblas_handler h = cblas_handler_for(position);
+  const bool own = h == cblas_handler::own_cblas;
   const char* form = position == 1 ? "Illegal layout setting, %d\n"
                      : position == 2 ? "Illegal Uplo setting, %d\n"
                      : position == 3 ? "Illegal Trans setting, %d\n" : "";
   const int value = position == 1 ? order : position == 2 ? uplo : trans;
-  if (verbose || !own) {
+  if (verbose || h == cblas_handler::none) {
     if (order == row_major)
       say_invalid<T>(herm, layout::row_major, uplo_letter(uplo), trans_letter(trans), n, k, lda, ldc);
     else
       std::fprintf(stderr, "prism: %s: argument %d had an illegal value; C untouched\n", rout, position);
   }
+  if (h == cblas_handler::fortran) return fortran_xerbla(rout, position - 1);
   if (own) {
     if (position <= 3) cblas_xerbla(position, rout, form, value);
     else cblas_xerbla(position, rout, "");

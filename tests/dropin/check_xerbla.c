@@ -8,6 +8,11 @@
      the handler here swaps them back (4 <-> 5, 9 <-> 11) for row-major calls exactly as
      the reference CBLAS testers' c_xerbla.c does, so the expected numbers below are the
      ones reference CBLAS reports (layout = 1, M = 4, lda = 9).
+   - OWN_HANDLERS=2: the program defines xerbla_ only; as under reference CBLAS (whose
+     cblas_?gemm leaves dimensions and leading dimensions to the Fortran routine it calls)
+     and OpenBLAS, a CBLAS call's error found there reaches xerbla_ with the Fortran name
+     and that call's number (a row-major call's transposed one); layout and trans errors
+     reach no handler. Two rank-k calls check the same for cblas_dsyrk and cblas_zherk.
    Built for LP64 (libprism_blas) and ILP64 (BLAS_INT=int64_t, libprism_blas64).
    - OWN_HANDLERS=0: no handler anywhere (not linked with a BLAS); every call must return
      with C untouched, and prism prints the reference messages (checked by the ctest
@@ -20,6 +25,9 @@
 
 #include <stdio.h>
 #include <string.h>
+
+void cblas_dsyrk(int, int, int, blas_int, blas_int, double, const double*, blas_int, double, double*, blas_int);
+void cblas_zherk(int, int, int, blas_int, blas_int, double, const void*, blas_int, double, void*, blas_int);
 
 static int failures = 0, checks = 0;
 
@@ -37,6 +45,7 @@ void xerbla_(const char* name, const blas_int* info, size_t len) {
   last_info = *info;
   ++calls;
 }
+#if OWN_HANDLERS == 1
 void cblas_xerbla(blas_int p, const char* rout, const char* form, ...) {
   (void)form;
   snprintf(last_name, sizeof last_name, "%s", rout);
@@ -50,6 +59,7 @@ void cblas_xerbla(blas_int p, const char* rout, const char* form, ...) {
   ++calls;
 }
 #endif
+#endif
 
 static float Cs[64]; static double Cd[64]; static float Cc[128]; static double Cz[128];
 static unsigned char snapshot[4][1024];
@@ -61,7 +71,7 @@ static void expect(int t, const char* what, const char* name, long long info) {
   ++checks;
   int ok = memcmp(snapshot[t], cbuf(t), cbytes(t)) == 0;
 #if OWN_HANDLERS
-  ok = ok && calls == 1 && strcmp(last_name, name) == 0 && last_info == info;
+  ok = ok && (name[0] == '\0' ? calls == 0 : calls == 1 && strcmp(last_name, name) == 0 && last_info == info);
   if (!ok)
     fprintf(stderr, "FAIL %s: handler calls=%d name='%s' info=%lld, expected '%s' %lld\n", what, calls, last_name,
             last_info, name, info);
@@ -73,6 +83,24 @@ static void expect(int t, const char* what, const char* name, long long info) {
   if (!ok) fprintf(stderr, "FAIL %s: C was modified\n", what);
 #endif
   if (!ok) ++failures;
+}
+
+/* The check of a CBLAS call that reference CBLAS numbers `info` (after c_xerbla.c's swap
+   for a row-major gemm). With xerbla_ only, an error past the first three arguments comes
+   as the Fortran call's: e.g. row-major bad lda, info 9, is the transposed call's ldb, 10. */
+static void expect_c(int t, const char* what, const char* cname, const char* fname, long long info) {
+#if OWN_HANDLERS == 2
+  if (info <= 3) {
+    expect(t, what, "", 0);
+    return;
+  }
+  long long passed = info;
+  if (row_major_call) passed = info == 4 ? 5 : info == 5 ? 4 : info == 9 ? 11 : info == 11 ? 9 : info;
+  expect(t, what, fname, passed - 1);
+#else
+  (void)fname;
+  expect(t, what, cname, info);
+#endif
 }
 
 /* One Fortran call of type t with the given arguments. */
@@ -142,30 +170,41 @@ int main(void) {
     fcall(t, 'X', 'N', -1, 3, 5, 0, 5, 0); expect(t, "first error wins", fname[t], 1);
 
     /* CBLAS column-major: the layout is argument 1, the rest shift by one. */
-    ccall(t, 99, NoTrans, NoTrans, 4, 3, 5, 4, 5, 4); expect(t, "layout", cname[t], 1);
-    ccall(t, ColMajor, 114, NoTrans, 4, 3, 5, 4, 5, 4); expect(t, "TransA (ConjNoTrans is not allowed)", cname[t], 2);
-    ccall(t, ColMajor, NoTrans, 0, 4, 3, 5, 4, 5, 4); expect(t, "TransB", cname[t], 3);
-    ccall(t, ColMajor, NoTrans, NoTrans, -1, 3, 5, 4, 5, 4); expect(t, "col M", cname[t], 4);
-    ccall(t, ColMajor, NoTrans, NoTrans, 4, -1, 5, 4, 5, 4); expect(t, "col N", cname[t], 5);
-    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, -1, 4, 5, 4); expect(t, "col K", cname[t], 6);
-    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 3, 5, 4); expect(t, "col lda", cname[t], 9);
-    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 4, 4, 4); expect(t, "col ldb", cname[t], 11);
-    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 4, 5, 3); expect(t, "col ldc", cname[t], 14);
+    ccall(t, 99, NoTrans, NoTrans, 4, 3, 5, 4, 5, 4); expect_c(t, "layout", cname[t], fname[t], 1);
+    ccall(t, ColMajor, 114, NoTrans, 4, 3, 5, 4, 5, 4); expect_c(t, "TransA (ConjNoTrans is not allowed)", cname[t], fname[t], 2);
+    ccall(t, ColMajor, NoTrans, 0, 4, 3, 5, 4, 5, 4); expect_c(t, "TransB", cname[t], fname[t], 3);
+    ccall(t, ColMajor, NoTrans, NoTrans, -1, 3, 5, 4, 5, 4); expect_c(t, "col M", cname[t], fname[t], 4);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, -1, 5, 4, 5, 4); expect_c(t, "col N", cname[t], fname[t], 5);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, -1, 4, 5, 4); expect_c(t, "col K", cname[t], fname[t], 6);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 3, 5, 4); expect_c(t, "col lda", cname[t], fname[t], 9);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 4, 4, 4); expect_c(t, "col ldb", cname[t], fname[t], 11);
+    ccall(t, ColMajor, NoTrans, NoTrans, 4, 3, 5, 4, 5, 3); expect_c(t, "col ldc", cname[t], fname[t], 14);
 
     /* CBLAS row-major: A is m x k with lda >= k (NoTrans), B k x n with ldb >= n, C ldc >= n.
        Reference CBLAS checks n before m and ldb before lda (it calls Fortran transposed). */
-    ccall(t, RowMajor, 0, NoTrans, 4, 3, 5, 5, 3, 3); expect(t, "row TransA", cname[t], 2);
-    ccall(t, RowMajor, ConjTrans, 114, 4, 3, 5, 5, 3, 3); expect(t, "row TransB", cname[t], 3);
-    ccall(t, RowMajor, NoTrans, NoTrans, -1, 3, 5, 5, 3, 3); expect(t, "row M", cname[t], 4);
-    ccall(t, RowMajor, NoTrans, NoTrans, 4, -1, 5, 5, 3, 3); expect(t, "row N", cname[t], 5);
-    ccall(t, RowMajor, NoTrans, NoTrans, -1, -1, 5, 5, 3, 3); expect(t, "row N before M", cname[t], 5);
-    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, -1, 5, 3, 3); expect(t, "row K", cname[t], 6);
-    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 4, 3, 3); expect(t, "row lda (>= k)", cname[t], 9);
-    ccall(t, RowMajor, Trans, NoTrans, 4, 3, 5, 3, 3, 3); expect(t, "row lda (Trans: >= m)", cname[t], 9);
-    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 5, 2, 3); expect(t, "row ldb (>= n)", cname[t], 11);
-    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 4, 2, 3); expect(t, "row ldb before lda", cname[t], 11);
-    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 5, 3, 2); expect(t, "row ldc (>= n)", cname[t], 14);
+    ccall(t, RowMajor, 0, NoTrans, 4, 3, 5, 5, 3, 3); expect_c(t, "row TransA", cname[t], fname[t], 2);
+    ccall(t, RowMajor, ConjTrans, 114, 4, 3, 5, 5, 3, 3); expect_c(t, "row TransB", cname[t], fname[t], 3);
+    ccall(t, RowMajor, NoTrans, NoTrans, -1, 3, 5, 5, 3, 3); expect_c(t, "row M", cname[t], fname[t], 4);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, -1, 5, 5, 3, 3); expect_c(t, "row N", cname[t], fname[t], 5);
+    ccall(t, RowMajor, NoTrans, NoTrans, -1, -1, 5, 5, 3, 3); expect_c(t, "row N before M", cname[t], fname[t], 5);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, -1, 5, 3, 3); expect_c(t, "row K", cname[t], fname[t], 6);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 4, 3, 3); expect_c(t, "row lda (>= k)", cname[t], fname[t], 9);
+    ccall(t, RowMajor, Trans, NoTrans, 4, 3, 5, 3, 3, 3); expect_c(t, "row lda (Trans: >= m)", cname[t], fname[t], 9);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 5, 2, 3); expect_c(t, "row ldb (>= n)", cname[t], fname[t], 11);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 4, 2, 3); expect_c(t, "row ldb before lda", cname[t], fname[t], 11);
+    ccall(t, RowMajor, NoTrans, NoTrans, 4, 3, 5, 5, 3, 2); expect_c(t, "row ldc (>= n)", cname[t], fname[t], 14);
   }
-  printf("check_xerbla (%s handlers): %d checks, %d failures\n", OWN_HANDLERS ? "own" : "no", checks, failures);
+#if OWN_HANDLERS == 2
+  {
+    enum { Upper = 121, Lower = 122 };
+    static double A[64];
+    cblas_dsyrk(ColMajor, Upper, NoTrans, 3, 5, 1.0, A, 2, 0.0, Cd, 3); /* lda 2 < n 3: DSYRK's 7 */
+    expect(1, "cblas_dsyrk lda", "DSYRK ", 7);
+    cblas_zherk(RowMajor, Lower, NoTrans, 3, 5, 1.0, A, 5, 0.0, Cz, 2); /* ldc 2 < n 3: ZHERK's 10 */
+    expect(3, "cblas_zherk row-major ldc", "ZHERK ", 10);
+  }
+#endif
+  printf("check_xerbla (%s handlers): %d checks, %d failures\n",
+         OWN_HANDLERS == 2 ? "xerbla_ only" : OWN_HANDLERS ? "own" : "no", checks, failures);
   return failures == 0 ? 0 : 1;
 }
