@@ -17,11 +17,46 @@
 
 #include <exception>
 #include <system_error>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace prism::detail {
 
 namespace {
+
+// Blocks of C that devices left torn while writing them back (each "gpu: <device> failed
+// while writing back C(r0:r1, c0:c1): <why>"): those blocks are undefined, the rest of C is
+// right. Parts that fail at once report together, so no torn block goes unnamed.
+class torn_blocks final : public error {
+ public:
+  explicit torn_blocks(std::vector<std::string> blocks) : error(text(blocks)), blocks_(std::move(blocks)) {}
+  const std::vector<std::string>& blocks() const noexcept { return blocks_; }
+
+ private:
+  static std::string text(const std::vector<std::string>& blocks) {
+    std::string t;
+    for (const std::string& b : blocks) t += (t.empty() ? "" : "; ") + b;
+    return t + (blocks.size() == 1 ? "; that block of C is undefined, the rest is right"
+                                   : "; those blocks of C are undefined, the rest is right");
+  }
+  std::vector<std::string> blocks_;
+};
+
+// The failure a step reports when its parts failed (`failed`, one per part): any that is not
+// a torn block as it is (C's state then unknown), else every part's torn blocks together.
+void rethrow_failures(const std::vector<std::exception_ptr>& failed) {
+  std::vector<std::string> torn;
+  for (const std::exception_ptr& f : failed) {
+    if (!f) continue;
+    try {
+      std::rethrow_exception(f);
+    } catch (const torn_blocks& t) {
+      torn.insert(torn.end(), t.blocks().begin(), t.blocks().end());
+    }  // anything else leaves here
+  }
+  if (!torn.empty()) throw torn_blocks(std::move(torn));
+}
 
 // gpu level: every part on its own devices at once. The device work blocks its thread on
 // the device, so each part but the first gets a thread of its own (not a task). A k-cut's
@@ -43,8 +78,8 @@ void start(std::vector<std::thread>& threads, F&& f) {
 // parts 1.. write temporaries of the node's block in the call's workspace, added into C
 // (the node's share of host threads) when all are done; a diagonal cut's triangles run
 // one after the other while the block runs beside them. Every part runs, and a k cut's
-// reduction too, before the first error (a block a device left torn) is thrown: the rest
-// of C is then right, as the error says.
+// reduction too, before an error is thrown: when every failure is a torn block, one error
+// names them all and the rest of C is right, as it says.
 template <scalar T>
 class gpu_runner final : public step_runner<T> {
  public:
@@ -75,8 +110,7 @@ class gpu_runner final : public step_runner<T> {
     }
     for (std::thread& t : threads) t.join();
     if (k_cut) ex.reduce(nd, out, temps.data(), nd.owns.threads);
-    for (const std::exception_ptr& f : failed)
-      if (f) std::rethrow_exception(f);
+    rethrow_failures(failed);
   }
 };
 
@@ -169,9 +203,9 @@ void run_device(const executor<T>& ex, int index, c_frame<T> out, T beta) {
     if (!o.written[v] && (int(v) != o.torn || torn_recomputable)) visit_on_host<T>(ex, s.visits[v], out, beta, host);
   if (o.torn >= 0 && !torn_recomputable) {
     const gpu::region& c = s.visits[std::size_t(o.torn)].c;
-    throw error("gpu: " + dev.name() + " failed while writing back C(" + std::to_string(c.row) + ":" +
-                std::to_string(c.row + c.rows) + ", " + std::to_string(c.col) + ":" + std::to_string(c.col + c.cols) +
-                "): " + o.error + "; that block of C is undefined, the rest is right");
+    throw torn_blocks({"gpu: " + dev.name() + " failed while writing back C(" + std::to_string(c.row) + ":" +
+                       std::to_string(c.row + c.rows) + ", " + std::to_string(c.col) + ":" +
+                       std::to_string(c.col + c.cols) + "): " + o.error});
   }
 }
 
