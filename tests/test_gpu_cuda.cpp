@@ -18,6 +18,8 @@
 #include <prism/context.hpp>
 #include <prism/topology.hpp>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace prism;
@@ -139,8 +141,27 @@ TEST_CASE("dgemm and zherk on every CUDA device, exact" * doctest::skip()) {
         for (int l = 0; l < 3; ++l) ref += std::conj(Z[std::size_t(l + i * 3)]) * Z[std::size_t(l + j * 3)];
         CHECK(H[std::size_t(i + j * 4)] == ref);
       }
+    // add_triangle with beta = -0.0 reads nothing of C (BLAS's beta == 0): C's lower
+    // triangle becomes A's, NaN there gone; its strict upper triangle keeps its NaN.
+    const double minus_zero = -0.0, nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> T{1, 2, 3, 4, 5, 6, 7, 8, 9}, nans(9, nan);
+    auto* dT = static_cast<double*>(d->allocate(9 * 8));
+    auto* dW = static_cast<double*>(d->allocate(6 * 8));
+    d->copy_2d(dT, 3 * 8, T.data(), 3 * 8, 3 * 8, 3, copy_kind::host_to_device, *s);
+    d->copy_2d(dC, 3 * 8, nans.data(), 3 * 8, 3 * 8, 3, copy_kind::host_to_device, *s);
+    d->add_triangle(scalar_type::d, *s, 'L', false, 3, dT, 3, &minus_zero, dC, 3, dW);
+    std::vector<double> L(9);
+    d->copy_2d(L.data(), 3 * 8, dC, 3 * 8, 3 * 8, 3, copy_kind::device_to_host, *s);
+    d->synchronize(*s);
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i) {
+        CAPTURE(i);
+        CAPTURE(j);
+        if (i >= j) CHECK(L[std::size_t(i + 3 * j)] == T[std::size_t(i + 3 * j)]);
+        else CHECK(std::isnan(L[std::size_t(i + 3 * j)]));
+      }
     for (void* p : {static_cast<void*>(dA), static_cast<void*>(dB), static_cast<void*>(dC), static_cast<void*>(dZ),
-                    static_cast<void*>(dH)})
+                    static_cast<void*>(dH), static_cast<void*>(dT), static_cast<void*>(dW)})
       d->release(p);
     d->release_pinned(pinned);
   }

@@ -152,6 +152,13 @@ V host_scalar(const void* p) {
   return v;
 }
 
+// Whether V value v is zero, -0.0 too (BLAS's beta == 0, which reads nothing of C).
+template <class V>
+bool is_zero(const V& v) {
+  if constexpr (std::is_floating_point_v<V>) return v == V(0);
+  else return v.x == 0 && v.y == 0;
+}
+
 class cuda_stream final : public stream {
  public:
   cuda_stream(cuda_device& owner, cuda::stream_t s, cuda::cublas_handle h) : owner_(owner), s(s), handle(h) {}
@@ -554,8 +561,8 @@ void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, s
   use();
   const auto go = [&]<class V>(cuda::geam_fn<V> geam, cuda::trttp_fn<V> trttp, cuda::tpttr_fn<V> tpttr,
                                const char* symbols) {
-    const V b = host_scalar<V>(beta), zero{}, one = unit<V>;
-    if (std::memcmp(&b, &zero, sizeof b) != 0)
+    const V b = host_scalar<V>(beta), one = unit<V>;
+    if (!is_zero(b))
       check(geam(cs.handle, cuda::cublas_operation::n, cuda::cublas_operation::n, in, in, &one, static_cast<V*>(A), ia,
                  &b, static_cast<const V*>(C), ic, static_cast<V*>(A), ia), symbols);
     check(trttp(cs.handle, fill, in, static_cast<const V*>(A), ia, static_cast<V*>(work)), symbols);
