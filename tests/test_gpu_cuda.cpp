@@ -105,6 +105,13 @@ TEST_CASE("dgemm and zherk on every CUDA device, exact" * doctest::skip()) {
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t l = 0; l < k; ++l) R[std::size_t(i + j * m)] += A[std::size_t(i + l * m)] * B[std::size_t(l + j * k)];
+  // The calling thread's current device is the program's: prism gives it back after each call.
+  std::string why;
+  const cuda::runtime_api* rt = cuda::load_runtime(why);
+  REQUIRE(rt != nullptr);
+  int mine = -1;
+  REQUIRE(rt->set_device(int(set->devices.size()) - 1) == cuda::error_t::success);
+  REQUIRE(rt->get_device(&mine) == cuda::error_t::success);
   for (const auto& d : set->devices) {
     CAPTURE(d->name());
     auto s = d->make_stream();
@@ -164,5 +171,8 @@ TEST_CASE("dgemm and zherk on every CUDA device, exact" * doctest::skip()) {
                     static_cast<void*>(dH), static_cast<void*>(dT), static_cast<void*>(dW)})
       d->release(p);
     d->release_pinned(pinned);
+    int now = -1;
+    CHECK(rt->get_device(&now) == cuda::error_t::success);
+    CHECK(now == mine);
   }
 }

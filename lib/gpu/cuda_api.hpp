@@ -87,6 +87,7 @@ struct alignas(16) complex_double {
 using get_error_string_fn = const char* (*)(error_t error);
 using get_last_error_fn = error_t (*)();
 using get_device_count_fn = error_t (*)(int* count);
+using get_device_fn = error_t (*)(int* device);
 using set_device_fn = error_t (*)(int device);
 using get_device_properties_fn = error_t (*)(device_properties* prop, int device);
 using device_get_pci_bus_id_fn = error_t (*)(char* pciBusId, int len, int device);
@@ -181,6 +182,7 @@ using xt_zgemm_fn = xt_gemm_fn<complex_double>;
   X(get_error_string, cudaGetErrorString)                   \
   X(get_last_error, cudaGetLastError)                       \
   X(get_device_count, cudaGetDeviceCount)                   \
+  X(get_device, cudaGetDevice)                              \
   X(set_device, cudaSetDevice)                              \
   X(get_device_properties, cudaGetDeviceProperties)         \
   X(device_get_pci_bus_id, cudaDeviceGetPCIBusId)           \

@@ -272,8 +272,34 @@ class cuda_device final : public device {
   [[noreturn]] void fail(const char* call, const std::string& why) const {
     throw device_error(name_ + ": " + call + ": " + why);
   }
-  // cudaSetDevice on the calling thread: every method's first call.
-  void use() const { check(rt.set_device(ordinal_), "cudaSetDevice"); }
+  // The calling thread's current device made this one for a method's calls and given back
+  // after: a program's own CUDA work keeps the device it chose, whatever prism ran on its
+  // thread. `quiet`: errors cleared, none thrown (release paths). A failed cudaGetDevice
+  // leaves nothing to give back.
+  class device_scope {
+   public:
+    explicit device_scope(const cuda_device& d, bool quiet = false) : rt_(d.rt) {
+      int now = -1;
+      if (rt_.get_device(&now) != error_t::success) rt_.get_last_error(), now = -1;
+      if (now == d.ordinal_) return;  // already current: nothing to set or give back
+      const error_t e = rt_.set_device(d.ordinal_);
+      if (e != error_t::success) {
+        if (!quiet) d.check(e, "cudaSetDevice");
+        rt_.get_last_error();
+        return;
+      }
+      before_ = now;  // -1: not known, so not given back
+    }
+    ~device_scope() {
+      if (before_ >= 0 && rt_.set_device(before_) != error_t::success) rt_.get_last_error();
+    }
+    device_scope(const device_scope&) = delete;
+    device_scope& operator=(const device_scope&) = delete;
+
+   private:
+    const cuda::runtime_api& rt_;
+    int before_ = -1;
+  };
   // A 32-bit int for cuBLAS, or device_error.
   int to_int(std::int64_t v, const char* call, const char* what) const {
     if (v < 0 || v > INT_MAX)
@@ -302,7 +328,7 @@ class cuda_device final : public device {
 
 cuda_stream::~cuda_stream() {
   // Drains it first, as an emulated stream does; errors here have nowhere to go.
-  owner_.rt.set_device(owner_.ordinal());
+  const cuda_device::device_scope on(owner_, true);
   owner_.rt.stream_synchronize(s);
   owner_.blas.cublas_destroy(handle);
   owner_.rt.stream_destroy(s);
@@ -311,13 +337,14 @@ cuda_stream::~cuda_stream() {
 device& cuda_stream::owner() const noexcept { return owner_; }
 
 cuda_event::~cuda_event() {
+  const cuda_device::device_scope on(owner, true);
   owner.rt.event_destroy(e);
   owner.rt.get_last_error();
 }
 
 cuda_device::cuda_device(const cuda::runtime_api& rt, const cuda::cublas_api& blas, int index, int ordinal)
     : rt(rt), blas(blas), index_(index), ordinal_(ordinal), name_("CUDA device " + std::to_string(ordinal)) {
-  use();
+  const device_scope on(*this);
   auto props = std::make_unique<cuda::device_properties>();
   check(rt.get_device_properties(props.get(), ordinal), "cudaGetDeviceProperties");
   props->name[sizeof props->name - 1] = '\0';
@@ -339,7 +366,7 @@ cuda_device::cuda_device(const cuda::runtime_api& rt, const cuda::cublas_api& bl
 
 void* cuda_device::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  use();
+  const device_scope on(*this);
   void* p = nullptr;
   check(rt.malloc_device(&p, bytes), "cudaMalloc");
   return p;
@@ -347,14 +374,14 @@ void* cuda_device::allocate(std::size_t bytes) {
 
 void cuda_device::release(void* p) noexcept {
   if (p == nullptr) return;
-  rt.set_device(ordinal_);
+  const device_scope on(*this, true);
   rt.free_device(p);
   rt.get_last_error();
 }
 
 void* cuda_device::allocate_pinned(std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  use();
+  const device_scope on(*this);
   void* p = nullptr;
   check(rt.malloc_host(&p, bytes), "cudaMallocHost");
   return p;
@@ -362,18 +389,18 @@ void* cuda_device::allocate_pinned(std::size_t bytes) {
 
 void cuda_device::release_pinned(void* p) noexcept {
   if (p == nullptr) return;
-  rt.set_device(ordinal_);
+  const device_scope on(*this, true);
   rt.free_host(p);
   rt.get_last_error();
 }
 
 void cuda_device::register_host(void* p, std::size_t bytes) {
-  use();
+  const device_scope on(*this);
   check(rt.host_register(p, bytes, cuda::host_register_default), "cudaHostRegister");
 }
 
 void cuda_device::unregister_host(void* p) noexcept {
-  rt.set_device(ordinal_);
+  const device_scope on(*this, true);
   rt.host_unregister(p);
   rt.get_last_error();
 }
@@ -388,7 +415,7 @@ bool cuda_device::holds(const void* p) const {
 }
 
 std::unique_ptr<stream> cuda_device::make_stream() {
-  use();
+  const device_scope on(*this);
   cuda::stream_t s = nullptr;
   check(rt.stream_create_with_flags(&s, cuda::stream_non_blocking), "cudaStreamCreateWithFlags");
   cuda::cublas_handle h = nullptr;
@@ -405,7 +432,7 @@ std::unique_ptr<stream> cuda_device::make_stream() {
 }
 
 std::unique_ptr<event> cuda_device::make_event() {
-  use();
+  const device_scope on(*this);
   cuda::event_t e = nullptr;
   check(rt.event_create_with_flags(&e, cuda::event_disable_timing), "cudaEventCreateWithFlags");
   return std::make_unique<cuda_event>(*this, e);
@@ -415,7 +442,7 @@ void cuda_device::record(event& e, stream& s) {
   cuda_stream& cs = own(s, "record");
   auto* ce = dynamic_cast<cuda_event*>(&e);
   if (ce == nullptr || &ce->owner != this) fail("record", "the event belongs to another device");
-  use();
+  const device_scope on(*this);
   check(rt.event_record(ce->e, cs.s), "cudaEventRecord");
 }
 
@@ -423,20 +450,20 @@ void cuda_device::wait(stream& s, event& e) {
   cuda_stream& cs = own(s, "wait");
   auto* ce = dynamic_cast<cuda_event*>(&e);  // another CUDA device's event is fine
   if (ce == nullptr) fail("wait", "the event is not a CUDA device's");
-  use();
+  const device_scope on(*this);
   check(rt.stream_wait_event(cs.s, ce->e, cuda::event_wait_default), "cudaStreamWaitEvent");
 }
 
 void cuda_device::synchronize(event& e) {
   auto* ce = dynamic_cast<cuda_event*>(&e);
   if (ce == nullptr) fail("synchronize(event)", "the event is not a CUDA device's");
-  use();
+  const device_scope on(*this);
   check(rt.event_synchronize(ce->e), "cudaEventSynchronize");
 }
 
 void cuda_device::synchronize(stream& s) {
   cuda_stream& cs = own(s, "synchronize(stream)");
-  use();
+  const device_scope on(*this);
   check(rt.stream_synchronize(cs.s), "cudaStreamSynchronize");
 }
 
@@ -450,7 +477,7 @@ void cuda_device::copy_2d(void* dst, std::size_t dpitch, const void* src, std::s
                               : kind == copy_kind::device_to_host ? cuda::memcpy_kind::device_to_host
                                                                   : cuda::memcpy_kind::device_to_device;
   if (!empty) {
-    use();
+    const device_scope on(*this);
     check(rt.memcpy_2d_async(dst, dpitch, src, spitch, width, rows, k, cs.s), "cudaMemcpy2DAsync");
   }
   const std::lock_guard<std::mutex> lock(m_);
@@ -464,7 +491,7 @@ void cuda_device::copy_2d(void* dst, std::size_t dpitch, const void* src, std::s
 void cuda_device::fill_zero(void* p, std::size_t bytes, stream& s) {
   cuda_stream& cs = own(s, "fill_zero");
   if (bytes > 0) {
-    use();
+    const device_scope on(*this);
     check(rt.memset_async(p, 0, bytes, cs.s), "cudaMemsetAsync");
   }
   count_kernel();
@@ -483,7 +510,7 @@ void cuda_device::gemm(scalar_type t, stream& s, char transa, char transb, std::
   // Real types: 'C' is 'T' (cuBLAS is not asked to decide).
   const bool cx = is_complex(t);
   const auto oa = operation(!cx && ta == 'C' ? 'T' : ta), ob = operation(!cx && tb == 'C' ? 'T' : tb);
-  use();
+  const device_scope on(*this);
   const auto go = [&]<class V>(cuda::gemm_fn<V> fn, const char* symbol) {
     check(run_gemm<V>(fn, cs.handle, oa, ob, im, in, ik, alpha, A, ia, B, ib, beta, C, ic), symbol);
   };
@@ -510,7 +537,7 @@ void cuda_device::rank_k(scalar_type t, bool herm, stream& s, char uplo, char tr
   herm = herm && cx;  // herk of a real type is syrk
   const auto fill = ul == 'U' ? cuda::cublas_fill_mode::upper : cuda::cublas_fill_mode::lower;
   const auto op = operation(!cx && tr == 'C' ? 'T' : tr);  // complex: cuBLAS refuses syrk 'C' and herk 'T'
-  use();
+  const device_scope on(*this);
   const auto go = [&]<class V, class R>(cuda::rank_k_fn<V, R> fn, const char* symbol) {
     check(run_rank_k<V, R>(fn, cs.handle, fill, op, in, ik, alpha, A, ia, beta, C, ic), symbol);
   };
@@ -529,7 +556,7 @@ void cuda_device::geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n,
   if (alpha == nullptr || beta == nullptr) fail("geam", "alpha and beta must point to host scalars");
   const int im = to_int(m, "geam", "m"), in = to_int(n, "geam", "n");
   const int ia = to_int(lda, "geam", "lda"), ib = to_int(ldb, "geam", "ldb"), ic = to_int(ldc, "geam", "ldc");
-  use();
+  const device_scope on(*this);
   const auto go = [&]<class V>(cuda::geam_fn<V> fn, const char* symbol) {
     check(run_geam<V>(fn, cs.handle, im, in, alpha, A, ia, beta, B, ib, C, ic), symbol);
   };
@@ -558,7 +585,7 @@ void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, s
   const int in = to_int(n, call, "n"), ia = to_int(lda, call, "lda"), ic = to_int(ldc, call, "ldc");
   if (in == 0) return count_kernel();
   const auto fill = ul == 'U' ? cuda::cublas_fill_mode::upper : cuda::cublas_fill_mode::lower;
-  use();
+  const device_scope on(*this);
   const auto go = [&]<class V>(cuda::geam_fn<V> geam, cuda::trttp_fn<V> trttp, cuda::tpttr_fn<V> tpttr,
                                const char* symbols) {
     const V b = host_scalar<V>(beta), one = unit<V>;
