@@ -428,14 +428,25 @@ std::unique_ptr<stream> cuda_device::make_stream() {
     rt.stream_destroy(s);
     check(st, "cublasCreate_v2 / cublasSetStream_v2");
   }
-  return std::make_unique<cuda_stream>(*this, s, h);
+  try {
+    return std::make_unique<cuda_stream>(*this, s, h);
+  } catch (...) {  // bad_alloc: the stream and handle are not kept by anything
+    blas.cublas_destroy(h);
+    rt.stream_destroy(s);
+    throw;
+  }
 }
 
 std::unique_ptr<event> cuda_device::make_event() {
   const device_scope on(*this);
   cuda::event_t e = nullptr;
   check(rt.event_create_with_flags(&e, cuda::event_disable_timing), "cudaEventCreateWithFlags");
-  return std::make_unique<cuda_event>(*this, e);
+  try {
+    return std::make_unique<cuda_event>(*this, e);
+  } catch (...) {  // bad_alloc: the event is not kept by anything
+    rt.event_destroy(e);
+    throw;
+  }
 }
 
 void cuda_device::record(event& e, stream& s) {

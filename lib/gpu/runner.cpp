@@ -511,6 +511,7 @@ struct registrations {
   registrations(device& d, const device_schedule& s, const host_matrix<const T>& A, const host_matrix<const T>& B,
                 const staging& st)
       : dev(d) {
+    held.reserve(2);  // so that keeping a registration cannot throw once it is made
     for (int x = 0; x < (s.shape.rank_k ? 1 : 2); ++x) {  // a rank-k update reads B's chunks from A
       const matrix_id id = x == 0 ? matrix_id::a : matrix_id::b;
       const auto [p, bytes] = span_read<T>(s, x == 0 ? A : B, id);
