@@ -53,8 +53,11 @@ std::byte* arena(std::size_t bytes) {
   return mem.get();
 }
 
+struct verdict;
+
 // A call's schedule fitted to the caller's layout, as every grid process holds it.
 struct fitted {
+  std::shared_ptr<const verdict> from;           // the verdict it was fitted from (kept alive)
   bool use_prism = false;                       // the route
   std::string reason, text;                     // why; the plan's or scheme's text
   std::shared_ptr<const ranks::schedule> model;  // its schedule (use_prism only)
@@ -119,49 +122,74 @@ std::string decide(const problem& pr, const ranks::caller_layout& L, route chose
   }
 }
 
-// The call's signature: everything its fitted schedule depends on, local leading
-// dimensions included (the ownership's local offsets).
-std::string key_of(const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3], const grid& g, route chosen,
-                   bool backend, const context& ctx) {
+// The call's signature as every grid process has it: the arguments the processes agreed
+// (routine, shape, descriptors but their LLD, the grid, the route asked for). Whether a
+// cache knows a signature is then the same on every process, so a miss, which is
+// collective, is every process's miss.
+std::string agreed_key(const problem& pr, const ranks::caller_layout& L, const grid& g, route chosen) {
   std::ostringstream key;
   key << char(pr.type) << int(pr.op) << pr.uplo << pr.transa << pr.transb << ' ' << pr.m << ' ' << pr.n << ' ' << pr.k << ' '
-      << g.comm << ' ' << int(chosen) << backend << ' ' << ctx.describe();
+      << g.comm << ' ' << int(chosen);
   for (const ranks::operand_layout& o : L.op)
     for (const ranks::cyclic_dim* d : {&o.rows, &o.cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
-  key << ' ' << lld[0] << ':' << lld[1] << ':' << lld[2];
   return key.str();
 }
 
-// The fitted schedule of the call (collective on a miss: grid rank 0 decides the route,
-// plans and fits, and broadcasts its verdict; the 64 most recent signatures kept). `head`
-// names the call for PRISM_VERBOSE, e.g. "PDGEMM NN 512x512x512".
+// What grid rank 0 decided for a signature, as it broadcast it: the route, the fit's views
+// and rank map, the plan's text and the reason.
+struct verdict {
+  std::int64_t head[slots] = {};
+  std::string text, reason;
+};
+
+// The verdict of signature `key` (collective on a miss: grid rank 0 decides the route,
+// plans and fits, and broadcasts it; the 64 most recent signatures kept, every process
+// asking for every call's, so all keep the same entries). `report`: the planner's report,
+// on grid rank 0 after a miss.
+std::shared_ptr<const verdict> verdict_of(const std::string& key, const problem& pr, const ranks::caller_layout& L,
+                                          const grid& g, route chosen, bool have_backend, const context& ctx,
+                                          std::string& report) {
+  static prism::detail::lru_cache<std::string, std::shared_ptr<const verdict>> cache(64);
+  if (auto* hit = cache.find(key)) return *hit;
+  auto v = std::make_shared<verdict>();
+  std::string text;
+  if (g.me == 0) {
+    const std::string reason = decide(pr, L, chosen, have_backend, ctx, v->head, text, report);
+    v->head[text_slot] = std::int64_t(text.size()), v->head[reason_slot] = std::int64_t(reason.size());
+    text += reason;
+  }
+  mpi::control_bcast(v->head, slots, MPI_INT64_T, 0, g.comm);
+  text.resize(std::size_t(v->head[text_slot] + v->head[reason_slot]));
+  mpi::control_bcast(text.data(), int(text.size()), MPI_CHAR, 0, g.comm);
+  v->text = text.substr(0, std::size_t(v->head[text_slot]));
+  v->reason = text.substr(std::size_t(v->head[text_slot]));
+  cache.put(key, v);
+  return v;
+}
+
+// The fitted schedule of the call: the verdict of its signature (verdict_of), fitted to
+// this process's storage (its local leading dimensions, which the processes need not
+// share, and its context) and kept for the 64 most recent such calls. `head` names the call
+// for PRISM_VERBOSE, e.g. "PDGEMM NN 512x512x512".
 std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
                                       const grid& g, route chosen, bool have_backend, const context& ctx,
                                       const std::string& head_text) {
-  const std::string key = key_of(pr, L, lld, g, chosen, have_backend, ctx);
-  // At most 64 signatures (least recently used forgotten), so that a program calling with
-  // ever new shapes does not grow; every grid process calls alike, so all keep the same
-  // entries and miss together (a miss is collective: rank 0 broadcasts).
+  const std::string key = agreed_key(pr, L, g, chosen);
+  std::string report;
+  const std::shared_ptr<const verdict> v = verdict_of(key, pr, L, g, chosen, have_backend, ctx, report);
+  std::ostringstream local_key;
+  local_key << key << ' ' << lld[0] << ':' << lld[1] << ':' << lld[2] << ' ' << ctx.describe() << ' ' << v.get();
   static prism::detail::lru_cache<std::string, std::shared_ptr<const fitted>> cache(64);
-  if (auto* hit = cache.find(key)) return *hit;
-  std::int64_t head[slots] = {};
-  std::string text, reason, report;
-  if (g.me == 0) {
-    reason = decide(pr, L, chosen, have_backend, ctx, head, text, report);
-    head[text_slot] = std::int64_t(text.size()), head[reason_slot] = std::int64_t(reason.size());
-    text += reason;
-  }
-  mpi::control_bcast(head, slots, MPI_INT64_T, 0, g.comm);
-  text.resize(std::size_t(head[text_slot] + head[reason_slot]));
-  mpi::control_bcast(text.data(), int(text.size()), MPI_CHAR, 0, g.comm);
+  if (auto* hit = cache.find(local_key.str())) return *hit;
   auto out = std::make_shared<fitted>();
-  out->use_prism = head[use_prism_slot] != 0;
-  out->text = text.substr(0, std::size_t(head[text_slot]));
-  out->reason = text.substr(std::size_t(head[text_slot]));
+  out->from = v;  // so no later verdict has its address, which local_key names
+  out->use_prism = v->head[use_prism_slot] != 0;
+  out->text = v->text;
+  out->reason = v->reason;
   if (out->use_prism) {
     out->model = ranks::schedule_of_text(pr, out->text);
-    for (int d = 0; d < 3; ++d) out->fit.views[d] = int(head[view_slot + d]);
-    out->fit.column_major = head[column_major_slot] != 0;
+    for (int d = 0; d < 3; ++d) out->fit.views[d] = int(v->head[view_slot + d]);
+    out->fit.column_major = v->head[column_major_slot] != 0;
     ranks::cost_fit(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth(), out->fit);
     out->own = std::make_unique<ranks::cyclic_ownership>(*out->model, L, out->fit, lld, g.me);
     const double elem = double(element_size(pr.type));
@@ -178,7 +206,7 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
                 << "; received max " << double(out->fit.max_received) * double(element_size(pr.type)) / 1e6
                 << " MB (prism's native layout " << out->native_mb << " MB; ScaLAPACK modelled " << out->scalapack_mb << " MB)\n";
   }
-  cache.put(key, out);
+  cache.put(local_key.str(), out);
   return out;
 }
 
