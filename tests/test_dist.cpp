@@ -256,4 +256,40 @@ TEST_CASE("arguments that differ between ranks: every rank errors, none hangs, C
   CHECK_THROWS_AS(A.scatter(odd ? 1 : 0, full.data(), 64), invalid_argument);
 }
 
+TEST_CASE("bad input on one rank only: every rank errors, none hangs, C untouched") {
+  const int last = world_size() - 1;
+  if (last == 0) return;
+  const bool odd = world_rank() == last;
+  // An invalid hand-written plan on one rank: every rank names it (it used to throw there
+  // alone and leave the others waiting).
+  auto L = dist::layout::make(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', 64, 32, 48}, one_thread());
+  try {
+    (void)dist::layout::make(MPI_COMM_WORLD, odd ? plan{} : L->source(), one_thread());
+    FAIL("no error");
+  } catch (const invalid_argument& e) {
+    CHECK(std::string(e.what()).find("rank " + std::to_string(last) + ") rejected the call") != std::string::npos);
+  }
+  dist::matrix<double> A(L, operand::a), B(L, operand::b), C(L, operand::c);
+  C.fill([](std::int64_t i, std::int64_t j) { return double(i * j); });
+  const std::vector<double> before(C.data(), C.data() + C.size());
+  // Matrices laid out on another communicator on one rank: agreed over the call's.
+  auto self = dist::layout::make(MPI_COMM_SELF, problem{scalar_type::d, 'N', 'N', 64, 32, 48}, one_thread());
+  dist::matrix<double> As(self, operand::a), Bs(self, operand::b), Cs(self, operand::c);
+  CHECK_THROWS_AS(dist::gemm<double>(MPI_COMM_WORLD, L->source(), 1.0, odd ? As : A, odd ? Bs : B, 0.0, odd ? Cs : C,
+                                     one_thread()),
+                  invalid_argument);
+  CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
+  // A moved-from matrix on one rank.
+  dist::matrix<double> A2(L, operand::a), gone(std::move(A2));
+  CHECK_THROWS_AS(dist::gemm<double>(MPI_COMM_WORLD, L->source(), 1.0, odd ? A2 : A, B, 0.0, C, one_thread()),
+                  invalid_argument);
+  CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
+  CHECK_THROWS_AS(dist::matrix<double>(nullptr, operand::a), invalid_argument);
+  // A scatter into another layout's matrix on one rank.
+  auto other = dist::layout::make(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', 64, 32, 40}, one_thread());
+  dist::matrix<double> Ao(other, operand::a);
+  std::vector<double> full(64 * 48, 1.0);
+  CHECK_THROWS_AS((odd ? Ao : A).scatter(0, full.data(), 64), invalid_argument);
+}
+
 int main(int argc, char** argv) { return prism::test::run_mpi_doctest(argc, argv); }

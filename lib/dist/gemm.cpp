@@ -54,6 +54,7 @@ std::string check_local(const layout& L, const plan* p_given, const problem* pr_
 template <scalar T>
 void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T alpha, const matrix<T>& A,
                const matrix<T>& B, T beta, matrix<T>& C, const context& ctx) {
+  if (!A.where() || !B.where() || !C.where()) detail::no_layout(comm, "prism::dist::gemm", 10);
   const layout& L = *A.where();
   const problem& pr = L.laid_out();
   const problem& shown = pr_given != nullptr ? *pr_given : pr;
@@ -125,14 +126,35 @@ void detail::native_call(MPI_Comm comm, const layout& L, const char* routine, co
                          const std::function<void(const mpi::call_stats&)>& line) {
   const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
   last = traffic{};
+  if (comm == MPI_COMM_NULL) throw invalid_argument(routine, "comm", 0, "is MPI_COMM_NULL");
   int same = MPI_UNEQUAL;
-  MPI_Comm_compare(comm, L.comm(), &same);
-  if (same != MPI_CONGRUENT && same != MPI_IDENT) local = "comm is not the communicator of A's layout";
-  mpi::agree(L.comm(), routine, args, local);
+  mpi::check_mpi(MPI_Comm_compare(comm, L.comm(), &same), "MPI_Comm_compare");
+  MPI_Comm over = L.comm();  // agreed where the exchange runs: the layout's duplicate
+  if (same != MPI_CONGRUENT && same != MPI_IDENT) {
+    local = "comm is not the communicator of A's layout";
+    // The other ranks agree over their layouts' duplicate of comm. A rank whose layout was
+    // made on a smaller communicator (its own, MPI_COMM_SELF) joins them through its own
+    // duplicate of comm, when it has one, to say so instead of waiting alone.
+    int call_size = 0, layout_size = 0;
+    MPI_Comm_size(comm, &call_size);
+    MPI_Comm_size(L.comm(), &layout_size);
+    if (layout_size < call_size)
+      if (const MPI_Comm d = detail::layout_access::library_comm(comm); d != MPI_COMM_NULL) over = d;
+  }
+  mpi::agree(over, routine, args, local);
   const std::vector<double> v = run_native<T>(L, alpha, A, B, beta, C, ctx, last);
   if (v.empty()) return;
   const mpi::call_stats st = mpi::reduce_call_stats(L.comm(), v, control0);
   if (L.rank() == 0) line(st);
+}
+
+void detail::no_layout(MPI_Comm comm, const char* routine, std::size_t values) {
+  if (comm == MPI_COMM_NULL) throw invalid_argument(routine, "comm", 0, "is MPI_COMM_NULL");
+  const std::string why = "a matrix has no layout (default-constructed or moved from)";
+  // The others agree over their layouts' duplicate of comm: this rank's, if it has one.
+  if (const MPI_Comm d = detail::layout_access::library_comm(comm); d != MPI_COMM_NULL)
+    mpi::agree(d, routine, std::vector<mpi::agreed>(values, mpi::agreed{"", 0, 0}), why);
+  throw invalid_argument(routine, "A", 0, why);  // (with a duplicate, the agreement throws first)
 }
 
 template <scalar T>

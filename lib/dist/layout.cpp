@@ -43,14 +43,26 @@ int delete_cache(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-comm_cache& cache_of(MPI_Comm comm) {
+// The attribute key of comm_cache (made once).
+int cache_key() {
   static int keyval = MPI_KEYVAL_INVALID;
   if (keyval == MPI_KEYVAL_INVALID)
     check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &keyval, nullptr), "MPI_Comm_create_keyval");
+  return keyval;
+}
+
+// comm's cache, or nullptr when no layout was made on it yet.
+comm_cache* existing_cache(MPI_Comm comm) {
   void* value = nullptr;
   int found = 0;
-  check_mpi(MPI_Comm_get_attr(comm, keyval, &value, &found), "MPI_Comm_get_attr");
-  if (found) return *static_cast<comm_cache*>(value);
+  check_mpi(MPI_Comm_get_attr(comm, cache_key(), &value, &found), "MPI_Comm_get_attr");
+  return found ? static_cast<comm_cache*>(value) : nullptr;
+}
+
+comm_cache& cache_of(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw invalid_argument("prism::dist::layout::make", "comm", 1, "is MPI_COMM_NULL");
+  const int keyval = cache_key();
+  if (comm_cache* c = existing_cache(comm)) return *c;
   auto* c = new comm_cache;
   check_mpi(MPI_Comm_dup(comm, &c->own), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_attr(comm, keyval, c), "MPI_Comm_set_attr");
@@ -118,12 +130,20 @@ bool plan_on_root(const problem& p, const context& ctx, std::string& text, std::
   } catch (const error& e) {
     text = e.what();
     return false;
+  } catch (const std::exception& e) {  // e.g. bad_alloc: the other ranks hear of it, not wait
+    text = std::string("planning failed on rank 0: ") + e.what();
+    return false;
   }
   report = why.str();
   return true;
 }
 
 }  // namespace
+
+MPI_Comm detail::layout_access::library_comm(MPI_Comm comm) {
+  const comm_cache* c = existing_cache(comm);
+  return c != nullptr ? c->own : MPI_COMM_NULL;
+}
 
 layout::layout(MPI_Comm own, int rank, int size, rank_model m, std::string report, std::int64_t hash)
     : comm_(own), rank_(rank), size_(size), model_(std::move(m)), report_(std::move(report)), plan_hash_(hash) {}
@@ -206,13 +226,28 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
 
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const context& ctx) {
   comm_cache& cache = cache_of(comm);
-  p.validate();
-  return finish(cache.own, rank_model(p), "", ctx);
+  std::string local;
+  try {
+    p.validate();
+  } catch (const plan_error& e) {  // this rank's plan is not valid: every rank hears why
+    local = e.what();
+  }
+  if (local.empty()) return finish(cache.own, rank_model(p), "", ctx);
+  mpi::agree(cache.own, "prism::dist::layout", {{"plan", 0, 0}}, local);  // throws on every rank
+  throw plan_error(local);
 }
+
+namespace {
+// The layout's local size of operand `which`, or invalid_argument for no layout.
+std::int64_t local_size_of(const std::shared_ptr<const layout>& l, operand which) {
+  if (!l) throw invalid_argument("prism::dist::matrix", "layout", 1, "is null");
+  return l->local_size(which);
+}
+}  // namespace
 
 template <scalar T>
 matrix<T>::matrix(std::shared_ptr<const layout> l, operand which)
-    : layout_(std::move(l)), which_(which), local_(std::size_t(layout_->local_size(which)), T(0)) {}
+    : layout_(std::move(l)), which_(which), local_(std::size_t(local_size_of(layout_, which)), T(0)) {}
 
 // Elements of rank r's pieces, in storage order, copied between the whole stored matrix
 // (column-major, ld) and a packed run: to_full = false packs, true unpacks. E.g. a piece
@@ -232,12 +267,15 @@ void copy_pieces(const layout& l, operand o, int r, T* full, std::int64_t ld, T*
 namespace {
 
 // A scatter or gather (`what`) of operand o to or from root's full matrix (ld), agreed over
-// the layout's communicator; root's counts and displacements of every rank's pieces for
-// MPI_Scatterv / MPI_Gatherv, whose total it returns (0 elsewhere). Those count and place
-// elements with int: the root's whole matrix must stay within 2^31 - 1 elements (each
-// rank's share then does too), e.g. a 50000 x 50000 matrix (2.5e9 elements) is refused.
-std::int64_t agree_root(const layout& l, operand o, int root, const char* what, const void* full, std::int64_t ld,
-                        std::vector<int>& counts, std::vector<int>& displs) {
+// the layout's communicator (the layout's plan too, so that every rank moves the same
+// pieces); root's counts and displacements of every rank's pieces for MPI_Scatterv /
+// MPI_Gatherv, and `packed` (root's staging of them all) allocated before the agreement, so
+// that a root that cannot hold it says so to every rank. MPI counts and places elements
+// with int: the root's whole matrix must stay within 2^31 - 1 elements (each rank's share
+// then does too), e.g. a 50000 x 50000 matrix (2.5e9 elements) is refused.
+template <scalar T>
+void agree_root(const layout& l, operand o, int root, const char* what, const void* full, std::int64_t ld,
+                std::vector<int>& counts, std::vector<int>& displs, std::vector<T>& packed) {
   const std::string routine = std::string("prism::dist::matrix::") + what;
   const std::int64_t rows = std::max<std::int64_t>(1, l.rows(o)), total = l.rows(o) * l.cols(o);
   std::string local;
@@ -247,17 +285,24 @@ std::int64_t agree_root(const layout& l, operand o, int root, const char* what, 
     local = std::string(what) + ": the whole matrix has " + std::to_string(total) +
             " elements, above MPI's 2^31 - 1 for one scatter or gather; fill each rank's pieces with matrix::fill "
             "or for_each instead";
-  mpi::agree(l.comm(), routine.c_str(), {{"root", 1, root}, {"operand", 0, int(o)}}, local);
-  if (root < 0 || root >= l.size()) throw invalid_argument(routine, "root", 1, "is not a rank");
   counts.assign(std::size_t(l.size()), 0), displs.assign(std::size_t(l.size()), 0);
-  std::int64_t at = 0;
-  if (l.rank() == root)
+  if (local.empty() && l.rank() == root) {
+    std::int64_t at = 0;
     for (int r = 0; r < l.ranks_used(); ++r) {
       counts[std::size_t(r)] = int(l.model().local_size(o, r));
       displs[std::size_t(r)] = int(at);
       at += counts[std::size_t(r)];
     }
-  return at;
+    try {
+      packed.resize(std::size_t(at));
+    } catch (const std::bad_alloc&) {
+      local = std::string(what) + ": the root cannot allocate " + std::to_string(at * std::int64_t(sizeof(T))) +
+              " bytes to stage the whole matrix";
+    }
+  }
+  mpi::agree(l.comm(), routine.c_str(), {{"root", 1, root}, {"operand", 0, int(o)}, {"layout's plan", 0, l.plan_hash()}},
+             local);
+  if (root < 0 || root >= l.size()) throw invalid_argument(routine, "root", 1, "is not a rank");
 }
 
 }  // namespace
@@ -266,7 +311,8 @@ template <scalar T>
 void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
   const layout& l = *layout_;
   std::vector<int> counts, displs;
-  std::vector<T> packed(std::size_t(agree_root(l, which_, root, "scatter", full, ld, counts, displs)));
+  std::vector<T> packed;
+  agree_root(l, which_, root, "scatter", full, ld, counts, displs, packed);
   if (l.rank() == root)
     for (int r = 0; r < l.ranks_used(); ++r)
       copy_pieces(l, which_, r, const_cast<T*>(full), ld, packed.data() + displs[std::size_t(r)], false);
@@ -279,7 +325,8 @@ template <scalar T>
 void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
   const layout& l = *layout_;
   std::vector<int> counts, displs;
-  std::vector<T> packed(std::size_t(agree_root(l, which_, root, "gather", full, ld, counts, displs)));
+  std::vector<T> packed;
+  agree_root(l, which_, root, "gather", full, ld, counts, displs, packed);
   check_mpi(MPI_Gatherv(local_.data(), int(local_.size()), mpi::mpi_type<T>(), packed.data(), counts.data(),
                         displs.data(), mpi::mpi_type<T>(), root, l.comm()),
             "MPI_Gatherv");

@@ -25,7 +25,16 @@ struct layout_access {
   static std::byte* buffers(const layout& l, std::size_t bytes) { return l.buffers(bytes); }
   /// Bytes of the layout's kept buffers.
   static std::size_t buffer_bytes(const layout& l) { return l.buffer_bytes(); }
+  /// The library's duplicate of comm, made by an earlier layout::make on it, or
+  /// MPI_COMM_NULL (none made: this looks and never duplicates).
+  static MPI_Comm library_comm(MPI_Comm comm);
 };
+
+/// A gemm, syrk or herk call (`values`: how many arguments it agrees) where this rank's
+/// matrices have no layout: throws invalid_argument on every rank of comm, through the
+/// call's agreement over the library's duplicate of comm, which the other ranks reach in
+/// native_call (on this rank alone when it never made a layout on comm).
+[[noreturn]] void no_layout(MPI_Comm comm, const char* routine, std::size_t values);
 
 /// The rest of a gemm, syrk or herk call on the native layout (gemm.cpp), every rank alike,
 /// once it has checked what only it can see (`local`: its complaint, or ""): comm checked

@@ -122,14 +122,16 @@ agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, cons
 
 void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error) {
   const agreement a = find_disagreement(comm, args, local_error);
+  // A rank's own complaint first: a rank that cannot make the call may pass values that
+  // mean nothing (e.g. no plan to hash).
+  if (a.failed_rank >= 0)
+    throw invalid_argument(routine, "rank " + std::to_string(a.failed_rank), 0, "rejected the call: " + a.failed_text);
   if (a.differing >= 0) {
     const agreed& x = args[std::size_t(a.differing)];
     throw invalid_argument(routine, x.name, x.position,
                            "differs between ranks: rank 0 passed " + std::to_string(a.rank0_value) + ", rank " +
                                std::to_string(a.differing_rank) + " passed " + std::to_string(a.other_value));
   }
-  if (a.failed_rank >= 0)
-    throw invalid_argument(routine, "rank " + std::to_string(a.failed_rank), 0, "rejected the call: " + a.failed_text);
 }
 
 // The two reductions' own bytes are known before they run, so the control figure the ranks

@@ -121,9 +121,9 @@ agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, cons
                             const std::int64_t* root_word = nullptr);
 
 /// Collective over comm (find_disagreement): throws prism::invalid_argument on every rank
-/// naming the first argument whose value differs from rank 0's and the rank that differs,
-/// or the first rank whose `local_error` is not empty (e.g. its buffer). Returns normally
-/// on all ranks otherwise.
+/// naming the first rank whose `local_error` is not empty (e.g. its buffer), or else the
+/// first argument whose value differs from rank 0's and the rank that differs. Returns
+/// normally on all ranks otherwise.
 void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error);
 
 }  // namespace prism::mpi
