@@ -17,6 +17,7 @@
 #include "layout_access.hpp"
 
 #include <chrono>
+#include <optional>
 #include <cstdio>
 
 namespace prism::dist {
@@ -103,9 +104,14 @@ std::vector<double> run_native(const layout& L, T alpha, const T* A, const T* B,
           if (pr.op == operation::herk && i == j) v = T(v.real());
       });
   } else if (pr.m > 0 && pr.n > 0) {  // every rank, also those the plan leaves idle: they take part in the failure agreement
-    const ranks::native_ownership own(ranks::schedule_of(L.model()), L.rank(), L.size());
+    std::optional<ranks::native_ownership> own;
+    try {
+      own.emplace(ranks::schedule_of(L.model()), L.rank(), L.size());
+    } catch (const std::exception& e) {  // the others hear of it where they agree on their buffers
+      mpi::agree_local_step(L.comm(), L.rank(), std::string("its view of the layout could not be built: ") + e.what(), true);
+    }
     mpi::exchange_counts n;
-    mpi::run_exchange<T>(own, L.comm(), alpha, A, B, beta, C.data(), ctx,
+    mpi::run_exchange<T>(*own, L.comm(), alpha, A, B, beta, C.data(), ctx,
                          [&](std::size_t bytes) { return detail::layout_access::buffers(L, bytes); }, n);
     t.bytes_received = n.bytes_received, t.bytes_sent = n.bytes_sent;
     t.messages_received = n.messages_received, t.messages_sent = n.messages_sent;

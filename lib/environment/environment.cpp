@@ -62,7 +62,7 @@ checked<simd_choice> simd() {
   return c;
 }
 
-// rank:P:alloc|nan|stall with P >= 0.
+// rank:P:alloc|setup|nan|stall with P >= 0.
 checked<test_fault> fault() {
   const std::string s = text("PRISM_TEST_FAULT");
   checked<test_fault> c;
@@ -71,10 +71,11 @@ checked<test_fault> fault() {
   char kind[16] = {0};
   if (std::sscanf(s.c_str(), "rank:%d:%15s", &p, kind) == 2 && p >= 0) {
     if (std::strcmp(kind, "alloc") == 0) c.value.what = test_fault::kind::alloc;
+    else if (std::strcmp(kind, "setup") == 0) c.value.what = test_fault::kind::setup;
     else if (std::strcmp(kind, "nan") == 0) c.value.what = test_fault::kind::nan;
     else if (std::strcmp(kind, "stall") == 0) c.value.what = test_fault::kind::stall;
   }
-  if (c.value.what == test_fault::kind::none) c.problem = "PRISM_TEST_FAULT: '" + s + "' is not rank:P:alloc|nan|stall; no fault is injected";
+  if (c.value.what == test_fault::kind::none) c.problem = "PRISM_TEST_FAULT: '" + s + "' is not rank:P:alloc|setup|nan|stall; no fault is injected";
   else c.value.process = p;
   return c;
 }

@@ -48,10 +48,10 @@ enum class route_choice { automatic, prism, backend, gpu };
 /// PRISM_SIMD: the widest target prism's own kernels may run.
 enum class simd_choice { automatic, avx2, scalar };
 
-/// PRISM_TEST_FAULT=rank:P:alloc|nan|stall (tests only; lib/mpi/rank_exchange.cpp says what
+/// PRISM_TEST_FAULT=rank:P:alloc|setup|nan|stall (tests only; lib/mpi/rank_exchange.cpp says what
 /// each kind does): process P's local step fails in that way.
 struct test_fault {
-  enum class kind { none, alloc, nan, stall };
+  enum class kind { none, alloc, setup, nan, stall };
   int process = -1;  ///< -1: no fault
   kind what = kind::none;
 };

@@ -106,7 +106,6 @@ class executor {
   executor(const ownership& o, MPI_Comm c, int me, exchange_counts& n) : own_(o), comm_(c), me_(me), counts_(n), messages_(c, n) {}
 
   void run(T alpha, const T* A, const T* B, T beta, T* C, const context& ctx, const buffer_source& buffers) {
-    plan_phases();
     allocate(buffers);
     const bool beta_in_engine = own_.model().phases() == 1 && !epochs_.empty() && epochs_[0].in.empty() &&
                                 std::all_of(epochs_[0].direct.begin(), epochs_[0].direct.end(), [](char d) { return d != 0; });
@@ -159,18 +158,25 @@ class executor {
       need_.blocks[2] = std::max(need_.blocks[2], e.blocks), need_.staging = std::max(need_.staging, e.traffic);
   }
 
-  // The buffers first, agreed, so that a process that cannot have them leaves C untouched
-  // everywhere.
+  // The phases' exchanges and the buffers first, agreed, so that a process that cannot
+  // have them leaves C untouched everywhere. Under PRISM_TEST_FAULT, `setup` throws
+  // bad_alloc while planning and `alloc` asks for 2^62 bytes of buffers.
   void allocate(const buffer_source& buffers) {
     const test_fault& fault = detail::process_environment().fault.get();
-    counts_.buffer_bytes = std::size_t(need_.total()) * sizeof(T);
     std::string why;
     try {
-      if (fault.process == me_ && fault.what == test_fault::kind::alloc) buffers(std::size_t(1) << 62);
-      if (need_.total() > 0) base_[0] = reinterpret_cast<T*>(buffers(counts_.buffer_bytes));
+      if (fault.process == me_ && fault.what == test_fault::kind::setup) throw std::bad_alloc();
+      plan_phases();
     } catch (const std::exception& e) {
-      why = "its exchange buffers (" + std::to_string(counts_.buffer_bytes) + " bytes) could not be allocated: " + e.what();
+      why = std::string("its exchange could not be planned: ") + e.what();
     }
+    counts_.buffer_bytes = std::size_t(need_.total()) * sizeof(T);
+    if (why.empty()) try {
+        if (fault.process == me_ && fault.what == test_fault::kind::alloc) buffers(std::size_t(1) << 62);
+        if (need_.total() > 0) base_[0] = reinterpret_cast<T*>(buffers(counts_.buffer_bytes));
+      } catch (const std::exception& e) {
+        why = "its exchange buffers (" + std::to_string(counts_.buffer_bytes) + " bytes) could not be allocated: " + e.what();
+      }
     agree_local_step(comm_, me_, why, true);
     base_[1] = base_[0] + need_.blocks[0], base_[2] = base_[1] + need_.blocks[1], stage_ = base_[2] + need_.blocks[2];
   }

@@ -2,7 +2,7 @@
 # tests/fault/run_fault.sh MPIEXEC NP PROGRAM MODE FAULT — one fault test: runs
 # PROGRAM (fault_rank) on NP oversubscribed ranks in MODE (dist: prism::dist::gemm; pgemm:
 # the ScaLAPACK drop-in's prism route) with FAULT:
-#   rank:P:alloc | rank:P:nan   the test-only hook PRISM_TEST_FAULT fails process P's local
+#   rank:P:alloc|setup|nan      the test-only hook PRISM_TEST_FAULT fails process P's local
 #                               step (lib/mpi/rank_exchange.cpp);
 #   kill:P:S                    process S stalls in its local step (hook rank:S:stall) and,
 #                               once every rank is in the call, process P gets SIGKILL
@@ -23,7 +23,7 @@ export OPENBLAS_NUM_THREADS=1 PRISM_NUM_THREADS=1 PRISM_SCALAPACK_ROUTE=prism
 case $fault in
   rank:*) export PRISM_TEST_FAULT=$fault; victim=${fault#rank:}; victim=${victim%%:*}; calls=3 ;;
   kill:*) victim=${fault#kill:}; victim=${victim%%:*}; stall=${fault##*:}; export PRISM_TEST_FAULT=rank:$stall:stall; calls=3 ;;
-  *) echo "run_fault: FAULT must be rank:P:alloc|nan or kill:P:S" >&2; exit 2 ;;
+  *) echo "run_fault: FAULT must be rank:P:alloc|setup|nan or kill:P:S" >&2; exit 2 ;;
 esac
 start=$(date +%s%N)
 # The launcher gets 60 s before the script's own timeout ends it (a hang shows as > 30 s).
