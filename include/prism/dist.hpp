@@ -102,6 +102,8 @@ class layout {
   static std::shared_ptr<const layout> make(MPI_Comm comm, const problem& p, const context& ctx = default_context());
   /// Lays out a given plan (collective; every rank passes the same plan, checked), e.g. a
   /// hand-written one parsed with prism::plan::parse. Its ranks must not exceed comm's.
+  /// An invalid plan throws prism::plan_error on the ranks that passed it and
+  /// prism::invalid_argument naming the first of them on the others.
   static std::shared_ptr<const layout> make(MPI_Comm comm, const plan& p, const context& ctx = default_context());
   /// Lays out rank-k problem p under a given scheme (collective; every rank passes the same,
   /// checked), e.g. to compare schemes. Its ranks must not exceed comm's. Not cached.

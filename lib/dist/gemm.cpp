@@ -135,19 +135,12 @@ void detail::native_call(MPI_Comm comm, const layout& L, const char* routine, co
   if (comm == MPI_COMM_NULL) throw invalid_argument(routine, "comm", 0, "is MPI_COMM_NULL");
   int same = MPI_UNEQUAL;
   mpi::check_mpi(MPI_Comm_compare(comm, L.comm(), &same), "MPI_Comm_compare");
-  MPI_Comm over = L.comm();  // agreed where the exchange runs: the layout's duplicate
-  if (same != MPI_CONGRUENT && same != MPI_IDENT) {
-    local = "comm is not the communicator of A's layout";
-    // The other ranks agree over their layouts' duplicate of comm. A rank whose layout was
-    // made on a smaller communicator (its own, MPI_COMM_SELF) joins them through its own
-    // duplicate of comm, when it has one, to say so instead of waiting alone.
-    int call_size = 0, layout_size = 0;
-    MPI_Comm_size(comm, &call_size);
-    MPI_Comm_size(L.comm(), &layout_size);
-    if (layout_size < call_size)
-      if (const MPI_Comm d = detail::layout_access::library_comm(comm); d != MPI_COMM_NULL) over = d;
-  }
-  mpi::agree(over, routine, args, local);
+  if (same != MPI_CONGRUENT && same != MPI_IDENT) local = "comm is not the communicator of A's layout";
+  // Agreed where the exchange runs, the layout's duplicate: a rank whose comm is wrong then
+  // tells the others. (A rank whose matrices are another communicator's cannot: whether
+  // its comm or its matrices are the mistake, it cannot tell, and joining a collective the
+  // others may never enter would pair with their next call.)
+  mpi::agree(L.comm(), routine, args, local);
   const std::vector<double> v = run_native<T>(L, alpha, A, B, beta, C, ctx, last);
   if (v.empty()) return;
   const mpi::call_stats st = mpi::reduce_call_stats(L.comm(), v, control0);

@@ -233,8 +233,11 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const c
     local = e.what();
   }
   if (local.empty()) return finish(cache.own, rank_model(p), "", ctx);
-  mpi::agree(cache.own, "prism::dist::layout", {{"plan", 0, 0}}, local);  // throws on every rank
-  throw plan_error(local);
+  try {  // the others hear of it (an invalid_argument naming this rank) ...
+    mpi::agree(cache.own, "prism::dist::layout", {{"plan", 0, 0}}, local);
+  } catch (const invalid_argument&) {
+  }
+  throw plan_error(local.rfind("prism plan: ", 0) == 0 ? local.substr(12) : local);  // ... and this rank why
 }
 
 namespace {

@@ -144,13 +144,15 @@ struct verdict {
 
 // The verdict of signature `key` (collective on a miss: grid rank 0 decides the route,
 // plans and fits, and broadcasts it; the 64 most recent signatures kept, every process
-// asking for every call's, so all keep the same entries). `report`: the planner's report,
-// on grid rank 0 after a miss.
+// asking for every call's, so all keep the same entries). `fresh`: whether it was a miss;
+// `report`: the planner's report, on grid rank 0 after a miss.
 std::shared_ptr<const verdict> verdict_of(const std::string& key, const problem& pr, const ranks::caller_layout& L,
                                           const grid& g, route chosen, bool have_backend, const context& ctx,
-                                          std::string& report) {
+                                          bool& fresh, std::string& report) {
   static prism::detail::lru_cache<std::string, std::shared_ptr<const verdict>> cache(64);
+  fresh = false;
   if (auto* hit = cache.find(key)) return *hit;
+  fresh = true;
   auto v = std::make_shared<verdict>();
   std::string text;
   if (g.me == 0) {
@@ -176,7 +178,8 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
                                       const std::string& head_text) {
   const std::string key = agreed_key(pr, L, g, chosen);
   std::string report;
-  const std::shared_ptr<const verdict> v = verdict_of(key, pr, L, g, chosen, have_backend, ctx, report);
+  bool fresh = false;
+  const std::shared_ptr<const verdict> v = verdict_of(key, pr, L, g, chosen, have_backend, ctx, fresh, report);
   std::ostringstream local_key;
   local_key << key << ' ' << lld[0] << ':' << lld[1] << ':' << lld[2] << ' ' << ctx.describe() << ' ' << v.get();
   static prism::detail::lru_cache<std::string, std::shared_ptr<const fitted>> cache(64);
@@ -198,7 +201,7 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
     out->native_mb = double(native) * elem / 1e6;
     out->scalapack_mb = (pr.op == operation::gemm ? ranks::scalapack_elements(pr, L) : ranks::scalapack_rank_k_elements(pr, L)) * elem / 1e6;
   }
-  if (g.me == 0 && prism::detail::process_environment().verbose.get() > 0) {
+  if (fresh && g.me == 0 && prism::detail::process_environment().verbose.get() > 0) {  // once per signature
     std::cerr << "prism-scalapack: " << head_text << " on a " << g.nprow << 'x' << g.npcol << " grid: route "
               << (out->use_prism ? "prism" : "backend") << " (" << out->reason << ")\n";
     if (out->use_prism)

@@ -1114,6 +1114,8 @@ int main(int argc, char** argv) {
     fails += f != 0;
   }
 
+  g_lld_skew = 0;
+
   // Invalid arguments: on the most square grid of all np processes (row-major), and on a
   // reversed-map 1 x (np-1) grid that leaves world rank 0 out. A harness build runs only the
   // reference's side (the uniform cases).
