@@ -90,6 +90,15 @@ class message_engine {
     else counts_.messages_sent += 1, counts_.bytes_sent += n * std::int64_t(sizeof(T));
   }
 
+  /// Room for `requests` requests posted at once, made before anything moves, so that
+  /// posting and completing allocate nothing (a failed allocation mid-exchange would leave
+  /// the peers waiting).
+  void reserve(std::size_t requests) {
+    requests_.reserve(requests), statuses_.reserve(requests), is_recv_.reserve(requests);
+  }
+  /// The requests a message of n elements takes: one per 2^31 - 1, e.g. none for n = 0.
+  static std::size_t requests_of(std::int64_t n) { return std::size_t((n + max_count - 1) / max_count); }
+
   /// Completes every posted message and adds the bytes received.
   void complete() {
     wait_all(requests_, statuses_);

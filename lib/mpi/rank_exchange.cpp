@@ -149,13 +149,26 @@ class executor {
       if (ph.reduce) epochs_.push_back(build(own_, operand::c, q, me_, r >= 0 ? m.epoch_regions(q, r) : std::vector<region>{}));
       phases_.push_back(std::move(ph));
     }
+    // Requests posted at once and messages received, at most: so that the exchanges
+    // allocate nothing once they run (allocate() reserves them).
+    auto requests = [](const exchange& e) {
+      std::size_t n = 0;
+      for (const message& msg : e.in) n += message_engine<T>::requests_of(msg.count);
+      for (const message& msg : e.out) n += message_engine<T>::requests_of(msg.count);
+      return n;
+    };
     for (phase& ph : phases_) {
       need_.blocks[0] = std::max(need_.blocks[0], ph.reads[0].blocks);
       need_.blocks[1] = std::max(need_.blocks[1], ph.reads[1].blocks);
       need_.staging = std::max(need_.staging, ph.reads[0].traffic + ph.reads[1].traffic);
+      most_requests_ = std::max(most_requests_, requests(ph.reads[0]) + requests(ph.reads[1]));
+      for (int x = 0; x < 2; ++x) most_in_[x] = std::max(most_in_[x], ph.reads[x].in.size());
     }
-    for (const exchange& e : epochs_)
+    for (const exchange& e : epochs_) {
       need_.blocks[2] = std::max(need_.blocks[2], e.blocks), need_.staging = std::max(need_.staging, e.traffic);
+      most_requests_ = std::max(most_requests_, requests(e));
+      most_in_[2] = std::max(most_in_[2], e.in.size());
+    }
   }
 
   // The phases' exchanges and the buffers first, agreed, so that a process that cannot
@@ -174,6 +187,9 @@ class executor {
     if (why.empty()) try {
         if (fault.process == me_ && fault.what == test_fault::kind::alloc) buffers(std::size_t(1) << 62);
         if (need_.total() > 0) base_[0] = reinterpret_cast<T*>(buffers(counts_.buffer_bytes));
+        messages_.reserve(most_requests_);
+        for (int x = 0; x < 3; ++x) at_in_[x].reserve(most_in_[x]);
+        order_.reserve(most_in_[2] + 1);
       } catch (const std::exception& e) {
         why = "its exchange buffers (" + std::to_string(counts_.buffer_bytes) + " bytes) could not be allocated: " + e.what();
       }
@@ -185,7 +201,8 @@ class executor {
   void gather(const phase& ph, const T* A, const T* B) {
     const T* local[2] = {A, B};
     T* s = stage_;
-    std::vector<T*> at_in[2];
+    std::vector<T*>* at_in = at_in_;  // (reserved: no allocation once messages move)
+    for (int x = 0; x < 2; ++x) at_in[x].clear();
     for (int x = 0; x < 2; ++x)
       for (const message& msg : ph.reads[x].in) at_in[x].push_back(s), messages_.post(true, s, msg.count, msg.peer, x), s += msg.count;
     for (int x = 0; x < 2; ++x)
@@ -292,7 +309,8 @@ class executor {
   // own partial takes my rank's place).
   void reduce(const exchange& e, T* C) {
     T* s = stage_;
-    std::vector<T*> at_in;
+    std::vector<T*>& at_in = at_in_[2];  // (reserved, as order_: no allocation once messages move)
+    at_in.clear();
     for (const message& msg : e.in) at_in.push_back(s), messages_.post(true, s, msg.count, msg.peer, 2), s += msg.count;
     for (const message& msg : e.out) {
       T* d = s;
@@ -304,7 +322,8 @@ class executor {
       s = d;
     }
     messages_.complete();
-    std::vector<std::pair<int, int>> order;  // (rank, message index or -1 for mine)
+    std::vector<std::pair<int, int>>& order = order_;  // (rank, message index or -1 for mine)
+    order.clear();
     for (std::size_t i = 0; i < e.in.size(); ++i) order.emplace_back(e.in[i].rank, int(i));
     order.emplace_back(own_.rank_of(me_), -1);
     std::sort(order.begin(), order.end());
@@ -340,6 +359,9 @@ class executor {
   T* base_[3] = {nullptr, nullptr, nullptr};  // my regions of A, B and C
   T* stage_ = nullptr;                          // the messages
   std::vector<char> written_;                   // C regions of the epoch written so far
+  std::size_t most_requests_ = 0, most_in_[3] = {0, 0, 0};  // at once, at most (plan_phases)
+  std::vector<T*> at_in_[3];                    // where each received A, B, C message lands
+  std::vector<std::pair<int, int>> order_;      // a reduction's adding order
   bool first_ = true;
 };
 
