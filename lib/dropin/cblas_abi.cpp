@@ -6,14 +6,6 @@
 
 using prism::dropin::blas_int;
 
-extern "C" {
-// Reference CBLAS's error handler. Weak and undefined here; prism calls it only when the
-// program itself (the executable) defines it, as the reference CBLAS test programs do. The
-// versions inside BLAS libraries (reference CBLAS, OpenBLAS) print and exit(-1), which a
-// drop-in must not add: OpenBLAS's own cblas_?gemm reports through xerbla_ and returns.
-void cblas_xerbla(blas_int p, const char* rout, const char* form, ...) __attribute__((weak));
-}
-
 namespace prism::dropin {
 namespace {
 

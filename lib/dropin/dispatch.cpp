@@ -519,20 +519,7 @@ void publish_fast_path(const settings& s, const backend* b) {
   std::abort();
 }
 
-}  // namespace
 
-
-}  // namespace prism::dropin
-
-extern "C" {
-// The error handlers, weak and undefined as in fortran_abi.cpp and cblas_abi.cpp.
-void xerbla_(const char* srname, const prism::dropin::blas_int* info, std::size_t srname_len) __attribute__((weak));
-void cblas_xerbla(prism::dropin::blas_int p, const char* rout, const char* form, ...) __attribute__((weak));
-}
-
-namespace prism::dropin {
-
-namespace {
 // True when `fn` lives in the executable (not in a shared library).
 bool in_executable(const void* fn) {
   Dl_info exe{}, f{};

@@ -12,6 +12,19 @@
 /// Marks the eight exported entry points; everything else in the drop-in is hidden.
 #define PRISM_BLAS_EXPORT extern "C" __attribute__((visibility("default")))
 
+extern "C" {
+/// The error handler reference BLAS calls. Weak and undefined here: it binds to the
+/// program's own xerbla_ if it defines one (the reference test programs do), else to the
+/// one of the BLAS the program loaded globally, else to nothing (then prism prints the
+/// reference message itself). prism exports no xerbla_ of its own.
+void xerbla_(const char* srname, const prism::dropin::blas_int* info, std::size_t srname_len) __attribute__((weak));
+/// Reference CBLAS's error handler. Weak and undefined here; prism calls it only when the
+/// program itself (the executable) defines it, as the reference CBLAS test programs do. The
+/// versions inside BLAS libraries (reference CBLAS, OpenBLAS) print and exit(-1), which a
+/// drop-in must not add: OpenBLAS's own cblas_?gemm reports through xerbla_ and returns.
+void cblas_xerbla(prism::dropin::blas_int p, const char* rout, const char* form, ...) __attribute__((weak));
+}
+
 namespace prism::dropin {
 
 using cfloat = std::complex<float>;    ///< C's float complex, Fortran's COMPLEX

@@ -9,14 +9,6 @@
 
 using prism::dropin::blas_int;
 
-extern "C" {
-// The error handler reference BLAS calls. Weak and undefined here: it binds to the
-// program's own xerbla_ if it defines one (the reference test programs do), else to the
-// one of the BLAS the program loaded globally, else to nothing (then prism prints the
-// reference message itself). prism exports no xerbla_ of its own.
-void xerbla_(const char* srname, const blas_int* info, std::size_t srname_len) __attribute__((weak));
-}
-
 namespace prism::dropin {
 namespace {
 

@@ -11,12 +11,6 @@
 
 using prism::dropin::blas_int;
 
-extern "C" {
-// The error handlers, weak and undefined as in fortran_abi.cpp and cblas_abi.cpp.
-void xerbla_(const char* srname, const blas_int* info, std::size_t srname_len) __attribute__((weak));
-void cblas_xerbla(blas_int p, const char* rout, const char* form, ...) __attribute__((weak));
-}
-
 namespace prism::dropin {
 namespace {
 
