@@ -57,9 +57,8 @@ struct verdict;
 
 // A call's schedule fitted to the caller's layout, as every grid process holds it.
 struct fitted {
-  std::shared_ptr<const verdict> from;           // the verdict it was fitted from (kept alive)
+  std::shared_ptr<const verdict> from;           // the verdict it was fitted from: route, text, reason
   bool use_prism = false;                       // the route
-  std::string reason, text;                     // why; the plan's or scheme's text
   std::shared_ptr<const ranks::schedule> model;  // its schedule (use_prism only)
   ranks::layout_fit fit;                        // its fit and exact cost on the layout
   std::unique_ptr<ranks::cyclic_ownership> own;  // this process's view of the layout
@@ -187,10 +186,8 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
   auto out = std::make_shared<fitted>();
   out->from = v;  // so no later verdict has its address, which local_key names
   out->use_prism = v->head[use_prism_slot] != 0;
-  out->text = v->text;
-  out->reason = v->reason;
   if (out->use_prism) {
-    out->model = ranks::schedule_of_text(pr, out->text);
+    out->model = ranks::schedule_of_text(pr, v->text);
     for (int d = 0; d < 3; ++d) out->fit.views[d] = int(v->head[view_slot + d]);
     out->fit.column_major = v->head[column_major_slot] != 0;
     ranks::cost_fit(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth(), out->fit);
@@ -203,9 +200,9 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
   }
   if (fresh && g.me == 0 && prism::detail::process_environment().verbose.get() > 0) {  // once per signature
     std::cerr << "prism-scalapack: " << head_text << " on a " << g.nprow << 'x' << g.npcol << " grid: route "
-              << (out->use_prism ? "prism" : "backend") << " (" << out->reason << ")\n";
+              << (out->use_prism ? "prism" : "backend") << " (" << v->reason << ")\n";
     if (out->use_prism)
-      std::cerr << out->text << (pr.op == operation::gemm ? "" : "\n") << report << "# layout fit: " << out->fit.describe()
+      std::cerr << v->text << (pr.op == operation::gemm ? "" : "\n") << report << "# layout fit: " << out->fit.describe()
                 << "; received max " << double(out->fit.max_received) * double(element_size(pr.type)) / 1e6
                 << " MB (prism's native layout " << out->native_mb << " MB; ScaLAPACK modelled " << out->scalapack_mb << " MB)\n";
   }
@@ -258,7 +255,7 @@ void print_stats(const grid& g, const fitted& f, const std::string& head, const 
   const std::vector<double>& mx = st.max;
   if (!f.use_prism) {
     std::fprintf(stderr, "prism-scalapack: route=backend %s control_min_bytes=%.0f control_max_bytes=%.0f seconds=%.4f reason=\"%s\"\n",
-                 head.c_str(), st.control_min, st.control_max, mx[1], f.reason.c_str());
+                 head.c_str(), st.control_min, st.control_max, mx[1], f.from->reason.c_str());
     return;
   }
   const double pred_max = double(f.fit.max_received) * elem / 1e6;
@@ -271,7 +268,7 @@ void print_stats(const grid& g, const fitted& f, const std::string& head, const 
                mx[3] == 0 ? "yes" : "no", f.native_mb, pred_max - f.native_mb, f.scalapack_mb, mx[2] / 1e6,
                double(f.fit.peak_bytes) / 1e6, mx[0], double(f.fit.max_received) * elem, st.sum[0], st.control_min,
                st.control_max, mx[1], f.model->product().op == operation::gemm ? "plan" : "scheme",
-               f.model->describe().c_str(), f.fit.describe().c_str(), f.reason.c_str());
+               f.model->describe().c_str(), f.fit.describe().c_str(), f.from->reason.c_str());
 }
 
 }  // namespace
@@ -287,7 +284,7 @@ void route_call(const call_names& names, const problem& pr, const ranks::caller_
     std::fprintf(stderr,
                  "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it "
                  "to; ending the job (MPI_Abort)\n",
-                 names.routine.c_str(), f->reason.c_str(), symbol_of(names.routine).c_str());
+                 names.routine.c_str(), f->from->reason.c_str(), symbol_of(names.routine).c_str());
     MPI_Abort(g.comm, 1);
   } else if (!f->use_prism) {
     forward(real);
