@@ -16,14 +16,29 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace prism;
 using prism::test::random_matrix;
+
+// Communicators made by MPI_Comm_dup and not yet freed, by whoever (the library included):
+// the profiling interface's wrappers, which the library's calls reach.
+static std::vector<MPI_Comm> live_dups;
+extern "C" int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* out) {
+  const int rc = PMPI_Comm_dup(comm, out);
+  if (rc == MPI_SUCCESS) live_dups.push_back(*out);
+  return rc;
+}
+extern "C" int MPI_Comm_free(MPI_Comm* comm) {
+  live_dups.erase(std::remove(live_dups.begin(), live_dups.end(), *comm), live_dups.end());
+  return PMPI_Comm_free(comm);
+}
 
 namespace {
 
@@ -179,6 +194,32 @@ TEST_CASE("memory caps from the least footprint up: measured <= predicted <= cap
     CHECK(what.find("; no plan holds less than " + std::to_string(floor) + " bytes per rank") != std::string::npos);
   else
     CHECK(what.find("the least footprint is " + std::to_string(least) + " bytes per rank (1 bytes more)") != std::string::npos);
+}
+
+TEST_CASE("the library's duplicate of a communicator is freed with its last layout once the user frees it") {
+  const std::size_t before = live_dups.size();
+  const problem p{scalar_type::d, 'N', 'T', 37, 29, 41};
+  MPI_Comm comm = MPI_COMM_NULL;
+  REQUIRE(PMPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS);  // the user's, uncounted
+  {
+    auto L = dist::layout::make(comm, p, one_thread());
+    CHECK(live_dups.size() == before + 1);
+    dist::matrix<double> A(L, operand::a), B(L, operand::b), C(L, operand::c);
+    A.fill([](std::int64_t i, std::int64_t j) { return double((i + 2 * j) % 5); });
+    B.fill([](std::int64_t i, std::int64_t j) { return double((3 * i + j) % 4); });
+    CHECK(dist::layout::make(comm, p, one_thread()) == L);  // cached: no second duplicate
+    CHECK(live_dups.size() == before + 1);
+    PMPI_Comm_free(&comm);  // the matrices still compute on the library's duplicate
+    CHECK(live_dups.size() == before + 1);
+    dist::gemm(MPI_COMM_WORLD, p, 1.0, A, B, 0.0, C, one_thread());  // congruent with the layout's
+    // Exact integers: C(i, j) = sum over l of A(i, l) B(j, l).
+    C.for_each([&](std::int64_t i, std::int64_t j, double& v) {
+      double want = 0;
+      for (std::int64_t l = 0; l < p.k; ++l) want += double((i + 2 * l) % 5) * double((3 * j + l) % 4);
+      CHECK(v == want);
+    });
+  }
+  CHECK(live_dups.size() == before);  // the last layout gone: the duplicate freed
 }
 
 TEST_CASE("hand-written 3-part and 7-part rank plans run") {

@@ -138,21 +138,21 @@ class layout {
   /// Elements of operand o this rank stores.
   std::int64_t local_size(operand o) const;
   /// The library's private duplicate of the communicator (its messages never meet yours).
-  MPI_Comm comm() const noexcept { return comm_; }
+  MPI_Comm comm() const noexcept { return *comm_; }
 
   /// A hash of the plan's or scheme's text, the same on every rank that has the same.
   std::int64_t plan_hash() const noexcept { return plan_hash_; }
 
  private:
   friend struct detail::layout_access;  // the library's own access (lib/dist)
-  layout(MPI_Comm own, int rank, int size, rank_model m, std::string report, std::int64_t hash);
+  layout(std::shared_ptr<const MPI_Comm> own, int rank, int size, rank_model m, std::string report, std::int64_t hash);
   // The blocks and exchange buffers, at least `bytes` (16-byte aligned), allocated on
   // first need and kept for later calls on this layout.
   std::byte* buffers(std::size_t bytes) const;
   std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
   mutable std::unique_ptr<std::byte[]> buffers_;
   mutable std::size_t buffer_bytes_ = 0;
-  MPI_Comm comm_;
+  std::shared_ptr<const MPI_Comm> comm_;  // freed with the last layout once the user frees theirs
   int rank_, size_;
   rank_model model_;
   std::string report_;

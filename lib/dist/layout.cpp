@@ -31,12 +31,26 @@ namespace {
 // The layouts made on one communicator, keyed by problem and settings; attached to the
 // communicator as an MPI attribute, so it lives as long as the communicator. At most
 // layout_cache_size of them (least recently used forgotten: a layout and its buffers live
-// on while a matrix holds it), so calls with ever new shapes do not grow memory.
+// on while a matrix holds it), so calls with ever new shapes do not grow memory. The
+// library's duplicate is freed with the last of its holders: this cache (dropped when the
+// user frees the communicator) and the layouts made on it.
 constexpr std::size_t layout_cache_size = 16;
 struct comm_cache {
-  MPI_Comm own = MPI_COMM_NULL;  // the library's duplicate
+  std::shared_ptr<const MPI_Comm> own;  // the library's duplicate
   prism::detail::lru_cache<std::string, std::shared_ptr<const layout>> layouts{layout_cache_size};
 };
+
+// A new duplicate of comm that frees itself with its last holder (not after MPI_Finalize).
+std::shared_ptr<const MPI_Comm> duplicate(MPI_Comm comm) {
+  auto own = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
+  check_mpi(MPI_Comm_dup(comm, own.get()), "MPI_Comm_dup");
+  return {own.release(), [](const MPI_Comm* c) {
+            int finalized = 0;
+            MPI_Finalized(&finalized);
+            if (!finalized) MPI_Comm_free(const_cast<MPI_Comm*>(c));
+            delete c;
+          }};
+}
 
 int delete_cache(MPI_Comm, int, void* value, void*) {
   delete static_cast<comm_cache*>(value);
@@ -63,10 +77,10 @@ comm_cache& cache_of(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw invalid_argument("prism::dist::layout::make", "comm", 1, "is MPI_COMM_NULL");
   const int keyval = cache_key();
   if (comm_cache* c = existing_cache(comm)) return *c;
-  auto* c = new comm_cache;
-  check_mpi(MPI_Comm_dup(comm, &c->own), "MPI_Comm_dup");
-  check_mpi(MPI_Comm_set_attr(comm, keyval, c), "MPI_Comm_set_attr");
-  return *c;
+  auto c = std::make_unique<comm_cache>();
+  c->own = duplicate(comm);
+  check_mpi(MPI_Comm_set_attr(comm, keyval, c.get()), "MPI_Comm_set_attr");
+  return *c.release();
 }
 
 // Rank 0's text (a plan, or an error when ok is false) on every rank.
@@ -89,11 +103,11 @@ std::string agreed_text(const rank_model& m) {
 
 // A layout of model m on the library's communicator (collective): a gemm plan must fit ctx
 // on every rank and span no more ranks than the communicator has; the text is agreed.
-std::shared_ptr<const layout> finish(MPI_Comm own, rank_model m, std::string report, const context& ctx,
-                                     std::string local = "") {
+std::shared_ptr<const layout> finish(const std::shared_ptr<const MPI_Comm>& own, rank_model m, std::string report,
+                                     const context& ctx, std::string local = "") {
   int rank = 0, size = 1;
-  MPI_Comm_rank(own, &rank);
-  MPI_Comm_size(own, &size);
+  MPI_Comm_rank(*own, &rank);
+  MPI_Comm_size(*own, &size);
   if (local.empty() && m.problem().op == operation::gemm) {
     try {
       prism::detail::check_fits(m.source(), ctx, true);
@@ -102,7 +116,7 @@ std::shared_ptr<const layout> finish(MPI_Comm own, rank_model m, std::string rep
     }
   }
   const std::int64_t hash = mpi::text_hash(agreed_text(m));
-  mpi::agree(own, "prism::dist::layout", {{"plan", 0, hash}}, local);
+  mpi::agree(*own, "prism::dist::layout", {{"plan", 0, hash}}, local);
   if (m.ranks() > size)
     throw plan_error("the plan spans " + std::to_string(m.ranks()) + " ranks, the communicator has " + std::to_string(size));
   auto l = detail::layout_access::make(own, rank, size, std::move(m), std::move(report), hash);
@@ -142,11 +156,11 @@ bool plan_on_root(const problem& p, const context& ctx, std::string& text, std::
 
 MPI_Comm detail::layout_access::library_comm(MPI_Comm comm) {
   const comm_cache* c = existing_cache(comm);
-  return c != nullptr ? c->own : MPI_COMM_NULL;
+  return c != nullptr ? *c->own : MPI_COMM_NULL;
 }
 
-layout::layout(MPI_Comm own, int rank, int size, rank_model m, std::string report, std::int64_t hash)
-    : comm_(own), rank_(rank), size_(size), model_(std::move(m)), report_(std::move(report)), plan_hash_(hash) {}
+layout::layout(std::shared_ptr<const MPI_Comm> own, int rank, int size, rank_model m, std::string report, std::int64_t hash)
+    : comm_(std::move(own)), rank_(rank), size_(size), model_(std::move(m)), report_(std::move(report)), plan_hash_(hash) {}
 
 std::int64_t layout::rows(operand o) const { return ranks::schedule_of(model_).whole(o).rows; }
 std::int64_t layout::cols(operand o) const { return ranks::schedule_of(model_).whole(o).cols; }
@@ -184,14 +198,14 @@ std::byte* layout::buffers(std::size_t bytes) const {
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const context& ctx0) {
   comm_cache& cache = cache_of(comm);
   int rank = 0, size = 1;
-  MPI_Comm_rank(cache.own, &rank);
-  MPI_Comm_size(cache.own, &size);
+  MPI_Comm_rank(*cache.own, &rank);
+  MPI_Comm_size(*cache.own, &size);
   context ctx = ctx0;
-  ctx.set_ranks(size).set_ranks_per_node(mpi::ranks_per_node(cache.own));
+  ctx.set_ranks(size).set_ranks_per_node(mpi::ranks_per_node(*cache.own));
   std::ostringstream key;
   key << char(p.type) << to_string(p.op) << p.uplo << p.transa << p.transb << ' ' << p.m << ' ' << p.n << ' ' << p.k
       << ' ' << ctx.describe() << ' ' << ctx.ranks_per_node();
-  mpi::agree(cache.own, "prism::dist::layout",
+  mpi::agree(*cache.own, "prism::dist::layout",
                 {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb}, {"m", 4, p.m},
                  {"n", 5, p.n}, {"k", 6, p.k}, {"operation", 7, int(p.op)}, {"uplo", 8, p.uplo},
                  {"context settings", 9, mpi::text_hash(key.str())}},
@@ -199,7 +213,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   if (auto* hit = cache.layouts.find(key.str())) return *hit;
   std::string text, report;
   const bool ok = rank != 0 || plan_on_root(p, ctx, text, report);
-  auto [fine, shared] = broadcast_text(cache.own, ok, text);
+  auto [fine, shared] = broadcast_text(*cache.own, ok, text);
   if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
   rank_model m = p.op == operation::gemm ? rank_model(plan::parse(shared)) : rank_model(p, rank_k_scheme::parse(shared));
   auto l = finish(cache.own, std::move(m), report, ctx);
@@ -210,7 +224,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const rank_k_scheme& s, const context& ctx) {
   comm_cache& cache = cache_of(comm);
   int size = 1;
-  MPI_Comm_size(cache.own, &size);
+  MPI_Comm_size(*cache.own, &size);
   std::string local;
   try {
     rank_model m(p, s);
@@ -220,7 +234,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   } catch (const plan_error& e) {  // this rank cannot build it: every rank hears why
     local = e.what();
   }
-  mpi::agree(cache.own, "prism::dist::layout", {{"scheme", 0, 0}}, local);
+  mpi::agree(*cache.own, "prism::dist::layout", {{"scheme", 0, 0}}, local);
   throw plan_error(local);
 }
 
@@ -234,7 +248,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const c
   }
   if (local.empty()) return finish(cache.own, rank_model(p), "", ctx);
   try {  // the others hear of it (an invalid_argument naming this rank) ...
-    mpi::agree(cache.own, "prism::dist::layout", {{"plan", 0, 0}}, local);
+    mpi::agree(*cache.own, "prism::dist::layout", {{"plan", 0, 0}}, local);
   } catch (const invalid_argument&) {
   }
   throw plan_error(local.rfind("prism plan: ", 0) == 0 ? local.substr(12) : local);  // ... and this rank why

@@ -16,10 +16,11 @@ namespace prism::dist::detail {
 
 /// Friend of prism::dist::layout: what lib/dist uses and users do not.
 struct layout_access {
-  /// A new layout of model m on the library's communicator `own`, agreed by `hash`.
-  static std::shared_ptr<const layout> make(MPI_Comm own, int rank, int size, rank_model m, std::string report,
+  /// A new layout of model m on the library's communicator `own` (shared with the
+  /// communicator's cache: freed with the last holder), agreed by `hash`.
+  static std::shared_ptr<const layout> make(std::shared_ptr<const MPI_Comm> own, int rank, int size, rank_model m, std::string report,
                                             std::int64_t hash) {
-    return std::shared_ptr<const layout>(new layout(own, rank, size, std::move(m), std::move(report), hash));
+    return std::shared_ptr<const layout>(new layout(std::move(own), rank, size, std::move(m), std::move(report), hash));
   }
   /// The layout's kept buffers, at least `bytes`.
   static std::byte* buffers(const layout& l, std::size_t bytes) { return l.buffers(bytes); }
