@@ -220,7 +220,7 @@ std::int64_t parse_int(const std::string& s, const std::string& what, std::int64
                        const std::string& hint) {
   std::size_t used = 0;
   long long v = 0;
-  bool ok = !s.empty() && s[0] != ' ';
+  bool ok = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-');  // stoll skips spaces, takes '+'
   try {
     if (ok) v = std::stoll(s, &used);
   } catch (const std::exception&) {
@@ -254,6 +254,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
   }
   bool topology_given = false;
   std::string rank_flag;  // a rank-model option given to `prism plan` (it needs --ranks P >= 2)
+  std::string gpu_flag;   // a GPU option given to `prism plan` (GPU plans have no rank level)
   bool summary_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -280,6 +281,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
     }
     if (a == "--on-device") {  // flag of `prism plan`
       o.on_device = true;
+      gpu_flag = a;
       continue;
     }
     if (a == "--min-memory") {  // flag of `prism plan --ranks`
@@ -326,7 +328,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used != v.size() || v.empty() || !std::isfinite(b)) throw bad_input("--beta must be a finite number, got '" + v + "'", hint);
+        if (used != v.size() || v.empty() || std::isspace(static_cast<unsigned char>(v[0])) || !std::isfinite(b)) throw bad_input("--beta must be a finite number, got '" + v + "'", hint);
         o.run.beta = b;
       } else if (a == "--types") {
         if (v.empty() || v.find_first_not_of("sdcz") != std::string::npos)
@@ -348,8 +350,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
         o.ctx.set_ranks(int(parse_int(v, a, 1, 1 << 20, hint)));
       } else if (a == "--gpus") {
         o.ctx.set_gpus(int(parse_int(v, a, 0, 1024, hint)));
+        if (o.ctx.gpus() > 0) gpu_flag = a;
       } else if (a == "--gpu-memory") {
         o.ctx.set_gpu_memory(std::size_t(prism::parse_size(v)));
+        gpu_flag = a;
       } else if (a == "--ranks-per-node") {
         o.ctx.set_ranks_per_node(int(parse_int(v, a, 1, 65536, hint)));
       } else if (a == "--rank-flops") {
@@ -369,6 +373,10 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
   }
   if (!rank_flag.empty() && std::string(cmd.name) == "plan" && o.ctx.ranks() < 2)
     throw bad_input(rank_flag + " models the rank level: give --ranks P with P >= 2", hint);
+  if (!gpu_flag.empty() && std::string(cmd.name) == "plan" && o.ctx.ranks() > 1)
+    throw bad_input(gpu_flag + " plans on GPUs, which have no rank level: give it without --ranks", hint);
+  if ((o.tune_show || o.tune_first_use) && (o.tune_show == o.tune_first_use || !o.tune_out.empty() || o.reps_given))
+    throw bad_input("--show and --first-use only print: give one, without --out or --reps", hint);
   if (o.streaming_only && o.syrk_only) throw bad_input("--streaming and --syrk name two tables; give one", hint);
   if (o.p.op != prism::operation::gemm) {  // a rank-k update: N x N triangle, letters from --syrk / --herk
     const std::string flag = o.p.op == prism::operation::herk ? "--herk" : "--syrk";

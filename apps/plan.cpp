@@ -86,7 +86,7 @@ int run_rank_k_plan(const options& o) {
   try {
     choice = o.min_memory ? prism::least_footprint_rank_k(o.p, o.ctx) : prism::choose_rank_k_ranks(o.p, o.ctx);
   } catch (const prism::plan_error& e) {
-    throw bad_input(std::string("cannot plan over ") + std::to_string(o.ctx.ranks()) + " ranks: " + e.what(), "-");
+    throw bad_input("cannot plan over " + std::to_string(o.ctx.ranks()) + (o.ctx.ranks() == 1 ? " rank: " : " ranks: ") + e.what(), "-");
   }
   std::cout << "# context: " << o.ctx.describe() << '\n';
   std::cout << "# " << prism::to_string(o.p.op) << ' ' << o.p.uplo << o.p.transa << " n " << o.p.n << " k " << o.p.k
@@ -118,7 +118,7 @@ int run_rank_plan(const options& o) {
   try {
     choice = o.min_memory ? prism::least_footprint_ranks(o.p, o.ctx) : prism::choose_ranks(o.p, o.ctx);
   } catch (const prism::plan_error& e) {
-    throw bad_input(std::string("cannot plan over ") + std::to_string(o.ctx.ranks()) + " ranks: " + e.what(), "-");
+    throw bad_input("cannot plan over " + std::to_string(o.ctx.ranks()) + (o.ctx.ranks() == 1 ? " rank: " : " ranks: ") + e.what(), "-");
   }
   std::cout << "# context: " << o.ctx.describe() << '\n';
   const bool full = o.full == 1 || (o.full == -1 && choice.chosen.ranks() <= 16);

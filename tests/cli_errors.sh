@@ -146,6 +146,13 @@ good "^gpu: " -- info
 good "^gpu: no GPU: PRISM_GPU=off$" PRISM_GPU=off -- info
 good "^gpu 1: emulated device 1" PRISM_GPU=emulate:2:64M -- info
 bad "^prism: info takes no arguments \(see 'prism help info'\)$" -- info 8
+bad "^prism: PRISM_NUM_THREADS: thread count must be in 1\.\.4096, got 0$" PRISM_NUM_THREADS=0 -- info
+bad "^prism: PRISM_LEAF: unknown leaf backend 'mkl'" PRISM_LEAF=mkl -- info
+# GPU plans have no rank level: their options with --ranks are refused, not ignored.
+bad "^prism: --gpus plans on GPUs, which have no rank level: give it without --ranks" -- plan 1024 1024 1024 --gpus 1 --ranks 2
+bad "^prism: --on-device plans on GPUs, which have no rank level" -- plan 1024 1024 1024 --on-device --ranks 2
+bad "^prism: --gpu-memory plans on GPUs, which have no rank level" -- plan 1024 1024 1024 --ranks 2 --gpu-memory 8G
+good "^ranks 2$" -- plan 1024 1024 1024 --gpus 0 --ranks 2
 good "^devices 2 memory 8589934592$" -- plan 32768 32768 32768 --gpus 2 --gpu-memory 8G
 good "^# 1 +32768x16384x32768 " -- plan 32768 32768 32768 --gpus 2 --gpu-memory 8G
 good "^devices 1 memory " -- plan 4096 4096 1048576 --syrk LT --gpus 1
@@ -188,10 +195,26 @@ good "^# ranks .* parallel_io_minus_owned over 8 ranks" -- plan 2048 2048 2048 -
 bad "^prism: unknown option '--stats' for 'prism bench'" -- bench 64 64 64 --stats
 bad "^prism: unknown option '--stat' for 'prism plan'" -- plan 64 64 64 --stat
 bad "^prism: N must be a whole number >= 0, got '-4'" -- plan 64 -4 64 --stats
+bad "^prism: M must be a whole number >= 0, got '.64'" -- plan "$(printf '\t64')" 64 64
+bad "^prism: --threads must be a whole number in 1\.\.4096, got '\+2'" -- plan 64 64 64 --threads +2
+bad "^prism: --beta must be a finite number, got ' 1'" -- run 8 8 8 --beta " 1"
+# A memory refusal names a command that prints the least footprint, and only over ranks.
+bad "fits 1 bytes per rank; no plan holds less than 1536 bytes per rank \(A, B and C alone, spread over 1 rank\)$" -- run 8 8 8 --memory 1 --reps 1
+bad "; prism plan 8 8 8 --ranks 3 --min-memory prints the least-footprint plan$" -- plan 8 8 8 --ranks 3 --memory 1
+good "^# why: least footprint per rank" -- plan 8 8 8 --ranks 3 --min-memory
+# The least-footprint plan's predicted peak is the footprint it names (no local temporaries on top).
+good "^# why: least footprint per rank of the plans searched: [0-9]+ bytes per rank" -- plan 512 512 512 --ranks 2 --min-memory
+footprint=$(grep -oE 'plans searched: [0-9]+ bytes' "$out" | grep -oE '[0-9]+')
+peak=$(grep -oE 'peak memory [0-9.]+ MB' "$out" | grep -oE '[0-9.]+')
+[ "$(awk -v b="$footprint" 'BEGIN { printf "%.3f", b / 1e6 }')" = "$peak" ] ||
+  fail "'$what': peak memory $peak MB is not the least footprint $footprint bytes"
 bad "^prism: --topology: hwloc: invalid synthetic topology 'l1d:x'" -- plan 64 64 64 --stats --topology l1d:x
 # prism tune refuses to overwrite an example machine, and takes only its own options.
 bad "describes an example machine; give --out FILE" -- tune --out "$example_machine"
 bad "^prism: unknown option '--threads' for 'prism tune'" -- tune --threads 2
+bad "^prism: --show and --first-use only print: give one, without --out or --reps" -- tune --show --out /nonexistent/x
+bad "^prism: --show and --first-use only print" -- tune --first-use --reps 2
+bad "^prism: --show and --first-use only print" -- tune --show --first-use
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
 good "^  prism \(2 threads\) +[0-9.]+ (ns|us|ms|s) per call" -- bench 16 16 16 --reps 1 --threads 2
 # A budget above this machine's cores: no oneTBB warning on stderr (good() checks it is empty).

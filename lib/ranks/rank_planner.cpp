@@ -639,7 +639,7 @@ class rank_search {
       consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
     std::string dfs_note;
     if (least_memory || pool.empty() || !pool[0].info.fits) dfs_note = add_phases(least_memory);
-    fit_local_levels(pool[0]);
+    fit_local_levels(pool[0], least_memory);
     return finish(least_memory, dfs_note);
   }
 
@@ -814,7 +814,7 @@ class rank_search {
   // footprint found.
   [[noreturn]] void refuse(const std::optional<scored>& least) const {
     std::ostringstream os;
-    os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << " ranks fits " << out.memory
+    os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << (P == 1 ? " rank" : " ranks") << " fits " << out.memory
        << " bytes per rank";
     if (least) {
       const std::size_t fp = footprint(*least);
@@ -822,18 +822,20 @@ class rank_search {
          << " bytes more), with the rank steps " << ranks::tree_schedule(least->kept).describe();
     }
     os << "; no plan holds less than " << floor_bytes() << " bytes per rank (A, B and C alone, spread over " << P
-       << " ranks); prism plan --ranks " << P << " --min-memory prints the least-footprint plan";
+       << (P == 1 ? " rank)" : " ranks)");
+    if (P > 1)
+      os << "; prism plan " << p.m << ' ' << p.n << ' ' << p.k << " --ranks " << P << " --min-memory prints the least-footprint plan";
     throw plan_error(os.str());
   }
 
-  // The chosen plan, rebuilt with its local levels' share of the memory as their budget
-  // (its rank steps stay).
-  void fit_local_levels(scored& best) {
+  // The chosen plan, rebuilt with its local levels' share of the memory as their budget, or
+  // none for the least footprint (its rank steps stay).
+  void fit_local_levels(scored& best, bool least_memory) {
     const std::size_t peak = best.info.peak_bytes;  // rank_model's max_peak_bytes, from its score
     const std::size_t fixed = footprint(best);
-    if (peak <= out.memory || fixed > out.memory) return;
-    std::optional<plan> b =
-        make(p, ctx, best.p().ranks(), best.domains, best.trees, best.phase_dim, best.phase_sizes, out.memory - fixed);
+    if (peak == fixed || (!least_memory && (peak <= out.memory || fixed > out.memory))) return;
+    std::optional<plan> b = make(p, ctx, best.p().ranks(), best.domains, best.trees, best.phase_dim, best.phase_sizes,
+                                 least_memory ? 0 : out.memory - fixed);
     if (!b) return;
     best.hold(std::move(*b));
     best.info.peak_bytes = 0;
