@@ -165,6 +165,24 @@ TEST_CASE("a rank-level dfs below a rank-level bfs is refused by the model") {
                   plan_error);
 }
 
+TEST_CASE("operands beyond the rank level's 64-bit counts are refused by name, not counted wrong") {
+  const std::int64_t big = std::int64_t(1) << 32;  // A alone: 2^67 bytes of doubles
+  const auto beyond = doctest::Contains("pass the rank level's exact 64-bit counts");
+  CHECK_THROWS_WITH_AS(choose_ranks(problem{scalar_type::d, 'N', 'N', big, big, big}, ranks_ctx(2)), beyond, plan_error);
+  CHECK_THROWS_WITH_AS(least_footprint_ranks(problem{scalar_type::d, 'N', 'N', big, big, 1}, ranks_ctx(4)), beyond, plan_error);
+  const problem gram = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', big, big);
+  CHECK_THROWS_WITH_AS(choose_rank_k_ranks(gram, ranks_ctx(3)), beyond, plan_error);
+  CHECK_THROWS_WITH_AS(rank_model(gram, rank_k_scheme::parse("tbd2{0,1}")), beyond, plan_error);
+  // An extent past 2^42 (times a rank count it would pass 2^62), however thin the operands.
+  CHECK_THROWS_WITH_AS(choose_ranks(problem{scalar_type::d, 'N', 'N', 2, 2, (std::int64_t(1) << 42) + 1}, ranks_ctx(2)),
+                       beyond, plan_error);
+  // A hand-written plan is held to it as well (leaves within the 32-bit BLAS range, B 2^65 bytes).
+  CHECK_THROWS_WITH_AS(rank_model(plan::parse("prism-plan 2\nproblem d NN 2147483647 2147483647 2147483647\nthreads 1\n"
+                                              "ranks 2\nbfs m rank 1073741824@1r 1073741823@1r\n  leaf openblas\n"
+                                              "  leaf openblas\n")),
+                       beyond, plan_error);
+}
+
 TEST_CASE("memory per rank is a hard limit: rank-level dfs phases when the best tree does not fit") {
   const problem p{scalar_type::d, 'N', 'N', 2048, 2048, 2048};
   const rank_choice free = choose_ranks(p, ranks_ctx(4));

@@ -648,6 +648,7 @@ class rank_search {
     p.transa = detail::normalised_trans(p.transa);
     p.transb = detail::normalised_trans(p.transb);
     if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
+    ranks::check_countable(p, 1);
     return p;
   }
 
@@ -749,7 +750,8 @@ class rank_search {
       if (std::find(phase_ranks.begin(), phase_ranks.end(), sc.info.ranks) == phase_ranks.end())
         phase_ranks.push_back(sc.info.ranks);
     if (phase_ranks.size() > 3) phase_ranks.resize(3);
-    const std::int64_t most = std::max<std::int64_t>(16, (std::int64_t(1) << 20) / std::max(P, 1));
+    const std::int64_t most =
+        std::min(std::max<std::int64_t>(16, (std::int64_t(1) << 20) / std::max(P, 1)), ranks::countable_phases(p));
     std::vector<std::int64_t> ladder;
     for (std::int64_t f = 2; f <= most; f = f < 16 ? f + 1 : f + f / 4) ladder.push_back(f);
     std::optional<scored> found, least;
