@@ -130,6 +130,29 @@ TEST_CASE("predicted cross-domain traffic matches a hand-computed case") {
   CHECK(blas.remote_total() > 10000 * helper.remote_total());
 }
 
+TEST_CASE("a block two domains read is shared, not local to both: placement and traffic agree") {
+  // 2000^3 doubles on 4 domains: n cut 2:2, then m 1:1 in each half. A's m halves are each
+  // read by a domain of both n halves (0 and 2, 1 and 3), B's n halves by both domains of
+  // their half: shared, so interleaved over all 4 domains. Only C's quarters are owned.
+  const plan p = make_plan(problem{scalar_type::d, 'N', 'N', 2000, 2000, 2000}, on("numa:4 core:1 pu:1", 4));
+  REQUIRE(p.domains() == 4);
+  REQUIRE(p.nodes()[0].cut == dim::n);
+  for (const placed_block& b : placement_of(p, operand::a)) CHECK(b.domain == -1);
+  for (const placed_block& b : placement_of(p, operand::b)) CHECK(b.domain == -1);
+  const auto c_blocks = placement_of(p, operand::c);
+  REQUIRE(c_blocks.size() == 4);
+  for (const placed_block& b : c_blocks) CHECK(b.domain >= 0);
+  // Each domain reads a 16 MB half of A and of B (a quarter of each local) and its 8 MB of C.
+  const traffic_report t = predict_traffic(p, placement::prism);
+  const double mb = 1e6;
+  for (int d = 0; d < 4; ++d) {
+    CHECK(t.remote_bytes[std::size_t(d)] == doctest::Approx(24 * mb));
+    CHECK(t.local_bytes[std::size_t(d)] == doctest::Approx(16 * mb));
+  }
+  // No more is local than is stored: A, B and C hold 96 MB.
+  CHECK(t.local_total() <= 96 * mb);
+}
+
 TEST_CASE("numa plans validate their domain bookkeeping") {
   const char* head = "prism-plan 1\nproblem d NN 8 8 64\nthreads 4\ndomains 2\n";  // version 1 text
   CHECK_NOTHROW(plan::parse(std::string(head) + "bfs k numa 32@2:1 32@2:1\n leaf\n leaf\n"));

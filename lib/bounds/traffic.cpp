@@ -22,14 +22,17 @@ double traffic_report::remote_total() const { return std::accumulate(remote_byte
 double traffic_report::local_total() const { return std::accumulate(local_bytes.begin(), local_bytes.end(), 0.0); }
 
 // Walks the numa-level part of the tree carrying, for each of A, B and C, the span of
-// domains its current block is spread over. A numa cut narrows the spans of the matrices
-// it partitions to the part's domains (prism placement) or leaves every span as all
-// domains (interleaved). Worked example, 64 x 64 x K doubles on 4 domains, prism
-// placement, k cut 2:2 then 1:1: every domain's A and B slabs are its own, C blocks too
-// (the first part owns C, the others write a local C'); the only remote reads are the
+// domains its current block is spread over. Under prism placement (placement_of) a block
+// is one domain's while every numa bfs cut above it divided it: such a cut narrows its
+// span to the part's domains; a bfs cut that does not divide it leaves the same block to
+// several parts, and a shared block is interleaved over all domains. Interleaved memory
+// spreads every block over all domains. Worked example, 64 x 64 x K doubles on 4 domains,
+// prism placement, k cut 2:2 then 1:1: every domain's A and B slabs are its own, C blocks
+// too (the first part owns C, the others write a local C'); the only remote reads are the
 // three 32768-byte C' reductions, each by the first domain of the part that owns C, as
 // the executor runs them: domain 2 reads domain 3's C' into its own, then domain 0 reads
-// domain 1's and domain 2's: 65536, 0, 32768, 0 bytes.
+// domain 1's and domain 2's: 65536, 0, 32768, 0 bytes. With an n cut 2:2, then m 1:1, the
+// halves of A are each read by two domains (0 and 2, 1 and 3): shared, so interleaved.
 traffic_report predict_traffic(const plan& p, placement where) {
   if (p.problem().op != operation::gemm)
     throw plan_error(std::string("predict_traffic: models gemm plans; this one is a ") + to_string(p.problem().op) + " plan");
@@ -41,6 +44,7 @@ traffic_report predict_traffic(const plan& p, placement where) {
   const double elem = double(element_size(p.problem().type));
   const bool narrow = where == placement::prism;
   const auto& nodes = p.nodes();
+  const span all{0, D};
 
   // Charges `bytes` read by domain d of a block spread over `s`.
   auto read = [&](int d, double bytes, span s) {
@@ -49,36 +53,39 @@ traffic_report predict_traffic(const plan& p, placement where) {
     r.remote_bytes[std::size_t(d)] += bytes - local;
   };
 
-  std::function<void(int, span, span, span)> walk = [&](int i, span a, span b, span c) {
+  struct spread {
+    span s;
+    bool owned = true;  // one domain's at the leaves (false: shared, over all domains)
+  };
+  std::function<void(int, spread, spread, spread)> walk = [&](int i, spread a, spread b, spread c) {
     const node& nd = nodes[std::size_t(i)];
     const box& x = nd.shape;
     if (nd.owns.domains.count == 1) {  // one domain from here down: it reads its blocks once
       const int d = nd.owns.domains.first;
-      read(d, elem * double(x.m) * double(x.k), a);
-      read(d, elem * double(x.k) * double(x.n), b);
-      read(d, elem * double(x.m) * double(x.n), c);
+      read(d, elem * double(x.m) * double(x.k), a.s);
+      read(d, elem * double(x.k) * double(x.n), b.s);
+      read(d, elem * double(x.m) * double(x.n), c.s);
       return;
     }
-    const bool temporaries = nd.kind == step_kind::bfs && nd.cut == dim::k;
+    const bool bfs = nd.kind == step_kind::bfs, temporaries = bfs && nd.cut == dim::k;
     const span owner = nodes[std::size_t(nd.children[0])].owns.domains;
     for (std::size_t c_i = 0; c_i < nd.children.size(); ++c_i) {
-      const node& child = nodes[std::size_t(nd.children[c_i])];
-      const span mine = child.owns.domains;
-      span ca = a, cb = b, cc = c;
-      if (narrow) {
-        if (nd.cut == dim::m) ca = mine, cc = mine;
-        else if (nd.cut == dim::n) cb = mine, cc = mine;
-        else ca = mine, cb = mine, cc = mine;  // k: slabs of A and B; C (part 0) or a local C'
-      } else if (temporaries && c_i > 0) {
-        cc = mine;  // a temporary C' is always allocated where it is computed
+      const span mine = nodes[std::size_t(nd.children[c_i])].owns.domains;
+      spread ca = a, cb = b, cc = c;
+      // A bfs cut narrows a block it divides (C at a k cut: part 0 keeps C) and shares one it does not.
+      const auto cut = [&](spread& x, bool divides) { x = divides && x.owned ? spread{mine, true} : spread{all, false}; };
+      if (narrow && bfs) {
+        cut(ca, nd.cut != dim::n);
+        cut(cb, nd.cut != dim::m);
+        cut(cc, true);
       }
+      if (temporaries && c_i > 0) cc = spread{mine, true};  // a temporary C' is allocated where it is computed
       walk(nd.children[c_i], ca, cb, cc);
       if (temporaries && c_i > 0)  // C's owner reduces this part's C' in its first domain (numa_runner)
         read(owner.first, elem * double(x.m) * double(x.n), mine);
     }
   };
-  const span all{0, D};
-  walk(0, all, all, all);
+  walk(0, spread{all, true}, spread{all, true}, spread{all, true});
   return r;
 }
 

@@ -12,11 +12,14 @@
 
 namespace prism {
 
-// Walks the numa-level cuts keeping, for each operand, whether a cut has divided it; at
-// each single-domain subtree the operand's block of that subtree (the rows and columns of
-// op(X) its box covers) goes to that domain if divided, else stays shared. Logical op(A)
-// is m x k, op(B) k x n, C m x n; stored coordinates swap rows and columns for a
-// transposed operand, e.g. op(A) rows [8, 16) with transa = 'T' are stored columns.
+// Walks the numa-level cuts keeping, for each operand, whether its block is still one
+// part's: every bfs cut above divided it (C at a k cut: the first part keeps it). At each
+// single-domain subtree the operand's block (the rows and columns of op(X) its box covers)
+// goes to that domain if so, else stays shared: a cut that does not divide an operand
+// leaves its block to several parts, e.g. A under an n cut, whose m halves below are each
+// read by a domain of both n parts. Logical op(A) is m x k, op(B) k x n, C m x n; stored
+// coordinates swap rows and columns for a transposed operand, e.g. op(A) rows [8, 16)
+// with transa = 'T' are stored columns.
 std::vector<placed_block> placement_of(const plan& p, operand which) {
   if (p.problem().op != operation::gemm)
     throw plan_error(std::string("placement_of: models gemm plans; this one is a ") + to_string(p.problem().op) + " plan");
@@ -32,23 +35,23 @@ std::vector<placed_block> placement_of(const plan& p, operand which) {
     const std::int64_t c0 = col_dim == dim::k ? x.l : x.j, nc = col_dim == dim::k ? x.k : x.n;
     out.push_back(placed_block{transposed ? block{c0, r0, nc, nr} : block{r0, c0, nr, nc}, domain});
   };
-  std::function<void(int, bool)> walk = [&](int i, bool divided) {
+  std::function<void(int, bool)> walk = [&](int i, bool owned) {
     const node& nd = p.nodes()[std::size_t(i)];
     if (nd.owns.domains.count == 1) {
-      emit(nd.shape, divided ? nd.owns.domains.first : -1);
+      emit(nd.shape, owned ? nd.owns.domains.first : -1);
       return;
     }
     const bool bfs = nd.kind == step_kind::bfs;
     for (std::size_t c = 0; c < nd.children.size(); ++c) {
-      bool cd = divided || (bfs && (nd.cut == row_dim || nd.cut == col_dim));
+      bool kept = owned && (!bfs || nd.cut == row_dim || nd.cut == col_dim);
       if (bfs && which == operand::c && nd.cut == dim::k) {
         if (c > 0) continue;  // this part computes a temporary C', not C
-        cd = true;            // the first part owns C: it writes it and reduces the C' into it
+        kept = owned;         // the first part owns C: it writes it and reduces the C' into it
       }
-      walk(nd.children[c], cd);
+      walk(nd.children[c], kept);
     }
   };
-  walk(0, false);
+  walk(0, true);
   return out;
 }
 
