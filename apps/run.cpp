@@ -256,9 +256,10 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
                 << " each): scheme " << m.scheme().to_string() << '\n';
       std::cout << L->report();
       std::printf("time %.6f s (best of %d, slowest rank), %.2f GF/s\n", s.best, o.reps, gflops);
-      std::printf("received per rank: max %.3f MB, mean %.3f MB (predicted max %.3f MB); SYRK bound %.3f MB, "
+      std::printf("received per rank: max %.3f MB, mean %.3f MB (predicted max %.3f MB); SYRK bound %.3f MB%s, "
                   "ratio %.3f; messages max %.0f\n",
                   s.recv_max / 1e6, s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6, bound / 1e6,
+                  m.ranks() < size ? " (A and C over all ranks)" : "",
                   bound > 0 ? s.recv_max / bound : 0.0, s.msgs_max);
       print_control(s);
       if (ranks_off == 0) std::printf("counts: every rank received exactly the predicted bytes\n");
@@ -341,10 +342,11 @@ int run_typed(const run_options& o, int rank, int size) {
           std::cout << line << '\n';
       std::cout << L->report();
       std::printf("time %.6f s (best of %d, slowest rank), %.2f GF/s\n", s.best, o.reps, gflops);
-      std::printf("received per rank: max %.3f MB, mean %.3f MB (predicted max %.3f MB, mean %.3f MB); bound %.3f MB; "
+      std::printf("received per rank: max %.3f MB, mean %.3f MB (predicted max %.3f MB, mean %.3f MB); bound %.3f MB%s; "
                   "messages max %.0f\n",
                   s.recv_max / 1e6, s.recv_mean / 1e6, double(m.max_received()) * elem / 1e6,
-                  m.mean_received() * elem * m.ranks() / size / 1e6, bound / 1e6, s.msgs_max);
+                  m.mean_received() * elem * m.ranks() / size / 1e6, bound / 1e6,
+                  m.ranks() < size ? " (A, B and C over all ranks)" : "", s.msgs_max);
       print_control(s);
       if (ranks_off == 0) std::printf("counts: every rank received exactly the predicted bytes and messages\n");
       else std::printf("counts: %d ranks received other bytes or messages than predicted\n", ranks_off);

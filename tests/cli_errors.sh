@@ -202,6 +202,8 @@ bad "^prism: --beta must be a finite number, got ' 1'" -- run 8 8 8 --beta " 1"
 bad "fits 1 bytes per rank; no plan holds less than 1536 bytes per rank \(A, B and C alone, spread over 1 rank\)$" -- run 8 8 8 --memory 1 --reps 1
 bad "; prism plan 8 8 8 --ranks 3 --min-memory prints the least-footprint plan$" -- plan 8 8 8 --ranks 3 --memory 1
 good "^# why: least footprint per rank" -- plan 8 8 8 --ranks 3 --min-memory
+# A bound for operands spread over every rank says so when ranks sit out (and then hold none).
+good "^# predicted per rank: received max 0\.000 MB, .* \(COSMA Thm 2 minus owned, 2 ranks: for A, B and C spread over all; the 1 used hold them\)" -- plan 64 64 64 --ranks 2
 # The least-footprint plan's predicted peak is the footprint it names (no local temporaries on top).
 good "^# why: least footprint per rank of the plans searched: [0-9]+ bytes per rank" -- plan 512 512 512 --ranks 2 --min-memory
 footprint=$(grep -oE 'plans searched: [0-9]+ bytes' "$out" | grep -oE '[0-9]+')

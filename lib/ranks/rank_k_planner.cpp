@@ -345,10 +345,13 @@ void print_rank_k_report(std::ostream& os, const rank_k_choice& choice) {
   auto mbs = [](double bytes) { return bytes / 1e6; };
   os << "# rank level: " << choice.ranks_given << " ranks given, " << m.ranks() << " used; scheme "
      << choice.chosen.to_string() << '\n' << "# why: " << choice.reason << '\n';
+  // The bound holds for operands spread over every rank given; ranks that sit out hold none.
+  const std::string spread =
+      m.ranks() < choice.ranks_given ? ranks::format(": for A and C spread over all; the %d used hold them", m.ranks()) : "";
   os << ranks::format("# predicted per rank: received max %.3f MB, mean %.3f MB; SYRK lower bound %.3f MB (%d ranks, "
-                      "minus owned); ratio %.3f; peak memory %.3f MB of %.3f MB; max/mean flops %.4f\n",
+                      "minus owned%s); ratio %.3f; peak memory %.3f MB of %.3f MB; max/mean flops %.4f\n",
                       mbs(double(m.max_received()) * elem), mbs(m.mean_received() * elem), mbs(bound * elem),
-                      choice.ranks_given, bound > 0 ? double(m.max_received()) / bound : 0.0,
+                      choice.ranks_given, spread.c_str(), bound > 0 ? double(m.max_received()) / bound : 0.0,
                       mbs(double(m.max_peak_bytes())), mbs(double(choice.memory)),
                       pr.flops() > 0 ? m.max_flops() * m.ranks() / pr.flops() : 1.0);
   os << "# schemes scored exactly, best first:\n";

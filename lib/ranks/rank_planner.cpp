@@ -919,10 +919,13 @@ void print_rank_report(std::ostream& os, const rank_choice& choice) {
   auto mb = [](double bytes) { return bytes / 1e6; };
   os << "# rank level: " << choice.ranks_given << " ranks given, " << pl.ranks() << " used; grid " << model.grid()
      << "\n# why: " << choice.reason << '\n';
+  // The bound holds for operands spread over every rank given; ranks that sit out hold none.
+  const std::string spread =
+      pl.ranks() < choice.ranks_given ? ranks::format(": for A, B and C spread over all; the %d used hold them", pl.ranks()) : "";
   os << ranks::format("# predicted per rank: received max %.3f MB, mean %.3f MB; lower bound %.3f MB (COSMA Thm 2 "
-                      "minus owned, %d ranks); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
+                      "minus owned, %d ranks%s); max/mean flops %.4f; peak memory %.3f MB of %.3f MB\n",
                       mb(double(model.max_received()) * elem), mb(model.mean_received() * elem), mb(bound * elem),
-                      choice.ranks_given, model.mean_flops() > 0 ? model.max_flops() / model.mean_flops() : 1.0,
+                      choice.ranks_given, spread.c_str(), model.mean_flops() > 0 ? model.max_flops() / model.mean_flops() : 1.0,
                       mb(double(model.max_peak_bytes())), mb(double(choice.memory)));
   os << "# candidates scored exactly, best first:\n";
   os << ranks::format("#   %5s  %-36s %10s %10s %10s %10s  %s\n", "ranks", "grid", "max MB", "flops x", "peak MB",
