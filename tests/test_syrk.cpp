@@ -81,11 +81,16 @@ std::string run_and_check(const call<T>& cl, const context& ctx, std::mt19937_64
   for (std::int64_t r = 0; r < a_rows; ++r)
     for (std::int64_t c = 0; c < a_cols; ++c) A[idx<T>(cl.row_major, r, c, cl.lda)] = test::random_value<T>(gen);
   // C: the uplo triangle random (herk: the diagonal's imaginary part too, which herk must
-  // ignore and zero), the other triangle NaN, padding -777.
+  // ignore and zero, NaN or infinite in every other call), the other triangle NaN, padding -777.
   std::vector<T> C(std::size_t(std::max<std::int64_t>(1, cl.ldc * n)), T(-777));
+  const bool wild = gen() % 2 == 0;
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < n; ++j)
-      C[idx<T>(cl.row_major, i, j, cl.ldc)] = in_triangle(cl.uplo, i, j) ? test::random_value<T>(gen) : nan_value<T>();
+    for (std::int64_t j = 0; j < n; ++j) {
+      T& c = C[idx<T>(cl.row_major, i, j, cl.ldc)];
+      c = in_triangle(cl.uplo, i, j) ? test::random_value<T>(gen) : nan_value<T>();
+      if constexpr (cplx<T>)
+        if (cl.herm && i == j && wild) c.imag(j % 2 == 0 ? nan_value<T>().real() : std::numeric_limits<real_t<T>>::infinity());
+    }
   const std::vector<T> C0 = C;
 
   const layout order = cl.row_major ? layout::row_major : layout::col_major;
@@ -179,12 +184,13 @@ void sweep(bool herm, int cases, std::uint64_t seed) {
     const int threads = thread_choices[gen() % 4];
     const std::size_t cap = caps[gen() % 4];
     const double small = gen() % 4 == 0 ? 1e6 : 0.0;  // mostly force the recursion
-    // Leaves: auto, or the streaming rank-k leaf (and streaming gemm blocks) forced.
-    const leaf_backend leaf = gen() % 2 == 0 ? leaf_backend::automatic : leaf_backend::streaming;
+    // Leaves: auto, or one forced: the streaming rank-k leaf (and streaming gemm blocks), BLIS, OpenBLAS.
+    const leaf_backend leaves[] = {leaf_backend::automatic, leaf_backend::streaming, leaf_backend::blis, leaf_backend::openblas};
+    const leaf_backend leaf = leaves[gen() % 4];
     const std::string what = run_and_check(cl, context_for(threads, cap, small, leaf), gen);
     INFO("case ", i, ": ", (herm ? "herk" : "syrk"), " alpha ", cl.alpha, " beta ", cl.beta, " ", (cl.row_major ? "row" : "col"), " uplo ", cl.uplo,
          " trans ", cl.trans, " n ", cl.n, " k ", cl.k, " lda ", cl.lda, " ldc ", cl.ldc, " threads ", threads,
-         " cap ", cap, " leaf ", (leaf == leaf_backend::streaming ? "streaming" : "auto"));
+         " cap ", cap, " leaf ", to_string(leaf));
     CHECK(what == "");
   }
 }
@@ -244,7 +250,8 @@ TEST_CASE("the streaming rank-k leaf matches the reference for every n up to 40 
       call<double> d{false, false, uplo, trans, n, k, lda, n + c % 2, pick_scalar<double>(gen, true),
                      pick_scalar<double>(gen, true)};
       CHECK_MESSAGE(run_and_check(d, one, gen) == "", "d n ", n, " k ", k, " trans ", trans, " uplo ", uplo);
-      call<float> f{false, c % 4 == 1, uplo, trans, n, k, lda, n + 1, 1.5f, -1.0f};
+      const bool rows = c % 4 == 1;  // row-major: A's ld counts its columns (k for 'N', n for 'T')
+      call<float> f{false, rows, uplo, trans, n, k, rows ? (trans == 'N' ? k : n) + (c % 3 == 0 ? 3 : 0) : lda, n + 1, 1.5f, -1.0f};
       CHECK_MESSAGE(run_and_check(f, one, gen) == "", "s n ", n, " k ", k, " trans ", trans, " uplo ", uplo);
       call<std::complex<double>> z{true, false, uplo, trans == 'N' ? 'N' : 'C', n, k, lda, n, 0.5, 2.0};
       CHECK_MESSAGE(run_and_check(z, one, gen) == "", "zherk n ", n, " k ", k, " trans ", z.trans, " uplo ", uplo);

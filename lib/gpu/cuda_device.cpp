@@ -580,10 +580,12 @@ void cuda_device::geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n,
   count_kernel();
 }
 
-// C's triangle = A's + beta C's in three cuBLAS calls and, for herk, one memset: A += beta C
-// in place (geam; skipped for beta = 0, so C is not read), A's triangle packed into work
+// C's triangle = A's + beta C's in three cuBLAS calls and, for herk, one memset (two when
+// beta is not 0): A += beta C in place (geam; skipped for beta = 0, so C is not read), A's
+// triangle packed into work
 // (trttp), work unpacked into C's triangle (tpttr leaves the other triangle untouched);
-// then the imaginary parts of C's diagonal zeroed by a 2-D memset whose rows are the
+// then the imaginary parts of C's diagonal zeroed (herk; also before the geam when beta is
+// not 0, so that a NaN there never reaches the real part) by a 2-D memset whose rows are the
 // diagonal's elements: pitch (ldc + 1) elements, width one real, starting at C's first
 // imaginary part. E.g. a zherk 3 x 3 with ldc 4: bytes 8, 88, 168 from C, 8 each.
 void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, std::int64_t n, void* A,
@@ -597,9 +599,17 @@ void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, s
   if (in == 0) return count_kernel();
   const auto fill = ul == 'U' ? cuda::cublas_fill_mode::upper : cuda::cublas_fill_mode::lower;
   const device_scope on(*this);
+  const std::size_t real = element_size(t) / 2;
+  // Zeroes the imaginary parts of C's diagonal (see above).
+  const auto real_diagonal = [&] {
+    check(rt.memset_2d_async(static_cast<char*>(C) + real, (std::size_t(ldc) + 1) * element_size(t), 0, real,
+                             std::size_t(n), cs.s),
+          "cudaMemset2DAsync");
+  };
   const auto go = [&]<class V>(cuda::geam_fn<V> geam, cuda::trttp_fn<V> trttp, cuda::tpttr_fn<V> tpttr,
                                const char* symbols) {
     const V b = host_scalar<V>(beta), one = unit<V>;
+    if (!is_zero(b) && herm && is_complex(t)) real_diagonal();  // Im C(j, j) is never read, as reference ?herk
     if (!is_zero(b))
       check(geam(cs.handle, cuda::cublas_operation::n, cuda::cublas_operation::n, in, in, &one, static_cast<V*>(A), ia,
                  &b, static_cast<const V*>(C), ic, static_cast<V*>(A), ia), symbols);
@@ -612,12 +622,7 @@ void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, s
     case scalar_type::c: go(blas.cgeam, blas.ctrttp, blas.ctpttr, "cublasCgeam / Ctrttp / Ctpttr"); break;
     case scalar_type::z: go(blas.zgeam, blas.ztrttp, blas.ztpttr, "cublasZgeam / Ztrttp / Ztpttr"); break;
   }
-  if (herm && is_complex(t)) {
-    const std::size_t real = element_size(t) / 2;
-    check(rt.memset_2d_async(static_cast<char*>(C) + real, (std::size_t(ldc) + 1) * element_size(t), 0, real,
-                             std::size_t(n), cs.s),
-          "cudaMemset2DAsync");
-  }
+  if (herm && is_complex(t)) real_diagonal();
   count_kernel();
 }
 

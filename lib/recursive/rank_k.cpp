@@ -60,14 +60,15 @@ inline std::int64_t first_row(char uplo, std::int64_t j) { return uplo == 'U' ? 
 inline std::int64_t end_row(char uplo, std::int64_t j, std::int64_t n) { return uplo == 'U' ? j + 1 : n; }
 
 // C = beta C on the triangle (alpha = 0 or k = 0); beta = 0 writes zeros without reading.
-// herk keeps the diagonal real: C(j, j) = beta * Re C(j, j), as reference ?herk.
+// herk keeps the diagonal real: C(j, j) = beta * Re C(j, j), as reference ?herk, which
+// never reads Im C(j, j) (a NaN there must not reach the real part through beta * C).
 template <scalar T>
 void scale_triangle(bool herm, char uplo, std::int64_t n, T beta, T* C, std::int64_t ldc) {
   for (std::int64_t j = 0; j < n; ++j) {
     T* c = C + j * ldc;
-    for (std::int64_t i = first_row(uplo, j); i < end_row(uplo, j, n); ++i) c[i] = beta == T(0) ? T(0) : beta * c[i];
     if constexpr (complex_v<T>)
-      if (herm) c[j] = T(c[j].real());  // beta is real: the loop left beta * Re C(j, j) there
+      if (herm) c[j] = T(c[j].real());
+    for (std::int64_t i = first_row(uplo, j); i < end_row(uplo, j, n); ++i) c[i] = beta == T(0) ? T(0) : beta * c[i];
   }
 }
 

@@ -237,8 +237,17 @@ int run_case(const Case& c, const Grid& g, prk_fn real, prk_fn mine, const char*
     return c.uplo == 'U' ? si <= sj : si >= sj;
   };
   C.each(g, [&](int i, int j, T& v) { v = in_tri(i, j) ? (beta0 ? marker<T>(0xdead) : elem<T>(c.seed, 2, i, j)) : marker<T>(0xbeef); });
-  const std::vector<T> A0 = A.v, C0 = C.v;
+  const std::vector<T> clean = C.v;  // ScaLAPACK's input, and the bound's
   std::vector<T> Cr = C.v;
+  // herk never reads the imaginary parts of sub(C)'s diagonal, as reference ?herk: every
+  // other case gives prism NaN there (unless it only returns: alpha = 0 or k = 0, beta = 1).
+  const bool quick = (c.alpha[0] == 0 || c.k == 0) && c.beta[0] == 1 && c.beta[1] == 0;
+  if constexpr (is_cplx<T>::value)
+    if (c.herk && !quick && c.seed % 2 == 0)
+      C.each(g, [&](int i, int j, T& v) {
+        if (in_tri(i, j) && i - (c.ic - 1) == j - (c.jc - 1)) v = T(v.real(), std::numeric_limits<R>::quiet_NaN());
+      });
+  const std::vector<T> A0 = A.v, C0 = C.v;
   const R ar_[2] = {R(c.alpha[0]), R(c.alpha[1])}, br_[2] = {R(c.beta[0]), R(c.beta[1])};
   const void* alpha = ar_;
   const void* beta = br_;  // complex scalars are {re, im}; herk's are real: only [0] is read
@@ -266,7 +275,7 @@ int run_case(const Case& c, const Grid& g, prk_fn real, prk_fn mine, const char*
       }
       long double S = 0;
       for (int l = 0; l < c.k; ++l) S += abs1(opa(i - c.ic + 1, l)) * abs1(opa(j - c.jc + 1, l));
-      const long double bound = cf * (c.k + 4) * eps * (abs1(al) * S + (beta0 ? 0 : abs1(be) * abs1(C0[at]))) + 1e-30L;
+      const long double bound = cf * (c.k + 4) * eps * (abs1(al) * S + (beta0 ? 0 : abs1(be) * abs1(clean[at]))) + 1e-30L;
       const long double d = abs1(T(C.v[at] - Cr[at]));
       if (!(d <= bound) && fails++ < 3)
         std::printf("test_psyrk: %s: rank %d: C(%d,%d) prism (%g,%g) scalapack (%g,%g) |diff| %Lg > %Lg\n", name, g_rank, i, j,
