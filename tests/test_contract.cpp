@@ -7,6 +7,8 @@
 
 #include "support/reference.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -228,6 +230,19 @@ TEST_CASE("context reads its environment variables and rejects malformed ones") 
   CHECK_THROWS_AS(context::from_env(), prism::error);
   for (const char* v : {"PRISM_NUM_THREADS", "PRISM_MAX_MEMORY", "PRISM_SMALL_FLOPS", "PRISM_LEAF"}) unsetenv(v);
   CHECK_THROWS_AS(context().set_threads(0), prism::error);
+}
+
+// Run by ctest as test_contract_bad_topology, alone, under PRISM_TOPOLOGY=garbage:::.
+TEST_CASE("a bad PRISM_TOPOLOGY is a prism::error naming it from the first call, C untouched" *
+          doctest::skip(std::getenv("PRISM_TOPOLOGY") == nullptr)) {
+  std::vector<double> A(64, 1.0), B(64, 1.0), C(64, 7.0);
+  for (int round = 0; round < 2; ++round) {  // the first call reads the machine, the second again
+    CHECK_THROWS_WITH_AS(gemm<double>('N', 'N', 8, 8, 8, 1.0, A.data(), 8, B.data(), 8, 0.0, C.data(), 8),
+                         doctest::Contains("PRISM_TOPOLOGY"), prism::error);
+    CHECK_THROWS_WITH_AS(syrk<double>('U', 'N', 8, 8, 1.0, A.data(), 8, 0.0, C.data(), 8), doctest::Contains("PRISM_TOPOLOGY"),
+                         prism::error);
+  }
+  CHECK(std::all_of(C.begin(), C.end(), [](double x) { return x == 7.0; }));
 }
 
 TEST_CASE_TEMPLATE("the BLIS leaf backend gives the same results", T, float, double, std::complex<float>,

@@ -379,6 +379,15 @@ TEST_CASE("a plan on more GPUs than the context has is refused before C is touch
   std::vector<double> A(64 * 64, 1.0), B(64 * 64, 1.0), C(64 * 64, 3.0);
   CHECK_THROWS_AS(execute<double>(p, 1.0, A.data(), 64, B.data(), 64, 0.0, C.data(), 64, c), plan_error);
   CHECK(C[0] == 3.0);
+  // prism::gemm and prism::syrk with a context that asks for more GPUs than it has: a
+  // prism::error before anything runs (the second device's part used to fail mid-call).
+  context more = c;
+  more.set_gpus(2);
+  CHECK_THROWS_WITH_AS(gemm<double>('N', 'N', 64, 64, 64, 1.0, A.data(), 64, B.data(), 64, 0.0, C.data(), 64, more),
+                       doctest::Contains("plan runs on 2 GPUs, this context has 1"), plan_error);
+  CHECK(std::all_of(C.begin(), C.end(), [](double x) { return x == 3.0; }));
+  CHECK_THROWS_AS(syrk<double>('U', 'N', 64, 64, 1.0, A.data(), 64, 0.0, C.data(), 64, more), plan_error);
+  CHECK(std::all_of(C.begin(), C.end(), [](double x) { return x == 3.0; }));
 }
 
 TEST_CASE("the caller's memory is pinned only where the model says it pays") {

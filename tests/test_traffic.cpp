@@ -29,6 +29,12 @@ constexpr cache_shape l2{1048576, 64};  // 131072 doubles
 
 }  // namespace
 
+TEST_CASE("an empty plan moves nothing between domains") {
+  const traffic_report r = predict_traffic(plan(), placement::prism);
+  CHECK(r.remote_total() == 0);
+  CHECK(r.local_total() == 0);
+}
+
 TEST_CASE("a leaf whose operands and buffers fit receives each element once") {
   // 32 x 32 x 32: 3 * 1024 operands + A~ (32 x 32) + B~ panel (32 x 24) = 4864 <= 6144.
   CHECK(predict_cache_words(one_leaf(32, 32, 32), l1) == doctest::Approx(3 * 1024 + 1024 + 32 * 24));

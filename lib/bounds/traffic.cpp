@@ -44,6 +44,7 @@ traffic_report predict_traffic(const plan& p, placement where) {
   const double elem = double(element_size(p.problem().type));
   const bool narrow = where == placement::prism;
   const auto& nodes = p.nodes();
+  if (nodes.empty()) return r;  // an empty plan (plan()) reads nothing
   const span all{0, D};
 
   // Charges `bytes` read by domain d of a block spread over `s`.

@@ -243,7 +243,10 @@ void run_subtree(const plan& p, int index, T alpha, const T* A, std::int64_t lda
   workspace_pool::lease ws = numa != nullptr ? workspace_pool::lease{} : rt.pool().acquire(top.workspace_bytes);
   executor<T> ex(p, alpha, A, lda, B, ldb, numa, ctx.description().value(machine_key::parallel_reduce_bytes),
                  top.shape);
-  if (p.devices() > 0) ex.set_devices(&devices_of(ctx), &ctx);
+  if (p.devices() > 0) {
+    check_devices(p, devices_of(ctx));  // a context that asks for more GPUs than it has: C untouched
+    ex.set_devices(&devices_of(ctx), &ctx);
+  }
   const workspace_frame root{ws.data(), top.workspace_offset};
   const c_frame<T> out{C, ldc, top.shape.i, top.shape.j};
   // Nothing to share, or device work (whose threads block on their device and so must not

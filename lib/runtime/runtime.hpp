@@ -34,7 +34,9 @@ context context_from(const environment& env);
 /// True when prism::gemm runs p as one leaf on the caller's thread instead of planning: it
 /// has fewer flops than ctx.small_flops() and every size fits the 32-bit leaf BLAS, and
 /// the context does not send calls to GPUs (set_gpus(n > 0) plans every call for them).
-inline bool runs_as_one_leaf(const problem& p, const context& ctx) noexcept {
+/// Throws prism::error when the context's machine description cannot be read (a bad
+/// PRISM_TOPOLOGY, say).
+inline bool runs_as_one_leaf(const problem& p, const context& ctx) {
   constexpr std::int64_t int_max = 2147483647;
   return p.flops() < ctx.small_flops() && p.m <= int_max && p.n <= int_max && p.k <= int_max && ctx.gpus() <= 0;
 }
