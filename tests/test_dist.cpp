@@ -22,6 +22,7 @@
 #include <random>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace prism;
@@ -212,6 +213,13 @@ TEST_CASE("the library's duplicate of a communicator is freed with its last layo
     PMPI_Comm_free(&comm);  // the matrices still compute on the library's duplicate
     CHECK(live_dups.size() == before + 1);
     dist::gemm(MPI_COMM_WORLD, p, 1.0, A, B, 0.0, C, one_thread());  // congruent with the layout's
+    // The counts are the rank's (its process's), whichever thread reads them.
+    const dist::traffic here = dist::last_traffic();
+    dist::traffic there;
+    std::thread([&] { there = dist::last_traffic(); }).join();
+    CHECK(here.seconds > 0);
+    CHECK(there.seconds == here.seconds);
+    CHECK(there.bytes_received == here.bytes_received);
     // Exact integers: C(i, j) = sum over l of A(i, l) B(j, l).
     C.for_each([&](std::int64_t i, std::int64_t j, double& v) {
       double want = 0;
@@ -314,6 +322,28 @@ TEST_CASE("bad input on one rank only: every rank errors, none hangs, C untouche
     CHECK(!odd);
     CHECK(std::string(e.what()).find("rank " + std::to_string(last) + ") rejected the call") != std::string::npos);
   }
+  // A plan that validates but that the rank level refuses (a rank-level dfs inside a one-rank
+  // part), and a scheme that cannot lay out its problem, each on one rank: the same.
+  const plan inside = plan::parse("prism-plan 2\nproblem d NN 64 32 48\nthreads 1\nranks 2\nbfs m rank 32@1r 32@1r\n"
+                                  "  dfs k rank 24 24\n    leaf openblas\n    leaf openblas\n"
+                                  "  dfs k rank 24 24\n    leaf openblas\n    leaf openblas\n");
+  const problem thin = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 8, 1);
+  const auto one_rank_only = [&](const auto& make, const char* why) {
+    try {
+      (void)make();
+      FAIL("no error");
+    } catch (const plan_error& e) {
+      CHECK(odd);
+      CHECK(std::string(e.what()).find(why) != std::string::npos);
+    } catch (const invalid_argument& e) {
+      CHECK(!odd);
+      CHECK(std::string(e.what()).find("rank " + std::to_string(last) + ") rejected the call") != std::string::npos);
+    }
+  };
+  one_rank_only([&] { return dist::layout::make(MPI_COMM_WORLD, odd ? inside : L->source(), one_thread()); },
+                "a rank-level step over one rank");
+  one_rank_only([&] { return dist::layout::make(MPI_COMM_WORLD, thin, rank_k_scheme::parse(odd ? "k2" : "1"), one_thread()); },
+                "k slices");
   dist::matrix<double> A(L, operand::a), B(L, operand::b), C(L, operand::c);
   C.fill([](std::int64_t i, std::int64_t j) { return double(i * j); });
   const std::vector<double> before(C.data(), C.data() + C.size());

@@ -163,6 +163,11 @@ TEST_CASE("a rank-level dfs below a rank-level bfs is refused by the model") {
                                          "    bfs k rank 4@1r 4@1r\n      leaf openblas\n      leaf openblas\n"
                                          "  bfs n rank 4@1r 4@1r\n    leaf openblas\n    leaf openblas\n")),
                   plan_error);
+  // A rank-level dfs inside a one-rank part: that part is the rank's local subtree.
+  CHECK_THROWS_WITH_AS(rank_model(plan::parse("prism-plan 2\nproblem d NN 12 8 9\nthreads 1\nranks 2\n"
+                                              "bfs m rank 6@1r 6@1r\n  dfs k rank 4 5\n    leaf openblas\n    leaf openblas\n"
+                                              "  dfs k rank 4 5\n    leaf openblas\n    leaf openblas\n")),
+                       doctest::Contains("a rank-level step over one rank"), plan_error);
 }
 
 TEST_CASE("operands beyond the rank level's 64-bit counts are refused by name, not counted wrong") {

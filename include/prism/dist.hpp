@@ -106,7 +106,9 @@ class layout {
   /// prism::invalid_argument naming the first of them on the others.
   static std::shared_ptr<const layout> make(MPI_Comm comm, const plan& p, const context& ctx = default_context());
   /// Lays out rank-k problem p under a given scheme (collective; every rank passes the same,
-  /// checked), e.g. to compare schemes. Its ranks must not exceed comm's. Not cached.
+  /// checked), e.g. to compare schemes. Its ranks must not exceed comm's. Not cached. A
+  /// scheme that cannot lay out p throws prism::plan_error on the ranks that passed it and
+  /// prism::invalid_argument naming the first of them on the others.
   static std::shared_ptr<const layout> make(MPI_Comm comm, const problem& p, const rank_k_scheme& s,
                                             const context& ctx = default_context());
 
@@ -245,7 +247,7 @@ template <scalar T>
 void herk(MPI_Comm comm, char uplo, char trans, real_type<T> alpha, const matrix<T>& A, real_type<T> beta,
           matrix<T>& C, const context& ctx = default_context());
 
-/// This rank's counts for its last gemm, syrk or herk call.
+/// This rank's counts for its last gemm, syrk or herk call (the process's last, from whichever thread).
 traffic last_traffic();
 
 }  // namespace prism::dist

@@ -17,6 +17,7 @@
 #include "layout_access.hpp"
 
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <cstdio>
 
@@ -27,7 +28,9 @@ namespace {
 using mpi::imag_bits;
 using mpi::real_bits;
 
-thread_local traffic last;
+// The process's last call's counts (a rank is a process; its calls may come from any thread).
+std::mutex last_lock;
+traffic last;
 
 // What this rank's gemm arguments get wrong, or "" (then the agreement decides).
 template <scalar T>
@@ -131,7 +134,10 @@ void detail::native_call(MPI_Comm comm, const layout& L, const char* routine, co
                          std::string local, T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
                          const std::function<void(const mpi::call_stats&)>& line) {
   const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
-  last = traffic{};
+  {
+    const std::lock_guard<std::mutex> hold(last_lock);
+    last = traffic{};
+  }
   if (comm == MPI_COMM_NULL) throw invalid_argument(routine, "comm", 0, "is MPI_COMM_NULL");
   int same = MPI_UNEQUAL;
   mpi::check_mpi(MPI_Comm_compare(comm, L.comm(), &same), "MPI_Comm_compare");
@@ -141,7 +147,12 @@ void detail::native_call(MPI_Comm comm, const layout& L, const char* routine, co
   // its comm or its matrices are the mistake, it cannot tell, and joining a collective the
   // others may never enter would pair with their next call.)
   mpi::agree(L.comm(), routine, args, local);
-  const std::vector<double> v = run_native<T>(L, alpha, A, B, beta, C, ctx, last);
+  traffic t;
+  const std::vector<double> v = run_native<T>(L, alpha, A, B, beta, C, ctx, t);
+  {
+    const std::lock_guard<std::mutex> hold(last_lock);
+    last = t;
+  }
   if (v.empty()) return;
   const mpi::call_stats st = mpi::reduce_call_stats(L.comm(), v, control0);
   if (L.rank() == 0) line(st);
@@ -168,7 +179,10 @@ void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const ma
   gemm_impl<T>(comm, nullptr, &p, alpha, A, B, beta, C, ctx);
 }
 
-traffic last_traffic() { return last; }
+traffic last_traffic() {
+  const std::lock_guard<std::mutex> hold(last_lock);
+  return last;
+}
 
 #define PRISM_INSTANTIATE(T)                                                                                       \
   template void gemm<T>(MPI_Comm, const plan&, T, const matrix<T>&, const matrix<T>&, T, matrix<T>&,               \

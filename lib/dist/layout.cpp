@@ -18,6 +18,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -234,19 +235,24 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   } catch (const plan_error& e) {  // this rank cannot build it: every rank hears why
     local = e.what();
   }
-  mpi::agree(*cache.own, "prism::dist::layout", {{"scheme", 0, 0}}, local);
-  throw plan_error(local);
+  try {  // the others hear of it (an invalid_argument naming this rank) ...
+    mpi::agree(*cache.own, "prism::dist::layout", {{"scheme", 0, 0}}, local);
+  } catch (const invalid_argument&) {
+  }
+  throw plan_error(local);  // ... and this rank why
 }
 
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const context& ctx) {
   comm_cache& cache = cache_of(comm);
   std::string local;
+  std::optional<rank_model> m;
   try {
     p.validate();
+    m.emplace(p);  // the rank level's own checks too (rank steps in a one-rank part, say)
   } catch (const plan_error& e) {  // this rank's plan is not valid: every rank hears why
     local = e.what();
   }
-  if (local.empty()) return finish(cache.own, rank_model(p), "", ctx);
+  if (local.empty()) return finish(cache.own, std::move(*m), "", ctx);
   try {  // the others hear of it (an invalid_argument naming this rank) ...
     mpi::agree(*cache.own, "prism::dist::layout", {{"plan", 0, 0}}, local);
   } catch (const invalid_argument&) {

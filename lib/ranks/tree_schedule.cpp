@@ -39,6 +39,9 @@ tree_schedule::tree_schedule(std::shared_ptr<const plan> p) : plan_(std::move(p)
   }
   std::function<void(int)> cut = [&](int i) {
     const node& nd = nodes[std::size_t(i)];
+    if (nd.owns.ranks.count == 1 && is_rank_step(nd))
+      throw plan_error("node " + std::to_string(i) + ": a rank-level step over one rank below a rank-level bfs step "
+                       "(a part of one rank is that rank's local subtree)");
     if (nd.owns.ranks.count == 1 || !is_rank_step(nd)) {
       for (operand o : {operand::a, operand::b, operand::c}) {
         const block b = needed(o, nd.shape);
