@@ -147,6 +147,18 @@ TEST_CASE("every invalid argument throws invalid_argument naming it, and leaves 
     CHECK(thrown);
     CHECK(std::memcmp(C.data(), C0.data(), C.size() * sizeof(double)) == 0);
   }
+  // A layout other than the two, and a leading dimension no 32-bit leaf takes: named.
+  const layout bad = static_cast<layout>(7);
+  CHECK_THROWS_WITH_AS(gemm<double>(bad, 'N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 1.0, C.data(), m),
+                       doctest::Contains("argument 1 (layout)"), prism::invalid_argument);
+  CHECK_THROWS_WITH_AS(syrk<double>(bad, 'U', 'N', n, k, 1.0, A.data(), m, 1.0, C.data(), m),
+                       doctest::Contains("argument 1 (layout)"), prism::invalid_argument);
+  std::vector<std::complex<double>> Z(std::size_t(m * m));
+  CHECK_THROWS_WITH_AS(herk<std::complex<double>>(bad, 'U', 'N', n, k, 1.0, Z.data(), m, 1.0, Z.data(), m),
+                       doctest::Contains("argument 1 (layout)"), prism::invalid_argument);
+  CHECK_THROWS_WITH_AS(gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 1.0, C.data(), 3000000000),
+                       doctest::Contains("ldc = 3000000000: leading dimensions above 2^31-1"), prism::error);
+  CHECK(std::memcmp(C.data(), C0.data(), C.size() * sizeof(double)) == 0);
   // Lowercase trans letters are valid, as in reference BLAS (LSAME).
   CHECK_NOTHROW(gemm<double>('n', 't', m, n, k, 1.0, A.data(), m, B.data(), n, 0.0, C.data(), m));
 }

@@ -301,6 +301,16 @@ TEST_CASE("version 2 text: shares with units, f-part cuts, and version 1 texts s
   const plan three = plan::parse(std::string(head) + "bfs m thread 10@1t 10@1t 10@1t\n leaf\n leaf\n leaf\n");
   CHECK(three.nodes()[0].parts.size() == 3);
   CHECK(plan::parse(three.to_string()) == three);
+  // A gemm problem's uplo names no triangle: whatever the caller left there, the plan's
+  // text round-trips (its text has no uplo for a gemm).
+  problem lower{scalar_type::d, 'N', 'N', 40, 30, 20};
+  lower.uplo = 'L';
+  const plan lp = make_plan(lower, context().set_threads(1));
+  CHECK(plan::parse(lp.to_string()) == lp);
+  // An empty plan given to execute_rank_k is named so (not as a gemm plan).
+  std::vector<double> none(1);
+  CHECK_THROWS_WITH_AS(execute_rank_k<double>(plan(), 1.0, none.data(), 1, 0.0, none.data(), 1), doctest::Contains("empty plan"),
+                       plan_error);
   CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@1x 20@2t\n leaf\n leaf\n"), plan_error);
   CHECK_THROWS_AS(plan::parse(std::string(head) + "bfs m thread 10@1t,1t 20@2t\n leaf\n leaf\n"), plan_error);
   CHECK_THROWS_AS(plan::parse(std::string(head) + "dfs m thread 10@3t 20@3t\n leaf\n leaf\n"), plan_error);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace prism::detail {
 
@@ -19,6 +20,16 @@ inline char upper_trans(char c) noexcept { return c >= 'a' && c <= 'z' ? char(c 
 inline bool valid_trans(char c) noexcept {
   const char u = upper_trans(c);
   return u == 'N' || u == 'T' || u == 'C';
+}
+
+/// Throws prism::error naming the first leading dimension above 2^31 - 1, which `by` (the
+/// 32-bit leaf BLAS, or cuBLAS) cannot take and no cut can shrink; C untouched. E.g.
+/// "ldc = 3000000000: leading dimensions above 2^31-1 are not supported by cuBLAS".
+inline void check_leading_dimensions(std::int64_t lda, std::int64_t ldb, std::int64_t ldc, const char* by) {
+  const std::int64_t int_max = 2147483647;
+  for (const auto& [name, ld] : {std::pair<const char*, std::int64_t>{"lda", lda}, {"ldb", ldb}, {"ldc", ldc}})
+    if (ld > int_max)
+      throw error(std::string(name) + " = " + std::to_string(ld) + ": leading dimensions above 2^31-1 are not supported by " + by);
 }
 
 /// Fortran ?gemm check in the reference order; 0 when valid, else the position reference

@@ -63,13 +63,6 @@ void scale(std::int64_t m, std::int64_t n, T beta, T* C, std::int64_t ldc) {
   }
 }
 
-// The leaf BLAS takes 32-bit ints; a leading dimension cannot be cut, so one above
-// 2^31-1 is refused up front (C untouched).
-void check_leading_dimensions(std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
-  if (lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
-    throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
-}
-
 // Everything after the checks, shared by gemm and execute: trivial cases, then `body`.
 // Returns true when the call is finished (nothing more to do).
 template <scalar T>
@@ -95,11 +88,11 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
   // Device pointers (all of the operands the call reads on one device) run there.
   const bool reads_ab = alpha != T(0) && k != 0;
   if (gpu_device* dev = detail::operand_device(ctx, routine_name<T>(), reads_ab ? A : nullptr, reads_ab ? B : nullptr, C)) {
-    check_leading_dimensions(lda, ldb, ldc);
+    detail::check_leading_dimensions(lda, ldb, ldc, "cuBLAS");
     return detail::gemm_on_device<T>(*dev, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
   }
   if (trivial(m, n, k, alpha, beta, C, ldc)) return;
-  check_leading_dimensions(lda, ldb, ldc);
+  detail::check_leading_dimensions(lda, ldb, ldc, "the 32-bit leaf BLAS");
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
   if (detail::runs_as_one_leaf(p, ctx)) {
     detail::leaf_gemm<T>(detail::choose_leaf(ctx.description(), ctx.leaf(), p.type, m, n, k, ta, tb), ta, tb, m, n, k, alpha, A, lda, B, ldb,
@@ -121,6 +114,7 @@ void gemm(layout order, char transa, char transb, std::int64_t m, std::int64_t n
     gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
     return;
   }
+  if (order != layout::row_major) throw invalid_argument(routine_name<T>("cblas_"), "layout", 1, "must be col_major or row_major");
   const char ta = upper_trans(transa), tb = upper_trans(transb);
   check_row_major<T>(ta, tb, m, n, k, lda, ldb, ldc);
   // Row-major C (m x n) is column-major C^T (n x m), and C^T = op(B)^T op(A)^T: the same
@@ -146,14 +140,14 @@ void execute(const plan& p, T alpha, const T* A, std::int64_t lda, const T* B, s
       throw plan_error(p.on_device() ? "a plan on device operands runs on pointers into one device's memory"
                                      : "device pointers run through a plan on device operands (prism::make_device_plan)");
     if (dev != nullptr) {
-      check_leading_dimensions(lda, ldb, ldc);
+      detail::check_leading_dimensions(lda, ldb, ldc, "cuBLAS");
       if (reads_ab) return detail::run_on_device<T>(p, *dev, alpha, A, lda, B, ldb, beta, C, ldc);
       return detail::gemm_on_device<T>(*dev, pr.transa, pr.transb, pr.m, pr.n, pr.k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
     }
   }
   detail::check_fits(p, ctx, false);  // before C is touched, the alpha = 0 scaling included
   if (trivial(pr.m, pr.n, pr.k, alpha, beta, C, ldc)) return;
-  check_leading_dimensions(lda, ldb, ldc);
+  detail::check_leading_dimensions(lda, ldb, ldc, "the 32-bit leaf BLAS");
   detail::run_plan<T>(p, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
 }
 

@@ -416,6 +416,7 @@ struct detail::plan_access {
 
 plan::plan(prism::problem p, resources root, std::vector<node> nodes, std::size_t device_memory)
     : problem_(p), root_(root), nodes_(std::move(nodes)), device_memory_(device_memory) {
+  if (problem_.op == operation::gemm) problem_.uplo = 'U';  // a gemm has no triangle (its text names none)
   detail::plan_access::derive(*this);
 }
 

@@ -100,13 +100,12 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   // Device pointers (A, when read, and C on one device) run there.
   const bool reads_a = alpha != T(0) && k != 0;
   if (detail::gpu::device* dev = detail::operand_device(ctx, routine, reads_a ? A : nullptr, nullptr, C)) {
-    if (lda > INT_MAX || ldc > INT_MAX) throw error("leading dimensions above 2^31-1 are not supported by cuBLAS");
+    detail::check_leading_dimensions(lda, lda, ldc, "cuBLAS");
     return detail::rank_k_on_device<T>(*dev, herm, u, t, n, k, alpha, A, lda, beta, C, ldc, ctx);
   }
   if ((alpha == T(0) || k == 0) && beta == T(1)) return;
   if (alpha == T(0) || k == 0) return scale_triangle(herm, u, n, beta, C, ldc);
-  if (lda > INT_MAX || ldc > INT_MAX)
-    throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
+  detail::check_leading_dimensions(lda, lda, ldc, "the 32-bit leaf BLAS");
   const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
   if (rank_k_one_leaf(p, ctx)) return one_leaf<T>(p, alpha, A, lda, beta, C, ldc, ctx);
   // The plan's gemm blocks read op(A)'s rows twice: as A (rows of C) and as B (columns).
@@ -151,6 +150,7 @@ template <scalar T>
 void syrk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda,
           T beta, T* C, std::int64_t ldc, const context& ctx) {
   if (order == layout::col_major) return syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+  if (order != layout::row_major) throw invalid_argument(name_of<T>("cblas_", "syrk"), "layout", 1, "must be col_major or row_major");
   run_row_major<T>(false, name_of<T>("cblas_", "syrk"), uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
 }
 
@@ -166,6 +166,7 @@ template <scalar T>
 void herk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, real_type<T> alpha, const T* A,
           std::int64_t lda, real_type<T> beta, T* C, std::int64_t ldc, const context& ctx) {
   if (order == layout::col_major) return herk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+  if (order != layout::row_major) throw invalid_argument(name_of<T>("cblas_", "herk"), "layout", 1, "must be col_major or row_major");
   run_row_major<T>(true, name_of<T>("cblas_", "herk"), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
 }
 
@@ -173,10 +174,10 @@ template <scalar T>
 void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc,
                     const context& ctx) {
   const problem& pr = p.problem();
+  if (p.nodes().empty()) throw plan_error("empty plan");
   if (pr.op == operation::gemm) throw plan_error("execute_rank_k runs syrk / herk plans; a gemm plan runs through prism::execute");
   if (pr.type != scalar_type_of<T>())
     throw plan_error(std::string("plan is for type '") + char(pr.type) + "', called with '" + char(scalar_type_of<T>()) + "'");
-  if (p.nodes().empty()) throw plan_error("empty plan");
   const bool herm = pr.op == operation::herk;
   const std::string routine = name_of<T>("", herm ? "herk" : "syrk");
   if constexpr (complex_v<T>)
@@ -190,7 +191,7 @@ void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta
       throw plan_error(p.on_device() ? "a plan on device operands runs on pointers into one device's memory"
                                      : "device pointers run through a plan on device operands (prism::make_device_plan)");
     if (dev != nullptr) {
-      if (lda > INT_MAX || ldc > INT_MAX) throw error("leading dimensions above 2^31-1 are not supported by cuBLAS");
+      detail::check_leading_dimensions(lda, lda, ldc, "cuBLAS");
       if (reads_a) return detail::run_on_device<T>(p, *dev, alpha, A, lda, A, lda, beta, C, ldc);
       return detail::rank_k_on_device<T>(*dev, herm, pr.uplo, pr.transa, pr.n, pr.k, alpha, A, lda, beta, C, ldc, ctx);
     }
@@ -198,8 +199,7 @@ void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta
   detail::check_fits(p, ctx, false);  // before C is touched
   if (pr.n == 0 || ((alpha == T(0) || pr.k == 0) && beta == T(1))) return;
   if (alpha == T(0) || pr.k == 0) return scale_triangle(herm, pr.uplo, pr.n, beta, C, ldc);
-  if (lda > INT_MAX || ldc > INT_MAX)
-    throw error("leading dimensions above 2^31-1 are not supported by the 32-bit leaf BLAS");
+  detail::check_leading_dimensions(lda, lda, ldc, "the 32-bit leaf BLAS");
   detail::run_plan<T>(p, alpha, A, lda, A, lda, beta, C, ldc, ctx);
 }
 
