@@ -17,8 +17,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <complex>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -271,6 +273,15 @@ int run_tune(const options& o) {
     if (old && prism::machine_description::is_example_text(text.str()))
       throw bad_input(path + " describes an example machine; give --out FILE for this machine's file", "tune");
   }
+  const std::filesystem::path target(path);
+  {  // the file can be written, checked before a minute of measuring: a scratch file beside it
+    std::error_code ec;
+    if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+    if (std::filesystem::is_directory(target, ec)) throw bad_input("--out " + path + " is a directory", "tune");
+    const std::string probe = path + ".tmp" + std::to_string(getpid());
+    if (!std::ofstream(probe)) throw bad_input("cannot write " + path + " (" + std::strerror(errno) + ")", "tune");
+    std::remove(probe.c_str());
+  }
   prism::machine_description d = prism::machine_description::detect();
   std::printf("# prism tune: %s, %d cores, streaming kernel %s; best of %d timings of >= %g s, 1 thread unless said\n",
               d.cpu().c_str(), d.cores(), d.simd().c_str(), reps, min_timing);
@@ -405,16 +416,19 @@ int run_tune(const options& o) {
               d.value(prism::machine_key::rank_bandwidth));
   std::printf("# dropin_model_flops: left to the model (%.0f)\n", d.value(prism::machine_key::dropin_model_flops));
   d.set_source("file " + path);
-  const std::filesystem::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
   const std::string tmp = path + ".tmp" + std::to_string(getpid());
   {
     std::ofstream out(tmp);
     out << d.to_string();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write " + path);
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write " + path);
+  }
   std::printf("# wrote %s in %.0f s:\n%s", path.c_str(), seconds_since(t0), d.to_string().c_str());
   return 0;
 }

@@ -215,6 +215,7 @@ bad "^prism: --topology: hwloc: invalid synthetic topology 'l1d:x'" -- plan 64 6
 bad "describes an example machine; give --out FILE" -- tune --out "$example_machine"
 bad "^prism: unknown option '--threads' for 'prism tune'" -- tune --threads 2
 bad "^prism: --show and --first-use only print: give one, without --out or --reps" -- tune --show --out /nonexistent/x
+bad "^prism: --out /tmp is a directory" -- tune --out /tmp
 bad "^prism: --show and --first-use only print" -- tune --first-use --reps 2
 bad "^prism: --show and --first-use only print" -- tune --show --first-use
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
@@ -392,7 +393,7 @@ C
     setting "^prism: PRISM_FIRST_USE: 'maybe' is not 0 or 1; prism measures at first use as by default$" PRISM_FIRST_USE=maybe
     setting "^prism: PRISM_SIMD: 'avx9' is not auto, avx2 or scalar; prism's kernels run the best target this CPU has$" \
       PRISM_SIMD=avx9 PRISM_LEAF=streaming PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0
-    setting "^prism: PRISM_MACHINE: machine file ignored: .*; the model's values are used$" PRISM_MACHINE=/nonexistent/machine
+    setting "^prism: PRISM_MACHINE: machine file ignored: .*; the first-use values or the model's are used$" PRISM_MACHINE=/nonexistent/machine
     setting "^prism: PRISM_BLAS_BACKEND: '/nonexistent/libblas\.so\.3' cannot be used: .*; prism computes every call itself$" \
       PRISM_BLAS_BACKEND=/nonexistent/libblas.so.3
   fi

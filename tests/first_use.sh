@@ -63,4 +63,23 @@ if [ -n "$gram" ]; then
   XDG_CACHE_HOME=$tmp/file/cache "$gram" > "$tmp/gram.out" 2>&1 || { cat "$tmp/gram.out"; fail "the example failed with a read-only cache folder"; }
   grep -q ", ok$" "$tmp/gram.out" || { cat "$tmp/gram.out"; fail "the example's result is off with a read-only cache folder"; }
 fi
+# 6. Measured on other kernels (PRISM_SIMD=scalar): kept in a set of their own, never read
+# for the default kernels.
+XDG_CACHE_HOME=$tmp/cache PRISM_SIMD=scalar "$prism" tune --first-use > "$tmp/scalar.out" 2>&1 || fail "PRISM_SIMD=scalar run exited $?"
+scalar_file=$(sed -nE 's/^# first use: .*kept in (.*)$/\1/p' "$tmp/scalar.out")
+[ -n "$scalar_file" ] && [ "$scalar_file" != "$file" ] || { cat "$tmp/scalar.out"; fail "PRISM_SIMD=scalar measured into the default set ($file)"; }
+grep -q "^cpu: .*; PRISM_SIMD=scalar$" "$scalar_file" || fail "the scalar set does not name its kernels"
+again=$("$prism" tune --first-use 2>&1) || fail "run after the scalar one exited $?"
+grep -q "^# first use: nothing measured, kept in $file" <<<"$again" || fail "the default set changed after a scalar run: $again"
+
+# 7. A per-user machine file that cannot be read (not merely absent) is named, once.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  mkdir -p "$tmp/locked/prism" && chmod 755 "$tmp" "$tmp/locked" "$tmp/locked/prism"
+  "$prism" tune --show | grep -v '^#' > "$tmp/locked/prism/machine" && chmod 000 "$tmp/locked/prism/machine"
+  err=$(XDG_CACHE_HOME=$tmp/locked HOME=$tmp setpriv --reuid=65534 --regid=65534 --clear-groups "$prism" plan 8 8 8 2>&1 >/dev/null)
+  grep -q "^prism: machine file ignored: .*; the first-use values or the model's are used$" <<<"$err" ||
+    fail "an unreadable per-user machine file was not named: '$err'"
+else
+  echo "first_use: the unreadable-file case needs root and setpriv (to run as another user); not run here"
+fi
 echo "first_use: PASS"

@@ -7,6 +7,7 @@
 #include <prism/prism.hpp>
 
 #include "leaf/kernels/streaming.hpp"
+#include "machine/wisdom.hpp"
 #include "support/machines.hpp"
 
 #include <cstdio>
@@ -217,7 +218,7 @@ TEST_CASE("a machine file from this CPU gives its measured values; a bad one one
     INFO(path, ": ", err);
     CHECK(lines(err) == 1);
     CHECK(err.rfind("prism: PRISM_MACHINE: machine file", 0) == 0);
-    CHECK(err.find("; the model's values are used\n") != std::string::npos);
+    CHECK(err.find("; the first-use values or the model's are used\n") != std::string::npos);
   }
   for (const std::string& path : {good, other, malformed}) unlink(path.c_str());
 }
@@ -232,4 +233,28 @@ TEST_CASE("an example machine file is used as it is on any CPU, and a context pl
   CHECK(ctx.machine().caches().size() == 3);
   ctx.set_small_flops(0);
   CHECK(ctx.small_flops() == 0);
+}
+
+TEST_CASE("first-use sets: two processes that read the file before either kept keep both values") {
+  const std::string path = "/tmp/prism-test-wisdom-" + std::to_string(getpid());
+  std::remove(path.c_str());
+  detail::wisdom first(path, "cpu A"), second(path, "cpu A");  // both read the file before either kept
+  CHECK(first.keep("stream_bytes", "1000"));
+  CHECK(second.keep("stream_dot_bytes", "2000"));
+  const detail::wisdom later(path, "cpu A");
+  CHECK(later.find("stream_bytes") == std::optional<std::string>("1000"));
+  CHECK(later.find("stream_dot_bytes") == std::optional<std::string>("2000"));
+  CHECK_FALSE(detail::wisdom(path, "cpu B").find("stream_bytes"));  // another CPU's (or kernels') set
+  std::remove(path.c_str());
+  std::remove((path + ".lock").c_str());
+}
+
+TEST_CASE("a description's values print so that they parse back to the same doubles") {
+  const machine_description m = from_file(PRISM_SOURCE_DIR "/docs/machines/epyc-2c.machine");
+  machine_description odd = m;
+  odd.set_measured(machine_key::dropin_efficiency, 1.0 / 3.0);
+  odd.set_measured(machine_key::stream_bytes, 0.30000000000000004 * 1e6);
+  const machine_description back = machine_description::parse(odd.to_string());
+  CHECK(back.value(machine_key::dropin_efficiency) == 1.0 / 3.0);
+  CHECK(back.value(machine_key::stream_bytes) == 0.30000000000000004 * 1e6);
 }

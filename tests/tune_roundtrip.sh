@@ -55,7 +55,7 @@ for bad in other malformed /nonexistent/machine; do
   lines=$(wc -l <"$dir/err")
   echo "$bad -> $(cat "$dir/err")"
   [ "$lines" -eq 1 ] || fail "$bad: $lines warning lines, expected 1"
-  grep -q "^prism: PRISM_MACHINE: machine file .*; the model's values are used$" "$dir/err" || fail "$bad: not a machine-file warning"
+  grep -q "^prism: PRISM_MACHINE: machine file .*; the first-use values or the model's are used$" "$dir/err" || fail "$bad: not a machine-file warning"
 done
 echo "tune_roundtrip: $failures failures"
 [ "$failures" -eq 0 ]

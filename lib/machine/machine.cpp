@@ -70,10 +70,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <sys/stat.h>
 #include <sstream>
 
 
@@ -273,9 +276,15 @@ std::string machine_description::to_string() const {
        << (c.pus_sharing == 1 ? "" : "s");
   os << "\n";
   for (machine_key k : all_machine_keys) {
+    // 12 digits, or 17 where 12 would not read back as the same double (e.g. 1/3).
     std::ostringstream v;
     v.precision(12);
     v << value(k);
+    if (std::strtod(v.str().c_str(), nullptr) != value(k)) {
+      v.str("");
+      v.precision(17);
+      v << value(k);
+    }
     const std::string from = origin(k);
     // A first-use value reads back as measured (it was, on this machine), the comment says how.
     os << prism::to_string(k) << ": " << v.str() << (from == "model" ? " model" : " measured")
@@ -389,24 +398,37 @@ machine_description machine_description::from_env() {
   machine_description first_use = here;
   first_use.first_use_ = env.first_use.get();
   if (path.empty()) return first_use;
+  const char* instead = "the first-use values or the model's are used";
   if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
-    std::ifstream probe(path);
-    if (!probe) return first_use;
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return first_use;
   }
   try {
     machine_description file = load(path);
     if (!file.example_.empty()) return file;  // an example machine: used as it is, on any host
     if (file.cpu_ != here.cpu_) {
-      std::fprintf(stderr, "prism: %smachine file %s was written on another CPU (%s, this is %s); the model's values "
-                           "are used\n", named ? "PRISM_MACHINE: " : "", path.c_str(), file.cpu_.c_str(), here.cpu_.c_str());
+      std::fprintf(stderr, "prism: %smachine file %s was written on another CPU (%s, this is %s); %s\n",
+                   named ? "PRISM_MACHINE: " : "", path.c_str(), file.cpu_.c_str(), here.cpu_.c_str(), instead);
+      return first_use;
+    }
+    // Measured on other kernels (a `simd:` line other than this process's: PRISM_SIMD).
+    std::ifstream again(path);
+    const std::string text{std::istreambuf_iterator<char>(again), std::istreambuf_iterator<char>()};
+    const bool simd_named = text.rfind("simd:", 0) == 0 || text.find("\nsimd:") != std::string::npos;
+    if (simd_named && (file.simd_ != here.simd_ || file.simd_bits_ != here.simd_bits_)) {
+      std::fprintf(stderr, "prism: %smachine file %s was measured with %s %d kernels, this process runs %s %d; %s\n",
+                   named ? "PRISM_MACHINE: " : "", path.c_str(), file.simd_.c_str(), file.simd_bits_, here.simd_.c_str(),
+                   here.simd_bits_, instead);
       return first_use;
     }
     here.measured_ = file.measured_;
     here.source_ = file.source_;
     return here;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "prism: %smachine file ignored: %s; the model's values are used\n",
-                 named ? "PRISM_MACHINE: " : "", e.what());
+    std::string why = e.what();
+    for (char& c : why)  // a binary file's bytes are not echoed to the terminal
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    std::fprintf(stderr, "prism: %smachine file ignored: %s; %s\n", named ? "PRISM_MACHINE: " : "", why.c_str(), instead);
     return first_use;
   }
 }

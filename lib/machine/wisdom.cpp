@@ -3,11 +3,14 @@
 
 #include "../environment/environment.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -106,11 +109,25 @@ wisdom::wisdom(std::string path, std::string cpu) : path_(std::move(path)), cpu_
   if (this_cpu && this_version) values_ = std::move(read);
 }
 
+// The set's key: this CPU, and the kernels its measurements ran on when a variable chose
+// them (a PRISM_SIMD=scalar run measures scalar kernels, which must not stand for the
+// vector ones of later runs), e.g. "AuthenticAMD family 26 model 2: ...; PRISM_SIMD=scalar".
+std::string measured_on(const environment& env) {
+  std::string key = cpu_identity();
+  try {
+    if (env.simd.get() != simd_choice::automatic) key += env.simd.get() == simd_choice::avx2 ? "; PRISM_SIMD=avx2" : "; PRISM_SIMD=scalar";
+  } catch (...) {  // a bad value is an error where it is used; here it keys nothing
+  }
+  if (!env.leaf_kernels.empty()) key += "; PRISM_LEAF_KERNELS=" + env.leaf_kernels;
+  return key;
+}
+
 wisdom& wisdom::process() {
   static wisdom* w = [] {
     const environment& env = process_environment();
     const bool on = env.first_use.get();
-    auto* made = new wisdom(on ? wisdom_path(env.cache_dir, cpu_identity()) : std::string(), cpu_identity());
+    const std::string key = measured_on(env);
+    auto* made = new wisdom(on ? wisdom_path(env.cache_dir, key) : std::string(), key);
     made->enabled_ = on;
     return made;
   }();
@@ -137,22 +154,35 @@ bool wisdom::keep(const std::map<std::string, std::string>& pairs) {
   if (path_.empty()) return false;
   const std::string dir = path_.substr(0, path_.rfind('/'));
   if (!make_folder(dir)) return false;
-  // Written whole to a file of this process, then renamed over the old one: concurrent
-  // writers (two processes measuring at once) leave one complete file, never a mixture.
-  const std::string temp = path_ + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp);
-    if (!out) return false;
-    out << "# prism's first-use measurements for this CPU (lib/machine/wisdom.hpp); delete the file to measure again\n"
-        << "version: " << format_version << "\ncpu: " << cpu_ << "\n";
-    for (const auto& [k, v] : values_) out << k << ": " << v << "\n";
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      return false;
+  // Other processes may have kept values since this one read the file. Under an exclusive
+  // lock on a file beside it (released when closed; where locks do not work the rename
+  // below still keeps the file whole), the file is read again, this call's pairs laid over
+  // it, and the whole written to a fresh temporary renamed over it: concurrent writers lose
+  // nothing and leave one complete file, never a mixture.
+  const int lock_fd = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd >= 0) (void)::flock(lock_fd, LOCK_EX);
+  struct closer {
+    int fd;
+    ~closer() {
+      if (fd >= 0) ::close(fd);
     }
+  } unlock{lock_fd};
+  for (const auto& [k, v] : wisdom(path_, cpu_).values_) values_[k] = v;
+  for (const auto& [k, v] : pairs) values_[k] = v;
+  std::string text = "# prism's first-use measurements for this CPU (lib/machine/wisdom.hpp); delete the file to measure again\n";
+  text += std::string("version: ") + format_version + "\ncpu: " + cpu_ + "\n";
+  for (const auto& [k, v] : values_) text += k + ": " + v + "\n";
+  std::string temp = path_ + ".XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return false;
+  bool written = ::fchmod(fd, 0644) == 0;
+  for (std::size_t at = 0; written && at < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+    written = n > 0;
+    at += written ? std::size_t(n) : 0;
   }
-  if (std::rename(temp.c_str(), path_.c_str()) != 0) {
+  written = ::close(fd) == 0 && written;
+  if (!written || std::rename(temp.c_str(), path_.c_str()) != 0) {
     std::remove(temp.c_str());
     return false;
   }
@@ -172,7 +202,7 @@ void load_first_use() {
       if (const auto v = w.find(to_string(k))) {
         char* end = nullptr;
         const double x = std::strtod(v->c_str(), &end);
-        if (end != v->c_str() && *end == '\0' && x > 0) first_use_table[std::size_t(k)].store(x);
+        if (end != v->c_str() && *end == '\0' && x > 0 && std::isfinite(x)) first_use_table[std::size_t(k)].store(x);
       }
   });
 }
@@ -196,6 +226,7 @@ bool keep_first_use_values(const std::map<machine_key, double>& values, const st
     first_use_table[std::size_t(k)].store(v, std::memory_order_relaxed);
     char text[64];
     std::snprintf(text, sizeof text, "%.12g", v);
+    if (std::strtod(text, nullptr) != v) std::snprintf(text, sizeof text, "%.17g", v);  // reads back the same
     pairs[to_string(k)] = text;
   }
   return wisdom::process().keep(pairs);

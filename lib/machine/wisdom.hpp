@@ -53,9 +53,9 @@ class wisdom {
   std::optional<std::string> find(const std::string& key) const;
 
   /// Keeps `key: value` (one line, no newline in either) for this process and writes the
-  /// whole file again (a temporary file renamed over it, so a reader never sees half of
-  /// it). Returns false when the file could not be written: the value then holds for this
-  /// process only.
+  /// whole file again, merged with what other processes kept since it was read (under a
+  /// lock; a temporary file renamed over it, so a reader never sees half of it). Returns
+  /// false when the file could not be written: the value then holds for this process only.
   bool keep(const std::string& key, const std::string& value);
 
   /// keep() for several pairs at once, with one write of the file.
