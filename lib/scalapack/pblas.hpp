@@ -136,6 +136,13 @@ ranks::operand_layout operand_of(const descriptor& D, std::int64_t rows, std::in
 /// process 0; `head` names the routine and its arguments.
 void print_scaled(const grid& g, const std::string& head, const call_start& t0);
 
+/// The alpha = 0 or k = 0 call (C = beta C) where prism would not take the call: a
+/// replicated C (RSRC or CSRC = -1) or PRISM_SCALAPACK_ROUTE=backend (with a backend). It
+/// goes to the real routine (PRISM_STATS: a route=backend line), or, a replicated C with no
+/// backend, ends the job as route_call does; returns false when prism scales C itself.
+bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, route chosen, void* real,
+                      const forward_fn& forward, const std::string& head);
+
 /// How a call names itself: its routine ("PDGEMM"), for PRISM_VERBOSE (e.g. "PDGEMM NN
 /// 512x512x512") and for PRISM_STATS's lines ("routine=PDGEMM trans=NN m=512 ...").
 struct call_names {

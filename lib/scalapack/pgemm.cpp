@@ -87,6 +87,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   std::snprintf(head, sizeof head, "routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d", name.c_str(), ta, tb, m, n, k, g->nprow,
                 g->npcol);
   if (*alpha == T(0) || k == 0) {  // beta sub(C) on this process's elements (beta = 0: zeros, C unread)
+    if (scaled_elsewhere(*g, name, dc, chosen, real, forward, head)) return;
     std::vector<ranks::tile> mine;
     ranks::held_c(L, g->me, dc.e[LLD_], 0, mine);
     mpi::scale_tiles(mine, *beta, C);

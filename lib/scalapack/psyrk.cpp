@@ -113,13 +113,14 @@ void prk(void* self, const void* const* raw) {
   const ranks::caller_layout L{g->nprow, g->npcol, {la, la, operand_of(a.dc, a.n, a.n, a.ic, a.jc, *g)}};
   const std::string head = "routine=" + name + " uplo=" + a.uplo + " trans=" + a.trans + " n=" + std::to_string(a.n) +
                            " k=" + std::to_string(a.k) + " grid=" + std::to_string(g->nprow) + "x" + std::to_string(g->npcol);
+  void* real = real_routine(symbol, self);
   if (alpha == T(0) || a.k == 0) {
+    if (scaled_elsewhere(*g, name, a.dc, chosen, real, forward, head)) return;
     scale_triangle(a, L, g->me, beta, C);
     print_scaled(*g, head, t0);
     return;
   }
   // (3)-(4)
-  void* real = real_routine(symbol, self);
   const char trans = a.trans == 'C' && a.op == operation::syrk ? 'T' : a.trans;
   const problem pr = rank_k_problem(scalar_type_of<T>(), a.op, a.uplo, trans, a.n, a.k);
   const std::int64_t lld[3] = {a.da.e[LLD_], a.da.e[LLD_], a.dc.e[LLD_]};
