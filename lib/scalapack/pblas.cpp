@@ -73,11 +73,14 @@ void check_matrix(const grid_place& at, int M, int mpos0, int N, int npos0, int 
 
 namespace {
 
-// Forgets a grid when BLACS frees its communicator (Cblacs_gridexit). prism's duplicate of
-// that communicator is kept, never freed: plans are cached per call signature with the
-// duplicate's handle in their key, and a handle freed could come back for another grid.
+// Forgets a grid when BLACS frees its communicator (Cblacs_gridexit): prism's duplicate of
+// it and the grid's routing caches go with it (no other grid's key can name them).
 int forget_grid(MPI_Comm, int, void* value, void*) {
-  delete static_cast<grid*>(value);
+  auto* gr = static_cast<grid*>(value);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && gr->comm != MPI_COMM_NULL) MPI_Comm_free(&gr->comm);
+  delete gr;
   return MPI_SUCCESS;
 }
 

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,17 @@ struct grid_place {
 void check_matrix(const grid_place& at, int M, int mpos0, int N, int npos0, int ia, int ja, const descriptor& D, int dpos0,
                   int& info);
 
-/// The grid's processes as an MPI communicator, in grid order (see grid_of in pblas.cpp).
+/// The routing caches of one grid (route.cpp: its verdicts and fits by call signature).
+struct route_caches;
+
+/// The grid's processes as an MPI communicator, in grid order (see grid_of in pblas.cpp),
+/// and what prism keeps for the grid; freed when BLACS frees the grid (Cblacs_gridexit).
 struct grid {
   MPI_Comm comm = MPI_COMM_NULL;
   int nprow = 0, npcol = 0, me = 0, size = 0, ranks_per_node = 1;
+  /// The grid's routing caches, made by its first routed call: one grid's calls alone decide
+  /// what they keep, so every process of the grid keeps the same signatures.
+  mutable std::shared_ptr<route_caches> caches;
 };
 
 /// PRISM_SCALAPACK_ROUTE's values (lib/environment's route choice).

@@ -122,13 +122,13 @@ std::string decide(const problem& pr, const ranks::caller_layout& L, route chose
 }
 
 // The call's signature as every grid process has it: the arguments the processes agreed
-// (routine, shape, descriptors but their LLD, the grid, the route asked for). Whether a
+// (routine, shape, descriptors but their LLD, the route asked for); each grid keeps its own. Whether a
 // cache knows a signature is then the same on every process, so a miss, which is
 // collective, is every process's miss.
-std::string agreed_key(const problem& pr, const ranks::caller_layout& L, const grid& g, route chosen) {
+std::string agreed_key(const problem& pr, const ranks::caller_layout& L, route chosen) {
   std::ostringstream key;
   key << char(pr.type) << int(pr.op) << pr.uplo << pr.transa << pr.transb << ' ' << pr.m << ' ' << pr.n << ' ' << pr.k << ' '
-      << g.comm << ' ' << int(chosen);
+      << int(chosen);
   for (const ranks::operand_layout& o : L.op)
     for (const ranks::cyclic_dim* d : {&o.rows, &o.cols}) key << ' ' << d->offset << ':' << d->first << ':' << d->block << ':' << d->src;
   return key.str();
@@ -141,14 +141,31 @@ struct verdict {
   std::string text, reason;
 };
 
+}  // namespace
+
+// A grid's verdicts by signature and its fits by signature and local storage, the 64 most
+// recent of each.
+struct route_caches {
+  prism::detail::lru_cache<std::string, std::shared_ptr<const verdict>> verdicts{64};
+  prism::detail::lru_cache<std::string, std::shared_ptr<const fitted>> fits{64};
+};
+
+namespace {
+
+// Grid g's caches, made on its first routed call.
+route_caches& caches_of(const grid& g) {
+  if (!g.caches) g.caches = std::make_shared<route_caches>();
+  return *g.caches;
+}
+
 // The verdict of signature `key` (collective on a miss: grid rank 0 decides the route,
-// plans and fits, and broadcasts it; the 64 most recent signatures kept, every process
-// asking for every call's, so all keep the same entries). `fresh`: whether it was a miss;
+// plans and fits, and broadcasts it; the grid's 64 most recent signatures kept, every
+// process of the grid asking for every call's, so all keep the same entries). `fresh`: whether it was a miss;
 // `report`: the planner's report, on grid rank 0 after a miss.
 std::shared_ptr<const verdict> verdict_of(const std::string& key, const problem& pr, const ranks::caller_layout& L,
                                           const grid& g, route chosen, bool have_backend, const context& ctx,
                                           bool& fresh, std::string& report) {
-  static prism::detail::lru_cache<std::string, std::shared_ptr<const verdict>> cache(64);
+  auto& cache = caches_of(g).verdicts;
   fresh = false;
   if (auto* hit = cache.find(key)) return *hit;
   fresh = true;
@@ -175,13 +192,13 @@ std::shared_ptr<const verdict> verdict_of(const std::string& key, const problem&
 std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
                                       const grid& g, route chosen, bool have_backend, const context& ctx,
                                       const std::string& head_text) {
-  const std::string key = agreed_key(pr, L, g, chosen);
+  const std::string key = agreed_key(pr, L, chosen);
   std::string report;
   bool fresh = false;
   const std::shared_ptr<const verdict> v = verdict_of(key, pr, L, g, chosen, have_backend, ctx, fresh, report);
   std::ostringstream local_key;
   local_key << key << ' ' << lld[0] << ':' << lld[1] << ':' << lld[2] << ' ' << ctx.describe() << ' ' << v.get();
-  static prism::detail::lru_cache<std::string, std::shared_ptr<const fitted>> cache(64);
+  auto& cache = caches_of(g).fits;
   if (auto* hit = cache.find(local_key.str())) return *hit;
   auto out = std::make_shared<fitted>();
   out->from = v;  // so no later verdict has its address, which local_key names
