@@ -344,6 +344,11 @@ TEST_CASE("bad input on one rank only: every rank errors, none hangs, C untouche
                 "a rank-level step over one rank");
   one_rank_only([&] { return dist::layout::make(MPI_COMM_WORLD, thin, rank_k_scheme::parse(odd ? "k2" : "1"), one_thread()); },
                 "k slices");
+  // A scheme over more ranks than the communicator, on every rank: each passed it, so each
+  // gets the plan_error that says why.
+  CHECK_THROWS_WITH_AS(dist::layout::make(MPI_COMM_WORLD, rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 64, 64),
+                                          rank_k_scheme::parse("k" + std::to_string(2 * world_size())), one_thread()),
+                       doctest::Contains("the scheme spans"), plan_error);
   dist::matrix<double> A(L, operand::a), B(L, operand::b), C(L, operand::c);
   C.fill([](std::int64_t i, std::int64_t j) { return double(i * j); });
   const std::vector<double> before(C.data(), C.data() + C.size());

@@ -178,9 +178,11 @@ TEST_CASE("operands beyond the rank level's 64-bit counts are refused by name, n
   const problem gram = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', big, big);
   CHECK_THROWS_WITH_AS(choose_rank_k_ranks(gram, ranks_ctx(3)), beyond, plan_error);
   CHECK_THROWS_WITH_AS(rank_model(gram, rank_k_scheme::parse("tbd2{0,1}")), beyond, plan_error);
-  // An extent past 2^42 (times a rank count it would pass 2^62), however thin the operands.
-  CHECK_THROWS_WITH_AS(choose_ranks(problem{scalar_type::d, 'N', 'N', 2, 2, (std::int64_t(1) << 42) + 1}, ranks_ctx(2)),
-                       beyond, plan_error);
+  // An extent that times the rank count passes 2^62, however thin the operands: 2^42 + 1 over
+  // 2^20 ranks (the same extent over 2 ranks is counted, and refused only for memory).
+  const problem thin{scalar_type::d, 'N', 'N', 2, 2, (std::int64_t(1) << 42) + 1};
+  CHECK_THROWS_WITH_AS(choose_ranks(thin, ranks_ctx(1 << 20)), beyond, plan_error);
+  CHECK_THROWS_WITH_AS(choose_ranks(thin, ranks_ctx(2)), doctest::Contains("no rank plan of"), plan_error);
   // A hand-written plan is held to it as well (leaves within the 32-bit BLAS range, B 2^65 bytes).
   CHECK_THROWS_WITH_AS(rank_model(plan::parse("prism-plan 2\nproblem d NN 2147483647 2147483647 2147483647\nthreads 1\n"
                                               "ranks 2\nbfs m rank 1073741824@1r 1073741823@1r\n  leaf openblas\n"

@@ -229,9 +229,8 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   std::string local;
   try {
     rank_model m(p, s);
-    if (s.ranks() > size)
-      local = "the scheme spans " + std::to_string(s.ranks()) + " ranks, the communicator has " + std::to_string(size);
-    return finish(cache.own, std::move(m), "", ctx, local);
+    if (s.ranks() <= size) return finish(cache.own, std::move(m), "", ctx);
+    local = "the scheme spans " + std::to_string(s.ranks()) + " ranks, the communicator has " + std::to_string(size);
   } catch (const plan_error& e) {  // this rank cannot build it: every rank hears why
     local = e.what();
   }

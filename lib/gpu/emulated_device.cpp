@@ -183,10 +183,13 @@ void add_triangle_loops(char uplo, bool herm, std::int64_t n, T* A, std::int64_t
   std::int64_t at = 0;
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = uplo == 'U' ? 0 : j; i < (uplo == 'U' ? j + 1 : n); ++i) {
-      T v = A[i + j * lda], c = C[i + j * ldc];
-      if constexpr (!std::is_floating_point_v<T>)
-        if (herm && i == j) c = T(c.real());  // as reference ?herk, Im C(j, j) is never read
-      if (beta != T(0)) v += beta * c;
+      T v = A[i + j * lda];
+      if (beta != T(0)) {  // (beta = 0 reads no C)
+        T c = C[i + j * ldc];
+        if constexpr (!std::is_floating_point_v<T>)
+          if (herm && i == j) c = T(c.real());  // as reference ?herk, Im C(j, j) is never read
+        v += beta * c;
+      }
       A[i + j * lda] = v;
       work[at++] = v;
     }

@@ -44,11 +44,19 @@ inline void leaf_gemm(leaf_backend b, char transa, char transb, std::int64_t m, 
 template <scalar T>
 inline void leaf_rank_k(leaf_backend b, bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
                         const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc) {
-  if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
-    if (herm && beta != T(0))  // reference ?herk reads only Re C(j, j); BLIS's and a plain beta * C read all of it
-      for (std::int64_t j = 0; j < n; ++j) C[j + j * ldc] = T(C[j + j * ldc].real());
-  if (b == leaf_backend::streaming) return streaming_rank_k<T>(herm, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+  // Reference ?herk reads only Re C(j, j); BLIS's and a plain beta * C read all of it. (Done
+  // once the leaf's library is loaded, which may throw with C untouched.)
+  const auto real_diagonal = [&] {
+    if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
+      if (herm && beta != T(0))
+        for (std::int64_t j = 0; j < n; ++j) C[j + j * ldc] = T(C[j + j * ldc].real());
+  };
+  if (b == leaf_backend::streaming) {
+    real_diagonal();
+    return streaming_rank_k<T>(herm, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+  }
   const blas_library& lib = leaf_library(b);
+  real_diagonal();
   if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
     if (herm) return lib.herk<T>(uplo, trans, n, k, alpha.real(), A, lda, beta.real(), C, ldc);
   lib.syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);

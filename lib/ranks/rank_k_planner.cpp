@@ -287,7 +287,7 @@ std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B
 rank_k_choice search(const problem& p, const context& ctx, bool least_memory) {
   if (p.op == operation::gemm) throw plan_error("choose_rank_k_ranks: a gemm problem (use choose_ranks)");
   if (p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
-  ranks::check_countable(p, 1);
+  ranks::check_countable(p, ctx.ranks(), 1);
   rank_k_choice out;
   out.source = p;
   const int P = ctx.ranks();
@@ -319,7 +319,7 @@ rank_k_choice search(const problem& p, const context& ctx, bool least_memory) {
     return a.fits ? a.seconds < b.seconds : a.peak_bytes < b.peak_bytes;
   });
   if (out.candidates.empty() || !out.candidates[0].fits)
-    throw plan_error("no rank-k scheme over " + std::to_string(P) + " ranks fits " + std::to_string(out.memory) +
+    throw plan_error("no rank-k scheme over " + std::to_string(P) + (P == 1 ? " rank fits " : " ranks fits ") + std::to_string(out.memory) +
                      " bytes per rank (the least footprint: " + std::to_string(least.peak_bytes) + " bytes, " +
                      std::to_string(least.peak_bytes - std::min(least.peak_bytes, out.memory)) + " more, by scheme " +
                      least.scheme.to_string() + ")");

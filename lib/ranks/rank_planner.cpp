@@ -619,6 +619,7 @@ class rank_search {
       : p(normalised(p0)), ctx(ctx), rescore(rescore), seeds(seeds), P(ctx.ranks()), elem(element_size(p.type)),
         domains_all(std::min<int>(int(ctx.machine().domains().size()), ctx.threads())),
         s(ctx, p, ctx.rank_flops(), ctx.rank_bandwidth(), elem) {
+    ranks::check_countable(p, P, 1);
     out.ranks_given = P;
     out.memory = ranks::rank_memory(ctx);
     out.flop_rate = ctx.rank_flops();
@@ -648,7 +649,6 @@ class rank_search {
     p.transa = detail::normalised_trans(p.transa);
     p.transb = detail::normalised_trans(p.transb);
     if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
-    ranks::check_countable(p, 1);
     return p;
   }
 
@@ -751,7 +751,7 @@ class rank_search {
         phase_ranks.push_back(sc.info.ranks);
     if (phase_ranks.size() > 3) phase_ranks.resize(3);
     const std::int64_t most =
-        std::min(std::max<std::int64_t>(16, (std::int64_t(1) << 20) / std::max(P, 1)), ranks::countable_phases(p));
+        std::min(std::max<std::int64_t>(16, (std::int64_t(1) << 20) / std::max(P, 1)), ranks::countable_phases(p, P));
     std::vector<std::int64_t> ladder;
     for (std::int64_t f = 2; f <= most; f = f < 16 ? f + 1 : f + f / 4) ladder.push_back(f);
     std::optional<scored> found, least;

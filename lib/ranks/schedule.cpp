@@ -19,22 +19,22 @@ std::int64_t overlap(const piece& pc, std::int64_t at, std::int64_t size) {
   return std::max<std::int64_t>(0, std::min(pc.first + pc.count, at + size) - std::max(pc.first, at));
 }
 
-std::int64_t countable_phases(const problem& p) {
+std::int64_t countable_phases(const problem& p, int ranks) {
   using wide = __int128;
   const wide m = p.m, n = p.n, k = p.k;
-  if (std::max({p.m, p.n, p.k}) > std::int64_t(1) << 42) return 0;
+  if (wide(std::max({p.m, p.n, p.k})) * std::max(ranks, 1) >= wide(1) << 62) return 0;
   const wide elements = p.op == operation::gemm ? m * k + k * n + m * n : n * k + n * n;
   const wide bytes = std::max<wide>(1, elements * wide(element_size(p.type)));
   return std::int64_t(std::min<wide>(((wide(1) << 62) - 1) / bytes, wide(1) << 62));
 }
 
-void check_countable(const problem& p, std::int64_t phases) {
-  if (phases <= countable_phases(p)) return;
+void check_countable(const problem& p, int ranks, std::int64_t phases) {
+  if (phases <= countable_phases(p, ranks)) return;
   const double elements = p.op == operation::gemm ? double(p.m) * double(p.k) + double(p.k) * double(p.n) + double(p.m) * double(p.n)
                                                   : double(p.n) * double(p.k) + double(p.n) * double(p.n);
   char why[200];
   std::snprintf(why, sizeof why, "the operands of %lld x %lld x %lld (%.3g bytes, %lld phase%s) pass the rank level's exact "
-                "64-bit counts: at most 2^62 bytes over all phases, no extent above 2^42", (long long)p.m, (long long)p.n,
+                "64-bit counts: at most 2^62 bytes over all phases, and an extent times the ranks", (long long)p.m, (long long)p.n,
                 (long long)p.k, elements * double(element_size(p.type)), (long long)phases, phases == 1 ? "" : "s");
   throw plan_error(why);
 }

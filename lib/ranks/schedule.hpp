@@ -171,14 +171,14 @@ class schedule {
 /// part [at, at + size). E.g. piece [5, 12) with part [8, 20): 4.
 std::int64_t overlap(const piece& pc, std::int64_t at, std::int64_t size);
 
-/// The most phases a rank plan of p can have with every count of its schedule in 64 bits:
-/// a rank's counts over a call stay below its phases times the operands' bytes (A, B and C;
-/// a rank-k update's A once), which must stay below 2^62, and an extent times a rank count
-/// (up to 2^20) below 2^62 too, so no extent passes 2^42 (0 then). E.g. 4096^3 doubles
-/// (402 MB): 11.5 billion; 2^32 x 2^32 x 2^32 (A alone 2^67 bytes): 0.
-std::int64_t countable_phases(const problem& p);
-/// Throws plan_error naming the operands' size when `phases` exceed countable_phases(p).
-void check_countable(const problem& p, std::int64_t phases);
+/// The most phases a rank plan of p over `ranks` ranks can have with every count of its
+/// schedule in 64 bits: a rank's counts over a call stay below its phases times the
+/// operands' bytes (A, B and C; a rank-k update's A once), which must stay below 2^62, and
+/// an extent times the rank count below 2^62 too (0 otherwise). E.g. 4096^3 doubles (402 MB)
+/// on 64 ranks: 11.5 billion; 2^32 x 2^32 x 2^32 (A alone 2^67 bytes): 0.
+std::int64_t countable_phases(const problem& p, int ranks);
+/// Throws plan_error naming the operands' size when `phases` exceed countable_phases.
+void check_countable(const problem& p, int ranks, std::int64_t phases);
 
 /// Real flops of a task of a product of type t (a triangle: n (n + 1) k, 4x complex).
 double task_flops(const task& t, scalar_type type);

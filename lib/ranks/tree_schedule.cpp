@@ -30,7 +30,7 @@ tree_schedule::tree_schedule(std::shared_ptr<const plan> p) : plan_(std::move(p)
     phase_roots_.push_back(i);
   };
   phases_below(0);
-  check_countable(plan_->problem(), std::int64_t(phase_roots_.size()));
+  check_countable(plan_->problem(), plan_->ranks(), std::int64_t(phase_roots_.size()));
   // Every task's block boundaries cut each operand into cells.
   for (operand o : {operand::a, operand::b, operand::c}) {
     const block w = whole(o);

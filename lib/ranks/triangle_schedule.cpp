@@ -39,7 +39,7 @@ triangle_schedule::triangle_schedule(const problem& p, const rank_k_scheme& s) :
 void triangle_schedule::build_parts() {
   if (p_.op == operation::gemm) throw plan_error("a gemm problem has no triangle (use its plan)");
   if (s_.parts.empty() || s_.phases < 1) throw plan_error("rank-k scheme: a scheme needs a part and phases >= 1");
-  check_countable(p_, s_.phases);
+  check_countable(p_, s_.ranks(), s_.phases);
   for (const rank_k_part& x : s_.parts) {
     if (x.groups < 1 || x.group_ranks < 1) throw plan_error("rank-k scheme: a scheme needs groups, ranks and phases >= 1");
     for (int m : x.role_ranks)
