@@ -11,6 +11,7 @@
 #include <prism/error.hpp>
 
 #include "environment/environment.hpp"
+#include "support/live_dups.hpp"
 #include "support/mpi_doctest.hpp"
 #include "support/reference.hpp"
 
@@ -27,19 +28,6 @@
 
 using namespace prism;
 using prism::test::random_matrix;
-
-// Communicators made by MPI_Comm_dup and not yet freed, by whoever (the library included):
-// the profiling interface's wrappers, which the library's calls reach.
-static std::vector<MPI_Comm> live_dups;
-extern "C" int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* out) {
-  const int rc = PMPI_Comm_dup(comm, out);
-  if (rc == MPI_SUCCESS) live_dups.push_back(*out);
-  return rc;
-}
-extern "C" int MPI_Comm_free(MPI_Comm* comm) {
-  live_dups.erase(std::remove(live_dups.begin(), live_dups.end(), *comm), live_dups.end());
-  return PMPI_Comm_free(comm);
-}
 
 namespace {
 

@@ -64,19 +64,7 @@
 #include <vector>
 
 #include "support/blacs.hpp"
-
-// Communicators made by MPI_Comm_dup and not yet freed, by whoever (prism, BLACS): the
-// profiling interface's wrappers, which the libraries' calls reach.
-static std::vector<MPI_Comm> live_dups;
-extern "C" int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* out) {
-  const int rc = PMPI_Comm_dup(comm, out);
-  if (rc == MPI_SUCCESS) live_dups.push_back(*out);
-  return rc;
-}
-extern "C" int MPI_Comm_free(MPI_Comm* comm) {
-  live_dups.erase(std::remove(live_dups.begin(), live_dups.end(), *comm), live_dups.end());
-  return PMPI_Comm_free(comm);
-}
+#include "support/live_dups.hpp"
 
 #ifndef PGEMM_WITH_PRISM
 #define PGEMM_WITH_PRISM 0  // 0: harness check, p?gemm_ below are ScaLAPACK's own

@@ -1,0 +1,24 @@
+// tests/support/live_dups.hpp — the communicators made by MPI_Comm_dup and not yet freed, by
+// whoever made them (prism, BLACS), through the profiling interface: these definitions
+// replace MPI's for every library of the executable. Include it in one source file of a
+// test executable.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <vector>
+
+/// Every MPI_Comm_dup result not yet given to MPI_Comm_free.
+static std::vector<MPI_Comm> live_dups;
+
+extern "C" int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* out) {
+  const int rc = PMPI_Comm_dup(comm, out);
+  if (rc == MPI_SUCCESS) live_dups.push_back(*out);
+  return rc;
+}
+
+extern "C" int MPI_Comm_free(MPI_Comm* comm) {
+  live_dups.erase(std::remove(live_dups.begin(), live_dups.end(), *comm), live_dups.end());
+  return PMPI_Comm_free(comm);
+}
