@@ -32,17 +32,19 @@ std::string sci(double x) {
   return buf;
 }
 
-// A size with an optional K, M or G suffix (powers of 1024), as a double: --memory, --peak,
-// --bandwidth values. Zero is refused.
-double parse_positive_size(const std::string& v, const std::string& what) {
-  std::uint64_t x = 0;
+// A size with an optional K, M or G suffix (powers of 1024), as a double (--memory), or a
+// rate, which may also be a decimal number such as 50e9 (--peak, --bandwidth values). Zero
+// is refused.
+double parse_positive_size(const std::string& v, const std::string& what, bool rate = false) {
+  double x = 0;
   try {
-    x = prism::parse_size(v);
+    x = rate ? prism::parse_rate(v) : double(prism::parse_size(v));
   } catch (const prism::error&) {
-    throw bad_input(what + " must be a whole number with an optional K, M or G suffix, got '" + v + "'", "bound");
+    throw bad_input(what + " must be a whole number with an optional K, M or G suffix" + (rate ? " or a decimal number" : "") +
+                    ", got '" + v + "'", "bound");
   }
-  if (x == 0) throw bad_input(what + " must be > 0, got '" + v + "'", "bound");
-  return double(x);
+  if (!(x > 0)) throw bad_input(what + " must be > 0, got '" + v + "'", "bound");
+  return x;
 }
 
 struct bound_options {
@@ -93,7 +95,7 @@ bound_options parse_bound(const std::vector<std::string>& args) {
     if (a == "--ranks") o.ranks = parse_int(v, a, 1, 1 << 20, hint);
     else if (a == "--memory") o.memory = parse_positive_size(v, a), o.memory_given = true;
     else if (a == "--topology") o.topology = v;
-    else if (a == "--peak") o.peak = parse_positive_size(v, a);
+    else if (a == "--peak") o.peak = parse_positive_size(v, a, true);
     else if (a == "--type") {
       if (v.size() != 1 || std::string("sdcz").find(v[0]) == std::string::npos)
         throw bad_input("--type must be s, d, c or z, got '" + v + "'", hint);
@@ -108,7 +110,7 @@ bound_options parse_bound(const std::vector<std::string>& args) {
           throw bad_input("--bandwidth takes LEVEL=BYTES_PER_S items separated by commas (e.g. L3=20G), got '" +
                               item + "'", hint);
         o.bandwidth.emplace_back(item.substr(0, eq), parse_positive_size(item.substr(eq + 1), "--bandwidth " +
-                                                                          item.substr(0, eq)));
+                                                                          item.substr(0, eq), true));
         at = comma + 1;
       }
     }

@@ -163,7 +163,7 @@ const command commands[] = {
      "  --topology T         an hwloc synthetic description or an XML file ending in .xml (default:\n"
      "                       PRISM_TOPOLOGY, else this machine); each rank runs on one such machine\n"
      "  --type s|d|c|z       element type: bytes per word and flops per multiply-add (default d)\n"
-     "  --peak F             flop/s of one processing unit, K, M, G suffixes (e.g. 50G)\n"
+     "  --peak F             flop/s of one processing unit, K, M, G suffixes (e.g. 50G) or 50e9\n"
      "  --bandwidth LIST     bytes/s of one unit of a level to the level above, e.g.\n"
      "                       L1=200G,L2=100G,L3=20G,numa=10G,ranks=5G (K, M, G: powers of 1024)\n"
      "  --probe              measure --peak and the cache levels' bandwidths here (a few seconds):\n"
@@ -341,7 +341,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       } else if (a == "--max-memory" || a == "--memory") {
         o.ctx.set_max_memory(std::size_t(prism::parse_size(v)));
       } else if (a == "--small-flops") {
-        o.ctx.set_small_flops(double(prism::parse_size(v)));
+        o.ctx.set_small_flops(prism::parse_rate(v));
       } else if (a == "--extra-depth") {
         o.ctx.set_extra_depth(int(parse_int(v, a, 0, 8, hint)));
       } else if (a == "--leaf") {
@@ -357,9 +357,9 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       } else if (a == "--ranks-per-node") {
         o.ctx.set_ranks_per_node(int(parse_int(v, a, 1, 65536, hint)));
       } else if (a == "--rank-flops") {
-        o.ctx.set_rank_rates(double(prism::parse_size(v)), o.ctx.rank_bandwidth());
+        o.ctx.set_rank_rates(prism::parse_rate(v), o.ctx.rank_bandwidth());
       } else if (a == "--rank-bandwidth") {
-        o.ctx.set_rank_rates(o.ctx.rank_flops(), double(prism::parse_size(v)));
+        o.ctx.set_rank_rates(o.ctx.rank_flops(), prism::parse_rate(v));
       } else if (a == "--topology") {
         o.ctx.set_machine(prism::topology::parse(v));
         topology_given = true;

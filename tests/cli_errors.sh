@@ -91,7 +91,7 @@ bad "^prism: --type must be s, d, c or z, got 'q'" -- plan 8 8 8 --type q
 bad "^prism: --trans must be two letters from N, T, C" -- plan 8 8 8 --trans XY
 bad "^prism: --max-memory: not a non-negative integer: 'banana'" -- plan 8 8 8 --max-memory banana
 bad "^prism: --max-memory: trailing characters in '1X'" -- plan 8 8 8 --max-memory 1X
-bad "^prism: --small-flops: not a non-negative integer: '-5'" -- plan 8 8 8 --small-flops -5
+bad "^prism: --small-flops: not a whole number with an optional K, M or G suffix, nor a decimal number such as 5e9: '-5'" -- plan 8 8 8 --small-flops -5
 bad "^prism: --extra-depth must be a whole number in 0\.\.8, got '9'" -- plan 8 8 8 --extra-depth 9
 bad "^prism: --leaf: unknown leaf backend 'mkl' \(expected openblas, blis, streaming or auto\)" -- plan 8 8 8 --leaf mkl
 bad "^prism: --topology: hwloc: invalid synthetic topology 'nonsense'" -- plan 8 8 8 --topology nonsense
@@ -108,7 +108,10 @@ bad "^prism: PRISM_MAX_MEMORY: not a non-negative integer: 'banana'$" PRISM_MAX_
 bad "^prism: PRISM_LEAF: unknown leaf backend 'mkl'" PRISM_LEAF=mkl -- plan 8 8 8
 bad "^prism: PRISM_NUM_THREADS: thread count must be in 1\.\.4096, got 0$" PRISM_NUM_THREADS=0 -- plan 8 8 8
 bad "^prism: PRISM_EXTRA_DEPTH: extra depth must be in 0\.\.8, got 9$" PRISM_EXTRA_DEPTH=9 -- plan 8 8 8
-bad "^prism: PRISM_SMALL_FLOPS: not a non-negative integer: '-1'$" PRISM_SMALL_FLOPS=-1 -- plan 8 8 8
+bad "^prism: PRISM_SMALL_FLOPS: not a whole number with an optional K, M or G suffix, nor a decimal number such as 5e9: '-1'$" PRISM_SMALL_FLOPS=-1 -- plan 8 8 8
+# Rates and flop counts also as decimal numbers, as the help and the README write their defaults.
+good " ranks=2 rank_flops=5e\+10 rank_bandwidth=2\.5e\+09$" PRISM_RANK_FLOPS=50e9 -- plan 64 64 64 --ranks 2 --rank-bandwidth 2.5e9
+good " small_flops=1e\+06 " PRISM_SMALL_FLOPS=1e6 -- plan 8 8 8
 bad "^prism: PRISM_TOPOLOGY: hwloc: invalid synthetic topology 'nonsense'$" PRISM_TOPOLOGY=nonsense -- plan 8 8 8
 
 # What works.
@@ -378,14 +381,14 @@ C
     setting "^prism: PRISM_NUM_THREADS: thread count must be in 1\.\.4096, got 99999999999$off" PRISM_NUM_THREADS=99999999999
     setting "^prism: PRISM_NUM_THREADS: thread count must be in 1\.\.4096, got 0$off" PRISM_NUM_THREADS=0
     setting "^prism: PRISM_MAX_MEMORY: trailing characters in '1X'.*$off" PRISM_MAX_MEMORY=1X
-    setting "^prism: PRISM_SMALL_FLOPS: not a non-negative integer: '-1'$off" PRISM_SMALL_FLOPS=-1
+    setting "^prism: PRISM_SMALL_FLOPS: not a whole number with an optional K, M or G suffix, nor a decimal number such as 5e9: '-1'$off" PRISM_SMALL_FLOPS=-1
     setting "^prism: PRISM_EXTRA_DEPTH: extra depth must be in 0\.\.8, got 9$off" PRISM_EXTRA_DEPTH=9
     setting "^prism: PRISM_EXTRA_DEPTH: extra depth must be in 0\.\.8, got 5000$off" PRISM_EXTRA_DEPTH=5000
     setting "^prism: PRISM_CACHE_LEVEL: cache level must be in 0\.\.4, got 7$off" PRISM_CACHE_LEVEL=7
     setting "^prism: PRISM_LEAF: unknown leaf backend 'mkl'.*$off" PRISM_LEAF=mkl
     setting "^prism: PRISM_LEAF_KERNELS: 'zen3' is not library=kernels.*$off" PRISM_LEAF_KERNELS=zen3
     setting "^prism: PRISM_RANK_FLOPS: must be > 0, got '0'$off" PRISM_RANK_FLOPS=0
-    setting "^prism: PRISM_RANK_BANDWIDTH: not a non-negative integer: 'fast'$off" PRISM_RANK_BANDWIDTH=fast
+    setting "^prism: PRISM_RANK_BANDWIDTH: not a whole number with an optional K, M or G suffix, nor a decimal number such as 5e9: 'fast'$off" PRISM_RANK_BANDWIDTH=fast
     setting "^prism: PRISM_TOPOLOGY: hwloc: invalid synthetic topology 'nonsense'$off" PRISM_TOPOLOGY=nonsense
     setting "^prism: PRISM_BLAS_ROUTE: 'fast' is not auto, prism, backend or gpu; routing is auto" PRISM_BLAS_ROUTE=fast
     setting "^prism: PRISM_VERBOSE: '3' is not 0, 1 or 2; calls are not logged$" PRISM_VERBOSE=3

@@ -24,6 +24,11 @@ struct device_set;  // the GPUs a context runs GPU plans on (lib/gpu/devices.hpp
 /// and `prism plan --max-memory` take it: "64M" gives 67108864; throws prism::error.
 std::uint64_t parse_size(const std::string& text);
 
+/// Parses a rate or flop count: what parse_size takes ("50G" gives 53687091200), or a
+/// decimal number without a sign ("50e9", "2.5e9"), as PRISM_RANK_FLOPS, PRISM_RANK_BANDWIDTH,
+/// PRISM_SMALL_FLOPS and the tool's rate options take it; throws prism::error.
+double parse_rate(const std::string& text);
+
 /// Limits and choices of one prism call: threads, memory cap, small-problem cut-off, leaves.
 ///
 /// A context owns a oneTBB task arena sized to its thread count and a pool of reusable

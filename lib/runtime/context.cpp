@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <cmath>
 #include <sstream>
 
 #include <unistd.h>
@@ -178,6 +179,17 @@ std::uint64_t parse_size(const std::string& text) {
   return size.value;
 }
 
+double parse_rate(const std::string& text) {
+  const detail::checked<std::uint64_t> size = detail::parse_size_text(text);
+  if (size.problem.empty()) return double(size.value);
+  // Else a decimal number as written, e.g. "50e9": digits or a point first, all of it read.
+  char* end = nullptr;
+  const bool decimal = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.');
+  const double v = decimal ? std::strtod(text.c_str(), &end) : 0.0;
+  if (decimal && end == text.c_str() + text.size() && std::isfinite(v)) return v;
+  throw error("not a whole number with an optional K, M or G suffix, nor a decimal number such as 5e9: '" + text + "'");
+}
+
 namespace {
 
 // Applies `set` to the text of environment variable `name` when it is set (not empty); an
@@ -206,7 +218,7 @@ context detail::context_from(const environment& env) {
   };
   from_variable("PRISM_NUM_THREADS", env.num_threads, [&](const std::string& s) { c.set_threads(whole(s, 1, 4096, "thread count")); });
   from_variable("PRISM_MAX_MEMORY", env.max_memory, [&](const std::string& s) { c.set_max_memory(std::size_t(parse_size(s))); });
-  from_variable("PRISM_SMALL_FLOPS", env.small_flops, [&](const std::string& s) { c.set_small_flops(double(parse_size(s))); });
+  from_variable("PRISM_SMALL_FLOPS", env.small_flops, [&](const std::string& s) { c.set_small_flops(parse_rate(s)); });
   from_variable("PRISM_EXTRA_DEPTH", env.extra_depth, [&](const std::string& s) { c.set_extra_depth(whole(s, 0, 8, "extra depth")); });
   from_variable("PRISM_CACHE_LEVEL", env.cache_level, [&](const std::string& s) { c.set_cache_level(whole(s, 0, 4, "cache level")); });
   from_variable("PRISM_LEAF", env.leaf, [&](const std::string& s) { c.set_leaf(parse_leaf_backend(s)); });
@@ -215,7 +227,7 @@ context detail::context_from(const environment& env) {
   from_variable("PRISM_LEAF_KERNELS", env.leaf_kernels, [](const std::string& s) { (void)parse_leaf_kernels(s); });
   double flops = 0, bandwidth = 0;
   auto positive = [](const std::string& s) {
-    const double v = double(parse_size(s));
+    const double v = parse_rate(s);
     if (!(v > 0)) throw error("must be > 0, got '" + s + "'");
     return v;
   };
