@@ -258,3 +258,15 @@ TEST_CASE("a description's values print so that they parse back to the same doub
   CHECK(back.value(machine_key::dropin_efficiency) == 1.0 / 3.0);
   CHECK(back.value(machine_key::stream_bytes) == 0.30000000000000004 * 1e6);
 }
+
+TEST_CASE("a first-use set with a value that is no positive number is not read, so it is measured again") {
+  const std::string path = "/tmp/prism-test-wisdom-bad-" + std::to_string(getpid());
+  for (const char* bad : {"banana", "inf", "-5", "0", ""}) {
+    std::ofstream(path) << "version: 1\ncpu: cpu A\nstream_bytes: " << bad << "\nstream_dot_bytes: 4096\n";
+    INFO("stream_bytes: '", bad, "'");
+    CHECK(detail::wisdom(path, "cpu A").all().empty());
+  }
+  std::ofstream(path) << "version: 1\ncpu: cpu A\nstream_bytes: 8192\nstream_dot_bytes: 4096\n";
+  CHECK(detail::wisdom(path, "cpu A").find("stream_bytes") == std::optional<std::string>("8192"));
+  std::remove(path.c_str());
+}

@@ -106,6 +106,14 @@ wisdom::wisdom(std::string path, std::string cpu) : path_(std::move(path)), cpu_
     else if (key == "version") this_version = value == format_version;
     else read[key] = value;
   }
+  // A machine key's value that is not a positive finite number (a file edited by hand, or
+  // damaged) makes the whole set unread: it is measured again and rewritten.
+  for (machine_key k : all_machine_keys)
+    if (const auto it = read.find(to_string(k)); it != read.end()) {
+      char* end = nullptr;
+      const double x = std::strtod(it->second.c_str(), &end);
+      if (end == it->second.c_str() || *end != '\0' || !(x > 0) || !std::isfinite(x)) return;
+    }
   if (this_cpu && this_version) values_ = std::move(read);
 }
 

@@ -46,7 +46,8 @@ class wisdom {
   static wisdom& process();
 
   /// A set kept in `path` for CPU `cpu` (tests; "" keeps it in memory only). Reads the file
-  /// when it exists and is this CPU's and this format's; anything else is ignored.
+  /// when it exists and is this CPU's and this format's, with every machine key's value a
+  /// positive number; anything else is ignored (and rewritten by the next keep).
   wisdom(std::string path, std::string cpu);
 
   /// The value kept for `key`, if any.
