@@ -129,6 +129,17 @@ std::shared_ptr<const layout> finish(const std::shared_ptr<const MPI_Comm>& own,
   return l;
 }
 
+// A plan or scheme (`what`) this rank cannot lay out (`local` says why): the others hear of
+// it in the agreement they reach in finish() (an invalid_argument naming this rank), and
+// this rank throws plan_error saying why.
+[[noreturn]] void refuse(MPI_Comm own, const char* what, const std::string& local) {
+  try {
+    mpi::agree(own, "prism::dist::layout", {{what, 0, 0}}, local);
+  } catch (const invalid_argument&) {
+  }
+  throw plan_error(local.rfind("prism plan: ", 0) == 0 ? local.substr(12) : local);
+}
+
 // Rank 0's plan of p (its text and the planner's report); false with the error's text.
 bool plan_on_root(const problem& p, const context& ctx, std::string& text, std::string& report) {
   std::ostringstream why;
@@ -234,11 +245,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   } catch (const plan_error& e) {  // this rank cannot build it: every rank hears why
     local = e.what();
   }
-  try {  // the others hear of it (an invalid_argument naming this rank) ...
-    mpi::agree(*cache.own, "prism::dist::layout", {{"scheme", 0, 0}}, local);
-  } catch (const invalid_argument&) {
-  }
-  throw plan_error(local);  // ... and this rank why
+  refuse(*cache.own, "scheme", local);
 }
 
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const context& ctx) {
@@ -252,11 +259,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const c
     local = e.what();
   }
   if (local.empty()) return finish(cache.own, std::move(*m), "", ctx);
-  try {  // the others hear of it (an invalid_argument naming this rank) ...
-    mpi::agree(*cache.own, "prism::dist::layout", {{"plan", 0, 0}}, local);
-  } catch (const invalid_argument&) {
-  }
-  throw plan_error(local.rfind("prism plan: ", 0) == 0 ? local.substr(12) : local);  // ... and this rank why
+  refuse(*cache.own, "plan", local);
 }
 
 namespace {

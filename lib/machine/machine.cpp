@@ -276,18 +276,9 @@ std::string machine_description::to_string() const {
        << (c.pus_sharing == 1 ? "" : "s");
   os << "\n";
   for (machine_key k : all_machine_keys) {
-    // 12 digits, or 17 where 12 would not read back as the same double (e.g. 1/3).
-    std::ostringstream v;
-    v.precision(12);
-    v << value(k);
-    if (std::strtod(v.str().c_str(), nullptr) != value(k)) {
-      v.str("");
-      v.precision(17);
-      v << value(k);
-    }
     const std::string from = origin(k);
     // A first-use value reads back as measured (it was, on this machine), the comment says how.
-    os << prism::to_string(k) << ": " << v.str() << (from == "model" ? " model" : " measured")
+    os << prism::to_string(k) << ": " << detail::value_text(value(k)) << (from == "model" ? " model" : " measured")
        << (from == "first use" ? "  # at first use (" + detail::wisdom::process().path() + ")" : std::string()) << "\n";
   }
   return os.str();

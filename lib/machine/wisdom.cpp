@@ -109,11 +109,7 @@ wisdom::wisdom(std::string path, std::string cpu) : path_(std::move(path)), cpu_
   // A machine key's value that is not a positive finite number (a file edited by hand, or
   // damaged) makes the whole set unread: it is measured again and rewritten.
   for (machine_key k : all_machine_keys)
-    if (const auto it = read.find(to_string(k)); it != read.end()) {
-      char* end = nullptr;
-      const double x = std::strtod(it->second.c_str(), &end);
-      if (end == it->second.c_str() || *end != '\0' || !(x > 0) || !std::isfinite(x)) return;
-    }
+    if (const auto it = read.find(to_string(k)); it != read.end() && !positive_value(it->second)) return;
   if (this_cpu && this_version) values_ = std::move(read);
 }
 
@@ -207,15 +203,26 @@ void load_first_use() {
   std::call_once(first_use_loaded, [] {
     const wisdom& w = wisdom::process();
     for (machine_key k : all_machine_keys)
-      if (const auto v = w.find(to_string(k))) {
-        char* end = nullptr;
-        const double x = std::strtod(v->c_str(), &end);
-        if (end != v->c_str() && *end == '\0' && x > 0 && std::isfinite(x)) first_use_table[std::size_t(k)].store(x);
-      }
+      if (const auto v = w.find(to_string(k)))
+        if (const auto x = positive_value(*v)) first_use_table[std::size_t(k)].store(*x);
   });
 }
 
 }  // namespace
+
+std::string value_text(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.12g", v);
+  if (std::strtod(text, nullptr) != v) std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+std::optional<double> positive_value(const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(x > 0) || !std::isfinite(x)) return std::nullopt;
+  return x;
+}
 
 double first_use_value(machine_key k) noexcept {
   try {
@@ -232,10 +239,7 @@ bool keep_first_use_values(const std::map<machine_key, double>& values, const st
   for (const auto& [k, v] : values) {
     if (!(v > 0)) continue;
     first_use_table[std::size_t(k)].store(v, std::memory_order_relaxed);
-    char text[64];
-    std::snprintf(text, sizeof text, "%.12g", v);
-    if (std::strtod(text, nullptr) != v) std::snprintf(text, sizeof text, "%.17g", v);  // reads back the same
-    pairs[to_string(k)] = text;
+    pairs[to_string(k)] = value_text(v);
   }
   return wisdom::process().keep(pairs);
 }

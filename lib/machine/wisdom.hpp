@@ -78,6 +78,13 @@ class wisdom {
   std::map<std::string, std::string> values_;
 };
 
+/// A machine value as text that reads back as the same double: 12 significant digits, or 17
+/// where 12 would not (e.g. 1/3: 0.33333333333333331).
+std::string value_text(double v);
+
+/// A machine value read from text: a positive finite number that is all of the text, or none.
+std::optional<double> positive_value(const std::string& text);
+
 /// The first-use value of machine key k in the process's set (0 when none): read lock-free
 /// after the first call, for the machine description's value().
 double first_use_value(machine_key k) noexcept;

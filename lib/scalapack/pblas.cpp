@@ -182,16 +182,19 @@ void print_scaled(const grid& g, const std::string& head, const call_start& t0) 
                  (long long)(mpi::control_traffic().bytes - t0.control), "alpha = 0 or k = 0: C = beta C, no messages");
 }
 
+void end_without_backend(const grid& g, const std::string& routine, const std::string& why) {
+  std::fprintf(stderr, "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it to; "
+               "ending the job (MPI_Abort)\n", routine.c_str(), why.c_str(), symbol_of(routine).c_str());
+  MPI_Abort(g.comm, 1);
+  std::abort();  // (MPI_Abort does not return)
+}
+
 bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, route chosen, void* real,
                       const forward_fn& forward, const std::string& head) {
   const bool replicated = dc.e[RSRC_] < 0 || dc.e[CSRC_] < 0;
   if (!replicated && (chosen != route::backend || real == nullptr)) return false;
   const char* why = replicated ? "a replicated C (RSRC or CSRC = -1)" : "PRISM_SCALAPACK_ROUTE=backend";
-  if (real == nullptr) {
-    std::fprintf(stderr, "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it "
-                 "to; ending the job (MPI_Abort)\n", routine.c_str(), why, symbol_of(routine).c_str());
-    MPI_Abort(g.comm, 1);
-  }
+  if (real == nullptr) end_without_backend(g, routine, why);
   forward(real);
   if (g.me == 0 && stats_on())
     std::fprintf(stderr, "prism-scalapack: route=backend %s reason=\"alpha = 0 or k = 0; %s\"\n", head.c_str(), why);

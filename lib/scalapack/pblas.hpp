@@ -144,6 +144,10 @@ ranks::operand_layout operand_of(const descriptor& D, std::int64_t rows, std::in
 /// process 0; `head` names the routine and its arguments.
 void print_scaled(const grid& g, const std::string& head, const call_start& t0);
 
+/// Ends the job (MPI_Abort over the grid, one line naming `why`): prism cannot run this
+/// call and there is no real routine to forward it to.
+[[noreturn]] void end_without_backend(const grid& g, const std::string& routine, const std::string& why);
+
 /// The alpha = 0 or k = 0 call (C = beta C) where prism would not take the call: a
 /// replicated C (RSRC or CSRC = -1) or PRISM_SCALAPACK_ROUTE=backend (with a backend). It
 /// goes to the real routine (PRISM_STATS: a route=backend line), or, a replicated C with no

@@ -298,11 +298,7 @@ void route_call(const call_names& names, const problem& pr, const ranks::caller_
   const auto f = prepare(pr, L, lld, g, chosen, real != nullptr, ctx, names.verbose);
   run_result res;
   if (!f->use_prism && real == nullptr) {  // e.g. a replicated operand, which prism does not run
-    std::fprintf(stderr,
-                 "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it "
-                 "to; ending the job (MPI_Abort)\n",
-                 names.routine.c_str(), f->from->reason.c_str(), symbol_of(names.routine).c_str());
-    MPI_Abort(g.comm, 1);
+    end_without_backend(g, names.routine, f->from->reason);
   } else if (!f->use_prism) {
     forward(real);
   } else {
