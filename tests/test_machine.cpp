@@ -213,7 +213,8 @@ TEST_CASE("a machine file from this CPU gives its measured values; a bad one one
     err = stderr_of([&] {
       const machine_description m = from_file(path);
       CHECK_FALSE(m.measured(machine_key::stream_bytes));
-      CHECK(m.source() == "model");
+      CHECK(m.source() == "model (machine file " + path + " ignored)");
+      CHECK(m.summary().rfind("machine: model (machine file " + path + " ignored);", 0) == 0);
     });
     INFO(path, ": ", err);
     CHECK(lines(err) == 1);

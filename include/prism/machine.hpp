@@ -132,7 +132,8 @@ class machine_description {
   const std::string& simd() const { return simd_; }
   /// Bits of one SIMD register of that target (512, 256, 128, 64 for scalar).
   int simd_bits() const { return simd_bits_; }
-  /// Where the description came from: "model", "file PATH" or "example NAME (PATH)".
+  /// Where the description came from: "model", "file PATH", "example NAME (PATH)" or "model
+  /// (machine file PATH ignored)" (another CPU's or kernels', unreadable or malformed).
   const std::string& source() const { return source_; }
   /// The example machine's name, when this is one (else "").
   const std::string& example() const { return example_; }

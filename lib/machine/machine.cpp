@@ -390,6 +390,12 @@ machine_description machine_description::from_env() {
   first_use.first_use_ = env.first_use.get();
   if (path.empty()) return first_use;
   const char* instead = "the first-use values or the model's are used";
+  // An ignored file is named where the description says where it came from (its one
+  // warning line says why).
+  const auto ignored = [&] {
+    first_use.source_ = "model (machine file " + path + " ignored)";
+    return first_use;
+  };
   if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
     struct stat st{};
     if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return first_use;
@@ -400,7 +406,7 @@ machine_description machine_description::from_env() {
     if (file.cpu_ != here.cpu_) {
       std::fprintf(stderr, "prism: %smachine file %s was written on another CPU (%s, this is %s); %s\n",
                    named ? "PRISM_MACHINE: " : "", path.c_str(), file.cpu_.c_str(), here.cpu_.c_str(), instead);
-      return first_use;
+      return ignored();
     }
     // Measured on other kernels (a `simd:` line other than this process's: PRISM_SIMD).
     std::ifstream again(path);
@@ -410,7 +416,7 @@ machine_description machine_description::from_env() {
       std::fprintf(stderr, "prism: %smachine file %s was measured with %s %d kernels, this process runs %s %d; %s\n",
                    named ? "PRISM_MACHINE: " : "", path.c_str(), file.simd_.c_str(), file.simd_bits_, here.simd_.c_str(),
                    here.simd_bits_, instead);
-      return first_use;
+      return ignored();
     }
     here.measured_ = file.measured_;
     here.source_ = file.source_;
@@ -420,7 +426,7 @@ machine_description machine_description::from_env() {
     for (char& c : why)  // a binary file's bytes are not echoed to the terminal
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     std::fprintf(stderr, "prism: %smachine file ignored: %s; %s\n", named ? "PRISM_MACHINE: " : "", why.c_str(), instead);
-    return first_use;
+    return ignored();
   }
 }
 
