@@ -218,6 +218,32 @@ TEST_CASE("the library's duplicate of a communicator is freed with its last layo
   CHECK(live_dups.size() == before);  // the last layout gone: the duplicate freed
 }
 
+TEST_CASE("a duplicate whose last layout goes on a worker thread is freed on the main thread") {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  const bool any_thread = level == MPI_THREAD_MULTIPLE;  // (mpi_doctest asks for FUNNELED)
+  const problem p{scalar_type::d, 'N', 'N', 23, 19, 17};
+  dist::layout::make(MPI_COMM_WORLD, p, one_thread());  // (so that the call below makes no duplicate)
+  MPI_Comm comm = MPI_COMM_NULL;
+  REQUIRE(PMPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS);  // the user's, uncounted
+  auto L = dist::layout::make(comm, p, one_thread());
+  const MPI_Comm dup = live_dups.back();
+  auto A = std::make_unique<dist::matrix<double>>(L, operand::a);
+  PMPI_Comm_free(&comm);  // the cache lets go; L and A hold the duplicate
+  const int off_main = frees_off_main;
+  std::thread([held = std::move(L), a = std::move(A)]() mutable {
+    a.reset();
+    held.reset();  // the last holder: not freed here unless this thread may call MPI
+  }).join();
+  CHECK(frees_off_main == off_main + (any_thread ? 1 : 0));
+  CHECK((std::find(live_dups.begin(), live_dups.end(), dup) != live_dups.end()) == !any_thread);
+  const std::size_t live = live_dups.size();
+  dist::layout::make(MPI_COMM_WORLD, p, one_thread());  // the main thread's next call frees it
+  CHECK(frees_off_main == off_main + (any_thread ? 1 : 0));
+  CHECK(live_dups.size() == live - (any_thread ? 0 : 1));
+  CHECK(std::find(live_dups.begin(), live_dups.end(), dup) == live_dups.end());
+}
+
 TEST_CASE("hand-written 3-part and 7-part rank plans run") {
   const plan three = plan::parse(
       "prism-plan 2\nproblem z NC 30 20 61\nthreads 1\nranks 3\n"

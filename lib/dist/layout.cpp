@@ -41,14 +41,56 @@ struct comm_cache {
   prism::detail::lru_cache<std::string, std::shared_ptr<const layout>> layouts{layout_cache_size};
 };
 
+// Duplicates whose last holder went on a thread that may not call MPI, freed by free_orphans().
+std::mutex orphans_lock;
+std::vector<MPI_Comm> orphans;
+
+}  // namespace
+
+void detail::free_orphans() {
+  std::vector<MPI_Comm> now;
+  {
+    const std::lock_guard<std::mutex> hold(orphans_lock);
+    now.swap(orphans);
+  }
+  for (MPI_Comm& c : now) MPI_Comm_free(&c);
+}
+
+namespace {
+
+// At MPI_Finalize (its first step deletes MPI_COMM_SELF's attributes): the orphans left.
+int free_orphans_at_finalize(MPI_Comm, int, void*, void*) {
+  detail::free_orphans();
+  return MPI_SUCCESS;
+}
+
 // A new duplicate of comm that frees itself with its last holder (not after MPI_Finalize).
+// MPI_Comm_free runs only where MPI may be called: on any thread under MPI_THREAD_MULTIPLE,
+// else on the main thread; a matrix dropped on a worker thread leaves its duplicate to
+// detail::free_orphans.
 std::shared_ptr<const MPI_Comm> duplicate(MPI_Comm comm) {
+  static const bool at_finalize = [] {  // (made on the thread that duplicates: it may call MPI)
+    int keyval = MPI_KEYVAL_INVALID;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_orphans_at_finalize, &keyval, nullptr), "MPI_Comm_create_keyval");
+    check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr), "MPI_Comm_set_attr");
+    return true;
+  }();
+  (void)at_finalize;
   auto own = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
   check_mpi(MPI_Comm_dup(comm, own.get()), "MPI_Comm_dup");
   return {own.release(), [](const MPI_Comm* c) {
-            int finalized = 0;
+            int finalized = 0, level = MPI_THREAD_SINGLE, main_thread = 0;
             MPI_Finalized(&finalized);
-            if (!finalized) MPI_Comm_free(const_cast<MPI_Comm*>(c));
+            if (!finalized) {
+              MPI_Query_thread(&level);
+              MPI_Is_thread_main(&main_thread);
+              if (level == MPI_THREAD_MULTIPLE || main_thread) {
+                MPI_Comm_free(const_cast<MPI_Comm*>(c));
+              } else {
+                const std::lock_guard<std::mutex> hold(orphans_lock);
+                orphans.push_back(*c);
+              }
+            }
             delete c;
           }};
 }
@@ -76,6 +118,7 @@ comm_cache* existing_cache(MPI_Comm comm) {
 
 comm_cache& cache_of(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw invalid_argument("prism::dist::layout::make", "comm", 1, "is MPI_COMM_NULL");
+  detail::free_orphans();
   const int keyval = cache_key();
   if (comm_cache* c = existing_cache(comm)) return *c;
   auto c = std::make_unique<comm_cache>();

@@ -31,6 +31,10 @@ struct layout_access {
   static MPI_Comm library_comm(MPI_Comm comm);
 };
 
+/// Frees the library's duplicates whose last holder went on a thread that may not call MPI
+/// (MPI_THREAD_FUNNELED or SERIALIZED, not the main thread); called where MPI may be called.
+void free_orphans();
+
 /// A gemm, syrk or herk call (`values`: how many arguments it agrees) where this rank's
 /// matrices have no layout: throws invalid_argument on every rank of comm, through the
 /// call's agreement over the library's duplicate of comm, which the other ranks reach in

@@ -18,7 +18,13 @@ extern "C" int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* out) {
   return rc;
 }
 
+/// MPI_Comm_free calls made on a thread other than the main one.
+static int frees_off_main = 0;
+
 extern "C" int MPI_Comm_free(MPI_Comm* comm) {
+  int main_thread = 0;
+  PMPI_Is_thread_main(&main_thread);
+  frees_off_main += main_thread ? 0 : 1;
   live_dups.erase(std::remove(live_dups.begin(), live_dups.end(), *comm), live_dups.end());
   return PMPI_Comm_free(comm);
 }
