@@ -9,6 +9,7 @@
 
 #include "runtime/runtime.hpp"
 #include "support/reference.hpp"
+#include "support/stderr_capture.hpp"
 
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
@@ -69,23 +70,6 @@ bool checked_call(int id, const context& ctx) {
   return check_bound(ref, m, n, k, C.data(), m).empty();
 }
 
-// What f writes on this process's stderr (file descriptor 2, so oneTBB's own warnings too).
-template <class F>
-std::string stderr_of(F&& f) {
-  std::fflush(stderr);
-  std::FILE* file = std::tmpfile();
-  const int saved = ::dup(2);
-  ::dup2(::fileno(file), 2);
-  f();
-  std::fflush(stderr);
-  ::dup2(saved, 2);
-  ::close(saved);
-  std::rewind(file);
-  std::string text;
-  for (int c; (c = std::fgetc(file)) != EOF;) text += char(c);
-  std::fclose(file);
-  return text;
-}
 
 context forced(int threads) {
   context c;
@@ -161,7 +145,7 @@ TEST_CASE("a thread budget above the core count runs without oneTBB's warning") 
   const int cores = oneapi::tbb::info::default_concurrency();
   const context ctx = forced(4 * cores);  // 8 on 2 cores
   std::atomic<int> failures{0};
-  const std::string err = stderr_of([&] {
+  const std::string err = test::stderr_of([&] {
     for (int i = 0; i < 4; ++i)
       if (!checked_call(i, ctx)) ++failures;
   });
@@ -175,7 +159,7 @@ TEST_CASE("a program's own tbb::global_control sets the limit prism's arena foll
   oneapi::tbb::global_control limit(oneapi::tbb::global_control::max_allowed_parallelism, std::size_t(above));
   const context ctx = forced(above);
   std::atomic<int> failures{0};
-  const std::string err = stderr_of([&] {
+  const std::string err = test::stderr_of([&] {
     for (int i = 0; i < 4; ++i)
       if (!checked_call(i, ctx)) ++failures;
   });

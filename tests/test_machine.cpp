@@ -9,6 +9,7 @@
 #include "leaf/kernels/streaming.hpp"
 #include "machine/wisdom.hpp"
 #include "support/machines.hpp"
+#include "support/stderr_capture.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -26,26 +27,6 @@ namespace {
 constexpr double model_rank_flops_per_thread = 50e9;
 constexpr double model_rank_bandwidth = 5e9;
 
-// Runs f with stderr going to a file, and returns what it wrote there.
-template <class F>
-std::string stderr_of(F&& f) {
-  std::fflush(stderr);
-  char path[] = "/tmp/prism-test-machine-XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  const int saved = dup(2);
-  dup2(fd, 2);
-  f();
-  std::fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  close(fd);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  unlink(path);
-  return text.str();
-}
 
 // machine_description::from_env() with PRISM_MACHINE set to `path`.
 machine_description from_file(const std::string& path) {
@@ -198,7 +179,7 @@ TEST_CASE("malformed text is refused with the line it is on") {
 TEST_CASE("a machine file from this CPU gives its measured values; a bad one one warning line and the model") {
   const std::string here = this_cpu();
   const std::string good = write_file("good", "cpu: " + here + "\nstream_bytes: 1234567 measured\nsmall_flops: 99 model\n");
-  std::string err = stderr_of([&] {
+  std::string err = test::stderr_of([&] {
     const machine_description m = from_file(good);
     CHECK(m.value(machine_key::stream_bytes) == 1234567);
     CHECK(m.measured(machine_key::stream_bytes));
@@ -210,7 +191,7 @@ TEST_CASE("a machine file from this CPU gives its measured values; a bad one one
   const std::string other = write_file("other", "cpu: SomeOtherVendor family 1 model 2: Not This CPU\nstream_bytes: 1234567 measured\n");
   const std::string malformed = write_file("malformed", "cpu: " + here + "\nstream_bytes 1234567\n");
   for (const std::string& path : {other, malformed, std::string("/nonexistent/prism/machine")}) {
-    err = stderr_of([&] {
+    err = test::stderr_of([&] {
       const machine_description m = from_file(path);
       CHECK_FALSE(m.measured(machine_key::stream_bytes));
       CHECK(m.source() == "model (machine file " + path + " ignored)");
