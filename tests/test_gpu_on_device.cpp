@@ -244,6 +244,19 @@ TEST_CASE("syrk and herk on device pointers: both triangles, every trans, k from
   }
 }
 
+TEST_CASE("alpha = 0 or k = 0 scales C's triangle on a device that holds C and little more") {
+  // 3 MiB: C (400 x 401 doubles, 1.28 MB) and A fit, a scratch block of C's size beside them
+  // would not (the temporaries take at most 1/16 of the device, 196,608 bytes).
+  const context c = on_devices(1, 3 * MiB);
+  unsigned seed = 900;
+  for (char uplo : {'U', 'L'}) {
+    rank_k_case<double>(c, false, uplo, 'T', 400, 100, seed++, 0.0, -0.5);                  // alpha = 0
+    rank_k_case<double>(c, false, uplo, 'N', 400, 0, seed++, 1.0, 0.0);                     // k = 0, beta = 0
+    rank_k_case<std::complex<double>>(c, true, uplo, 'N', 300, 0, seed++, {1, 0}, {2, 0});  // herk, k = 0
+    rank_k_case<std::complex<float>>(c, false, uplo, 'T', 257, 3, seed++, {0, 0}, {0.5f, -1});  // alpha = 0
+  }
+}
+
 TEST_CASE("beta = 0 on the device never reads C: NaN there is gone from the triangle, kept in the other") {
   const context c = on_devices(1, 64 * MiB);
   gpu::device& dev = device_of(c, 0);

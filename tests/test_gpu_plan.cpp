@@ -18,6 +18,7 @@
 #include "runtime/runtime.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"
+#include "support/stderr_capture.hpp"
 
 #include <cmath>
 #include <limits>
@@ -349,8 +350,13 @@ TEST_CASE("a device allocation that fails leaves the product to the host; a copy
     o.fail_allocation = fail_at;
     const context c = emulated(1, 1 * MiB, o);
     std::vector<double> C = C0;
-    gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.5, C.data(), m, c);
+    const std::string err = test::stderr_of([&] { gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.5, C.data(), m, c); });
     CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
+    // One line says so, naming the device once (its own error names it already).
+    INFO(err);
+    CHECK(err.rfind("prism: gpu: emulated device 0 (1.00 MiB): allocate(", 0) == 0);
+    CHECK(err.find("(1.00 MiB)", err.find("(1.00 MiB)") + 1) == std::string::npos);
+    CHECK(err.find("; its part of the product runs on the host\n") != std::string::npos);
   }
   for (long fail_at : {3L, 20L, 60L}) {  // a copy in, partway through
     CAPTURE(fail_at);

@@ -43,6 +43,13 @@ class torn_blocks final : public error {
   std::vector<std::string> blocks_;
 };
 
+// A device's failure as one line names the device once: e.g. "emulated device 0 (1.00 MiB):
+// allocate(243200): ..." as it is, "stopped: ..." after the device's name.
+std::string named(const gpu::device& dev, const std::string& what) {
+  const std::string name = dev.name();
+  return what.rfind(name + ":", 0) == 0 ? what : name + ": " + what;
+}
+
 // The failure a step reports when its parts failed (`failed`, one per part): any that is not
 // a torn block as it is (C's state then unknown), else every part's torn blocks together.
 void rethrow_failures(const std::vector<std::exception_ptr>& failed) {
@@ -191,14 +198,14 @@ void run_device(const executor<T>& ex, int index, c_frame<T> out, T beta) {
   try {
     o = gpu::run_schedule<T>(dev, s, A, B, C, ex.alpha(), beta, p.op == operation::herk, st);
   } catch (const gpu::device_error& e) {  // nothing of C touched yet
-    say_once("gpu: " + dev.name() + ": " + e.what() + "; its part of the product runs on the host");
+    say_once("gpu: " + named(dev, e.what()) + "; its part of the product runs on the host");
     for (const gpu::visit& v : s.visits) visit_on_host<T>(ex, v, out, beta, host);
     return;
   }
   if (o.ok) return;
   const bool torn_recomputable = o.torn >= 0 && beta == T(0) && s.visits[std::size_t(o.torn)].products.front().first &&
                                  !s.visits[std::size_t(o.torn)].load;
-  say_once("gpu: " + dev.name() + ": " + o.error + "; the blocks of C it had not written back run on the host");
+  say_once("gpu: " + named(dev, o.error) + "; the blocks of C it had not written back run on the host");
   for (std::size_t v = 0; v < s.visits.size(); ++v)
     if (!o.written[v] && (int(v) != o.torn || torn_recomputable)) visit_on_host<T>(ex, s.visits[v], out, beta, host);
   if (o.torn >= 0 && !torn_recomputable) {

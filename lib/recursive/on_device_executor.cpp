@@ -19,6 +19,7 @@
 #include "temporaries.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -235,20 +236,40 @@ void gemm_on_device(gpu::device& dev, char ta, char tb, std::int64_t m, std::int
   run_on_device<T>(plan_on_device(p, on_device_memory(ctx, &dev)), dev, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// C's uplo triangle = beta C's on the device (herk: the diagonal made real), in panels of w
+// columns: each diagonal w x w block by add_triangle (zeros added with beta), the rest of its
+// columns ('L': below it) or rows ('U': right of it) by geam in place (alpha 0 reads nothing,
+// beta 0 no C), with w the widest whose zeros and packed triangle fit `memory`. E.g. doubles in
+// 196,608 bytes: w = 127 (129,088 + 65,024 bytes; 128 would take 131,072 + 66,048 = 197,120).
+template <scalar T>
+void scale_triangle_on_device(gpu::device& dev, bool herm, char uplo, std::int64_t n, T beta, T* C, std::int64_t ldc,
+                              std::size_t memory) {
+  const auto scratch = [](std::int64_t w) { return temp_bytes(w, w, sizeof(T)) + packed_triangle_bytes(w, sizeof(T)); };
+  std::int64_t w = std::clamp<std::int64_t>(std::int64_t(std::sqrt(double(memory) / (1.5 * sizeof(T)))), 1, std::max<std::int64_t>(n, 1));
+  while (w > 1 && scratch(w) > memory) --w;
+  device_kit kit(dev, 1, scratch(w));
+  gpu::stream& s = *kit.streams[0];
+  T* zeros = static_cast<T*>(kit.workspace);
+  const T zero(0);
+  for (std::int64_t j = 0; j < n; j += w) {
+    const std::int64_t b = std::min(w, n - j), rest = n - j - b;
+    T* d = C + j + j * ldc;
+    dev.fill_zero(zeros, temp_bytes(w, w, sizeof(T)), s);  // (add_triangle overwrites them)
+    dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, b, zeros, w, &beta, d, ldc,
+                     static_cast<std::byte*>(kit.workspace) + temp_bytes(w, w, sizeof(T)));
+    if (rest == 0) continue;
+    T* r = uplo == 'L' ? d + b : d + b * ldc;
+    const std::int64_t rows = uplo == 'L' ? rest : b, cols = uplo == 'L' ? b : rest;
+    dev.geam(scalar_type_of<T>(), s, rows, cols, &zero, r, ldc, &beta, r, ldc, r, ldc);
+  }
+  dev.synchronize(s);
+}
+
 template <scalar T>
 void rank_k_on_device(gpu::device& dev, bool herm, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
                       const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc, const context& ctx) {
   if ((alpha == T(0) || k == 0) && beta == T(1)) return;
-  if (alpha == T(0) || k == 0) {  // C's triangle = beta C's: zeros added with beta (herk: the diagonal real)
-    const std::size_t block = temp_bytes(n, n, sizeof(T));
-    device_kit kit(dev, 1, block + packed_triangle_bytes(n, sizeof(T)));
-    gpu::stream& s = *kit.streams[0];
-    T* zeros = static_cast<T*>(kit.workspace);
-    dev.fill_zero(zeros, std::size_t(n) * std::size_t(n) * sizeof(T), s);
-    dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, n, zeros, n, &beta, C, ldc,
-                     static_cast<std::byte*>(kit.workspace) + block);
-    return dev.synchronize(s);
-  }
+  if (alpha == T(0) || k == 0) return scale_triangle_on_device<T>(dev, herm, uplo, n, beta, C, ldc, on_device_memory(ctx, &dev));
   const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, uplo, trans, n, k);
   run_on_device<T>(plan_on_device(p, on_device_memory(ctx, &dev)), dev, alpha, A, lda, A, lda, beta, C, ldc);
 }
