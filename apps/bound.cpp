@@ -268,8 +268,8 @@ int run_bound(const std::vector<std::string>& args) {
     seq_what = caches.empty() ? std::string() : std::string(1, 'L') + std::to_string(caches.back().level);
   }
   if (seq_s >= 3)
-    std::printf("sequential, one processor, fast memory %s = %s words: Theorem 1 (COSMA) %s words; its greedy "
-                "schedule (Corollary) %s; every word once (mk + kn + mn) %s\n",
+    std::printf("sequential, one processor, fast memory %s = %s words: lower bound (Smith et al.; every word once) "
+                "%s words; COSMA's greedy schedule (Theorem 1's Corollary) %s; every word once (mk + kn + mn) %s\n",
                 seq_what.c_str(), sci(seq_s).c_str(), sci(pb::sequential_io(m, n, k, seq_s)).c_str(),
                 sci(pb::sequential_greedy(m, n, k, seq_s)).c_str(), sci(pb::owned(m, n, k, 1)).c_str());
 

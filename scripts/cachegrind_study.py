@@ -13,7 +13,7 @@ OpenBLAS call on one thread) it runs build/bench/prism_cachegrind_driver under
 count to one call; the driver's CALLGRIND_START/STOP_INSTRUMENTATION around the multiply
 does, from cold caches) and reports D1 and LL misses (lines brought in, reads and writes)
 beside the prediction of prism/traffic.hpp for the same caches and the sequential lower
-bound 2mnk/sqrt(S) + mn (prism::bounds::sequential_io), in lines of the cache.
+bound max{mk + kn + mn, 2mnk/sqrt(S) - 2S} (prism::bounds::sequential_io), in lines of the cache.
 
 Caches: --D1 and --LL as valgrind takes them (bytes,ways,line); by default the topology's
 first and last levels (build/bench/prism_cachegrind_driver --caches; PRISM_TOPOLOGY

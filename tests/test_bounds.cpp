@@ -21,21 +21,39 @@ namespace {
 const double inf = unlimited;
 }
 
-TEST_CASE("sequential: COSMA Theorem 1 and its greedy schedule") {
-  // 1000^3, S = 10^4 words: 2 * 1e9 / 100 + 1000^2.
-  CHECK(sequential_io(1000, 1000, 1000, 1e4) == Approx(2.1e7));
-  // Unlimited memory: only the mn stores of C remain.
-  CHECK(sequential_io(1000, 1000, 1000, inf) == Approx(1e6));
-  // 64 x 64 x 2^19 with a 32 KiB L1 of doubles (4096 words): 2 * 2^31 / 64 + 4096.
+TEST_CASE("sequential: the lower bound and COSMA's greedy schedule") {
+  // 1000^3, S = 10^4 words: 2 * 1e9 / 100 - 2 * 10^4.
+  CHECK(sequential_io(1000, 1000, 1000, 1e4) == Approx(1.998e7));
+  // Unlimited memory: every word once.
+  CHECK(sequential_io(1000, 1000, 1000, inf) == Approx(3e6));
+  // 64 x 64 x 2^19 with a 32 KiB L1 of doubles (4096 words): every word once, 2 * 64 * 2^19 +
+  // 64^2, above 2 * 2^31 / 64 - 8192.
   CHECK(sequential_io(64, 64, 524288, 4096) == Approx(67112960));
+  // Never above what a schedule moves. Rows of A held: a block of a = (S - k - 1)/k rows of A
+  // stays while each column of B (k words) passes and the a elements of C below it are
+  // computed one by one and stored: mk + ceil(m/a) kn + mn. E.g. 1000 x 1000 x 64 with
+  // S = 6144: a = 94, 11 blocks: 64,000 + 704,000 + 10^6 = 1,768,000 (COSMA's Theorem 1,
+  // 2mnk/sqrt(S) + mn, says 2,632,990).
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{1000, 1000, 64}, {2000, 2000, 48}, {4096, 4096, 100}, {500, 3000, 20}})
+    for (double S : {6144.0, 16384.0, 131072.0}) {
+      const std::int64_t a = (std::int64_t(S) - k - 1) / k;
+      const double rows_held = double(m * k) + double((m + a - 1) / a) * double(k * n) + double(m * n);
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      CAPTURE(S);
+      CHECK(sequential_io(m, n, k, S) <= rows_held);
+      CHECK(sequential_io(m, n, k, S) <= sequential_greedy(m, n, k, S));
+    }
+  CHECK(sequential_io(1000, 1000, 64, 6144) == Approx(2 * 6.4e7 / std::sqrt(6144.0) - 2 * 6144));
 
   // Greedy, S = 10^4: blocks of 99 x 100 (99 * 100 + 99 + 1 = 10^4); 1000 is 11 blocks of
   // rows, 10 of columns: k (m * 10 + n * 11) + mn = 1000 * 21000 + 1e6.
   CHECK(sequential_greedy(1000, 1000, 1000, 1e4) == Approx(2.2e7));
   // S = 256^2 + 256 + 1: 256 x 256 blocks divide 1024 exactly: 1024 (1024 * 4 + 1024 * 4) + 2^20,
-  // 0.17% above Theorem 1's 2^31/sqrt(65793) + 2^20 = 9420784.
+  // 14.5% above the bound's 2^31/sqrt(65793) - 2 * 65793 = 8240622.
   CHECK(sequential_greedy(1024, 1024, 1024, 65793) == Approx(9437184));
-  CHECK(sequential_io(1024, 1024, 1024, 65793) == Approx(9420784.2));
+  CHECK(sequential_io(1024, 1024, 1024, 65793) == Approx(8240622.2));
   // S = 3: 1 x 1 blocks, every multiply-add loads its two operands: 2mnk + mn for 2 x 3 x 4.
   CHECK(sequential_greedy(2, 3, 4, 3) == Approx(54));
   // C fits (S >= mn + m + 1): every word once, mk + kn + mn.
@@ -240,10 +258,10 @@ TEST_CASE("CARMA II-B lower bounds with their constants, at the thresholds") {
 }
 
 TEST_CASE("Elango's vertical bound per cache, horizontal per domain and rank, machine balance") {
-  // 1000^3, 2 caches of 4096 words: (2e9/64 + 1e6)/2 - 4096.
-  CHECK(vertical_io(1000, 1000, 1000, 4096, 2) == Approx(16120904));
-  // One cache: Theorem 1 less the S words it may start with.
-  CHECK(vertical_io(1000, 1000, 1000, 1e4, 1) == Approx(2.1e7 - 1e4));
+  // 1000^3, 2 caches of 4096 words: 2e9/(2 * 64) - 2 * 4096.
+  CHECK(vertical_io(1000, 1000, 1000, 4096, 2) == Approx(15616808));
+  // One cache: the sequential bound.
+  CHECK(vertical_io(1000, 1000, 1000, 1e4, 1) == Approx(sequential_io(1000, 1000, 1000, 1e4)));
   // A cache that holds everything still loads every word once: mk + kn + mn.
   CHECK(vertical_io(2, 2, 2, 1e6, 1) == Approx(12));
   CHECK(vertical_io(1000, 1000, 1000, 1e6, 2) == Approx(1.5e6));
@@ -256,11 +274,11 @@ TEST_CASE("Elango's vertical bound per cache, horizontal per domain and rank, ma
   CHECK(levels[0].kind == movement::vertical);
   CHECK(levels[0].units == 2);
   CHECK(levels[0].unit_words == Approx(1048576));
-  // 16 L3 in all (2 per rank): (2 * 2^33/1024 + 2^22)/16 - 2^20 = 262144, below every word
-  // once over 16 caches, 3 * 2^22/16 = 786432.
+  // 16 L3 in all (2 per rank): 2 * 2^33/(16 * 1024) - 2^21 < 0, below every word once over
+  // 16 caches, 3 * 2^22/16 = 786432.
   CHECK(levels[0].words == Approx(786432));
-  // With one rank: 2 caches, (2^24 + 2^22)/2 - 2^20 = 9437184 > 3 * 2^22/2.
-  CHECK(level_bounds(t, 2048, 2048, 2048, 1, inf, 8)[0].words == Approx(9437184));
+  // With one rank: 2 caches, 2^34/(2 * 1024) - 2^21 = 6291456 = 3 * 2^22/2.
+  CHECK(level_bounds(t, 2048, 2048, 2048, 1, inf, 8)[0].words == Approx(6291456));
   CHECK(levels[1].name == "numa");
   CHECK(levels[1].kind == movement::horizontal);
   CHECK(levels[1].units == 2);

@@ -39,9 +39,10 @@ inline constexpr double unlimited = std::numeric_limits<double>::infinity();
 
 // ---- sequential: one processor, fast memory of S words, A, B, C start in slow memory ----
 
-/// COSMA Thm 1: any schedule moves >= 2mnk/sqrt(S) + mn words (loads plus the stores of C);
-/// assumes mnk multiply-adds (no Strassen), S > 0. E.g. 1000^3, S = 10^4: 2e9/100 + 1e6 = 2.1e7.
-/// For S near mn or above it falls below mk + kn + mn (every word once): take the larger.
+/// Any schedule moves >= max{mk + kn + mn, 2mnk/sqrt(S) - 2S} words (loads plus the stores of
+/// C): every word once, and Smith, Lowery, Langou and van de Geijn's bound (arXiv:1702.02017;
+/// COSMA's Theorem 1, 2mnk/sqrt(S) + mn, fails for k below about 2 sqrt(S): bounds.cpp);
+/// assumes mnk multiply-adds (no Strassen), S > 0. E.g. 1000^3, S = 10^4: 2e9/100 - 2e4 = 1.998e7.
 double sequential_io(std::int64_t m, std::int64_t n, std::int64_t k, double S);
 
 /// COSMA Thm 1 Corollary (Eq. 26-28, Listing 1): words the best feasible greedy schedule moves,
@@ -184,9 +185,9 @@ struct level_bound {
 };
 
 /// Elango Thm 6 for matmul: the busiest of `units` caches of S = `cache_words` each, sharing
-/// mnk multiply-adds, moves >= max{(2mnk/sqrt(S) + mn)/units - S, (mk + kn + mn)/units}
-/// (COSMA's intensity sqrt(S)/2 in place of |V|/U(C,2S); every word crosses once).
-/// E.g. 1000^3, 2 caches of 4096 words: (3.125e7 + 1e6)/2 - 4096 = 1.6121e7.
+/// mnk multiply-adds, moves >= max{2mnk/(units sqrt(S)) - 2S, (mk + kn + mn)/units}
+/// (sequential_io's bound on the busiest cache's share of the work; every word crosses once).
+/// E.g. 1000^3, 2 caches of 4096 words: 3.125e7/2 - 8192 = 15616808.
 double vertical_io(std::int64_t m, std::int64_t n, std::int64_t k, double cache_words, std::int64_t units);
 
 /// The levels of `t` for m x n x k split over `ranks` ranks (each rank on a machine like t,

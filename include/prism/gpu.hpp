@@ -37,9 +37,9 @@ struct gpu_part {
 /// The device parts of plan p, in plan order; empty for a plan without GPUs. `reads_c`: the
 /// call's beta is not 0 (C blocks cross the link both ways). The bound of a part with
 /// memory S (elements) is the red-blue bound with the device memory as the fast memory:
-/// 2 m n k / sqrt(S) + m n (COSMA Theorem 1; every element once when that is more), and for
-/// a triangle n^2 k / sqrt(2 S) + n(n+1)/2 (Beaumont et al., SPAA 2022); plus the C block
-/// read when reads_c. Rates for `seconds` come from ctx's machine description.
+/// bounds::sequential_io (every element once, or 2 m n k / sqrt(S) - 2S), and for a triangle
+/// the larger of n k + n(n+1)/2 and n^2 k / sqrt(2 S) (Beaumont et al., SPAA 2022); plus the
+/// C block read when reads_c. Rates for `seconds` come from ctx's machine description.
 std::vector<gpu_part> predict_gpu(const plan& p, bool reads_c, const context& ctx = default_context());
 
 /// One line: this process's GPUs (PRISM_GPU=off, emulate:N:SIZE, or the CUDA devices found

@@ -44,6 +44,12 @@ void check_sizes(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p)
   if (p < 1) throw error("prism::bounds: the number of processors must be >= 1");
 }
 
+// q - owned, floored at 0, and 0 where the two agree to rounding: at p = 1 a cube's
+// 3 (mnk)^(2/3) equals mk + kn + mn exactly, and cbrt's last bit would read as 1e-14 words.
+double above_owned(double q, double owned_words) {
+  return q - owned_words > 1e-12 * std::max(q, owned_words) ? q - owned_words : 0.0;
+}
+
 // parallel_io on real-valued work: V multiply-adds per processor, S words each.
 double cosma_q(double V, double S) {
   if (V <= 0) return 0;
@@ -56,12 +62,20 @@ double cosma_q(double V, double S) {
 
 // ---- sequential ----
 
-// 2mnk/sqrt(S) + mn. E.g. 1000^3 with S = 10^4: 2e9/100 + 1e6 = 2.1e7 words; with S
-// unlimited only the stores of C remain, 1e6.
+// max{mk + kn + mn, 2mnk/sqrt(S) - 2S}. The first: every element of A and B is read, and of
+// C written, at least once. The second is Smith, Lowery, Langou and van de Geijn's bound on
+// the reads of C := AB + C (arXiv:1702.02017, quoted in COSMA's Section 5); a schedule of
+// C := AB that read each element of C before its first update would be one of those, so its
+// reads plus mn reach the bound, and its writes of C are mn or more. COSMA's Theorem 1,
+// 2mnk/sqrt(S) + mn, is not a bound for k below about 2 sqrt(S): with a block of S/k rows of
+// A held while B streams past it, 1000 x 1000 x 64 with S = 6144 moves 64,000 + 11 x 64,000
+// + 10^6 = 1,768,000 words, against its 2,632,990. E.g. 1000^3 with S = 10^4: 2e9/100 - 2e4
+// = 1.998e7 words; with S unlimited every word once, 3e6.
 double sequential_io(std::int64_t m, std::int64_t n, std::int64_t k, double S) {
   check_sizes(m, n, k, 1);
   if (!(S > 0)) throw error("prism::bounds::sequential_io: S must be > 0");
-  return 2 * dbl(m) * dbl(n) * dbl(k) / std::sqrt(S) + dbl(m) * dbl(n);
+  const double once = owned(m, n, k, 1);
+  return std::isinf(S) ? once : std::max(once, 2 * dbl(m) * dbl(n) * dbl(k) / std::sqrt(S) - 2 * S);
 }
 
 // COSMA's Listing 1 with the Corollary's block: C in a x b blocks, each block's partial sums
@@ -117,7 +131,7 @@ double owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p) {
 // Q = 3 (2^31)^(2/3) = 4.99e6 < owned = 1.68e7, so 0: a layout can already give each rank
 // all it needs (cut k).
 double parallel_io_minus_owned(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t p, double S) {
-  return std::max(0.0, parallel_io(m, n, k, p, S) - owned(m, n, k, p));
+  return above_owned(parallel_io(m, n, k, p, S), owned(m, n, k, p));
 }
 
 // ---- CARMA ----
@@ -233,7 +247,7 @@ double memory_independent_minus_owned(std::int64_t m, std::int64_t n, std::int64
       break;
     }
   }
-  return std::max(0.0, q - owned(m, n, k, p));
+  return above_owned(q, owned(m, n, k, p));
 }
 
 // SYRK, C = A A^T with C n x n symmetric and A n x k. The derivation is docs/data-movement.md's
@@ -302,7 +316,7 @@ double syrk_owned(std::int64_t n, std::int64_t k, std::int64_t p) {
 }
 
 double syrk_parallel_io_minus_owned(std::int64_t n, std::int64_t k, std::int64_t p) {
-  return std::max(0.0, syrk_parallel_io(n, k, p) - syrk_owned(n, k, p));
+  return above_owned(syrk_parallel_io(n, k, p), syrk_owned(n, k, p));
 }
 
 // ---- decompositions ----
@@ -409,35 +423,35 @@ std::vector<decomposition_cost> modelled_costs(std::int64_t m, std::int64_t n, s
 // ---- levels ----
 
 namespace {
-// vertical_io on real-valued work: mnk and mn of the whole run, `once` = mk + kn + mn.
-double vertical_words(double mnk, double mn, double once, double S, double units) {
-  return std::max(0.0, std::max((2 * mnk / std::sqrt(S) + mn) / units - S, once / units));
+// vertical_io on real-valued work: mnk of the whole run, `once` = mk + kn + mn.
+double vertical_words(double mnk, double once, double S, double units) {
+  return std::max(0.0, std::max(2 * mnk / (units * std::sqrt(S)) - 2 * S, once / units));
 }
 }  // namespace
 
-// Why: the caches of one level jointly load every operand of every multiply-add; COSMA's
-// Lemma 6 caps what a cache of S words gets from each word loaded at sqrt(S)/2 multiply-adds,
-// so all of them together move >= 2mnk/sqrt(S) + mn (the stores of C included) minus what
-// they may hold before they start (S each: Elango's "-1" partition); and every word of A, B
-// and C crosses the level at least once (mk + kn + mn in all), which wins for caches large
-// against the shape. The busiest instance moves at least the mean. E.g. 1000^3, 2 caches of
-// 4096 words: (2e9/64 + 1e6)/2 - 4096 = 16120904; with 10^6 words each, 3e6/2 = 1.5e6.
+// Why: a cache of S words that does V of the multiply-adds moves at least 2V/sqrt(S) - 2S
+// words (sequential_io's second term: its argument counts multiply-adds per S words moved,
+// whichever they are; a partial sum of C carried in or out is a word moved), so the busiest
+// of `units` caches, doing mnk/units or more, moves at least that with V = mnk/units; and
+// every word of A, B and C crosses the level at least once (mk + kn + mn in all, the busiest
+// at least the mean), which wins for caches large against the shape. E.g. 1000^3, 2 caches
+// of 4096 words: 2e9/(2 x 64) - 8192 = 15616808; with 10^6 words each, 3e6/2 = 1.5e6.
 double vertical_io(std::int64_t m, std::int64_t n, std::int64_t k, double cache_words, std::int64_t units) {
   check_sizes(m, n, k, std::max<std::int64_t>(units, 1));
   if (units < 1) throw error("prism::bounds::vertical_io: units must be >= 1");
   if (!(cache_words > 0)) throw error("prism::bounds::vertical_io: cache_words must be > 0");
-  return vertical_words(dbl(m) * dbl(n) * dbl(k), dbl(m) * dbl(n), owned(m, n, k, 1), cache_words, dbl(units));
+  return vertical_words(dbl(m) * dbl(n) * dbl(k), owned(m, n, k, 1), cache_words, dbl(units));
 }
 
 // E.g. two cores, each with a 32 KiB L1d and a 1 MiB L2, sharing a 32 MiB L3, one NUMA domain;
-// 2048^3 in doubles, one rank: L1 4096 words, 2 caches: (2 * 2^33/64 + 2^22)/2 - 4096 =
-// 1.363e8; L2 131072 words: 2.569e7; L3 4194304 words, one cache: 2^34/2048 + 2^22 - 2^22 =
-// 8388608, below every word once, 3 * 2^22 = 12582912, so the latter.
+// 2048^3 in doubles, one rank: L1 4096 words, 2 caches: 2 * 2^33/(2 * 64) - 8192 =
+// 134209536; L2 131072 words: 2.346e7; L3 4194304 words, one cache: 2^34/2048 - 2^23 = 0,
+// below every word once, 3 * 2^22 = 12582912, so the latter.
 std::vector<level_bound> level_bounds(const topology& t, std::int64_t m, std::int64_t n, std::int64_t k,
                                       std::int64_t ranks, double rank_words, std::size_t element_bytes) {
   check_sizes(m, n, k, ranks);
   if (element_bytes == 0) throw error("prism::bounds::level_bounds: element_bytes must be > 0");
-  const double mnk = dbl(m) * dbl(n) * dbl(k), mn = dbl(m) * dbl(n), eb = double(element_bytes);
+  const double mnk = dbl(m) * dbl(n) * dbl(k), eb = double(element_bytes);
   int pus = 0;
   for (const numa_domain& d : t.domains()) pus += int(d.pus.size());
   pus = std::max(pus, 1);
@@ -451,7 +465,7 @@ std::vector<level_bound> level_bounds(const topology& t, std::int64_t m, std::in
     l.units = c.instances;
     l.processors = std::max(1, c.pus_sharing);
     l.unit_words = double(c.size_bytes) / eb;
-    l.words = vertical_words(mnk, mn, owned(m, n, k, 1), l.unit_words, double(c.instances) * dbl(ranks));
+    l.words = vertical_words(mnk, owned(m, n, k, 1), l.unit_words, double(c.instances) * dbl(ranks));
     out.push_back(l);
   }
   const auto& domains = t.domains();

@@ -215,7 +215,7 @@ std::vector<level_traffic> detail::predict_local_levels(const plan& p, const top
     l.predicted = predict_cache_words(p, cache_shape{share, c.line_bytes});
     if (threads == 1) {
       l.bound = bounds::sequential_io(pr.m, pr.n, pr.k, l.capacity);
-      l.note = "one thread; bound: sequential_io (COSMA Thm 1)";
+      l.note = "one thread; bound: sequential_io (Smith et al.; every word once)";
     } else {  // the busiest of T caches moves >= vertical_io, and all T together >= T times it
       l.bound = double(threads) * bounds::vertical_io(pr.m, pr.n, pr.k, l.capacity, threads);
       l.note = std::to_string(threads) + " threads' caches together; bound: " + std::to_string(threads) +
