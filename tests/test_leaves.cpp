@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -129,6 +130,42 @@ TEST_CASE("both leaf backends are within the componentwise bound: every type, tr
   check_bound_all<double>(ob, bl);
   check_bound_all<std::complex<float>>(ob, bl);
   check_bound_all<std::complex<double>>(ob, bl);
+}
+
+// beta NaN or infinite: reference ?gemm forms beta C first, so every element is NaN (beta NaN,
+// or infinite times a zero of C) or infinite (complex: not finite); small and packed shapes.
+template <class T>
+void check_special_beta(const detail::blas_library& lib) {
+  using R = test::real_t<T>;
+  const R nan = std::numeric_limits<R>::quiet_NaN(), inf = std::numeric_limits<R>::infinity();
+  for (std::int64_t s : {std::int64_t(65), std::int64_t(300)})
+    for (const T beta : {T(nan), T(inf), T(-inf)}) {
+      std::vector<T> A(std::size_t(s * s), T(1)), B(std::size_t(s * s), T(1)), C(std::size_t(s * s), T(1));
+      for (std::int64_t j = 0; j < s; j += 2) C[std::size_t(j * s)] = T(0);  // inf x 0: NaN
+      lib.gemm<T>('N', 'N', s, s, s, T(1), A.data(), s, B.data(), s, beta, C.data(), s);
+      std::int64_t wrong = 0;
+      for (std::int64_t j = 0; j < s; ++j)
+        for (std::int64_t i = 0; i < s; ++i) {
+          const T c = C[std::size_t(i + j * s)];
+          const bool zero_times_inf = i == 0 && j % 2 == 0 && !std::isnan(std::abs(beta));
+          if constexpr (test::is_complex_v<T>)  // (inf, NaN) or (NaN, NaN) by the order of the products
+            wrong += std::isfinite(c.real()) && std::isfinite(c.imag());
+          else
+            wrong += std::isnan(std::abs(beta)) || zero_times_inf ? !std::isnan(c) : !std::isinf(c);
+        }
+      INFO(lib.path(), " ", char(scalar_type_of<T>()), " ", s, "^3, beta ", std::abs(beta));
+      CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("a NaN or infinite beta reaches C on both leaf backends, as reference ?gemm forms beta C") {
+  for (leaf_backend b : {leaf_backend::openblas, leaf_backend::blis}) {
+    const detail::blas_library& lib = detail::leaf_library(b);
+    check_special_beta<float>(lib);
+    check_special_beta<double>(lib);
+    check_special_beta<std::complex<float>>(lib);
+    check_special_beta<std::complex<double>>(lib);
+  }
 }
 
 TEST_CASE("both leaf backends give exact results when called from 4 threads at once") {
