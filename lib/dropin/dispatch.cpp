@@ -200,15 +200,16 @@ struct stats_printer {
       std::fprintf(stderr, "prism:   backend: %s (%s); threads: default (malformed PRISM_* settings ignored)\n",
                    b ? b->path().c_str() : "none", b ? b->origin() : "-");
     if (const std::string g = gpu_status_line(); !g.empty()) std::fprintf(stderr, "prism:   %s\n", g.c_str());
-    std::fprintf(stderr, "prism:   %-10s %-4s %12s %14s %11s %9s\n", "path", "type", "calls", "Gflop",
+    std::fprintf(stderr, "prism:   %-10s %-11s %12s %14s %11s %9s\n", "path", "routine", "calls", "Gflop",
                  "seconds", "GF/s");
-    const char types[] = "sdcz";
+    const char* const gemms[] = {"sgemm", "dgemm", "cgemm", "zgemm"};
+    const char* const rank_ks[] = {"ssyrk", "dsyrk", "csyrk/cherk", "zsyrk/zherk"};
     for (int p = 0; p < n_paths; ++p)
       for (int t = 0; t < n_types; ++t) {
         const std::uint64_t n = c.calls[p][t].load();
         if (n == 0) continue;
         const double gf = c.flops[p][t].load() * 1e-9, s = double(c.nanoseconds[p][t].load()) * 1e-9;
-        std::fprintf(stderr, "prism:   %-10s %-4c %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)), types[t],
+        std::fprintf(stderr, "prism:   %-10s %-11s %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)), gemms[t],
                      static_cast<unsigned long long>(n), gf, s, s > 0 ? gf / s : 0.0);
       }
     const counters& r = the_rank_k_counters;  // ?syrk / ?herk: same columns, flops n(n+1)k (x4 complex)
@@ -217,8 +218,7 @@ struct stats_printer {
         const std::uint64_t n = r.calls[p][t].load();
         if (n == 0) continue;
         const double gf = r.flops[p][t].load() * 1e-9, s = double(r.nanoseconds[p][t].load()) * 1e-9;
-        std::fprintf(stderr, "prism:   %-10s %-4s %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)),
-                     t < 2 ? (t == 0 ? "ssyrk" : "dsyrk") : (t == 2 ? "csyrk/cherk" : "zsyrk/zherk"),
+        std::fprintf(stderr, "prism:   %-10s %-11s %12llu %14.3f %11.4f %9.2f\n", path_name(path(p)), rank_ks[t],
                      static_cast<unsigned long long>(n), gf, s, s > 0 ? gf / s : 0.0);
       }
     bool recursed = false;

@@ -68,13 +68,13 @@ for p in s d c z; do
   done
   grep -Eq "FAIL|SUSPECT|\*\*\*\*\*\*" "$summary" && fail "${p}blat3 reports a failure or a suspect result"
   grep -q "END OF TESTS" "$summary" || fail "${p}blat3 did not reach END OF TESTS"
-  # PRISM_STATS rows: gemm as "recursion <p> N" (or "gpu <p> N"), syrk/herk as "recursion
-  # <p>syrk N" (d, s) or "<p>syrk/<p>herk N" (c, z); no calls of either elsewhere.
-  grep -Eq "$where +$p +[1-9]" "$work/${p}.stderr" || fail "PRISM_STATS shows no ${P}GEMM call on the $where path"
+  # PRISM_STATS rows: gemm as "recursion <p>gemm N" (or "gpu <p>gemm N"), syrk/herk as
+  # "recursion <p>syrk N" (d, s) or "<p>syrk/<p>herk N" (c, z); no calls of either elsewhere.
+  grep -Eq "$where +${p}gemm +[1-9]" "$work/${p}.stderr" || fail "PRISM_STATS shows no ${P}GEMM call on the $where path"
   grep -Eq "$where +${p}syrk(/${p}herk)? +[1-9]" "$work/${p}.stderr" || fail "PRISM_STATS shows no ${P}SYRK/${P}HERK call on the $where path"
   for other in backend recursion gpu; do
     [ "$other" = "$where" ] && continue
-    grep -Eq "$other +$p(syrk(/${p}herk)?)? +[1-9]" "$work/${p}.stderr" && fail "PRISM_STATS shows ${P} calls on the $other path"
+    grep -Eq "$other +$p(gemm|syrk(/${p}herk)?) +[1-9]" "$work/${p}.stderr" && fail "PRISM_STATS shows ${P} calls on the $other path"
   done
 done
 [ $status -eq 0 ] && echo "blas_testers: ?GEMM, ?SYRK, ?HERK passed the reference testers through prism's $where path"

@@ -80,7 +80,7 @@ def main():
         if not re.search(r"recursion\s+dsyrk\s+[1-9]", r2.stderr):
             print("FAIL: PRISM_STATS does not show a dsyrk call on the recursion path")
             ok = False
-        if not re.search(r"recursion\s+d\s+[1-9]", r2.stderr):
+        if not re.search(r"recursion\s+dgemm\s+[1-9]", r2.stderr):
             print("FAIL: PRISM_STATS does not show a double-precision call on the recursion path")
             ok = False
         if not re.search(r"cblas_dgemm RowMajor transa=\w transb=\w m=32 n=32 k=4194304 -> recursion", r2.stderr):

@@ -59,7 +59,7 @@ check() {  # check NAME COMMAND...: runs with PRISM_STATS=1, wants "ok"/"6.0" an
   local out
   out=$(PRISM_STATS=1 "$@" 2>&1) || { echo "$out"; echo "FAIL: $name exited non-zero"; exit 1; }
   echo "$out"
-  grep -Eq "recursion +d +1 " <<<"$out" || { echo "FAIL: $name: no call on the recursion path"; exit 1; }
+  grep -Eq "recursion +dgemm +1 " <<<"$out" || { echo "FAIL: $name: no call on the recursion path"; exit 1; }
   echo "PASS: $name"
 }
 check "C program (-lprism_blas -lblas)" ./app
