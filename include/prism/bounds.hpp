@@ -7,8 +7,10 @@
 // multiply-adds. Every bound is a count of words, returned as double (sizes reach 2^63).
 //
 // Sources (text copies in ../shared/papers):
-//   COSMA   Kwasniewski et al., "Red-blue pebbling revisited", SC'19: Theorem 1, its
-//           Corollary, Theorem 2 (Eq. 32-33), Table 3.
+//   COSMA   Kwasniewski et al., "Red-blue pebbling revisited", SC'19: Theorem 1's Corollary
+//           (its schedule), Theorem 2 (Eq. 32-33), Table 3.
+//   Smith   Smith, Lowery, Langou, van de Geijn, "A tight I/O lower bound for matrix
+//           multiplication" (arXiv:1702.02017), as COSMA's Section 5 quotes it: 2mnk/sqrt(S) - 2S.
 //   CARMA   Demmel et al., "Communication-optimal parallel recursive rectangular matrix
 //           multiplication", IPDPS'13: Table I, Section II-B (bounds with constants), II-C.
 //   Elango  Elango et al., "On characterizing the data movement complexity of computational
