@@ -185,7 +185,8 @@ std::once_flag verdict_once;
 kernel_verdict the_verdict;
 std::atomic<bool> verdict_ready{false};
 
-// Prints the summary when the library is unloaded (process exit, or dlclose).
+// Prints the summary when the library is unloaded: at process exit (it is linked -z nodelete,
+// so a dlclose leaves it loaded).
 struct stats_printer {
   ~stats_printer() {
     if (!settings_ready.load(std::memory_order_acquire) || !the_settings.stats) return;
