@@ -5,7 +5,9 @@
 
 #include <prism/prism.hpp>
 
+#include "environment/environment.hpp"
 #include "leaf/backend/blas_library.hpp"
+#include "leaf/dispatch.hpp"
 
 #include <oneapi/tbb/info.h>
 
@@ -75,6 +77,19 @@ int bench_one(const options& o) {
     openblas.gemm<T>(p.transa, p.transb, int(p.m), int(p.n), int(p.k), T(1), A.data(), int(lda), B.data(), int(ldb),
                      T(0), C.data(), int(ldc));
   });
+  // The host, and what moves the baseline: OpenBLAS's kernels follow OPENBLAS_CORETYPE and
+  // its blocking OPENBLAS_L2_SIZE, which a host may set for every program (docs/performance.md).
+  const auto env = [](const char* name) {
+    const char* v = prism::detail::backend_variable(name);
+    return std::string(v != nullptr ? v : "unset");
+  };
+  const auto& ob_leaf = prism::detail::leaf_library(prism::leaf_backend::openblas);
+  const auto& blis_leaf = prism::detail::leaf_library(prism::leaf_backend::blis);
+  std::printf("# host: %s, %d cores; OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s; openblas: %s (kernels %s); prism's "
+              "leaves: openblas %s, blis %s\n",
+              o.ctx.description().cpu().c_str(), cores, env("OPENBLAS_CORETYPE").c_str(), env("OPENBLAS_L2_SIZE").c_str(),
+              openblas.path().c_str(), openblas.kernel_name().c_str(), ob_leaf.kernel_name().c_str(),
+              blis_leaf.kernel_name().c_str());
   std::printf("shape %lldx%lldx%lld type %c trans %c%c, best of %d timings of >= %g s each\n", (long long)p.m,
               (long long)p.n, (long long)p.k, char(p.type), p.transa, p.transb, o.reps, min_timing);
   auto line = [&](const std::string& who, const timing& t) {
