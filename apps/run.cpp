@@ -429,11 +429,15 @@ int run_gpu_typed(run_options o) {
   if (o.json) {
     double in = 0, out = 0, pin = 0, pout = 0;
     for (std::size_t d = 0; d < counted.size(); ++d) in += counted[d].first, out += counted[d].second, pin += predicted[d].first, pout += predicted[d].second;
-    std::printf("{\"tool\":\"prism_run\",\"op\":\"%s\",\"gpus\":%d,\"device_memory\":%zu,\"type\":\"%c\",\"trans\":\"%c%c\","
+    // A rank-k record as the MPI path writes it: its uplo and its one trans.
+    const std::string trans = p.op == prism::operation::gemm
+                                  ? std::string("\"trans\":\"") + p.transa + p.transb + "\""
+                                  : std::string("\"uplo\":\"") + p.uplo + "\",\"trans\":\"" + p.transa + "\"";
+    std::printf("{\"tool\":\"prism_run\",\"op\":\"%s\",\"gpus\":%d,\"device_memory\":%zu,\"type\":\"%c\",%s,"
                 "\"m\":%lld,\"n\":%lld,\"k\":%lld,\"threads\":%d,\"reps\":%d,\"best_s\":%.6g,\"gflops\":%.4g,"
                 "\"link_in_MB\":%.6f,\"link_out_MB\":%.6f,\"pred_in_MB\":%.6f,\"pred_out_MB\":%.6f,"
                 "\"devices_off_model\":%d,\"check\":\"%s\"}\n",
-                prism::to_string(p.op), pl.devices(), pl.device_memory(), char(p.type), p.transa, p.transb, (long long)p.m,
+                prism::to_string(p.op), pl.devices(), pl.device_memory(), char(p.type), trans.c_str(), (long long)p.m,
                 (long long)p.n, (long long)p.k, o.ctx.threads(), o.reps, best, gflops, in / 1e6, out / 1e6, pin / 1e6,
                 pout / 1e6, off, verdict.c_str());
   } else {

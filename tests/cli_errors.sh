@@ -162,6 +162,8 @@ good "^devices 2 memory 8589934592$" -- plan 32768 32768 32768 --gpus 2 --gpu-me
 good "^# 1 +32768x16384x32768 " -- plan 32768 32768 32768 --gpus 2 --gpu-memory 8G
 good "^devices 1 memory " -- plan 4096 4096 1048576 --syrk LT --gpus 1
 good "^# gpu 1 " -- plan 8192 8192 8192 --gpus 2 --stats
+# A GPU rank-k run's record names its uplo and its trans, as the MPI path's does.
+good '"op":"syrk",.*"uplo":"L","trans":"T","m"' PRISM_GPU=emulate:1:1M -- run 100 100 50 --syrk LT --gpus 1 --gpu-memory 1M --reps 1 --json
 bad "^prism: --gpus must be a whole number in 0\.\.1024, got '-1'" -- plan 64 64 64 --gpus -1
 bad "^prism: --gpu-memory: GPU memory must be at least 1M, got 1024" -- plan 64 64 64 --gpus 1 --gpu-memory 1K
 bad "^prism: cannot plan a 1048576x1048576x64 product: .*cannot hold" -- plan 1048576 1048576 64 --gpus 1 --gpu-memory 1M
