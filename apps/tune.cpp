@@ -323,14 +323,17 @@ int run_tune(const options& o) {
   set(prism::machine_key::stream_complex_k,
       streaming_crossover<std::complex<double>>("stream_complex_k", reps, 8, 8, 'N', 'N', 16, 2048, true));
   // The small-call threshold: prism's recursion on all threads against one leaf call, on
-  // cubes n = 24 .. 256 (each step x 1.25): small_flops = 2 n^3 at the crossover.
+  // cubes n = 24 .. 256, multiples of 8 about 1.25 x apart (24, 32, 40, 48, 56, 72, 88, 112,
+  // 144, 176, 224, 256): small_flops = 2 n^3 at the crossover.
   {
     prism::context rec = o.ctx, one = o.ctx;
     rec.set_description(d).set_small_flops(0);
     one.set_description(d).set_small_flops(std::numeric_limits<double>::max());
     std::vector<double> sizes, ratios;
-    for (double x = 24; x <= 256; x *= 1.25) {
-      const int n = int(x) / 8 * 8;
+    std::vector<int> cubes;
+    for (double x = 24; cubes.empty() || cubes.back() < 256; x *= 1.25)
+      cubes.push_back(std::min(256, std::max(cubes.empty() ? 24 : cubes.back() + 8, int(std::lround(x / 8)) * 8)));
+    for (const int n : cubes) {
       auto A = random_matrix<double>(std::size_t(n) * n, 1), B = random_matrix<double>(std::size_t(n) * n, 2);
       std::vector<double> C(std::size_t(n) * n);
       auto call = [&](const prism::context& c) {
