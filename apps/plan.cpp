@@ -253,7 +253,7 @@ int run_plan(const options& o) {
   } else if (rank_k && o.ctx.gpus() <= 0 && (o.ctx.threads() <= 1 || p.flops() < o.ctx.small_flops() || (p.n == 1 && p.k < 512))) {
     char line[200];  // the rule of prism::syrk's prologue (rank_k_one_leaf, planner rule T2)
     std::snprintf(line, sizeof line,
-                  "# small call: %.0f flops < PRISM_SMALL_FLOPS %.0f, one thread, or n = 1 with k < 512: runs as "
+                  "# small call: %.0f flops < small_flops %.0f, one thread, or n = 1 with k < 512: runs as "
                   "one leaf on the caller's thread\n", p.flops(), o.ctx.small_flops());
     why = line;
     pl = prism::make_plan(p, prism::context(o.ctx).set_threads(1));
@@ -270,7 +270,7 @@ int run_plan(const options& o) {
   } else if (prism::detail::runs_as_one_leaf(p, o.ctx)) {
     char line[160];
     std::snprintf(line, sizeof line,
-                  "# small call: %.0f flops < PRISM_SMALL_FLOPS %.0f, runs as one leaf on the caller's thread\n",
+                  "# small call: %.0f flops < small_flops %.0f, runs as one leaf on the caller's thread\n",
                   p.flops(), o.ctx.small_flops());
     why = line;
     prism::node leaf;

@@ -128,7 +128,7 @@ good "max_memory=65536 " PRISM_MAX_MEMORY=64K -- plan 8 8 8
 good "^# empty product" -- plan 0 8 8
 # The threshold is the machine's (2·84³ on the example machine, whose description pins it).
 example_machine="$(cd "$(dirname "$0")/.." && pwd)/docs/machines/epyc-2c.machine"
-good "^# small call: 8192 flops < PRISM_SMALL_FLOPS 1185408, runs as one leaf on the caller's thread$" PRISM_MACHINE="$example_machine" -- plan 16 16 16
+good "^# small call: 8192 flops < small_flops 1185408, runs as one leaf on the caller's thread$" PRISM_MACHINE="$example_machine" -- plan 16 16 16
 [ "$(grep -c '^ *leaf' "$out")" -eq 1 ] || fail "prism plan 16 16 16 shows more than one leaf"
 good "^bfs [mnk] thread" -- plan 16 16 16 --small-flops 0 --trans tn --type z
 good "^bfs k thread" -- plan 64 64 65536 --threads 8
