@@ -121,6 +121,7 @@ PRISM_CUBLASXT_CALLS(PRISM_ASSERT_CALL)
   X(get_device_properties, cudaGetDeviceProperties)        \
   X(device_get_pci_bus_id, cudaDeviceGetPCIBusId)          \
   X(mem_get_info, cudaMemGetInfo)                          \
+  X(device_get_attribute, cudaDeviceGetAttribute)          \
   X(malloc_device, cudaMalloc)                             \
   X(free_device, cudaFree)                                 \
   X(malloc_host, cudaMallocHost)                           \
@@ -197,6 +198,7 @@ static_assert(0 PRISM_CUDART_CALLS(PRISM_ONE) PRISM_CUBLAS_CALLS(PRISM_ONE) PRIS
   X(cuda::memcpy_kind::host_to_device, cudaMemcpyHostToDevice)               \
   X(cuda::memcpy_kind::device_to_host, cudaMemcpyDeviceToHost)               \
   X(cuda::memcpy_kind::device_to_device, cudaMemcpyDeviceToDevice)           \
+  X(cuda::device_attribute::max_pitch, cudaDevAttrMaxPitch)                  \
   X(cuda::memory_type::unregistered, cudaMemoryTypeUnregistered)             \
   X(cuda::memory_type::host, cudaMemoryTypeHost)                             \
   X(cuda::memory_type::device, cudaMemoryTypeDevice)                         \
@@ -217,6 +219,7 @@ PRISM_CONSTANTS(PRISM_SAME_VALUE)
 static_assert(same_shape<cudaError_t, cuda::error_t>());
 static_assert(same_shape<cudaMemcpyKind, cuda::memcpy_kind>());
 static_assert(same_shape<cudaMemoryType, cuda::memory_type>());
+static_assert(same_shape<cudaDeviceAttr, cuda::device_attribute>());
 static_assert(same_shape<cudaStream_t, cuda::stream_t>());
 static_assert(same_shape<cudaEvent_t, cuda::event_t>());
 static_assert(same_shape<cublasStatus_t, cuda::cublas_status>());
@@ -265,7 +268,7 @@ TEST_CASE("every call prism declares matches CUDA's declaration of its symbol") 
   PRISM_CUBLASXT_CALLS(PRISM_CHECK_CALL)
 #undef PRISM_CHECK_CALL
   MESSAGE(calls << " calls compared");
-  CHECK(calls == 58);
+  CHECK(calls == 59);
 }
 
 TEST_CASE("each symbol prism looks up is the one CUDA's headers map the documented name to") {

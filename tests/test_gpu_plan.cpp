@@ -422,6 +422,24 @@ TEST_CASE("the caller's memory is pinned only where the model says it pays") {
   const auto& dev2 = dynamic_cast<const gpu::emulated_device&>(*detail::devices_of(plain).devices[0]);
   gemm_case<double>(plain, 'N', 'T', 300, 280, 260, 1.0, 0.5, 78);
   CHECK(dev2.registrations() == 0);
+  // The slow host again, on a device whose 2-D copies take pitches up to 4 KiB (a CUDA
+  // device's memPitch is 2^31 - 1 bytes): A and B with leading dimensions of 2000 (16,000
+  // bytes) are not pinned (their chunks could not be copied from where they lie) and go
+  // through the ring, whose pieces and C blocks have pitches of at most 300 rows.
+  gpu::emulation_options narrow;
+  narrow.max_pitch = 4096;
+  context short_pitch = emulated(1, 1 * MiB, narrow);
+  short_pitch.set_description(slow);
+  const auto& dev3 = dynamic_cast<const gpu::emulated_device&>(*detail::devices_of(short_pitch).devices[0]);
+  std::mt19937_64 gen(79);
+  const std::int64_t m = 300, n = 280, k = 260, ld = 2000;
+  const std::vector<double> A = test::random_matrix<double>(m, k, ld, gen), B = test::random_matrix<double>(n, k, ld, gen);
+  std::vector<double> C = test::random_matrix<double>(m, n, m, gen);
+  const test::reference<double> ref = test::reference_gemm<double>('N', 'T', m, n, k, 1.0, A.data(), ld, B.data(), ld, 0.5, C.data(), m);
+  const std::string err = test::stderr_of([&] { gemm<double>('N', 'T', m, n, k, 1.0, A.data(), ld, B.data(), ld, 0.5, C.data(), m, short_pitch); });
+  CHECK(dev3.registrations() == 0);
+  CHECK(err == "");  // no device step failed and fell back to the host
+  CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
 }
 
 TEST_CASE("prism tune's device measurements give every rate on a device") {

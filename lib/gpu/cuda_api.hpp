@@ -26,6 +26,9 @@ enum class error_t : int { success = 0, memory_allocation = 2 };
 /// cudaMemcpyKind.
 enum class memcpy_kind : int { host_to_host = 0, host_to_device = 1, device_to_host = 2, device_to_device = 3 };
 
+/// cudaDeviceAttr: only the one prism reads is named.
+enum class device_attribute : int { max_pitch = 11 };
+
 /// cudaMemoryType.
 enum class memory_type : int { unregistered = 0, host = 1, device = 2, managed = 3 };
 
@@ -92,6 +95,7 @@ using set_device_fn = error_t (*)(int device);
 using get_device_properties_fn = error_t (*)(device_properties* prop, int device);
 using device_get_pci_bus_id_fn = error_t (*)(char* pciBusId, int len, int device);
 using mem_get_info_fn = error_t (*)(std::size_t* free, std::size_t* total);
+using device_get_attribute_fn = error_t (*)(int* value, device_attribute attribute, int device);
 using malloc_device_fn = error_t (*)(void** devPtr, std::size_t size);
 using free_device_fn = error_t (*)(void* devPtr);
 using malloc_host_fn = error_t (*)(void** ptr, std::size_t size);
@@ -187,6 +191,7 @@ using xt_zgemm_fn = xt_gemm_fn<complex_double>;
   X(get_device_properties, cudaGetDeviceProperties)         \
   X(device_get_pci_bus_id, cudaDeviceGetPCIBusId)           \
   X(mem_get_info, cudaMemGetInfo)                           \
+  X(device_get_attribute, cudaDeviceGetAttribute)           \
   X(malloc_device, cudaMalloc)                              \
   X(free_device, cudaFree)                                  \
   X(malloc_host, cudaMallocHost)                            \

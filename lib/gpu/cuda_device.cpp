@@ -217,6 +217,7 @@ class cuda_device final : public device {
   std::string name() const override { return name_; }
   bool emulated() const noexcept override { return false; }
   std::size_t memory() const noexcept override { return memory_; }
+  std::size_t max_pitch() const noexcept override { return max_pitch_; }
   int numa_domain() const noexcept override { return numa_; }
 
   void* allocate(std::size_t bytes) override;
@@ -321,6 +322,7 @@ class cuda_device final : public device {
   int index_, ordinal_;
   std::string name_;
   std::size_t memory_ = 0;
+  std::size_t max_pitch_ = 2147483647;  // cudaDevAttrMaxPitch (its usual value until read)
   int numa_ = -1;
   mutable std::mutex m_;
   link_counters counters_;
@@ -351,6 +353,10 @@ cuda_device::cuda_device(const cuda::runtime_api& rt, const cuda::cublas_api& bl
   std::size_t free = 0, total = 0;
   check(rt.mem_get_info(&free, &total), "cudaMemGetInfo");
   memory_ = total;
+  if (int pitch = 0; rt.device_get_attribute(&pitch, cuda::device_attribute::max_pitch, ordinal) == error_t::success && pitch > 0)
+    max_pitch_ = std::size_t(pitch);
+  else
+    rt.get_last_error();
   char bus[32] = {0};
   if (rt.device_get_pci_bus_id(bus, int(sizeof bus), ordinal) == error_t::success) {
     try {
@@ -484,6 +490,8 @@ void cuda_device::copy_2d(void* dst, std::size_t dpitch, const void* src, std::s
   const bool empty = rows == 0 || width == 0;
   if (!empty && (width > dpitch || width > spitch))
     fail("copy_2d", "width " + std::to_string(width) + " is above a pitch");
+  if (!empty && (dpitch > max_pitch_ || spitch > max_pitch_))
+    fail("copy_2d", "a pitch above the device's " + std::to_string(max_pitch_) + " bytes");
   const cuda::memcpy_kind k = kind == copy_kind::host_to_device   ? cuda::memcpy_kind::host_to_device
                               : kind == copy_kind::device_to_host ? cuda::memcpy_kind::device_to_host
                                                                   : cuda::memcpy_kind::device_to_device;

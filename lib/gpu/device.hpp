@@ -81,6 +81,9 @@ class device {
   virtual bool emulated() const noexcept = 0;
   /// Bytes of device memory prism may allocate in all (total memory; a cap for emulation).
   virtual std::size_t memory() const noexcept = 0;
+  /// The largest pitch, in bytes, copy_2d takes (CUDA's memPitch, 2^31 - 1 on the devices
+  /// prism knows): a caller's matrix with a longer leading dimension goes through staging.
+  virtual std::size_t max_pitch() const noexcept = 0;
   /// The host NUMA domain nearest the device (hwloc, by its PCI bus id), -1 when unknown.
   virtual int numa_domain() const noexcept = 0;
 
@@ -118,7 +121,7 @@ class device {
   /// Copies a `rows` x `width` byte rectangle: row r of dst (dst + r * dpitch) from row r of
   /// src, the direction given by `kind`; the host side must stay valid until it has run.
   /// Column-major matrices copy column by column: width = rows of the block * element size,
-  /// rows = its columns, pitches = leading dimension * element size.
+  /// rows = its columns, pitches = leading dimension * element size, at most max_pitch().
   virtual void copy_2d(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t width,
                        std::size_t rows, copy_kind kind, stream& s) = 0;
   /// Sets `bytes` of device memory at p to zero.

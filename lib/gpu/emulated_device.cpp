@@ -342,6 +342,7 @@ emulated_device::~emulated_device() {
 int emulated_device::index() const noexcept { return st_->index; }
 std::string emulated_device::name() const { return st_->name; }
 std::size_t emulated_device::memory() const noexcept { return st_->capacity; }
+std::size_t emulated_device::max_pitch() const noexcept { return st_->opts.max_pitch; }
 int emulated_device::numa_domain() const noexcept { return st_->numa; }
 
 void* emulated_device::allocate(std::size_t bytes) {
@@ -476,6 +477,8 @@ void emulated_device::copy_2d(void* dst, std::size_t dpitch, const void* src, st
     st_->need(empty || (width <= dpitch && width <= spitch), call,
               "width " + std::to_string(width) + " is above a pitch (dpitch " + std::to_string(dpitch) + ", spitch " +
                   std::to_string(spitch) + ")");
+    st_->need(empty || (dpitch <= st_->opts.max_pitch && spitch <= st_->opts.max_pitch), call,
+              "a pitch above the device's " + std::to_string(st_->opts.max_pitch) + " bytes");
     const bool dst_device = kind != copy_kind::device_to_host, src_device = kind != copy_kind::host_to_device;
     if (dst_device) st_->need_device(call, "dst", dst, dbytes);
     else st_->need_host(call, "dst", dst, dbytes);

@@ -49,6 +49,7 @@ class emulated_device final : public device {
   bool emulated() const noexcept override { return true; }
   /// The capacity it was made with.
   std::size_t memory() const noexcept override;
+  std::size_t max_pitch() const noexcept override;
   /// The NUMA domain it was given (devices spread evenly over the host's domains).
   int numa_domain() const noexcept override;
 

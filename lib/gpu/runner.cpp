@@ -520,6 +520,8 @@ struct registrations {
         for (const product& pr : v.products)
           for (const chunk_copy& c : pr.copies) sent += c.from.matrix == id ? double(c.from.size()) * sizeof(T) : 0.0;
       if (bytes == 0 || !should_register(sent, double(bytes), st.threads, st.host_copy, st.link_in, st.register_rate)) continue;
+      // Copied straight from the caller's memory, its leading dimension is the copies' pitch.
+      if (std::size_t((x == 0 ? A : B).ld) * sizeof(T) > dev.max_pitch()) continue;
       try {
         dev.register_host(const_cast<T*>(p), bytes);
         held.push_back(const_cast<T*>(p));
