@@ -39,6 +39,9 @@ plan plan_on_device(const problem& p, std::size_t memory);
 /// ctx's devices, else of the machine description's gpu_memory.
 std::size_t on_device_memory(const context& ctx, const gpu::device* dev);
 
+/// The longest edge one device call takes: cuBLAS's sizes are ints, so longer edges are cut.
+inline constexpr std::int64_t leaf_edge_max = std::int64_t(1) << 30;
+
 /// Runs plan p (on_device(), validated) on dev: C = alpha op(A) op(B) + beta C with every
 /// pointer in dev's memory; for a syrk / herk plan B = A, and only C's uplo triangle is
 /// written (herk: its diagonal real). Returns when C is written; throws

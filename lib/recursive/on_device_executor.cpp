@@ -229,7 +229,10 @@ void gemm_on_device(gpu::device& dev, char ta, char tb, std::int64_t m, std::int
   if (alpha == T(0) || k == 0) {  // C = beta C on the device; geam with alpha 0 reads no A, beta 0 no C
     device_kit kit(dev, 1, 0);
     const T zero(0);
-    dev.geam(scalar_type_of<T>(), *kit.streams[0], m, n, &zero, C, ldc, &beta, C, ldc, C, ldc);
+    for (std::int64_t j = 0; j < n; j += leaf_edge_max) {  // (m <= ldc, an int already)
+      T* c = C + j * ldc;
+      dev.geam(scalar_type_of<T>(), *kit.streams[0], m, std::min(leaf_edge_max, n - j), &zero, c, ldc, &beta, c, ldc, c, ldc);
+    }
     return dev.synchronize(*kit.streams[0]);
   }
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};

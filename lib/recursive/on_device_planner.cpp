@@ -31,7 +31,6 @@ namespace detail {
 
 namespace {
 
-constexpr std::int64_t leaf_edge_max = std::int64_t(1) << 30;  // cuBLAS's ints: a leaf's edges stay below
 constexpr std::int64_t min_panel = 4096;                        // the least k a stream's panel gets
 constexpr std::int64_t widest_triangle = 1024;                  // rule 2's edge, before memory shrinks it
 
