@@ -604,6 +604,11 @@ void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, s
   const char ul = upper(uplo);
   if (ul != 'U' && ul != 'L') fail(call, "uplo must be U or L");
   const int in = to_int(n, call, "n"), ia = to_int(lda, call, "lda"), ic = to_int(ldc, call, "ldc");
+  // Checked before anything is queued, as the emulated device does: the diagonal's memset
+  // below would otherwise change C before cuBLAS refused the leading dimensions.
+  if (in < 0 || ia < std::max(1, in) || ic < std::max(1, in))
+    fail(call, "n " + std::to_string(n) + ", lda " + std::to_string(lda) + ", ldc " + std::to_string(ldc) +
+                   ": leading dimensions must be >= max(1, n)");
   if (in == 0) return count_kernel();
   const auto fill = ul == 'U' ? cuda::cublas_fill_mode::upper : cuda::cublas_fill_mode::lower;
   const device_scope on(*this);
