@@ -20,6 +20,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > /dev/null
+# Each file installed once, so that removing what the manifest lists removes each once.
+dups=$(sort "$build/install_manifest.txt" | uniq -d)
+[ -z "$dups" ] || { echo "install_consumer: installed more than once: $dups"; exit 1; }
 
 # A clean environment; a sanitizer build keeps its runtime options.
 clean=(env -i PATH=/usr/bin:/bin HOME="$work")
@@ -47,6 +50,13 @@ run cmake -S "$src/tests/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix
 run cmake --build "$work/cmake" > /dev/null
 run "$work/cmake/examples/gram"
 run "$work/cmake/consumer_blas"
+if [ -x "$work/cmake/consumer_scalapack" ]; then  # an MPI build
+  # A C project (no C++ enabled) finds and links the ScaLAPACK drop-in.
+  run cmake -S "$src/tests/consumer_c" -B "$work/cmake-c" -DCMAKE_PREFIX_PATH="$prefix" > "$work/c.log" 2>&1 ||
+    { cat "$work/c.log"; echo "install_consumer: a C project could not find COMPONENTS scalapack"; exit 1; }
+  run cmake --build "$work/cmake-c" > "$work/c-build.log" 2>&1 || { cat "$work/c-build.log"; exit 1; }
+  run OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$work/cmake-c/consumer_c" | grep -q "consumer_c: ok (pdgemm_ linked)"
+fi
 # prism::prism_dist, when prism was built with MPI: 2 ranks under mpiexec.
 if [ -f "$prefix/include/prism/dist.hpp" ]; then
   test -x "$work/cmake/consumer_dist"
