@@ -156,6 +156,29 @@ void check_special_beta(const detail::blas_library& lib) {
       INFO(lib.path(), " ", char(scalar_type_of<T>()), " ", s, "^3, beta ", std::abs(beta));
       CHECK(wrong == 0);
     }
+  // syrk (and herk): the uplo triangle is NaN, the other one untouched.
+  for (char uplo : {'U', 'L'})
+    for (std::int64_t s : {std::int64_t(65), std::int64_t(300)}) {
+      std::vector<T> A(std::size_t(s * 64), T(1)), C(std::size_t(s * s), T(1));
+      for (int herm = 0; herm < (test::is_complex_v<T> ? 2 : 1); ++herm) {
+        if constexpr (test::is_complex_v<T>) {
+          if (herm) lib.herk<T>(uplo, 'N', s, 64, 1.0, A.data(), s, double(nan), C.data(), s);
+          else lib.syrk<T>(uplo, 'N', s, 64, T(1), A.data(), s, T(nan), C.data(), s);
+        } else {
+          lib.syrk<T>(uplo, 'N', s, 64, T(1), A.data(), s, T(nan), C.data(), s);
+        }
+        std::int64_t wrong = 0;
+        for (std::int64_t j = 0; j < s; ++j)
+          for (std::int64_t i = 0; i < s; ++i) {
+            const bool mine = uplo == 'U' ? i <= j : i >= j;
+            const T c = C[std::size_t(i + j * s)];
+            wrong += mine ? !std::isnan(std::abs(c)) : !(c == T(1));
+          }
+        INFO(lib.path(), " ", char(scalar_type_of<T>()), herm ? " herk " : " syrk ", uplo, " n ", s);
+        CHECK(wrong == 0);
+        std::fill(C.begin(), C.end(), T(1));
+      }
+    }
 }
 
 TEST_CASE("a NaN or infinite beta reaches C on both leaf backends, as reference ?gemm forms beta C") {

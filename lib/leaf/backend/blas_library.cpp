@@ -534,6 +534,7 @@ template <scalar T>
 void blas_library::gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                         const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
                         std::int64_t ldc) const {
+  scale_unless_finite(beta, C, ldc, m, n, 0, false);
   if (blis_cntx_ != nullptr) {
     constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1 : std::same_as<T, std::complex<float>> ? 2 : 3;
     blis_expert::gemm<T>(blis_ex_[slot], transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, blis_cntx_,

@@ -16,12 +16,35 @@
 
 #include "leaf_kernels.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace prism::detail {
+
+/// Reference BLAS forms beta C first, so a NaN or infinite beta reaches every element C
+/// keeps; BLIS's optimised real kernels take a NaN beta as 0. Where beta is not finite, C's
+/// rows x cols block (uplo 'U' / 'L': that triangle only; herm: its diagonal from its real
+/// part, as ?herk) is scaled here and beta set to 1 for the library's call.
+template <class T, class B>
+void scale_unless_finite(B& beta, T* C, std::int64_t ldc, std::int64_t rows, std::int64_t cols, char uplo, bool herm) {
+  if (std::isfinite(std::abs(beta)) || rows <= 0 || cols <= 0) return;
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = uplo == 'L' ? j : 0; i < (uplo == 'U' ? j + 1 : rows); ++i) {
+      T& c = C[i + j * ldc];
+      if constexpr (!std::is_floating_point_v<T>)
+        if (herm && i == j) {
+          c = T(beta * c.real());
+          continue;
+        }
+      c *= beta;
+    }
+  beta = B(1);
+}
 
 /// Which BLAS build a library slot refers to.
 ///

@@ -5,6 +5,7 @@
 
 #include <prism/error.hpp>
 
+#include <cctype>
 #include <mutex>
 
 namespace prism::detail {
@@ -48,6 +49,7 @@ void blas_library::syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T
                         std::int64_t lda, T beta, T* C, std::int64_t ldc) const {
   static constexpr const char* names[4] = {"cblas_ssyrk", "cblas_dsyrk", "cblas_csyrk", "cblas_zsyrk"};
   constexpr int s = type_slot<T>();
+  scale_unless_finite(beta, C, ldc, n, n, char(std::toupper(uplo)), false);
   void* fn = lookup(*this, s, names[s]);
   const int u = cblas_uplo(uplo), t = cblas_trans(trans);
   // cblas_?syrk(order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); complex scalars by pointer.
@@ -70,6 +72,7 @@ void blas_library::herk(char uplo, char trans, std::int64_t n, std::int64_t k, d
   constexpr bool single = std::same_as<T, std::complex<float>>;
   using R = std::conditional_t<single, float, double>;
   void* fn = lookup(*this, single ? 4 : 5, single ? "cblas_cherk" : "cblas_zherk");
+  scale_unless_finite(beta, C, ldc, n, n, char(std::toupper(uplo)), true);
   const int u = cblas_uplo(uplo), t = cblas_trans(trans);
   // cblas_?herk(order, uplo, trans, n, k, alpha (real), A, lda, beta (real), C, ldc).
   auto call = [&]<class I>(I) {

@@ -1,7 +1,6 @@
 // lib/leaf/backend/blis_expert.cpp — the one file that includes <blis.h> (blis_expert.hpp).
 #include "blis_expert.hpp"
 
-#include <cmath>
 #include <complex>
 #include <mutex>
 
@@ -119,13 +118,6 @@ void gemm(void* fn, char transa, char transb, std::int64_t m, std::int64_t n, st
   using B_t = typename blis_type<T>::type;  // same layout as T (two reals for complex)
   using ex = void (*)(trans_t, trans_t, dim_t, dim_t, dim_t, B_t*, B_t*, inc_t, inc_t, B_t*, inc_t, inc_t, B_t*,
                       B_t*, inc_t, inc_t, cntx_t*, rntm_t*);
-  // BLIS's optimised real kernels drop a NaN beta (C comes out as if beta were 0); reference
-  // ?gemm forms beta C first: so here, for any beta not finite, and the product added with 1.
-  if (!std::isfinite(std::abs(beta)) && m > 0 && n > 0) {
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t i = 0; i < m; ++i) C[i + j * ldc] *= beta;
-    beta = T(1);
-  }
   // Column-major: row stride 1, column stride the leading dimension. BLIS takes non-const
   // pointers for its inputs and does not write them.
   reinterpret_cast<ex>(fn)(blis_trans(transa), blis_trans(transb), dim_t(m), dim_t(n), dim_t(k),
