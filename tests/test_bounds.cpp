@@ -33,7 +33,7 @@ TEST_CASE("sequential: the lower bound and COSMA's greedy schedule") {
   // stays while each column of B (k words) passes and the a elements of C below it are
   // computed one by one and stored: mk + ceil(m/a) kn + mn. E.g. 1000 x 1000 x 64 with
   // S = 6144: a = 94, 11 blocks: 64,000 + 704,000 + 10^6 = 1,768,000 (COSMA's Theorem 1,
-  // 2mnk/sqrt(S) + mn, says 2,632,990).
+  // 2mnk/sqrt(S) + mn, says 2,632,993).
   for (auto [m, n, k] : {std::array<std::int64_t, 3>{1000, 1000, 64}, {2000, 2000, 48}, {4096, 4096, 100}, {500, 3000, 20}})
     for (double S : {6144.0, 16384.0, 131072.0}) {
       const std::int64_t a = (std::int64_t(S) - k - 1) / k;

@@ -216,7 +216,8 @@ std::vector<level_traffic> detail::predict_local_levels(const plan& p, const top
     if (threads == 1) {
       l.bound = bounds::sequential_io(pr.m, pr.n, pr.k, l.capacity);
       l.note = "one thread; bound: sequential_io (Smith et al.; every word once)";
-    } else {  // the busiest of T caches moves >= vertical_io, and all T together >= T times it
+    } else {  // all T caches together: T x vertical_io, whose terms are sums over the caches
+              // (2 V_i / sqrt(S) - 2S each; every word once in all)
       l.bound = double(threads) * bounds::vertical_io(pr.m, pr.n, pr.k, l.capacity, threads);
       l.note = std::to_string(threads) + " threads' caches together; bound: " + std::to_string(threads) +
                " x vertical_io (Elango Thm 6)";
