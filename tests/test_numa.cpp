@@ -9,6 +9,8 @@
 #include "support/reference.hpp"
 #include "support/skip.hpp"
 
+#include <unistd.h>
+
 #include <functional>
 #include <map>
 
@@ -51,6 +53,34 @@ TEST_CASE("topologies: machine, synthetic, and bad descriptions") {
   CHECK(caches.caches().back().pus_sharing == 4);
   CHECK_THROWS_AS(topology::synthetic("numa:banana"), prism::error);
   CHECK_THROWS_AS(topology::xml("/nonexistent/topology.xml"), prism::error);
+}
+
+TEST_CASE("memory-only NUMA nodes (HBM beside DDR, CXL) are not domains of their own") {
+  // Two nodes per package (DDR and HBM in flat mode): two domains, each its package's cores.
+  const topology hbm = topology::synthetic("pack:2 [numa(memory=1000000000)] [numa(memory=2000000000)] core:2 pu:1");
+  REQUIRE(hbm.domains().size() == 2);
+  CHECK(hbm.domains()[0].pus == std::vector<int>{0, 1});
+  CHECK(hbm.domains()[1].pus == std::vector<int>{2, 3});
+  CHECK(hbm.cores() == 4);
+  // A memory node at machine level (CXL) beside one per package.
+  const topology cxl = topology::synthetic("[numa(memory=4000000000)] pack:2 [numa(memory=1000000000)] core:2 pu:1");
+  REQUIRE(cxl.domains().size() == 2);
+  CHECK(cxl.cores() == 4);
+  context ctx;
+  ctx.set_machine(cxl).set_threads(4).set_small_flops(0).set_cache_level(0);
+  const plan p = make_plan<double>('N', 'N', 64, 64, 100000, ctx);
+  CHECK(p.domains() == 2);
+}
+
+TEST_CASE("a topology declared this machine but naming processors it lacks is not this machine") {
+  // (HWLOC_THISSYSTEM or assume_this_system on a description larger than the machine):
+  // its domains' threads are not bound to cpusets that cannot exist.
+  const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  REQUIRE(cpus >= 1);
+  const topology big = topology::synthetic("numa:2 core:" + std::to_string(cpus) + " pu:1", true);
+  CHECK_FALSE(big.is_this_system());
+  const topology fits = topology::synthetic("numa:1 core:1 pu:1", true);
+  CHECK(fits.is_this_system());
 }
 
 TEST_CASE("numa steps split the domains first and give each its share of threads and work") {

@@ -4,6 +4,7 @@
 
 #include <prism/error.hpp>
 
+#include "../environment/environment.hpp"
 #include "../resources/concurrency.hpp"
 
 #include <hwloc.h>
@@ -12,6 +13,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,7 +77,13 @@ struct binder : oneapi::tbb::task_scheduler_observer {
     if (bind) {
       s.cpuset = hwloc_bitmap_alloc();
       hwloc_get_cpubind(topo, s.cpuset, HWLOC_CPUBIND_THREAD);
-      hwloc_set_cpubind(topo, cpuset, HWLOC_CPUBIND_THREAD);
+      if (hwloc_set_cpubind(topo, cpuset, HWLOC_CPUBIND_THREAD) != 0) {
+        char* pus = nullptr;
+        hwloc_bitmap_list_asprintf(&pus, cpuset);
+        say_once("warning: the OS refused to bind NUMA domain " + std::to_string(domain) + "'s threads to PUs " +
+                 (pus != nullptr ? pus : "?") + "; they run unbound");
+        std::free(pus);
+      }
     }
     if (saved_depth < max_saved) saved[saved_depth] = s;
     else if (s.cpuset != nullptr) hwloc_bitmap_free(s.cpuset);

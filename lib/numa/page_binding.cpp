@@ -15,8 +15,9 @@
 
 namespace prism::detail {
 
-page_memory bound_pages(const topology& topo, std::size_t bytes, const std::vector<int>& page_domains, bool spread) {
+page_memory bound_pages(const topology& topo, std::size_t bytes, const std::vector<int>& page_domains, int domains) {
   page_memory m;
+  const bool spread = domains > 1;
   const std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
   const std::size_t pages = (bytes + page - 1) / page;
   auto h = hwloc_of(topo);
@@ -37,7 +38,8 @@ page_memory bound_pages(const topology& topo, std::size_t bytes, const std::vect
       });
     return m;
   }
-  // Bind runs of pages with the same owner; -1 runs are interleaved over all domains.
+  // Bind runs of pages with the same owner; -1 runs are interleaved over the plan's domains
+  // (those the model counts their reads from).
   m.bound = true;
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
   for (std::size_t g = 0; g < pages;) {
@@ -46,7 +48,8 @@ page_memory bound_pages(const topology& topo, std::size_t bytes, const std::vect
     hwloc_bitmap_zero(set);
     const auto& doms = topo.domains();
     if (page_domains[g] >= 0) hwloc_bitmap_set(set, doms[std::size_t(page_domains[g])].os_index);
-    else for (auto& d : doms) hwloc_bitmap_set(set, d.os_index);
+    else
+      for (std::size_t d = 0; d < std::min(doms.size(), std::size_t(domains)); ++d) hwloc_bitmap_set(set, doms[d].os_index);
     const auto policy = page_domains[g] >= 0 ? HWLOC_MEMBIND_BIND : HWLOC_MEMBIND_INTERLEAVE;
     if (hwloc_set_area_membind(h, static_cast<char*>(m.data) + g * page, std::min(bytes - g * page, (e - g) * page),
                                set, policy, HWLOC_MEMBIND_BYNODESET) != 0)

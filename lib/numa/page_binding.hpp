@@ -17,10 +17,10 @@ struct page_memory {
 };
 
 /// `bytes` (> 0) of page-aligned memory, page g bound to domain page_domains[g] of topo (-1:
-/// interleaved over all domains) when topo is this system and `spread` (the plan spans
-/// several domains); else plain memory, with one warning per process when `spread`. Throws
-/// prism::error when out of memory.
-page_memory bound_pages(const topology& topo, std::size_t bytes, const std::vector<int>& page_domains, bool spread);
+/// interleaved over the plan's `domains`, topo's first) when topo is this system and the
+/// plan spans several domains; else plain memory, with one warning per process when it
+/// does. Throws prism::error when out of memory.
+page_memory bound_pages(const topology& topo, std::size_t bytes, const std::vector<int>& page_domains, int domains);
 
 /// Frees memory of bound_pages(topo, bytes, ...).
 void free_pages(const topology& topo, const page_memory& m, std::size_t bytes);

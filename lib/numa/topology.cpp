@@ -7,6 +7,7 @@
 #include "hwloc_access.hpp"
 
 #include <hwloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -39,6 +40,10 @@ std::shared_ptr<topology::impl> load(std::string source, Configure&& configure) 
   p->this_system = hwloc_topology_is_thissystem(p->handle) != 0;
   const hwloc_topology_t t = p->handle;
 
+  // A NUMA node is a compute domain when it brings cores no node before it has: a memory-only
+  // node (HBM beside DDR, CXL memory) carries the cpuset of the cores it sits beside, e.g.
+  // "pack:2 [numa] [numa] core:2 pu:1" has two domains (PUs 0-1 and 2-3), not four.
+  hwloc_bitmap_t taken = hwloc_bitmap_alloc();
   const int numa = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
   for (int i = 0; i < numa; ++i) {
     hwloc_obj_t o = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, unsigned(i));
@@ -51,8 +56,11 @@ std::shared_ptr<topology::impl> load(std::string source, Configure&& configure) 
     hwloc_bitmap_foreach_end();
     d.cores = hwloc_get_nbobjs_inside_cpuset_by_type(t, o->cpuset, HWLOC_OBJ_CORE);
     if (d.cores <= 0) d.cores = int(d.pus.size());
-    if (!d.pus.empty()) p->domains.push_back(std::move(d));  // memory-only nodes hold no cores
+    if (d.pus.empty() || hwloc_bitmap_intersects(o->cpuset, taken)) continue;
+    hwloc_bitmap_or(taken, taken, o->cpuset);
+    p->domains.push_back(std::move(d));
   }
+  hwloc_bitmap_free(taken);
   if (p->domains.empty()) {  // no NUMA information: the whole machine is one domain
     numa_domain d;
     hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t);
@@ -63,6 +71,11 @@ std::shared_ptr<topology::impl> load(std::string source, Configure&& configure) 
     p->domains.push_back(std::move(d));
   }
   for (int i = 0; i < int(p->domains.size()); ++i) p->domains[std::size_t(i)].index = i;
+  // Declared this machine (HWLOC_THISSYSTEM, assume_this_system) but naming processors it
+  // does not have: not this machine, so nothing binds to cpusets that cannot exist.
+  const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  for (const numa_domain& d : p->domains)
+    if (cpus > 0 && !d.pus.empty() && d.pus.back() >= cpus) p->this_system = false;
 
   const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE};
   for (hwloc_obj_type_t type : levels) {

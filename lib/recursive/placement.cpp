@@ -83,7 +83,7 @@ placed_matrix<T>::placed_matrix(const plan& p, operand which, const context& ctx
 
   topology_ = ctx.machine();  // a copy shares the hwloc topology, which frees the pages
   if (bytes_ == 0) return;
-  const detail::page_memory m = detail::bound_pages(topology_, bytes_, page_domains_, p.domains() > 1);
+  const detail::page_memory m = detail::bound_pages(topology_, bytes_, page_domains_, p.domains());
   data_ = static_cast<T*>(m.data);
   from_hwloc_ = m.from_hwloc;
   bound_ = m.bound;
