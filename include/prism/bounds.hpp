@@ -9,8 +9,8 @@
 // Sources (text copies in ../shared/papers):
 //   COSMA   Kwasniewski et al., "Red-blue pebbling revisited", SC'19: Theorem 1's Corollary
 //           (its schedule), Theorem 2 (Eq. 32-33), Table 3.
-//   Smith   Smith, Lowery, Langou, van de Geijn, "A tight I/O lower bound for matrix
-//           multiplication" (arXiv:1702.02017), as COSMA's Section 5 quotes it: 2mnk/sqrt(S) - 2S.
+//   Smith   Smith and van de Geijn, "Pushing the bounds for matrix-matrix multiplication"
+//           (arXiv:1702.02017), as COSMA's Section 5 quotes it: 2mnk/sqrt(S) - 2S.
 //   CARMA   Demmel et al., "Communication-optimal parallel recursive rectangular matrix
 //           multiplication", IPDPS'13: Table I, Section II-B (bounds with constants), II-C.
 //   Elango  Elango et al., "On characterizing the data movement complexity of computational
@@ -42,7 +42,7 @@ inline constexpr double unlimited = std::numeric_limits<double>::infinity();
 // ---- sequential: one processor, fast memory of S words, A, B, C start in slow memory ----
 
 /// Any schedule moves >= max{mk + kn + mn, 2mnk/sqrt(S) - 2S} words (loads plus the stores of
-/// C): every word once, and Smith, Lowery, Langou and van de Geijn's bound (arXiv:1702.02017;
+/// C): every word once, and Smith and van de Geijn's bound (arXiv:1702.02017;
 /// COSMA's Theorem 1, 2mnk/sqrt(S) + mn, fails for k below about 2 sqrt(S): bounds.cpp);
 /// assumes mnk multiply-adds (no Strassen), S > 0. E.g. 1000^3, S = 10^4: 2e9/100 - 2e4 = 1.998e7.
 double sequential_io(std::int64_t m, std::int64_t n, std::int64_t k, double S);

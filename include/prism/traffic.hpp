@@ -43,9 +43,9 @@
 //     The swept B~ columns (kc x sweep: 24 KiB for OpenBLAS's double kernel, copied to a
 //     stack buffer) are assumed to stay in every level modelled (any L1 of 32 KiB or more).
 //  5. The streaming leaf (prism's own, m, n <= 128) reads A and B once and C once: right
-//     at a level that keeps one of its k chunks (L2, L3), low at an L1 where each block of
-//     rows reads B's chunk again (4.3x at a 48 KiB D1 on 64 x 64 x 262152, measured in
-//     docs/data-movement.md).
+//     at a level that keeps one of its k chunks (measured at a 32 MiB LL), low at an L1
+//     where each block of rows reads B's chunk again (4.3x at a 48 KiB D1 on 64 x 64 x
+//     262152 with AVX2's 8-row blocks: docs/data-movement.md).
 //
 // What it leaves out: conflict misses of set-associative caches (a block that fits by size
 // is taken to fit), prefetching, partial lines at block edges (words are converted to

@@ -63,8 +63,8 @@ double cosma_q(double V, double S) {
 // ---- sequential ----
 
 // max{mk + kn + mn, 2mnk/sqrt(S) - 2S}. The first: every element of A and B is read, and of
-// C written, at least once. The second is Smith, Lowery, Langou and van de Geijn's bound on
-// the reads of C := AB + C (arXiv:1702.02017, quoted in COSMA's Section 5); a schedule of
+// C written, at least once. The second is Smith and van de Geijn's bound on the reads of
+// C := AB + C (arXiv:1702.02017, quoted in COSMA's Section 5); a schedule of
 // C := AB that read each element of C before its first update would be one of those, so its
 // reads plus mn reach the bound, and its writes of C are mn or more. COSMA's Theorem 1,
 // 2mnk/sqrt(S) + mn, is not a bound for k below about 2 sqrt(S): with a block of (S - k - 1)/k
@@ -82,8 +82,8 @@ double sequential_io(std::int64_t m, std::int64_t n, std::int64_t k, double S) {
 // held in fast memory while k rank-1 updates stream a elements of A and b of B through it;
 // the a elements of A stay while the b of B pass one at a time, so ab + a + 1 <= S (Eq. 26).
 // Exact count with smaller blocks at the edges: k (m ceil(n/b) + n ceil(m/a)) + mn.
-// E.g. 1000^3, S = 10^4: a = 99, b = 100: 1000 (1000 * 10 + 1000 * 11) + 1e6 = 2.2e7, 4.8%
-// above sequential_io's 2.1e7 (the divisions are not exact: 1000/99 rounds up to 11).
+// E.g. 1000^3, S = 10^4: a = 99, b = 100: 1000 (1000 * 10 + 1000 * 11) + 1e6 = 2.2e7, 10.1%
+// above sequential_io's 1.998e7 (and the divisions are not exact: 1000/99 rounds up to 11).
 double sequential_greedy(std::int64_t m, std::int64_t n, std::int64_t k, double S) {
   check_sizes(m, n, k, 1);
   if (!(S >= 3)) throw error("prism::bounds::sequential_greedy: S must be >= 3 (a 1 x 1 block needs 3 words)");

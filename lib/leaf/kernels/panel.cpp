@@ -43,9 +43,9 @@ constexpr std::array<int, 4> panel_tc = registers == 32 ? std::array<int, 4>{8, 
 
 // One chunk of a real leaf above 16 x 16 (panel_task): the rows in blocks of up to
 // panel_vr vectors, the columns in pieces of up to panel_tc, each tile one pass over the
-// chunk adding its sums into S. Columns outer, row blocks inner: a piece of R (up to 8
-// columns) stays in L1 while the row blocks pass over it; the chunk of L (for 64 x 64
-// doubles, 2 blocks of 32 rows by 128 steps: 64 KiB) comes from L2 for each piece.
+// chunk adding its sums into S. Row blocks outer, column pieces inner: a row block of L's
+// chunk stays in L1 while the column pieces of R pass over it, so R's chunk is read once
+// per row block (for 64 x 64 doubles, 2 blocks of 32 rows with AVX-512, 8 of 8 with AVX2).
 // Prefetch: R's columns along k (rl = 1, 'N') one chunk ahead by the first row block's
 // tiles, a line per column per line of k (outer_tile's fetch_r); L in place likewise by the
 // first piece's tiles (fetch_l); a packed L's next chunk of A (next), its lines spread over
