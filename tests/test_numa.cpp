@@ -53,6 +53,8 @@ TEST_CASE("topologies: machine, synthetic, and bad descriptions") {
   CHECK(caches.caches().back().pus_sharing == 4);
   CHECK_THROWS_AS(topology::synthetic("numa:banana"), prism::error);
   CHECK_THROWS_AS(topology::xml("/nonexistent/topology.xml"), prism::error);
+  // A path ending in .XML is a file to read, not a synthetic description.
+  CHECK_THROWS_WITH_AS(topology::parse("/nonexistent/topology.XML"), doctest::Contains("cannot read topology XML"), prism::error);
 }
 
 TEST_CASE("memory-only NUMA nodes (HBM beside DDR, CXL) are not domains of their own") {

@@ -44,7 +44,7 @@ class topology {
   static topology synthetic(const std::string& description, bool assume_this_system = false);
   /// An hwloc XML file; throws prism::error.
   static topology xml(const std::string& path);
-  /// A path ending in .xml (xml()), else a synthetic description (synthetic()), as
+  /// A path ending in .xml, in any case (xml()), else a synthetic description (synthetic()), as
   /// PRISM_TOPOLOGY and `prism plan --topology` take it; throws prism::error.
   static topology parse(const std::string& spec);
   /// PRISM_TOPOLOGY (a synthetic description, or a path ending in .xml), else

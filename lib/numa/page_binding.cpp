@@ -59,7 +59,10 @@ page_memory bound_pages(const topology& topo, std::size_t bytes, const std::vect
   hwloc_bitmap_free(set);
   if (!m.bound) {
     static std::once_flag refused;
-    std::call_once(refused, [] { std::fprintf(stderr, "prism: warning: placed_matrix: the OS refused a page binding; memory is unplaced\n"); });
+    std::call_once(refused, [] {
+      std::fprintf(stderr, "prism: warning: placed_matrix: the OS refused a page binding; those pages are unplaced (the "
+                           "others stay bound)\n");
+    });
   }
   return m;
 }

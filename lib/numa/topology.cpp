@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <sstream>
@@ -161,7 +162,10 @@ topology topology::xml(const std::string& path) {
 }
 
 topology topology::parse(const std::string& spec) {
-  return spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".xml") == 0 ? xml(spec) : synthetic(spec);
+  // A path ending in .xml, in any case ("machine.XML" too).
+  std::string end = spec.size() > 4 ? spec.substr(spec.size() - 4) : std::string();
+  for (char& c : end) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return end == ".xml" ? xml(spec) : synthetic(spec);
 }
 
 topology topology::from_env() {
