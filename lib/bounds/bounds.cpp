@@ -69,13 +69,13 @@ double cosma_q(double V, double S) {
 // reads plus mn reach the bound, and its writes of C are mn or more. COSMA's Theorem 1,
 // 2mnk/sqrt(S) + mn, is not a bound for k below about 2 sqrt(S): with a block of (S - k - 1)/k
 // rows of A held while each column of B streams past it, 1000 x 1000 x 64 with S = 6144 (94
-// rows, 11 blocks) moves 64,000 + 11 x 64,000 + 10^6 = 1,768,000 words, against its 2,632,993. E.g. 1000^3 with S = 10^4: 2e9/100 - 2e4
-// = 1.998e7 words; with S unlimited every word once, 3e6.
+// rows, 11 blocks) moves 64,000 + 11 x 64,000 + 10^6 = 1,768,000 words, against its
+// 2,632,993. E.g. 1000^3 with S = 10^4: 2e9/100 - 2e4 = 1.998e7 words; with S unlimited
+// (the second term -inf) every word once, 3e6.
 double sequential_io(std::int64_t m, std::int64_t n, std::int64_t k, double S) {
   check_sizes(m, n, k, 1);
   if (!(S > 0)) throw error("prism::bounds::sequential_io: S must be > 0");
-  const double once = owned(m, n, k, 1);
-  return std::isinf(S) ? once : std::max(once, 2 * dbl(m) * dbl(n) * dbl(k) / std::sqrt(S) - 2 * S);
+  return std::max(owned(m, n, k, 1), 2 * dbl(m) * dbl(n) * dbl(k) / std::sqrt(S) - 2 * S);
 }
 
 // COSMA's Listing 1 with the Corollary's block: C in a x b blocks, each block's partial sums

@@ -75,7 +75,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <sys/stat.h>
 #include <sstream>
 
@@ -352,20 +351,32 @@ machine_description machine_description::parse(const std::string& text) {
   return m;
 }
 
-machine_description machine_description::load(const std::string& path) {
+namespace {
+
+// The text of machine file `path`; throws prism::error naming it.
+std::string machine_file_text(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw error(path + ": cannot read (" + std::strerror(errno) + ")");
   std::ostringstream text;
   text << f.rdbuf();
   if (f.bad()) throw error(path + ": cannot read");
+  return text.str();
+}
+
+// The description machine file `path` holds (its text given), its source set by it.
+machine_description parsed_file(const std::string& text, const std::string& path) {
   try {
-    machine_description m = parse(text.str());
-    m.source_ = m.example_.empty() ? "file " + path : "example " + m.example_ + " (" + path + ")";
+    machine_description m = machine_description::parse(text);
+    m.set_source(m.example().empty() ? "file " + path : "example " + m.example() + " (" + path + ")");
     return m;
   } catch (const error& e) {
     throw error(path + ": " + e.what());
   }
 }
+
+}  // namespace
+
+machine_description machine_description::load(const std::string& path) { return parsed_file(machine_file_text(path), path); }
 
 machine_description machine_description::detect() {
   const std::string simd = detail::simd_target();
@@ -401,7 +412,8 @@ machine_description machine_description::from_env() {
     if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return first_use;
   }
   try {
-    machine_description file = load(path);
+    const std::string text = machine_file_text(path);
+    machine_description file = parsed_file(text, path);
     if (!file.example_.empty()) return file;  // an example machine: used as it is, on any host
     if (file.cpu_ != here.cpu_) {
       std::fprintf(stderr, "prism: %smachine file %s was written on another CPU (%s, this is %s); %s\n",
@@ -409,8 +421,6 @@ machine_description machine_description::from_env() {
       return ignored();
     }
     // Measured on other kernels (a `simd:` line other than this process's: PRISM_SIMD).
-    std::ifstream again(path);
-    const std::string text{std::istreambuf_iterator<char>(again), std::istreambuf_iterator<char>()};
     const bool simd_named = text.rfind("simd:", 0) == 0 || text.find("\nsimd:") != std::string::npos;
     if (simd_named && (file.simd_ != here.simd_ || file.simd_bits_ != here.simd_bits_)) {
       std::fprintf(stderr, "prism: %smachine file %s was measured with %s %d kernels, this process runs %s %d; %s\n",

@@ -427,8 +427,7 @@ double part_bound(const gpu_part& g, std::size_t elem, std::size_t memory, bool 
     const double n = double(b.n), k = double(b.k), c = n * (n + 1) / 2;
     words = std::max(n * k + c, n * n * k / std::sqrt(2.0 * S)) + (reads_c ? c : 0.0);
   } else {
-    const double once = double(b.m) * double(b.k) + double(b.k) * double(b.n) + double(b.m) * double(b.n);
-    words = std::max(bounds::sequential_io(b.m, b.n, b.k, S), once) + (reads_c ? double(b.m) * double(b.n) : 0.0);
+    words = bounds::sequential_io(b.m, b.n, b.k, S) + (reads_c ? double(b.m) * double(b.n) : 0.0);  // (every word once in it)
   }
   return words * double(elem);
 }

@@ -253,13 +253,14 @@ void scale_triangle_on_device(gpu::device& dev, bool herm, char uplo, std::int64
   device_kit kit(dev, 1, scratch(w));
   gpu::stream& s = *kit.streams[0];
   T* zeros = static_cast<T*>(kit.workspace);
+  const std::size_t zeros_bytes = temp_bytes(w, w, sizeof(T));
+  void* packed = static_cast<std::byte*>(kit.workspace) + zeros_bytes;
   const T zero(0);
   for (std::int64_t j = 0; j < n; j += w) {
     const std::int64_t b = std::min(w, n - j), rest = n - j - b;
     T* d = C + j + j * ldc;
-    dev.fill_zero(zeros, temp_bytes(w, w, sizeof(T)), s);  // (add_triangle overwrites them)
-    dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, b, zeros, w, &beta, d, ldc,
-                     static_cast<std::byte*>(kit.workspace) + temp_bytes(w, w, sizeof(T)));
+    dev.fill_zero(zeros, zeros_bytes, s);  // (add_triangle overwrites them)
+    dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, b, zeros, w, &beta, d, ldc, packed);
     if (rest == 0) continue;
     T* r = uplo == 'L' ? d + b : d + b * ldc;
     const std::int64_t rows = uplo == 'L' ? rest : b, cols = uplo == 'L' ? b : rest;
