@@ -442,6 +442,42 @@ TEST_CASE("the caller's memory is pinned only where the model says it pays") {
   CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
 }
 
+TEST_CASE("a device whose 2-D copies take short pitches gets C blocks and chunks within them") {
+  // Pitches of at most 4 KiB (512 doubles, a CUDA device's are 2^31 - 1 bytes): C blocks
+  // and chunks of at most 512 rows, every product on the device (no fallback line, the
+  // device's bytes the model's), on shapes whose best blocks and chunks are longer.
+  gpu::emulation_options narrow;
+  narrow.max_pitch = 4096;
+  const context c = emulated(1, 16 * MiB, narrow);
+  const auto pitch_rows = [&](const plan& p) {
+    std::int64_t rows = 0;
+    for (const detail::device_root& dr : detail::device_roots(p))
+      rows = std::max(rows, detail::device_schedule_of(p, dr.node, true).pitch_rows);
+    return rows;
+  };
+  unsigned seed = 900;
+  for (char ta : {'N', 'T'})
+    for (char tb : {'N', 'T'}) {
+      CHECK(pitch_rows(make_plan<double>(ta, tb, 1500, 700, 1200, c)) <= 512);
+      const std::string err = test::stderr_of([&] { gemm_case<double>(c, ta, tb, 1500, 700, 1200, 1.0, 0.5, seed++); });
+      CHECK(err == "");
+    }
+  for (char trans : {'N', 'T'}) {
+    const problem pr = rank_k_problem(scalar_type::d, operation::syrk, 'L', trans, 1100, 900);
+    CHECK(pitch_rows(make_plan(pr, c)) <= 512);
+    const std::string err = test::stderr_of([&] { rank_k_case<double>(c, false, 'L', trans, 1100, 900, seed++); });
+    CHECK(err == "");
+  }
+  // On a CUDA-like pitch the same device and shape keep longer blocks or chunks.
+  CHECK(pitch_rows(make_plan<double>('T', 'N', 1500, 700, 1200, emulated(1, 16 * MiB))) > 512);
+  // A plan made for such a device is refused, before C is touched, on the narrow one.
+  const plan wide = make_plan<double>('T', 'N', 1500, 700, 1200, emulated(1, 16 * MiB));
+  std::vector<double> A(1200 * 1500, 1.0), B(1200 * 700, 1.0), C(1500 * 700, 3.0);
+  CHECK_THROWS_WITH_AS(execute<double>(wide, 1.0, A.data(), 1200, B.data(), 1200, 0.0, C.data(), 1500, c),
+                       doctest::Contains("copies pitches of at most 4096 bytes"), plan_error);
+  CHECK(std::all_of(C.begin(), C.end(), [](double x) { return x == 3.0; }));
+}
+
 TEST_CASE("prism tune's device measurements give every rate on a device") {
   const auto set = gpu::emulated_devices(1, 64 * MiB);
   const gpu::measured_rates r = gpu::measure(*set->devices[0], 1, 1 * MiB, 64);

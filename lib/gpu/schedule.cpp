@@ -193,8 +193,9 @@ void size_memory(device_schedule& s, std::size_t memory, std::size_t distinct, s
   for (const visit& v : s.visits) {
     s.c_ld = std::max(s.c_ld, v.c.rows), s.c_cols = std::max(s.c_cols, v.c.cols);
     for (const product& pr : v.products)
-      for (const chunk_copy& c : pr.copies) chunk = std::max(chunk, c.from.size());
+      for (const chunk_copy& c : pr.copies) chunk = std::max(chunk, c.from.size()), s.pitch_rows = std::max(s.pitch_rows, c.from.rows);
   }
+  s.pitch_rows = std::max(s.pitch_rows, s.c_ld);
   const std::size_t cbuf = round_up(bytes_of(s.c_ld, s.c_cols, s.element), slot_alignment);
   // A slot holds at least one aligned unit, so empty chunks (k = 0) still size the memory.
   s.slot_bytes = std::max(slot_alignment, round_up(bytes_of(chunk, 1, s.element), slot_alignment));

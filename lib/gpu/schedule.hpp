@@ -102,6 +102,7 @@ struct device_schedule {
   int buffers = 1;                 ///< C buffers (1 or 2)
   std::int64_t c_ld = 1;           ///< leading dimension of a C buffer (the largest block's rows)
   std::int64_t c_cols = 1;         ///< columns of a C buffer (the largest block's columns)
+  std::int64_t pitch_rows = 1;     ///< the largest device-side leading dimension: c_ld or a chunk's rows
   int slots = 0;                   ///< chunk slots
   std::size_t slot_bytes = 0;      ///< bytes of one slot (the largest chunk)
   int lookahead = 1;               ///< products whose chunks a copy may not evict (1 or 2)

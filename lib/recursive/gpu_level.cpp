@@ -63,6 +63,14 @@ void check_devices(const plan& p, const gpu::device_set& devices) {
       throw plan_error("plan uses " + std::to_string(p.device_memory()) + " bytes of each GPU's memory; " +
                        devices.devices[std::size_t(d)]->name() + " has " +
                        std::to_string(devices.devices[std::size_t(d)]->memory()));
+  const std::size_t elem = element_size(p.problem().type);
+  for (const device_root& dr : device_roots(p)) {
+    const gpu::device& dev = *devices.devices[std::size_t(p.nodes()[std::size_t(dr.node)].owns.devices.first)];
+    const std::int64_t rows = device_schedule_of(p, dr.node, !dr.fresh).pitch_rows;
+    if (std::size_t(rows) * elem > dev.max_pitch())
+      throw plan_error("plan keeps blocks or chunks of " + std::to_string(rows) + " rows on a GPU; " + dev.name() +
+                       " copies pitches of at most " + std::to_string(dev.max_pitch()) + " bytes");
+  }
 }
 
 void check_device_subtrees(const plan& p) {
@@ -179,10 +187,11 @@ constexpr int max_products = 4096;  // a device subtree's leaves the planner wei
 // A chunk is at most what the link moves in a thousand calls' fixed cost (50 GB/s x 5 ms =
 // 250 MB): a larger one saves nothing on calls and keeps the first products waiting.
 std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t cols, std::size_t elem, double room,
-                              int blocks, const gpu::device_rates& rates) {
+                              int blocks, const gpu_target& t) {
   const double per_k = double(std::max(rows, cols)) * double(elem);  // slot bytes per unit of k
-  const double largest = std::max(1000.0 * rates.call_seconds * rates.link_in, per_k);
-  const double kc_max = std::min({room / (4.0 * per_k), largest / per_k, double(INT_MAX)});
+  const double largest = std::max(1000.0 * t.rates.call_seconds * t.rates.link_in, per_k);
+  // A chunk's depth may be its rows (op(A) = A^T, op(B) = B), a device-side pitch.
+  const double kc_max = std::min({room / (4.0 * per_k), largest / per_k, double(INT_MAX), double(t.max_pitch / elem)});
   if (kc_max < 1) return {};
   const std::int64_t k0 = std::max<std::int64_t>(1, std::int64_t(std::ceil(double(k) / std::floor(kc_max))));
   // From the fewest, each about a quarter more, up to 16 times as many: finer chunks leave
@@ -194,7 +203,7 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
     counts.push_back(int(f));
   }
   if (counts.empty()) {
-    const double kc_memory = std::min(room / (4.0 * per_k), double(INT_MAX));
+    const double kc_memory = std::min({room / (4.0 * per_k), double(INT_MAX), double(t.max_pitch / elem)});
     counts.push_back(int(std::min<std::int64_t>(k, std::int64_t(std::ceil(double(k) / std::floor(kc_memory))))));
   }
   return counts;
@@ -204,23 +213,30 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
 grid best_grid(const problem& p, const box& b, const gpu_target& t, char tri) {
   const std::size_t elem = element_size(p.type);
   const double usable = 0.9 * double(t.memory);
+  // A block's rows are the C buffer's pitch on the device, its columns a chunk's when
+  // op(B) = B^T (or a rank-k update's op(A) = A): both within the device's 2-D copy pitch.
+  const std::int64_t pitch_rows = std::max<std::int64_t>(1, std::int64_t(t.max_pitch / elem));
   std::vector<grid> candidates;
   if (tri != 0) {
     for (std::int64_t edge = b.n; edge >= 1; edge = (edge + 1) / 2) {
       const double block = double(edge) * double(edge) * double(elem);
       const std::int64_t q = (b.n + edge - 1) / edge;
-      if (block <= usable && q * (q + 1) / 2 <= max_products)
-        for (int f : chunk_counts(b.k, edge, edge, elem, double(t.memory) - block, int(q * (q + 1) / 2), t.rates))
+      if (block <= usable && q * (q + 1) / 2 <= max_products && edge <= pitch_rows)
+        for (int f : chunk_counts(b.k, edge, edge, elem, double(t.memory) - block, int(q * (q + 1) / 2), t))
           candidates.push_back(grid{1, 1, false, edge, f});
       if (edge <= 64 || q * (q + 1) / 2 > max_products) break;
     }
   } else {
-    for (int mb = 1; mb <= 32 && mb <= b.m; mb = mb < 4 ? mb + 1 : mb * 2)
-      for (int nb = 1; nb <= 32 && nb <= b.n; nb = nb < 4 ? nb + 1 : nb * 2) {
+    // From the fewest blocks whose edges fit the pitch (1 x 1 on any real device below 2^28
+    // rows of doubles) to 32 times as many along each edge.
+    const auto fewest = [&](std::int64_t ext) { return int(std::min<std::int64_t>(INT_MAX / 64, (ext + pitch_rows - 1) / pitch_rows)); };
+    const int mb0 = std::max(1, fewest(b.m)), nb0 = std::max(1, fewest(b.n));
+    for (int mb = mb0; mb <= 32 * mb0 && mb <= b.m; mb = mb < 4 ? mb + 1 : mb * 2)
+      for (int nb = nb0; nb <= 32 * nb0 && nb <= b.n; nb = nb < 4 ? nb + 1 : nb * 2) {
         const std::int64_t bm = (b.m + mb - 1) / mb, bn = (b.n + nb - 1) / nb;
         const double block = double(bm) * double(bn) * double(elem);
-        if (block > usable || bm > INT_MAX || bn > INT_MAX) continue;
-        for (int f : chunk_counts(b.k, bm, bn, elem, double(t.memory) - block, mb * nb, t.rates))
+        if (block > usable || bm > INT_MAX || bn > INT_MAX || bm > pitch_rows || bn > pitch_rows) continue;
+        for (int f : chunk_counts(b.k, bm, bn, elem, double(t.memory) - block, mb * nb, t))
           for (bool n_outer : {false, true})
             if (!n_outer || (mb > 1 && nb > 1)) candidates.push_back(grid{mb, nb, n_outer, 0, f});
       }
@@ -366,6 +382,7 @@ gpu_target choose(const problem& p, const context& ctx, std::optional<plan>* mad
     if (g == 0) return t;
   }
   t.memory = device_memory(ctx, set, g);
+  for (int d = 0; d < std::min(g, set.count()); ++d) t.max_pitch = std::min(t.max_pitch, set.devices[std::size_t(d)]->max_pitch());
   t.rates = device_rates_of(ctx.description(), p.type);
   t.devices = useful_devices(p, g);
   if (ctx.gpus() > 0) return t;

@@ -45,14 +45,16 @@ gpu::device_schedule device_schedule_of(const plan& p, int root, bool reads_c);
 /// plan's device memory (plan::validate calls it).
 void check_device_subtrees(const plan& p);
 
-/// Throws prism::plan_error when plan p needs more devices than `devices` holds, or more
-/// memory than one of them has (check_fits calls it before anything is computed).
+/// Throws prism::plan_error when plan p needs more devices than `devices` holds, more
+/// memory than one of them has, or a device-side leading dimension (a C block's or a
+/// chunk's rows) above one's 2-D copy pitch (check_fits calls it before anything is computed).
 void check_devices(const plan& p, const gpu::device_set& devices);
 
 /// What the planner knows of the devices a plan spreads over.
 struct gpu_target {
   int devices = 1;           ///< GPUs
   std::size_t memory = 0;    ///< bytes of each one's memory the plan may use
+  std::size_t max_pitch = 2147483647;  ///< the smallest of their 2-D copy pitches in bytes (device::max_pitch)
   gpu::device_rates rates;   ///< each one's modelled rates
   double device_seconds = 0; ///< when the model decided: the GPU plan's modelled time, link included
   double host_seconds = 0;   ///< when the model decided: the host plan's (flops over threads x rank_flops_per_thread)
