@@ -11,16 +11,11 @@
 #include "../runtime/lru_cache.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 namespace prism::dist {
 

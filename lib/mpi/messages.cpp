@@ -11,9 +11,8 @@ void agree_local_step(MPI_Comm comm, int me, const std::string& why, bool c_unto
   if (lowest == INT_MAX) return;
   const std::string c = c_untouched ? "C untouched" : "C undefined";
   if (lowest == me)
-    throw local_failure(lowest, true, c_untouched, "process " + std::to_string(me) + "'s local step failed: " + why + "; " + c);
-  throw local_failure(lowest, false, c_untouched,
-                      "process " + std::to_string(lowest) + "'s local step failed (its own message says why); " + c);
+    throw local_failure(true, "process " + std::to_string(me) + "'s local step failed: " + why + "; " + c);
+  throw local_failure(false, "process " + std::to_string(lowest) + "'s local step failed (its own message says why); " + c);
 }
 
 }  // namespace prism::mpi

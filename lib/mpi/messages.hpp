@@ -24,20 +24,14 @@ namespace prism::mpi {
 /// A local step failed on some process of the call; thrown on every process alike.
 class local_failure : public prism::error {
  public:
-  /// `process`: the lowest failing process; `mine`: whether it is this one; `why`: its reason
-  /// (this process's own, or a pointer to the failing one's message).
-  local_failure(int process, bool mine, bool c_untouched, const std::string& why)
-      : error(why), process_(process), mine_(mine), c_untouched_(c_untouched) {}
-  /// The lowest process (of the call's communicator) whose local step failed.
-  int process() const noexcept { return process_; }
-  /// Whether that process is this one.
+  /// `mine`: whether the lowest failing process is this one; `why`: its reason (this
+  /// process's own, or a pointer to the failing one's message, which says whether C is untouched).
+  local_failure(bool mine, const std::string& why) : error(why), mine_(mine) {}
+  /// Whether the lowest failing process is this one.
   bool mine() const noexcept { return mine_; }
-  /// Whether C is as it was before the call (else undefined).
-  bool c_untouched() const noexcept { return c_untouched_; }
 
  private:
-  int process_;
-  bool mine_, c_untouched_;
+  bool mine_;
 };
 
 /// What this process moved in one executed call (exact, from the MPI statuses).

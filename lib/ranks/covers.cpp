@@ -80,15 +80,26 @@ std::int64_t power_mod(std::int64_t x, std::int64_t e, std::int64_t p) {
   return r;
 }
 
+// The distinct primes dividing x, ascending. E.g. 63: {3, 7}.
+std::vector<std::int64_t> prime_divisors(std::int64_t x) {
+  std::vector<std::int64_t> primes;
+  for (std::int64_t d = 2; x > 1; ++d) {
+    if (d * d > x) d = x;
+    if (x % d == 0) {
+      primes.push_back(d);
+      while (x % d == 0) x /= d;
+    }
+  }
+  return primes;
+}
+
 // The prime p and exponent e with q = p^e, or {0, 0} when q is no prime power. E.g. 9: {3, 2}.
 std::pair<std::int64_t, int> prime_power(std::int64_t q) {
-  if (q < 2) return {0, 0};
-  std::int64_t p = 2;
-  while (p * p <= q && q % p != 0) ++p;
-  if (q % p != 0) p = q;  // q is prime
+  const std::vector<std::int64_t> p = prime_divisors(q);
+  if (p.size() != 1) return {0, 0};
   int e = 0;
-  for (; q % p == 0; q /= p) ++e;
-  return q == 1 ? std::pair{p, e} : std::pair<std::int64_t, int>{0, 0};
+  for (; q % p[0] == 0; q /= p[0]) ++e;
+  return {p[0], e};
 }
 
 // Singer's perfect difference set for c = q^2 + q + 1, q = p^e a prime power: with x
@@ -106,23 +117,11 @@ std::vector<int> singer_set(int c) {
   if (q * q + q + 1 != c || p == 0) return {};
   const std::size_t N = std::size_t(3 * e);
   const std::int64_t order = q * q * q - 1;
-  std::vector<std::int64_t> primes;  // of q^3 - 1
-  for (std::int64_t x = order, d = 2; x > 1; ++d) {
-    if (d * d > x) d = x;
-    if (x % d == 0) {
-      primes.push_back(d);
-      while (x % d == 0) x /= d;
-    }
-  }
+  const std::vector<std::int64_t> primes = prime_divisors(order);
   // A primitive f's constant term is (-1)^N times the norm of its root, which generates
   // GF(p)*: other constant terms are skipped (x^12 + ... + 1 over GF(3) has no primitive
   // root, and there are 3^11 of them).
-  std::vector<std::int64_t> small;  // primes of p - 1
-  for (std::int64_t d = 2, x = p - 1; x > 1; ++d)
-    if (x % d == 0) {
-      small.push_back(d);
-      while (x % d == 0) x /= d;
-    }
+  const std::vector<std::int64_t> small = prime_divisors(p - 1);
   auto generates = [&](std::int64_t g) {
     return std::all_of(small.begin(), small.end(), [&](std::int64_t r) { return power_mod(g, (p - 1) / r, p) != 1; });
   };
@@ -269,7 +268,7 @@ __int128 busiest_work(const std::vector<std::int64_t>& work, const std::vector<i
 // A difference cover's text: "{0,1,3}" for c = 7.
 std::string cover_text(int c) {
   std::string d;
-  for (int v : difference_cover(c)) d += (d.empty() ? "" : ",") + std::to_string(v);
+  for (int v : difference_cover(c)) (d += d.empty() ? "" : ",") += std::to_string(v);
   return "{" + d + "}";
 }
 

@@ -26,7 +26,6 @@
 #include <prism/syrk.hpp>
 
 #include <complex>
-#include <cstdio>
 #include <string>
 #include <vector>
 
