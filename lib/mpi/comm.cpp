@@ -79,8 +79,8 @@ agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, cons
   const std::size_t n = args.size();
   // First a reduction: the least and the greatest of each value (the greatest negated, so
   // one MPI_MIN does both), whether any rank saw a local error, and, when asked, rank 0's
-  // root word (the others pass the largest value). Equal least and greatest everywhere,
-  // and no error: every rank agrees, whatever P.
+  // root word (the others pass the largest value, or a negative word of their own: a veto).
+  // Equal least and greatest everywhere, and no error: every rank agrees, whatever P.
   std::vector<std::int64_t> mine(2 * n + (root_word != nullptr ? 2 : 1)), low(mine.size());
   for (std::size_t i = 0; i < n; ++i) {
     mine[i] = args[i].value;
@@ -88,7 +88,7 @@ agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, cons
     mine[n + i] = ~args[i].value;
   }
   mine[2 * n] = local_error.empty() ? 0 : -1;
-  if (root_word != nullptr) mine[2 * n + 1] = rank == 0 ? *root_word : INT64_MAX;
+  if (root_word != nullptr) mine[2 * n + 1] = rank == 0 || *root_word < 0 ? *root_word : INT64_MAX;
   control_allreduce(mine.data(), low.data(), int(mine.size()), MPI_INT64_T, MPI_MIN, comm);
   agreement out;
   if (root_word != nullptr) out.from_root = low[2 * n + 1];

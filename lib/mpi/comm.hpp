@@ -106,14 +106,15 @@ struct agreement {
   std::int64_t rank0_value = 0, other_value = 0;  ///< rank 0's value and that rank's
   int failed_rank = -1;        ///< the lowest rank with a local error (-1: none)
   std::string failed_text;     ///< the first 200 bytes of its local error
-  std::int64_t from_root = 0;  ///< rank 0's *root_word (when one was passed)
+  std::int64_t from_root = 0;  ///< rank 0's *root_word, or the least negative one (when passed)
   /// No value differs and no rank has a local error.
   bool agreed() const { return differing < 0 && failed_rank < 0; }
 };
 
 /// Collective over comm: every rank passes the same list (names and order) and its own
 /// `local_error` (a problem only that rank can see; empty: none); with root_word given
-/// (every rank, or none), rank 0's value (below INT64_MAX) reaches every rank. One
+/// (every rank, or none), rank 0's value (below INT64_MAX) reaches every rank, or, when
+/// some rank passes a negative one, the least of those (a veto). One
 /// reduction of 2 n + 1 words (2 n + 2 with root_word), the same at any rank count; only
 /// when something differs or failed, one gather of every rank's values (O(P) words, to name
 /// the argument and the rank alike everywhere).

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace prism::scalapack {
@@ -126,39 +127,60 @@ void report(int ctxt, const std::string& name, int info) { PB_Cabort(ctxt, const
 
 bool stats_on() { return prism::detail::process_environment().stats.get(); }
 
+const context* process_settings() {
+  static const std::optional<context> from_env = []() -> std::optional<context> {
+    try {
+      const context& c = default_context();
+      (void)c.machine();  // PRISM_TOPOLOGY is read on first use
+      return c;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "prism: %s; recursion off, every call of its grids goes to ScaLAPACK's own routine\n", e.what());
+      return std::nullopt;
+    }
+  }();
+  return from_env ? &*from_env : nullptr;
+}
+
 void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int pos) {
   for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({D.e[e], -(pos * descmult + 1 + e)});
 }
 
+std::string why_backend() {
+  return prism::detail::process_environment().scalapack_route.get() == route::backend ? "PRISM_SCALAPACK_ROUTE=backend"
+                                                                                       : "a bad PRISM_* setting on a grid process";
+}
+
 const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
                        const forward_fn& forward) {
-  if (at.nprow == -1) {  // not in the grid: nobody to agree with
-    report(at.ctxt, name, info);
-    return nullptr;
-  }
+  // A failed check is reported before anything collective, as the reference does (whose
+  // PB_Cabort usually ends the job right there): a grid's first call duplicates its
+  // communicator, and a process whose context is another grid's would wait there.
+  if (info != 0) report(at.ctxt, name, info);
+  if (at.nprow == -1) return nullptr;  // not in the grid: nobody to agree with
   if (const grid* g = grid_of(at)) return g;
+  if (info != 0) return nullptr;  // (reported: the backend would report it again)
   if (void* real = real_routine(symbol, self)) forward(real);
   else std::fprintf(stderr, "prism-scalapack: %s: MPI is not initialised and there is no backend\n", name.c_str());
   return nullptr;
 }
 
-// A process whose checks failed reports before anything collective, as the reference does
-// (whose PB_Cabort usually ends the job right there); under a PB_Cabort that returns (a
-// tester's), it still joins the agreement, so that the processes whose checks passed learn
-// of it and return instead of waiting for it in the exchange. The agreement is one reduction
+// A process whose checks failed has reported (enter_grid); under a PB_Cabort that returns
+// (a tester's), it still joins the agreement, so that the processes whose checks passed
+// learn of it and return instead of waiting for it in the exchange. The agreement is one reduction
 // of every global argument's least and greatest value, the local INFOs and grid rank 0's
 // route (lib/mpi/comm.hpp: the same few hundred bytes at any grid size); only when something
 // differs or failed, a gather names the argument. Example: grid rank 2 alone passes m = 5,
 // every check passes: every process reports INFO -3.
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
                        route& chosen) {
-  if (info != 0) report(ctxt, name, info);
   std::vector<mpi::agreed> values;
   for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
-  const std::int64_t route_word = std::int64_t(prism::detail::process_environment().scalapack_route.get());
+  // A process without its settings vetoes prism's route: -1, the least word, wins.
+  const std::int64_t route_word =
+      process_settings() == nullptr ? -1 : std::int64_t(prism::detail::process_environment().scalapack_route.get());
   const mpi::agreement a =
       mpi::find_disagreement(g.comm, values, info != 0 ? "INFO " + std::to_string(info) : "", &route_word);
-  chosen = route(a.from_root);
+  chosen = a.from_root < 0 ? route::backend : route(a.from_root);
   if (info != 0 || a.failed_rank >= 0) return true;
   if (a.differing >= 0) report(ctxt, name, args[std::size_t(a.differing)].info);
   return a.differing >= 0;
@@ -192,11 +214,11 @@ bool scaled_elsewhere(const grid& g, const std::string& routine, const descripto
                       const forward_fn& forward, const std::string& head) {
   const bool replicated = dc.e[RSRC_] < 0 || dc.e[CSRC_] < 0;
   if (!replicated && (chosen != route::backend || real == nullptr)) return false;
-  const char* why = replicated ? "a replicated C (RSRC or CSRC = -1)" : "PRISM_SCALAPACK_ROUTE=backend";
+  const std::string why = replicated ? "a replicated C (RSRC or CSRC = -1)" : why_backend();
   if (real == nullptr) end_without_backend(g, routine, why);
   forward(real);
   if (g.me == 0 && stats_on())
-    std::fprintf(stderr, "prism-scalapack: route=backend %s reason=\"alpha = 0 or k = 0; %s\"\n", head.c_str(), why);
+    std::fprintf(stderr, "prism-scalapack: route=backend %s reason=\"alpha = 0 or k = 0; %s\"\n", head.c_str(), why.c_str());
   return true;
 }
 

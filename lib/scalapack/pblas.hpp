@@ -89,6 +89,10 @@ using route = prism::detail::route_choice;
 /// PRISM_STATS is 1 (lib/environment reads it once).
 bool stats_on();
 
+/// The process's PRISM_* settings (default_context()), or nullptr when one is bad (said
+/// once on stderr): then every call of the grids it is in goes to the backend's routine.
+const context* process_settings();
+
 /// One value every grid process must pass alike, with the INFO it reports when not.
 struct global_arg {
   std::int64_t value;  ///< the value (scalars as their bits)
@@ -101,14 +105,19 @@ void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int
 /// The backend's routine, called with the caller's own arguments.
 using forward_fn = std::function<void(void*)>;
 
-/// Step 1's start after a process's own checks gave `info`: the call's grid, or nullptr
-/// when the call ends here: outside the grid the process reports `info`; without MPI under
-/// BLACS the backend's routine `symbol` runs (checks and all), or a line says there is none.
+/// Step 1's start after a process's own checks gave `info`: reports a failed check at
+/// once, as PBLAS does (before anything collective); then the call's grid, or nullptr when
+/// the call ends here: outside the grid; without MPI under BLACS the backend's routine
+/// `symbol` runs (checks and all), or a line says there is none.
 const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
                        const forward_fn& forward);
 
-/// Step 1's end on a grid process: reports a failed check at once, as PBLAS does; then
-/// agrees over the grid (one reduction; sets `chosen` to grid rank 0's PRISM_SCALAPACK_ROUTE).
+/// Why a call agreed to go to the backend (route::backend) does: "PRISM_SCALAPACK_ROUTE=backend",
+/// or a bad PRISM_* setting on a process (stop_after_checks).
+std::string why_backend();
+
+/// Step 1's end on a grid process: agrees over the grid (one reduction; sets `chosen` to
+/// grid rank 0's PRISM_SCALAPACK_ROUTE, or backend when a process has no settings).
 /// True when the call must stop with C untouched: this or another process's checks failed
 /// (each reported its own INFO), or the processes pass different arguments (every process
 /// reports the first).

@@ -10,7 +10,8 @@
 //     process's checks failed, every process returns (only those report), and when the
 //     processes pass different arguments, every one reports the first of them; either way C
 //     is untouched and nobody waits.
-//  2. m = 0 or n = 0 returns; alpha = 0 or k = 0 scales C (beta = 0: zeros, C unread).
+//  2. m = 0 or n = 0 returns (alpha and beta unread, as the reference); alpha = 0 or k = 0
+//     scales C (beta = 0: zeros, C unread).
 //  3. Route (grid rank 0's PRISM_SCALAPACK_ROUTE): backend, prism, or auto — prism when
 //     its modelled time under this layout is below ScaLAPACK's by the measured margin
 //     (route_margin) and the call is big enough (route_min_flops); see docs/distributed.md.
@@ -71,9 +72,13 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   const grid* g = enter_grid(at, name, info, symbol, self, forward);
   if (g == nullptr) return;
   void* real = real_routine(symbol, self);
-  std::vector<global_arg> args{{ta, -1}, {tb, -2}, {m, -3}, {n, -4}, {k, -5}, {mpi::real_bits(*alpha), -6},
-                               {mpi::imag_bits(*alpha), -6}, {ia, -8}, {ja, -9}, {ib, -12}, {jb, -13},
-                               {mpi::real_bits(*beta), -15}, {mpi::imag_bits(*beta), -15}, {ic, -17}, {jc, -18}};
+  // As reference PBLAS, alpha and beta are read only past the checks and m = 0 or n = 0
+  // (a caller may pass null there, or values that differ): 0 in the agreement otherwise.
+  const bool reads = info == 0 && m != 0 && n != 0;
+  const T a0 = reads ? *alpha : T(0), b0 = reads ? *beta : T(0);
+  std::vector<global_arg> args{{ta, -1}, {tb, -2}, {m, -3}, {n, -4}, {k, -5}, {mpi::real_bits(a0), -6},
+                               {mpi::imag_bits(a0), -6}, {ia, -8}, {ja, -9}, {ib, -12}, {jb, -13},
+                               {mpi::real_bits(b0), -15}, {mpi::imag_bits(b0), -15}, {ic, -17}, {jc, -18}};
   add_descriptor_args(args, da, 10), add_descriptor_args(args, db, 14), add_descriptor_args(args, dc, 19);
   route chosen = route::automatic;
   if (stop_after_checks(*g, at.ctxt, name, info, args, chosen)) return;

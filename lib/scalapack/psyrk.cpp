@@ -8,8 +8,9 @@
 //     then PB_Cchkmat on sub(A), descriptor argument 9, and sub(C), argument 14), reported
 //     through PB_Cabort and agreed over the grid as p?gemm_'s are (pblas.hpp,
 //     stop_after_checks): C untouched, nobody waits.
-//  2. n = 0, or (alpha = 0 or k = 0) with beta = 1, returns; alpha = 0 or k = 0 scales the
-//     triangle (beta = 0: zeros, C unread; herk: the diagonal made real).
+//  2. n = 0 (alpha and beta unread, as the reference), or (alpha = 0 or k = 0) with
+//     beta = 1, returns; alpha = 0 or k = 0 scales the triangle (beta = 0: zeros, C
+//     unread; herk: the diagonal made real).
 //  3. Route and run as p?gemm_ (route.cpp): grid rank 0 plans a triangle-block scheme for
 //     the grid's processes (choose_rank_k_ranks) and fits it to the caller's layout (k as
 //     is or grouped by sub(A)'s k distribution, plan ranks row- or column-major); prism
@@ -84,7 +85,6 @@ void prk(void* self, const void* const* raw) {
   const rk_args a{OP, upper(static_cast<const char*>(raw[0])), upper(static_cast<const char*>(raw[1])), ip(2), ip(3), ip(6) - 1,
                   ip(7) - 1, ip(11) - 1, ip(12) - 1, descriptor(static_cast<const int*>(raw[8])),
                   descriptor(static_cast<const int*>(raw[13]))};
-  const T alpha = T(*static_cast<const S*>(raw[4])), beta = T(*static_cast<const S*>(raw[9]));
   const T* A = static_cast<const T*>(raw[5]);
   T* C = static_cast<T*>(const_cast<void*>(raw[10]));
   const grid_place at(a.da.e[CTXT_]);
@@ -97,6 +97,10 @@ void prk(void* self, const void* const* raw) {
   };
   const grid* g = enter_grid(at, name, info, symbol, self, forward);
   if (g == nullptr) return;
+  // As reference PBLAS, alpha and beta are read only past the checks and n = 0 (a caller
+  // may pass null there, or values that differ): 0 in the agreement otherwise.
+  const bool reads = info == 0 && a.n != 0;
+  const T alpha = reads ? T(*static_cast<const S*>(raw[4])) : T(0), beta = reads ? T(*static_cast<const S*>(raw[9])) : T(0);
   std::vector<global_arg> args{{a.uplo, -1}, {a.trans, -2}, {a.n, -3}, {a.k, -4}, {mpi::real_bits(alpha), -5},
                                {mpi::imag_bits(alpha), -5}, {a.ia, -7}, {a.ja, -8}, {mpi::real_bits(beta), -10},
                                {mpi::imag_bits(beta), -10}, {a.ic, -12}, {a.jc, -13}};

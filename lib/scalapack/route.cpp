@@ -29,10 +29,10 @@ namespace {
 constexpr double route_margin = 1.0;
 constexpr double route_min_flops = 5e7;
 
-// The context of one call: the machine's, with the grid's ranks and a share of the threads
-// (the node's cores over its ranks, unless PRISM_NUM_THREADS is set).
+// The context of one call: the process's settings, with the grid's ranks and a share of the
+// threads (the node's cores over its ranks, unless PRISM_NUM_THREADS is set).
 context call_context(const grid& g) {
-  context ctx = default_context();
+  context ctx = *process_settings();  // (a process without them sends its grid's calls to the backend)
   if (prism::detail::process_environment().num_threads.empty())
     ctx.set_threads(std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, g.ranks_per_node)));
   ctx.set_ranks(g.nprow * g.npcol).set_ranks_per_node(g.ranks_per_node);
@@ -293,9 +293,19 @@ template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
                 const grid& g, route chosen, void* real, const forward_fn& forward, T alpha, const T* A, const T* B, T beta,
                 T* C, const call_start& t0) {
+  run_result res;
+  if (chosen == route::backend) {  // PRISM_SCALAPACK_ROUTE=backend, or a bad PRISM_* setting: no plan made
+    fitted f;
+    auto v = std::make_shared<verdict>();
+    v->reason = why_backend();
+    f.from = v;
+    if (real == nullptr) end_without_backend(g, names.routine, f.from->reason);
+    forward(real);
+    if (stats_on()) print_stats(g, f, names.stats, res, t0, sizeof(T));
+    return;
+  }
   const context ctx = call_context(g);
   const auto f = prepare(pr, L, lld, g, chosen, real != nullptr, ctx, names.verbose);
-  run_result res;
   if (!f->use_prism && real == nullptr) {  // e.g. a replicated operand, which prism does not run
     end_without_backend(g, names.routine, f->from->reason);
   } else if (!f->use_prism) {

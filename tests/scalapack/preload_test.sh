@@ -9,6 +9,8 @@
 #   2. with LD_PRELOAD=LIBPRISM_SCALAPACK PRISM_STATS=1 PRISM_SCALAPACK_ROUTE=prism (given to
 #      the ranks with -x, not to mpiexec itself): pdgemm_ comes from that library, and stderr
 #      has one "prism-scalapack: route=prism" line per call and no route=backend line.
+#   3. as 2 with PRISM_TOPOLOGY malformed on every rank, then PRISM_NUM_THREADS=0 on world
+#      rank 2 alone: those ranks say so once, every call goes to ScaLAPACK's pdgemm_.
 # Each run checks C against a serial loop itself (exit 1 on a mismatch). The two dumps of C
 # must be identical: every value is a small integer, so every sum is exact in any order
 # (the componentwise error bound is 0). Prints "scalapack_preload: PASS" and exits 0, or
@@ -57,6 +59,30 @@ if [ -s "$out/plain.dump" ] && [ -s "$out/prism.dump" ]; then
 else
   fail "a dump is missing or empty"
 fi
+
+# 3. and 4. A bad PRISM_* setting, on every process (PRISM_TOPOLOGY) or on one (PRISM_NUM_THREADS
+#    on world rank 2): each such process says so once, every call goes to ScaLAPACK's own
+#    pdgemm_ (route=backend), C the same.
+for bad in topology threads; do
+  if [ $bad = topology ]; then
+    "${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_STATS=1 -x PRISM_SCALAPACK_ROUTE=prism -x PRISM_TOPOLOGY='garbage:::' \
+      "$prog" "$out/$bad.dump" >"$out/$bad.out" 2>"$out/$bad.err"
+    rc=$? want=4 var=PRISM_TOPOLOGY
+  else
+    "${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_STATS=1 -x PRISM_SCALAPACK_ROUTE=prism \
+      sh -c '[ "$OMPI_COMM_WORLD_RANK" = 2 ] && export PRISM_NUM_THREADS=0; exec "$0" "$@"' "$prog" "$out/$bad.dump" \
+      >"$out/$bad.out" 2>"$out/$bad.err"
+    rc=$? want=1 var=PRISM_NUM_THREADS
+  fi
+  show $bad
+  [ $rc -eq 0 ] || fail "bad $var: exited $rc"
+  said=$(grep -c "^prism: $var: .*; recursion off, every call of its grids goes to ScaLAPACK's own routine" "$out/$bad.err")
+  [ "$said" = $want ] || fail "bad $var: said by $said processes, $want expected"
+  backend=$(grep -c '^prism-scalapack: route=backend .*reason=".*a bad PRISM_\* setting on a grid process"' "$out/$bad.err")
+  [ "$backend" = "${calls:-x}" ] || fail "bad $var: $backend route=backend lines for ${calls:-?} calls"
+  ! grep -q '^prism-scalapack: route=prism' "$out/$bad.err" || fail "bad $var: a call took route=prism"
+  cmp -s "$out/plain.dump" "$out/$bad.dump" || fail "bad $var: C differs from ScaLAPACK's"
+done
 
 if [ $fail -eq 0 ]; then
   echo "scalapack_preload: PASS ($(wc -l <"$out/plain.dump") dump lines identical, $routes calls on route=prism)"

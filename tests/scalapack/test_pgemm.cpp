@@ -690,6 +690,7 @@ struct BadCall {
   char ta = 'N', tb = 'N';
   int m = 16, n = 16, k = 16;
   double alpha = 1.5, beta = 0.5;
+  bool null_scalars = false;  // alpha and beta passed as null pointers
   int ia = 1, ja = 1, ib = 1, jb = 1, ic = 1, jc = 1;
   Local<double> A, B, C;
 };
@@ -766,6 +767,11 @@ const ErrorCase kErrorCases[] = {
     {"ja + k - 1 > N_A (ja = 3)", -9, true, 1, [](BadCall& b, const Grid&, int, int, int) { b.ja = 3; }},
     {"jb + n - 1 > N_B (jb = 2)", -13, true, 1, [](BadCall& b, const Grid&, int, int, int) { b.jb = 2; }},
     {"jc + n - 1 > N_C (jc = 17)", -18, true, 1, [](BadCall& b, const Grid&, int, int, int) { b.jc = 17; }},
+    // Alpha and beta are read only past the checks and m, n > 0, as the reference reads them.
+    {"m = -1 with alpha and beta null", -3, true, 1,
+     [](BadCall& b, const Grid&, int, int, int) { b.m = -1; b.null_scalars = true; }},
+    {"m = 0 with alpha and beta null (a quick return)", 0, true, 1,
+     [](BadCall& b, const Grid&, int, int, int) { b.m = 0; b.null_scalars = true; }},
     {"n = -1 and DESCA MB = 0 (smallest position wins)", -4, true, 1,
      [](BadCall& b, const Grid&, int, int, int) { b.n = -1; b.A.desc[MB] = 0; }},
     {"DESCA LLD = LOCr - 1 on every process", -1011, true, 1,
@@ -801,6 +807,11 @@ const ErrorCase kErrorCases[] = {
      }},
     {"alpha = 2 on grid rank 0 only (1.5 elsewhere)", -6, false, 2,
      [](BadCall& b, const Grid&, int me, int, int) {
+       if (me == 0) b.alpha = 2;
+     }},
+    {"n = 0 and alpha = 2 on grid rank 0 only (never read: a quick return)", 0, false, 2,
+     [](BadCall& b, const Grid&, int me, int, int) {
+       b.n = 0;
        if (me == 0) b.alpha = 2;
      }},
     {"jc = 2 on the last grid rank only (1 elsewhere; m = n = 15, so both are in bounds)", -18, false, 2,
@@ -850,8 +861,8 @@ int run_error_cases(const Grid& g, int other_ctxt, const pgemm_fn real[4], int* 
     // The base call is double; for the other types the arrays are never read (the call must
     // return before touching them), so the same buffers serve.
     auto call = [&](pgemm_fn fn, BadCall& b) {
-      fn(&b.ta, &b.tb, &b.m, &b.n, &b.k, &b.alpha, b.A.v.data(), &b.ia, &b.ja, b.A.desc, b.B.v.data(), &b.ib, &b.jb,
-         b.B.desc, &b.beta, b.C.v.data(), &b.ic, &b.jc, b.C.desc);
+      fn(&b.ta, &b.tb, &b.m, &b.n, &b.k, b.null_scalars ? nullptr : &b.alpha, b.A.v.data(), &b.ia, &b.ja, b.A.desc,
+         b.B.v.data(), &b.ib, &b.jb, b.B.desc, b.null_scalars ? nullptr : &b.beta, b.C.v.data(), &b.ic, &b.jc, b.C.desc);
     };
     // One side's call: PB_Cabort (this program's) must be called once with (routine,
     // expected) on this process, or not at all when expected is 0; C untouched either way.

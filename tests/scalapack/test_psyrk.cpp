@@ -317,6 +317,31 @@ int error_cases(const Grid& g, prk_fn real, prk_fn mine, bool herk, bool cplx, c
   }
   const bool first = g.myrow == 0 && g.mycol == 0;
   const int k = 3, one_i = 1;
+  // Alpha and beta are read only past the checks and n > 0, as the reference reads them:
+  // null with n = -1 (INFO -3 from both) and n = 0 (a quick return, no report); n = 0 with
+  // alpha differing between processes (never read, so not compared: no report).
+  for (int n : {-1, 0}) {
+    const std::vector<std::complex<double>> before = Cb;
+    g_catching = true, g_abort_calls = 0, g_abort_info = 0;
+    real("U", "N", &n, &k, nullptr, Ab.data(), &one_i, &one_i, A.desc, nullptr, Cb.data(), &one_i, &one_i, C.desc);
+    const int expect = g_abort_calls == 1 ? g_abort_info : 0;
+    g_abort_calls = 0, g_abort_info = 0;
+    mine("U", "N", &n, &k, nullptr, Ab.data(), &one_i, &one_i, A.desc, nullptr, Cb.data(), &one_i, &one_i, C.desc);
+    g_catching = false;
+    if (g_abort_calls != (n < 0 ? 1 : 0) || g_abort_info != expect || expect != (n < 0 ? -3 : 0) || Cb != before)
+      ++fails, std::printf("test_psyrk: %s: n = %d, alpha and beta null: prism INFO %d (%ld calls), ScaLAPACK %d\n", name, n,
+                           g_abort_info, g_abort_calls, expect);
+  }
+  {
+    const int n = 0;
+    const double other[2] = {first ? 2.0 : 1.0, 0};
+    const std::vector<std::complex<double>> before = Cb;
+    g_catching = true, g_abort_calls = 0, g_abort_info = 0;
+    mine("U", "N", &n, &k, other, Ab.data(), &one_i, &one_i, A.desc, one, Cb.data(), &one_i, &one_i, C.desc);
+    g_catching = false;
+    if (g_abort_calls != 0 || Cb != before)
+      ++fails, std::printf("test_psyrk: %s: n = 0, alpha differing: INFO %d (%ld calls)\n", name, g_abort_info, g_abort_calls);
+  }
   // DESCC's LLD too small on grid rank 0 alone (a local check): rank 0 reports -(1400 + 11),
   // the others return without reporting, C untouched everywhere.
   {  // rank 0 holds C's first block, 3 rows and 2 columns: an LLD of 2 is too small there
