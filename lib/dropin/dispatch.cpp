@@ -608,8 +608,13 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
   try {
     const context& run_ctx = d.where == path::gpu ? gpu_context(s.mode, ctx) : ctx;
     if ((d.where == path::recursion || d.where == path::gpu) && s.verbose > 0) {  // before the clock starts
-      auto pl = prism::detail::runtime_of(run_ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, run_ctx)); });
-      plan_text = plan_summary(*pl, s.verbose);
+      if (detail::runs_as_one_leaf(p, run_ctx)) {  // as prism::gemm decides it
+        plan_text = "leaf m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                    " on the caller's thread (below small_flops); depth 0, 1 leaves";
+      } else {
+        auto pl = prism::detail::runtime_of(run_ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, run_ctx)); });
+        plan_text = plan_summary(*pl, s.verbose);
+      }
     }
     if (observe) start = std::chrono::steady_clock::now();
     if (d.where == path::trivial) {
