@@ -82,4 +82,16 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
   echo "first_use: the unreadable-file case needs root and setpriv (to run as another user); not run here"
 fi
+# 8. A kept kernel verdict the probe could not have given (Prescott, a set it never times:
+# a damaged file's) is not trusted: the sets are timed again and the verdict rewritten.
+leaf_run() { "$prism" run 300 300 300 --leaf openblas --reps 1 > "$tmp/leaf.out" 2>&1 || { cat "$tmp/leaf.out"; fail "prism run --leaf openblas exited $?"; }; }
+leaf_run
+if grep -q '^openblas_kernels: ' "$file"; then
+  sed -i 's/^openblas_kernels: .*/openblas_kernels: Prescott/' "$file"
+  leaf_run
+  grep -q '^openblas_kernels: ' "$file" && ! grep -q '^openblas_kernels: Prescott$' "$file" ||
+    fail "a damaged kernel verdict was trusted: $(grep '^openblas_kernels' "$file")"
+else
+  echo "first_use: OpenBLAS's kernel sets are not timed on this CPU (no verdict kept); the damaged-verdict case not run"
+fi
 echo "first_use: PASS"

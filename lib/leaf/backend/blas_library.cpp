@@ -275,7 +275,12 @@ struct leaf_loader {
     choice.carried = join(carried);
     wisdom& kept = wisdom::process();
     const auto kept_set = kept.find("openblas_kernels"), kept_carried = kept.find("openblas_carried");
-    if (kept_set && kept_carried && *kept_carried == choice.carried && *kept_set == choice.chosen) {
+    // A kept verdict counts only when the probe could have given it (one of the sets it
+    // times, or the first carried one when it times none): another is a damaged file's.
+    const std::vector<std::string> group = probe_group(carried);
+    const bool probe_could = kept_set && (group.size() < 2 ? !carried.empty() && *kept_set == carried.front()
+                                                           : std::find(group.begin(), group.end(), *kept_set) != group.end());
+    if (probe_could && kept_carried && *kept_carried == choice.carried && *kept_set == choice.chosen) {
       choice.measured = kept.find("openblas_probe").value_or("") + " (at first use, kept in " + kept.path() + ")";
       choice.why = "measured fastest here at first use";
     } else {
@@ -297,6 +302,17 @@ struct leaf_loader {
     return out;
   }
 
+  // The sets the probe times: those of `carried` in classes 4 and 3 down to one class below
+  // the first's, e.g. Cooperlake SkylakeX Zen Haswell of the EPYC's eight (none when fewer
+  // than two: then the first carried set is taken untimed).
+  static std::vector<std::string> probe_group(const std::vector<std::string>& carried) {
+    std::vector<std::string> group;
+    const int top = carried.empty() ? 0 : kernel_class(carried.front());
+    for (const std::string& c : carried)
+      if (kernel_class(c) >= 3 && kernel_class(c) >= top - 1) group.push_back(c);
+    return group;
+  }
+
   // Times every carried set of classes 4 and 3 (the order the features leave open) on a
   // d 256^3 probe, best of 5 each (34 Mflop a call, under a millisecond on an AVX2 core or
   // better), and takes the fastest; the features' order decides within 5% (the spread of
@@ -305,10 +321,7 @@ struct leaf_loader {
   template <class Select>
   static void probe_openblas(const blas_library& lib, kernel_choice& choice, const std::vector<std::string>& carried,
                              Select&& select) {
-    std::vector<std::string> group;
-    const int top = carried.empty() ? 0 : kernel_class(carried.front());
-    for (const std::string& c : carried)
-      if (kernel_class(c) >= 3 && kernel_class(c) >= top - 1) group.push_back(c);
+    const std::vector<std::string> group = probe_group(carried);
     if (group.size() < 2) {
       if (!carried.empty() && choice.chosen != carried.front()) choice.chosen = carried.front();
       return;
