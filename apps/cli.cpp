@@ -130,16 +130,20 @@ const command commands[] = {
      "  stream_dot_bytes: 32 x 32 TN double; stream_far_bytes: 64 x 64 NN double, both up to\n"
      "  twice the last-level cache;\n"
      "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
-     "  recursion against one leaf on cubes), the drop-in's prism efficiency and the rank\n"
-     "  planner's flop rate per thread (rank_flops_per_thread: one thread at 1024^3), and\n"
-     "  writes them to a machine file: FILE, else PRISM_MACHINE, else ~/.cache/prism/machine.\n"
+     "  recursion against one leaf on cubes), the drop-in's prism efficiency\n"
+     "  (dropin_efficiency), the C size from which a k cut adds its partial sums on all its\n"
+     "  threads (parallel_reduce_bytes), the rank planner's flop rate per thread\n"
+     "  (rank_flops_per_thread: one thread at 1024^3), the host's copy rate\n"
+     "  (host_copy_bandwidth) and, when there are GPUs, their rates (gpu_*), and writes\n"
+     "  them to a machine file: FILE, else PRISM_MACHINE, else\n"
+     "  $XDG_CACHE_HOME/prism/machine (~/.cache/prism/machine when XDG_CACHE_HOME is unset).\n"
      "  Later runs on this CPU read it (docs/planning.md, \"The machine description\"); best of R timings\n"
      "  (default 3). Run it on an otherwise idle machine: it measures what it sees.\n"
      "  --show: print the machine description prism reads now (its source, then the file's\n"
      "  form: which values are measured, which the model's) and measure nothing.\n"
      "  --first-use: measure now what prism otherwise measures at the first long call that\n"
      "  needs it when there is no machine file (the streaming crossovers, at most 0.2 s), keep it\n"
-     "  in this CPU's first-use file (~/.cache/prism/first-use-HASH) and print it; measures\n"
+     "  in this CPU's first-use file (first-use-HASH beside the machine file) and print it; measures\n"
      "  nothing when a machine file is read or the values are kept already.\n"},
     {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
@@ -335,6 +339,7 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
           throw bad_input("--types must be letters from s, d, c, z (e.g. dz), got '" + v + "'", hint);
         o.leaf_types = v, o.leaf_types_given = true;
       } else if (a == "--out") {
+        if (v.empty()) throw bad_input("--out needs a file name, got ''", hint);
         o.tune_out = v;
       } else if (a == "--seed") {
         o.run.seed = std::uint64_t(parse_int(v, a, 0, std::numeric_limits<std::int64_t>::max(), hint));

@@ -275,9 +275,11 @@ int run_tune(const options& o) {
   }
   const std::filesystem::path target(path);
   {  // the file can be written, checked before a minute of measuring: a scratch file beside it
+    const std::string named = !o.tune_out.empty() ? "--out " + path : path;
     std::error_code ec;
-    if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
-    if (std::filesystem::is_directory(target, ec)) throw bad_input("--out " + path + " is a directory", "tune");
+    if (target.has_parent_path() && !std::filesystem::create_directories(target.parent_path(), ec) && ec)
+      throw bad_input("cannot write " + path + ": cannot create " + target.parent_path().string() + " (" + ec.message() + ")", "tune");
+    if (std::filesystem::is_directory(target, ec)) throw bad_input(named + " is a directory", "tune");
     const std::string probe = path + ".tmp" + std::to_string(getpid());
     if (!std::ofstream(probe)) throw bad_input("cannot write " + path + " (" + std::strerror(errno) + ")", "tune");
     std::remove(probe.c_str());
@@ -365,9 +367,13 @@ int run_tune(const options& o) {
     std::vector<double> sizes, ratios;
     for (double x = 16; x <= 1024 * 1.01; x *= std::sqrt(2.0)) {
       const int s = int(std::lround(x)), part = 8;
-      std::string text = "prism-plan 2\nproblem d NN " + std::to_string(s) + " " + std::to_string(s) + " " +
-                         std::to_string(part * threads) + "\nthreads " + std::to_string(threads) + "\nbfs k thread";
-      for (int t = 0; t < threads; ++t) text += " " + std::to_string(part) + "@1t";
+      std::string text = "prism-plan 2\nproblem d NN ";  // appended piece by piece (GCC 12 -Wrestrict false positive)
+      for (const int x : {s, s, part * threads}) text += std::to_string(x) + " ";
+      text.back() = '\n';
+      text += "threads ";
+      text += std::to_string(threads);
+      text += "\nbfs k thread";
+      for (int t = 0; t < threads; ++t) (text += ' ') += std::to_string(part) + "@1t";
       for (int t = 0; t < threads; ++t) text += "\n  leaf openblas";
       const prism::plan p = prism::plan::parse(text + "\n");
       auto A = random_matrix<double>(std::size_t(s) * part * threads, 1);

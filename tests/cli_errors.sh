@@ -223,6 +223,8 @@ bad "describes an example machine; give --out FILE" -- tune --out "$example_mach
 bad "^prism: unknown option '--threads' for 'prism tune'" -- tune --threads 2
 bad "^prism: --show and --first-use only print: give one, without --out or --reps" -- tune --show --out /nonexistent/x
 bad "^prism: --out /tmp is a directory" -- tune --out /tmp
+bad "^prism: --out needs a file name, got ''" -- tune --out ''
+bad "^prism: cannot write $out/cache/prism/machine: cannot create $out/cache/prism \(Not a directory\)" XDG_CACHE_HOME="$out/cache" -- tune
 bad "^prism: --show and --first-use only print" -- tune --first-use --reps 2
 bad "^prism: --show and --first-use only print" -- tune --show --first-use
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".
@@ -401,6 +403,11 @@ C
     setting "^prism: PRISM_SIMD: 'avx9' is not auto, avx2 or scalar; prism's kernels run the best target this CPU has$" \
       PRISM_SIMD=avx9 PRISM_LEAF=streaming PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0
     setting "^prism: PRISM_MACHINE: machine file ignored: .*; the first-use values or the model's are used$" PRISM_MACHINE=/nonexistent/machine
+    # A directory is named as one; a file's 8-bit control bytes (0x9b, CSI) are not echoed.
+    setting "^prism: PRISM_MACHINE: machine file ignored: /tmp: is a directory; " PRISM_MACHINE=/tmp
+    printf 'cpu: x\n\233junk\n' > "$work/csi.machine"
+    setting "^prism: PRISM_MACHINE: machine file ignored: .*[?]junk" PRISM_MACHINE="$work/csi.machine"
+    LC_ALL=C grep -q $'\x9b' "$err" && fail "a machine file's byte 0x9b reached the terminal"
     setting "^prism: PRISM_BLAS_BACKEND: '/nonexistent/libblas\.so\.3' cannot be used: .*; prism computes every call itself$" \
       PRISM_BLAS_BACKEND=/nonexistent/libblas.so.3
   fi

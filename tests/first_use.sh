@@ -34,6 +34,13 @@ decided=$(grep -cE '^stream_[a-z_]+: [0-9.e+]+ first use$' <<<"$out")
 [ "$decided" -ge 1 ] || fail "no key was decided"
 "$prism" tune --show 2>&1 | grep -q "measured at first use:" || fail "prism tune --show does not read the kept values"
 
+# 1b. The file follows the umask, as any file the user makes: 0600 under umask 077.
+(umask 077 && XDG_CACHE_HOME=$tmp/private "$prism" tune --first-use >/dev/null 2>&1) || fail "the umask 077 run failed"
+for f in "$tmp"/private/prism/first-use-*; do
+  case "$f" in *.lock) continue ;; esac
+  [ "$(stat -c %a "$f")" = 600 ] || fail "$f is $(stat -c %a "$f") under umask 077, not 600"
+done
+
 # 2. Again: nothing measured, the same values.
 again=$("$prism" tune --first-use 2>&1) || fail "second run exited $?"
 grep -q "^# first use: nothing measured, kept in $file" <<<"$again" || fail "the second run measured again: $again"

@@ -74,6 +74,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
 #include <sstream>
@@ -355,6 +356,8 @@ namespace {
 
 // The text of machine file `path`; throws prism::error naming it.
 std::string machine_file_text(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw error(path + ": is a directory");
   std::ifstream f(path);
   if (!f) throw error(path + ": cannot read (" + std::strerror(errno) + ")");
   std::ostringstream text;
@@ -409,7 +412,7 @@ machine_description machine_description::from_env() {
   };
   if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
     struct stat st{};
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return first_use;
+    if (::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) return first_use;
   }
   try {
     const std::string text = machine_file_text(path);
@@ -433,8 +436,8 @@ machine_description machine_description::from_env() {
     return here;
   } catch (const std::exception& e) {
     std::string why = e.what();
-    for (char& c : why)  // a binary file's bytes are not echoed to the terminal
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    for (char& c : why)  // a binary file's bytes are not echoed to the terminal (nor 8-bit controls: 0x9b is CSI)
+      if (const auto u = static_cast<unsigned char>(c); u < 0x20 || (u >= 0x7f && u < 0xa0)) c = '?';
     std::fprintf(stderr, "prism: %smachine file ignored: %s; %s\n", named ? "PRISM_MACHINE: " : "", why.c_str(), instead);
     return ignored();
   }

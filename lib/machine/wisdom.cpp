@@ -176,10 +176,13 @@ bool wisdom::keep(const std::map<std::string, std::string>& pairs) {
   std::string text = "# prism's first-use measurements for this CPU (lib/machine/wisdom.hpp); delete the file to measure again\n";
   text += std::string("version: ") + format_version + "\ncpu: " + cpu_ + "\n";
   for (const auto& [k, v] : values_) text += k + ": " + v + "\n";
-  std::string temp = path_ + ".XXXXXX";
-  const int fd = ::mkstemp(temp.data());
+  // A scratch file of this process and call (the lock keeps other processes out), created
+  // 0644 under the umask as any file the user makes (mkstemp's would be 0600 whatever it is).
+  static std::atomic<unsigned> calls{0};
+  const std::string temp = path_ + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(calls++);
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  bool written = ::fchmod(fd, 0644) == 0;
+  bool written = true;
   for (std::size_t at = 0; written && at < text.size();) {
     const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
     written = n > 0;
