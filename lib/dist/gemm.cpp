@@ -103,7 +103,10 @@ std::vector<double> run_native(const layout& L, T alpha, const T* A, const T* B,
     if (beta != T(1))  // (beta = 1: C untouched, a herk diagonal's imaginary parts too, as reference ?herk)
       C.for_each([&](std::int64_t i, std::int64_t j, T& v) {
         if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)
-          if (pr.op == operation::herk && i == j) v = T(v.real());  // Im C(j, j) is never read
+          if (pr.op == operation::herk && i == j) {  // Im C(j, j) is never read: a real product
+            v = beta == T(0) ? T(0) : T(beta.real() * v.real());
+            return;
+          }
         v = beta == T(0) ? T(0) : beta * v;
       });
   } else if (pr.m > 0 && pr.n > 0) {  // every rank, also those the plan leaves idle: they take part in the failure agreement

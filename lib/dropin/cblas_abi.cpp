@@ -56,7 +56,7 @@ void report(const char* rout, cblas_error e, int layout, int ta, int tb, const d
 }
 
 // alpha and beta come by address (as the complex CBLAS routines take them) and are read
-// only once the arguments are valid, as reference CBLAS does.
+// only once the arguments are valid and m, n > 0, as reference CBLAS does.
 template <scalar T>
 void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
                 const T* A, blas_int lda, const T* B, blas_int ldb, const T* beta, T* C, blas_int ldc) noexcept {
@@ -65,15 +65,15 @@ void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_i
     return;
   }
   const char la = trans_letter(ta), lb = trans_letter(tb);
+  const bool reads = m != 0 && n != 0;
+  const T a = scalar_if(reads, alpha), b = scalar_if(reads, beta);
   if (layout == col_major) {
-    dispatch<T>(call_site{rout, "ColMajor", la, lb, m, n, k}, la, lb, m, n, k, *alpha, A, lda, B, ldb, *beta, C,
-                ldc);
+    dispatch<T>(call_site{rout, "ColMajor", la, lb, m, n, k}, la, lb, m, n, k, a, A, lda, B, ldb, b, C, ldc);
     return;
   }
   // Row-major C (m x n) is column-major C^T (n x m) = op(B)^T op(A)^T: the same call with
   // A and B, m and n swapped and the trans letters kept (conjugation commutes with ^T).
-  dispatch<T>(call_site{rout, "RowMajor", la, lb, m, n, k}, lb, la, n, m, k, *alpha, B, ldb, A, lda, *beta, C,
-              ldc);
+  dispatch<T>(call_site{rout, "RowMajor", la, lb, m, n, k}, lb, la, n, m, k, a, B, ldb, A, lda, b, C, ldc);
 }
 
 // cblas_?gemm: alpha and beta by value for real types, by address for complex ones.
@@ -91,7 +91,7 @@ using cblas_complex_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, c
 template <scalar T>
 inline void* fast_target(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
                          blas_int lda, blas_int ldb, blas_int ldc) noexcept {
-  if (cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc).passed != 0) return nullptr;
+  if (cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc).passed != 0 || m == 0 || n == 0) return nullptr;
   if (!fast_path_takes<T>(m, n, k, *alpha)) return nullptr;
   return fast_state.b->cblas_entry(type_slot<T>());
 }

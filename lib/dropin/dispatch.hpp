@@ -86,6 +86,13 @@ struct fast_path_state {
 /// The process-wide fast-path state (dispatch.cpp).
 extern fast_path_state fast_state;
 
+/// *p where the call reads it, else 0: reference BLAS reads alpha and beta only when the
+/// product is not empty (m, n > 0), so a caller may pass null with m = 0 or n = 0.
+template <class S>
+inline S scalar_if(bool reads, const S* p) noexcept {
+  return reads ? *p : S(0);
+}
+
 /// True when a valid call of this size goes straight to the backend: the fast path is
 /// published, the call is no quick return and it is below PRISM_SMALL_FLOPS. Each entry
 /// point then hands the backend its own arguments unchanged, as a tail call (measured: the

@@ -51,8 +51,9 @@ void fortran_gemm(const char (&name)[7], const char* routine, const char* transa
     return;
   }
   const char ta = upper_trans(*transa), tb = upper_trans(*transb);
-  dispatch<T>(call_site{routine, "", ta, tb, *m, *n, *k}, ta, tb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C,
-              *ldc);
+  const bool reads = *m != 0 && *n != 0;
+  dispatch<T>(call_site{routine, "", ta, tb, *m, *n, *k}, ta, tb, *m, *n, *k, scalar_if(reads, alpha), A, *lda, B, *ldb,
+              scalar_if(reads, beta), C, *ldc);
 }
 
 // The backend's ?gemm_ for a small valid call, to be called with the caller's own
@@ -62,7 +63,7 @@ inline fortran_fn<T> fast_target(const char* transa, const char* transb, const b
                                  const blas_int* k, const T* alpha, const blas_int* lda, const blas_int* ldb,
                                  const blas_int* ldc) noexcept {
   // The checks first: alpha is read only once the arguments are valid, as reference BLAS does.
-  if (fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc) != 0) return nullptr;
+  if (fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc) != 0 || *m == 0 || *n == 0) return nullptr;
   if (!fast_path_takes<T>(*m, *n, *k, *alpha)) return nullptr;
   return reinterpret_cast<fortran_fn<T>>(fast_state.b->fortran_entry(type_slot<T>()));
 }

@@ -63,9 +63,9 @@ void fortran_rank_k(const char (&name)[7], const char* routine, const char* uplo
   T a, b;
   if constexpr (Herm) {
     using R = typename T::value_type;
-    a = T(*static_cast<const R*>(alpha)), b = T(*static_cast<const R*>(beta));
+    a = T(scalar_if(*n != 0, static_cast<const R*>(alpha))), b = T(scalar_if(*n != 0, static_cast<const R*>(beta)));
   } else {
-    a = *static_cast<const T*>(alpha), b = *static_cast<const T*>(beta);
+    a = scalar_if(*n != 0, static_cast<const T*>(alpha)), b = scalar_if(*n != 0, static_cast<const T*>(beta));
   }
   if (rank_k_fast<T>(Herm, u, t, *n, *k, a, static_cast<const T*>(A), *lda, b, static_cast<T*>(C), *ldc)) return;
   dispatch_rank_k<T>(rank_k_site{routine, "", u, t0, *n, *k}, Herm, u, t, *n, *k, a, static_cast<const T*>(A), *lda,
@@ -123,7 +123,7 @@ void cblas_report(const char* rout, bool herm, int position, int order, int uplo
 }
 
 // alpha and beta come by address (as the complex CBLAS routines take them) and are read
-// only once the arguments are valid, as reference CBLAS does.
+// only once the arguments are valid and n > 0, as reference CBLAS does.
 template <scalar T>
 void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, blas_int n, blas_int k, const T* alpha,
                   const T* A, blas_int lda, const T* beta, T* C, blas_int ldc) noexcept {
@@ -131,10 +131,11 @@ void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, b
   if (const int pos = cblas_info(herm, complex_v<T>, order, uplo, trans, n, k, lda, ldc, fu, ft); pos != 0)
     return cblas_report<T>(rout, herm, pos, order, uplo, trans, n, k, lda, ldc);
   if (!herm && ft == 'C') ft = 'T';
-  if (rank_k_fast<T>(herm, fu, ft, n, k, *alpha, A, lda, *beta, C, ldc)) return;
+  const T a = scalar_if(n != 0, alpha), b = scalar_if(n != 0, beta);
+  if (rank_k_fast<T>(herm, fu, ft, n, k, a, A, lda, b, C, ldc)) return;
   dispatch_rank_k<T>(rank_k_site{rout, order == row_major ? "RowMajor" : "ColMajor", uplo_letter(uplo),
                                  trans_letter(trans), n, k},
-                     herm, fu, ft, n, k, *alpha, A, lda, *beta, C, ldc);
+                     herm, fu, ft, n, k, a, A, lda, b, C, ldc);
 }
 
 }  // namespace

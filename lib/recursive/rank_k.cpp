@@ -66,9 +66,10 @@ template <scalar T>
 void scale_triangle(bool herm, char uplo, std::int64_t n, T beta, T* C, std::int64_t ldc) {
   for (std::int64_t j = 0; j < n; ++j) {
     T* c = C + j * ldc;
-    if constexpr (complex_v<T>)
-      if (herm) c[j] = T(c[j].real());
+    const T d = c[j];
     for (std::int64_t i = first_row(uplo, j); i < end_row(uplo, j, n); ++i) c[i] = beta == T(0) ? T(0) : beta * c[i];
+    if constexpr (complex_v<T>)  // a real product: beta or Re C(j, j) infinite gives no NaN Im
+      if (herm) c[j] = beta == T(0) ? T(0) : T(beta.real() * d.real());
   }
 }
 

@@ -65,16 +65,21 @@ int check(const rk_args& a, bool complex_type, const grid_place& at) {
 // herk: the diagonal made real), the alpha = 0 or k = 0 case.
 template <scalar T>
 void scale_triangle(const rk_args& a, const ranks::caller_layout& L, int me, T beta, T* C) {
-  if constexpr (is_complex(scalar_type_of<T>()))
-    if (a.op == operation::herk) {  // first: Im C(j, j) is never read, so a NaN there stays out
-      std::vector<std::int64_t> diagonal;
-      ranks::held_diagonal(L, me, a.dc.e[LLD_], diagonal);
-      for (std::int64_t d : diagonal) C[d] = T(C[d].real());
-    }
+  std::vector<std::int64_t> diagonal;  // herk: made real before (Im C(j, j) is never read, so a NaN there
+  const auto real_diagonal = [&] {     // stays out) and after (beta or Re C(j, j) infinite: Im 0, not NaN)
+    if constexpr (is_complex(scalar_type_of<T>()))
+      if (a.op == operation::herk) {
+        if (diagonal.empty()) ranks::held_diagonal(L, me, a.dc.e[LLD_], diagonal);
+        for (std::int64_t d : diagonal) C[d] = T(C[d].real());
+      }
+  };
+  real_diagonal();
   std::vector<ranks::tile> mine;
   ranks::held_c(L, me, a.dc.e[LLD_], a.uplo, mine);
   mpi::scale_tiles(mine, beta, C);
+  real_diagonal();
 }
+
 
 // The entry (raw: the 14 argument pointers as the caller passed them, for the backend).
 template <scalar T, operation OP>

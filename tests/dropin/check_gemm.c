@@ -184,6 +184,22 @@ int main(void) {
               for (int y = 0; y < 3; ++y)
                 run_case(t, api, tr[a], tr[b], shapes[s][0], shapes[s][1], shapes[s][2], alphas[x], betas[y]);
   }
+  /* m = 0 or n = 0: reference BLAS returns before reading alpha and beta, so null ones are
+     valid there (a crash here fails the test). */
+  {
+    const blas_int zero = 0, four = 4;
+    double c = 42;
+    for (int which = 0; which < 2; ++which) {
+      const blas_int* m = which ? &four : &zero;
+      const blas_int* n = which ? &zero : &four;
+      dgemm_("N", "N", m, n, &four, NULL, &c, &four, &c, &four, NULL, &c, &four, 1, 1);
+      zgemm_("T", "C", m, n, &four, NULL, &c, &four, &c, &four, NULL, &c, &four, 1, 1);
+      cblas_zgemm(102, 111, 111, *m, *n, 4, NULL, &c, 4, &c, 4, NULL, &c, 4);
+      cblas_cgemm(101, 112, 111, *m, *n, 4, NULL, &c, 4, &c, 4, NULL, &c, 4);
+      ++cases;
+      if (c != 42) ++failures, printf("FAIL: a quick return with null alpha and beta changed C\n");
+    }
+  }
   printf("check_gemm (%s): %ld cases, %ld failures\n", sizeof(blas_int) == 8 ? "ILP64" : "LP64", cases, failures);
   return failures > 100 ? 100 : (int)failures;
 }

@@ -218,6 +218,35 @@ int main(void) {
   expect_error("cblas_zsyrk k", "cblas_zsyrk", 5, 42, C[0]);
   cblas_zherk(RowMajor, Lower, NoTrans, n, k, 1, A, k, 0, C, 2); /* lda = k is fine row-major */
   expect_error("cblas_zherk ldc", "cblas_zherk", 11, 42, C[0]);
+  /* n = 0: alpha and beta are never read (null is valid), as reference BLAS. */
+  {
+    const blas_int zero = 0;
+    C[0] = 42;
+    dsyrk_("U", "N", &zero, &k, NULL, A, &lda, NULL, C, &ldc, 1, 1);
+    zherk_("L", "N", &zero, &k, NULL, A, &lda, NULL, C, &ldc, 1, 1);
+    cblas_zsyrk(ColMajor, Lower, NoTrans, 0, k, NULL, A, lda, NULL, C, ldc);
+    ++cases;
+    if (C[0] != 42) ++failures, printf("FAIL: n = 0 with null alpha and beta changed C\n");
+  }
+  /* herk's diagonal is real (Im exactly 0), beta Re C(j, j) a real product, as reference
+     ?herk's: an infinite or NaN beta, or an infinite diagonal, gives no NaN imaginary part,
+     with alpha = 0, k = 0, and through the product. */
+  {
+    const double inf = INFINITY, betas[] = {INFINITY, NAN, 2}, alphas[] = {0, 1};
+    const blas_int ks[] = {0, 2};
+    for (int b = 0; b < 3; ++b)
+      for (int a = 0; a < 2; ++a)
+        for (int kk = 0; kk < 2; ++kk) {
+          double z[2 * 4] = {3, 5, 0, 0, 0, 0, 0, 0}, x[2 * 4] = {1, 1, 1, 1, 0, 0, 0, 0};
+          if (b == 2) z[0] = inf;  /* Re C(0, 0) infinite, beta finite */
+          const blas_int one_n = 1, lda1 = 1, ldc1 = 1;
+          zherk_("U", "N", &one_n, &ks[kk], &alphas[a], x, &lda1, &betas[b], z, &ldc1, 1, 1);
+          ++cases;
+          if (z[1] != 0 || !(isinf(z[0]) || isnan(z[0])))
+            ++failures, printf("FAIL: zherk_ beta %g alpha %g k %d: C(0,0) = (%g, %g), want a real Inf or NaN\n",
+                               betas[b], alphas[a], (int)ks[kk], z[0], z[1]);
+        }
+  }
   printf("check_syrk (%s): %d cases, %d failures\n", sizeof(blas_int) == 8 ? "ILP64" : "LP64", cases, failures);
   return failures != 0;
 }

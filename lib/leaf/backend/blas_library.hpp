@@ -38,7 +38,7 @@ void scale_unless_finite(B& beta, T* C, std::int64_t ldc, std::int64_t rows, std
       T& c = C[i + j * ldc];
       if constexpr (!std::is_floating_point_v<T>)
         if (herm && i == j) {
-          c = T(beta * c.real());
+          c = T(std::real(beta) * c.real());  // a real product, as ?herk's (no NaN Im)
           continue;
         }
       c *= beta;
