@@ -377,6 +377,53 @@ TEST_CASE("bad input on one rank only: every rank errors, none hangs, C untouche
   dist::matrix<double> Ao(other, operand::a);
   std::vector<double> full(64 * 48, 1.0);
   CHECK_THROWS_AS((odd ? Ao : A).scatter(0, full.data(), 64), invalid_argument);
+  // A moved-from matrix's own calls: a prism::error, not a crash (no communicator to tell
+  // the others through: every rank here makes the same call).
+  CHECK_THROWS_WITH_AS(A2.scatter(0, full.data(), 64), doctest::Contains("has no layout"), prism::error);
+  CHECK_THROWS_WITH_AS(A2.gather(0, full.data(), 64), doctest::Contains("has no layout"), prism::error);
+  CHECK_THROWS_AS((void)A2.rows(), prism::error);
+  CHECK_THROWS_AS(A2.fill([](std::int64_t, std::int64_t) { return 0.0; }), prism::error);
+  // A moved-from matrix on one rank whose layouts were made on a communicator since freed,
+  // the call made on a congruent one: every rank hears of it over the layouts' own.
+  MPI_Comm user = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &user);
+  auto Lu = dist::layout::make(user, problem{scalar_type::d, 'N', 'N', 64, 32, 48}, one_thread());
+  MPI_Comm_free(&user);
+  dist::matrix<double> Au(Lu, operand::a), Bu(Lu, operand::b), Cu(Lu, operand::c), Au2(Lu, operand::a), Au3(std::move(Au2));
+  CHECK_THROWS_AS(dist::gemm<double>(MPI_COMM_WORLD, Lu->source(), 1.0, odd ? Au2 : Au, Bu, 0.0, Cu, one_thread()),
+                  invalid_argument);
+  // A from a layout on another communicator on one rank (B and C as everywhere): every rank
+  // hears of it, over B's and C's communicator.
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  auto Ld = dist::layout::make(dup, problem{scalar_type::d, 'N', 'N', 64, 32, 48}, one_thread());
+  dist::matrix<double> Ad(Ld, operand::a);
+  CHECK_THROWS_WITH_AS(dist::gemm<double>(MPI_COMM_WORLD, L->source(), 1.0, odd ? Ad : A, B, 0.0, C, one_thread()),
+                       doctest::Contains("one layout"), invalid_argument);
+  CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
+  Ld.reset();
+  MPI_Comm_free(&dup);
+  // A rank-k problem built by hand that rank_k_problem would refuse: every rank, at the layout.
+  problem bad = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 6, 4);
+  bad.uplo = 'Q';
+  CHECK_THROWS_WITH_AS(dist::layout::make(MPI_COMM_WORLD, bad, one_thread()), doctest::Contains("uplo"), invalid_argument);
+  bad = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 6, 4);
+  bad.m = 3;
+  CHECK_THROWS_WITH_AS(dist::layout::make(MPI_COMM_WORLD, bad, one_thread()), doctest::Contains("m = n"), invalid_argument);
+  // Settings that differ between ranks (threads here; on a cluster, ranks per node or the
+  // machine): rank 0 plans with its own, and the layout is made and computes.
+  context mine = one_thread();
+  if (odd) mine.set_threads(2);
+  auto Ls = dist::layout::make(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', 40, 24, 32}, mine);
+  dist::matrix<double> As(Ls, operand::a), Bs(Ls, operand::b), Cs(Ls, operand::c);
+  As.fill([](std::int64_t i, std::int64_t j) { return double((i + 2 * j) % 5); });
+  Bs.fill([](std::int64_t i, std::int64_t j) { return double((3 * i + j) % 7); });
+  dist::gemm<double>(MPI_COMM_WORLD, Ls->source(), 1.0, As, Bs, 0.0, Cs, mine);
+  Cs.for_each([](std::int64_t i, std::int64_t j, double& v) {
+    double want = 0;
+    for (std::int64_t l = 0; l < 32; ++l) want += double((i + 2 * l) % 5) * double((3 * l + j) % 7);
+    CHECK(v == want);
+  });
 }
 
 int main(int argc, char** argv) { return prism::test::run_mpi_doctest(argc, argv); }

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <prism/context.hpp>
+#include <prism/error.hpp>
 #include <prism/rank_model.hpp>
 #include <prism/syrk.hpp>
 #include <prism/types.hpp>
@@ -173,10 +174,10 @@ class matrix {
   operand which() const noexcept { return which_; }
   /// Its layout.
   const std::shared_ptr<const layout>& where() const noexcept { return layout_; }
-  /// Rows of the whole stored matrix.
-  std::int64_t rows() const { return layout_->rows(which_); }
-  /// Columns of the whole stored matrix.
-  std::int64_t cols() const { return layout_->cols(which_); }
+  /// Rows of the whole stored matrix (prism::error without a layout: moved from).
+  std::int64_t rows() const { return laid_out("rows").rows(which_); }
+  /// Columns of the whole stored matrix (prism::error without a layout: moved from).
+  std::int64_t cols() const { return laid_out("cols").cols(which_); }
   /// This rank's elements.
   T* data() noexcept { return local_.data(); }
   /// This rank's elements.
@@ -205,9 +206,14 @@ class matrix {
   void gather(int root, T* full, std::int64_t ld) const;
 
  private:
+  // Its layout, or prism::error naming `what` when it has none (default-constructed or moved from).
+  const layout& laid_out(const char* what) const {
+    if (!layout_) throw error(std::string("prism::dist::matrix::") + what + ": the matrix has no layout (default-constructed or moved from)");
+    return *layout_;
+  }
   template <class F>
   void visit(F&& f) const {
-    if (!layout_->active()) return;
+    if (!laid_out("for_each / fill").active()) return;
     std::int64_t at = 0;
     for (const piece_span& sp : layout_->spans(which_, layout_->rank()))
       each_element(sp, [&](std::int64_t i, std::int64_t j) { f(i, j, at++); });

@@ -58,8 +58,9 @@ std::string check_local(const layout& L, const plan* p_given, const problem* pr_
 template <scalar T>
 void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T alpha, const matrix<T>& A,
                const matrix<T>& B, T beta, matrix<T>& C, const context& ctx) {
-  if (!A.where() || !B.where() || !C.where()) detail::no_layout(comm, "prism::dist::gemm", 10);
-  const layout& L = *A.where();
+  if (!A.where() || !B.where() || !C.where())
+    detail::no_layout(comm, "prism::dist::gemm", 10, A.where() ? A.where().get() : B.where() ? B.where().get() : C.where().get());
+  const layout& L = detail::agreement_layout(*A.where(), *B.where(), *C.where());
   const problem& pr = L.laid_out();
   const problem& shown = pr_given != nullptr ? *pr_given : pr;
   detail::native_call<T>(
@@ -90,13 +91,12 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
 
 // C = beta C when k = 0 or alpha = 0 (herk: the diagonal made real), else the schedule run
 // on the native layout; t gets the counts and (PRISM_STATS) the memory; returns the values
-// PRISM_STATS's line reduces (received, messages, seconds, memory, predicted memory).
+// PRISM_STATS's line reduces (received, messages, seconds, memory, predicted memory) when `measure`.
 template <scalar T>
 std::vector<double> run_native(const layout& L, T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
-                               traffic& t) {
+                               bool measure, traffic& t) {
   const auto t0 = std::chrono::steady_clock::now();
   const problem& pr = L.laid_out();
-  const bool measure = prism::detail::process_environment().stats.get();
   // Measuring: the pool lets go of blocks from earlier calls, so its peak loan is this call's.
   if (measure) prism::detail::runtime_of(ctx).pool().trim();
   if (pr.m > 0 && pr.n > 0 && (pr.k == 0 || alpha == T(0))) {  // C = beta C, without reading C when beta = 0
@@ -150,9 +150,11 @@ void detail::native_call(MPI_Comm comm, const layout& L, const char* routine, co
   // tells the others. (A rank whose matrices are another communicator's cannot: whether
   // its comm or its matrices are the mistake, it cannot tell, and joining a collective the
   // others may never enter would pair with their next call.)
-  mpi::agree(L.comm(), routine, args, local);
+  // PRISM_STATS on any rank measures on every rank (its reductions are collective).
+  bool stats = prism::detail::process_environment().stats.get();
+  mpi::agree(L.comm(), routine, args, local, nullptr, &stats);
   traffic t;
-  const std::vector<double> v = run_native<T>(L, alpha, A, B, beta, C, ctx, t);
+  const std::vector<double> v = run_native<T>(L, alpha, A, B, beta, C, ctx, stats, t);
   {
     const std::lock_guard<std::mutex> hold(last_lock);
     last = t;
@@ -162,11 +164,12 @@ void detail::native_call(MPI_Comm comm, const layout& L, const char* routine, co
   if (L.rank() == 0) line(st);
 }
 
-void detail::no_layout(MPI_Comm comm, const char* routine, std::size_t values) {
+void detail::no_layout(MPI_Comm comm, const char* routine, std::size_t values, const layout* other) {
   if (comm == MPI_COMM_NULL) throw invalid_argument(routine, "comm", 0, "is MPI_COMM_NULL");
   const std::string why = "a matrix has no layout (default-constructed or moved from)";
-  // The others agree over their layouts' duplicate of comm: this rank's, if it has one.
-  if (const MPI_Comm d = detail::layout_access::library_comm(comm); d != MPI_COMM_NULL)
+  // The others agree over their layouts' communicator: this rank's other matrix's, else its
+  // duplicate of comm, if it has one.
+  if (const MPI_Comm d = other != nullptr ? other->comm() : detail::layout_access::library_comm(comm); d != MPI_COMM_NULL)
     mpi::agree(d, routine, std::vector<mpi::agreed>(values, mpi::agreed{"", 0, 0}), why);
   throw invalid_argument(routine, "A", 0, why);  // (with a duplicate, the agreement throws first)
 }
@@ -181,6 +184,10 @@ template <scalar T>
 void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const matrix<T>& B, T beta, matrix<T>& C,
           const context& ctx) {
   gemm_impl<T>(comm, nullptr, &p, alpha, A, B, beta, C, ctx);
+}
+
+const layout& detail::agreement_layout(const layout& a, const layout& b, const layout& c) {
+  return a.comm() != b.comm() && b.comm() == c.comm() ? b : a;
 }
 
 traffic last_traffic() {

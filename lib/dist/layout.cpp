@@ -245,6 +245,26 @@ std::byte* layout::buffers(std::size_t bytes) const {
   return buffers_.get();
 }
 
+namespace {
+
+// What a problem built by hand gets wrong for a layout, or "": a rank-k one must be what
+// prism::rank_k_problem makes (m = n, uplo U or L, its trans pair); a gemm's sizes and
+// letters the planner checks. E.g. uplo 'Q' would plan, then fail mid-call with C changed.
+std::string problem_error(const problem& p) {
+  if (p.op == operation::gemm) return "";
+  try {
+    const problem q = rank_k_problem(p.type, p.op, p.uplo, p.transa, p.n, p.k);
+    if (p.m != p.n) return "a rank-k problem has m = n (prism::rank_k_problem makes one)";
+    if (q.uplo != p.uplo || q.transa != p.transa || q.transb != p.transb)
+      return "not a rank-k problem as prism::rank_k_problem makes it";
+  } catch (const plan_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const context& ctx0) {
   comm_cache& cache = cache_of(comm);
   int rank = 0, size = 1;
@@ -252,14 +272,18 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   MPI_Comm_size(*cache.own, &size);
   context ctx = ctx0;
   ctx.set_ranks(size).set_ranks_per_node(mpi::ranks_per_node(*cache.own));
-  std::ostringstream key;
+  // Only rank 0 plans, with its settings: ranks may differ in what is node-local (ranks per
+  // node, the machine's description), and all key the layout by rank 0's.
+  std::ostringstream key, settings;
+  settings << ctx.describe() << ' ' << ctx.ranks_per_node();
+  const std::int64_t mine = std::int64_t(std::uint64_t(mpi::text_hash(settings.str())) >> 1);  // (>= 0, < INT64_MAX)
+  const std::int64_t rank0 = mpi::agree(*cache.own, "prism::dist::layout",
+                                        {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb},
+                                         {"m", 4, p.m}, {"n", 5, p.n}, {"k", 6, p.k}, {"operation", 7, int(p.op)},
+                                         {"uplo", 8, p.uplo}},
+                                        problem_error(p), &mine);
   key << char(p.type) << to_string(p.op) << p.uplo << p.transa << p.transb << ' ' << p.m << ' ' << p.n << ' ' << p.k
-      << ' ' << ctx.describe() << ' ' << ctx.ranks_per_node();
-  mpi::agree(*cache.own, "prism::dist::layout",
-                {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb}, {"m", 4, p.m},
-                 {"n", 5, p.n}, {"k", 6, p.k}, {"operation", 7, int(p.op)}, {"uplo", 8, p.uplo},
-                 {"context settings", 9, mpi::text_hash(key.str())}},
-                "");
+      << ' ' << rank0;
   if (auto* hit = cache.layouts.find(key.str())) return *hit;
   std::string text, report;
   const bool ok = rank != 0 || plan_on_root(p, ctx, text, report);
@@ -372,7 +396,7 @@ void agree_root(const layout& l, operand o, int root, const char* what, const vo
 
 template <scalar T>
 void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
-  const layout& l = *layout_;
+  const layout& l = laid_out("scatter");  // (a rank without one cannot reach the others: it throws alone)
   std::vector<int> counts, displs;
   std::vector<T> packed;
   agree_root(l, which_, root, "scatter", full, ld, counts, displs, packed);
@@ -386,7 +410,7 @@ void matrix<T>::scatter(int root, const T* full, std::int64_t ld) {
 
 template <scalar T>
 void matrix<T>::gather(int root, T* full, std::int64_t ld) const {
-  const layout& l = *layout_;
+  const layout& l = laid_out("gather");
   std::vector<int> counts, displs;
   std::vector<T> packed;
   agree_root(l, which_, root, "gather", full, ld, counts, displs, packed);

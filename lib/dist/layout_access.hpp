@@ -35,11 +35,18 @@ struct layout_access {
 /// (MPI_THREAD_FUNNELED or SERIALIZED, not the main thread); called where MPI may be called.
 void free_orphans();
 
-/// A gemm, syrk or herk call (`values`: how many arguments it agrees) where this rank's
-/// matrices have no layout: throws invalid_argument on every rank of comm, through the
-/// call's agreement over the library's duplicate of comm, which the other ranks reach in
-/// native_call (on this rank alone when it never made a layout on comm).
-[[noreturn]] void no_layout(MPI_Comm comm, const char* routine, std::size_t values);
+/// A gemm, syrk or herk call (`values`: how many arguments it agrees) where some of this
+/// rank's matrices have no layout: throws invalid_argument on every rank, through the
+/// call's agreement over the communicator the others agree over in native_call: that of
+/// `other`, a layout one of its matrices has, else the library's duplicate of comm (on this
+/// rank alone when neither exists).
+[[noreturn]] void no_layout(MPI_Comm comm, const char* routine, std::size_t values, const layout* other);
+
+/// The layout whose communicator a call agrees over: A's, unless B's and C's share another
+/// one (A is then the odd one out: the other ranks agree over B's and C's). Example: on one
+/// rank A comes from a layout on another communicator; that rank agrees with the others,
+/// over B's and C's, and every rank throws.
+const layout& agreement_layout(const layout& a, const layout& b, const layout& c);
 
 /// The rest of a gemm, syrk or herk call on the native layout (gemm.cpp), every rank alike,
 /// once it has checked what only it can see (`local`: its complaint, or ""): comm checked

@@ -40,7 +40,9 @@ std::string check_local(const layout& L, operation op, char uplo, char trans, co
 template <scalar T>
 void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, const matrix<T>& A, T beta, matrix<T>& C,
                  const context& ctx) {
-  if (!A.where() || !C.where()) detail::no_layout(comm, op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk", 9);
+  if (!A.where() || !C.where())
+    detail::no_layout(comm, op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk", 9,
+                      A.where() ? A.where().get() : C.where().get());
   const layout& L = *A.where();
   const problem& pr = L.laid_out();
   detail::native_call<T>(

@@ -72,27 +72,28 @@ void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Com
 // flag, text) and all find: differing = 1 (n), differing_rank = 2, rank0_value 4, other
 // 5; failed_rank = 1 with its text.
 agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
-                            const std::int64_t* root_word) {
+                            const std::int64_t* root_word, bool flag) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
   const std::size_t n = args.size();
   // First a reduction: the least and the greatest of each value (the greatest negated, so
   // one MPI_MIN does both), whether any rank saw a local error, and, when asked, rank 0's
-  // root word (the others pass the largest value, or a negative word of their own: a veto).
-  // Equal least and greatest everywhere, and no error: every rank agrees, whatever P.
+  // root word (the others pass the largest value). Equal least and greatest everywhere,
+  // and no error: every rank agrees, whatever P.
   std::vector<std::int64_t> mine(2 * n + (root_word != nullptr ? 2 : 1)), low(mine.size());
   for (std::size_t i = 0; i < n; ++i) {
     mine[i] = args[i].value;
     // -(v) overflows for INT64_MIN: ~v is -(v) - 1, as order-reversing and total.
     mine[n + i] = ~args[i].value;
   }
-  mine[2 * n] = local_error.empty() ? 0 : -1;
-  if (root_word != nullptr) mine[2 * n + 1] = rank == 0 || *root_word < 0 ? *root_word : INT64_MAX;
+  mine[2 * n] = !local_error.empty() ? -2 : flag ? -1 : 0;  // the least: an error, else a flag, else neither
+  if (root_word != nullptr) mine[2 * n + 1] = rank == 0 ? *root_word : INT64_MAX;
   control_allreduce(mine.data(), low.data(), int(mine.size()), MPI_INT64_T, MPI_MIN, comm);
   agreement out;
   if (root_word != nullptr) out.from_root = low[2 * n + 1];
-  bool same = low[2 * n] == 0;
+  out.flagged = low[2 * n] == -1;
+  bool same = low[2 * n] > -2;
   for (std::size_t i = 0; i < n && same; ++i) same = low[i] == ~low[n + i];
   if (same) return out;
   // Someone disagrees: gather every rank's values and the first 200 bytes of each local
@@ -120,8 +121,10 @@ agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, cons
   return out;
 }
 
-void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error) {
-  const agreement a = find_disagreement(comm, args, local_error);
+std::int64_t agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error,
+                   const std::int64_t* root_word, bool* flag) {
+  const agreement a = find_disagreement(comm, args, local_error, root_word, flag != nullptr && *flag);
+  if (flag != nullptr) *flag = a.flagged;
   // A rank's own complaint first: a rank that cannot make the call may pass values that
   // mean nothing (e.g. no plan to hash).
   if (a.failed_rank >= 0)
@@ -132,6 +135,7 @@ void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, 
                            "differs between ranks: rank 0 passed " + std::to_string(a.rank0_value) + ", rank " +
                                std::to_string(a.differing_rank) + " passed " + std::to_string(a.other_value));
   }
+  return a.from_root;
 }
 
 // The two reductions' own bytes are known before they run, so the control figure the ranks

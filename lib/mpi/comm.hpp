@@ -106,25 +106,28 @@ struct agreement {
   std::int64_t rank0_value = 0, other_value = 0;  ///< rank 0's value and that rank's
   int failed_rank = -1;        ///< the lowest rank with a local error (-1: none)
   std::string failed_text;     ///< the first 200 bytes of its local error
-  std::int64_t from_root = 0;  ///< rank 0's *root_word, or the least negative one (when passed)
+  std::int64_t from_root = 0;  ///< rank 0's *root_word (when one was passed)
+  bool flagged = false;        ///< some rank passed `flag` (known when no rank has a local error)
   /// No value differs and no rank has a local error.
   bool agreed() const { return differing < 0 && failed_rank < 0; }
 };
 
 /// Collective over comm: every rank passes the same list (names and order) and its own
 /// `local_error` (a problem only that rank can see; empty: none); with root_word given
-/// (every rank, or none), rank 0's value (below INT64_MAX) reaches every rank, or, when
-/// some rank passes a negative one, the least of those (a veto). One
+/// (every rank, or none), rank 0's value (below INT64_MAX) reaches every rank; and whether
+/// any rank passed `flag`, in the same word as the local errors. One
 /// reduction of 2 n + 1 words (2 n + 2 with root_word), the same at any rank count; only
 /// when something differs or failed, one gather of every rank's values (O(P) words, to name
 /// the argument and the rank alike everywhere).
 agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
-                            const std::int64_t* root_word = nullptr);
+                            const std::int64_t* root_word = nullptr, bool flag = false);
 
 /// Collective over comm (find_disagreement): throws prism::invalid_argument on every rank
 /// naming the first rank whose `local_error` is not empty (e.g. its buffer), or else the
 /// first argument whose value differs from rank 0's and the rank that differs. Returns
-/// normally on all ranks otherwise.
-void agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error);
+/// normally on all ranks otherwise: with root_word, rank 0's (below INT64_MAX), else 0;
+/// with flag, *flag becomes whether any rank's was true.
+std::int64_t agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error,
+                   const std::int64_t* root_word = nullptr, bool* flag = nullptr);
 
 }  // namespace prism::mpi

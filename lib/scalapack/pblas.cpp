@@ -172,15 +172,17 @@ const grid* enter_grid(const grid_place& at, const std::string& name, int info, 
 // differs or failed, a gather names the argument. Example: grid rank 2 alone passes m = 5,
 // every check passes: every process reports INFO -3.
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
-                       route& chosen) {
+                       route& chosen, bool& stats) {
   std::vector<mpi::agreed> values;
   for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
-  // A process without its settings vetoes prism's route: -1, the least word, wins.
+  // Rank 0's route and (4) PRISM_STATS in one word; a process without its settings raises
+  // the flag, which sends the call to the backend.
   const std::int64_t route_word =
-      process_settings() == nullptr ? -1 : std::int64_t(prism::detail::process_environment().scalapack_route.get());
-  const mpi::agreement a =
-      mpi::find_disagreement(g.comm, values, info != 0 ? "INFO " + std::to_string(info) : "", &route_word);
-  chosen = a.from_root < 0 ? route::backend : route(a.from_root);
+      std::int64_t(prism::detail::process_environment().scalapack_route.get()) + (stats_on() ? 4 : 0);
+  const mpi::agreement a = mpi::find_disagreement(g.comm, values, info != 0 ? "INFO " + std::to_string(info) : "",
+                                                  &route_word, process_settings() == nullptr);
+  chosen = a.flagged ? route::backend : route(a.from_root & 3);
+  stats = (a.from_root & 4) != 0;
   if (info != 0 || a.failed_rank >= 0) return true;
   if (a.differing >= 0) report(ctxt, name, args[std::size_t(a.differing)].info);
   return a.differing >= 0;

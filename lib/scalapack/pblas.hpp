@@ -117,12 +117,13 @@ const grid* enter_grid(const grid_place& at, const std::string& name, int info, 
 std::string why_backend();
 
 /// Step 1's end on a grid process: agrees over the grid (one reduction; sets `chosen` to
-/// grid rank 0's PRISM_SCALAPACK_ROUTE, or backend when a process has no settings).
+/// grid rank 0's PRISM_SCALAPACK_ROUTE, or backend when a process has no settings, and
+/// `stats` to grid rank 0's PRISM_STATS: its line's reductions are collective).
 /// True when the call must stop with C untouched: this or another process's checks failed
 /// (each reported its own INFO), or the processes pass different arguments (every process
 /// reports the first).
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
-                       route& chosen);
+                       route& chosen, bool& stats);
 
 /// When a call began on this process: its clock and its control bytes so far (what
 /// prism's own collectives brought it, lib/mpi/comm.hpp), for PRISM_STATS.
@@ -179,7 +180,7 @@ struct call_names {
 /// MPI_Abort, as reference PBLAS ends it on an error.
 template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
-                const grid& g, route chosen, void* real, const forward_fn& forward, T alpha, const T* A, const T* B, T beta,
-                T* C, const call_start& t0);
+                const grid& g, route chosen, bool stats, void* real, const forward_fn& forward, T alpha, const T* A,
+                const T* B, T beta, T* C, const call_start& t0);
 
 }  // namespace prism::scalapack

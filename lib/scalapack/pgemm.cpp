@@ -81,7 +81,8 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
                                {mpi::real_bits(b0), -15}, {mpi::imag_bits(b0), -15}, {ic, -17}, {jc, -18}};
   add_descriptor_args(args, da, 10), add_descriptor_args(args, db, 14), add_descriptor_args(args, dc, 19);
   route chosen = route::automatic;
-  if (stop_after_checks(*g, at.ctxt, name, info, args, chosen)) return;
+  bool stats = false;
+  if (stop_after_checks(*g, at.ctxt, name, info, args, chosen, stats)) return;
   // (2) quick returns, as the reference.
   if (m == 0 || n == 0) return;
   // The submatrices as stored (A k x m when transa != 'N'), seen from their starts.
@@ -103,7 +104,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   std::snprintf(verbose, sizeof verbose, "%s %c%c %dx%dx%d", name.c_str(), ta, tb, m, n, k);
   const std::int64_t lld[3] = {da.e[LLD_], db.e[LLD_], dc.e[LLD_]};
   const problem pr{scalar_type_of<T>(), ta, tb, m, n, k};
-  route_call<T>({name, verbose, head}, pr, L, lld, *g, chosen, real, forward, *alpha, A, B, *beta, C, t0);
+  route_call<T>({name, verbose, head}, pr, L, lld, *g, chosen, stats, real, forward, *alpha, A, B, *beta, C, t0);
 }
 
 }  // namespace

@@ -229,10 +229,10 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
 // The prism route: the rank level's one executor on the caller's own storage.
 template <scalar T>
 run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const T* B, T beta, T* C, const context& ctx,
-                      const std::string& routine) {
+                      const std::string& routine, bool measure) {
   run_result res;
   try {
-    if (stats_on()) prism::detail::runtime_of(ctx).pool().trim();  // its peak loan is then this call's
+    if (measure) prism::detail::runtime_of(ctx).pool().trim();  // its peak loan is then this call's
     // The local products are planned for one rank: ctx's ranks are the grid's (the route's model).
     context local = ctx;
     local.set_ranks(1);
@@ -291,8 +291,8 @@ void print_stats(const grid& g, const fitted& f, const std::string& head, const 
 
 template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
-                const grid& g, route chosen, void* real, const forward_fn& forward, T alpha, const T* A, const T* B, T beta,
-                T* C, const call_start& t0) {
+                const grid& g, route chosen, bool stats, void* real, const forward_fn& forward, T alpha, const T* A,
+                const T* B, T beta, T* C, const call_start& t0) {
   run_result res;
   if (chosen == route::backend) {  // PRISM_SCALAPACK_ROUTE=backend, or a bad PRISM_* setting: no plan made
     fitted f;
@@ -301,7 +301,7 @@ void route_call(const call_names& names, const problem& pr, const ranks::caller_
     f.from = v;
     if (real == nullptr) end_without_backend(g, names.routine, f.from->reason);
     forward(real);
-    if (stats_on()) print_stats(g, f, names.stats, res, t0, sizeof(T));
+    if (stats) print_stats(g, f, names.stats, res, t0, sizeof(T));
     return;
   }
   const context ctx = call_context(g);
@@ -311,14 +311,14 @@ void route_call(const call_names& names, const problem& pr, const ranks::caller_
   } else if (!f->use_prism) {
     forward(real);
   } else {
-    res = run_fitted<T>(*f, g, alpha, A, B, beta, C, ctx, names.routine);
+    res = run_fitted<T>(*f, g, alpha, A, B, beta, C, ctx, names.routine, stats);
   }
-  if (stats_on()) print_stats(g, *f, names.stats, res, t0, sizeof(T));
+  if (stats) print_stats(g, *f, names.stats, res, t0, sizeof(T));
 }
 
 #define PRISM_INSTANTIATE(T)                                                                                       \
   template void route_call<T>(const call_names&, const problem&, const ranks::caller_layout&, const std::int64_t[3], \
-                              const grid&, route, void*, const forward_fn&, T, const T*, const T*, T, T*,          \
+                              const grid&, route, bool, void*, const forward_fn&, T, const T*, const T*, T, T*,    \
                               const call_start&);
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)

@@ -84,6 +84,17 @@ for bad in topology threads; do
   cmp -s "$out/plain.dump" "$out/$bad.dump" || fail "bad $var: C differs from ScaLAPACK's"
 done
 
+# 5. PRISM_STATS on world rank 2 alone (its line's reductions are collective): grid rank 0's
+#    setting decides for every process, so no line, no abort, C the same.
+"${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_SCALAPACK_ROUTE=prism \
+  sh -c '[ "$OMPI_COMM_WORLD_RANK" = 2 ] && export PRISM_STATS=1; exec "$0" "$@"' "$prog" "$out/stats.dump" \
+  >"$out/stats.out" 2>"$out/stats.err"
+rc=$?
+show stats
+[ $rc -eq 0 ] || fail "PRISM_STATS on one rank: exited $rc"
+! grep -q '^prism-scalapack: route=' "$out/stats.err" || fail "PRISM_STATS on rank 2 only: a route line (rank 0's setting decides)"
+cmp -s "$out/plain.dump" "$out/stats.dump" || fail "PRISM_STATS on one rank: C differs from ScaLAPACK's"
+
 if [ $fail -eq 0 ]; then
   echo "scalapack_preload: PASS ($(wc -l <"$out/plain.dump") dump lines identical, $routes calls on route=prism)"
 fi
