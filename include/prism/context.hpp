@@ -37,7 +37,10 @@ double parse_rate(const std::string& text);
 class context {
  public:
   /// Defaults: oneTBB's default concurrency, no memory cap, the machine description's small
-  /// threshold, leaf backend "auto", no extra recursion levels (see README "How prism plans").
+  /// threshold, leaf backend "auto", no extra recursion levels (docs/planning.md "The
+  /// rules"). It reads no PRISM_* setting, but its machine description is the one prism
+  /// reads for the process (PRISM_MACHINE, PRISM_TOPOLOGY, else this machine) until
+  /// set_description or set_machine gives another; a bad PRISM_TOPOLOGY throws there.
   context();
 
   /// Defaults overridden by PRISM_NUM_THREADS, PRISM_MAX_MEMORY, PRISM_SMALL_FLOPS,
@@ -53,7 +56,7 @@ class context {
   /// Cap on the extra bytes a call may allocate for temporaries (SIZE_MAX: no cap). In a
   /// plan over ranks (ranks() > 1) it caps each rank's whole footprint instead: its blocks
   /// of A, B and C in the native layout, the exchange buffers and its local temporaries
-  /// (SIZE_MAX there means default_rank_memory(): README "Distributed").
+  /// (SIZE_MAX there means default_rank_memory(): README "MPI").
   std::size_t max_memory() const noexcept { return max_memory_; }
   /// Sets the extra-memory cap in bytes.
   context& set_max_memory(std::size_t bytes);
@@ -142,7 +145,7 @@ class context {
   /// One line: the devices GPU plans of this context run on, or why there are none.
   std::string gpu_status() const;
 
-  /// One-line summary, e.g. "threads=2 max_memory=none small_flops=2097152 leaf=auto".
+  /// One-line summary, e.g. "threads=2 max_memory=none small_flops=1.18541e+06 leaf=auto extra_depth=0 cache_level=3".
   std::string describe() const;
 
  private:

@@ -19,7 +19,7 @@
 //
 // "SIZE@SHARES" is a part's extent along the cut dimension and its share of each level the
 // step divides: "3r" ranks, "2d" NUMA domains, "4t" threads, comma-separated (a numa part
-// is "1048576@1d,4t"). DFS parts have no share. README "How to read a plan" has more.
+// is "1048576@1d,4t"). DFS parts have no share. docs/planning.md "How to read a plan" has more.
 //
 // Under rank steps, ranks whose boxes have equal extents usually run equal local subtrees.
 // A rank's local subtree may then be written "same rank R": it runs the local subtree
@@ -349,8 +349,8 @@ problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::
 
 /// Builds the CARMA plan for a problem under a context (thread budget, memory cap, NUMA
 /// topology, leaves; ranks: with ctx.ranks() > 1, choose_ranks() below).
-/// The rules are described in README "How prism plans". A syrk / herk problem
-/// (rank_k_problem) gets the triangle recursion (README "syrk and herk"); it has no
+/// The rules are described in docs/planning.md "The rules". A syrk / herk problem
+/// (rank_k_problem) gets the triangle recursion (docs/planning.md "Rank-k updates"); it has no
 /// rank-level steps (plan_error when ctx.ranks() > 1).
 plan make_plan(const problem& p, const context& ctx = default_context());
 

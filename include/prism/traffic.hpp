@@ -52,7 +52,7 @@
 // lines as words / L), instruction misses, and the library's own bookkeeping. The block
 // sizes are OpenBLAS 0.3's Haswell kernel (the one OPENBLAS_CORETYPE=Haswell and valgrind's
 // emulated CPU select); other kernels block differently. tests/cache_traffic.sh checks the
-// model against valgrind's simulated D1 and LL misses within 20% (README "Data movement").
+// model against valgrind's simulated D1 and LL misses within 20% (docs/data-movement.md "Cache misses").
 #pragma once
 
 #include <prism/bounds.hpp>
@@ -86,7 +86,7 @@ struct traffic_report {
 /// over S domains is read 1/|S| locally when the reader is one of them; k-cut
 /// temporaries C' live on the domains that compute them and are read once, for the
 /// reduction, by the first domain of the part that owns C (where the executor reduces).
-/// README "Predicted cross-domain traffic" works an example.
+/// docs/data-movement.md "Across NUMA domains" works an example.
 traffic_report predict_traffic(const plan& p, placement where);
 
 /// One cache as the model sees it: capacity and line, in bytes.

@@ -87,7 +87,7 @@ enum class operand : std::uint8_t { a, b, c };
 const char* to_string(operand o);
 
 /// What computes the leaves: a single-threaded BLAS (openblas, blis), prism's own
-/// streaming kernel for leaves with m, n <= 16 (streaming; other leaves fall back to the
+/// streaming kernel for leaves with m, n <= 128 (streaming; other leaves fall back to the
 /// BLAS leaf), or a choice per leaf shape (automatic). `gpu` marks a leaf of a plan's GPU
 /// level (one call on a device, under a gpu step); it is never a context's choice.
 enum class leaf_backend { openblas, blis, automatic, streaming, gpu };
