@@ -408,6 +408,8 @@ C
     printf 'cpu: x\n\233junk\n' > "$work/csi.machine"
     setting "^prism: PRISM_MACHINE: machine file ignored: .*[?]junk" PRISM_MACHINE="$work/csi.machine"
     LC_ALL=C grep -q $'\x9b' "$err" && fail "a machine file's byte 0x9b reached the terminal"
+    printf 'cpu: x\n\303\237junk\n' > "$work/utf8.machine"  # UTF-8 text (a path's, a message's) is kept whole
+    setting "^prism: PRISM_MACHINE: machine file ignored: .*'ßjunk'" PRISM_MACHINE="$work/utf8.machine"
     setting "^prism: PRISM_BLAS_BACKEND: '/nonexistent/libblas\.so\.3' cannot be used: .*; prism computes every call itself$" \
       PRISM_BLAS_BACKEND=/nonexistent/libblas.so.3
   fi

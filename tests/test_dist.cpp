@@ -424,6 +424,11 @@ TEST_CASE("bad input on one rank only: every rank errors, none hangs, C untouche
     for (std::int64_t l = 0; l < 32; ++l) want += double((i + 2 * l) % 5) * double((3 * l + j) % 7);
     CHECK(v == want);
   });
+  // Fewer threads than rank 0 plans for: refused, on every rank (none waits).
+  context fewer = one_thread();
+  if (world_rank() == 0) fewer.set_threads(2);
+  CHECK_THROWS_AS((void)dist::layout::make(MPI_COMM_WORLD, problem{scalar_type::d, 'N', 'N', 512, 512, 512}, fewer),
+                  prism::error);
 }
 
 int main(int argc, char** argv) { return prism::test::run_mpi_doctest(argc, argv); }

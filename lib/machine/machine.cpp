@@ -436,8 +436,16 @@ machine_description machine_description::from_env() {
     return here;
   } catch (const std::exception& e) {
     std::string why = e.what();
-    for (char& c : why)  // a binary file's bytes are not echoed to the terminal (nor 8-bit controls: 0x9b is CSI)
-      if (const auto u = static_cast<unsigned char>(c); u < 0x20 || (u >= 0x7f && u < 0xa0)) c = '?';
+    // A binary file's bytes are not echoed to the terminal: controls, and bytes 0x80-0x9f
+    // outside a UTF-8 sequence (0x9b is the 8-bit CSI); a sequence such as a path's is kept.
+    for (std::size_t i = 0; i < why.size(); ++i) {
+      const auto u = static_cast<unsigned char>(why[i]);
+      const std::size_t len = u >= 0xc2 && u <= 0xdf ? 2 : u >= 0xe0 && u <= 0xef ? 3 : u >= 0xf0 && u <= 0xf4 ? 4 : 1;
+      bool sequence = len > 1 && i + len <= why.size();
+      for (std::size_t j = 1; sequence && j < len; ++j) sequence = (static_cast<unsigned char>(why[i + j]) & 0xc0) == 0x80;
+      if (sequence) i += len - 1;
+      else if (u < 0x20 || (u >= 0x7f && u < 0xa0)) why[i] = '?';
+    }
     std::fprintf(stderr, "prism: %smachine file ignored: %s; %s\n", named ? "PRISM_MACHINE: " : "", why.c_str(), instead);
     return ignored();
   }

@@ -180,7 +180,9 @@ bool wisdom::keep(const std::map<std::string, std::string>& pairs) {
   // 0644 under the umask as any file the user makes (mkstemp's would be 0600 whatever it is).
   static std::atomic<unsigned> calls{0};
   const std::string temp = path_ + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(calls++);
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlink(temp.c_str()) == 0)  // a killed process's of the same pid: stale under the lock
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   bool written = true;
   for (std::size_t at = 0; written && at < text.size();) {

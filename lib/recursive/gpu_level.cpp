@@ -257,13 +257,16 @@ grid best_grid(const problem& p, const box& b, const gpu_target& t, char tri) {
     build.device(b, resources{span{0, 1}, span{0, 1}, 1, span{0, 1}}, g, tri);
     try {
       const gpu::device_schedule s = gpu::make_schedule(build.leaves, device_product(p), t.memory, false);
+      // The blocks as cut (aligned, a few rows past ceil(m / mb) at most) within the pitch, as check_devices holds them.
+      if (std::size_t(s.pitch_rows) * elem > t.max_pitch) continue;
       fit.push_back(scored{g, gpu::modelled_seconds(s, t.rates), s.bytes_in + s.bytes_out, build.leaves.size()});
     } catch (const plan_error&) {
       continue;  // its chunks do not fit beside its blocks
     }
   }
   if (fit.empty())
-    throw plan_error("a device of " + std::to_string(t.memory) + " bytes cannot hold the chunks of any C block of this part");
+    throw plan_error("a device of " + std::to_string(t.memory) + " bytes and a copy pitch of " + std::to_string(t.max_pitch) +
+                     " bytes cannot hold the chunks of any C block of this part");
   // Within 5 % of the fastest modelled time, the fewest link bytes (what a device shares
   // with its neighbours on the bus and with the host's memory); among those, within 2 % of
   // the fastest of them, the fewest products (larger calls, less the model leaves out).

@@ -145,11 +145,6 @@ void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int
   for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({D.e[e], -(pos * descmult + 1 + e)});
 }
 
-std::string why_backend() {
-  return prism::detail::process_environment().scalapack_route.get() == route::backend ? "PRISM_SCALAPACK_ROUTE=backend"
-                                                                                       : "a bad PRISM_* setting on a grid process";
-}
-
 const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
                        const forward_fn& forward) {
   // A failed check is reported before anything collective, as the reference does (whose
@@ -172,7 +167,7 @@ const grid* enter_grid(const grid_place& at, const std::string& name, int info, 
 // differs or failed, a gather names the argument. Example: grid rank 2 alone passes m = 5,
 // every check passes: every process reports INFO -3.
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
-                       route& chosen, bool& stats) {
+                       agreed_route& agreed) {
   std::vector<mpi::agreed> values;
   for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
   // Rank 0's route and (4) PRISM_STATS in one word; a process without its settings raises
@@ -181,8 +176,9 @@ bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int inf
       std::int64_t(prism::detail::process_environment().scalapack_route.get()) + (stats_on() ? 4 : 0);
   const mpi::agreement a = mpi::find_disagreement(g.comm, values, info != 0 ? "INFO " + std::to_string(info) : "",
                                                   &route_word, process_settings() == nullptr);
-  chosen = a.flagged ? route::backend : route(a.from_root & 3);
-  stats = (a.from_root & 4) != 0;
+  agreed.bad_setting = a.flagged;
+  agreed.chosen = a.flagged ? route::backend : route(a.from_root & 3);
+  agreed.stats = (a.from_root & 4) != 0;
   if (info != 0 || a.failed_rank >= 0) return true;
   if (a.differing >= 0) report(ctxt, name, args[std::size_t(a.differing)].info);
   return a.differing >= 0;
@@ -212,11 +208,11 @@ void end_without_backend(const grid& g, const std::string& routine, const std::s
   std::abort();  // (MPI_Abort does not return)
 }
 
-bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, route chosen, void* real,
+bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, const agreed_route& agreed, void* real,
                       const forward_fn& forward, const std::string& head) {
   const bool replicated = dc.e[RSRC_] < 0 || dc.e[CSRC_] < 0;
-  if (!replicated && (chosen != route::backend || real == nullptr)) return false;
-  const std::string why = replicated ? "a replicated C (RSRC or CSRC = -1)" : why_backend();
+  if (!replicated && (agreed.chosen != route::backend || real == nullptr)) return false;
+  const std::string why = replicated ? "a replicated C (RSRC or CSRC = -1)" : agreed.why_backend();
   if (real == nullptr) end_without_backend(g, routine, why);
   forward(real);
   if (g.me == 0 && stats_on())

@@ -112,18 +112,23 @@ using forward_fn = std::function<void(void*)>;
 const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
                        const forward_fn& forward);
 
-/// Why a call agreed to go to the backend (route::backend) does: "PRISM_SCALAPACK_ROUTE=backend",
-/// or a bad PRISM_* setting on a process (stop_after_checks).
-std::string why_backend();
+/// What a call's agreement decided, the same on every grid process (stop_after_checks).
+struct agreed_route {
+  route chosen = route::automatic;  ///< grid rank 0's PRISM_SCALAPACK_ROUTE; backend when a process has a bad PRISM_* setting
+  bool stats = false;               ///< grid rank 0's PRISM_STATS (its line's reductions are collective)
+  bool bad_setting = false;         ///< some grid process has a bad PRISM_* setting
+  /// Why a call sent to the backend (chosen == backend) goes there.
+  const char* why_backend() const {
+    return bad_setting ? "a bad PRISM_* setting on a grid process" : "PRISM_SCALAPACK_ROUTE=backend";
+  }
+};
 
-/// Step 1's end on a grid process: agrees over the grid (one reduction; sets `chosen` to
-/// grid rank 0's PRISM_SCALAPACK_ROUTE, or backend when a process has no settings, and
-/// `stats` to grid rank 0's PRISM_STATS: its line's reductions are collective).
+/// Step 1's end on a grid process: agrees over the grid (one reduction; sets `agreed`).
 /// True when the call must stop with C untouched: this or another process's checks failed
 /// (each reported its own INFO), or the processes pass different arguments (every process
 /// reports the first).
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
-                       route& chosen, bool& stats);
+                       agreed_route& agreed);
 
 /// When a call began on this process: its clock and its control bytes so far (what
 /// prism's own collectives brought it, lib/mpi/comm.hpp), for PRISM_STATS.
@@ -162,7 +167,7 @@ void print_scaled(const grid& g, const std::string& head, const call_start& t0);
 /// replicated C (RSRC or CSRC = -1) or PRISM_SCALAPACK_ROUTE=backend (with a backend). It
 /// goes to the real routine (PRISM_STATS: a route=backend line), or, a replicated C with no
 /// backend, ends the job as route_call does; returns false when prism scales C itself.
-bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, route chosen, void* real,
+bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, const agreed_route& agreed, void* real,
                       const forward_fn& forward, const std::string& head);
 
 /// How a call names itself: its routine ("PDGEMM"), for PRISM_VERBOSE (e.g. "PDGEMM NN
@@ -180,7 +185,7 @@ struct call_names {
 /// MPI_Abort, as reference PBLAS ends it on an error.
 template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
-                const grid& g, route chosen, bool stats, void* real, const forward_fn& forward, T alpha, const T* A,
+                const grid& g, const agreed_route& agreed, void* real, const forward_fn& forward, T alpha, const T* A,
                 const T* B, T beta, T* C, const call_start& t0);
 
 }  // namespace prism::scalapack

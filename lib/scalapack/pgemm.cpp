@@ -80,9 +80,8 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
                                {mpi::imag_bits(a0), -6}, {ia, -8}, {ja, -9}, {ib, -12}, {jb, -13},
                                {mpi::real_bits(b0), -15}, {mpi::imag_bits(b0), -15}, {ic, -17}, {jc, -18}};
   add_descriptor_args(args, da, 10), add_descriptor_args(args, db, 14), add_descriptor_args(args, dc, 19);
-  route chosen = route::automatic;
-  bool stats = false;
-  if (stop_after_checks(*g, at.ctxt, name, info, args, chosen, stats)) return;
+  agreed_route agreed;
+  if (stop_after_checks(*g, at.ctxt, name, info, args, agreed)) return;
   // (2) quick returns, as the reference.
   if (m == 0 || n == 0) return;
   // The submatrices as stored (A k x m when transa != 'N'), seen from their starts.
@@ -93,7 +92,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   std::snprintf(head, sizeof head, "routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d", name.c_str(), ta, tb, m, n, k, g->nprow,
                 g->npcol);
   if (*alpha == T(0) || k == 0) {  // beta sub(C) on this process's elements (beta = 0: zeros, C unread)
-    if (scaled_elsewhere(*g, name, dc, chosen, real, forward, head)) return;
+    if (scaled_elsewhere(*g, name, dc, agreed, real, forward, head)) return;
     std::vector<ranks::tile> mine;
     ranks::held_c(L, g->me, dc.e[LLD_], 0, mine);
     mpi::scale_tiles(mine, *beta, C);
@@ -104,7 +103,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   std::snprintf(verbose, sizeof verbose, "%s %c%c %dx%dx%d", name.c_str(), ta, tb, m, n, k);
   const std::int64_t lld[3] = {da.e[LLD_], db.e[LLD_], dc.e[LLD_]};
   const problem pr{scalar_type_of<T>(), ta, tb, m, n, k};
-  route_call<T>({name, verbose, head}, pr, L, lld, *g, chosen, stats, real, forward, *alpha, A, B, *beta, C, t0);
+  route_call<T>({name, verbose, head}, pr, L, lld, *g, agreed, real, forward, *alpha, A, B, *beta, C, t0);
 }
 
 }  // namespace

@@ -110,9 +110,8 @@ void prk(void* self, const void* const* raw) {
                                {mpi::imag_bits(alpha), -5}, {a.ia, -7}, {a.ja, -8}, {mpi::real_bits(beta), -10},
                                {mpi::imag_bits(beta), -10}, {a.ic, -12}, {a.jc, -13}};
   add_descriptor_args(args, a.da, 9), add_descriptor_args(args, a.dc, 14);
-  route chosen = route::automatic;
-  bool stats = false;
-  if (stop_after_checks(*g, at.ctxt, name, info, args, chosen, stats)) return;
+  agreed_route agreed;
+  if (stop_after_checks(*g, at.ctxt, name, info, args, agreed)) return;
   // (2) quick returns, as the reference.
   if (a.n == 0 || ((alpha == T(0) || a.k == 0) && beta == T(1))) return;
   // sub(A) as stored (n x k for 'N', else k x n) in op[0] (op[1], B's place, is A too: a
@@ -124,7 +123,7 @@ void prk(void* self, const void* const* raw) {
                            " k=" + std::to_string(a.k) + " grid=" + std::to_string(g->nprow) + "x" + std::to_string(g->npcol);
   void* real = real_routine(symbol, self);
   if (alpha == T(0) || a.k == 0) {
-    if (scaled_elsewhere(*g, name, a.dc, chosen, real, forward, head)) return;
+    if (scaled_elsewhere(*g, name, a.dc, agreed, real, forward, head)) return;
     scale_triangle(a, L, g->me, beta, C);
     print_scaled(*g, head, t0);
     return;
@@ -134,7 +133,7 @@ void prk(void* self, const void* const* raw) {
   const problem pr = rank_k_problem(scalar_type_of<T>(), a.op, a.uplo, trans, a.n, a.k);
   const std::int64_t lld[3] = {a.da.e[LLD_], a.da.e[LLD_], a.dc.e[LLD_]};
   const std::string verbose = name + ' ' + a.uplo + a.trans + " n=" + std::to_string(a.n) + " k=" + std::to_string(a.k);
-  route_call<T>({name, verbose, head}, pr, L, lld, *g, chosen, stats, real, forward, alpha, A, nullptr, beta, C, t0);
+  route_call<T>({name, verbose, head}, pr, L, lld, *g, agreed, real, forward, alpha, A, nullptr, beta, C, t0);
 }
 
 }  // namespace

@@ -291,13 +291,14 @@ void print_stats(const grid& g, const fitted& f, const std::string& head, const 
 
 template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
-                const grid& g, route chosen, bool stats, void* real, const forward_fn& forward, T alpha, const T* A,
+                const grid& g, const agreed_route& agreed, void* real, const forward_fn& forward, T alpha, const T* A,
                 const T* B, T beta, T* C, const call_start& t0) {
   run_result res;
-  if (chosen == route::backend) {  // PRISM_SCALAPACK_ROUTE=backend, or a bad PRISM_* setting: no plan made
+  const bool stats = agreed.stats;
+  if (agreed.chosen == route::backend) {  // PRISM_SCALAPACK_ROUTE=backend, or a bad PRISM_* setting: no plan made
     fitted f;
     auto v = std::make_shared<verdict>();
-    v->reason = why_backend();
+    v->reason = agreed.why_backend();
     f.from = v;
     if (real == nullptr) end_without_backend(g, names.routine, f.from->reason);
     forward(real);
@@ -305,7 +306,7 @@ void route_call(const call_names& names, const problem& pr, const ranks::caller_
     return;
   }
   const context ctx = call_context(g);
-  const auto f = prepare(pr, L, lld, g, chosen, real != nullptr, ctx, names.verbose);
+  const auto f = prepare(pr, L, lld, g, agreed.chosen, real != nullptr, ctx, names.verbose);
   if (!f->use_prism && real == nullptr) {  // e.g. a replicated operand, which prism does not run
     end_without_backend(g, names.routine, f->from->reason);
   } else if (!f->use_prism) {
@@ -318,7 +319,7 @@ void route_call(const call_names& names, const problem& pr, const ranks::caller_
 
 #define PRISM_INSTANTIATE(T)                                                                                       \
   template void route_call<T>(const call_names&, const problem&, const ranks::caller_layout&, const std::int64_t[3], \
-                              const grid&, route, bool, void*, const forward_fn&, T, const T*, const T*, T, T*,    \
+                              const grid&, const agreed_route&, void*, const forward_fn&, T, const T*, const T*, T, T*, \
                               const call_start&);
 PRISM_INSTANTIATE(float)
 PRISM_INSTANTIATE(double)
