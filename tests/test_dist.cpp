@@ -297,6 +297,7 @@ TEST_CASE("arguments that differ between ranks: every rank errors, none hangs, C
   } catch (const invalid_argument& e) {
     CHECK(e.name() == "alpha");
     CHECK(std::string(e.what()).find("rank " + std::to_string(last)) != std::string::npos);
+    CHECK(std::string(e.what()).find("rank 0 passed 1, rank " + std::to_string(last) + " passed 2") != std::string::npos);
   }
   CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
   // A problem that is not the layout's, on one rank.

@@ -208,7 +208,8 @@ class matrix {
  private:
   // Its layout, or prism::error naming `what` when it has none (default-constructed or moved from).
   const layout& laid_out(const char* what) const {
-    if (!layout_) throw error(std::string("prism::dist::matrix::") + what + ": the matrix has no layout (default-constructed or moved from)");
+    if (!layout_)
+      throw error(std::string("prism::dist::matrix::") + what + ": the matrix has no layout (default-constructed or moved from)");
     return *layout_;
   }
   template <class F>

@@ -58,8 +58,10 @@ std::string check_local(const layout& L, const plan* p_given, const problem* pr_
 template <scalar T>
 void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T alpha, const matrix<T>& A,
                const matrix<T>& B, T beta, matrix<T>& C, const context& ctx) {
-  if (!A.where() || !B.where() || !C.where())
-    detail::no_layout(comm, "prism::dist::gemm", 10, A.where() ? A.where().get() : B.where() ? B.where().get() : C.where().get());
+  if (!A.where() || !B.where() || !C.where()) {
+    const layout* other = A.where() ? A.where().get() : B.where() ? B.where().get() : C.where().get();
+    detail::no_layout(comm, "prism::dist::gemm", 10, other);
+  }
   const layout& L = detail::agreement_layout(*A.where(), *B.where(), *C.where());
   const problem& pr = L.laid_out();
   const problem& shown = pr_given != nullptr ? *pr_given : pr;
@@ -70,10 +72,10 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
        {"m", 3, shown.m},
        {"n", 4, shown.n},
        {"k", 5, shown.k},
-       {"alpha", 6, real_bits(alpha)},
-       {"alpha (imaginary part)", 6, imag_bits(alpha)},
-       {"beta", 9, real_bits(beta)},
-       {"beta (imaginary part)", 9, imag_bits(beta)},
+       {"alpha", 6, real_bits(alpha), true},
+       {"alpha (imaginary part)", 6, imag_bits(alpha), true},
+       {"beta", 9, real_bits(beta), true},
+       {"beta (imaginary part)", 9, imag_bits(beta), true},
        {"plan", 0, L.plan_hash()}},
       check_local(L, p_given, pr_given, A, B, C, ctx), alpha, A.data(), B.data(), beta, C, ctx, [&](const mpi::call_stats& st) {
         const rank_model& m = L.model();

@@ -276,7 +276,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   // node, the machine's description), and all key the layout by rank 0's.
   std::ostringstream key, settings;
   settings << ctx.describe() << ' ' << ctx.ranks_per_node();
-  const std::int64_t mine = std::int64_t(std::uint64_t(mpi::text_hash(settings.str())) >> 2);  // (>= 0, < INT64_MAX)
+  const std::int64_t mine = mpi::text_hash(settings.str());  // (>= 0: a root word)
   const std::int64_t rank0 = mpi::agree(*cache.own, "prism::dist::layout",
                                         {{"type", 1, char(p.type)}, {"transa", 2, p.transa}, {"transb", 3, p.transb},
                                          {"m", 4, p.m}, {"n", 5, p.n}, {"k", 6, p.k}, {"operation", 7, int(p.op)},

@@ -51,10 +51,10 @@ void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, co
        {"trans", 2, std::toupper(trans)},
        {"n", 3, pr.n},
        {"k", 4, pr.k},
-       {"alpha", 5, real_bits(alpha)},
-       {"alpha (imaginary part)", 5, imag_bits(alpha)},
-       {"beta", 8, real_bits(beta)},
-       {"beta (imaginary part)", 8, imag_bits(beta)},
+       {"alpha", 5, real_bits(alpha), true},
+       {"alpha (imaginary part)", 5, imag_bits(alpha), true},
+       {"beta", 8, real_bits(beta), true},
+       {"beta (imaginary part)", 8, imag_bits(beta), true},
        {"layout", 0, L.plan_hash()}},
       check_local(L, op, uplo, trans, A, C), alpha, A.data(), nullptr, beta, C, ctx, [&](const mpi::call_stats& st) {
         const rank_model& m = L.model();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <thread>
 
 namespace prism::mpi {
@@ -131,9 +132,17 @@ std::int64_t agree(MPI_Comm comm, const char* routine, const std::vector<agreed>
     throw invalid_argument(routine, "rank " + std::to_string(a.failed_rank), 0, "rejected the call: " + a.failed_text);
   if (a.differing >= 0) {
     const agreed& x = args[std::size_t(a.differing)];
+    const auto shown = [&](std::int64_t v) {  // a scalar as its number, e.g. "2" rather than 4611686018427387904
+      if (!x.scalar) return std::to_string(v);
+      double d;
+      std::memcpy(&d, &v, sizeof d);
+      char text[32];
+      std::snprintf(text, sizeof text, "%.17g", d);
+      return std::string(text);
+    };
     throw invalid_argument(routine, x.name, x.position,
-                           "differs between ranks: rank 0 passed " + std::to_string(a.rank0_value) + ", rank " +
-                               std::to_string(a.differing_rank) + " passed " + std::to_string(a.other_value));
+                           "differs between ranks: rank 0 passed " + shown(a.rank0_value) + ", rank " +
+                               std::to_string(a.differing_rank) + " passed " + shown(a.other_value));
   }
   return a.from_root;
 }

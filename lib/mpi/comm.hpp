@@ -97,6 +97,7 @@ struct agreed {
   const char* name;   ///< argument name, e.g. "m"
   int position;       ///< its 1-based place in the call (0: not an argument)
   std::int64_t value; ///< this rank's value (bit pattern for scalars)
+  bool scalar = false; ///< value is a double's bit pattern (real_bits, imag_bits): named as the number
 };
 
 /// What the ranks found when agreeing (find_disagreement); the same on every rank.

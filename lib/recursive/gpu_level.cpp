@@ -229,7 +229,9 @@ grid best_grid(const problem& p, const box& b, const gpu_target& t, char tri) {
   } else {
     // From the fewest blocks whose edges fit the pitch (1 x 1 on any real device below 2^28
     // rows of doubles) to 32 times as many along each edge.
-    const auto fewest = [&](std::int64_t ext) { return int(std::min<std::int64_t>(INT_MAX / 64, (ext + pitch_rows - 1) / pitch_rows)); };
+    const auto fewest = [&](std::int64_t ext) {
+      return int(std::min<std::int64_t>(INT_MAX / 64, (ext + pitch_rows - 1) / pitch_rows));
+    };
     const int mb0 = std::max(1, fewest(b.m)), nb0 = std::max(1, fewest(b.n));
     for (int mb = mb0; mb <= 32 * mb0 && mb <= b.m; mb = mb < 4 ? mb + 1 : mb * 2)
       for (int nb = nb0; nb <= 32 * nb0 && nb <= b.n; nb = nb < 4 ? nb + 1 : nb * 2) {

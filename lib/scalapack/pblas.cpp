@@ -161,11 +161,12 @@ const grid* enter_grid(const grid_place& at, const std::string& name, int info, 
 
 // A process whose checks failed has reported (enter_grid); under a PB_Cabort that returns
 // (a tester's), it still joins the agreement, so that the processes whose checks passed
-// learn of it and return instead of waiting for it in the exchange. The agreement is one reduction
-// of every global argument's least and greatest value, the local INFOs and grid rank 0's
-// route (lib/mpi/comm.hpp: the same few hundred bytes at any grid size); only when something
-// differs or failed, a gather names the argument. Example: grid rank 2 alone passes m = 5,
-// every check passes: every process reports INFO -3.
+// learn of it and return instead of waiting for it in the exchange. The agreement is one
+// reduction of every global argument's least and greatest value, the local INFOs (with a
+// flag for a bad PRISM_* setting) and grid rank 0's route and PRISM_STATS (lib/mpi/comm.hpp:
+// the same few hundred bytes at any grid size); only when something differs or failed, a
+// gather names the argument. Example: grid rank 2 alone passes m = 5, every check passes:
+// every process reports INFO -3.
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
                        agreed_route& agreed) {
   std::vector<mpi::agreed> values;
