@@ -193,9 +193,8 @@ void size_memory(device_schedule& s, std::size_t memory, std::size_t distinct, s
   for (const visit& v : s.visits) {
     s.c_ld = std::max(s.c_ld, v.c.rows), s.c_cols = std::max(s.c_cols, v.c.cols);
     for (const product& pr : v.products)
-      for (const chunk_copy& c : pr.copies) chunk = std::max(chunk, c.from.size()), s.pitch_rows = std::max(s.pitch_rows, c.from.rows);
+      for (const chunk_copy& c : pr.copies) chunk = std::max(chunk, c.from.size());
   }
-  s.pitch_rows = std::max(s.pitch_rows, s.c_ld);
   const std::size_t cbuf = round_up(bytes_of(s.c_ld, s.c_cols, s.element), slot_alignment);
   // A slot holds at least one aligned unit, so empty chunks (k = 0) still size the memory.
   s.slot_bytes = std::max(slot_alignment, round_up(bytes_of(chunk, 1, s.element), slot_alignment));
@@ -220,11 +219,20 @@ std::size_t device_schedule::device_bytes() const noexcept {
   return std::size_t(buffers) * cbuf + std::size_t(slots) * slot_bytes;
 }
 
+std::int64_t pitch_rows(const std::vector<device_leaf>& leaves, const product_shape& shape) {
+  std::int64_t rows = 1;
+  for (const device_leaf& lf : leaves)
+    rows = std::max({rows, lf.m, a_region(matrix_id::a, shape.transa, lf.i, lf.m, lf.l, lf.k).rows,
+                     b_region(shape, lf.j, lf.n, lf.l, lf.k).rows});
+  return rows;
+}
+
 device_schedule make_schedule(const std::vector<device_leaf>& leaves, const product_shape& shape, std::size_t memory,
                               bool reads_c) {
   device_schedule s;
   s.element = element_size(shape.type), s.shape = shape;
   if (leaves.empty()) return s;
+  s.pitch_rows = pitch_rows(leaves, shape);
   s.visits = group_visits(leaves, shape, reads_c);
   snake(s.visits);
   std::vector<std::vector<std::int64_t>> uses;

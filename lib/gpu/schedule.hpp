@@ -102,7 +102,7 @@ struct device_schedule {
   int buffers = 1;                 ///< C buffers (1 or 2)
   std::int64_t c_ld = 1;           ///< leading dimension of a C buffer (the largest block's rows)
   std::int64_t c_cols = 1;         ///< columns of a C buffer (the largest block's columns)
-  std::int64_t pitch_rows = 1;     ///< the largest device-side leading dimension: c_ld or a chunk's rows
+  std::int64_t pitch_rows = 1;     ///< the largest device-side leading dimension: c_ld or a chunk's rows (pitch_rows())
   int slots = 0;                   ///< chunk slots
   std::size_t slot_bytes = 0;      ///< bytes of one slot (the largest chunk)
   int lookahead = 1;               ///< products whose chunks a copy may not evict (1 or 2)
@@ -121,6 +121,12 @@ struct device_schedule {
 /// cuts of different shapes: the first visit of either would apply beta over the other's sums).
 device_schedule make_schedule(const std::vector<device_leaf>& leaves, const product_shape& shape, std::size_t memory,
                               bool reads_c);
+
+/// The largest device-side leading dimension (in elements) of these leaves' schedule, its
+/// pitch_rows: a C block's rows or a chunk's stored rows, at least 1. E.g. one leaf of
+/// 300 x 280 x 400 with op(A) = A^T, op(B) = B: a block of 300 rows, A's chunk 400 x 300
+/// and B's 400 x 280 as stored: 400.
+std::int64_t pitch_rows(const std::vector<device_leaf>& leaves, const product_shape& shape);
 
 /// The device's rates a schedule's time is modelled with.
 struct device_rates {

@@ -66,7 +66,7 @@ void check_devices(const plan& p, const gpu::device_set& devices) {
   const std::size_t elem = element_size(p.problem().type);
   for (const device_root& dr : device_roots(p)) {
     const gpu::device& dev = *devices.devices[std::size_t(p.nodes()[std::size_t(dr.node)].owns.devices.first)];
-    const std::int64_t rows = device_schedule_of(p, dr.node, !dr.fresh).pitch_rows;
+    const std::int64_t rows = gpu::pitch_rows(device_leaves(p.nodes(), dr.node), device_product(p.problem()));  // (no schedule)
     if (std::size_t(rows) * elem > dev.max_pitch())
       throw plan_error("plan keeps blocks or chunks of " + std::to_string(rows) + " rows on a GPU; " + dev.name() +
                        " copies pitches of at most " + std::to_string(dev.max_pitch()) + " bytes");
