@@ -6,6 +6,9 @@
 #include <prism/machine.hpp>
 #include <prism/plan.hpp>
 
+#include "environment/environment.hpp"
+#include "machine/wisdom.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -395,6 +398,8 @@ options parse(const command& cmd, const std::vector<std::string>& args) {
       throw bad_input(flag + " --ranks: --stats models gemm plans over ranks; the report below the scheme gives the volume", hint);
     o.p = prism::rank_k_problem(o.p.type, o.p.op, o.p.uplo, o.p.transa, o.p.n, o.p.k);
   }
+  if (std::string(cmd.name) == "tune" && !o.tune_show && !o.tune_first_use && o.tune_out.empty())
+    prism::detail::machine_file_to_be_written(prism::detail::read_environment().machine);  // tune creates it
   if (!topology_given) {  // PRISM_TOPOLOGY / HWLOC_* are read on first use: read them now
     try {
       (void)o.ctx.machine();

@@ -225,6 +225,8 @@ bad "^prism: --show and --first-use only print: give one, without --out or --rep
 bad "^prism: --out /tmp is a directory" -- tune --out /tmp
 bad "^prism: --out needs a file name, got ''" -- tune --out ''
 bad "^prism: cannot write $out/cache/prism/machine: cannot create $out/cache/prism \(Not a directory\)" XDG_CACHE_HOME="$out/cache" -- tune
+# PRISM_MACHINE naming the file tune is to write: its absence is no warning (one line, the error).
+bad "^prism: cannot write $out/m/machine: cannot create $out/m \(Not a directory\)" PRISM_MACHINE="$out/m/machine" -- tune
 bad "^prism: --show and --first-use only print" -- tune --first-use --reps 2
 bad "^prism: --show and --first-use only print" -- tune --show --first-use
 # A tiny call is timed over many calls, and shown in ns or us rather than "0.0000 s".

@@ -393,6 +393,15 @@ bool machine_description::is_example_text(const std::string& text) {
   return false;
 }
 
+namespace {
+std::string& to_be_written() {
+  static std::string path;
+  return path;
+}
+}  // namespace
+
+void detail::machine_file_to_be_written(const std::string& path) { to_be_written() = path; }
+
 machine_description machine_description::from_env() {
   machine_description here = detect();
   const detail::environment env = detail::read_environment();
@@ -410,7 +419,7 @@ machine_description machine_description::from_env() {
     first_use.source_ = "model (machine file " + path + " ignored)";
     return first_use;
   };
-  if (!named) {  // the per-user file is optional: absent is the normal case, not a warning
+  if (!named || path == to_be_written()) {  // the per-user file is optional: absent is the normal case, not a warning
     struct stat st{};
     if (::stat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) return first_use;
   }

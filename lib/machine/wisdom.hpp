@@ -32,6 +32,11 @@ namespace prism::detail {
 /// their extended fields, and the brand string ("" off x86). prism::this_cpu() returns it.
 std::string cpu_identity();
 
+/// Says that `path` is about to be written (prism tune): until then, this process reads
+/// its absence as the normal case, as for the per-user file, with no warning. Call before
+/// the process's description is first read.
+void machine_file_to_be_written(const std::string& path);
+
 /// The first-use file of CPU `cpu` in folder `dir`: DIR/first-use-HASH (16 hex digits of
 /// FNV-1a over the identity), e.g. ~/.cache/prism/first-use-3f0c9a1b22e4d5c6; "" when
 /// `dir` is "".
