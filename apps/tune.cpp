@@ -32,6 +32,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace prism_app {
 
 namespace {
@@ -250,6 +253,33 @@ int run_first_use(const options& o) {
     std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
   return 0;
 }
+// CPU seconds the whole machine has spent busy (/proc/stat's first line: every state but
+// idle and iowait, steal included) and this process has used; -1 where unreadable.
+struct cpu_clock {
+  double machine = -1, self = 0;
+  static cpu_clock now() {
+    cpu_clock c;
+    rusage ru{};
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+      c.self = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    std::ifstream stat("/proc/stat");
+    std::string cpu;
+    double v[8] = {};  // user nice system idle iowait irq softirq steal
+    if (stat >> cpu >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5] >> v[6] >> v[7] && cpu == "cpu")
+      c.machine = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / double(sysconf(_SC_CLK_TCK));
+    return c;
+  }
+};
+
+// The cores other processes (and the hypervisor) kept busy since `from`, on average over
+// `seconds` of wall time: the machine's busy time less this process's. E.g. 120 busy CPU
+// seconds, 62 of them tune's, over 60 s: 0.97 cores.
+double others_busy(const cpu_clock& from, double seconds) {
+  const cpu_clock to = cpu_clock::now();
+  if (from.machine < 0 || to.machine < 0 || seconds <= 0) return 0;
+  return std::max(0.0, (to.machine - from.machine) - (to.self - from.self)) / seconds;
+}
+
 }  // namespace
 
 int run_tune(const options& o) {
@@ -284,6 +314,7 @@ int run_tune(const options& o) {
     if (!std::ofstream(probe)) throw bad_input("cannot write " + path + " (" + std::strerror(errno) + ")", "tune");
     std::remove(probe.c_str());
   }
+  const cpu_clock busy0 = cpu_clock::now();
   prism::machine_description d = prism::machine_description::detect();
   std::printf("# prism tune: %s, %d cores, streaming kernel %s; best of %d timings of >= %g s, 1 thread unless said\n",
               d.cpu().c_str(), d.cores(), d.simd().c_str(), reps, min_timing);
@@ -439,6 +470,11 @@ int run_tune(const options& o) {
     throw std::runtime_error("cannot write " + path);
   }
   std::printf("# wrote %s in %.0f s:\n%s", path.c_str(), seconds_since(t0), d.to_string().c_str());
+  // Timings taken beside other work are slow and uneven: said, so the values are not kept
+  // unknowingly (tune measures one thread at a time, mostly, so 0.25 of a core is noise).
+  if (const double others = others_busy(busy0, seconds_since(t0)); others > 0.25)
+    std::printf("# note: other processes kept %.2f of %d cores busy while tune measured; run prism tune again on an "
+                "idle machine for values that hold\n", others, d.cores());
   return 0;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/tune_roundtrip.sh PRISM — `prism tune` writes a machine file that prism reads back:
-# the run finishes, the file parses with no warning and its measured small_flops is the one
+# the run finishes (beside a busy loop, which its report notes), the file parses with no warning and its measured small_flops is the one
 # a plan then uses; the streaming kernels' sizes it measured (k-chunks, prefetch distance)
 # are in the file, each a positive whole number of 64-byte lines, the reduction threshold is
 # measured where there are two cores, and `prism tune --show`
@@ -15,9 +15,15 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 start=$(date +%s)
+# A busy loop beside it (a machine that is not idle): tune says so on stdout, not stderr.
+( trap 'exit 0' TERM; while :; do :; done ) &
+busy=$!
 "$prism" tune --reps 1 --out "$dir/machine" >"$dir/out" 2>"$dir/err" || fail "prism tune exited $?: $(cat "$dir/err")"
+kill "$busy"; wait "$busy" 2>/dev/null
 echo "prism tune took $(( $(date +%s) - start )) s"
 cat "$dir/out"
+grep -Eq "^# note: other processes kept [0-9.]+ of [0-9]+ cores busy while tune measured" "$dir/out" ||
+  fail "no note that other processes were busy while tune measured beside a busy loop"
 [ -s "$dir/err" ] && fail "prism tune wrote on stderr: $(cat "$dir/err")"
 grep -q "^small_flops: [0-9.e+]* measured$" "$dir/machine" || fail "no measured small_flops line in the file"
 
