@@ -300,6 +300,15 @@ void route_call(const call_names& names, const problem& pr, const ranks::caller_
     auto v = std::make_shared<verdict>();
     v->reason = agreed.why_backend();
     f.from = v;
+    // PRISM_VERBOSE's line once per signature, as prepare() says it; every process keeps
+    // the signature, so the grid's caches stay alike.
+    auto& seen = caches_of(g).verdicts;
+    if (const std::string key = agreed_key(pr, L, route::backend); seen.find(key) == nullptr) {
+      seen.put(key, v);
+      if (g.me == 0 && prism::detail::process_environment().verbose.get() > 0)
+        std::cerr << "prism-scalapack: " << names.verbose << " on a " << g.nprow << 'x' << g.npcol << " grid: route backend ("
+                  << v->reason << ")\n";
+    }
     if (real == nullptr) end_without_backend(g, names.routine, f.from->reason);
     forward(real);
     if (stats) print_stats(g, f, names.stats, res, t0, sizeof(T));

@@ -10,7 +10,9 @@
 #      the ranks with -x, not to mpiexec itself): pdgemm_ comes from that library, and stderr
 #      has one "prism-scalapack: route=prism" line per call and no route=backend line.
 #   3. as 2 with PRISM_TOPOLOGY malformed on every rank, then PRISM_NUM_THREADS=0 on world
-#      rank 2 alone: those ranks say so once, every call goes to ScaLAPACK's pdgemm_.
+#      rank 2 alone: those ranks say so once, every call goes to ScaLAPACK's pdgemm_;
+#   5. PRISM_STATS on one rank: grid rank 0's setting decides;
+#   6. PRISM_SCALAPACK_ROUTE=backend PRISM_VERBOSE=1: one "route backend" line per signature.
 # Each run checks C against a serial loop itself (exit 1 on a mismatch). The two dumps of C
 # must be identical: every value is a small integer, so every sum is exact in any order
 # (the componentwise error bound is 0). Prints "scalapack_preload: PASS" and exits 0, or
@@ -94,6 +96,18 @@ show stats
 [ $rc -eq 0 ] || fail "PRISM_STATS on one rank: exited $rc"
 ! grep -q '^prism-scalapack: route=' "$out/stats.err" || fail "PRISM_STATS on rank 2 only: a route line (rank 0's setting decides)"
 cmp -s "$out/plain.dump" "$out/stats.dump" || fail "PRISM_STATS on one rank: C differs from ScaLAPACK's"
+
+# 6. PRISM_SCALAPACK_ROUTE=backend with PRISM_VERBOSE=1: grid process 0 names the route once
+#    per call signature, as on the prism route; C the same.
+"${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_SCALAPACK_ROUTE=backend -x PRISM_VERBOSE=1 \
+  "$prog" "$out/verbose.dump" >"$out/verbose.out" 2>"$out/verbose.err"
+rc=$?
+show verbose
+[ $rc -eq 0 ] || fail "ROUTE=backend VERBOSE=1: exited $rc"
+lines=$(grep -c '^prism-scalapack: PDGEMM .* grid: route backend (PRISM_SCALAPACK_ROUTE=backend)$' "$out/verbose.err")
+[ "$lines" -ge 1 ] || fail "ROUTE=backend VERBOSE=1: no 'route backend' line"
+[ -z "$(grep '^prism-scalapack: PDGEMM' "$out/verbose.err" | sort | uniq -d)" ] || fail "ROUTE=backend VERBOSE=1: a signature named twice"
+cmp -s "$out/plain.dump" "$out/verbose.dump" || fail "ROUTE=backend VERBOSE=1: C differs from ScaLAPACK's"
 
 if [ $fail -eq 0 ]; then
   echo "scalapack_preload: PASS ($(wc -l <"$out/plain.dump") dump lines identical, $routes calls on route=prism)"
