@@ -244,6 +244,22 @@ TEST_CASE("arguments that do not match the layout: every rank errors, C untouche
     } catch (const invalid_argument& e) {
       CHECK(std::string(e.what()).find("comm is not the communicator of A's layout") != std::string::npos);
     }
+  // A, or C, from a layout on another communicator on the last rank only: every rank hears
+  // of it, over the communicator the caller names.
+  if (world_size() > 1) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    {
+      auto Ld = dist::layout::make(dup, p, one_thread());
+      dist::matrix<double> Ad(Ld, operand::a), Cd(Ld, operand::c);
+      const bool odd = world_rank() == world_size() - 1;
+      CHECK_THROWS_WITH_AS(dist::syrk<double>(MPI_COMM_WORLD, 'U', 'N', 1.0, odd ? Ad : A, 0.0, C), doctest::Contains("one layout"),
+                           invalid_argument);
+      CHECK_THROWS_WITH_AS(dist::syrk<double>(MPI_COMM_WORLD, 'U', 'N', 1.0, A, 0.0, odd ? Cd : C), doctest::Contains("one layout"),
+                           invalid_argument);
+    }
+    MPI_Comm_free(&dup);
+  }
   // gemm on a rank-k layout.
   dist::matrix<double> B(L, operand::c);
   CHECK_THROWS_AS(dist::gemm<double>(MPI_COMM_WORLD, p, 1.0, A, A, 0.0, C), error);

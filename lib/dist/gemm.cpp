@@ -192,6 +192,11 @@ const layout& detail::agreement_layout(const layout& a, const layout& b, const l
   return a.comm() != b.comm() && b.comm() == c.comm() ? b : a;
 }
 
+const layout& detail::agreement_layout(MPI_Comm comm, const layout& a, const layout& c) {
+  if (a.comm() == c.comm() || comm == MPI_COMM_NULL) return a;
+  return c.comm() == layout_access::library_comm(comm) ? c : a;
+}
+
 traffic last_traffic() {
   const std::lock_guard<std::mutex> hold(last_lock);
   return last;

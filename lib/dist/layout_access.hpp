@@ -47,6 +47,10 @@ void free_orphans();
 /// rank A comes from a layout on another communicator; that rank agrees with the others,
 /// over B's and C's, and every rank throws.
 const layout& agreement_layout(const layout& a, const layout& b, const layout& c);
+/// A rank-k call's: A's, unless C's communicator is the library's duplicate of `comm` and
+/// A's is not (two matrices have no odd one out; the caller's comm, the same on every rank,
+/// names the one the others agree over).
+const layout& agreement_layout(MPI_Comm comm, const layout& a, const layout& c);
 
 /// The rest of a gemm, syrk or herk call on the native layout (gemm.cpp), every rank alike,
 /// once it has checked what only it can see (`local`: its complaint, or ""): comm checked
