@@ -401,6 +401,17 @@ TEST_CASE("bad input on one rank only: every rank errors, none hangs, C untouche
   dist::matrix<double> Ad(Ld, operand::a);
   CHECK_THROWS_WITH_AS(dist::gemm<double>(MPI_COMM_WORLD, L->source(), 1.0, odd ? Ad : A, B, 0.0, C, one_thread()),
                        doctest::Contains("one layout"), invalid_argument);
+  // A and B on two other communicators on one rank, no two alike there: C's is the one the
+  // call's comm names, so that rank agrees over it with the others.
+  MPI_Comm dup2 = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup2);
+  {
+    auto Ld2 = dist::layout::make(dup2, problem{scalar_type::d, 'N', 'N', 64, 32, 48}, one_thread());
+    dist::matrix<double> Bd(Ld2, operand::b);
+    CHECK_THROWS_WITH_AS(dist::gemm<double>(MPI_COMM_WORLD, L->source(), 1.0, odd ? Ad : A, odd ? Bd : B, 0.0, C, one_thread()),
+                         doctest::Contains("one layout"), invalid_argument);
+  }
+  MPI_Comm_free(&dup2);
   CHECK(std::vector<double>(C.data(), C.data() + C.size()) == before);
   Ld.reset();
   MPI_Comm_free(&dup);

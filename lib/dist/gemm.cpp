@@ -62,7 +62,7 @@ void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T al
     const layout* other = A.where() ? A.where().get() : B.where() ? B.where().get() : C.where().get();
     detail::no_layout(comm, "prism::dist::gemm", 10, other);
   }
-  const layout& L = detail::agreement_layout(*A.where(), *B.where(), *C.where());
+  const layout& L = detail::agreement_layout(comm, {A.where().get(), B.where().get(), C.where().get()});
   const problem& pr = L.laid_out();
   const problem& shown = pr_given != nullptr ? *pr_given : pr;
   detail::native_call<T>(
@@ -188,13 +188,15 @@ void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const ma
   gemm_impl<T>(comm, nullptr, &p, alpha, A, B, beta, C, ctx);
 }
 
-const layout& detail::agreement_layout(const layout& a, const layout& b, const layout& c) {
-  return a.comm() != b.comm() && b.comm() == c.comm() ? b : a;
-}
-
-const layout& detail::agreement_layout(MPI_Comm comm, const layout& a, const layout& c) {
-  if (a.comm() == c.comm() || comm == MPI_COMM_NULL) return a;
-  return c.comm() == layout_access::library_comm(comm) ? c : a;
+const layout& detail::agreement_layout(MPI_Comm comm, std::initializer_list<const layout*> ls) {
+  const std::vector<const layout*> v(ls);
+  for (std::size_t i = 0; i < v.size(); ++i)  // a communicator two of them share
+    for (std::size_t j = i + 1; j < v.size(); ++j)
+      if (v[i]->comm() == v[j]->comm()) return *v[i];
+  const MPI_Comm mine = comm != MPI_COMM_NULL ? layout_access::library_comm(comm) : MPI_COMM_NULL;
+  for (const layout* l : v)
+    if (mine != MPI_COMM_NULL && l->comm() == mine) return *l;
+  return *v[0];
 }
 
 traffic last_traffic() {

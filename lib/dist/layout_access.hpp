@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,15 +43,13 @@ void free_orphans();
 /// rank alone when neither exists).
 [[noreturn]] void no_layout(MPI_Comm comm, const char* routine, std::size_t values, const layout* other);
 
-/// The layout whose communicator a call agrees over: A's, unless B's and C's share another
-/// one (A is then the odd one out: the other ranks agree over B's and C's). Example: on one
-/// rank A comes from a layout on another communicator; that rank agrees with the others,
-/// over B's and C's, and every rank throws.
-const layout& agreement_layout(const layout& a, const layout& b, const layout& c);
-/// A rank-k call's: A's, unless C's communicator is the library's duplicate of `comm` and
-/// A's is not (two matrices have no odd one out; the caller's comm, the same on every rank,
-/// names the one the others agree over).
-const layout& agreement_layout(MPI_Comm comm, const layout& a, const layout& c);
+/// The layout whose communicator a call agrees over, of its matrices' layouts `ls` (A's
+/// first): the communicator two of them share when the third is the odd one out, else the
+/// one that is the library's duplicate of the call's `comm` (the same on every rank), else
+/// A's. Example: on one rank gemm's A comes from a layout on another communicator; that rank
+/// agrees with the others, over B's and C's, and every rank throws; so for syrk's A (or C)
+/// when C's (A's) communicator is comm's.
+const layout& agreement_layout(MPI_Comm comm, std::initializer_list<const layout*> ls);
 
 /// The rest of a gemm, syrk or herk call on the native layout (gemm.cpp), every rank alike,
 /// once it has checked what only it can see (`local`: its complaint, or ""): comm checked

@@ -43,7 +43,7 @@ void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, co
   if (!A.where() || !C.where())
     detail::no_layout(comm, op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk", 9,
                       A.where() ? A.where().get() : C.where().get());
-  const layout& L = detail::agreement_layout(comm, *A.where(), *C.where());
+  const layout& L = detail::agreement_layout(comm, {A.where().get(), C.where().get()});
   const problem& pr = L.laid_out();
   detail::native_call<T>(
       comm, L, op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk",
