@@ -20,6 +20,7 @@
 #include "rate_model.hpp"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -113,6 +114,46 @@ settings read_settings() {
   return s;
 }
 
+// Holds off thread cancellation while it lives: a call has cancellation points (its log
+// lines, first-use files, waits), and a cancellation's unwinding out of a noexcept BLAS
+// entry would end the process. The thread is cancelled at its next cancellation point
+// after the call, as with a BLAS that has none.
+class no_cancel {
+ public:
+  no_cancel() noexcept { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_); }
+  ~no_cancel() {
+    int was = 0;
+    pthread_setcancelstate(old_, &was);
+  }
+  no_cancel(const no_cancel&) = delete;
+  no_cancel& operator=(const no_cancel&) = delete;
+
+ private:
+  int old_ = PTHREAD_CANCEL_ENABLE;
+};
+
+// fork(): a child forked while another thread was inside a call (prism's threads, their
+// locks and its plan cache in use) cannot run prism; it sends every later call to the
+// backend BLAS, which runs on the calling thread alone. A child forked while no call was
+// under way runs prism as its parent did.
+std::atomic<int> calls_under_way{0};
+std::atomic<bool> forked_mid_call{false};
+const bool fork_handler = [] {
+  pthread_atfork(nullptr, nullptr, [] {
+    if (calls_under_way.load(std::memory_order_relaxed) > 0) forked_mid_call.store(true, std::memory_order_relaxed);
+    calls_under_way.store(0, std::memory_order_relaxed);
+  });
+  return true;
+}();
+
+// Counts a call under way while it lives (the fork handler above reads the count).
+struct call_under_way {
+  call_under_way() noexcept { calls_under_way.fetch_add(1, std::memory_order_relaxed); }
+  ~call_under_way() { calls_under_way.fetch_sub(1, std::memory_order_relaxed); }
+  call_under_way(const call_under_way&) = delete;
+  call_under_way& operator=(const call_under_way&) = delete;
+};
+
 // Namespace-scope storage (not function-local statics): the exit summary below reads
 // them, and objects built on first use would be destroyed before it runs.
 std::once_flag settings_once;
@@ -134,7 +175,7 @@ const settings& config() {
 // malformed and there is no backend either, one built from defaults (never from the env).
 const context& call_context(const settings& s) {
   if (s.ctx != nullptr) return *s.ctx;
-  static const context defaults;
+  static const context& defaults = *new context;  // never destroyed: calls may come at exit (docs/dropin.md)
   return defaults;
 }
 
@@ -401,7 +442,7 @@ std::mutex verdict_mutex;
 const kernel_verdict& verdict(const backend& b, bool may_probe) {
   if (verdict_ready.load(std::memory_order_acquire)) [[likely]]
     return the_verdict;
-  static const kernel_verdict undecided{false, "not judged yet"};
+  static const kernel_verdict& undecided = *new kernel_verdict{false, "not judged yet"};  // never destroyed: calls may come at exit (docs/dropin.md)
   const std::lock_guard<std::mutex> lock(verdict_mutex);
   if (verdict_ready.load(std::memory_order_relaxed)) return the_verdict;
   std::optional<kernel_verdict> v = judge_backend(b, may_probe);
@@ -589,11 +630,17 @@ static void log_call(const settings& s, const call_site& site, const backend* b,
 template <scalar T>
 void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha,
               const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
+  const no_cancel hold;
+  const call_under_way counted;
   const settings& s = config();
   // The backend is opened before prism's leaves: if it is the file prism would use for
   // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
   // another build rather than pinning the user's BLAS to one thread.
   const backend* b = backend::get();
+  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (b == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend BLAS");
+    return b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
   publish_fast_path(s, b);
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
 
@@ -746,11 +793,17 @@ bool rank_k_fast(bool herm, char u, char t, blas_int n, blas_int k, const T& alp
 template <scalar T>
 void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_int n, blas_int k, const T& alpha,
                      const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept {
+  const no_cancel hold;
+  const call_under_way counted;
   const settings& s = config();
   const backend* b = backend::get();
   publish_fast_path(s, b);
   const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
   void* entry = rank_k_entry(b, slot);
+  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (entry == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend routine");
+    return rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
+  }
   decision d{path::trivial, "quick return"};
   if (!(n == 0 || alpha == T(0) || k == 0)) {  // the GPU route first, for sizes prism takes at all
     const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);

@@ -34,13 +34,11 @@ const detail::gpu::device_set& devices(const context& ctx) {
 
 // The model's two figures, e.g. "GPU 1.23 ms with the link < host 4.56 ms".
 const char* figures(const problem& p, const context& ctx) {
-  thread_local std::string text;
+  thread_local char line[160];  // (trivially destructible: calls may come at exit, docs/dropin.md)
   const detail::gpu_target t = detail::choose_gpus(p, ctx);
-  char line[160];
   std::snprintf(line, sizeof line, "GPU %.4g ms with the link %s host %.4g ms", t.device_seconds * 1e3,
                 t.devices > 0 ? "<" : ">=", t.host_seconds * 1e3);
-  text = line;
-  return text.c_str();
+  return line;
 }
 
 }  // namespace
@@ -62,11 +60,11 @@ gpu_verdict gpu_route(detail::route_choice mode, const context* ctx, const probl
 
 const context& gpu_context(detail::route_choice mode, const context& ctx) {
   if (mode != detail::route_choice::gpu) return ctx;
-  static const context forced = [&] {
+  static const context& forced = *new context([&] {  // never destroyed: calls may come at exit (docs/dropin.md)
     context c = ctx;
     c.set_gpus(std::max(1, detail::devices_of(ctx).count()));
     return c;
-  }();
+  }());
   return forced;
 }
 

@@ -14,7 +14,7 @@ namespace prism::detail {
 
 void say_once(const std::string& line) {
   static std::mutex m;
-  static std::set<std::string> said;
+  static std::set<std::string>& said = *new std::set<std::string>;  // never destroyed: calls may come at exit (docs/dropin.md)
   const std::lock_guard<std::mutex> lock(m);
   if (said.insert(line).second) std::fprintf(stderr, "prism: %s\n", line.c_str());
 }

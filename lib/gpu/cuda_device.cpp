@@ -109,24 +109,24 @@ std::unique_ptr<cublasxt_api> open_cublasxt(std::string& why) {
 }  // namespace
 
 const runtime_api* load_runtime(std::string& why) {
-  static std::string failure;
-  static const std::unique_ptr<runtime_api> api = open_runtime(failure);  // once, thread-safely
+  static std::string& failure = *new std::string;  // never destroyed: calls may come at exit (docs/dropin.md)
+  static const runtime_api* api = open_runtime(failure).release();  // once, thread-safely
   if (api == nullptr) why = failure;
-  return api.get();
+  return api;
 }
 
 const cublasxt_api* load_cublasxt(std::string& why) {
-  static std::string failure;
-  static const std::unique_ptr<cublasxt_api> api = open_cublasxt(failure);
+  static std::string& failure = *new std::string;
+  static const cublasxt_api* api = open_cublasxt(failure).release();
   if (api == nullptr) why = failure;
-  return api.get();
+  return api;
 }
 
 const cublas_api* load_cublas(std::string& why) {
-  static std::string failure;
-  static const std::unique_ptr<cublas_api> api = open_cublas(failure);
+  static std::string& failure = *new std::string;
+  static const cublas_api* api = open_cublas(failure).release();
   if (api == nullptr) why = failure;
-  return api.get();
+  return api;
 }
 
 }  // namespace cuda
@@ -692,7 +692,7 @@ std::shared_ptr<const device_set> build_cuda_set() noexcept {
 }  // namespace
 
 std::shared_ptr<const device_set> cuda_devices() {
-  static const std::shared_ptr<const device_set> set = build_cuda_set();  // once, thread-safely
+  static const std::shared_ptr<const device_set>& set = *new std::shared_ptr<const device_set>(build_cuda_set());  // once; never destroyed (docs/dropin.md)
   return set;
 }
 

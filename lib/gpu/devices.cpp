@@ -61,7 +61,8 @@ std::shared_ptr<const device_set> emulated_devices(int count, std::size_t bytes,
 }
 
 std::shared_ptr<const device_set> process_devices() {
-  static const std::shared_ptr<const device_set> set = []() -> std::shared_ptr<const device_set> {
+  // Never destroyed: calls may come at exit (docs/dropin.md).
+  static const std::shared_ptr<const device_set>& set = *new std::shared_ptr<const device_set>([]() -> std::shared_ptr<const device_set> {
     try {
       return from_environment();
     } catch (const std::exception& e) {  // never throws: no GPU, and why
@@ -69,7 +70,7 @@ std::shared_ptr<const device_set> process_devices() {
       none->status = std::string("no GPU: ") + e.what();
       return none;
     }
-  }();
+  }());
   return set;
 }
 

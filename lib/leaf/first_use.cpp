@@ -117,7 +117,7 @@ std::atomic<bool> settled{false};  // measured, known, or never to be measured i
 }  // namespace
 
 const std::vector<machine_key>& first_use_keys() {
-  static const std::vector<machine_key> keys = {machine_key::stream_bytes, machine_key::stream_dot_bytes,
+  static const std::vector<machine_key>& keys = *new std::vector<machine_key>{machine_key::stream_bytes, machine_key::stream_dot_bytes,
                                                 machine_key::stream_far_bytes, machine_key::stream_complex_k};
   return keys;
 }

@@ -395,7 +395,7 @@ bool machine_description::is_example_text(const std::string& text) {
 
 namespace {
 std::string& to_be_written() {
-  static std::string path;
+  static std::string& path = *new std::string;  // never destroyed: calls may come at exit (docs/dropin.md)
   return path;
 }
 }  // namespace
@@ -461,7 +461,8 @@ machine_description machine_description::from_env() {
 }
 
 const machine_description& default_description() {
-  static const machine_description d = machine_description::from_env();  // once, thread-safely
+  // Once, thread-safely; never destroyed: calls may come at exit (docs/dropin.md).
+  static const machine_description& d = *new machine_description(machine_description::from_env());
   return d;
 }
 

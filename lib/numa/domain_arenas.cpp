@@ -116,7 +116,7 @@ struct domain_arenas::entry {
 domain_arenas::domain_arenas(const topology& t) : topo_(t), pinned_(t.is_this_system()) {
   // One warning per topology per process, however many contexts plan for it.
   static std::mutex warned_mutex;
-  static std::set<std::string> warned;
+  static std::set<std::string>& warned = *new std::set<std::string>;  // never destroyed: calls may come at exit (docs/dropin.md)
   if (!pinned_ && t.domains().size() > 1) {
     std::lock_guard lock(warned_mutex);
     if (warned.insert(t.source()).second)

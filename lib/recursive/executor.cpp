@@ -141,9 +141,9 @@ class cache_runner final : public step_runner<T> {
 
 template <scalar T>
 const step_runner<T>& runner_of(level l) {
-  static const numa_runner<T> numa;
-  static const thread_runner<T> thread;
-  static const cache_runner<T> cache;
+  static const numa_runner<T>& numa = *new numa_runner<T>;  // never destroyed: calls may come at exit (docs/dropin.md)
+  static const thread_runner<T>& thread = *new thread_runner<T>;
+  static const cache_runner<T>& cache = *new cache_runner<T>;
   switch (l) {
     case level::rank:  // check_fits refuses such plans; prism::dist runs each rank's subtree
       throw plan_error("rank-level steps run through prism::dist, one local subtree per rank");

@@ -166,7 +166,7 @@ void visit_on_host(const executor<T>& ex, const gpu::visit& v, c_frame<T> out, T
 
 template <scalar T>
 const step_runner<T>& gpu_step_runner() {
-  static const gpu_runner<T> runner;
+  static const gpu_runner<T>& runner = *new gpu_runner<T>;  // never destroyed: calls may come at exit (docs/dropin.md)
   return runner;
 }
 

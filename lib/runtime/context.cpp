@@ -242,7 +242,7 @@ context context::from_env() { return detail::context_from(detail::read_environme
 
 const context& default_context() {
   // C++11 magic static: built once, thread-safe, from the environment the process read once.
-  static const context ctx = detail::context_from(detail::process_environment());
+  static const context& ctx = *new context(detail::context_from(detail::process_environment()));  // never destroyed: calls may come at exit (docs/dropin.md)
   return ctx;
 }
 

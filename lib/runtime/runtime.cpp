@@ -50,7 +50,7 @@ std::shared_ptr<const plan> runtime::cached_plan(const problem& p, const std::fu
 const gpu::device_set& devices_of(const context& ctx) {
   const std::shared_ptr<const gpu::device_set>& own = context_access::devices(ctx);
   if (own) return *own;
-  static const std::shared_ptr<const gpu::device_set> process = gpu::process_devices();
+  static const gpu::device_set* process = gpu::process_devices().get();  // (kept by process_devices, never destroyed)
   return *process;
 }
 

@@ -84,11 +84,11 @@ template <> struct blis_type<std::complex<double>> { using type = dcomplex; };
 }  // namespace
 
 const std::vector<std::string>& registered_archs() {
-  static const std::vector<std::string> names = [] {
+  static const std::vector<std::string>& names = *new std::vector<std::string>([] {  // never destroyed: calls may come at exit (docs/dropin.md)
     std::vector<std::string> v;
     for (const arch_entry& a : registered) v.emplace_back(a.name);
     return v;
-  }();
+  }());
   return names;
 }
 
@@ -131,7 +131,7 @@ void gemm(void* fn, char transa, char transb, std::int64_t m, std::int64_t n, st
 
 bool available() noexcept { return false; }
 const std::vector<std::string>& registered_archs() {
-  static const std::vector<std::string> none;
+  static const std::vector<std::string>& none = *new std::vector<std::string>;  // never destroyed: calls may come at exit (docs/dropin.md)
   return none;
 }
 int arch_id(const std::string&) { return -1; }

@@ -116,7 +116,7 @@ bool fma4_xop(const cpu_features& c) { return c.avx && c.fma4 && c.xop; }
 // so Debian 12's 0.3.21 does not carry it) and BLIS's x86-64 configurations (zen4 and zen5
 // from BLIS 1.0, so Debian 12's 0.9.0 registers neither), each with what its kernels need.
 const std::vector<kernel_set>& kernel_set_table() {
-  static const std::vector<kernel_set> table = {
+  static const std::vector<kernel_set>& table = *new std::vector<kernel_set>{  // never destroyed: calls may come at exit (docs/dropin.md)
       {"openblas", "SapphireRapids", 4, 'i',
        [](const cpu_features& c) { return skylake(c) && c.avx512bf16 && c.avx512fp16 && c.amx_tile && c.amx_bf16; }},
       {"openblas", "Cooperlake", 4, 'i', [](const cpu_features& c) { return skylake(c) && c.avx512bf16; }},
@@ -185,12 +185,12 @@ std::atomic<int> wide_verdict{-1};  // -1 unknown, 0 256-bit first, 1 512-bit fi
 }  // namespace
 
 const std::vector<std::string>& openblas_core_names() {
-  static const std::vector<std::string> names = names_of("openblas");
+  static const std::vector<std::string>& names = *new std::vector<std::string>(names_of("openblas"));  // never destroyed: calls may come at exit (docs/dropin.md)
   return names;
 }
 
 const std::vector<std::string>& blis_arch_names() {
-  static const std::vector<std::string> names = names_of("blis");
+  static const std::vector<std::string>& names = *new std::vector<std::string>(names_of("blis"));  // never destroyed: calls may come at exit (docs/dropin.md)
   return names;
 }
 
@@ -298,7 +298,7 @@ leaf_kernel_requests parse_leaf_kernels(const std::string& text) {
 }
 
 const leaf_kernel_requests& leaf_kernels_from_env() {
-  static const leaf_kernel_requests r = [] {
+  static const leaf_kernel_requests& r = *new leaf_kernel_requests([] {  // never destroyed: calls may come at exit (docs/dropin.md)
     const std::string& s = process_environment().leaf_kernels;
     if (s.empty()) return leaf_kernel_requests{};
     try {
@@ -308,7 +308,7 @@ const leaf_kernel_requests& leaf_kernels_from_env() {
                    e.what());
       return leaf_kernel_requests{};
     }
-  }();
+  }());
   return r;
 }
 

@@ -39,7 +39,10 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -154,26 +157,62 @@ std::int64_t tiled_chunk(const streaming_sizes& z, std::int64_t m, std::int64_t 
   return std::max<std::int64_t>(64, z.tile_chunk / ((m + n) * std::int64_t(sizeof(T))));
 }
 
-// Per-thread sums of a tiled leaf (up to 128 x 128 elements: 256 KiB for complex double,
-// too much for a task's stack), and the packed chunk of the panel kernel.
-template <scalar T>
-std::vector<T>& tiled_sums() {
-  thread_local std::vector<T> v;
-  return v;
-}
-template <scalar T>
-std::vector<T>& panel_buffer() {
-  thread_local std::vector<T> v;
-  return v;
-}
+// Per-thread scratch of the leaves: the tiled leaf's sums (up to 128 x 128 elements: 256
+// KiB for complex double, too much for a task's stack), the panel kernel's packed chunk,
+// and the syrk leaf's sums and transposed chunk. Raw blocks that stay usable while their
+// thread exits: the main thread's thread_local objects are destroyed before the exit
+// handlers run, and BLAS may be called from one (docs/dropin.md).
+enum class scratch_slot { sums, panel, syrk_sums, syrk_chunk };
+struct scratch_block {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+};
+thread_local scratch_block scratch_blocks[4];  // trivially destructible: valid till the thread ends
+thread_local bool scratch_freed = false;
+struct scratch_owner {  // frees the thread's blocks when it exits
+  bool armed = false;
+  ~scratch_owner() {
+    for (scratch_block& b : scratch_blocks) std::free(b.p), b = {};
+    scratch_freed = true;
+  }
+};
+thread_local scratch_owner scratch_keeper;
 
-// The first 64-byte boundary in v, with room for `count` elements after it.
-template <scalar T>
-T* aligned_in(std::vector<T>& v, std::size_t count) {
-  v.resize(count + 64 / sizeof(T));
-  const auto p = reinterpret_cast<std::uintptr_t>(v.data());
-  return reinterpret_cast<T*>((p + 63) & ~std::uintptr_t(63));
-}
+// 64-byte aligned room for `count` elements of T for one leaf call: the thread's block of
+// `slot`, grown as needed; once the thread's blocks are freed (it is exiting), a block of
+// the lease's own, freed with it.
+template <class T>
+class scratch {
+ public:
+  scratch(scratch_slot slot, std::size_t count) {
+    const std::size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
+    scratch_block& b = scratch_blocks[int(slot)];
+    if (!scratch_freed && b.bytes >= bytes) {
+      p_ = static_cast<T*>(b.p);
+      return;
+    }
+    void* p = std::aligned_alloc(64, std::max<std::size_t>(bytes, 64));
+    if (p == nullptr) throw std::bad_alloc();
+    if (scratch_freed) {
+      own_ = true;
+    } else {
+      scratch_keeper.armed = true;  // (its destructor now runs at the thread's exit)
+      std::free(b.p);
+      b = {p, bytes};
+    }
+    p_ = static_cast<T*>(p);
+  }
+  ~scratch() {
+    if (own_) std::free(p_);
+  }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+  T* get() const noexcept { return p_; }
+
+ private:
+  T* p_ = nullptr;
+  bool own_ = false;
+};
 
 // The k extent of one chunk of the panel kernel: the chunk of one block of rows (at most
 // 256 bytes a step, the 4 AVX-512 vectors of a register tile) takes the machine's
@@ -195,7 +234,8 @@ template <scalar T>
 void panel_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std::int64_t n, std::int64_t k,
                 const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* S, std::int64_t lds) {
   const std::int64_t kc = panel_chunk<T>(z, m, n);
-  T* P = ta == 'N' ? nullptr : aligned_in(panel_buffer<T>(), std::size_t(m * std::min(kc, k)));
+  scratch<T> packed(scratch_slot::panel, ta == 'N' ? 0 : std::size_t(m * std::min(kc, k)));
+  T* P = ta == 'N' ? nullptr : packed.get();
   streaming::panel_task t;
   t.rows = m, t.cols = n, t.S = S, t.lds = lds;
   t.rl = tb == 'N' ? 1 : ldb, t.rj = tb == 'N' ? ldb : 1;
@@ -235,6 +275,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
   // S = op(A) op(B), column-major with leading dimension ls.
   alignas(64) T small[streaming_block_mn * streaming_block_mn];
   T* S = small;
+  std::optional<scratch<T>> held;  // S when it is larger
   std::int64_t ls = m;
   if (zero) {
   } else if (m <= streaming_block_mn && n <= streaming_block_mn) {
@@ -242,7 +283,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
   } else if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
     // Real types: the panel kernel (panel_sums), with register tiles over the whole m x n.
     ls = (m + 64 / std::int64_t(sizeof(T)) - 1) / (64 / std::int64_t(sizeof(T))) * (64 / std::int64_t(sizeof(T)));
-    S = aligned_in(tiled_sums<T>(), std::size_t(ls * n));
+    S = held.emplace(scratch_slot::sums, std::size_t(ls * n)).get();
     std::fill(S, S + ls * n, T(0));
     panel_sums<T>(z, ta, tb, m, n, k, A, lda, B, ldb, S, ls);
   } else {
@@ -251,9 +292,8 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
     // from memory once and from L2 for the other blocks; the chunks' sums add up in S, and C
     // is read and written once, at the end. Example: 64 x 64 x 2^20 complex doubles, kc = 64:
     // each chunk 16 blocks of 16 x 16; a block reads 16 x 64 of op(A) and 64 x 16 of op(B).
-    auto& v = tiled_sums<T>();
-    v.assign(std::size_t(m * n), T(0));
-    S = v.data();
+    S = held.emplace(scratch_slot::sums, std::size_t(m * n)).get();
+    std::fill(S, S + m * n, T(0));
     const std::int64_t kc = tiled_chunk<T>(z, m, n), bs = streaming_block_mn;
     for (std::int64_t l0 = 0; l0 < k; l0 += kc) {
       const std::int64_t kk = std::min(kc, k - l0);
@@ -279,13 +319,6 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
     }
 }
 
-// Per-thread buffers of the syrk leaf: the sums (up to 128 x 128 complex doubles, 256
-// KiB) and the transposed chunk of a trans 'T' / 'C' call.
-template <scalar T>
-std::vector<T>& syrk_buffer(int which) {
-  thread_local std::vector<T> v[2];
-  return v[which];
-}
 
 
 template <scalar T>
@@ -306,9 +339,9 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
   // target's vectors), e.g. n = 20 doubles: ld = 24.
   const std::int64_t line = 64 / std::int64_t(sizeof(R)), ld = (n * w + line - 1) / line * line;
   R* out = nullptr;
+  std::optional<scratch<R>> sums;
   if (!zero) {
-    auto& sums = syrk_buffer<R>(0);
-    out = aligned_in(sums, std::size_t(ld * n));
+    out = sums.emplace(scratch_slot::syrk_sums, std::size_t(ld * n)).get();
     std::fill(out, out + ld * n, R(0));
     // k in chunks of the machine's syrk_chunk_bytes of op(A) (the model: 2/3 of one core's
     // L1d, 32 KiB of the developers' 48 KiB), e.g. 32 KiB and 32 doubles: 128 steps, 64
@@ -323,8 +356,8 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
     // herk: C = A A^H ('N') or A^H A ('C'); the latter's transposed chunk holds conj(A)^T,
     // so both are L L^H.
     t.conj = herm;
-    T* packed = nullptr;
-    if (!n_form) packed = aligned_in(syrk_buffer<T>(1), std::size_t(n * std::min(kc, k)));
+    scratch<T> chunk(scratch_slot::syrk_chunk, n_form ? 0 : std::size_t(n * std::min(kc, k)));
+    T* packed = n_form ? nullptr : chunk.get();
     for (std::int64_t l0 = 0; l0 < k; l0 += kc) {
       const std::int64_t len = std::min(kc, k - l0);
       t.len = len;

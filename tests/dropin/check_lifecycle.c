@@ -1,0 +1,150 @@
+/* tests/dropin/check_lifecycle.c — calls at the edges of a process's life, through the
+ * drop-in's Fortran entries (run with PRISM_BLAS_ROUTE=prism, so prism computes them):
+ *
+ *   check_lifecycle exit-first   an exit handler registered before the first call; main
+ *                                calls, then the handler calls (dgemm_ and dsyrk_)
+ *   check_lifecycle exit-later   main calls, then registers the handler, which calls
+ *   check_lifecycle destructor   main calls; a destructor function calls after every exit
+ *                                handler and static destructor has run
+ *   check_lifecycle fork         a thread keeps calling while main forks 4 times; each child
+ *                                calls once (under a 20 s alarm) and exits
+ *   check_lifecycle cancel       a thread calling in a loop is cancelled (with PRISM_VERBOSE=1
+ *                                its log lines are cancellation points); main calls after
+ *
+ * Each call's inputs are small integers, so every sum is exact and C is compared with a
+ * plain loop for equality. Prints "check_lifecycle MODE: N calls exact" per process and
+ * exits 0, or names the first wrong element and exits 1. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
+            const double*, const int*, const double*, double*, const int*, size_t, size_t);
+void dsyrk_(const char*, const char*, const int*, const int*, const double*, const double*, const int*, const double*,
+            double*, const int*, size_t, size_t);
+
+static const char* mode = "";
+static int calls = 0;
+
+/* C = A^T B (k x m and k x n, entries (i + 3j) % 5 - 2) against a loop, then the lower
+ * triangle of C2 = A^T A by dsyrk_; exits 1 on a wrong element. */
+static void call_and_check(const char* who, int m, int n, int k) {
+  double *A = malloc(sizeof(double) * (size_t)k * m), *B = malloc(sizeof(double) * (size_t)k * n);
+  double *C = calloc((size_t)m * n, sizeof(double)), *S = calloc((size_t)m * m, sizeof(double));
+  for (long i = 0; i < (long)k * m; ++i) A[i] = (double)((i + 3 * (i / k)) % 5 - 2);
+  for (long i = 0; i < (long)k * n; ++i) B[i] = (double)((2 * i + i / k) % 5 - 2);
+  const double one = 1, zero = 0;
+  dgemm_("T", "N", &m, &n, &k, &one, A, &k, B, &k, &zero, C, &m, 1, 1);
+  dsyrk_("L", "T", &m, &k, &one, A, &k, &zero, S, &m, 1, 1);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      double want = 0, tri = 0;
+      for (int l = 0; l < k; ++l) want += A[(long)i * k + l] * B[(long)j * k + l];
+      if (C[i + (long)j * m] != want) {
+        printf("check_lifecycle %s: %s: dgemm_ C(%d, %d) = %g, not %g\n", mode, who, i, j, C[i + (long)j * m], want);
+        fflush(stdout);
+        _exit(1);
+      }
+      if (j < m && i >= j) {
+        for (int l = 0; l < k; ++l) tri += A[(long)i * k + l] * A[(long)j * k + l];
+        if (S[i + (long)j * m] != tri) {
+          printf("check_lifecycle %s: %s: dsyrk_ C(%d, %d) = %g, not %g\n", mode, who, i, j, S[i + (long)j * m], tri);
+          fflush(stdout);
+          _exit(1);
+        }
+      }
+    }
+  free(A), free(B), free(C), free(S);
+  calls += 2;
+}
+
+static void at_exit(void) {
+  call_and_check("exit handler", 64, 64, 20000);
+  printf("check_lifecycle %s: %d calls exact\n", mode, calls);
+  fflush(stdout);
+}
+
+static int in_destructor = 0;
+__attribute__((destructor)) static void last_words(void) {
+  if (!in_destructor) return;
+  call_and_check("destructor", 64, 64, 20000);
+  printf("check_lifecycle %s: %d calls exact\n", mode, calls);
+  fflush(stdout);
+}
+
+static volatile int stop = 0;
+static void* busy(void* arg) {
+  (void)arg;
+  int m = 64, n = 64, k = 40000;
+  double *A = calloc((size_t)m * k, sizeof(double)), *B = calloc((size_t)n * k, sizeof(double));
+  double* C = calloc((size_t)m * n, sizeof(double));
+  const double one = 1, zero = 0;
+  while (!stop) {
+    dgemm_("T", "N", &m, &n, &k, &one, A, &k, B, &k, &zero, C, &m, 1, 1);
+    pthread_testcancel();
+  }
+  free(A), free(B), free(C);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  mode = argv[1];
+  if (!strcmp(mode, "exit-first")) {
+    atexit(at_exit);
+    call_and_check("main", 64, 64, 20000);
+  } else if (!strcmp(mode, "exit-later")) {
+    call_and_check("main", 64, 64, 20000);
+    atexit(at_exit);
+  } else if (!strcmp(mode, "destructor")) {
+    call_and_check("main", 64, 64, 20000);
+    in_destructor = 1;
+  } else if (!strcmp(mode, "fork")) {
+    call_and_check("main", 8, 8, 50000);
+    pthread_t t;
+    pthread_create(&t, NULL, busy, NULL);
+    usleep(100000);
+    for (int f = 0; f < 4; ++f) {
+      usleep(37000);
+      const pid_t child = fork();
+      if (child == 0) {
+        alarm(20);
+        calls = 0;
+        call_and_check("forked child", 8, 8, 50000);
+        printf("check_lifecycle %s: child %d: %d calls exact\n", mode, f, calls);
+        fflush(stdout);
+        _exit(0);
+      }
+      int status = 0;
+      waitpid(child, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        printf("check_lifecycle %s: child %d ended %s %d\n", mode, f, WIFSIGNALED(status) ? "by signal" : "with",
+               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        return 1;
+      }
+    }
+    stop = 1;
+    pthread_join(t, NULL);
+    printf("check_lifecycle %s: %d calls exact\n", mode, calls);
+  } else if (!strcmp(mode, "cancel")) {
+    pthread_t t;
+    pthread_create(&t, NULL, busy, NULL);
+    usleep(300000);
+    pthread_cancel(t);
+    void* result = NULL;
+    pthread_join(t, &result);
+    if (result != PTHREAD_CANCELED) {
+      printf("check_lifecycle %s: the thread was not cancelled\n", mode);
+      return 1;
+    }
+    call_and_check("main", 64, 64, 20000);
+    printf("check_lifecycle %s: %d calls exact\n", mode, calls);
+  } else {
+    return 2;
+  }
+  return 0;
+}
