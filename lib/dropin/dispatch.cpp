@@ -631,16 +631,17 @@ template <scalar T>
 void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha,
               const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
   const no_cancel hold;
+  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
+    const backend* b = backend::loaded();
+    if (b == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend BLAS open");
+    return b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
   const call_under_way counted;
   const settings& s = config();
   // The backend is opened before prism's leaves: if it is the file prism would use for
   // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
   // another build rather than pinning the user's BLAS to one thread.
   const backend* b = backend::get();
-  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {
-    if (b == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend BLAS");
-    return b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  }
   publish_fast_path(s, b);
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
 
@@ -794,16 +795,17 @@ template <scalar T>
 void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_int n, blas_int k, const T& alpha,
                      const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept {
   const no_cancel hold;
+  const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
+  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
+    void* entry = rank_k_entry(backend::loaded(), slot);
+    if (entry == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend routine open");
+    return rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
+  }
   const call_under_way counted;
   const settings& s = config();
   const backend* b = backend::get();
   publish_fast_path(s, b);
-  const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
   void* entry = rank_k_entry(b, slot);
-  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {
-    if (entry == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend routine");
-    return rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
-  }
   decision d{path::trivial, "quick return"};
   if (!(n == 0 || alpha == T(0) || k == 0)) {  // the GPU route first, for sizes prism takes at all
     const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
