@@ -41,10 +41,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 namespace prism::detail {
@@ -169,10 +171,28 @@ struct scratch_block {
 };
 thread_local scratch_block scratch_blocks[4];  // trivially destructible: valid till the thread ends
 thread_local bool scratch_freed = false;
+
+// Every thread's kept blocks, listed in one process-wide set too (never destroyed): a leak
+// checker that does not scan threads' storage (LeakSanitizer with use_tls=0, as the asan
+// preset runs it) sees the blocks of workers alive at exit as held, which they are.
+std::mutex kept_lock;
+std::unordered_set<void*>& kept_blocks() {
+  static std::unordered_set<void*>& all = *new std::unordered_set<void*>;
+  return all;
+}
+void keep_block(void* p, void* old) {
+  const std::lock_guard<std::mutex> hold(kept_lock);
+  kept_blocks().erase(old);
+  if (p != nullptr) kept_blocks().insert(p);
+}
+
 struct scratch_owner {  // frees the thread's blocks when it exits
   bool armed = false;
   ~scratch_owner() {
-    for (scratch_block& b : scratch_blocks) std::free(b.p), b = {};
+    for (scratch_block& b : scratch_blocks) {
+      keep_block(nullptr, b.p);
+      std::free(b.p), b = {};
+    }
     scratch_freed = true;
   }
 };
@@ -197,6 +217,12 @@ class scratch {
       own_ = true;
     } else {
       scratch_keeper.armed = true;  // (its destructor now runs at the thread's exit)
+      try {
+        keep_block(p, b.p);
+      } catch (...) {
+        std::free(p);
+        throw;
+      }
       std::free(b.p);
       b = {p, bytes};
     }
