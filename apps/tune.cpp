@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -253,27 +254,39 @@ int run_first_use(const options& o) {
     std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
   return 0;
 }
-// CPU seconds the whole machine has spent busy (/proc/stat's first line: every state but
-// idle and iowait, steal included) and this process has used; -1 where unreadable.
+// CPU seconds the CPUs this process may run on have spent busy (/proc/stat's cpuN lines
+// for those in its affinity mask: every state but idle and iowait, steal included) and
+// this process has used; machine -1 where unreadable.
 struct cpu_clock {
   double machine = -1, self = 0;
+  int cpus = 0;  // the CPUs counted
   static cpu_clock now() {
     cpu_clock c;
     rusage ru{};
     if (getrusage(RUSAGE_SELF, &ru) == 0)
       c.self = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) return c;
     std::ifstream stat("/proc/stat");
-    std::string cpu;
-    double v[8] = {};  // user nice system idle iowait irq softirq steal
-    if (stat >> cpu >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5] >> v[6] >> v[7] && cpu == "cpu")
-      c.machine = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / double(sysconf(_SC_CLK_TCK));
+    double busy = 0;
+    for (std::string line; std::getline(stat, line);) {
+      int cpu = -1;
+      double v[8] = {};  // user nice system idle iowait irq softirq steal
+      if (std::sscanf(line.c_str(), "cpu%d %lf %lf %lf %lf %lf %lf %lf %lf", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                      &v[6], &v[7]) != 9 || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &mine))
+        continue;
+      busy += v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+      ++c.cpus;
+    }
+    if (c.cpus > 0) c.machine = busy / double(sysconf(_SC_CLK_TCK));
     return c;
   }
 };
 
-// The cores other processes (and the hypervisor) kept busy since `from`, on average over
-// `seconds` of wall time: the machine's busy time less this process's. E.g. 120 busy CPU
-// seconds, 62 of them tune's, over 60 s: 0.97 cores.
+// The cores others (other processes, the hypervisor) kept busy, of this process's CPUs,
+// since `from`, on average over `seconds` of wall time: their busy time less this
+// process's. E.g. 120 busy CPU seconds, 62 of them tune's, over 60 s: 0.97 cores.
 double others_busy(const cpu_clock& from, double seconds) {
   const cpu_clock to = cpu_clock::now();
   if (from.machine < 0 || to.machine < 0 || seconds <= 0) return 0;
@@ -474,7 +487,7 @@ int run_tune(const options& o) {
   // unknowingly (tune measures one thread at a time, mostly, so 0.25 of a core is noise).
   if (const double others = others_busy(busy0, seconds_since(t0)); others > 0.25)
     std::printf("# note: other processes kept %.2f of %d cores busy while tune measured; run prism tune again on an "
-                "idle machine for values that hold\n", others, d.cores());
+                "idle machine for values that hold\n", others, busy0.cpus);
   return 0;
 }
 

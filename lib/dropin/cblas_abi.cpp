@@ -35,6 +35,7 @@ inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n
 // with reference cblas_xerbla's message; prism's line naming the argument comes first when
 // there is no handler or under PRISM_VERBOSE.
 void report(const char* rout, cblas_error e, int layout, int ta, int tb, const detail::gemm_arguments& args) {
+  const no_cancel hold;
   const bool verbose = count_invalid();
   const int position = e.reported;
   const cblas_handler h = cblas_handler_for(position);

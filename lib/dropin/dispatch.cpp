@@ -114,45 +114,22 @@ settings read_settings() {
   return s;
 }
 
-// Holds off thread cancellation while it lives: a call has cancellation points (its log
-// lines, first-use files, waits), and a cancellation's unwinding out of a noexcept BLAS
-// entry would end the process. The thread is cancelled at its next cancellation point
-// after the call, as with a BLAS that has none.
-class no_cancel {
- public:
-  no_cancel() noexcept { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_); }
-  ~no_cancel() {
-    int was = 0;
-    pthread_setcancelstate(old_, &was);
-  }
-  no_cancel(const no_cancel&) = delete;
-  no_cancel& operator=(const no_cancel&) = delete;
-
- private:
-  int old_ = PTHREAD_CANCEL_ENABLE;
-};
-
-// fork(): a child forked while another thread was inside a call (prism's threads, their
-// locks and its plan cache in use) cannot run prism; it sends every later call to the
-// backend BLAS, which runs on the calling thread alone. A child forked while no call was
-// under way runs prism as its parent did.
-std::atomic<int> calls_under_way{0};
-std::atomic<bool> forked_mid_call{false};
+// fork(): a child of a process that has entered prism's own path (its threads may be
+// inside a call, or still leaving oneTBB's arena after one) cannot run prism: the child has
+// none of those threads, and oneTBB would wait for them. It sends every later call to the
+// backend BLAS, which runs on the calling thread. A child of a process that never entered
+// prism (only the fast paths) runs as its parent did.
+std::atomic<bool> entered{false};
+std::atomic<bool> forked_child{false};
 const bool fork_handler = [] {
-  pthread_atfork(nullptr, nullptr, [] {
-    if (calls_under_way.load(std::memory_order_relaxed) > 0) forked_mid_call.store(true, std::memory_order_relaxed);
-    calls_under_way.store(0, std::memory_order_relaxed);
-  });
+  pthread_atfork(nullptr, nullptr, [] { forked_child.store(entered.load(std::memory_order_relaxed), std::memory_order_relaxed); });
   return true;
 }();
 
-// Counts a call under way while it lives (the fork handler above reads the count).
-struct call_under_way {
-  call_under_way() noexcept { calls_under_way.fetch_add(1, std::memory_order_relaxed); }
-  ~call_under_way() { calls_under_way.fetch_sub(1, std::memory_order_relaxed); }
-  call_under_way(const call_under_way&) = delete;
-  call_under_way& operator=(const call_under_way&) = delete;
-};
+// Marks that this process has entered prism's path (read by the fork handler above).
+void note_entered() noexcept {
+  if (!entered.load(std::memory_order_relaxed)) entered.store(true, std::memory_order_relaxed);
+}
 
 // Namespace-scope storage (not function-local statics): the exit summary below reads
 // them, and objects built on first use would be destroyed before it runs.
@@ -216,14 +193,14 @@ struct probe_result {
 std::once_flag probe_once[4];
 std::atomic<const probe_result*> probes[4] = {};
 
-// The backend's kernels against prism's leaves (judge_backend, below), judged once; declared
-// before the summary printer, which reads it at exit (so it is destroyed after it).
+// The backend's kernels against prism's leaves (judge_backend, below), judged once; the
+// summary printer reads it at exit.
 struct kernel_verdict {
   bool weaker = false;
   std::string text;  // e.g. "the backend runs Prescott (SSE), prism's leaves SkylakeX (AVX-512)"
 };
 std::once_flag verdict_once;
-kernel_verdict the_verdict;
+kernel_verdict& the_verdict = *new kernel_verdict;  // never destroyed: calls may come at exit (docs/dropin.md)
 std::atomic<bool> verdict_ready{false};
 
 // Prints the summary when the library is unloaded: at process exit (it is linked -z nodelete,
@@ -631,12 +608,12 @@ template <scalar T>
 void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, blas_int k, const T& alpha,
               const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
   const no_cancel hold;
-  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
+  if (forked_child.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
     const backend* b = backend::loaded();
-    if (b == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend BLAS open");
+    if (b == nullptr) fatal(site.routine, "a process forked after its parent ran prism, with no backend BLAS open");
     return b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
-  const call_under_way counted;
+  note_entered();
   const settings& s = config();
   // The backend is opened before prism's leaves: if it is the file prism would use for
   // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
@@ -796,12 +773,12 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
                      const T* A, blas_int lda, const T& beta, T* C, blas_int ldc) noexcept {
   const no_cancel hold;
   const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
-  if (forked_mid_call.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
+  if (forked_child.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
     void* entry = rank_k_entry(backend::loaded(), slot);
-    if (entry == nullptr) fatal(site.routine, "a process forked while another thread was inside prism, with no backend routine open");
+    if (entry == nullptr) fatal(site.routine, "a process forked after its parent ran prism, with no backend routine open");
     return rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
   }
-  const call_under_way counted;
+  note_entered();
   const settings& s = config();
   const backend* b = backend::get();
   publish_fast_path(s, b);

@@ -7,6 +7,8 @@
 
 #include <prism/types.hpp>
 
+#include <pthread.h>
+
 #include <atomic>
 
 /// Marks the eight exported entry points; everything else in the drop-in is hidden.
@@ -26,6 +28,24 @@ void cblas_xerbla(prism::dropin::blas_int p, const char* rout, const char* form,
 }
 
 namespace prism::dropin {
+
+/// Holds off thread cancellation while it lives, in every slow entry and error report: a
+/// call has cancellation points (log lines, messages, first-use files, waits, a program's
+/// xerbla_), and a cancellation's unwinding out of a noexcept BLAS entry would end the
+/// process. The thread is cancelled at its next cancellation point after the call.
+class no_cancel {
+ public:
+  no_cancel() noexcept { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_); }
+  ~no_cancel() {
+    int was = 0;
+    pthread_setcancelstate(old_, &was);
+  }
+  no_cancel(const no_cancel&) = delete;
+  no_cancel& operator=(const no_cancel&) = delete;
+
+ private:
+  int old_ = PTHREAD_CANCEL_ENABLE;
+};
 
 using cfloat = std::complex<float>;    ///< C's float complex, Fortran's COMPLEX
 using cdouble = std::complex<double>;  ///< C's double complex, Fortran's COMPLEX*16

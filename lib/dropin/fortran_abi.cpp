@@ -23,6 +23,7 @@ using fortran_fn = void (*)(const char*, const char*, const blas_int*, const bla
 // blanks: "DGEMM ") and counts it. C is not touched. Without a handler (and under
 // PRISM_VERBOSE) prism first prints its own line naming the argument, as prism::gemm does.
 void report(const char (&name)[7], blas_int info, const detail::gemm_arguments& args) {
+  const no_cancel hold;
   const bool verbose = count_invalid();
   int len = 6;
   while (len > 0 && name[len - 1] == ' ') --len;

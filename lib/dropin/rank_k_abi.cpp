@@ -43,6 +43,7 @@ void say_invalid(bool herm, layout order, char u, char t, blas_int n, blas_int k
 template <scalar T>
 void fortran_report(const char (&name)[7], bool herm, blas_int info, char u, char t, blas_int n, blas_int k,
                     blas_int lda, blas_int ldc) {
+  const no_cancel hold;
   const bool verbose = count_invalid();
   if (verbose || xerbla_ == nullptr) say_invalid<T>(herm, layout::col_major, u, t, n, k, lda, ldc);
   if (xerbla_ != nullptr) return xerbla_(name, &info, 6);
@@ -99,6 +100,7 @@ int cblas_info(bool herm, bool complex, int order, int uplo, int trans, blas_int
 template <scalar T>
 void cblas_report(const char* rout, bool herm, int position, int order, int uplo, int trans, blas_int n, blas_int k,
                   blas_int lda, blas_int ldc) {
+  const no_cancel hold;
   const bool verbose = count_invalid();
   const cblas_handler h = cblas_handler_for(position);
   const bool own = h == cblas_handler::own_cblas;
