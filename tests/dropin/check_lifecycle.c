@@ -110,17 +110,22 @@ static int fork_and_call(int f) {
          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   return 1;
 }
+static void free_all(void* p) {
+  double** v = p;
+  free(v[0]), free(v[1]), free(v[2]);
+}
 static void* busy(void* arg) {
   (void)arg;
   int m = 64, n = 64, k = 40000;
-  double *A = calloc((size_t)m * k, sizeof(double)), *B = calloc((size_t)n * k, sizeof(double));
-  double* C = calloc((size_t)m * n, sizeof(double));
+  double* v[3] = {calloc((size_t)m * k, sizeof(double)), calloc((size_t)n * k, sizeof(double)),
+                  calloc((size_t)m * n, sizeof(double))};
   const double one = 1, zero = 0;
+  pthread_cleanup_push(free_all, v); /* (freed when cancelled too) */
   while (!stop) {
-    dgemm_("T", "N", &m, &n, &k, &one, A, &k, B, &k, &zero, C, &m, 1, 1);
+    dgemm_("T", "N", &m, &n, &k, &one, v[0], &k, v[1], &k, &zero, v[2], &m, 1, 1);
     pthread_testcancel();
   }
-  free(A), free(B), free(C);
+  pthread_cleanup_pop(1);
   return NULL;
 }
 
