@@ -189,13 +189,14 @@ void gemm(MPI_Comm comm, const problem& p, T alpha, const matrix<T>& A, const ma
 }
 
 const layout& detail::agreement_layout(MPI_Comm comm, std::initializer_list<const layout*> ls) {
-  const std::vector<const layout*> v(ls);
-  for (std::size_t i = 0; i < v.size(); ++i)  // a communicator two of them share
-    for (std::size_t j = i + 1; j < v.size(); ++j)
+  const layout* const* v = ls.begin();
+  for (std::size_t i = 0; i < ls.size(); ++i)  // a communicator two of them share
+    for (std::size_t j = i + 1; j < ls.size(); ++j)
       if (v[i]->comm() == v[j]->comm()) return *v[i];
-  const MPI_Comm mine = comm != MPI_COMM_NULL ? layout_access::library_comm(comm) : MPI_COMM_NULL;
-  for (const layout* l : v)
-    if (mine != MPI_COMM_NULL && l->comm() == mine) return *l;
+  if (comm == MPI_COMM_NULL) return *v[0];
+  const MPI_Comm mine = layout_access::library_comm(comm);  // (a layout's own is never null)
+  for (const layout* l : ls)
+    if (l->comm() == mine) return *l;
   return *v[0];
 }
 
