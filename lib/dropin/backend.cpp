@@ -132,11 +132,19 @@ std::string backend::kernel_name() const {
 
 namespace {
 std::atomic<const backend*> opened{nullptr};
+std::atomic<bool> lookup_begun{false};  // set before get()'s one-time lookup is entered
 }
 
 const backend* backend::loaded() noexcept { return opened.load(std::memory_order_acquire); }
 
+const backend* backend::in_forked_child() noexcept {
+  if (const backend* b = loaded()) return b;
+  // A parent's thread inside the lookup would have left its guard held in this child.
+  return lookup_begun.load(std::memory_order_acquire) ? nullptr : get();
+}
+
 const backend* backend::get() noexcept {
+  if (!lookup_begun.load(std::memory_order_relaxed)) lookup_begun.store(true, std::memory_order_release);
   // Magic static: found once, thread-safe. Deliberately never freed: the PRISM_STATS
   // summary at exit still names it, and the library stays loaded for the process lifetime.
   static const backend* const b = [] {

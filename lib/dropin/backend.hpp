@@ -42,6 +42,9 @@ class backend {
   static const backend* get() noexcept;
   /// The backend if get() has already run, else nullptr; never opens anything (for exit).
   static const backend* loaded() noexcept;
+  /// For a forked child: the backend the parent opened, else opened now when no parent
+  /// thread had begun to open it (its one-time lookup untouched), else nullptr.
+  static const backend* in_forked_child() noexcept;
 
   /// Column-major ?gemm_ of the backend; trans letters 'N', 'T' or 'C', arguments valid.
   /// Inline: it is on the path of every small call.

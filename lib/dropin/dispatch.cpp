@@ -115,10 +115,11 @@ settings read_settings() {
 }
 
 // fork(): a child of a process that has entered prism's own path (its threads may be
-// inside a call, or still leaving oneTBB's arena after one) cannot run prism: the child has
-// none of those threads, and oneTBB would wait for them. It sends every later call to the
-// backend BLAS, which runs on the calling thread. A child of a process that never entered
-// prism (only the fast paths) runs as its parent did.
+// inside a call, or still leaving oneTBB's arena after one, or reading the settings under
+// their lock) cannot run prism: the child has none of those threads, and oneTBB and the
+// lock would wait for them. It sends every later call to the backend BLAS, which runs on
+// the calling thread. A child of a process that never entered prism (only the fast paths)
+// runs as its parent did.
 std::atomic<bool> entered{false};
 std::atomic<bool> forked_child{false};
 const bool fork_handler = [] {
@@ -126,7 +127,8 @@ const bool fork_handler = [] {
   return true;
 }();
 
-// Marks that this process has entered prism's path (read by the fork handler above).
+// Marks that this process has entered prism's path (read by the fork handler above): its
+// settings' first reading, which every call that is not a fast path makes.
 void note_entered() noexcept {
   if (!entered.load(std::memory_order_relaxed)) entered.store(true, std::memory_order_relaxed);
 }
@@ -141,6 +143,7 @@ const settings& config() {
   // The common case is one acquire load; call_once only until the settings exist.
   if (settings_ready.load(std::memory_order_acquire)) [[likely]]
     return the_settings;
+  note_entered();  // before the lock: a child forked while a thread holds it uses the backend
   std::call_once(settings_once, [] {
     the_settings = read_settings();
     settings_ready.store(true, std::memory_order_release);
@@ -609,11 +612,10 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
               const T* A, blas_int lda, const T* B, blas_int ldb, const T& beta, T* C, blas_int ldc) noexcept {
   const no_cancel hold;
   if (forked_child.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
-    const backend* b = backend::loaded();
-    if (b == nullptr) fatal(site.routine, "a process forked after its parent ran prism, with no backend BLAS open");
+    const backend* b = backend::in_forked_child();
+    if (b == nullptr) fatal(site.routine, "a process forked after its parent entered prism, with no backend BLAS to run on");
     return b->gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
-  note_entered();
   const settings& s = config();
   // The backend is opened before prism's leaves: if it is the file prism would use for
   // leaves (libblas64.so.3 loads libopenblas64), the leaves see it is shared and use
@@ -774,11 +776,10 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
   const no_cancel hold;
   const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
   if (forked_child.load(std::memory_order_relaxed)) [[unlikely]] {  // (before anything a parent's thread may hold)
-    void* entry = rank_k_entry(backend::loaded(), slot);
-    if (entry == nullptr) fatal(site.routine, "a process forked after its parent ran prism, with no backend routine open");
+    void* entry = rank_k_entry(backend::in_forked_child(), slot);
+    if (entry == nullptr) fatal(site.routine, "a process forked after its parent entered prism, with no backend routine to run on");
     return rank_k_backend<T>(entry, herm, u, t, n, k, alpha, A, lda, beta, C, ldc);
   }
-  note_entered();
   const settings& s = config();
   const backend* b = backend::get();
   publish_fast_path(s, b);

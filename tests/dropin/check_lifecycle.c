@@ -8,6 +8,10 @@
  *   check_lifecycle fork         a thread keeps calling while main forks 4 times, then main
  *                                calls and forks at once 4 times; each child calls (under a
  *                                20 s alarm) and exits
+ *   check_lifecycle fork-first   a thread's first call, an invalid one, is still reading
+ *                                the settings (PRISM_MACHINE is a FIFO not yet written) when
+ *                                main forks; the child calls and exits, then the thread and
+ *                                main go on
  *   check_lifecycle cancel       a thread calling in a loop is cancelled (with PRISM_VERBOSE=1
  *                                its log lines are cancellation points), then one making
  *                                invalid calls (their messages are); main calls after
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +97,16 @@ static void* invalid(void* arg) {
   return NULL;
 }
 
+/* A first call, invalid (m = -1): it reads the settings, then reports m. */
+static void* first_invalid(void* arg) {
+  (void)arg;
+  int m = -1, n = 4, k = 4;
+  double A[16] = {0}, C[16] = {0};
+  const double one = 1;
+  dgemm_("N", "N", &m, &n, &k, &one, A, &k, A, &k, &one, C, &k, 1, 1);
+  return NULL;
+}
+
 /* Forks; the child calls and exits. Returns 0 when the child exited 0. */
 static int fork_and_call(int f) {
   const pid_t child = fork();
@@ -156,6 +171,24 @@ int main(int argc, char** argv) {
       call_and_check("main", 64, 64, 40000);
       if (fork_and_call(f)) return 1;
     }
+    printf("check_lifecycle %s: %d calls exact\n", mode, calls);
+  } else if (!strcmp(mode, "fork-first")) {
+    char dir[] = "/tmp/check_lifecycle.XXXXXX", path[64];
+    if (!mkdtemp(dir)) return 2;
+    snprintf(path, sizeof path, "%s/machine", dir);
+    if (mkfifo(path, 0600) != 0) return 2;
+    setenv("PRISM_MACHINE", path, 1);
+    pthread_t t;
+    pthread_create(&t, NULL, first_invalid, NULL);
+    int w; /* opens once the thread has the FIFO open to read: it is inside the settings' reading */
+    while ((w = open(path, O_WRONLY | O_NONBLOCK)) < 0) usleep(1000);
+    usleep(20000);
+    const int failed = fork_and_call(0);
+    close(w); /* the thread reads an empty machine file, says so, and reports its m */
+    pthread_join(t, NULL);
+    unlink(path), rmdir(dir);
+    if (failed) return 1;
+    call_and_check("main", 64, 64, 20000);
     printf("check_lifecycle %s: %d calls exact\n", mode, calls);
   } else if (!strcmp(mode, "cancel")) {
     pthread_t t;
