@@ -7,7 +7,9 @@ into the scratch folder SCRATCH (emptied first), as a user would on a clean clon
     cmake -S SRC -B SCRATCH --preset NAME
 
 and nothing more (no build), so that a preset nothing builds in CI still configures. Fails
-(exit 1) when configuring or generating fails, printing CMake's errors. A preset whose
+(exit 1) when configuring or generating fails, printing CMake's errors, or when a static
+build's (BUILD_SHARED_LIBS off) prism.pc does not name oneTBB and hwloc in its Libs (plain
+`pkg-config --libs prism` must link a static libprism). A preset whose
 prerequisites this host lacks is reported Skipped (exit SKIP_CODE) with the reason:
   - a compiler the preset names (CMAKE_C_COMPILER, CMAKE_CXX_COMPILER) that is not found;
   - a folder of CMAKE_PREFIX_PATH that does not exist (the tsan preset's oneTBB built
@@ -72,6 +74,14 @@ def main():
         print(f"preset_configure: {name}: FAIL: cmake exited {done.returncode}"
               + ("" if generated else ", no build system generated"))
         return 1
+    with open(os.path.join(scratch, "CMakeCache.txt"), encoding="utf-8") as f:
+        static = any(line.strip() in ("BUILD_SHARED_LIBS:BOOL=OFF", "BUILD_SHARED_LIBS:BOOL=0") for line in f)
+    if static:
+        with open(os.path.join(scratch, "prism.pc"), encoding="utf-8") as f:
+            libs = next((line for line in f if line.startswith("Libs:")), "")
+        if not all(flag in libs.split() for flag in ("-lprism", "-ltbb", "-lhwloc")):
+            print(f"preset_configure: {name}: FAIL: a static libprism's prism.pc links without oneTBB or hwloc: {libs.strip()}")
+            return 1
     print(f"preset_configure: {name}: PASS: configured and generated in {scratch}")
     return 0
 
