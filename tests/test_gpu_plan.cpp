@@ -661,3 +661,43 @@ TEST_CASE("the planner finds a plan for shapes with awkward chunk depths and man
     for (const gpu_part& g : predict_gpu(p, false, c)) CHECK(g.device_bytes <= s.memory);
   }
 }
+
+TEST_CASE("the planner finds a plan for rank-k updates whose chunk depth the k alignment would overrun") {
+  // A triangle's chunks of k are cut on 256-element boundaries where each is that deep, so
+  // a chunk can be up to 256 deeper than k / chunks: the chunk counts allow for it. E.g.
+  // n = 40, k = 4000 of complex doubles on 1 MiB: 11 chunks of 363 fit, as cut (256 or 512) not.
+  struct shape {
+    scalar_type type;
+    std::int64_t n, k;
+    std::size_t memory;
+  };
+  std::vector<shape> shapes;
+  for (std::int64_t n = 17; n <= 64; n += 3)
+    for (std::int64_t k : {2000, 4000, 8000})
+      for (scalar_type t : {scalar_type::d, scalar_type::z}) shapes.push_back(shape{t, n, k, 1 * MiB});
+  for (std::int64_t n : {60, 64}) shapes.push_back(shape{scalar_type::d, n, 8000, 2 * MiB});
+  shapes.push_back(shape{scalar_type::d, 12288, 1000000, 64 * MiB});
+  shapes.push_back(shape{scalar_type::d, 2048, 100000, 8 * MiB});
+  shapes.push_back(shape{scalar_type::z, 2048, 100000, 16 * MiB});
+  shapes.push_back(shape{scalar_type::d, 65536, 1000000, 256 * MiB});
+  for (const shape& s : shapes)
+    for (int devices : {1, 2}) {
+      CAPTURE(int(s.type));
+      CAPTURE(s.n);
+      CAPTURE(s.k);
+      CAPTURE(s.memory);
+      CAPTURE(devices);
+      context c = test::pinned_context(2);
+      c.set_gpus(devices).set_gpu_memory(s.memory);
+      const operation op = s.type == scalar_type::z ? operation::herk : operation::syrk;
+      plan p;
+      CHECK_NOTHROW(p = make_plan(rank_k_problem(s.type, op, 'U', 'N', s.n, s.k), c));
+      if (p.nodes().empty()) continue;
+      for (const gpu_part& g : predict_gpu(p, false, c)) CHECK(g.device_bytes <= s.memory);
+    }
+  // And one such product computed on an emulated device of that size.
+  const context c = emulated(1, 1 * MiB);
+  rank_k_case<std::complex<double>>(c, true, 'U', 'N', 40, 4000, 900);
+  rank_k_case<std::complex<double>>(c, false, 'L', 'T', 40, 4000, 901);
+  rank_k_case<double>(c, false, 'U', 'N', 64, 4000, 902);
+}

@@ -89,6 +89,30 @@ void check_device_subtrees(const plan& p) {
 
 namespace {
 
+// `count` parts of an edge as even as alignment allows; parts shorter than the alignment
+// are cut exactly instead (an aligned split can come out empty), and none is empty.
+// E.g. k = 8192 in 106 chunks: 256-aligned cuts would leave 72 empty, exact ones give 77 or 78.
+std::vector<std::int64_t> even_sizes(dim d, scalar_type t, std::int64_t ext, int count) {
+  count = int(std::min<std::int64_t>(count, ext));
+  std::int64_t a = alignment(d, t, ext);
+  if (ext / std::max(1, count) < a) a = 1;
+  std::vector<std::int64_t> sizes = split(ext, std::vector<int>(std::size_t(count), 1), a);
+  std::erase(sizes, 0);
+  return sizes;
+}
+
+// The fewest chunks of k, cut as even_sizes cuts them, none deeper than `depth` (>= 1).
+// Aligned cuts may be up to an alignment deeper than k / chunks: e.g. k = 4000, depth 399:
+// 11 chunks of 363 on average come out 256 or 512 deep; 16 of 250 are cut exactly and fit.
+std::int64_t fewest_chunks(std::int64_t k, std::int64_t depth, scalar_type t) {
+  std::int64_t f = (k + depth - 1) / depth;
+  for (;; f = std::max(f + 1, f * 9 / 8)) {  // each step at most an eighth more; k / f < 256 is exact
+    if (f >= k || f >= INT_MAX) return std::min<std::int64_t>({f, k, INT_MAX});
+    const std::vector<std::int64_t> sizes = even_sizes(dim::k, t, k, int(f));
+    if (*std::max_element(sizes.begin(), sizes.end()) <= depth) return f;
+  }
+}
+
 // A device subtree's shape: C blocks (mb x nb, m cut outside the n cut unless n_outer;
 // a triangle's blocks at most `edge` wide) and k chunks.
 struct grid {
@@ -106,17 +130,10 @@ struct gpu_builder {
   char uplo;
   std::vector<gpu::device_leaf> leaves;
 
-  // `count` parts of an edge as even as alignment allows; parts shorter than the alignment
-  // are cut exactly instead (an aligned split can come out empty), and none is empty.
-  // E.g. k = 8192 in 106 chunks: 256-aligned cuts would leave 72 empty, exact ones give 77 or 78.
+  // even_sizes as parts, each on devices_each devices.
   std::vector<part> even(dim d, std::int64_t ext, int count, int devices_each = 0) const {
-    count = int(std::min<std::int64_t>(count, ext));
-    std::int64_t a = alignment(d, p.type, ext);
-    if (ext / std::max(1, count) < a) a = 1;
-    const std::vector<std::int64_t> sizes = split(ext, std::vector<int>(std::size_t(count), 1), a);
     std::vector<part> parts;
-    for (std::int64_t s : sizes)
-      if (s > 0) parts.push_back(part{s, 0, 0, 0, devices_each});
+    for (std::int64_t s : even_sizes(d, p.type, ext, count)) parts.push_back(part{s, 0, 0, 0, devices_each});
     return parts;
   }
 
@@ -183,11 +200,12 @@ struct gpu_builder {
 constexpr int max_products = 4096;  // a device subtree's leaves the planner weighs at most
 
 // Chunk counts to weigh for blocks of `rows` x `cols` with `room` bytes left for slots: the
-// fewest that give 4 slots, and finer ones down to 256-deep chunks.
+// fewest that give 4 slots, finer ones down to 256-deep chunks, and the fewest whose chunks
+// as cut fit when none of those does.
 // A chunk is at most what the link moves in a thousand calls' fixed cost (50 GB/s x 5 ms =
 // 250 MB): a larger one saves nothing on calls and keeps the first products waiting.
 std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t cols, std::size_t elem, double room,
-                              int blocks, const gpu_target& t) {
+                              int blocks, scalar_type type, const gpu_target& t) {
   const double per_k = double(std::max(rows, cols)) * double(elem);  // slot bytes per unit of k
   const double largest = std::max(1000.0 * t.rates.call_seconds * t.rates.link_in, per_k);
   // A chunk's depth may be its rows (op(A) = A^T, op(B) = B), a device-side pitch.
@@ -202,9 +220,16 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
     if (f > k0 && k / f < 256) break;
     counts.push_back(int(f));
   }
-  if (counts.empty()) {
-    const double kc_memory = std::min({room / (4.0 * per_k), double(INT_MAX), double(t.max_pitch / elem)});
-    counts.push_back(int(std::min<std::int64_t>(k, std::int64_t(std::ceil(double(k) / std::floor(kc_memory))))));
+  // When none of those, as cut (up to an alignment deeper than k / count), fits the memory:
+  // the fewest that do.
+  const std::int64_t kc_memory = std::int64_t(std::min({room / (4.0 * per_k), double(INT_MAX), double(t.max_pitch / elem)}));
+  const auto fits = [&](int f) {
+    const std::vector<std::int64_t> sizes = even_sizes(dim::k, type, k, f);
+    return *std::max_element(sizes.begin(), sizes.end()) <= kc_memory;
+  };
+  if (std::none_of(counts.begin(), counts.end(), fits)) {
+    const int fit = int(fewest_chunks(k, kc_memory, type));
+    if (std::find(counts.begin(), counts.end(), fit) == counts.end()) counts.push_back(fit);
   }
   return counts;
 }
@@ -222,7 +247,7 @@ grid best_grid(const problem& p, const box& b, const gpu_target& t, char tri) {
       const double block = double(edge) * double(edge) * double(elem);
       const std::int64_t q = (b.n + edge - 1) / edge;
       if (block <= usable && q * (q + 1) / 2 <= max_products && edge <= pitch_rows)
-        for (int f : chunk_counts(b.k, edge, edge, elem, double(t.memory) - block, int(q * (q + 1) / 2), t))
+        for (int f : chunk_counts(b.k, edge, edge, elem, double(t.memory) - block, int(q * (q + 1) / 2), p.type, t))
           candidates.push_back(grid{1, 1, false, edge, f});
       if (edge <= 64 || q * (q + 1) / 2 > max_products) break;
     }
@@ -238,7 +263,7 @@ grid best_grid(const problem& p, const box& b, const gpu_target& t, char tri) {
         const std::int64_t bm = (b.m + mb - 1) / mb, bn = (b.n + nb - 1) / nb;
         const double block = double(bm) * double(bn) * double(elem);
         if (block > usable || bm > INT_MAX || bn > INT_MAX || bm > pitch_rows || bn > pitch_rows) continue;
-        for (int f : chunk_counts(b.k, bm, bn, elem, double(t.memory) - block, mb * nb, t))
+        for (int f : chunk_counts(b.k, bm, bn, elem, double(t.memory) - block, mb * nb, p.type, t))
           for (bool n_outer : {false, true})
             if (!n_outer || (mb > 1 && nb > 1)) candidates.push_back(grid{mb, nb, n_outer, 0, f});
       }
