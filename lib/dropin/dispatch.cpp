@@ -440,10 +440,32 @@ bool long_call(const settings& s, double flops) {
 }
 
 // The GPU route first (gpu_route.hpp): true, with d set, when it decides the call.
+std::once_flag no_gpu_plan_warning;
+
+// Whether p has a plan on ctx's devices (made now, before C is touched, and kept for the
+// call); when not, says so once: such calls run on the host.
+bool gpu_plan_fits(const problem& p, const context& ctx) noexcept {
+  try {
+    (void)detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });
+    return true;
+  } catch (const std::exception& e) {
+    try {
+      std::call_once(no_gpu_plan_warning, [&] {
+        std::fprintf(stderr, "prism: WARNING: %s; calls with no GPU plan run on the host (PRISM_BLAS_ROUTE=gpu)\n", e.what());
+      });
+    } catch (...) {
+    }
+    return false;
+  }
+}
+
 bool gpu_decides(const settings& s, const problem& p, decision& d) {
   const gpu_verdict g = gpu_route(s.mode, s.ctx, p, s.verbose > 0);
   if (g.to == gpu_verdict::where::usual) return false;
   d = {g.to == gpu_verdict::where::gpu ? path::gpu : path::recursion, g.why, g.detail};
+  // Forced there, a call no GPU plan fits (the auto rule planned it already) goes to the host.
+  if (d.where == path::gpu && s.mode == route::gpu && !gpu_plan_fits(p, gpu_context(s.mode, *s.ctx)))
+    d = {path::recursion, "PRISM_BLAS_ROUTE=gpu, but no GPU plan fits the call"};
   return true;
 }
 
