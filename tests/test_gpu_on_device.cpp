@@ -368,7 +368,7 @@ TEST_CASE("host and device pointers mixed in one call are refused, C untouched")
        "C is on emulated device 0");
   says([&] { gemm<double>('N', 'N', 64, 64, 64, 1.0, dA.p, 64, dB1.p, 64, 0.0, dC.p, 64, c); },
        "B is on emulated device 1");
-  says([&] { syrk<double>('U', 'N', 64, 64, 1.0, dA.p, 64, 0.0, C.data(), 64, c); }, "dsyrk: A, B and C");
+  says([&] { syrk<double>('U', 'N', 64, 64, 1.0, dA.p, 64, 0.0, C.data(), 64, c); }, "dsyrk: A and C must all be");
   CHECK(C == std::vector<double>(64 * 64, 3.0));
   CHECK(dC.host() == std::vector<double>(64 * 64, 3.0));
   // alpha = 0 reads neither A nor B: a host A beside a device C is then no mix.

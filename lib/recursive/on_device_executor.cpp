@@ -199,7 +199,8 @@ gpu::device* operand_device(const context& ctx, const std::string& routine, cons
   std::string where;
   for (int o = 0; o < 3; ++o)
     if (ops[o] != nullptr) where += std::string(where.empty() ? "" : ", ") + names[o] + " is " + where_is(at[o]);
-  throw error(routine + ": A, B and C must all be in host memory or all in one device's memory; " + where +
+  const char* operands = B != nullptr ? "A, B and C" : "A and C";  // (a rank-k update has no B)
+  throw error(routine + ": " + operands + " must all be in host memory or all in one device's memory; " + where +
               "; C untouched");
 }
 
