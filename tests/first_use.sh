@@ -91,7 +91,8 @@ else
 fi
 # 8. A kept kernel verdict the probe could not have given (Prescott, a set it never times:
 # a damaged file's) is not trusted: the sets are timed again and the verdict rewritten.
-leaf_run() { "$prism" run 300 300 300 --leaf openblas --reps 1 > "$tmp/leaf.out" 2>&1 || { cat "$tmp/leaf.out"; fail "prism run --leaf openblas exited $?"; }; }
+# (prism bench: one process, in builds with MPI or without)
+leaf_run() { "$prism" bench 300 300 300 --leaf openblas --reps 1 > "$tmp/leaf.out" 2>&1 || { cat "$tmp/leaf.out"; fail "prism bench --leaf openblas exited $?"; }; }
 leaf_run
 if grep -q '^openblas_kernels: ' "$file"; then
   sed -i 's/^openblas_kernels: .*/openblas_kernels: Prescott/' "$file"
