@@ -18,18 +18,18 @@ while [ $# -gt 0 ]; do
   esac
 done
 failures=0 cases=0 rc=0 what=""
-# `prism run` is the MPI build's (elsewhere it says so and runs nothing): its cases need it.
-has_run=1
-if [[ "$("$prism" run 1 1 1 --reps 1 2>&1)" == *"needs the MPI build"* ]]; then  # (no pipe: pipefail sees its exit 2)
-  has_run=0
-  echo "cli_errors: prism was built without MPI; the cases that run 'prism run' are left out"
-fi
 out=$(mktemp) err=$(mktemp) cache=$(mktemp -d)
 trap 'rm -rf "$out" "$err" "$cache"' EXIT
 # The model's machine values, whatever this user has tuned: no PRISM_MACHINE and an empty
 # per-user cache (the cases that need a description name one with PRISM_MACHINE).
 unset PRISM_MACHINE
 export XDG_CACHE_HOME=$cache
+# `prism run` is the MPI build's (elsewhere it says so and runs nothing): its cases need it.
+has_run=1
+if [[ "$("$prism" run 1 1 1 --reps 1 2>&1)" == *"needs the MPI build"* ]]; then  # (no pipe: pipefail sees its exit 2)
+  has_run=0
+  echo "cli_errors: prism was built without MPI; the cases that run 'prism run' are left out"
+fi
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 

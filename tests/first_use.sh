@@ -92,7 +92,11 @@ fi
 # 8. A kept kernel verdict the probe could not have given (Prescott, a set it never times:
 # a damaged file's) is not trusted: the sets are timed again and the verdict rewritten.
 # (prism bench: one process, in builds with MPI or without)
-leaf_run() { "$prism" bench 300 300 300 --leaf openblas --reps 1 > "$tmp/leaf.out" 2>&1 || { cat "$tmp/leaf.out"; fail "prism bench --leaf openblas exited $?"; }; }
+leaf_run() {
+  "$prism" bench 300 300 300 --leaf openblas --reps 1 > "$tmp/leaf.out" 2>&1
+  local rc=$?
+  [ "$rc" -eq 0 ] || { cat "$tmp/leaf.out"; fail "prism bench --leaf openblas exited $rc"; }
+}
 leaf_run
 if grep -q '^openblas_kernels: ' "$file"; then
   sed -i 's/^openblas_kernels: .*/openblas_kernels: Prescott/' "$file"

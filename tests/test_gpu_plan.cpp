@@ -665,7 +665,8 @@ TEST_CASE("the planner finds a plan for shapes with awkward chunk depths and man
 TEST_CASE("the planner finds a plan for rank-k updates whose chunk depth the k alignment would overrun") {
   // A triangle's chunks of k are cut on 256-element boundaries where each is that deep, so
   // a chunk can be up to 256 deeper than k / chunks: the chunk counts allow for it. E.g.
-  // n = 40, k = 4000 of complex doubles on 1 MiB: 11 chunks of 363 fit, as cut (256 or 512) not.
+  // n = 40, k = 4000 of complex doubles on 1 MiB: 11 chunks of 363 would fit, as cut (up to
+  // 512 deep) they do not; 15 (at most 384 deep) do.
   struct shape {
     scalar_type type;
     std::int64_t n, k;

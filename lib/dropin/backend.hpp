@@ -43,7 +43,8 @@ class backend {
   /// The backend if get() has already run, else nullptr; never opens anything (for exit).
   static const backend* loaded() noexcept;
   /// For a forked child: the backend the parent opened, else opened now when no parent
-  /// thread had begun to open it (its one-time lookup untouched), else nullptr.
+  /// thread had begun to open it (its one-time lookup untouched), else nullptr. (dlopen in
+  /// such a child relies on glibc, which resets its loader's lock at fork.)
   static const backend* in_forked_child() noexcept;
 
   /// Column-major ?gemm_ of the backend; trans letters 'N', 'T' or 'C', arguments valid.

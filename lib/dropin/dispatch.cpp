@@ -130,7 +130,7 @@ const bool fork_handler = [] {
 // Marks that this process has entered prism's path (read by the fork handler above): its
 // settings' first reading, which every call that is not a fast path makes.
 void note_entered() noexcept {
-  if (!entered.load(std::memory_order_relaxed)) entered.store(true, std::memory_order_relaxed);
+  if (!entered.load(std::memory_order_relaxed)) entered.store(true);  // (seq_cst: before the lock, on any CPU)
 }
 
 // Namespace-scope storage (not function-local statics): the exit summary below reads
@@ -439,10 +439,9 @@ bool long_call(const settings& s, double flops) {
   return flops / rate >= detail::first_use_long_seconds;
 }
 
-// The GPU route first (gpu_route.hpp): true, with d set, when it decides the call.
-std::once_flag no_gpu_plan_warning;
+std::once_flag no_gpu_plan_warning;  // gpu_plan_fits's line, said once
 
-// Whether p has a plan on ctx's devices (made now, before C is touched, and kept for the
+// Whether p has a plan on ctx's devices (made now, before C is touched, and cached for the
 // call); when not, says so once: such calls run on the host.
 bool gpu_plan_fits(const problem& p, const context& ctx) noexcept {
   try {
@@ -459,6 +458,7 @@ bool gpu_plan_fits(const problem& p, const context& ctx) noexcept {
   }
 }
 
+// The GPU route first (gpu_route.hpp): true, with d set, when it decides the call.
 bool gpu_decides(const settings& s, const problem& p, decision& d) {
   const gpu_verdict g = gpu_route(s.mode, s.ctx, p, s.verbose > 0);
   if (g.to == gpu_verdict::where::usual) return false;
@@ -584,6 +584,9 @@ void fortran_xerbla(const char* rout, blas_int info) noexcept {
 }
 
 bool count_invalid() noexcept {
+  // A forked child whose parent's thread was reading the settings cannot read them (that
+  // thread's locks stay held here): its invalid calls are reported, not counted.
+  if (forked_child.load(std::memory_order_relaxed) && !settings_ready.load(std::memory_order_acquire)) return false;
   const settings& s = config();  // reads PRISM_STATS, so a program whose only calls were invalid gets its summary
   stats().invalid.fetch_add(1, std::memory_order_relaxed);
   return s.verbose > 0;

@@ -101,13 +101,15 @@ std::vector<std::int64_t> even_sizes(dim d, scalar_type t, std::int64_t ext, int
   return sizes;
 }
 
-// The fewest chunks of k, cut as even_sizes cuts them, none deeper than `depth` (>= 1).
-// Aligned cuts may be up to an alignment deeper than k / chunks: e.g. k = 4000, depth 399:
-// 11 chunks of 363 on average come out 256 or 512 deep; 16 of 250 are cut exactly and fit.
+// About the fewest chunks of k (an eighth more at most), cut as even_sizes cuts them, none
+// deeper than `depth` (>= 1). Aligned cuts may be up to an alignment deeper than k / chunks:
+// e.g. k = 4000, depth 399: 11 chunks of 363 on average come out up to 512 deep, 15 at most
+// 384, which fit. Chunks shallower than the alignment are cut exactly and fit at once.
 std::int64_t fewest_chunks(std::int64_t k, std::int64_t depth, scalar_type t) {
-  std::int64_t f = (k + depth - 1) / depth;
-  for (;; f = std::max(f + 1, f * 9 / 8)) {  // each step at most an eighth more; k / f < 256 is exact
+  const std::int64_t a = alignment(dim::k, t, k);
+  for (std::int64_t f = (k + depth - 1) / depth;; f = std::max(f + 1, f * 9 / 8)) {
     if (f >= k || f >= INT_MAX) return std::min<std::int64_t>({f, k, INT_MAX});
+    if (k / f < a) return f;  // cut exactly (even_sizes): at most ceil(k / f) <= depth deep
     const std::vector<std::int64_t> sizes = even_sizes(dim::k, t, k, int(f));
     if (*std::max_element(sizes.begin(), sizes.end()) <= depth) return f;
   }
@@ -221,7 +223,7 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
     counts.push_back(int(f));
   }
   // When none of those, as cut (up to an alignment deeper than k / count), fits the memory:
-  // the fewest that do.
+  // about the fewest that do (fewest_chunks).
   const std::int64_t kc_memory = std::int64_t(std::min({room / (4.0 * per_k), double(INT_MAX), double(t.max_pitch / elem)}));
   const auto fits = [&](int f) {
     const std::vector<std::int64_t> sizes = even_sizes(dim::k, type, k, f);

@@ -10,8 +10,8 @@
  *                                20 s alarm) and exits
  *   check_lifecycle fork-first   a thread's first call, an invalid one, is still reading
  *                                the settings (PRISM_MACHINE is a FIFO not yet written) when
- *                                main forks; the child calls and exits, then the thread and
- *                                main go on
+ *                                main forks; the child makes an invalid call, then calls and
+ *                                exits; then the thread and main go on
  *   check_lifecycle cancel       a thread calling in a loop is cancelled (with PRISM_VERBOSE=1
  *                                its log lines are cancellation points), then one making
  *                                invalid calls (their messages are); main calls after
@@ -107,11 +107,14 @@ static void* first_invalid(void* arg) {
   return NULL;
 }
 
-/* Forks; the child calls and exits. Returns 0 when the child exited 0. */
+/* Forks; the child calls (after an invalid call when invalid_first) and exits. Returns 0
+ * when the child exited 0. */
+static int invalid_first = 0;
 static int fork_and_call(int f) {
   const pid_t child = fork();
   if (child == 0) {
     alarm(20);
+    if (invalid_first) first_invalid(NULL);
     calls = 0;
     call_and_check("forked child", 8, 8, 50000);
     printf("check_lifecycle %s: child %d: %d calls exact\n", mode, f, calls);
@@ -176,13 +179,22 @@ int main(int argc, char** argv) {
     char dir[] = "/tmp/check_lifecycle.XXXXXX", path[64];
     if (!mkdtemp(dir)) return 2;
     snprintf(path, sizeof path, "%s/machine", dir);
-    if (mkfifo(path, 0600) != 0) return 2;
+    if (mkfifo(path, 0600) != 0) {
+      rmdir(dir);
+      return 2;
+    }
     setenv("PRISM_MACHINE", path, 1);
     pthread_t t;
     pthread_create(&t, NULL, first_invalid, NULL);
-    int w; /* opens once the thread has the FIFO open to read: it is inside the settings' reading */
-    while ((w = open(path, O_WRONLY | O_NONBLOCK)) < 0) usleep(1000);
+    int w = -1; /* opens once the thread has the FIFO open to read: it is inside the settings' reading */
+    for (int tries = 0; w < 0 && tries < 20000; ++tries)
+      if ((w = open(path, O_WRONLY | O_NONBLOCK)) < 0) usleep(1000);
+    if (w < 0) {
+      printf("check_lifecycle %s: the first call never opened PRISM_MACHINE\n", mode);
+      return 1;
+    }
     usleep(20000);
+    invalid_first = 1;
     const int failed = fork_and_call(0);
     close(w); /* the thread reads an empty machine file, says so, and reports its m */
     pthread_join(t, NULL);
