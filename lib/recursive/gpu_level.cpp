@@ -101,6 +101,12 @@ std::vector<std::int64_t> even_sizes(dim d, scalar_type t, std::int64_t ext, int
   return sizes;
 }
 
+// The deepest of `count` chunks of k as even_sizes cuts them.
+std::int64_t deepest_chunk(std::int64_t k, int count, scalar_type t) {
+  const std::vector<std::int64_t> sizes = even_sizes(dim::k, t, k, count);
+  return *std::max_element(sizes.begin(), sizes.end());
+}
+
 // About the fewest chunks of k (an eighth more at most), cut as even_sizes cuts them, none
 // deeper than `depth` (>= 1). Aligned cuts may be up to an alignment deeper than k / chunks:
 // e.g. k = 4000, depth 399: 11 chunks of 363 on average come out up to 512 deep, 15 at most
@@ -110,8 +116,7 @@ std::int64_t fewest_chunks(std::int64_t k, std::int64_t depth, scalar_type t) {
   for (std::int64_t f = (k + depth - 1) / depth;; f = std::max(f + 1, f * 9 / 8)) {
     if (f >= k || f >= INT_MAX) return std::min<std::int64_t>({f, k, INT_MAX});
     if (k / f < a) return f;  // cut exactly (even_sizes): at most ceil(k / f) <= depth deep
-    const std::vector<std::int64_t> sizes = even_sizes(dim::k, t, k, int(f));
-    if (*std::max_element(sizes.begin(), sizes.end()) <= depth) return f;
+    if (deepest_chunk(k, int(f), t) <= depth) return f;
   }
 }
 
@@ -202,8 +207,8 @@ struct gpu_builder {
 constexpr int max_products = 4096;  // a device subtree's leaves the planner weighs at most
 
 // Chunk counts to weigh for blocks of `rows` x `cols` with `room` bytes left for slots: the
-// fewest that give 4 slots, finer ones down to 256-deep chunks, and the fewest whose chunks
-// as cut fit when none of those does.
+// fewest that give 4 slots, finer ones down to 256-deep chunks, and about the fewest whose
+// chunks as cut fit when none of those does.
 // A chunk is at most what the link moves in a thousand calls' fixed cost (50 GB/s x 5 ms =
 // 250 MB): a larger one saves nothing on calls and keeps the first products waiting.
 std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t cols, std::size_t elem, double room,
@@ -225,11 +230,7 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
   // When none of those, as cut (up to an alignment deeper than k / count), fits the memory:
   // about the fewest that do (fewest_chunks).
   const std::int64_t kc_memory = std::int64_t(std::min({room / (4.0 * per_k), double(INT_MAX), double(t.max_pitch / elem)}));
-  const auto fits = [&](int f) {
-    const std::vector<std::int64_t> sizes = even_sizes(dim::k, type, k, f);
-    return *std::max_element(sizes.begin(), sizes.end()) <= kc_memory;
-  };
-  if (std::none_of(counts.begin(), counts.end(), fits)) {
+  if (std::none_of(counts.begin(), counts.end(), [&](int f) { return deepest_chunk(k, f, type) <= kc_memory; })) {
     const int fit = int(fewest_chunks(k, kc_memory, type));
     if (std::find(counts.begin(), counts.end(), fit) == counts.end()) counts.push_back(fit);
   }
