@@ -15,6 +15,8 @@
 
 #include <cstring>
 #include <map>
+#include <random>
+#include <thread>
 
 using namespace prism;
 using prism::test::real_t;
@@ -304,4 +306,38 @@ TEST_CASE("argument errors carry reference xerbla positions and leave C untouche
   CHECK(position_of([&] { syrk<double>(layout::row_major, 'U', 'N', 3, 2, 1.0, A, 2, 0.0, C, 2); }) == 11);
   CHECK(position_of([&] { herk<std::complex<double>>(layout::row_major, 'U', 'T', 2, 2, 1.0, Z, 2, 0.0, W, 2); }) == 3);
   CHECK(C[0] == C0);
+}
+
+TEST_CASE("BLIS rank-k leaves give the same bits on every thread") {
+  // BLIS keeps per-thread defaults that its CBLAS entries read (the thread that initialised
+  // it computed complex syrk and herk otherwise than the rest); prism's BLIS leaves pass one
+  // runtime, so a plan's result does not depend on the thread that runs a leaf. Its own
+  // ctest entry runs it first in a fresh process, the main thread calling BLIS first.
+  context ctx;
+  ctx.set_threads(1).set_small_flops(0).set_leaf(leaf_backend::blis);
+  const std::int64_t n = 38, k = 533;
+  std::mt19937_64 gen(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<std::complex<double>> A(std::size_t(n * k));
+  for (auto& x : A) x = {u(gen), u(gen)};
+  std::vector<double> R(std::size_t(n * k));
+  for (auto& x : R) x = u(gen);
+  const auto run = [&](int which) {
+    std::vector<std::complex<double>> C(std::size_t(n * n));
+    std::vector<double> D(std::size_t(n * n));
+    if (which == 0) herk<std::complex<double>>('U', 'C', n, k, 1.0, A.data(), k, 0.0, C.data(), n, ctx);
+    if (which == 1) syrk<std::complex<double>>('L', 'T', n, k, {1.0, 0.5}, A.data(), k, {0.0, 0.0}, C.data(), n, ctx);
+    if (which == 2) syrk<double>('U', 'T', n, k, 1.0, R.data(), k, 0.0, D.data(), n, ctx);
+    std::vector<unsigned char> bits(C.size() * sizeof C[0] + D.size() * sizeof D[0]);
+    std::memcpy(bits.data(), C.data(), C.size() * sizeof C[0]);
+    std::memcpy(bits.data() + C.size() * sizeof C[0], D.data(), D.size() * sizeof D[0]);
+    return bits;
+  };
+  for (int which = 0; which < 3; ++which) {
+    CAPTURE(which);
+    const std::vector<unsigned char> here = run(which);
+    std::vector<unsigned char> there;
+    std::thread([&] { there = run(which); }).join();
+    CHECK(here == there);
+  }
 }

@@ -457,9 +457,13 @@ struct leaf_loader {
     bool have_ex = blis_expert::available() && query_cntx != nullptr && rntm_init != nullptr;
     for (int i = 0; i < 4 && have_ex; ++i) have_ex = (lib->blis_ex_[i] = lib->symbol(ex_names[i])) != nullptr;
     if (have_ex) {
+      const char* rank_k_names[6] = {"bli_ssyrk_ex", "bli_dsyrk_ex", "bli_csyrk_ex", "bli_zsyrk_ex", "bli_cherk_ex", "bli_zherk_ex"};
+      for (int i = 0; i < 6; ++i) lib->blis_rank_k_ex_[i] = lib->symbol(rank_k_names[i]);
       lib->blis_cntx_ = query_cntx();
       lib->blis_rntm_ = blis_expert::one_thread_runtime(rntm_init);
-      choice->interface = "bli_?gemm_ex, context " + choice->running + " (bli_gks_query_cntx), 1-thread runtime";
+      const bool rank_k_ex = std::all_of(std::begin(lib->blis_rank_k_ex_), std::end(lib->blis_rank_k_ex_), [](void* f) { return f != nullptr; });
+      choice->interface = std::string(rank_k_ex ? "bli_?gemm_ex, bli_?syrk_ex, bli_?herk_ex" : "bli_?gemm_ex") + ", context " +
+                          choice->running + " (bli_gks_query_cntx), 1-thread runtime";
     } else {
       choice->interface = blis_expert::available() ? "cblas (this BLIS lacks the expert symbols)"
                                                    : "cblas (prism built without <blis.h>)";

@@ -133,8 +133,11 @@ class blas_library {
   bool shared_ = false;
   void* handle_ = nullptr;
   void* gemm_[4] = {};  // s, d, c, z
-  // BLIS leaves: bli_{s,d,c,z}gemm_ex, the context and the one-thread runtime they get.
+  // BLIS leaves: bli_{s,d,c,z}gemm_ex, bli_{s,d,c,z}syrk_ex and bli_{c,z}herk_ex (slots 0..5
+  // as in blas_rank_k.cpp; null where absent: CBLAS then), the context and the one-thread
+  // runtime they get.
   void* blis_ex_[4] = {};
+  void* blis_rank_k_ex_[6] = {};
   void* blis_cntx_ = nullptr;
   void* blis_rntm_ = nullptr;
   std::unique_ptr<kernel_choice> kernels_;

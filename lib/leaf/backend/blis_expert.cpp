@@ -127,6 +127,30 @@ void gemm(void* fn, char transa, char transb, std::int64_t m, std::int64_t n, st
                            static_cast<rntm_t*>(rntm));
 }
 
+template <scalar T>
+void syrk(void* fn, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda,
+          T beta, T* C, std::int64_t ldc, void* cntx, void* rntm) {
+  using B_t = typename blis_type<T>::type;
+  using ex = void (*)(uplo_t, trans_t, dim_t, dim_t, B_t*, B_t*, inc_t, inc_t, B_t*, B_t*, inc_t, inc_t, cntx_t*,
+                      rntm_t*);
+  reinterpret_cast<ex>(fn)(uplo == 'U' ? BLIS_UPPER : BLIS_LOWER, blis_trans(trans), dim_t(n), dim_t(k),
+                           reinterpret_cast<B_t*>(&alpha), reinterpret_cast<B_t*>(const_cast<T*>(A)), 1, inc_t(lda),
+                           reinterpret_cast<B_t*>(&beta), reinterpret_cast<B_t*>(C), 1, inc_t(ldc),
+                           static_cast<cntx_t*>(cntx), static_cast<rntm_t*>(rntm));
+}
+
+template <scalar T>
+void herk(void* fn, char uplo, char trans, std::int64_t n, std::int64_t k, double alpha, const T* A,
+          std::int64_t lda, double beta, T* C, std::int64_t ldc, void* cntx, void* rntm) {
+  using B_t = typename blis_type<T>::type;
+  using R = typename T::value_type;
+  R a = R(alpha), b = R(beta);
+  using ex = void (*)(uplo_t, trans_t, dim_t, dim_t, R*, B_t*, inc_t, inc_t, R*, B_t*, inc_t, inc_t, cntx_t*, rntm_t*);
+  reinterpret_cast<ex>(fn)(uplo == 'U' ? BLIS_UPPER : BLIS_LOWER, blis_trans(trans), dim_t(n), dim_t(k), &a,
+                           reinterpret_cast<B_t*>(const_cast<T*>(A)), 1, inc_t(lda), &b, reinterpret_cast<B_t*>(C), 1,
+                           inc_t(ldc), static_cast<cntx_t*>(cntx), static_cast<rntm_t*>(rntm));
+}
+
 #else  // built without <blis.h>
 
 bool available() noexcept { return false; }
@@ -139,6 +163,11 @@ void* one_thread_runtime(void*) { return nullptr; }
 template <scalar T>
 void gemm(void*, char, char, std::int64_t, std::int64_t, std::int64_t, T, const T*, std::int64_t, const T*,
           std::int64_t, T, T*, std::int64_t, void*, void*) {}
+template <scalar T>
+void syrk(void*, char, char, std::int64_t, std::int64_t, T, const T*, std::int64_t, T, T*, std::int64_t, void*, void*) {}
+template <scalar T>
+void herk(void*, char, char, std::int64_t, std::int64_t, double, const T*, std::int64_t, double, T*, std::int64_t,
+          void*, void*) {}
 
 #endif
 
@@ -150,5 +179,18 @@ PRISM_INSTANTIATE(double)
 PRISM_INSTANTIATE(std::complex<float>)
 PRISM_INSTANTIATE(std::complex<double>)
 #undef PRISM_INSTANTIATE
+#define PRISM_INSTANTIATE(T)                                                                                        \
+  template void syrk<T>(void*, char, char, std::int64_t, std::int64_t, T, const T*, std::int64_t, T, T*, std::int64_t, \
+                        void*, void*);
+PRISM_INSTANTIATE(float)
+PRISM_INSTANTIATE(double)
+PRISM_INSTANTIATE(std::complex<float>)
+PRISM_INSTANTIATE(std::complex<double>)
+#undef PRISM_INSTANTIATE
+template void herk<std::complex<float>>(void*, char, char, std::int64_t, std::int64_t, double, const std::complex<float>*,
+                                        std::int64_t, double, std::complex<float>*, std::int64_t, void*, void*);
+template void herk<std::complex<double>>(void*, char, char, std::int64_t, std::int64_t, double,
+                                         const std::complex<double>*, std::int64_t, double, std::complex<double>*,
+                                         std::int64_t, void*, void*);
 
 }  // namespace prism::detail::blis_expert

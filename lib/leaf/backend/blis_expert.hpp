@@ -41,4 +41,16 @@ void gemm(void* fn, char transa, char transb, std::int64_t m, std::int64_t n, st
           const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc, void* cntx,
           void* rntm);
 
+/// C's uplo triangle = alpha op(A) op(A)^T + beta C through a bli_?syrk_ex entry point `fn`,
+/// as gemm above; trans 'N' or 'T'.
+template <scalar T>
+void syrk(void* fn, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda,
+          T beta, T* C, std::int64_t ldc, void* cntx, void* rntm);
+
+/// C's uplo triangle = alpha op(A) op(A)^H + beta C (alpha, beta real) through a bli_?herk_ex
+/// entry point `fn`, as gemm above; T complex, trans 'N' or 'C'.
+template <scalar T>
+void herk(void* fn, char uplo, char trans, std::int64_t n, std::int64_t k, double alpha, const T* A,
+          std::int64_t lda, double beta, T* C, std::int64_t ldc, void* cntx, void* rntm);
+
 }  // namespace prism::detail::blis_expert
