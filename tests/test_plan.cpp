@@ -413,3 +413,28 @@ TEST_CASE("execute refuses a plan that does not fit the context before C is touc
   for (double x : c) REQUIRE(x == 3.0);
   run_and_check<double>(three, with_threads(3));  // and it runs where it fits
 }
+
+TEST_CASE("a problem whose type is not s, d, c or z is refused; parse names the problem line") {
+  context ctx;
+  ctx.set_threads(2).set_small_flops(0);
+  for (std::int64_t n : {4, 40}) {
+    problem p{scalar_type::d, 'N', 'N', n, n, 3000};
+    p.type = scalar_type(0);
+    CHECK_THROWS_WITH_AS(make_plan(p, ctx), doctest::Contains("the type must be s, d, c or z"), plan_error);
+    p.type = scalar_type('q');
+    CHECK_THROWS_WITH_AS(make_plan(p, ctx), doctest::Contains("the type must be s, d, c or z"), plan_error);
+  }
+  CHECK_THROWS_WITH_AS(rank_k_problem(scalar_type(0), operation::syrk, 'U', 'N', 8, 8),
+                       doctest::Contains("the type must be s, d, c or z"), plan_error);
+  const auto says = [](const std::string& text, const std::string& words) {
+    try {
+      (void)plan::parse(text);
+      FAIL("accepted");
+    } catch (const plan_error& e) {
+      CHECK_MESSAGE(std::string(e.what()) == words, e.what());
+    }
+  };
+  says("prism-plan 1\nproblem d XN 1 1 1\nthreads 1\nleaf\n", "prism plan: line 2: trans must be N, T or C, got 'X'");
+  says("prism-plan 1\nproblem d NN -1 1 1\nthreads 1\nleaf\n", "prism plan: line 2: problem sizes must be >= 0");
+  says("prism-plan 2\nproblem d syrk XT 4 4 4\nthreads 1\nleaf\n", "prism plan: line 2: uplo must be U or L, got 'X'");
+}

@@ -287,6 +287,7 @@ std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B
 rank_k_choice search(const problem& p, const context& ctx, bool least_memory) {
   if (p.op == operation::gemm) throw plan_error("choose_rank_k_ranks: a gemm problem (use choose_ranks)");
   if (p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
+  if (element_size(p.type) == 0) throw plan_error("the type must be s, d, c or z");
   ranks::check_countable(p, ctx.ranks(), 1);
   rank_k_choice out;
   out.source = p;

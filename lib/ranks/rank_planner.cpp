@@ -649,6 +649,7 @@ class rank_search {
     p.transa = detail::normalised_trans(p.transa);
     p.transb = detail::normalised_trans(p.transb);
     if (p.m < 0 || p.n < 0 || p.k < 0) throw plan_error("problem sizes must be >= 0");
+    if (element_size(p.type) == 0) throw plan_error("the type must be s, d, c or z");
     return p;
   }
 

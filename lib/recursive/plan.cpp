@@ -72,6 +72,7 @@ problem rank_k_problem(scalar_type t, operation op, char uplo, char trans, std::
   p.type = t, p.op = op, p.uplo = up(uplo), p.m = n, p.n = n, p.k = k;
   p.transa = up(trans);
   if (op == operation::gemm) throw plan_error("rank_k_problem: the operation must be syrk or herk");
+  if (element_size(p.type) == 0) throw plan_error("the type must be s, d, c or z");
   if (p.uplo != 'U' && p.uplo != 'L') throw plan_error(std::string("uplo must be U or L, got '") + uplo + "'");
   if (op == operation::syrk && !is_complex(t) && p.transa == 'C') p.transa = 'T';  // real syrk: 'C' is 'T'
   const bool ok = p.transa == 'N' || (op == operation::herk ? p.transa == 'C' : p.transa == 'T');
@@ -88,6 +89,7 @@ namespace {
 // The problem and root share a plan states, checked before its nodes.
 void check_problem(const problem& pr, const resources& root) {
   if (pr.m < 0 || pr.n < 0 || pr.k < 0) fail("problem sizes must be >= 0");
+  if (element_size(pr.type) == 0) fail("the type must be s, d, c or z");
   for (char t : {pr.transa, pr.transb})
     if (t != 'N' && t != 'T' && t != 'C') fail(std::string("trans must be N, T or C, got '") + t + "'");
   if (pr.op > operation::herk) fail("operation must be gemm, syrk or herk");
@@ -575,13 +577,17 @@ struct plan_reader {
         p = rank_k_problem(p.type, t[2] == "syrk" ? operation::syrk : operation::herk, t[3][0], t[3][1], n,
                            integer(t[5 + off], "k"));
       } catch (const plan_error& e) {
-        throw fail(e.what());
+        const std::string why = e.what(), prefix = "prism plan: ";  // (fail adds the line and its own prefix)
+        throw fail(why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
       }
     } else {
       if (t[2].size() != 2) throw fail("trans must be two letters from N, T, C, got '" + t[2] + "'");
+      for (char c : t[2])
+        if (c != 'N' && c != 'T' && c != 'C') throw fail(std::string("trans must be N, T or C, got '") + c + "'");
       p.transa = t[2][0], p.transb = t[2][1];
       p.m = integer(t[3], "m"), p.n = integer(t[4], "n"), p.k = integer(t[5], "k");
     }
+    if (p.m < 0 || p.n < 0 || p.k < 0) throw fail("problem sizes must be >= 0");
     ++at;
     return p;
   }

@@ -464,6 +464,7 @@ plan make_rank_k_plan(const problem& p0, const context& ctx) {
 }  // namespace
 
 plan detail::make_local_plan(const problem& p0, const context& ctx) {
+  if (element_size(p0.type) == 0) throw plan_error("the type must be s, d, c or z");
   if (p0.op != operation::gemm) return make_rank_k_plan(p0, ctx);
   if (ctx.ranks() > 1)
     throw plan_error("a plan over " + std::to_string(ctx.ranks()) +
