@@ -242,6 +242,11 @@ TEST_CASE("context reads its environment variables and rejects malformed ones") 
   CHECK_THROWS_AS(context::from_env(), prism::error);
   for (const char* v : {"PRISM_NUM_THREADS", "PRISM_MAX_MEMORY", "PRISM_SMALL_FLOPS", "PRISM_LEAF"}) unsetenv(v);
   CHECK_THROWS_AS(context().set_threads(0), prism::error);
+  // gpu leaves belong to a GPU plan, never a context's choice; nor does a cast value.
+  CHECK_THROWS_WITH_AS(context().set_leaf(leaf_backend::gpu), doctest::Contains("openblas, blis, streaming or auto"),
+                       prism::error);
+  CHECK_THROWS_AS(context().set_leaf(leaf_backend(42)), prism::error);
+  CHECK(context().set_leaf(leaf_backend::streaming).leaf() == leaf_backend::streaming);
 }
 
 // Run by ctest as test_contract_bad_topology, alone, under PRISM_TOPOLOGY=garbage:::.

@@ -130,7 +130,7 @@ syrk_case syrk_bound_case(std::int64_t n, std::int64_t k, std::int64_t p);
 /// n(n-1)k/(2p) off-diagonal multiply-adds touches (docs/data-movement.md, "SYRK"):
 /// one_d (n-1)^2/2 + nk/p, two_d k sqrt(n(n-1)/p) + n(n-1)/(2p), three_d
 /// 3/2 (n(n-1)k/p)^(2/3); p = 1: nk + n(n-1)/2, everything. 0 when n < 2 or k = 0.
-/// E.g. n = k = 4096, p = 8: 6290432.
+/// E.g. n = k = 4096, p = 8: 6290431.96 (3D).
 double syrk_parallel_io(std::int64_t n, std::int64_t k, std::int64_t p);
 
 /// Words of A and of C's strict triangle a rank owns under a balanced layout:
@@ -140,7 +140,7 @@ double syrk_owned(std::int64_t n, std::int64_t k, std::int64_t p);
 /// The parallel memory-independent SYRK lower bound per rank (Al Daas et al., SPAA'23; derived
 /// in docs/data-movement.md): syrk_parallel_io - syrk_owned, floored at 0, in words a rank must
 /// receive or send. one_d (n-1)^2/2 - n(n-1)/(2p); two_d k sqrt(n(n-1)/p) - nk/p; three_d
-/// 3/2 (n(n-1)k/p)^(2/3) - (nk + n(n-1)/2)/p. E.g. n = k = 4096 on 8 (3D): 3144960 words,
+/// 3/2 (n(n-1)k/p)^(2/3) - (nk + n(n-1)/2)/p. E.g. n = k = 4096 on 8 (3D): 3144959.96 words,
 /// half of gemm's 6291456 for the full square; 256 x 2^20 on 16 (1D): 30472.5.
 double syrk_parallel_io_minus_owned(std::int64_t n, std::int64_t k, std::int64_t p);
 

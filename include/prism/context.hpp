@@ -82,12 +82,14 @@ class context {
   /// Calls with fewer real flops than this run as one leaf on the calling thread (0: never);
   /// unless set, the machine description's small_flops.
   double small_flops() const;
-  /// Sets the small-problem threshold; 0 forces the recursion even for tiny sizes.
+  /// Sets the small-problem threshold; 0 forces the recursion even for tiny sizes. Throws
+  /// prism::error unless flops >= 0 (NaN included).
   context& set_small_flops(double flops);
 
   /// Leaf backend choice.
   leaf_backend leaf() const noexcept { return leaf_; }
-  /// Sets the leaf backend.
+  /// Sets the leaf backend; throws prism::error for leaf_backend::gpu (a GPU plan's own
+  /// leaves, not a choice) or a value outside the enumeration.
   context& set_leaf(leaf_backend b);
 
   /// BFS levels allowed past one thread per share, for work-stealing balance (0..8).
@@ -97,7 +99,8 @@ class context {
 
   /// Smallest leaf (real flops) an extra level may create.
   double min_leaf_flops() const noexcept { return min_leaf_flops_; }
-  /// Sets the smallest leaf an extra BFS level may create.
+  /// Sets the smallest leaf an extra BFS level may create; throws prism::error unless
+  /// flops >= 0 (NaN included).
   context& set_min_leaf_flops(double flops);
 
   /// The topology plans are made for: NUMA domains and caches (description().topo()).

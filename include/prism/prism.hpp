@@ -9,6 +9,7 @@
 #include <prism/machine.hpp>
 #include <prism/placement.hpp>
 #include <prism/plan.hpp>
+#include <prism/rank_model.hpp>
 #include <prism/syrk.hpp>
 #include <prism/topology.hpp>
 #include <prism/traffic.hpp>

@@ -86,7 +86,8 @@ struct traffic_report {
 /// over S domains is read 1/|S| locally when the reader is one of them; k-cut
 /// temporaries C' live on the domains that compute them and are read once, for the
 /// reduction, by the first domain of the part that owns C (where the executor reduces).
-/// docs/data-movement.md "Across NUMA domains" works an example.
+/// docs/data-movement.md "Across NUMA domains" works an example. gemm plans only: a syrk or
+/// herk plan throws prism::plan_error.
 traffic_report predict_traffic(const plan& p, placement where);
 
 /// One cache as the model sees it: capacity and line, in bytes.
@@ -97,7 +98,9 @@ struct cache_shape {
 
 /// Predicted elements received by all of a plan's threads from below a cache of the given
 /// shape, one thread's share (the caller divides a shared cache), by the model of the file
-/// comment; a one-leaf plan gives the plain BLAS call's prediction.
+/// comment; a one-leaf plan gives the plain BLAS call's prediction. A syrk or herk plan is
+/// counted as the gemm products its leaves are (a triangle leaf as its whole square): an
+/// upper estimate, not a model of the rank-k kernels.
 double predict_cache_words(const plan& p, const cache_shape& cache);
 
 /// Traffic at one level of the machine: predicted elements received, the lower bound for
@@ -114,7 +117,10 @@ struct level_traffic {
 /// thread's share: size / min(PUs sharing it, threads); predicted for all threads
 /// together), NUMA domains when the plan spans several (the busiest domain's remote
 /// elements under the placement helper), ranks when it spans several (rank_model, the
-/// busiest rank, `rank_memory_words` of memory each). Bounds from prism/bounds.hpp.
+/// busiest rank, `rank_memory_words` of memory each). Bounds from prism/bounds.hpp. A syrk
+/// or herk plan gets its cache levels as predict_cache_words counts them, beside gemm's
+/// bounds for the same m, n, k (not a rank-k bound); one spanning
+/// several NUMA domains throws prism::plan_error (predict_traffic's model is gemm's).
 std::vector<level_traffic> predict_levels(const plan& p, const topology& machine,
                                           double rank_memory_words = bounds::unlimited);
 

@@ -210,7 +210,8 @@ std::vector<level_traffic> detail::predict_local_levels(const plan& p, const top
   for (const cache_level& c : machine.caches()) {
     const std::uint64_t share = c.size_bytes / std::uint64_t(std::max(1, std::min(c.pus_sharing, p.threads())));
     level_traffic l;
-    l.level = "L" + std::to_string(c.level);
+    l.level = "L";
+    l.level += std::to_string(c.level);  // (not "L" + ...: GCC 12 warns -Wrestrict on it)
     l.capacity = double(share) / elem;
     l.predicted = predict_cache_words(p, cache_shape{share, c.line_bytes});
     if (threads == 1) {

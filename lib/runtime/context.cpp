@@ -49,6 +49,9 @@ context& context::set_small_flops(double flops) {
 }
 
 context& context::set_leaf(leaf_backend b) {
+  if (b != leaf_backend::openblas && b != leaf_backend::blis && b != leaf_backend::automatic &&
+      b != leaf_backend::streaming)
+    throw error("the leaf backend must be openblas, blis, streaming or auto (gpu leaves come with a GPU plan)");
   leaf_ = b;
   detail::context_access::fresh_runtime(*this);
   return *this;
