@@ -115,8 +115,9 @@ class blas_library {
   /// one of prism's leaf builds (a benchmark peer).
   const kernel_choice* kernels() const noexcept { return kernels_.get(); }
 
-  /// True when gemm goes through BLIS's typed expert interface (bli_?gemm_ex with the
-  /// copy's context and a one-thread runtime) rather than CBLAS.
+  /// True when gemm (and syrk / herk, where this BLIS has bli_?syrk_ex / bli_?herk_ex) go
+  /// through BLIS's typed expert interface (the copy's context, a one-thread runtime)
+  /// rather than CBLAS.
   bool blis_expert() const noexcept { return blis_cntx_ != nullptr; }
 
   /// Any symbol of the library, or nullptr.
