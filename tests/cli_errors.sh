@@ -118,6 +118,7 @@ bad "^prism: PRISM_SMALL_FLOPS: not a whole number with an optional K, M or G su
 # Rates and flop counts also as decimal numbers, as the help and the README write their defaults.
 good " ranks=2 rank_flops=5e\+10 rank_bandwidth=2\.5e\+09$" PRISM_RANK_FLOPS=50e9 -- plan 64 64 64 --ranks 2 --rank-bandwidth 2.5e9
 good " small_flops=1e\+06 " PRISM_SMALL_FLOPS=1e6 -- plan 8 8 8
+bad "^prism: PRISM_SMALL_FLOPS: not a whole number .*: '0x10'$" PRISM_SMALL_FLOPS=0x10 -- plan 8 8 8  # decimal only
 bad "^prism: PRISM_TOPOLOGY: hwloc: invalid synthetic topology 'nonsense'$" PRISM_TOPOLOGY=nonsense -- plan 8 8 8
 
 # What works.

@@ -187,7 +187,8 @@ double parse_rate(const std::string& text) {
   if (size.problem.empty()) return double(size.value);
   // Else a decimal number as written, e.g. "50e9": digits or a point first, all of it read.
   char* end = nullptr;
-  const bool decimal = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.');
+  const bool decimal = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') &&
+                       text.find_first_of("xXpP") == std::string::npos;  // (strtod reads hexadecimal too: "0x10")
   const double v = decimal ? std::strtod(text.c_str(), &end) : 0.0;
   if (decimal && end == text.c_str() + text.size() && std::isfinite(v)) return v;
   throw error("not a whole number with an optional K, M or G suffix, nor a decimal number such as 5e9: '" + text + "'");
