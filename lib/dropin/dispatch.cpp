@@ -127,12 +127,6 @@ const bool fork_handler = [] {
   return true;
 }();
 
-// Marks that this process has entered prism's path (read by the fork handler above): its
-// settings' first reading, which every call that is not a fast path makes.
-void note_entered() noexcept {
-  if (!entered.load(std::memory_order_relaxed)) entered.store(true);  // (seq_cst: before the lock, on any CPU)
-}
-
 // Namespace-scope storage (not function-local statics): the exit summary below reads
 // them, and objects built on first use would be destroyed before it runs.
 std::once_flag settings_once;
@@ -143,7 +137,10 @@ const settings& config() {
   // The common case is one acquire load; call_once only until the settings exist.
   if (settings_ready.load(std::memory_order_acquire)) [[likely]]
     return the_settings;
-  note_entered();  // before the lock: a child forked while a thread holds it uses the backend
+  // Entering prism's path is the settings' first reading, which every call that is not a
+  // fast path makes; marked before the lock (seq_cst: on any CPU), so a child forked while
+  // a thread holds it uses the backend.
+  entered.store(true);
   std::call_once(settings_once, [] {
     the_settings = read_settings();
     settings_ready.store(true, std::memory_order_release);

@@ -216,7 +216,8 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
   const double per_k = double(std::max(rows, cols)) * double(elem);  // slot bytes per unit of k
   const double largest = std::max(1000.0 * t.rates.call_seconds * t.rates.link_in, per_k);
   // A chunk's depth may be its rows (op(A) = A^T, op(B) = B), a device-side pitch.
-  const double kc_max = std::min({room / (4.0 * per_k), largest / per_k, double(INT_MAX), double(t.max_pitch / elem)});
+  const double kc_memory = std::min({room / (4.0 * per_k), double(INT_MAX), double(t.max_pitch / elem)});
+  const double kc_max = std::min(kc_memory, largest / per_k);
   if (kc_max < 1) return {};
   const std::int64_t k0 = std::max<std::int64_t>(1, std::int64_t(std::ceil(double(k) / std::floor(kc_max))));
   // From the fewest, each about a quarter more, up to 16 times as many: finer chunks leave
@@ -229,9 +230,9 @@ std::vector<int> chunk_counts(std::int64_t k, std::int64_t rows, std::int64_t co
   }
   // When none of those, as cut (up to an alignment deeper than k / count), fits the memory:
   // about the fewest that do (fewest_chunks).
-  const std::int64_t kc_memory = std::int64_t(std::min({room / (4.0 * per_k), double(INT_MAX), double(t.max_pitch / elem)}));
-  if (std::none_of(counts.begin(), counts.end(), [&](int f) { return deepest_chunk(k, f, type) <= kc_memory; })) {
-    const int fit = int(fewest_chunks(k, kc_memory, type));
+  const std::int64_t depth = std::int64_t(kc_memory);
+  if (std::none_of(counts.begin(), counts.end(), [&](int f) { return deepest_chunk(k, f, type) <= depth; })) {
+    const int fit = int(fewest_chunks(k, depth, type));
     if (std::find(counts.begin(), counts.end(), fit) == counts.end()) counts.push_back(fit);
   }
   return counts;

@@ -51,10 +51,11 @@ void blas_library::syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T
   static constexpr const char* names[4] = {"cblas_ssyrk", "cblas_dsyrk", "cblas_csyrk", "cblas_zsyrk"};
   constexpr int s = type_slot<T>();
   scale_unless_finite(beta, C, ldc, n, n, char(std::toupper(uplo)), false);
-  if (blis_cntx_ != nullptr && blis_rank_k_ex_[s] != nullptr)  // as gemm: the same runtime on every thread
-    return blis_expert::syrk<T>(blis_rank_k_ex_[s], char(std::toupper(uplo)), char(std::toupper(trans)), n, k, alpha,
-                                A, lda, beta, C, ldc, blis_cntx_, blis_rntm_);
-  void* fn = lookup(*this, s, names[s]);
+  const bool expert = blis_cntx_ != nullptr && blis_rank_k_ex_[s] != nullptr;  // as gemm: one runtime, every thread
+  void* fn = expert ? blis_rank_k_ex_[s] : lookup(*this, s, names[s]);
+  if (expert)
+    return blis_expert::syrk<T>(fn, char(std::toupper(uplo)), char(std::toupper(trans)), n, k, alpha, A, lda, beta, C,
+                                ldc, blis_cntx_, blis_rntm_);
   const int u = cblas_uplo(uplo), t = cblas_trans(trans);
   // cblas_?syrk(order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); complex scalars by pointer.
   auto call = [&]<class I>(I) {
@@ -75,13 +76,13 @@ void blas_library::herk(char uplo, char trans, std::int64_t n, std::int64_t k, d
   static_assert(type_slot<T>() >= 2, "herk is complex only");
   constexpr bool single = std::same_as<T, std::complex<float>>;
   using R = std::conditional_t<single, float, double>;
-  if (void* ex = blis_rank_k_ex_[single ? 4 : 5]; blis_cntx_ != nullptr && ex != nullptr) {  // as syrk
-    scale_unless_finite(beta, C, ldc, n, n, char(std::toupper(uplo)), true);
-    return blis_expert::herk<T>(ex, char(std::toupper(uplo)), char(std::toupper(trans)), n, k, alpha, A, lda, beta, C,
-                                ldc, blis_cntx_, blis_rntm_);
-  }
-  void* fn = lookup(*this, single ? 4 : 5, single ? "cblas_cherk" : "cblas_zherk");
+  const int slot = single ? 4 : 5;
+  const bool expert = blis_cntx_ != nullptr && blis_rank_k_ex_[slot] != nullptr;  // as syrk
+  void* fn = expert ? blis_rank_k_ex_[slot] : lookup(*this, slot, single ? "cblas_cherk" : "cblas_zherk");
   scale_unless_finite(beta, C, ldc, n, n, char(std::toupper(uplo)), true);
+  if (expert)
+    return blis_expert::herk<T>(fn, char(std::toupper(uplo)), char(std::toupper(trans)), n, k, alpha, A, lda, beta, C,
+                                ldc, blis_cntx_, blis_rntm_);
   const int u = cblas_uplo(uplo), t = cblas_trans(trans);
   // cblas_?herk(order, uplo, trans, n, k, alpha (real), A, lda, beta (real), C, ldc).
   auto call = [&]<class I>(I) {
