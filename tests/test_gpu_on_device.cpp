@@ -4,7 +4,8 @@
 // alpha / beta (NaN in C with beta = 0), k = 0, leading dimensions above the rows, syrk and
 // herk in both triangles with k from 1 to millions (the other triangle untouched, a herk
 // diagonal real), nothing across the link, the device that holds the operands among 1-4,
-// and host and device pointers mixed in one call refused with C untouched.
+// host and device pointers mixed in one call refused with C untouched, and a failing device
+// call's error saying what became of C.
 //
 // An emulated device's memory is host memory the device accounts for, so the test writes
 // and reads it directly; the device's counters show the call ran there (kernels, no link).
@@ -33,10 +34,10 @@ namespace {
 
 constexpr std::size_t MiB = std::size_t(1) << 20;
 
-// A context on `count` emulated devices of `bytes` each (the model decides: -1).
-context on_devices(int count, std::size_t bytes) {
+// A context on `count` emulated devices of `bytes` each, with `opts` (delays, failures).
+context on_devices(int count, std::size_t bytes, const gpu::emulation_options& opts = {}) {
   context c = test::pinned_context(2);
-  detail::context_access::set_devices(c, gpu::emulated_devices(count, bytes));
+  detail::context_access::set_devices(c, gpu::emulated_devices(count, bytes, opts));
   return c;
 }
 
@@ -374,6 +375,46 @@ TEST_CASE("host and device pointers mixed in one call are refused, C untouched")
   // alpha = 0 reads neither A nor B: a host A beside a device C is then no mix.
   CHECK_NOTHROW(gemm<double>('N', 'N', 64, 64, 64, 0.0, A.data(), 64, B.data(), 64, 0.5, dC.p, 64, c));
   CHECK(dC.host() == std::vector<double>(64 * 64, 1.5));
+}
+
+TEST_CASE("a device failure on device operands says what became of C: untouched before work was queued, else maybe partly written") {
+  // The operands are the device's allocations 0-2; the call's workspace is allocation 3.
+  const std::int64_t n = 12, k = 100000;  // gemm: k panels on several streams, with a workspace
+  std::mt19937_64 gen(23);
+  const std::vector<double> A = test::random_matrix<double>(k, n, k, gen), C0 = test::random_matrix<double>(n, n, n, gen);
+  const auto message = [&](const gpu::emulation_options& o, double alpha, bool rank_k, bool& untouched) {
+    const context c = on_devices(1, 64 * MiB, o);
+    gpu::device& dev = device_of(c, 0);
+    const on_device<double> dA(dev, A), dB(dev, A), dC(dev, C0);
+    std::string what = "no error";
+    try {
+      if (rank_k) syrk<double>('L', 'T', n, k, alpha, dA.p, k, 0.5, dC.p, n, c);
+      else gemm<double>('T', 'N', n, n, k, alpha, dA.p, k, dB.p, k, 0.5, dC.p, n, c);
+    } catch (const error& e) {
+      what = e.what();
+    }
+    untouched = dC.host() == C0;
+    return what;
+  };
+  for (bool rank_k : {false, true})
+    for (double alpha : {1.0, 0.0}) {  // a product; C = beta C (syrk: in panels, with a scratch)
+      CAPTURE(rank_k);
+      CAPTURE(alpha);
+      bool untouched = false;
+      gpu::emulation_options o;
+      if (alpha != 0.0 || rank_k) {  // (gemm's C = beta C needs no workspace)
+        o.fail_allocation = 3;
+        const std::string before = message(o, alpha, rank_k, untouched);
+        CHECK_MESSAGE(before.find("allocate(") != std::string::npos, before);
+        CHECK_MESSAGE(before.find("; C untouched") != std::string::npos, before);
+        CHECK(untouched);
+      }
+      o.fail_allocation = -1;
+      o.fail_kernel = 0;
+      const std::string during = message(o, alpha, rank_k, untouched);
+      CHECK_MESSAGE(during.find("injected failure (fail_kernel = 0)") != std::string::npos, during);
+      CHECK_MESSAGE(during.find("; C may be partly written") != std::string::npos, during);
+    }
 }
 
 TEST_CASE("execute runs a plan on device operands on device pointers, and only there") {

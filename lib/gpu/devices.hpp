@@ -19,6 +19,7 @@ struct emulation_options {
   unsigned max_delay_us = 300;       ///< the longest delay
   long fail_allocation = -1;         ///< the n-th device allocation (0-based, over the device's life) throws; -1 never
   long fail_copy = -1;               ///< the n-th copy throws (at its synchronize, as CUDA's async errors do); -1 never
+  long fail_kernel = -1;             ///< the n-th kernel (gemm, rank_k, geam, add_triangle, fill_zero) throws likewise
   std::size_t max_pitch = 2147483647;  ///< the largest copy_2d pitch in bytes (CUDA's memPitch on the devices known)
 };
 

@@ -220,6 +220,7 @@ struct emulated_device::state {
   std::size_t registrations = 0;  // register_host calls
   long allocations_made = 0;  // allocate calls so far (fail_allocation counts these)
   long copies_made = 0;       // accepted copy_2d calls so far (fail_copy counts these)
+  long kernels_made = 0;      // accepted kernels so far (fail_kernel counts these)
   link_counters counters;
   std::mt19937_64 rng;
 
@@ -321,6 +322,19 @@ void enqueue(emulated_device::state& st, emulated_stream& s, const char* call, s
     delay = st.delay();
   }
   s.queue.push({task::kind::work, std::move(fn), nullptr, delay, call});
+}
+
+// Queues a kernel on s, counted; the n-th (opts.fail_kernel) throws instead, at its synchronize.
+void enqueue_kernel(emulated_device::state& st, emulated_stream& s, const char* call, std::function<void()> fn) {
+  long nth;
+  {
+    const std::lock_guard<std::mutex> lock(st.m);
+    ++st.counters.kernels;
+    nth = st.kernels_made++;
+  }
+  if (nth == st.opts.fail_kernel)
+    fn = [nth] { throw std::runtime_error("injected failure (fail_kernel = " + std::to_string(nth) + ")"); };
+  enqueue(st, s, call, std::move(fn));
 }
 
 }  // namespace
@@ -507,9 +521,8 @@ void emulated_device::fill_zero(void* p, std::size_t bytes, stream& s) {
   {
     const std::lock_guard<std::mutex> lock(st_->m);
     st_->need_device("fill_zero", "p", p, bytes);
-    ++st_->counters.kernels;
   }
-  enqueue(*st_, es, "fill_zero", [=] {
+  enqueue_kernel(*st_, es, "fill_zero", [=] {
     if (bytes > 0) std::memset(p, 0, bytes);
   });
 }
@@ -539,13 +552,12 @@ void emulated_device::gemm(scalar_type t, stream& s, char transa, char transb, s
       }
       st_->need_device(call, "C", C, matrix_bytes(m, n, ldc, e));
     }
-    ++st_->counters.kernels;
   }
   with_type(t, [&]<class T>() {
     const T a = *static_cast<const T*>(alpha), b = *static_cast<const T*>(beta);  // read now, as CUDA does
     const T *pa = static_cast<const T*>(A), *pb = static_cast<const T*>(B);
     T* pc = static_cast<T*>(C);
-    enqueue(*st_, es, call, [=] {
+    enqueue_kernel(*st_, es, call, [=] {
       if (m > 0 && n > 0) leaf_gemm<T>(leaf_backend::openblas, ta, tb, m, n, k, a, pa, lda, pb, ldb, b, pc, ldc);
     });
   });
@@ -574,7 +586,6 @@ void emulated_device::rank_k(scalar_type t, bool herm, stream& s, char uplo, cha
       if (k > 0) st_->need_device(call, "A", A, matrix_bytes(a_rows, a_cols, lda, element_size(t)));
       st_->need_device(call, "C", C, matrix_bytes(n, n, ldc, element_size(t)));
     }
-    ++st_->counters.kernels;
   }
   with_type(t, [&]<class T>() {
     using R = decltype(std::abs(T{}));
@@ -584,7 +595,7 @@ void emulated_device::rank_k(scalar_type t, bool herm, stream& s, char uplo, cha
     const T* pa = static_cast<const T*>(A);
     T* pc = static_cast<T*>(C);
     const char tr_blas = !complex && tr == 'C' ? 'T' : tr;
-    enqueue(*st_, es, call, [=] {
+    enqueue_kernel(*st_, es, call, [=] {
       if (n > 0) leaf_rank_k<T>(leaf_backend::openblas, herm, ul, tr_blas, n, k, a, pa, lda, b, pc, ldc);
     });
   });
@@ -609,11 +620,10 @@ void emulated_device::geam(scalar_type t, stream& s, std::int64_t m, std::int64_
       if (a != T(0)) st_->need_device(call, "A", A, matrix_bytes(m, n, lda, e));
       if (b != T(0)) st_->need_device(call, "B", B, matrix_bytes(m, n, ldb, e));
       st_->need_device(call, "C", C, matrix_bytes(m, n, ldc, e));
-      ++st_->counters.kernels;
     }
     const T *pa = static_cast<const T*>(A), *pb = static_cast<const T*>(B);
     T* pc = static_cast<T*>(C);
-    enqueue(*st_, es, call, [=] { geam_loops<T>(m, n, a, pa, lda, b, pb, ldb, pc, ldc); });
+    enqueue_kernel(*st_, es, call, [=] { geam_loops<T>(m, n, a, pa, lda, b, pb, ldb, pc, ldc); });
   });
 }
 
@@ -636,10 +646,9 @@ void emulated_device::add_triangle(scalar_type t, stream& s, char uplo, bool her
         st_->need_device(call, "C", C, matrix_bytes(n, n, ldc, e));
         st_->need_device(call, "work", work, std::uint64_t(n) * std::uint64_t(n + 1) / 2 * e);
       }
-      ++st_->counters.kernels;
     }
     T *pa = static_cast<T*>(A), *pc = static_cast<T*>(C), *pw = static_cast<T*>(work);
-    enqueue(*st_, es, call, [=] { add_triangle_loops<T>(ul, herm, n, pa, lda, b, pc, ldc, pw); });
+    enqueue_kernel(*st_, es, call, [=] { add_triangle_loops<T>(ul, herm, n, pa, lda, b, pc, ldc, pw); });
   });
 }
 

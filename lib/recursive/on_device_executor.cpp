@@ -23,6 +23,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace prism::detail {
@@ -176,6 +178,34 @@ void drain(gpu::device& dev, device_kit& kit) noexcept {
     }
 }
 
+// Runs work(kit) on a kit of `streams` streams and `bytes` of workspace on dev and waits for
+// it. On operands in device memory a failure has no host copy to finish from, so a device
+// error is rethrown saying what became of C: untouched when the kit could not be had (nothing
+// queued yet), maybe partly written once work was queued.
+template <class Work>
+void with_kit(gpu::device& dev, int streams, std::size_t bytes, Work&& work) {
+  const auto rethrow_saying = [](const char* of_c) {
+    try {
+      throw;
+    } catch (const gpu::device_error& e) {
+      throw gpu::device_error(std::string(e.what()) + of_c, e.out_of_memory());
+    }
+  };
+  std::optional<device_kit> kit;
+  try {
+    kit.emplace(dev, streams, bytes);
+  } catch (...) {
+    rethrow_saying("; C untouched");
+  }
+  try {
+    work(*kit);
+    for (auto& s : kit->streams) dev.synchronize(*s);
+  } catch (...) {
+    drain(dev, *kit);
+    rethrow_saying("; C may be partly written (its operands are on the device, with no host copy to finish from)");
+  }
+}
+
 }  // namespace
 
 gpu::device* operand_device(const context& ctx, const std::string& routine, const void* A, const void* B,
@@ -211,15 +241,10 @@ void run_on_device(const plan& p, gpu::device& dev, T alpha, const T* A, std::in
   if (p.device_memory() > dev.memory())
     throw plan_error("plan uses " + std::to_string(p.device_memory()) + " bytes of device memory; " + dev.name() +
                      " has " + std::to_string(dev.memory()));
-  device_kit kit(dev, p.streams(), p.extra_bytes());
-  device_walk<T> walk{p, dev, kit, alpha, A, B, lda, ldb, {}};
-  try {
+  with_kit(dev, p.streams(), p.extra_bytes(), [&](device_kit& kit) {
+    device_walk<T> walk{p, dev, kit, alpha, A, B, lda, ldb, {}};
     walk.run(0, target<T>{C, ldc, 0, 0, false}, beta);
-    for (auto& s : kit.streams) dev.synchronize(*s);
-  } catch (...) {
-    drain(dev, kit);
-    throw;
-  }
+  });
 }
 
 template <scalar T>
@@ -228,13 +253,13 @@ void gemm_on_device(gpu::device& dev, char ta, char tb, std::int64_t m, std::int
                     const context& ctx) {
   if ((alpha == T(0) || k == 0) && beta == T(1)) return;
   if (alpha == T(0) || k == 0) {  // C = beta C on the device; geam with alpha 0 reads no A, beta 0 no C
-    device_kit kit(dev, 1, 0);
-    const T zero(0);
-    for (std::int64_t j = 0; j < n; j += leaf_edge_max) {  // (m <= ldc, an int already)
-      T* c = C + j * ldc;
-      dev.geam(scalar_type_of<T>(), *kit.streams[0], m, std::min(leaf_edge_max, n - j), &zero, c, ldc, &beta, c, ldc, c, ldc);
-    }
-    return dev.synchronize(*kit.streams[0]);
+    return with_kit(dev, 1, 0, [&](device_kit& kit) {
+      const T zero(0);
+      for (std::int64_t j = 0; j < n; j += leaf_edge_max) {  // (m <= ldc, an int already)
+        T* c = C + j * ldc;
+        dev.geam(scalar_type_of<T>(), *kit.streams[0], m, std::min(leaf_edge_max, n - j), &zero, c, ldc, &beta, c, ldc, c, ldc);
+      }
+    });
   }
   const problem p{scalar_type_of<T>(), ta, tb, m, n, k};
   run_on_device<T>(plan_on_device(p, on_device_memory(ctx, &dev)), dev, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -251,23 +276,23 @@ void scale_triangle_on_device(gpu::device& dev, bool herm, char uplo, std::int64
   const auto scratch = [](std::int64_t w) { return temp_bytes(w, w, sizeof(T)) + packed_triangle_bytes(w, sizeof(T)); };
   std::int64_t w = std::clamp<std::int64_t>(std::int64_t(std::sqrt(double(memory) / (1.5 * sizeof(T)))), 1, std::max<std::int64_t>(n, 1));
   while (w > 1 && scratch(w) > memory) --w;
-  device_kit kit(dev, 1, scratch(w));
-  gpu::stream& s = *kit.streams[0];
-  T* zeros = static_cast<T*>(kit.workspace);
-  const std::size_t zeros_bytes = temp_bytes(w, w, sizeof(T));
-  void* packed = static_cast<std::byte*>(kit.workspace) + zeros_bytes;
-  const T zero(0);
-  for (std::int64_t j = 0; j < n; j += w) {
-    const std::int64_t b = std::min(w, n - j), rest = n - j - b;
-    T* d = C + j + j * ldc;
-    dev.fill_zero(zeros, zeros_bytes, s);  // (add_triangle overwrites them)
-    dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, b, zeros, w, &beta, d, ldc, packed);
-    if (rest == 0) continue;
-    T* r = uplo == 'L' ? d + b : d + b * ldc;
-    const std::int64_t rows = uplo == 'L' ? rest : b, cols = uplo == 'L' ? b : rest;
-    dev.geam(scalar_type_of<T>(), s, rows, cols, &zero, r, ldc, &beta, r, ldc, r, ldc);
-  }
-  dev.synchronize(s);
+  with_kit(dev, 1, scratch(w), [&](device_kit& kit) {
+    gpu::stream& s = *kit.streams[0];
+    T* zeros = static_cast<T*>(kit.workspace);
+    const std::size_t zeros_bytes = temp_bytes(w, w, sizeof(T));
+    void* packed = static_cast<std::byte*>(kit.workspace) + zeros_bytes;
+    const T zero(0);
+    for (std::int64_t j = 0; j < n; j += w) {
+      const std::int64_t b = std::min(w, n - j), rest = n - j - b;
+      T* d = C + j + j * ldc;
+      dev.fill_zero(zeros, zeros_bytes, s);  // (add_triangle overwrites them)
+      dev.add_triangle(scalar_type_of<T>(), s, uplo, herm, b, zeros, w, &beta, d, ldc, packed);
+      if (rest == 0) continue;
+      T* r = uplo == 'L' ? d + b : d + b * ldc;
+      const std::int64_t rows = uplo == 'L' ? rest : b, cols = uplo == 'L' ? b : rest;
+      dev.geam(scalar_type_of<T>(), s, rows, cols, &zero, r, ldc, &beta, r, ldc, r, ldc);
+    }
+  });
 }
 
 template <scalar T>
