@@ -555,7 +555,7 @@ TEST_CASE("a block visited again reads the partial sums its last visit wrote bac
                        doctest::Contains("no rank level"), plan_error);
 }
 
-TEST_CASE("a copy that fails at any point leaves C right, or says which block it left undefined") {
+TEST_CASE("a copy or kernel that fails at any point leaves C right, or says which block it left undefined") {
   machine_description small = test::epyc_2c();
   small.set_measured(machine_key::gpu_staging_bytes, 4096);  // pieces of a column and of columns
   const std::int64_t m = 96, n = 80, k = 70;
@@ -566,15 +566,20 @@ TEST_CASE("a copy that fails at any point leaves C right, or says which block it
   probe.set_description(small);
   std::vector<double> C = C0;
   gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.5, C.data(), m, probe);
-  const long copies = long(counters(probe)[0].copies);
+  const long copies = long(counters(probe)[0].copies), kernels = long(counters(probe)[0].kernels);
   REQUIRE(copies > 10);
+  REQUIRE(kernels > 0);
+  std::vector<long> failures;  // every third copy, then every kernel (numbered after the copies)
+  for (long at = 0; at < copies; at += 3) failures.push_back(at);
+  for (long at = copies; at < copies + kernels; ++at) failures.push_back(at);
   for (double beta : {0.0, 0.5}) {
     const test::reference<double> ref = test::reference_gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, beta, C0.data(), m);
-    for (long fail_at = 0; fail_at < copies; fail_at += 3) {
+    for (long fail_at : failures) {
       CAPTURE(beta);
       CAPTURE(fail_at);
       gpu::emulation_options o;
-      o.fail_copy = fail_at;
+      if (fail_at < copies) o.fail_copy = fail_at;
+      else o.fail_kernel = fail_at - copies;
       context c = emulated(1, 1 * MiB, o);
       c.set_description(small);
       C = C0;
