@@ -121,7 +121,7 @@ int run_rank_plan(const options& o) {
     throw bad_input("cannot plan over " + std::to_string(o.ctx.ranks()) + (o.ctx.ranks() == 1 ? " rank: " : " ranks: ") + e.what(), "-");
   }
   std::cout << "# context: " << o.ctx.describe() << '\n';
-  const bool full = o.full == 1 || (o.full == -1 && choice.chosen.ranks() <= 16);
+  const bool full = o.full == 1 || (o.full == -1 && choice.chosen.ranks() <= 16 && choice.chosen.nodes().size() <= 64);
   if (full) {
     std::cout << choice.chosen;
   } else {

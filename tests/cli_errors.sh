@@ -144,6 +144,7 @@ good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --topology "
 # Plans over MPI ranks (no MPI needed to plan).
 good "^# rank level: 7 ranks given, 7 used" -- plan 2048 2048 2048 --ranks 7 --threads 1
 good "^# summary: [0-9]+ rank-level steps" -- plan 65536 65536 65536 --ranks 16384 --threads 1
+good "^# summary: [0-9]+ rank-level steps" -- plan 4096 4096 4096 --ranks 4 --min-memory  # few ranks, thousands of nodes
 good "^# rank level: 100000 ranks given" -- plan 50000 50000 50000 --ranks 100000 --threads 1
 good "^    same rank 0 " -- plan 64 64 64 --ranks 4 --threads 1 --full
 bad "^prism: unknown option '--full' for 'prism bound'" -- bound 8 8 8 --full
