@@ -408,7 +408,7 @@ C
     setting "^prism: PRISM_TOPOLOGY: hwloc: invalid synthetic topology 'nonsense'$off" PRISM_TOPOLOGY=nonsense
     setting "^prism: PRISM_BLAS_ROUTE: 'fast' is not auto, prism, backend or gpu; routing is auto" PRISM_BLAS_ROUTE=fast
     setting "^prism: PRISM_VERBOSE: '3' is not 0, 1 or 2; calls are not logged$" PRISM_VERBOSE=3
-    setting "^prism: PRISM_STATS: 'yes' is not 0 or 1; no summary at exit$" PRISM_STATS=yes
+    setting "^prism: PRISM_STATS: 'yes' is not 0 or 1; no statistics$" PRISM_STATS=yes
     setting "^prism: PRISM_FIRST_USE: 'maybe' is not 0 or 1; prism measures at first use as by default$" PRISM_FIRST_USE=maybe
     setting "^prism: PRISM_SIMD: 'avx9' is not auto, avx2 or scalar; prism's kernels run the best target this CPU has$" \
       PRISM_SIMD=avx9 PRISM_LEAF=streaming PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0

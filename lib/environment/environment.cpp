@@ -169,7 +169,7 @@ environment read_environment() {
   e.machine_file = e.cache_dir.empty() ? "" : e.cache_dir + "/machine";
   e.first_use = flag("PRISM_FIRST_USE", true, "prism measures at first use as by default");
   e.verbose = level("PRISM_VERBOSE", 2, "calls are not logged");
-  const checked<int> stats = level("PRISM_STATS", 1, "no summary at exit");
+  const checked<int> stats = level("PRISM_STATS", 1, "no statistics");
   e.stats = {stats.value > 0, stats.problem};
   e.blas_backend = text("PRISM_BLAS_BACKEND");
   e.blas_route = route("PRISM_BLAS_ROUTE", "routing is auto (the GPU model, k-dominance, then the rate model)", true);

@@ -33,7 +33,7 @@ void say_once(const std::string& line);
 template <class T>
 struct checked {
   T value{};
-  std::string problem;  ///< e.g. "PRISM_STATS: 'yes' is not 0 or 1; no summary at exit"
+  std::string problem;  ///< e.g. "PRISM_STATS: 'yes' is not 0 or 1; no statistics"
   /// The value; the first use of a bad one in this process says its line (say_once).
   const T& get() const {
     if (!problem.empty()) say_once(problem);
