@@ -44,8 +44,10 @@ class context {
   context();
 
   /// Defaults overridden by PRISM_NUM_THREADS, PRISM_MAX_MEMORY, PRISM_SMALL_FLOPS,
-  /// PRISM_LEAF, PRISM_EXTRA_DEPTH and PRISM_CACHE_LEVEL; throws prism::error naming the
-  /// variable on a malformed value (e.g. "PRISM_MAX_MEMORY: not a non-negative integer: 'x'").
+  /// PRISM_LEAF, PRISM_EXTRA_DEPTH, PRISM_CACHE_LEVEL, PRISM_RANK_FLOPS and
+  /// PRISM_RANK_BANDWIDTH (PRISM_LEAF_KERNELS, process-wide, is checked too); throws
+  /// prism::error naming the variable on a malformed value (e.g. "PRISM_MAX_MEMORY: not a
+  /// non-negative integer: 'x'").
   static context from_env();
 
   /// Thread budget of a call (>= 1).
@@ -113,7 +115,7 @@ class context {
   /// The machine description the planner and leaf rules read (default: the process-wide
   /// default_description(), built once on first use).
   const machine_description& description() const;
-  /// Plans for description d (tests pin one; `prism plan --machine FILE`).
+  /// Plans for description d (tests pin one; the tool reads one from PRISM_MACHINE=FILE).
   context& set_description(machine_description d);
 
   /// Whether the planner may cut k (default true). false gives the m x n-only split that
