@@ -8,6 +8,7 @@
 #include "support/reference.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -110,6 +111,52 @@ TEST_CASE_TEMPLATE("m or n = 0 returns at once; k = 0 scales C by beta", T, floa
   CHECK(C == std::vector<T>(12, T(10)));
   gemm<T>('N', 'N', 3, 4, 0, T(1), nullptr, 3, nullptr, 1, T(0), C.data(), 3);
   CHECK(C == std::vector<T>(12, T(0)));
+}
+
+TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a complex C leaves the other part as reference BLAS does",
+                   T, std::complex<float>, std::complex<double>) {
+  // Reference ?gemm / ?syrk add to C when beta = 1, never forming 1 * C: C = (Inf, 3) plus
+  // (x, y) is (Inf, 3 + y), where (Inf, 3) * (1, 0) would be (Inf, NaN). Integer-valued A
+  // and B, so every sum is exact, through every leaf kind, one leaf or recursing, with k
+  // cut (later k parts add with beta = 1) or not.
+  using R = test::real_t<T>;
+  const R inf = std::numeric_limits<R>::infinity(), nan = std::numeric_limits<R>::quiet_NaN();
+  const std::int64_t n = 6;
+  for (std::int64_t k : {1, 300, 40000})
+    for (leaf_backend leaf : {leaf_backend::automatic, leaf_backend::openblas, leaf_backend::blis, leaf_backend::streaming})
+      for (bool recurse : {false, true}) {
+        CAPTURE(k);
+        CAPTURE(int(leaf));
+        CAPTURE(recurse);
+        context ctx = recurse ? recursing(2) : context{};
+        if (!recurse) ctx.set_small_flops(1e30);
+        ctx.set_leaf(leaf);
+        std::vector<T> A(std::size_t(n * k));
+        for (std::size_t i = 0; i < A.size(); ++i) A[i] = T(R(int(i % 3) - 1), R(int(i % 5) - 2));
+        std::vector<T> C0(std::size_t(n * n), T(1, -1));
+        C0[0] = T(inf, 3), C0[7] = T(nan, 2), C0[14] = T(-4, inf), C0[8] = T(5, nan);  // (0,0) (1,1) (2,2) (2,1)
+        // The exact sums S = op(A) op(A)^T ('N', 'T'), column-major n x n.
+        std::vector<T> S(std::size_t(n * n));
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < n; ++i)
+            for (std::int64_t l = 0; l < k; ++l) S[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * A[std::size_t(j + l * n)];
+        const auto same = [](R got, R want) { return std::isnan(want) ? std::isnan(got) : got == want; };
+        std::vector<T> C = C0;
+        gemm<T>('N', 'T', n, n, k, T(1), A.data(), n, A.data(), n, T(1), C.data(), n, ctx);
+        long wrong = 0;
+        for (std::size_t e = 0; e < C.size(); ++e)
+          wrong += same(C[e].real(), C0[e].real() + S[e].real()) && same(C[e].imag(), C0[e].imag() + S[e].imag()) ? 0 : 1;
+        CHECK(wrong == 0);
+        C = C0;
+        syrk<T>('L', 'N', n, k, T(1), A.data(), n, T(1), C.data(), n, ctx);
+        wrong = 0;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = j; i < n; ++i) {
+            const std::size_t e = std::size_t(i + j * n);
+            wrong += same(C[e].real(), C0[e].real() + S[e].real()) && same(C[e].imag(), C0[e].imag() + S[e].imag()) ? 0 : 1;
+          }
+        CHECK(wrong == 0);
+      }
 }
 
 TEST_CASE("every invalid argument throws invalid_argument naming it, and leaves C untouched") {

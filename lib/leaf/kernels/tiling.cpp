@@ -283,6 +283,13 @@ void panel_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std:
   }
 }
 
+// x + beta c as reference BLAS forms it: beta = 0 does not read c, beta = 1 adds c as it is
+// (for a complex c, (Inf, 3) * (1, 0) would be (Inf, NaN)).
+template <class T>
+T add_scaled(T x, T beta, T c) {
+  return beta == T(0) ? x : beta == T(1) ? x + c : x + beta * c;
+}
+
 }  // namespace
 
 template <scalar T>
@@ -341,7 +348,7 @@ void streaming_gemm(char transa, char transb, std::int64_t m, std::int64_t n, st
         continue;
       }
       const T s = S[i + j * ls];
-      c = beta == T(0) ? alpha * s : alpha * s + beta * c;  // beta = 0: C is not read
+      c = add_scaled(alpha * s, beta, c);
     }
 }
 
@@ -416,7 +423,7 @@ void streaming_rank_k(bool herm, char uplo, char trans, std::int64_t n, std::int
         T s = reinterpret_cast<const T*>(out + j * ld)[i];
         if constexpr (cx)
           if (herm && u == 'L') s = std::conj(s);
-        c = beta == T(0) ? alpha * s : alpha * s + beta * c;  // beta = 0: C is not read
+        c = add_scaled(alpha * s, beta, c);
       }
       if constexpr (cx)
         if (herm && i == j) c = T(c.real());
