@@ -91,9 +91,9 @@ using cblas_complex_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, c
 // alpha comes by address and is read only once the arguments are valid.
 template <scalar T>
 inline void* fast_target(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
-                         blas_int lda, blas_int ldb, blas_int ldc) noexcept {
+                         blas_int lda, blas_int ldb, const T* beta, blas_int ldc) noexcept {
   if (cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc).passed != 0 || m == 0 || n == 0) return nullptr;
-  if (!fast_path_takes<T>(m, n, k, *alpha)) return nullptr;
+  if (!fast_path_takes<T>(m, n, k, *alpha, *beta)) return nullptr;
   return fast_state.b->cblas_entry(type_slot<T>());
 }
 
@@ -132,7 +132,7 @@ using prism::dropin::cfloat;
 PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, float alpha,
                               const float* A, blas_int lda, const float* B, blas_int ldb, float beta, float* C,
                               blas_int ldc) noexcept {
-  if (void* f = fast_target<float>(layout, transa, transb, m, n, k, &alpha, lda, ldb, ldc))
+  if (void* f = fast_target<float>(layout, transa, transb, m, n, k, &alpha, lda, ldb, &beta, ldc))
     return reinterpret_cast<cblas_real_fn<float>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_real_slow<float>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -141,7 +141,7 @@ PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int 
 PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, double alpha,
                               const double* A, blas_int lda, const double* B, blas_int ldb, double beta, double* C,
                               blas_int ldc) noexcept {
-  if (void* f = fast_target<double>(layout, transa, transb, m, n, k, &alpha, lda, ldb, ldc))
+  if (void* f = fast_target<double>(layout, transa, transb, m, n, k, &alpha, lda, ldb, &beta, ldc))
     return reinterpret_cast<cblas_real_fn<double>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_real_slow<double>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -150,7 +150,8 @@ PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int 
 PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  if (void* f = fast_target<cfloat>(layout, transa, transb, m, n, k, static_cast<const cfloat*>(alpha), lda, ldb, ldc))
+  if (void* f = fast_target<cfloat>(layout, transa, transb, m, n, k, static_cast<const cfloat*>(alpha), lda, ldb,
+                                 static_cast<const cfloat*>(beta), ldc))
     return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_complex_slow<cfloat>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -159,7 +160,8 @@ PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int 
 PRISM_BLAS_EXPORT void cblas_zgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
                               const void* beta, void* C, blas_int ldc) noexcept {
-  if (void* f = fast_target<cdouble>(layout, transa, transb, m, n, k, static_cast<const cdouble*>(alpha), lda, ldb, ldc))
+  if (void* f = fast_target<cdouble>(layout, transa, transb, m, n, k, static_cast<const cdouble*>(alpha), lda, ldb,
+                                 static_cast<const cdouble*>(beta), ldc))
     return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_complex_slow<cdouble>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -466,7 +466,11 @@ bool gpu_decides(const settings& s, const problem& p, decision& d) {
   return true;
 }
 
-decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc) {
+// A beta that is not finite: the call is prism's (finite_scalar, dispatch.hpp).
+constexpr const char* beta_rule = "beta not finite: prism forms beta C first, as reference BLAS";
+
+decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc,
+                bool finite_beta) {
   // prism's leaves are 32-bit BLAS calls and a leading dimension cannot be cut.
   if (std::max({p.m, p.n, p.k, std::int64_t(lda), std::int64_t(ldb), std::int64_t(ldc)}) > INT_MAX)
     return {path::backend, "a size or leading dimension above 2^31-1"};
@@ -477,6 +481,7 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
+  if (!finite_beta) return {path::recursion, beta_rule};
   // A call the rules below would forward goes to prism instead when the backend's kernels
   // are weaker than prism's leaves (judged once, at the first call that would be forwarded).
   const auto forward = [&](decision d) -> decision {
@@ -648,7 +653,7 @@ void dispatch(const call_site& site, char ta, char tb, blas_int m, blas_int n, b
 
   decision d{path::trivial, "quick return"};
   const bool trivial = m == 0 || n == 0 || alpha == T(0) || k == 0;
-  if (!trivial) d = choose(s, b, p, lda, ldb, ldc);
+  if (!trivial) d = choose(s, b, p, lda, ldb, ldc, finite_scalar(beta));
 
   const bool observe = s.verbose > 0 || s.stats;
   const context& ctx = call_context(s);
@@ -704,7 +709,7 @@ double rank_k_flops(scalar_type t, std::int64_t n, std::int64_t k) {
 }
 
 decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_type t, std::int64_t n,
-                       std::int64_t k, blas_int lda, blas_int ldc) {
+                       std::int64_t k, blas_int lda, blas_int ldc, bool finite_beta) {
   if (std::max({n, k, std::int64_t(lda), std::int64_t(ldc)}) > INT_MAX)
     return {path::backend, "a size or leading dimension above 2^31-1"};
   if (b == nullptr)
@@ -713,6 +718,7 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.ctx == nullptr) return {path::backend, "prism disabled by a bad PRISM_* setting"};
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
+  if (!finite_beta) return {path::recursion, beta_rule};
   const auto forward = [&](decision d) -> decision {  // as for gemm: not to weaker kernels
     if (const kernel_verdict& v = verdict(*b, long_call(s, rank_k_flops(t, n, k))); v.weaker)
       return {path::recursion, "weaker backend kernels", v.text.c_str()};
@@ -783,7 +789,7 @@ template <scalar T>
 bool rank_k_fast(bool herm, char u, char t, blas_int n, blas_int k, const T& alpha, const T* A, blas_int lda,
                  const T& beta, T* C, blas_int ldc) noexcept {
   if (!fast_state.ready.load(std::memory_order_acquire)) return false;
-  if (n <= 0 || k <= 0 || alpha == T(0)) return false;  // quick returns: full path
+  if (n <= 0 || k <= 0 || alpha == T(0) || !finite_scalar(beta)) return false;  // quick returns: full path
   if (rank_k_flops(scalar_type_of<T>(), n, k) >= fast_state.small_flops) return false;
   const int slot = herm ? (std::same_as<T, std::complex<float>> ? 4 : 5) : type_slot<T>();
   void* entry = rank_k_entry(fast_state.b, slot);
@@ -810,7 +816,7 @@ void dispatch_rank_k(const rank_k_site& site, bool herm, char u, char t, blas_in
   if (!(n == 0 || alpha == T(0) || k == 0)) {  // the GPU route first, for sizes prism takes at all
     const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
     if (std::max({n, k, lda, ldc}) > INT_MAX || !gpu_decides(s, p, d))
-      d = choose_rank_k(s, b, entry, scalar_type_of<T>(), n, k, lda, ldc);
+      d = choose_rank_k(s, b, entry, scalar_type_of<T>(), n, k, lda, ldc, finite_scalar(beta));
   }
   const bool observe = s.verbose > 0 || s.stats;
   const context& ctx = d.where == path::gpu ? gpu_context(s.mode, call_context(s)) : call_context(s);

@@ -10,6 +10,8 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cmath>
+#include <type_traits>
 
 /// Marks the eight exported entry points; everything else in the drop-in is hidden.
 #define PRISM_BLAS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -113,14 +115,24 @@ inline S scalar_if(bool reads, const S* p) noexcept {
   return reads ? *p : S(0);
 }
 
+/// Whether a scalar is finite (both parts of a complex one). A backend may take a NaN beta
+/// as 0 (OpenBLAS 0.3.21's small ?syrk / ?herk), so automatic routing gives a call whose
+/// beta is not finite to prism, which forms beta C first, as reference BLAS.
+template <class S>
+inline bool finite_scalar(const S& x) noexcept {
+  if constexpr (std::is_floating_point_v<S>) return std::isfinite(x);
+  else return std::isfinite(x.real()) && std::isfinite(x.imag());
+}
+
 /// True when a valid call of this size goes straight to the backend: the fast path is
-/// published, the call is no quick return and it is below PRISM_SMALL_FLOPS. Each entry
-/// point then hands the backend its own arguments unchanged, as a tail call (measured: the
-/// drop-in's share of a 16x16x16 call is then the argument check and this test).
+/// published, the call is no quick return, its beta is finite and it is below
+/// PRISM_SMALL_FLOPS. Each entry point then hands the backend its own arguments unchanged,
+/// as a tail call (measured: the drop-in's share of a 16x16x16 call is then the argument
+/// check and this test).
 template <scalar T>
-inline bool fast_path_takes(blas_int m, blas_int n, blas_int k, const T& alpha) noexcept {
+inline bool fast_path_takes(blas_int m, blas_int n, blas_int k, const T& alpha, const T& beta) noexcept {
   if (!fast_state.ready.load(std::memory_order_acquire)) return false;
-  if (m <= 0 || n <= 0 || k <= 0 || alpha == T(0)) return false;  // quick returns: full path
+  if (m <= 0 || n <= 0 || k <= 0 || alpha == T(0) || !finite_scalar(beta)) return false;  // quick returns: full path
   return gemm_flops(scalar_type_of<T>(), m, n, k) < fast_state.small_flops;
 }
 

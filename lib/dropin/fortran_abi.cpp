@@ -62,10 +62,10 @@ void fortran_gemm(const char (&name)[7], const char* routine, const char* transa
 template <scalar T>
 inline fortran_fn<T> fast_target(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                                  const blas_int* k, const T* alpha, const blas_int* lda, const blas_int* ldb,
-                                 const blas_int* ldc) noexcept {
-  // The checks first: alpha is read only once the arguments are valid, as reference BLAS does.
+                                 const T* beta, const blas_int* ldc) noexcept {
+  // The checks first: alpha and beta are read only once the arguments are valid, as reference BLAS does.
   if (fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc) != 0 || *m == 0 || *n == 0) return nullptr;
-  if (!fast_path_takes<T>(*m, *n, *k, *alpha)) return nullptr;
+  if (!fast_path_takes<T>(*m, *n, *k, *alpha, *beta)) return nullptr;
   return reinterpret_cast<fortran_fn<T>>(fast_state.b->fortran_entry(type_slot<T>()));
 }
 
@@ -97,7 +97,7 @@ PRISM_BLAS_EXPORT void sgemm_(const char* transa, const char* transb, const blas
                          const blas_int* k, const float* alpha, const float* A, const blas_int* lda,
                          const float* B, const blas_int* ldb, const float* beta, float* C, const blas_int* ldc,
                          std::size_t la, std::size_t lb) noexcept {
-  if (auto f = fast_target<float>(transa, transb, m, n, k, alpha, lda, ldb, ldc))
+  if (auto f = fast_target<float>(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc))
     return f(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
   return fortran_slow<float>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
 }
@@ -107,7 +107,7 @@ PRISM_BLAS_EXPORT void dgemm_(const char* transa, const char* transb, const blas
                          const blas_int* k, const double* alpha, const double* A, const blas_int* lda,
                          const double* B, const blas_int* ldb, const double* beta, double* C,
                          const blas_int* ldc, std::size_t la, std::size_t lb) noexcept {
-  if (auto f = fast_target<double>(transa, transb, m, n, k, alpha, lda, ldb, ldc))
+  if (auto f = fast_target<double>(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc))
     return f(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
   return fortran_slow<double>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
 }
@@ -117,7 +117,8 @@ PRISM_BLAS_EXPORT void cgemm_(const char* transa, const char* transb, const blas
                          const blas_int* k, const void* alpha, const void* A, const blas_int* lda, const void* B,
                          const blas_int* ldb, const void* beta, void* C, const blas_int* ldc, std::size_t la,
                          std::size_t lb) noexcept {
-  if (auto f = fast_target<cfloat>(transa, transb, m, n, k, static_cast<const cfloat*>(alpha), lda, ldb, ldc))
+  if (auto f = fast_target<cfloat>(transa, transb, m, n, k, static_cast<const cfloat*>(alpha), lda, ldb,
+                                   static_cast<const cfloat*>(beta), ldc))
     return f(transa, transb, m, n, k, static_cast<const cfloat*>(alpha), static_cast<const cfloat*>(A), lda,
              static_cast<const cfloat*>(B), ldb, static_cast<const cfloat*>(beta), static_cast<cfloat*>(C), ldc, la, lb);
   return fortran_slow<cfloat>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
@@ -128,7 +129,8 @@ PRISM_BLAS_EXPORT void zgemm_(const char* transa, const char* transb, const blas
                          const blas_int* k, const void* alpha, const void* A, const blas_int* lda, const void* B,
                          const blas_int* ldb, const void* beta, void* C, const blas_int* ldc, std::size_t la,
                          std::size_t lb) noexcept {
-  if (auto f = fast_target<cdouble>(transa, transb, m, n, k, static_cast<const cdouble*>(alpha), lda, ldb, ldc))
+  if (auto f = fast_target<cdouble>(transa, transb, m, n, k, static_cast<const cdouble*>(alpha), lda, ldb,
+                                   static_cast<const cdouble*>(beta), ldc))
     return f(transa, transb, m, n, k, static_cast<const cdouble*>(alpha), static_cast<const cdouble*>(A), lda,
              static_cast<const cdouble*>(B), ldb, static_cast<const cdouble*>(beta), static_cast<cdouble*>(C), ldc, la, lb);
   return fortran_slow<cdouble>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);

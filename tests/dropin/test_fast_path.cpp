@@ -12,6 +12,7 @@
 #include "dropin/dispatch.hpp"
 
 #include <complex>
+#include <limits>
 #include <vector>
 
 extern "C" void cblas_dgemm(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
@@ -34,14 +35,19 @@ TEST_CASE("the first call publishes the fast path; small valid calls then take i
   }
   CHECK(fast_state.b->has_cblas());  // OpenBLAS, the default backend here, has CBLAS
 
-  // Which calls it takes: small valid ones; not quick returns, alpha = 0 or large calls.
-  CHECK(fast_path_takes<double>(4, 4, 4, 1.0));
-  CHECK_FALSE(fast_path_takes<double>(0, 4, 4, 1.0));
-  CHECK_FALSE(fast_path_takes<double>(4, 4, 0, 1.0));
-  CHECK_FALSE(fast_path_takes<double>(4, 4, 4, 0.0));
-  CHECK_FALSE(fast_path_takes<double>(128, 128, 128, 1.0));
-  CHECK(fast_path_takes<std::complex<double>>(16, 16, 16, {0.0, 1.0}));
-  CHECK_FALSE(fast_path_takes<std::complex<double>>(64, 64, 64, {1.0, 0.0}));  // 8 mnk flops
+  // Which calls it takes: small valid ones; not quick returns, alpha = 0, a beta that is
+  // not finite (a backend may take NaN as 0) or large calls.
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  CHECK(fast_path_takes<double>(4, 4, 4, 1.0, 0.5));
+  CHECK_FALSE(fast_path_takes<double>(0, 4, 4, 1.0, 0.5));
+  CHECK_FALSE(fast_path_takes<double>(4, 4, 0, 1.0, 0.5));
+  CHECK_FALSE(fast_path_takes<double>(4, 4, 4, 0.0, 0.5));
+  CHECK_FALSE(fast_path_takes<double>(4, 4, 4, 1.0, nan));
+  CHECK_FALSE(fast_path_takes<double>(4, 4, 4, 1.0, -inf));
+  CHECK_FALSE(fast_path_takes<double>(128, 128, 128, 1.0, 0.5));
+  CHECK(fast_path_takes<std::complex<double>>(16, 16, 16, {0.0, 1.0}, {1.0, 0.0}));
+  CHECK_FALSE(fast_path_takes<std::complex<double>>(16, 16, 16, {0.0, 1.0}, {1.0, nan}));
+  CHECK_FALSE(fast_path_takes<std::complex<double>>(64, 64, 64, {1.0, 0.0}, {1.0, 0.0}));  // 8 mnk flops
 
   // A row-major call through the fast path, layout unchanged for the backend's CBLAS:
   // A (2 x 3) = [1 2 3; 4 5 6] times B (3 x 2) = [1 0; 0 1; 1 1] is [4 5; 10 11].
