@@ -4,8 +4,8 @@
 #include "dispatch.hpp"
 
 #include <prism/error.hpp>
-#include <prism/syrk.hpp>
 
+#include <cctype>
 #include <cstddef>
 #include <cstdio>
 
@@ -20,32 +20,22 @@ template <scalar T>
 constexpr bool complex_v = std::same_as<T, cfloat> || std::same_as<T, cdouble>;
 
 // prism's own line for a rejected call: the text prism::syrk / prism::herk throw for the
-// same arguments (they throw before touching C), e.g. "prism: dsyrk: argument 7 (lda) must
-// be >= max(1, 5), got 4; C untouched".
-template <scalar T>
-void say_invalid(bool herm, layout order, char u, char t, blas_int n, blas_int k, blas_int lda, blas_int ldc) {
-  try {
-    T dummy{};
-    if constexpr (complex_v<T>) {
-      if (herm) herk<T>(order, u, t, n, k, 0, &dummy, lda, 1, &dummy, ldc);
-      else syrk<T>(order, u, t, n, k, T(0), &dummy, lda, T(1), &dummy, ldc);
-    } else {
-      syrk<T>(order, u, t, n, k, T(0), &dummy, lda, T(1), &dummy, ldc);
-    }
-  } catch (const invalid_argument& e) {
-    std::fprintf(stderr, "prism: %s; C untouched\n", e.what());
-  } catch (...) {
-  }
-}
+// same arguments (rank_k_error), e.g. "prism: dsyrk: argument 7 (lda) must be >= max(1, 5),
+// got 4; C untouched".
+void say_invalid(const invalid_argument& e) { std::fprintf(stderr, "prism: %s; C untouched\n", e.what()); }
 
 // Fortran: reports argument `info` of `name` ("DSYRK ", reference spelling padded to 6) to
 // the program's xerbla_, or prints reference XERBLA's message; C is not touched.
 template <scalar T>
-void fortran_report(const char (&name)[7], bool herm, blas_int info, char u, char t, blas_int n, blas_int k,
-                    blas_int lda, blas_int ldc) {
+void fortran_report(const char (&name)[7], bool herm, blas_int info, char t, blas_int n, blas_int k, blas_int lda,
+                    blas_int ldc) {
   const no_cancel hold;
   const bool verbose = count_invalid();
-  if (verbose || xerbla_ == nullptr) say_invalid<T>(herm, layout::col_major, u, t, n, k, lda, ldc);
+  if (verbose || xerbla_ == nullptr) {
+    char routine[6] = {};  // "DSYRK " -> "dsyrk"
+    for (int c = 0; c < 5; ++c) routine[c] = char(std::tolower(static_cast<unsigned char>(name[c])));
+    say_invalid(detail::rank_k_error(routine, int(info), false, herm, complex_v<T>, t, n, k, lda, ldc));
+  }
   if (xerbla_ != nullptr) return xerbla_(name, &info, 6);
   std::fprintf(stderr, " ** On entry to %.5s parameter number %2lld had an illegal value\n", name,
                static_cast<long long>(info));
@@ -59,7 +49,7 @@ void fortran_rank_k(const char (&name)[7], const char* routine, const char* uplo
                     const void* beta, void* C, const blas_int* ldc) noexcept {
   const char u = detail::upper_trans(*uplo), t0 = detail::upper_trans(*trans);
   if (const int info = rank_k_info(Herm, complex_v<T>, u, t0, *n, *k, *lda, *ldc); info != 0)
-    return fortran_report<T>(name, Herm, info, u, t0, *n, *k, *lda, *ldc);
+    return fortran_report<T>(name, Herm, info, t0, *n, *k, *lda, *ldc);
   const char t = !Herm && t0 == 'C' ? 'T' : t0;  // real syrk: 'C' means 'T'
   T a, b;
   if constexpr (Herm) {
@@ -109,10 +99,9 @@ void cblas_report(const char* rout, bool herm, int position, int order, int uplo
                      : position == 3 ? "Illegal Trans setting, %d\n" : "";
   const int value = position == 1 ? order : position == 2 ? uplo : trans;
   if (verbose || h == cblas_handler::none) {
-    if (order == row_major)
-      say_invalid<T>(herm, layout::row_major, uplo_letter(uplo), trans_letter(trans), n, k, lda, ldc);
-    else
-      std::fprintf(stderr, "prism: %s: argument %d had an illegal value; C untouched\n", rout, position);
+    // lda is checked on the column-major call: a row-major call's trans flipped.
+    const char t = trans_letter(trans), ft = order != row_major ? t : t == 'N' ? (herm ? 'C' : 'T') : 'N';
+    say_invalid(detail::rank_k_error(rout, position - 1, true, herm, complex_v<T>, ft, n, k, lda, ldc));
   }
   if (h == cblas_handler::fortran) return fortran_xerbla(rout, position - 1);
   if (own) {

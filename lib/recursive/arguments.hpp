@@ -69,6 +69,29 @@ inline int rank_k_info(bool herm, bool complex, char uplo, char trans, std::int6
   return 0;
 }
 
+/// The error for a rejected ?syrk / ?herk call, from its Fortran position `info` (shifted by
+/// one when `cblas`: the layout is argument 1 there, info 0 a bad layout), with `trans` the
+/// letter the lda check used: the exception prism::syrk / herk throw and the line
+/// libprism_blas prints, e.g. "dsyrk: argument 7 (lda) must be >= max(1, 5), got 4".
+inline invalid_argument rank_k_error(const std::string& routine, int info, bool cblas, bool herm, bool complex,
+                                     char trans, std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldc) {
+  const int pos = cblas ? info + 1 : info;
+  auto at_least = [](std::int64_t need, std::int64_t got) {
+    return "must be >= max(1, " + std::to_string(need) + "), got " + std::to_string(got);
+  };
+  switch (info) {
+    case 0: return invalid_argument(routine, "layout", pos, "must be CblasRowMajor (101) or CblasColMajor (102)");
+    case 1: return invalid_argument(routine, "uplo", pos, "must be 'U' or 'L'");
+    case 2:
+      return invalid_argument(routine, "trans", pos,
+                              herm ? "must be 'N' or 'C'" : complex ? "must be 'N' or 'T'" : "must be 'N', 'T' or 'C'");
+    case 3: return invalid_argument(routine, "n", pos, "must be >= 0, got " + std::to_string(n));
+    case 4: return invalid_argument(routine, "k", pos, "must be >= 0, got " + std::to_string(k));
+    case 7: return invalid_argument(routine, "lda", pos, at_least(upper_trans(trans) == 'N' ? n : k, lda));
+    default: return invalid_argument(routine, "ldc", pos, at_least(n, ldc));
+  }
+}
+
 /// An invalid CBLAS call: the number reference CBLAS passes to cblas_xerbla (`passed`) and
 /// the one its cblas_xerbla reports (`reported`), counting the layout as argument 1.
 struct cblas_error {

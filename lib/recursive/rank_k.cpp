@@ -29,31 +29,12 @@ namespace prism {
 
 namespace {
 
+using detail::rank_k_error;
 using detail::rank_k_info;
 using detail::upper_trans;
 
 template <scalar T>
 constexpr bool complex_v = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
-
-// The exception for Fortran position `info` (shifted by one when `cblas`: the layout is
-// argument 1 there), e.g. "dsyrk: argument 7 (lda) must be >= max(1, 5), got 4".
-invalid_argument rank_k_error(const std::string& routine, int info, bool cblas, bool herm, bool complex, char trans,
-                              std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldc) {
-  const int pos = cblas ? info + 1 : info;
-  auto at_least = [](std::int64_t need, std::int64_t got) {
-    return "must be >= max(1, " + std::to_string(need) + "), got " + std::to_string(got);
-  };
-  switch (info) {
-    case 1: return invalid_argument(routine, "uplo", pos, "must be 'U' or 'L'");
-    case 2:
-      return invalid_argument(routine, "trans", pos,
-                              herm ? "must be 'N' or 'C'" : complex ? "must be 'N' or 'T'" : "must be 'N', 'T' or 'C'");
-    case 3: return invalid_argument(routine, "n", pos, "must be >= 0, got " + std::to_string(n));
-    case 4: return invalid_argument(routine, "k", pos, "must be >= 0, got " + std::to_string(k));
-    case 7: return invalid_argument(routine, "lda", pos, at_least(upper_trans(trans) == 'N' ? n : k, lda));
-    default: return invalid_argument(routine, "ldc", pos, at_least(n, ldc));
-  }
-}
 
 // Elements (i, j) of C's uplo triangle in column j: rows [0, j] for 'U', [j, n) for 'L'.
 inline std::int64_t first_row(char uplo, std::int64_t j) { return uplo == 'U' ? 0 : j; }

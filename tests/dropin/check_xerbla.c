@@ -15,8 +15,8 @@
      reach no handler. Two rank-k calls check the same for cblas_dsyrk and cblas_zherk.
    Built for LP64 (libprism_blas) and ILP64 (BLAS_INT=int64_t, libprism_blas64).
    - OWN_HANDLERS=0: no handler anywhere (not linked with a BLAS); every call must return
-     with C untouched, and prism prints the reference messages (checked by the ctest
-     wrapper on stderr).
+     with C untouched, and prism prints the reference messages and its own line naming the
+     argument (checked by the ctest wrapper on stderr), for two column-major rank-k calls too.
    Valid calls of every type come first, so that a run with the fast path (no PRISM_STATS,
    a backend verdict settled) has it published; every invalid call then passes alpha and
    beta as null pointers where they come by address: reference BLAS reads neither before
@@ -202,6 +202,14 @@ int main(void) {
     expect(1, "cblas_dsyrk lda", "DSYRK ", 7);
     cblas_zherk(RowMajor, Lower, NoTrans, 3, 5, 1.0, A, 5, 0.0, Cz, 2); /* ldc 2 < n 3: ZHERK's 10 */
     expect(3, "cblas_zherk row-major ldc", "ZHERK ", 10);
+  }
+#endif
+#if OWN_HANDLERS == 0
+  {  /* column-major rank-k errors: prism's line names the argument (checked by the ctest wrapper) */
+    enum { Upper = 121 };
+    static double A[64];
+    cblas_dsyrk(ColMajor, Upper, NoTrans, 3, 5, 1.0, A, 2, 0.0, Cd, 3);
+    cblas_zherk(ColMajor, Upper, Trans, 3, 5, 1.0, A, 5, 0.0, Cz, 3);
   }
 #endif
   printf("check_xerbla (%s handlers): %d checks, %d failures\n",
