@@ -108,7 +108,7 @@ bad "^prism: not enough memory for A: [0-9.]+ PiB \(A, B and C need [0-9.]+ PiB,
   -- bench 99999999 99999999 99999999
 bad "^prism: prism bench compares with 32-bit OpenBLAS" -- bench 8 8 3000000000
 bad "^prism: cannot plan a 9999999999x9999999999x9999999999 product: prism plan: .*exceed the address space$" \
-  -- plan 9999999999 9999999999 9999999999
+  -- plan 9999999999 9999999999 9999999999 --threads 2
 # The environment.
 bad "^prism: PRISM_MAX_MEMORY: not a non-negative integer: 'banana'$" PRISM_MAX_MEMORY=banana -- plan 8 8 8
 bad "^prism: PRISM_LEAF: unknown leaf backend 'mkl'" PRISM_LEAF=mkl -- plan 8 8 8
@@ -137,10 +137,10 @@ good "^# empty product" -- plan 0 8 8
 example_machine="$(cd "$(dirname "$0")/.." && pwd)/docs/machines/epyc-2c.machine"
 good "^# small call: 8192 flops < small_flops 1185408, runs as one leaf on the caller's thread$" PRISM_MACHINE="$example_machine" -- plan 16 16 16
 [ "$(grep -c '^ *leaf' "$out")" -eq 1 ] || fail "prism plan 16 16 16 shows more than one leaf"
-good "^bfs [mnk] thread" -- plan 16 16 16 --small-flops 0 --trans tn --type z
+good "^bfs [mnk] thread" -- plan 16 16 16 --small-flops 0 --trans tn --type z --threads 2
 good "^bfs k thread" -- plan 64 64 65536 --threads 8
 good "^# extra memory 0 bytes, depth 11, 2048 leaves$" -- plan 99999999 99999999 99999999 --threads 2 --topology "package:1 l3:1(size=8MB) core:2 pu:1"  # bounded cache DFS
-good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --topology "package:2 numa:2 core:2 pu:1"
+good "^# predicted bytes read by each domain" -- plan 64 64 1048576 --threads 2 --topology "package:2 numa:2 core:2 pu:1"
 # Plans over MPI ranks (no MPI needed to plan).
 good "^# rank level: 7 ranks given, 7 used" -- plan 2048 2048 2048 --ranks 7 --threads 1
 good "^# summary: [0-9]+ rank-level steps" -- plan 65536 65536 65536 --ranks 16384 --threads 1
@@ -206,7 +206,7 @@ good "^# small call: .* runs as one leaf on the caller's thread$" -- plan 8 8 8 
 good "^# empty update \(n or k is 0\)" -- plan 0 0 5 --syrk UN
 # plan --stats: per level, predicted elements, bound and ratio; a flag of plan only.
 good "^# L1 .* one thread; bound: sequential_io" -- plan 256 256 256 --threads 1 --stats --topology "package:1 l3:1(size=8MB) l2:1(size=1MB) l1d:1(size=49152) core:1 pu:1"
-good "^# numa .* parallel_io_minus_owned over 2 domains" -- plan 64 64 1048576 --stats --topology "package:2 numa:2 core:2 pu:1"
+good "^# numa .* parallel_io_minus_owned over 2 domains" -- plan 64 64 1048576 --threads 2 --stats --topology "package:2 numa:2 core:2 pu:1"
 good "^# ranks .* parallel_io_minus_owned over 8 ranks" -- plan 2048 2048 2048 --ranks 8 --threads 1 --stats
 bad "^prism: unknown option '--stats' for 'prism bench'" -- bench 64 64 64 --stats
 bad "^prism: unknown option '--stat' for 'prism plan'" -- plan 64 64 64 --stat
@@ -220,7 +220,7 @@ bad "^prism: --beta must be a finite number, got ' 1'" -- run 8 8 8 --beta " 1"
 bad "; prism plan 8 8 8 --ranks 3 --min-memory prints the least-footprint plan$" -- plan 8 8 8 --ranks 3 --memory 1
 good "^# why: least footprint per rank" -- plan 8 8 8 --ranks 3 --min-memory
 # A bound for operands spread over every rank says so when ranks sit out (and then hold none).
-good "^# predicted per rank: received max 0\.000 MB, .* \(COSMA Thm 2 minus owned, 2 ranks: for A, B and C spread over all; the 1 used hold them\)" -- plan 64 64 64 --ranks 2
+good "^# predicted per rank: received max 0\.000 MB, .* \(COSMA Thm 2 minus owned, 2 ranks: for A, B and C spread over all; the 1 used hold them\)" -- plan 64 64 64 --ranks 2 --threads 2
 # The least-footprint plan's predicted peak is the footprint it names (no local temporaries on top).
 good "^# why: least footprint per rank of the plans searched: [0-9]+ bytes per rank" -- plan 512 512 512 --ranks 2 --min-memory
 footprint=$(grep -oE 'plans searched: [0-9]+ bytes' "$out" | grep -oE '[0-9]+')

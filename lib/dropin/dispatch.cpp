@@ -490,7 +490,7 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
     return d;
   };
   if (p.flops() < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
-  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS=1)"});
+  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS, else the cores prism may use)"});
   if (double(p.k) >= k_dominance * double(std::max(p.m, p.n))) return {path::recursion, "k-dominant"};
   // Squares and wide products: the backend parallelises them as well as prism does, so the
   // faster kernels decide (rate_model.hpp).
@@ -725,7 +725,7 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
     return d;
   };
   if (rank_k_flops(t, n, k) < s.ctx->small_flops()) return forward({path::backend, "small (below PRISM_SMALL_FLOPS)"});
-  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS=1)"});
+  if (s.ctx->threads() < 2) return forward({path::backend, "one thread (PRISM_NUM_THREADS, else the cores prism may use)"});
   // Measured with scripts/syrk-route.sh: NumPy's A.T @ A through this library, forced to
   // prism and to the threaded OpenBLAS backend, 2 threads, clean environment. The first run
   // (bench/results/syrk-route-2026-11-23.txt, before prism's own rank-k leaf): prism

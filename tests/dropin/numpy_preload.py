@@ -47,7 +47,10 @@ def main():
         plain, pre = os.path.join(tmp, "plain"), os.path.join(tmp, "preload")
         os.mkdir(plain)
         os.mkdir(pre)
+        # No PRISM_* setting of the caller's, but 2 threads whatever the host's cores: with one,
+        # every call goes to the backend (as documented) and the recursion is not shown.
         env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_") and k != "LD_PRELOAD"}
+        env["PRISM_NUM_THREADS"] = "2"
         r1 = subprocess.run([sys.executable, "-c", CHILD, plain, "bound"], env=env, capture_output=True, text=True)
         env_pre = dict(env, LD_PRELOAD=lib, PRISM_STATS="1", PRISM_VERBOSE="1")
         r2 = subprocess.run([sys.executable, "-c", CHILD, pre, "-"], env=env_pre, capture_output=True, text=True)

@@ -54,10 +54,10 @@ gfortran solver.f90 -o solver $(pkg-config --libs prism_blas) -lblas
 # shellcheck disable=SC2046
 cc -DBLAS_INT=int64_t app.c -o app64 $(pkg-config --libs prism_blas64) -lblas64
 
-check() {  # check NAME COMMAND...: runs with PRISM_STATS=1, wants "ok"/"6.0" and a recursion line
+check() {  # check NAME COMMAND...: runs with PRISM_STATS=1 on 2 threads (any host), wants "ok"/"6.0" and a recursion line
   local name=$1; shift
   local out
-  out=$(PRISM_STATS=1 "$@" 2>&1) || { echo "$out"; echo "FAIL: $name exited non-zero"; exit 1; }
+  out=$(PRISM_STATS=1 PRISM_NUM_THREADS=2 "$@" 2>&1) || { echo "$out"; echo "FAIL: $name exited non-zero"; exit 1; }
   echo "$out"
   grep -Eq "recursion +dgemm +1 " <<<"$out" || { echo "FAIL: $name: no call on the recursion path"; exit 1; }
   echo "PASS: $name"
