@@ -113,9 +113,9 @@ TEST_CASE_TEMPLATE("m or n = 0 returns at once; k = 0 scales C by beta", T, floa
   CHECK(C == std::vector<T>(12, T(0)));
 }
 
-TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a complex C leaves the other part as reference BLAS does",
+TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a complex C leaves the other part as reference BLAS does (gemm, syrk, herk)",
                    T, std::complex<float>, std::complex<double>) {
-  // Reference ?gemm / ?syrk add to C when beta = 1, never forming 1 * C: C = (Inf, 3) plus
+  // Reference ?gemm / ?syrk / ?herk add to C when beta = 1, never forming 1 * C: C = (Inf, 3) plus
   // (x, y) is (Inf, 3 + y), where (Inf, 3) * (1, 0) would be (Inf, NaN). Integer-valued A
   // and B, so every sum is exact, through every leaf kind, one leaf or recursing, with k
   // cut (later k parts add with beta = 1) or not.
@@ -135,11 +135,14 @@ TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a co
         for (std::size_t i = 0; i < A.size(); ++i) A[i] = T(R(int(i % 3) - 1), R(int(i % 5) - 2));
         std::vector<T> C0(std::size_t(n * n), T(1, -1));
         C0[0] = T(inf, 3), C0[7] = T(nan, 2), C0[14] = T(-4, inf), C0[8] = T(5, nan);  // (0,0) (1,1) (2,2) (2,1)
-        // The exact sums S = op(A) op(A)^T ('N', 'T'), column-major n x n.
-        std::vector<T> S(std::size_t(n * n));
+        // The exact sums S = op(A) op(A)^T ('N', 'T') and H = A A^H, column-major n x n.
+        std::vector<T> S(std::size_t(n * n)), H(std::size_t(n * n));
         for (std::int64_t j = 0; j < n; ++j)
           for (std::int64_t i = 0; i < n; ++i)
-            for (std::int64_t l = 0; l < k; ++l) S[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * A[std::size_t(j + l * n)];
+            for (std::int64_t l = 0; l < k; ++l) {
+              S[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * A[std::size_t(j + l * n)];
+              H[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * std::conj(A[std::size_t(j + l * n)]);
+            }
         const auto same = [](R got, R want) { return std::isnan(want) ? std::isnan(got) : got == want; };
         std::vector<T> C = C0;
         gemm<T>('N', 'T', n, n, k, T(1), A.data(), n, A.data(), n, T(1), C.data(), n, ctx);
@@ -154,6 +157,17 @@ TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a co
           for (std::int64_t i = j; i < n; ++i) {
             const std::size_t e = std::size_t(i + j * n);
             wrong += same(C[e].real(), C0[e].real() + S[e].real()) && same(C[e].imag(), C0[e].imag() + S[e].imag()) ? 0 : 1;
+          }
+        CHECK(wrong == 0);
+        // herk: the diagonal's imaginary part is never read and comes out 0.
+        C = C0;
+        herk<T>('L', 'N', n, k, R(1), A.data(), n, R(1), C.data(), n, ctx);
+        wrong = 0;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = j; i < n; ++i) {
+            const std::size_t e = std::size_t(i + j * n);
+            const R want_imag = i == j ? R(0) : C0[e].imag() + H[e].imag();
+            wrong += same(C[e].real(), C0[e].real() + H[e].real()) && same(C[e].imag(), want_imag) ? 0 : 1;
           }
         CHECK(wrong == 0);
       }

@@ -88,7 +88,7 @@ using cblas_complex_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, c
 // The backend's cblas_?gemm for a small valid call, to be called with the caller's own
 // arguments (a tail call: nothing is copied), or nullptr for the full path (also when the
 // backend has no CBLAS; the full path then uses its Fortran entry).
-// alpha comes by address and is read only once the arguments are valid.
+// alpha and beta come by address and are read only once the arguments are valid.
 template <scalar T>
 inline void* fast_target(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
                          blas_int lda, blas_int ldb, const T* beta, blas_int ldc) noexcept {

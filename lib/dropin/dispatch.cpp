@@ -467,7 +467,7 @@ bool gpu_decides(const settings& s, const problem& p, decision& d) {
 }
 
 // A beta that is not finite: the call is prism's (finite_scalar, dispatch.hpp).
-constexpr const char* beta_rule = "beta not finite: prism forms beta C first, as reference BLAS";
+constexpr const char* beta_rule = "beta not finite: prism applies it to C as reference BLAS does";
 
 decision choose(const settings& s, const backend* b, const problem& p, blas_int lda, blas_int ldb, blas_int ldc,
                 bool finite_beta) {

@@ -5,7 +5,6 @@
 
 #include <prism/error.hpp>
 
-#include <cctype>
 #include <cstddef>
 #include <cstdio>
 
@@ -32,8 +31,8 @@ void fortran_report(const char (&name)[7], bool herm, blas_int info, char t, bla
   const no_cancel hold;
   const bool verbose = count_invalid();
   if (verbose || xerbla_ == nullptr) {
-    char routine[6] = {};  // "DSYRK " -> "dsyrk"
-    for (int c = 0; c < 5; ++c) routine[c] = char(std::tolower(static_cast<unsigned char>(name[c])));
+    char routine[6] = {};  // "DSYRK " -> "dsyrk", as prism::syrk names it
+    for (int c = 0; c < 5; ++c) routine[c] = char(name[c] - 'A' + 'a');
     say_invalid(detail::rank_k_error(routine, int(info), false, herm, complex_v<T>, t, n, k, lda, ldc));
   }
   if (xerbla_ != nullptr) return xerbla_(name, &info, 6);
@@ -86,10 +85,12 @@ int cblas_info(bool herm, bool complex, int order, int uplo, int trans, blas_int
 }
 
 // Reports a rejected call (C untouched) to its handler (cblas_handler), else with reference
-// cblas_xerbla's message, prism's line first when there is no handler or under PRISM_VERBOSE.
+// cblas_xerbla's message, prism's line first when there is no handler or under PRISM_VERBOSE;
+// `ft` is cblas_info's column-major trans (what lda was checked against; unset for positions
+// 1-3, whose text needs none).
 template <scalar T>
-void cblas_report(const char* rout, bool herm, int position, int order, int uplo, int trans, blas_int n, blas_int k,
-                  blas_int lda, blas_int ldc) {
+void cblas_report(const char* rout, bool herm, int position, int order, int uplo, int trans, char ft, blas_int n,
+                  blas_int k, blas_int lda, blas_int ldc) {
   const no_cancel hold;
   const bool verbose = count_invalid();
   const cblas_handler h = cblas_handler_for(position);
@@ -98,11 +99,8 @@ void cblas_report(const char* rout, bool herm, int position, int order, int uplo
                      : position == 2 ? "Illegal Uplo setting, %d\n"
                      : position == 3 ? "Illegal Trans setting, %d\n" : "";
   const int value = position == 1 ? order : position == 2 ? uplo : trans;
-  if (verbose || h == cblas_handler::none) {
-    // lda is checked on the column-major call: a row-major call's trans flipped.
-    const char t = trans_letter(trans), ft = order != row_major ? t : t == 'N' ? (herm ? 'C' : 'T') : 'N';
+  if (verbose || h == cblas_handler::none)
     say_invalid(detail::rank_k_error(rout, position - 1, true, herm, complex_v<T>, ft, n, k, lda, ldc));
-  }
   if (h == cblas_handler::fortran) return fortran_xerbla(rout, position - 1);
   if (own) {
     if (position <= 3) cblas_xerbla(position, rout, form, value);
@@ -120,7 +118,7 @@ void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, b
                   const T* A, blas_int lda, const T* beta, T* C, blas_int ldc) noexcept {
   char fu = 0, ft = 0;
   if (const int pos = cblas_info(herm, complex_v<T>, order, uplo, trans, n, k, lda, ldc, fu, ft); pos != 0)
-    return cblas_report<T>(rout, herm, pos, order, uplo, trans, n, k, lda, ldc);
+    return cblas_report<T>(rout, herm, pos, order, uplo, trans, ft, n, k, lda, ldc);
   if (!herm && ft == 'C') ft = 'T';
   const T a = scalar_if(n != 0, alpha), b = scalar_if(n != 0, beta);
   if (rank_k_fast<T>(herm, fu, ft, n, k, a, A, lda, b, C, ldc)) return;

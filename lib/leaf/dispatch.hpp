@@ -9,8 +9,6 @@
 #include "backend/blas_library.hpp"
 #include "kernels/streaming.hpp"
 
-#include <cctype>
-#include <cmath>
 #include <cstdint>
 
 namespace prism::detail {
@@ -32,31 +30,13 @@ leaf_backend choose_leaf(const machine_description& mc, leaf_backend requested, 
 leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char trans,
                                 std::int64_t n, std::int64_t k);
 
-/// Whether BLIS would turn a complex C's infinite or NaN part into NaN in the other part:
-/// reference BLAS (and OpenBLAS) add C as it is when beta = 1, BLIS's kernels form 1 * C,
-/// and (Inf, 3) * (1, 0) is (Inf, NaN). True for T complex, beta = 1 and such an element in
-/// C's rows x cols block (uplo 'U' / 'L': in that triangle); such a leaf runs on OpenBLAS.
-template <scalar T>
-bool blis_spreads_non_finite(T beta, const T* C, std::int64_t ldc, std::int64_t rows, std::int64_t cols, char uplo = 0) {
-  if constexpr (std::same_as<T, float> || std::same_as<T, double>) {
-    return false;
-  } else {
-    if (beta != T(1)) return false;
-    for (std::int64_t j = 0; j < cols; ++j)
-      for (std::int64_t i = uplo == 'L' ? j : 0; i < (uplo == 'U' ? j + 1 : rows); ++i)
-        if (!std::isfinite(C[i + j * ldc].real()) || !std::isfinite(C[i + j * ldc].imag())) return true;
-    return false;
-  }
-}
-
 /// Runs one leaf on backend b: the streaming kernel, or b's single-threaded BLAS library.
 template <scalar T>
 inline void leaf_gemm(leaf_backend b, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
                       T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
                       std::int64_t ldc) {
-  if (b == leaf_backend::streaming) return streaming_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  if (b == leaf_backend::blis && blis_spreads_non_finite(beta, C, ldc, m, n)) b = leaf_backend::openblas;
-  leaf_library(b).gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (b == leaf_backend::streaming) streaming_gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  else leaf_library(b).gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /// Runs one triangle leaf on backend b: the streaming rank-k kernel, or b's BLAS ?syrk /
@@ -75,8 +55,6 @@ inline void leaf_rank_k(leaf_backend b, bool herm, char uplo, char trans, std::i
     real_diagonal();
     return streaming_rank_k<T>(herm, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
   }
-  if (b == leaf_backend::blis && !herm && blis_spreads_non_finite(beta, C, ldc, n, n, char(std::toupper(uplo))))
-    b = leaf_backend::openblas;  // (herk's beta is real: BLIS forms (Inf * 1, 3 * 1))
   const blas_library& lib = leaf_library(b);
   real_diagonal();
   if constexpr (!std::same_as<T, float> && !std::same_as<T, double>)

@@ -45,7 +45,8 @@ inline constexpr std::int64_t leaf_edge_max = std::int64_t(1) << 30;
 /// Runs plan p (on_device(), validated) on dev: C = alpha op(A) op(B) + beta C with every
 /// pointer in dev's memory; for a syrk / herk plan B = A, and only C's uplo triangle is
 /// written (herk: its diagonal real). Returns when C is written; throws
-/// gpu::device_error when the device fails (C then undefined: its old values may be gone).
+/// gpu::device_error when the device fails, its message ending "; C untouched" (the call's
+/// streams or workspace could not be had) or "; C may be partly written".
 template <scalar T>
 void run_on_device(const plan& p, gpu::device& dev, T alpha, const T* A, std::int64_t lda, const T* B,
                    std::int64_t ldb, T beta, T* C, std::int64_t ldc);

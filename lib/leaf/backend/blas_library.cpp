@@ -117,6 +117,7 @@ blas_library::blas_library(const std::string& path, bool ilp64,
       const char* why = ::dlerror();
       throw backend_error("cannot open '" + path + "': " + (why ? why : "unknown error"));
     }
+    blis_ = symbol("bli_init") != nullptr;
     if (env != nullptr)
       if (auto* init = reinterpret_cast<void (*)()>(symbol("bli_init"))) {
         init();
@@ -552,15 +553,17 @@ void blas_library::gemm(char transa, char transb, std::int64_t m, std::int64_t n
                         const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
                         std::int64_t ldc) const {
   scale_unless_finite(beta, C, ldc, m, n, 0, false);
+  const auto aside = set_aside_non_finite(blis_ && beta == T(1), C, ldc, m, n, 0);
   if (blis_cntx_ != nullptr) {
     constexpr int slot = std::same_as<T, float> ? 0 : std::same_as<T, double> ? 1 : std::same_as<T, std::complex<float>> ? 2 : 3;
     blis_expert::gemm<T>(blis_ex_[slot], transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, blis_cntx_,
                          blis_rntm_);
-    return;
+  } else {
+    const int ta = cblas_trans(transa), tb = cblas_trans(transb);
+    if (ilp64_) call_gemm<std::int64_t, T>(gemm_, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    else call_gemm<int, T>(gemm_, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
-  const int ta = cblas_trans(transa), tb = cblas_trans(transb);
-  if (ilp64_) call_gemm<std::int64_t, T>(gemm_, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  else call_gemm<int, T>(gemm_, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  add_back(aside, C);
 }
 
 #define PRISM_INSTANTIATE(T)                                                                        \

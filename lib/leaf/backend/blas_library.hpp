@@ -16,6 +16,7 @@
 
 #include "leaf_kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,41 @@ void scale_unless_finite(B& beta, T* C, std::int64_t ldc, std::int64_t rows, std
       c *= beta;
     }
   beta = B(1);
+}
+
+/// Reference BLAS adds C as it is when beta = 1; BLIS's kernels form 1 * C, and for a complex
+/// C (Inf, 3) * (1, 0) is (Inf, NaN). For such a call (`applies`: T complex, beta 1, a BLIS
+/// library) the elements of C's rows x cols block (uplo 'U' / 'L': that triangle) with an
+/// infinite or NaN part are set to 0 here and returned, to be added back after the call
+/// (add_back): (Inf, 3) + (x, y) = (Inf, 3 + y), as reference BLAS. One pass over the block,
+/// which a finite C leaves as it is.
+template <class T>
+std::vector<std::pair<std::int64_t, T>> set_aside_non_finite(bool applies, T* C, std::int64_t ldc, std::int64_t rows,
+                                                             std::int64_t cols, char uplo) {
+  std::vector<std::pair<std::int64_t, T>> aside;
+  if constexpr (!std::is_floating_point_v<T>) {
+    if (!applies) return aside;
+    using R = typename T::value_type;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const std::int64_t i0 = uplo == 'L' ? j : 0, i1 = uplo == 'U' ? std::min(j + 1, rows) : rows;
+      const R* p = reinterpret_cast<const R*>(C + j * ldc);
+      bool any = false;  // x - x is NaN exactly for an infinite or NaN x (a loop that vectorises)
+      for (std::int64_t r = 2 * i0; r < 2 * i1; ++r) any |= (p[r] - p[r]) != (p[r] - p[r]);
+      if (!any) continue;
+      for (std::int64_t i = i0; i < i1; ++i)
+        if (T& c = C[i + j * ldc]; !std::isfinite(c.real()) || !std::isfinite(c.imag())) {
+          aside.emplace_back(i + j * ldc, c);
+          c = T(0);
+        }
+    }
+  }
+  return aside;
+}
+
+/// Adds the elements set_aside_non_finite took out of C back into it.
+template <class T>
+void add_back(const std::vector<std::pair<std::int64_t, T>>& aside, T* C) {
+  for (const auto& [at, c] : aside) C[at] = c + C[at];
 }
 
 /// Which BLAS build a library slot refers to.
@@ -119,6 +155,8 @@ class blas_library {
   /// through BLIS's typed expert interface (the copy's context, a one-thread runtime)
   /// rather than CBLAS.
   bool blis_expert() const noexcept { return blis_cntx_ != nullptr; }
+  /// True for a BLIS library (it has bli_init), whose kernels form beta C even for beta = 1.
+  bool is_blis() const noexcept { return blis_; }
 
   /// Any symbol of the library, or nullptr.
   void* symbol(const char* name) const;
@@ -132,6 +170,7 @@ class blas_library {
   std::string path_;
   bool ilp64_ = false;
   bool shared_ = false;
+  bool blis_ = false;
   void* handle_ = nullptr;
   void* gemm_[4] = {};  // s, d, c, z
   // BLIS leaves: bli_{s,d,c,z}gemm_ex, bli_{s,d,c,z}syrk_ex and bli_{c,z}herk_ex (slots 0..5

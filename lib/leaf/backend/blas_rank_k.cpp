@@ -50,12 +50,15 @@ void blas_library::syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T
                         std::int64_t lda, T beta, T* C, std::int64_t ldc) const {
   static constexpr const char* names[4] = {"cblas_ssyrk", "cblas_dsyrk", "cblas_csyrk", "cblas_zsyrk"};
   constexpr int s = type_slot<T>();
-  scale_unless_finite(beta, C, ldc, n, n, char(std::toupper(uplo)), false);
+  const char ul = char(std::toupper(uplo));
+  scale_unless_finite(beta, C, ldc, n, n, ul, false);
   const bool expert = blis_cntx_ != nullptr && blis_rank_k_ex_[s] != nullptr;  // as gemm: one runtime, every thread
   void* fn = expert ? blis_rank_k_ex_[s] : lookup(*this, s, names[s]);
-  if (expert)
-    return blis_expert::syrk<T>(fn, char(std::toupper(uplo)), char(std::toupper(trans)), n, k, alpha, A, lda, beta, C,
-                                ldc, blis_cntx_, blis_rntm_);
+  const auto aside = set_aside_non_finite(blis_ && beta == T(1), C, ldc, n, n, ul);
+  if (expert) {
+    blis_expert::syrk<T>(fn, ul, char(std::toupper(trans)), n, k, alpha, A, lda, beta, C, ldc, blis_cntx_, blis_rntm_);
+    return add_back(aside, C);
+  }
   const int u = cblas_uplo(uplo), t = cblas_trans(trans);
   // cblas_?syrk(order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); complex scalars by pointer.
   auto call = [&]<class I>(I) {
@@ -68,6 +71,7 @@ void blas_library::syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T
   };
   if (ilp64_) call(std::int64_t{});
   else call(int{});
+  add_back(aside, C);
 }
 
 template <scalar T>
@@ -79,10 +83,13 @@ void blas_library::herk(char uplo, char trans, std::int64_t n, std::int64_t k, d
   const int slot = single ? 4 : 5;
   const bool expert = blis_cntx_ != nullptr && blis_rank_k_ex_[slot] != nullptr;  // as syrk
   void* fn = expert ? blis_rank_k_ex_[slot] : lookup(*this, slot, single ? "cblas_cherk" : "cblas_zherk");
-  scale_unless_finite(beta, C, ldc, n, n, char(std::toupper(uplo)), true);
-  if (expert)
-    return blis_expert::herk<T>(fn, char(std::toupper(uplo)), char(std::toupper(trans)), n, k, alpha, A, lda, beta, C,
-                                ldc, blis_cntx_, blis_rntm_);
+  const char ul = char(std::toupper(uplo));
+  scale_unless_finite(beta, C, ldc, n, n, ul, true);
+  const auto aside = set_aside_non_finite(blis_ && beta == 1.0, C, ldc, n, n, ul);
+  if (expert) {
+    blis_expert::herk<T>(fn, ul, char(std::toupper(trans)), n, k, alpha, A, lda, beta, C, ldc, blis_cntx_, blis_rntm_);
+    return add_back(aside, C);
+  }
   const int u = cblas_uplo(uplo), t = cblas_trans(trans);
   // cblas_?herk(order, uplo, trans, n, k, alpha (real), A, lda, beta (real), C, ldc).
   auto call = [&]<class I>(I) {
@@ -91,6 +98,7 @@ void blas_library::herk(char uplo, char trans, std::int64_t n, std::int64_t k, d
   };
   if (ilp64_) call(std::int64_t{});
   else call(int{});
+  add_back(aside, C);
 }
 
 #define PRISM_INSTANTIATE(T)                                                                                       \
