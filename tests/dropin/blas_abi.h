@@ -39,5 +39,23 @@ void cblas_cgemm(int, int, int, blas_int, blas_int, blas_int, const void*, const
                  const void*, blas_int, const void*, void*, blas_int);
 void cblas_zgemm(int, int, int, blas_int, blas_int, blas_int, const void*, const void*, blas_int,
                  const void*, blas_int, const void*, void*, blas_int);
+/* Fortran ?syrk_ / ?herk_ and the CBLAS rank-k entries the tests call. */
+void ssyrk_(const char*, const char*, const blas_int*, const blas_int*, const float*, const float*,
+            const blas_int*, const float*, float*, const blas_int*, size_t, size_t);
+void dsyrk_(const char*, const char*, const blas_int*, const blas_int*, const double*, const double*,
+            const blas_int*, const double*, double*, const blas_int*, size_t, size_t);
+void csyrk_(const char*, const char*, const blas_int*, const blas_int*, const void*, const void*,
+            const blas_int*, const void*, void*, const blas_int*, size_t, size_t);
+void zsyrk_(const char*, const char*, const blas_int*, const blas_int*, const void*, const void*,
+            const blas_int*, const void*, void*, const blas_int*, size_t, size_t);
+void cherk_(const char*, const char*, const blas_int*, const blas_int*, const float*, const void*,
+            const blas_int*, const float*, void*, const blas_int*, size_t, size_t);
+void zherk_(const char*, const char*, const blas_int*, const blas_int*, const double*, const void*,
+            const blas_int*, const double*, void*, const blas_int*, size_t, size_t);
+void cblas_ssyrk(int, int, int, blas_int, blas_int, float, const float*, blas_int, float, float*, blas_int);
+void cblas_dsyrk(int, int, int, blas_int, blas_int, double, const double*, blas_int, double, double*, blas_int);
+void cblas_zsyrk(int, int, int, blas_int, blas_int, const void*, const void*, blas_int, const void*, void*,
+                 blas_int);
+void cblas_zherk(int, int, int, blas_int, blas_int, double, const void*, blas_int, double, void*, blas_int);
 
 #endif

@@ -28,14 +28,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-void ssyrk_(const char*, const char*, const blas_int*, const blas_int*, const float*, const float*, const blas_int*,
-            const float*, float*, const blas_int*, size_t, size_t);
-void dsyrk_(const char*, const char*, const blas_int*, const blas_int*, const double*, const double*,
-            const blas_int*, const double*, double*, const blas_int*, size_t, size_t);
-void cherk_(const char*, const char*, const blas_int*, const blas_int*, const float*, const void*, const blas_int*,
-            const float*, void*, const blas_int*, size_t, size_t);
-void cblas_ssyrk(int, int, int, blas_int, blas_int, float, const float*, blas_int, float, float*, blas_int);
-
 static int failures = 0, cases = 0, refused = 0;
 
 /* The program's own xerbla_: a valid call refused is a failure of this test. */

@@ -15,22 +15,6 @@
 
 #include "blas_abi.h"
 
-void ssyrk_(const char*, const char*, const blas_int*, const blas_int*, const float*, const float*,
-            const blas_int*, const float*, float*, const blas_int*, size_t, size_t);
-void dsyrk_(const char*, const char*, const blas_int*, const blas_int*, const double*, const double*,
-            const blas_int*, const double*, double*, const blas_int*, size_t, size_t);
-void csyrk_(const char*, const char*, const blas_int*, const blas_int*, const void*, const void*,
-            const blas_int*, const void*, void*, const blas_int*, size_t, size_t);
-void zsyrk_(const char*, const char*, const blas_int*, const blas_int*, const void*, const void*,
-            const blas_int*, const void*, void*, const blas_int*, size_t, size_t);
-void cherk_(const char*, const char*, const blas_int*, const blas_int*, const float*, const void*,
-            const blas_int*, const float*, void*, const blas_int*, size_t, size_t);
-void zherk_(const char*, const char*, const blas_int*, const blas_int*, const double*, const void*,
-            const blas_int*, const double*, void*, const blas_int*, size_t, size_t);
-void cblas_dsyrk(int, int, int, blas_int, blas_int, double, const double*, blas_int, double, double*, blas_int);
-void cblas_zsyrk(int, int, int, blas_int, blas_int, const void*, const void*, blas_int, const void*, void*,
-                 blas_int);
-void cblas_zherk(int, int, int, blas_int, blas_int, double, const void*, blas_int, double, void*, blas_int);
 
 enum { Upper = 121, Lower = 122 };
 /* routine: 0 ssyrk_ 1 dsyrk_ 2 csyrk_ 3 zsyrk_ 4 cherk_ 5 zherk_ 6 cblas_dsyrk 7 cblas_zsyrk

@@ -26,8 +26,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void cblas_dsyrk(int, int, int, blas_int, blas_int, double, const double*, blas_int, double, double*, blas_int);
-void cblas_zherk(int, int, int, blas_int, blas_int, double, const void*, blas_int, double, void*, blas_int);
 
 static int failures = 0, checks = 0;
 
