@@ -117,7 +117,7 @@ inline S scalar_if(bool reads, const S* p) noexcept {
 
 /// Whether a scalar is finite (both parts of a complex one). A backend may take a NaN beta
 /// as 0 (OpenBLAS 0.3.21's small ?syrk / ?herk), so automatic routing gives a call whose
-/// beta is not finite to prism, which forms beta C first, as reference BLAS.
+/// beta is not finite to prism, which applies it to C as reference BLAS does.
 template <class S>
 inline bool finite_scalar(const S& x) noexcept {
   if constexpr (std::is_floating_point_v<S>) return std::isfinite(x);

@@ -155,8 +155,6 @@ class blas_library {
   /// through BLIS's typed expert interface (the copy's context, a one-thread runtime)
   /// rather than CBLAS.
   bool blis_expert() const noexcept { return blis_cntx_ != nullptr; }
-  /// True for a BLIS library (it has bli_init), whose kernels form beta C even for beta = 1.
-  bool is_blis() const noexcept { return blis_; }
 
   /// Any symbol of the library, or nullptr.
   void* symbol(const char* name) const;
@@ -170,7 +168,7 @@ class blas_library {
   std::string path_;
   bool ilp64_ = false;
   bool shared_ = false;
-  bool blis_ = false;
+  bool blis_ = false;  // a BLIS library (it has bli_init): its kernels form beta C even for beta = 1
   void* handle_ = nullptr;
   void* gemm_[4] = {};  // s, d, c, z
   // BLIS leaves: bli_{s,d,c,z}gemm_ex, bli_{s,d,c,z}syrk_ex and bli_{c,z}herk_ex (slots 0..5
