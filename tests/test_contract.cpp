@@ -115,8 +115,9 @@ TEST_CASE_TEMPLATE("m or n = 0 returns at once; k = 0 scales C by beta", T, floa
 
 TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a complex C leaves the other part as reference BLAS does (gemm, syrk, herk)",
                    T, std::complex<float>, std::complex<double>) {
-  // Reference ?gemm / ?syrk / ?herk add to C when beta = 1, never forming 1 * C: C = (Inf, 3) plus
-  // (x, y) is (Inf, 3 + y), where (Inf, 3) * (1, 0) would be (Inf, NaN). Integer-valued A
+  // prism adds C as it is when beta = 1, never forming 1 * C, as reference BLAS's no-transpose
+  // forms and OpenBLAS do: C = (Inf, 3) plus (x, y) is (Inf, 3 + y), where (Inf, 3) * (1, 0)
+  // would be (Inf, NaN) (reference's transposed forms give that). Integer-valued A
   // and B, so every sum is exact, through every leaf kind, one leaf or recursing, with k
   // cut (later k parts add with beta = 1) or not.
   using R = test::real_t<T>;

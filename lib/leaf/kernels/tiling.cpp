@@ -283,8 +283,9 @@ void panel_sums(const streaming_sizes& z, char ta, char tb, std::int64_t m, std:
   }
 }
 
-// x + beta c as reference BLAS forms it: beta = 0 does not read c, beta = 1 adds c as it is
-// (for a complex c, (Inf, 3) * (1, 0) would be (Inf, NaN)).
+// x + beta c: beta = 0 does not read c, beta = 1 adds c as it is, as reference BLAS's
+// no-transpose forms and OpenBLAS do (for a complex c, (Inf, 3) * (1, 0) would be (Inf, NaN);
+// reference's transposed forms form it).
 template <class T>
 T add_scaled(T x, T beta, T c) {
   return beta == T(0) ? x : beta == T(1) ? x + c : x + beta * c;
