@@ -48,11 +48,11 @@ void scale_unless_finite(B& beta, T* C, std::int64_t ldc, std::int64_t rows, std
 }
 
 /// prism adds C as it is when beta = 1, as reference BLAS's no-transpose forms and OpenBLAS
-/// do; BLIS's kernels form 1 * C, and for a complex C (Inf, 3) * (1, 0) is (Inf, NaN). For such a call (`applies`: T complex, beta 1, a BLIS
-/// library) the elements of C's rows x cols block (uplo 'U' / 'L': that triangle) with an
-/// infinite or NaN part are set to 0 here and returned, to be added back after the call
-/// (add_back): (Inf, 3) + (x, y) = (Inf, 3 + y). One pass over the block,
-/// which a finite C leaves as it is.
+/// do; BLIS's kernels form 1 * C, and for a complex C (Inf, 3) * (1, 0) is (Inf, NaN). For
+/// such a call (`applies`: T complex, beta 1, a BLIS library) the elements of C's rows x cols
+/// block (uplo 'U' / 'L': that triangle) with an infinite or NaN part are set to 0 here and
+/// returned, to be added back after the call (add_back): (Inf, 3) + (x, y) = (Inf, 3 + y).
+/// One pass over the block, which a finite C leaves as it is.
 template <class T>
 std::vector<std::pair<std::int64_t, T>> set_aside_non_finite(bool applies, T* C, std::int64_t ldc, std::int64_t rows,
                                                              std::int64_t cols, char uplo) {

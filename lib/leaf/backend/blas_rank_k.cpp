@@ -57,20 +57,20 @@ void blas_library::syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T
   const auto aside = set_aside_non_finite(blis_ && beta == T(1), C, ldc, n, n, ul);
   if (expert) {
     blis_expert::syrk<T>(fn, ul, char(std::toupper(trans)), n, k, alpha, A, lda, beta, C, ldc, blis_cntx_, blis_rntm_);
-    return add_back(aside, C);
+  } else {
+    const int u = cblas_uplo(uplo), t = cblas_trans(trans);
+    // cblas_?syrk(order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); complex scalars by pointer.
+    auto call = [&]<class I>(I) {
+      if constexpr (s < 2)
+        reinterpret_cast<void (*)(int, int, int, I, I, T, const T*, I, T, T*, I)>(fn)(
+            cblas_col_major, u, t, I(n), I(k), alpha, A, I(lda), beta, C, I(ldc));
+      else
+        reinterpret_cast<void (*)(int, int, int, I, I, const void*, const void*, I, const void*, void*, I)>(fn)(
+            cblas_col_major, u, t, I(n), I(k), &alpha, A, I(lda), &beta, C, I(ldc));
+    };
+    if (ilp64_) call(std::int64_t{});
+    else call(int{});
   }
-  const int u = cblas_uplo(uplo), t = cblas_trans(trans);
-  // cblas_?syrk(order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); complex scalars by pointer.
-  auto call = [&]<class I>(I) {
-    if constexpr (s < 2)
-      reinterpret_cast<void (*)(int, int, int, I, I, T, const T*, I, T, T*, I)>(fn)(
-          cblas_col_major, u, t, I(n), I(k), alpha, A, I(lda), beta, C, I(ldc));
-    else
-      reinterpret_cast<void (*)(int, int, int, I, I, const void*, const void*, I, const void*, void*, I)>(fn)(
-          cblas_col_major, u, t, I(n), I(k), &alpha, A, I(lda), &beta, C, I(ldc));
-  };
-  if (ilp64_) call(std::int64_t{});
-  else call(int{});
   add_back(aside, C);
 }
 
@@ -88,16 +88,16 @@ void blas_library::herk(char uplo, char trans, std::int64_t n, std::int64_t k, d
   const auto aside = set_aside_non_finite(blis_ && beta == 1.0, C, ldc, n, n, ul);
   if (expert) {
     blis_expert::herk<T>(fn, ul, char(std::toupper(trans)), n, k, alpha, A, lda, beta, C, ldc, blis_cntx_, blis_rntm_);
-    return add_back(aside, C);
+  } else {
+    const int u = cblas_uplo(uplo), t = cblas_trans(trans);
+    // cblas_?herk(order, uplo, trans, n, k, alpha (real), A, lda, beta (real), C, ldc).
+    auto call = [&]<class I>(I) {
+      reinterpret_cast<void (*)(int, int, int, I, I, R, const void*, I, R, void*, I)>(fn)(
+          cblas_col_major, u, t, I(n), I(k), R(alpha), A, I(lda), R(beta), C, I(ldc));
+    };
+    if (ilp64_) call(std::int64_t{});
+    else call(int{});
   }
-  const int u = cblas_uplo(uplo), t = cblas_trans(trans);
-  // cblas_?herk(order, uplo, trans, n, k, alpha (real), A, lda, beta (real), C, ldc).
-  auto call = [&]<class I>(I) {
-    reinterpret_cast<void (*)(int, int, int, I, I, R, const void*, I, R, void*, I)>(fn)(
-        cblas_col_major, u, t, I(n), I(k), R(alpha), A, I(lda), R(beta), C, I(ldc));
-  };
-  if (ilp64_) call(std::int64_t{});
-  else call(int{});
   add_back(aside, C);
 }
 
