@@ -159,6 +159,20 @@ bool is_zero(const V& v) {
   else return v.x == 0 && v.y == 0;
 }
 
+// Whether V value v is one, (1, 0) for complex V.
+template <class V>
+bool is_one(const V& v) {
+  if constexpr (std::is_floating_point_v<V>) return v == V(1);
+  else return v.x == 1 && v.y == 0;
+}
+
+// Whether t is complex and host scalars alpha and beta are both (1, 0): a geam that is a sum.
+bool complex_sum(scalar_type t, const void* alpha, const void* beta) {
+  const auto ones = [&]<class V>() { return is_one(host_scalar<V>(alpha)) && is_one(host_scalar<V>(beta)); };
+  if (t == scalar_type::c) return ones.template operator()<cuda::complex_float>();
+  return t == scalar_type::z && ones.template operator()<cuda::complex_double>();
+}
+
 class cuda_stream final : public stream {
  public:
   cuda_stream(cuda_device& owner, cuda::stream_t s, cuda::cublas_handle h) : owner_(owner), s(s), handle(h) {}
@@ -306,6 +320,16 @@ class cuda_device final : public device {
     if (v < 0 || v > INT_MAX)
       fail(call, std::string(what) + " = " + std::to_string(v) + " is outside 0..2^31-1 (cuBLAS's ints)");
     return int(v);
+  }
+  // C = A + B for complex t, m x n, as the real sum of twice the rows (see geam).
+  void add_parts(scalar_type t, cuda_stream& cs, const char* call, std::int64_t m, std::int64_t n, const void* A,
+                 std::int64_t lda, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) {
+    const int rm = to_int(2 * m, call, "2 m"), in = to_int(n, call, "n"), ra = to_int(2 * lda, call, "2 lda"),
+              rb = to_int(2 * ldb, call, "2 ldb"), rc = to_int(2 * ldc, call, "2 ldc");
+    const float f1 = 1;
+    const double d1 = 1;
+    if (t == scalar_type::c) check(run_geam<float>(blas.sgeam, cs.handle, rm, in, &f1, A, ra, &f1, B, rb, C, rc), cuda::sgeam_symbol);
+    else check(run_geam<double>(blas.dgeam, cs.handle, rm, in, &d1, A, ra, &d1, B, rb, C, rc), cuda::dgeam_symbol);
   }
   cuda_stream& own(stream& s, const char* call) {
     auto* cs = dynamic_cast<cuda_stream*>(&s);
@@ -579,6 +603,11 @@ void cuda_device::geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n,
   const auto go = [&]<class V>(cuda::geam_fn<V> fn, const char* symbol) {
     check(run_geam<V>(fn, cs.handle, im, in, alpha, A, ia, beta, B, ib, C, ic), symbol);
   };
+  // A complex sum (alpha = beta = 1) is the real sum of matrices of twice the rows (real and
+  // imaginary parts interleaved), so no part is multiplied, as host BLAS's beta = 1 adds C:
+  // (Inf, 3) + (1, 2) is (Inf, 5), where a complex geam would form (Inf, 3) * (1, 0) =
+  // (Inf, NaN). E.g. a 3 x 2 zgeam with ld 4 is a 6 x 2 dgeam with ld 8.
+  if (complex_sum(t, alpha, beta)) return add_parts(t, cs, "geam", m, n, A, lda, B, ldb, C, ldc), count_kernel();
   switch (t) {
     case scalar_type::s: go(blas.sgeam, cuda::sgeam_symbol); break;
     case scalar_type::d: go(blas.dgeam, cuda::dgeam_symbol); break;
@@ -589,7 +618,8 @@ void cuda_device::geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n,
 }
 
 // C's triangle = A's + beta C's in three cuBLAS calls and, for herk, one memset (two when
-// beta is not 0): A += beta C in place (geam; skipped for beta = 0, so C is not read), A's
+// beta is not 0): A += beta C in place (geam; skipped for beta = 0, so C is not read; for a
+// complex beta = 1 the real sum of add_parts), A's
 // triangle packed into work
 // (trttp), work unpacked into C's triangle (tpttr leaves the other triangle untouched);
 // then the imaginary parts of C's diagonal zeroed (herk; also before the geam when beta is
@@ -623,7 +653,9 @@ void cuda_device::add_triangle(scalar_type t, stream& s, char uplo, bool herm, s
                                const char* symbols) {
     const V b = host_scalar<V>(beta), one = unit<V>;
     if (!is_zero(b) && herm && is_complex(t)) real_diagonal();  // Im C(j, j) is never read, as reference ?herk
-    if (!is_zero(b))
+    if (is_complex(t) && is_one(b))  // a sum: no part of C multiplied (see geam)
+      add_parts(t, cs, call, n, n, A, lda, C, ldc, A, lda);
+    else if (!is_zero(b))
       check(geam(cs.handle, cuda::cublas_operation::n, cuda::cublas_operation::n, in, in, &one, static_cast<V*>(A), ia,
                  &b, static_cast<const V*>(C), ic, static_cast<V*>(A), ia), symbols);
     check(trttp(cs.handle, fill, in, static_cast<const V*>(A), ia, static_cast<V*>(work)), symbols);

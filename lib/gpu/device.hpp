@@ -136,7 +136,8 @@ class device {
   virtual void rank_k(scalar_type t, bool herm, stream& s, char uplo, char trans, std::int64_t n, std::int64_t k,
                       const void* alpha, const void* A, std::int64_t lda, const void* beta, void* C,
                       std::int64_t ldc) = 0;
-  /// C = alpha A + beta B on m x n device matrices (no transposes; C may be A or B).
+  /// C = alpha A + beta B on m x n device matrices (no transposes; C may be A or B); a
+  /// complex sum (alpha = beta = 1) multiplies no part, as host BLAS's beta = 1 adds C.
   virtual void geam(scalar_type t, stream& s, std::int64_t m, std::int64_t n, const void* alpha, const void* A,
                     std::int64_t lda, const void* beta, const void* B, std::int64_t ldb, void* C,
                     std::int64_t ldc) = 0;
@@ -144,7 +145,8 @@ class device {
   /// triangle unwritten: a syrk / herk block computed whole into scratch A, added into C.
   /// herm: C's diagonal is made real (imaginary parts zero, as herk leaves them). A is
   /// overwritten; `work` is device memory of n(n+1)/2 elements (the triangle packed); beta
-  /// points to a host scalar of type t, and beta = 0 reads nothing of C (NaN there is gone).
+  /// points to a host scalar of type t, beta = 0 reads nothing of C (NaN there is gone) and
+  /// beta = 1 adds C's parts as they are.
   virtual void add_triangle(scalar_type t, stream& s, char uplo, bool herm, std::int64_t n, void* A, std::int64_t lda,
                             const void* beta, void* C, std::int64_t ldc, void* work) = 0;
 

@@ -160,15 +160,20 @@ void with_type(scalar_type t, F&& f) {
 
 // C = alpha A + beta B, m x n, column-major; alpha == 0 reads no A, beta == 0 no B
 // (reference semantics: NaN there does not reach C). Element by element, so C may be A or B.
+// alpha = beta = 1 is a sum, nothing multiplied, as the CUDA device's real geam of a complex
+// sum: (Inf, 3) + (1, 2) is (Inf, 5), where (Inf, 3) * (1, 0) would be (Inf, NaN).
 template <scalar T>
 void geam_loops(std::int64_t m, std::int64_t n, T alpha, const T* A, std::int64_t lda, T beta, const T* B,
                 std::int64_t ldb, T* C, std::int64_t ldc) {
-  const bool use_a = alpha != T(0), use_b = beta != T(0);
+  const bool use_a = alpha != T(0), use_b = beta != T(0), sum = alpha == T(1) && beta == T(1);
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < m; ++i) {
       T v(0);
-      if (use_a) v = alpha * A[i + j * lda];
-      if (use_b) v += beta * B[i + j * ldb];
+      if (sum) v = A[i + j * lda] + B[i + j * ldb];
+      else {
+        if (use_a) v = alpha * A[i + j * lda];
+        if (use_b) v += beta * B[i + j * ldb];
+      }
       C[i + j * ldc] = v;
     }
 }
@@ -188,7 +193,7 @@ void add_triangle_loops(char uplo, bool herm, std::int64_t n, T* A, std::int64_t
         T c = C[i + j * ldc];
         if constexpr (!std::is_floating_point_v<T>)
           if (herm && i == j) c = T(c.real());  // as reference ?herk, Im C(j, j) is never read
-        v += beta * c;
+        v += beta == T(1) ? c : beta * c;  // beta = 1: a sum, as geam's
       }
       A[i + j * lda] = v;
       work[at++] = v;
