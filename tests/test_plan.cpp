@@ -432,6 +432,7 @@ TEST_CASE("a problem whose type is not s, d, c or z is refused; parse names the 
       FAIL("accepted");
     } catch (const plan_error& e) {
       CHECK_MESSAGE(std::string(e.what()) == words, e.what());
+      CHECK(std::string(e.what()) == "prism plan: " + e.reason());  // reason(): the words alone
     }
   };
   says("prism-plan 1\nproblem d XN 1 1 1\nthreads 1\nleaf\n", "prism plan: line 2: trans must be N, T or C, got 'X'");

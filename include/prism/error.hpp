@@ -37,7 +37,12 @@ class invalid_argument : public error {
 class plan_error : public error {
  public:
   /// Wraps the reason.
-  explicit plan_error(const std::string& what) : error("prism plan: " + what) {}
+  explicit plan_error(const std::string& what) : error("prism plan: " + what), reason_(what) {}
+  /// The reason alone, without what() adds before it ("prism plan: ").
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 /// A leaf BLAS backend could not be loaded or lacks a symbol.

@@ -175,7 +175,7 @@ std::shared_ptr<const layout> finish(const std::shared_ptr<const MPI_Comm>& own,
     mpi::agree(own, "prism::dist::layout", {{what, 0, 0}}, local);
   } catch (const invalid_argument&) {
   }
-  throw plan_error(local.rfind("prism plan: ", 0) == 0 ? local.substr(12) : local);
+  throw plan_error(local);
 }
 
 // Rank 0's plan of p (its text and the planner's report); false with the error's text.
@@ -191,6 +191,9 @@ bool plan_on_root(const problem& p, const context& ctx, std::string& text, std::
       text = c.chosen.to_string();
       print_rank_k_report(why, c);
     }
+  } catch (const plan_error& e) {
+    text = e.reason();
+    return false;
   } catch (const error& e) {
     text = e.what();
     return false;
@@ -288,7 +291,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   std::string text, report;
   const bool ok = rank != 0 || plan_on_root(p, ctx, text, report);
   auto [fine, shared] = broadcast_text(*cache.own, ok, text);
-  if (!fine) throw plan_error(shared.rfind("prism plan: ", 0) == 0 ? shared.substr(12) : shared);
+  if (!fine) throw plan_error(shared);
   rank_model m = p.op == operation::gemm ? rank_model(plan::parse(shared)) : rank_model(p, rank_k_scheme::parse(shared));
   auto l = finish(cache.own, std::move(m), report, ctx);
   cache.layouts.put(key.str(), l);
@@ -305,7 +308,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
     if (s.ranks() <= size) return finish(cache.own, std::move(m), "", ctx);
     local = "the scheme spans " + std::to_string(s.ranks()) + " ranks, the communicator has " + std::to_string(size);
   } catch (const plan_error& e) {  // this rank cannot build it: every rank hears why
-    local = e.what();
+    local = e.reason();
   }
   refuse(*cache.own, "scheme", local);
 }
@@ -318,7 +321,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const c
     p.validate();
     m.emplace(p);  // the rank level's own checks too (rank steps in a one-rank part, say)
   } catch (const plan_error& e) {  // this rank's plan is not valid: every rank hears why
-    local = e.what();
+    local = e.reason();
   }
   if (local.empty()) return finish(cache.own, std::move(*m), "", ctx);
   refuse(*cache.own, "plan", local);

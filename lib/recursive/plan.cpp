@@ -577,8 +577,7 @@ struct plan_reader {
         p = rank_k_problem(p.type, t[2] == "syrk" ? operation::syrk : operation::herk, t[3][0], t[3][1], n,
                            integer(t[5 + off], "k"));
       } catch (const plan_error& e) {
-        const std::string why = e.what(), prefix = "prism plan: ";  // (fail adds the line and its own prefix)
-        throw fail(why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why);
+        throw fail(e.reason());  // (fail adds the line and its own prefix)
       }
     } else {
       if (t[2].size() != 2) throw fail("trans must be two letters from N, T, C, got '" + t[2] + "'");
