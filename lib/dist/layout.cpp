@@ -19,7 +19,6 @@
 
 namespace prism::dist {
 
-
 using mpi::check_mpi;
 
 namespace {

@@ -109,8 +109,6 @@ struct agreement {
   std::string failed_text;     ///< the first 200 bytes of its local error
   std::int64_t from_root = 0;  ///< rank 0's *root_word (when one was passed)
   bool flagged = false;        ///< some rank passed `flag` (known when no rank has a local error)
-  /// No value differs and no rank has a local error.
-  bool agreed() const { return differing < 0 && failed_rank < 0; }
 };
 
 /// Collective over comm: every rank passes the same list (names and order) and its own

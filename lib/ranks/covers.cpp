@@ -13,6 +13,18 @@
 
 namespace prism::ranks {
 
+std::vector<std::int64_t> prime_divisors(std::int64_t x) {
+  std::vector<std::int64_t> primes;
+  for (std::int64_t d = 2; x > 1; ++d) {
+    if (d * d > x) d = x;
+    if (x % d == 0) {
+      primes.push_back(d);
+      while (x % d == 0) x /= d;
+    }
+  }
+  return primes;
+}
+
 namespace {
 
 // Whether set D (sorted) covers every difference 1 .. c - 1 mod c.
@@ -78,19 +90,6 @@ std::int64_t power_mod(std::int64_t x, std::int64_t e, std::int64_t p) {
   for (x %= p; e > 0; e >>= 1, x = x * x % p)
     if (e & 1) r = r * x % p;
   return r;
-}
-
-// The distinct primes dividing x, ascending. E.g. 63: {3, 7}.
-std::vector<std::int64_t> prime_divisors(std::int64_t x) {
-  std::vector<std::int64_t> primes;
-  for (std::int64_t d = 2; x > 1; ++d) {
-    if (d * d > x) d = x;
-    if (x % d == 0) {
-      primes.push_back(d);
-      while (x % d == 0) x /= d;
-    }
-  }
-  return primes;
 }
 
 // The prime p and exponent e with q = p^e, or {0, 0} when q is no prime power. E.g. 9: {3, 2}.
@@ -208,12 +207,12 @@ bool solve(std::vector<std::vector<double>>& A, std::vector<double>& b) {
 // 0.137, 0.110, 0.114 of the rows. Empty if Newton does not converge to positive blocks.
 std::vector<double> uneven_measures(const std::vector<std::pair<int, int>>& pair_of, const std::vector<int>& runs) {
   const int c = int(runs.size());
-  double total = 0;
-  for (int m : runs) total += m;
+  const double total = std::accumulate(runs.begin(), runs.end(), 0.0);
   std::vector<double> mu(std::size_t(c), 1.0 / double(c));
-  auto residual = [&](std::vector<double>& f, std::vector<std::vector<double>>& J) {
-    f.assign(std::size_t(c), 0);
-    J.assign(std::size_t(c), std::vector<double>(std::size_t(c), 0));
+  for (int it = 0; it < 100; ++it) {
+    // The residual f and its Jacobian J at mu.
+    std::vector<double> f(std::size_t(c), 0);
+    std::vector<std::vector<double>> J(std::size_t(c), std::vector<double>(std::size_t(c), 0));
     for (int q = 0; q < c; ++q) {
       f[std::size_t(q)] = mu[std::size_t(q)] * mu[std::size_t(q)] / 2 - double(runs[std::size_t(q)]) / (2 * total);
       J[std::size_t(q)][std::size_t(q)] += mu[std::size_t(q)];
@@ -224,11 +223,6 @@ std::vector<double> uneven_measures(const std::vector<std::pair<int, int>>& pair
         J[std::size_t(q)][u] += mu[v], J[std::size_t(q)][v] += mu[u];
       }
     }
-  };
-  for (int it = 0; it < 100; ++it) {
-    std::vector<double> f;
-    std::vector<std::vector<double>> J;
-    residual(f, J);
     double worst = 0;
     for (double v : f) worst = std::max(worst, std::abs(v));
     if (worst < 1e-14) return *std::min_element(mu.begin(), mu.end()) > 0 ? mu : std::vector<double>{};
@@ -392,15 +386,12 @@ std::vector<int> difference_cover(int c) {
       D = {0};
       if (search_cover(c, size, D, 1)) break;
     }
-  } else if (D = singer_set(c); !D.empty() && covers(D, c)) {
-  } else {
+  } else if (D = singer_set(c); D.empty() || !covers(D, c)) {  // else {0 .. s-1} and the multiples of s
     D.clear();
     int s = 1;
     while ((s + 1) * (s + 1) <= c / 2) ++s;
     for (int i = 0; i < s; ++i) D.push_back(i);
-    for (int j = 1; j * s - (s - 1) <= c / 2; ++j) D.push_back(j * s);
-    std::sort(D.begin(), D.end());
-    D.erase(std::unique(D.begin(), D.end()), D.end());
+    for (int j = 1; j * s - (s - 1) <= c / 2; ++j) D.push_back(j * s);  // (ascending: j s >= s)
   }
   std::lock_guard<std::mutex> g(lock);
   return kept.emplace(c, D).first->second;

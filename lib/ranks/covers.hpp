@@ -14,6 +14,9 @@
 
 namespace prism::ranks {
 
+/// The distinct primes dividing x, ascending. E.g. 63: {3, 7}.
+std::vector<std::int64_t> prime_divisors(std::int64_t x);
+
 /// The smallest difference cover of Z_c that prism finds, ascending, 0 first: every
 /// d = 1 .. c - 1 is a - b mod c for some a, b in it. Exact (smallest size) up to c = 36;
 /// beyond, Singer's perfect difference set (size q + 1) when c = q^2 + q + 1 with q a prime

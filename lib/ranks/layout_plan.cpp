@@ -4,7 +4,6 @@
 #include "ownership.hpp"
 #include "rank_planner.hpp"
 
-#include <prism/error.hpp>
 #include <prism/rank_model.hpp>
 
 #include <algorithm>
@@ -16,8 +15,6 @@ namespace prism::ranks {
 namespace {
 
 constexpr std::int64_t max_runs = 1 << 16;  // a grouped view counted run by run stays cheap
-
-std::int64_t extent_of(const problem& p, int d) { return d == 0 ? p.m : d == 1 ? p.n : p.k; }
 
 // Operand o's distribution along dimension d (o must span d).
 const cyclic_dim& along(const caller_layout& L, const problem& p, operand o, int d) {
@@ -47,8 +44,6 @@ std::vector<view_spec> options(const caller_layout& L, const problem& p, int d) 
   return out;
 }
 
-const char* dim_name(int d) { return d == 0 ? "m" : d == 1 ? "n" : "k"; }
-
 }  // namespace
 
 int dim_of(const problem& p, operand o, bool cols) {
@@ -64,7 +59,7 @@ const cyclic_dim& grouping(const caller_layout& L, const problem& p, int d, view
 }
 
 dim_view make_view(const caller_layout& L, const problem& p, int d, view_spec s) {
-  return s == 0 ? dim_view::identity(extent_of(p, d)) : dim_view::grouped(grouping(L, p, d, s));
+  return s == 0 ? dim_view::identity(extent(dim(d), p.m, p.n, p.k)) : dim_view::grouped(grouping(L, p, d, s));
 }
 
 int process_of(const layout_fit& f, const caller_layout& L, int r) {
@@ -76,7 +71,7 @@ int process_of(const layout_fit& f, const caller_layout& L, int r) {
 std::string layout_fit::describe() const {
   static const char* const by[3][3] = {{"as is", "by A", "by C rows"}, {"as is", "by B", "by C columns"}, {"as is", "by A", "by B"}};
   std::ostringstream os;
-  for (int d = 0; d < 3; ++d) os << (d ? ", " : "") << dim_name(d) << ' ' << by[d][views[d]];
+  for (int d = 0; d < 3; ++d) os << (d ? ", " : "") << to_string(dim(d)) << ' ' << by[d][views[d]];
   os << "; plan ranks " << (column_major ? "column-major" : "row-major");
   return os.str();
 }
@@ -86,11 +81,11 @@ void cost_fit(const schedule& model, const caller_layout& L, double F, double B,
   const int P = L.procs();
   f.received.assign(std::size_t(P), 0);
   f.sent.assign(std::size_t(P), 0);
-  f.flops.assign(std::size_t(P), 0);
+  std::vector<double> flops(std::size_t(P), 0);  // per process: real flops
   // The exchange rule itself (ownership.hpp), as the executor runs it: every process's
   // volume per phase, and the buffers it allocates for them.
   const std::int64_t no_lld[3] = {1, 1, 1};  // counting reads no local offsets
-  const cyclic_ownership own(model, L, f, no_lld, -1);
+  const cyclic_ownership own(model, L, f, no_lld);
   std::vector<buffer_plan> buffers(static_cast<std::size_t>(P));
   std::vector<std::size_t> workspace(std::size_t(P), 0);
   std::vector<task> ts;
@@ -106,7 +101,7 @@ void cost_fit(const schedule& model, const caller_layout& L, double F, double B,
       const std::size_t g = std::size_t(own.process_of(r));
       ts.clear();
       model.tasks(q, r, ts);
-      for (const task& t : ts) f.flops[g] += task_flops(t, p.type), workspace[g] = std::max(workspace[g], t.workspace);
+      for (const task& t : ts) flops[g] += task_flops(t, p.type), workspace[g] = std::max(workspace[g], t.workspace);
     }
   }
   const double elem = double(element_size(p.type));
@@ -125,7 +120,7 @@ void cost_fit(const schedule& model, const caller_layout& L, double F, double B,
     // it receives and what it sends (a process holding all of A and B must send the others
     // their share however little each receives).
     const double words = double(std::max(f.received[std::size_t(g)], f.sent[std::size_t(g)]));
-    f.seconds = std::max(f.seconds, f.flops[std::size_t(g)] / F + words * elem / B);
+    f.seconds = std::max(f.seconds, flops[std::size_t(g)] / F + words * elem / B);
   }
   f.mean_received = sum / P;
 }

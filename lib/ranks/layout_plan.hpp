@@ -65,7 +65,6 @@ struct layout_fit {
   bool column_major = false;            ///< plan rank r -> process (r % nprow) * npcol + r / nprow
   std::vector<std::int64_t> received;   ///< per process: elements received in all phases
   std::vector<std::int64_t> sent;       ///< per process: elements sent in all phases
-  std::vector<double> flops;            ///< per process: real flops
   std::int64_t max_received = 0;        ///< largest of received
   std::int64_t max_buffer = 0;          ///< largest buffers one process allocates (elements:
                                         ///< blocks not used in place and messages)

@@ -179,9 +179,8 @@ void triangle_tiles(const dim_view& rv, const dim_view& cv, const operand_layout
 
 }  // namespace
 
-cyclic_ownership::cyclic_ownership(const schedule& m, const caller_layout& L, const layout_fit& fit,
-                                   const std::int64_t lld[3], int me)
-    : m_(m), L_(L), me_(me) {
+cyclic_ownership::cyclic_ownership(const schedule& m, const caller_layout& L, const layout_fit& fit, const std::int64_t lld[3])
+    : m_(m), L_(L) {
   const problem& p = m.product();
   for (int d = 0; d < 3; ++d) view_[d] = make_view(L, p, d, fit.views[d]);
   for (int o = 0; o < 3; ++o) lld_[o] = lld[o];

@@ -109,11 +109,12 @@ class native_ownership final : public ownership {
   std::vector<std::int64_t> at_[3];
 };
 
-/// The caller's block-cyclic layout under a fit (views, rank map), seen from process `me`.
+/// The caller's block-cyclic layout under a fit (views, rank map); local offsets are those of
+/// the process whose leading dimensions it is given.
 class cyclic_ownership final : public ownership {
  public:
   /// lld: the local leading dimensions of A, B and C (their descriptors' LLD).
-  cyclic_ownership(const schedule& m, const caller_layout& L, const layout_fit& fit, const std::int64_t lld[3], int me);
+  cyclic_ownership(const schedule& m, const caller_layout& L, const layout_fit& fit, const std::int64_t lld[3]);
   const schedule& model() const override { return m_; }
   int procs() const override { return L_.procs(); }
   int process_of(int r) const override { return proc_of_rank_[std::size_t(r)]; }
@@ -132,7 +133,6 @@ class cyclic_ownership final : public ownership {
   caller_layout L_;
   dim_view view_[3];
   std::int64_t lld_[3];
-  int me_;
   std::vector<int> proc_of_rank_, rank_of_proc_;
 };
 

@@ -27,7 +27,7 @@ namespace {
 // = 1.4M.
 struct estimate {
   rank_k_scheme scheme;
-  double words = 0, flops = 0, seconds = 0, floor_bytes = 0;
+  double seconds = 0, floor_bytes = 0;
 };
 
 estimate estimate_of(const problem& p, const rank_k_scheme& s, double F, double B) {
@@ -44,14 +44,8 @@ estimate estimate_of(const problem& p, const rank_k_scheme& s, double F, double 
     groups += per_role;
   }
   const double cw = (groups - 1) * tri / P;
-  estimate e;
-  e.scheme = s;
-  e.words = most_a + cw;
-  e.flops = p.flops() / P;
-  e.seconds = e.flops / F + e.words * elem / B;
   // Least memory with many phases: owned pieces, C blocks, C staging.
-  e.floor_bytes = elem * ((n * k + tri) / P + most_block * 2 + 2 * cw);
-  return e;
+  return estimate{s, p.flops() / P / F + (most_a + cw) * elem / B, elem * ((n * k + tri) / P + most_block * 2 + 2 * cw)};
 }
 
 // Whether the model can build scheme s for p: every part's share of k holds its slices

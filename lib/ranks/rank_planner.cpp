@@ -38,6 +38,7 @@
 #include <prism/rank_model.hpp>
 
 #include "../recursive/local_planner.hpp"
+#include "covers.hpp"
 #include "rank_planner.hpp"
 #include "tree_schedule.hpp"
 #include "../recursive/split.hpp"
@@ -86,24 +87,13 @@ tree_ptr leaf(double seconds) {
   return t;
 }
 
-std::vector<int> prime_factors(int p) {
-  std::vector<int> f;
-  for (int q = 2; q * q <= p; ++q)
-    if (p % q == 0) {
-      f.push_back(q);
-      while (p % q == 0) p /= q;
-    }
-  if (p > 1) f.push_back(p);
-  return f;
-}
-
 // The rank shares of each way to cut p ranks: equal parts per prime factor, then, when p
 // has a prime factor above 5 (equal parts would be many thin slabs), unequal pairs.
 // Example: p = 7 gives {7 x 1}, {1, 6}, {2, 5}, {3, 4}; p = 12 gives {2 x 6}, {3 x 4}.
 std::vector<std::vector<int>> rank_splits(int p) {
   std::vector<std::vector<int>> out;
-  const std::vector<int> factors = prime_factors(p);
-  for (int f : factors) out.push_back(std::vector<int>(std::size_t(f), p / f));
+  const std::vector<std::int64_t> factors = ranks::prime_divisors(p);
+  for (std::int64_t f : factors) out.push_back(std::vector<int>(std::size_t(f), p / int(f)));
   if (factors.empty() || factors.back() <= 5 || p > max_unequal) return out;
   auto pair = [&](int p1) {
     if (p1 >= 1 && 2 * p1 < p &&
@@ -210,12 +200,11 @@ double unsplit(dim d, std::int64_t m, std::int64_t n, std::int64_t k) {
 }
 
 struct search {
-  search(const context& c, const problem& p, double f, double b, std::size_t e) : ctx(c), prob(p), F(f), B(b), elem(e) {}
-  const context& ctx;
+  search(const problem& p, double f, double b, std::size_t e) : prob(p), F(f), B(b), elem(e) {}
   problem prob;
   double F, B;
   std::size_t elem;
-  decision_memo memo;  // trees are built only for the candidates (tree_of), from the same boxes
+  decision_memo memo;  // trees are built only for the candidates (best_tree), from the same boxes
   std::vector<tree_ptr> trees;  // built on demand, by decision
   std::unordered_map<int, std::vector<std::vector<int>>> splits_of;  // rank_splits, once per p
 
@@ -605,10 +594,6 @@ struct scored {
 // can always do without, by m / n cuts).
 std::size_t footprint(const scored& sc) { return sc.info.peak_bytes - std::min(sc.info.peak_bytes, sc.local_ws); }
 
-}  // namespace
-
-namespace {
-
 // One run of the rank planner (choose_ranks, least_footprint_ranks, the ScaLAPACK layer's
 // scored variant): the trees it weighs, their exact scores, the rank-level DFS phases
 // when no single-phase tree fits, and the chosen plan's local levels under the memory left.
@@ -618,7 +603,7 @@ class rank_search {
               const std::vector<ranks::rank_grid>& seeds)
       : p(normalised(p0)), ctx(ctx), rescore(rescore), seeds(seeds), P(ctx.ranks()), elem(element_size(p.type)),
         domains_all(std::min<int>(int(ctx.machine().domains().size()), ctx.threads())),
-        s(ctx, p, ctx.rank_flops(), ctx.rank_bandwidth(), elem) {
+        s(p, ctx.rank_flops(), ctx.rank_bandwidth(), elem) {
     ranks::check_countable(p, P, 1);
     out.ranks_given = P;
     out.memory = ranks::rank_memory(ctx);
@@ -874,11 +859,6 @@ class rank_search {
   std::vector<scored> pool;   // trees scored exactly, best first once sorted
 };
 
-rank_choice plan_ranks(const problem& p0, const context& ctx, const ranks::rescore_fn& rescore,
-                       const std::vector<ranks::rank_grid>& seeds, bool least_memory) {
-  return rank_search(p0, ctx, rescore, seeds).run(least_memory);
-}
-
 }  // namespace
 
 std::string ranks::format(const char* f, ...) {
@@ -901,14 +881,14 @@ plan make_plan(const problem& p, const context& ctx) {
   return detail::make_local_plan(p, ctx);
 }
 
-rank_choice choose_ranks(const problem& p, const context& ctx) { return plan_ranks(p, ctx, {}, {}, false); }
+rank_choice choose_ranks(const problem& p, const context& ctx) { return rank_search(p, ctx, {}, {}).run(false); }
 
 rank_choice ranks::choose_ranks_scored(const problem& p, const context& ctx, const ranks::rescore_fn& rescore,
                                        const std::vector<ranks::rank_grid>& seeds) {
-  return plan_ranks(p, ctx, rescore, seeds, false);
+  return rank_search(p, ctx, rescore, seeds).run(false);
 }
 
-rank_choice least_footprint_ranks(const problem& p, const context& ctx) { return plan_ranks(p, ctx, {}, {}, true); }
+rank_choice least_footprint_ranks(const problem& p, const context& ctx) { return rank_search(p, ctx, {}, {}).run(true); }
 
 void print_rank_report(std::ostream& os, const rank_choice& choice) {
   const plan& pl = choice.chosen;

@@ -388,7 +388,7 @@ void triangle_schedule::index_c_chunks() {
   if (parts_.size() != 1 || parts_[0].part.cover != rank_k_cover::difference || parts_[0].part.group_ranks % 2 == 0) return;
   part_geometry& x = parts_[0];
   const int c = x.part.group_ranks, h = c / 2;
-  const bool table = c <= 1024;  // c (c/2 + 2) prefix sums: 4 MB at 1024; beyond, c_piece sums on demand
+  const bool table = c <= 1024;  // c (c/2 + 2) prefix sums: 4 MB at 1024; beyond, c_offset sums on demand
   const bool cplx = is_complex(p_.type);
   if (table) x.c_prefix.assign(std::size_t(c) * std::size_t(h + 2), 0);
   x.role_c.assign(std::size_t(c), 0), x.role_rect.assign(std::size_t(c), 0), x.role_flops.assign(std::size_t(c), 0);
@@ -472,7 +472,7 @@ triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, i
   return t;
 }
 
-// One odd cover alone with uneven roles (one phase): what a_needs, a_holders and a_share
+// One odd cover alone with uneven roles (one phase): what role_readers, a_holders and a_share
 // give cell by cell, without building them. Each atom a the rank reads, over its whole run,
 // is cut where any role's run starts (k_cuts); in a cell every reader role p of a has one
 // rank, that of its run j_p holding the cell's first column, and ranks go run by run, role

@@ -1,8 +1,6 @@
 // lib/scalapack/pblas.cpp — see pblas.hpp.
 #include "pblas.hpp"
 
-#include "../environment/environment.hpp"
-
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -18,9 +16,7 @@ namespace prism::scalapack {
 using mpi::check_mpi;
 using ranks::cyclic_dim;
 
-namespace {
 constexpr int descmult = 100, bignum = 10000;  // PBLAS's INFO numbering of descriptor entries
-}  // namespace
 
 // PB_Cchkmat. Example: desc A (argument 10) with MB = 0: entry MB_ = 6 -> 10 * 100 + 1 + 6, so INFO
 // = -1005 (the MB of a 9-entry descriptor is its 5th entry).
@@ -231,13 +227,12 @@ void* real_routine(const std::string& symbol, void* self) {
   if (!looked) {
     looked = true;
     where = RTLD_NEXT;
-    const std::string& named = prism::detail::process_environment().scalapack_backend;
-    const char* path = named.empty() ? nullptr : named.c_str();
-    if (path != nullptr && *path != '\0') {
-      where = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    const std::string& path = prism::detail::process_environment().scalapack_backend;
+    if (!path.empty()) {
+      where = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
       said = where == nullptr;
       if (where == nullptr)
-        std::fprintf(stderr, "prism: PRISM_SCALAPACK_BACKEND: '%s' cannot be loaded: %s; prism computes every call itself\n", path, dlerror());
+        std::fprintf(stderr, "prism: PRISM_SCALAPACK_BACKEND: '%s' cannot be loaded: %s; prism computes every call itself\n", path.c_str(), dlerror());
     }
   }
   void* f = where != nullptr ? dlsym(where, symbol.c_str()) : nullptr;

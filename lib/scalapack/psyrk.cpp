@@ -80,7 +80,6 @@ void scale_triangle(const rk_args& a, const ranks::caller_layout& L, int me, T b
   real_diagonal();
 }
 
-
 // The entry (raw: the 14 argument pointers as the caller passed them, for the backend).
 template <scalar T, operation OP>
 void prk(void* self, const void* const* raw) {

@@ -207,7 +207,7 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
     for (int d = 0; d < 3; ++d) out->fit.views[d] = int(v->head[view_slot + d]);
     out->fit.column_major = v->head[column_major_slot] != 0;
     ranks::cost_fit(*out->model, L, ctx.rank_flops(), ctx.rank_bandwidth(), out->fit);
-    out->own = std::make_unique<ranks::cyclic_ownership>(*out->model, L, out->fit, lld, g.me);
+    out->own = std::make_unique<ranks::cyclic_ownership>(*out->model, L, out->fit, lld);
     const double elem = double(element_size(pr.type));
     std::int64_t native = 0;
     for (const rank_cost& c : out->model->costs()) native = std::max(native, c.received_total());
