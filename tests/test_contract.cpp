@@ -5,6 +5,7 @@
 
 #include <prism/prism.hpp>
 
+#include "support/beta_one.hpp"
 #include "support/reference.hpp"
 
 #include <algorithm>
@@ -121,8 +122,6 @@ TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a co
   // and B, so every sum is exact, through every leaf kind, one leaf or recursing, with k
   // cut (later k parts add with beta = 1) or not.
   using R = test::real_t<T>;
-  const R inf = std::numeric_limits<R>::infinity(), nan = std::numeric_limits<R>::quiet_NaN();
-  const std::int64_t n = 6;
   for (std::int64_t k : {1, 300, 40000})
     for (leaf_backend leaf : {leaf_backend::automatic, leaf_backend::openblas, leaf_backend::blis, leaf_backend::streaming})
       for (bool recurse : {false, true}) {
@@ -132,44 +131,16 @@ TEST_CASE_TEMPLATE("beta = 1 never multiplies C: an infinite or NaN part of a co
         context ctx = recurse ? recursing(2) : context{};
         if (!recurse) ctx.set_small_flops(1e30);
         ctx.set_leaf(leaf);
-        std::vector<T> A(std::size_t(n * k));
-        for (std::size_t i = 0; i < A.size(); ++i) A[i] = T(R(int(i % 3) - 1), R(int(i % 5) - 2));
-        std::vector<T> C0(std::size_t(n * n), T(1, -1));
-        C0[0] = T(inf, 3), C0[7] = T(nan, 2), C0[14] = T(-4, inf), C0[8] = T(5, nan);  // (0,0) (1,1) (2,2) (2,1)
-        // The exact sums S = op(A) op(A)^T ('N', 'T') and H = A A^H, column-major n x n.
-        std::vector<T> S(std::size_t(n * n)), H(std::size_t(n * n));
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t i = 0; i < n; ++i)
-            for (std::int64_t l = 0; l < k; ++l) {
-              S[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * A[std::size_t(j + l * n)];
-              H[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * std::conj(A[std::size_t(j + l * n)]);
-            }
-        // Elements of C other than C0 + X part by part: 'G' every one; 'S' and 'H' the lower
-        // triangle, the upper one untouched, and for 'H' (herk) a diagonal imaginary part of 0.
-        const auto wrong = [&](const std::vector<T>& C, const std::vector<T>& X, char what) {
-          const auto same = [](R got, R want) { return std::isnan(want) ? std::isnan(got) : got == want; };
-          long bad = 0;
-          for (std::int64_t j = 0; j < n; ++j)
-            for (std::int64_t i = 0; i < n; ++i) {
-              const std::size_t e = std::size_t(i + j * n);
-              if (what != 'G' && i < j) {
-                bad += C[e] == C0[e] ? 0 : 1;  // (finite there)
-                continue;
-              }
-              const R imag = what == 'H' && i == j ? R(0) : C0[e].imag() + X[e].imag();
-              bad += same(C[e].real(), C0[e].real() + X[e].real()) && same(C[e].imag(), imag) ? 0 : 1;
-            }
-          return bad;
-        };
-        std::vector<T> C = C0;
-        gemm<T>('N', 'T', n, n, k, T(1), A.data(), n, A.data(), n, T(1), C.data(), n, ctx);
-        CHECK(wrong(C, S, 'G') == 0);
-        C = C0;
-        syrk<T>('L', 'N', n, k, T(1), A.data(), n, T(1), C.data(), n, ctx);
-        CHECK(wrong(C, S, 'S') == 0);
-        C = C0;  // herk never reads the diagonal's imaginary part (the Inf at (2, 2))
-        herk<T>('L', 'N', n, k, R(1), A.data(), n, R(1), C.data(), n, ctx);
-        CHECK(wrong(C, H, 'H') == 0);
+        const test::beta_one_case<T> x(6, k);
+        std::vector<T> C = x.C0;
+        gemm<T>('N', 'T', x.n, x.n, k, T(1), x.A.data(), x.n, x.A.data(), x.n, T(1), C.data(), x.n, ctx);
+        CHECK(x.wrong(C, 'G') == 0);
+        C = x.C0;
+        syrk<T>('L', 'N', x.n, k, T(1), x.A.data(), x.n, T(1), C.data(), x.n, ctx);
+        CHECK(x.wrong(C, 'S') == 0);
+        C = x.C0;
+        herk<T>('L', 'N', x.n, k, R(1), x.A.data(), x.n, R(1), C.data(), x.n, ctx);
+        CHECK(x.wrong(C, 'H') == 0);
       }
 }
 

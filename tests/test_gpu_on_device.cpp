@@ -18,6 +18,7 @@
 #include "gpu/devices.hpp"
 #include "numa/thread_binding.hpp"
 #include "runtime/runtime.hpp"
+#include "support/beta_one.hpp"
 #include "support/machines.hpp"
 #include "support/reference.hpp"
 
@@ -291,45 +292,18 @@ TEST_CASE_TEMPLATE("beta = 1 on the device adds a complex C part by part: an inf
   // (Inf, NaN). Integer-valued A, so every sum is exact; k = 7 is one leaf (a triangle's block
   // added into C), k = 100000 k panels on four streams whose partials are added by geam.
   using R = test::real_t<T>;
-  const R inf = std::numeric_limits<R>::infinity(), nan = std::numeric_limits<R>::quiet_NaN();
   const context c = on_devices(1, 64 * MiB);
   gpu::device& dev = device_of(c, 0);
-  const std::int64_t n = 6;
-  std::vector<T> C0(std::size_t(n * n), T(1, -1));
-  C0[0] = T(inf, 3), C0[7] = T(nan, 2), C0[14] = T(-4, inf), C0[8] = T(5, nan);  // (0,0) (1,1) (2,2) (2,1)
   for (std::int64_t k : {std::int64_t(7), std::int64_t(100000)}) {
     CAPTURE(k);
-    std::vector<T> A(std::size_t(n * k));
-    for (std::size_t i = 0; i < A.size(); ++i) A[i] = T(R(int(i % 3) - 1), R(int(i % 5) - 2));
-    // S = A A^T (gemm 'N' 'T' and syrk), H = A A^H (herk), exact.
-    std::vector<T> S(std::size_t(n * n)), H(std::size_t(n * n));
-    for (std::int64_t l = 0; l < k; ++l)
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < n; ++i) {
-          S[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * A[std::size_t(j + l * n)];
-          H[std::size_t(i + j * n)] += A[std::size_t(i + l * n)] * std::conj(A[std::size_t(j + l * n)]);
-        }
+    const test::beta_one_case<T> x(6, k);
     for (char what : {'G', 'S', 'H'}) {
       CAPTURE(what);
-      const on_device<T> dA(dev, A), dC(dev, C0);
-      if (what == 'G') gemm<T>('N', 'T', n, n, k, T(1), dA.p, n, dA.p, n, T(1), dC.p, n, c);
-      if (what == 'S') syrk<T>('L', 'N', n, k, T(1), dA.p, n, T(1), dC.p, n, c);
-      if (what == 'H') herk<T>('L', 'N', n, k, R(1), dA.p, n, R(1), dC.p, n, c);
-      const std::vector<T> C = dC.host();
-      const auto same = [](R got, R want) { return std::isnan(want) ? std::isnan(got) : got == want; };
-      long bad = 0;
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < n; ++i) {
-          const std::size_t e = std::size_t(i + j * n);
-          if (what != 'G' && i < j) {
-            bad += C[e] == C0[e] ? 0 : 1;  // the upper triangle untouched (finite there)
-            continue;
-          }
-          T want = C0[e] + (what == 'H' ? H[e] : S[e]);  // complex +: part by part
-          if (what == 'H' && i == j) want = T(C0[e].real() + H[e].real(), 0);  // Im C(j, j) never read
-          bad += same(C[e].real(), want.real()) && same(C[e].imag(), want.imag()) ? 0 : 1;
-        }
-      CHECK(bad == 0);
+      const on_device<T> dA(dev, x.A), dC(dev, x.C0);
+      if (what == 'G') gemm<T>('N', 'T', x.n, x.n, k, T(1), dA.p, x.n, dA.p, x.n, T(1), dC.p, x.n, c);
+      if (what == 'S') syrk<T>('L', 'N', x.n, k, T(1), dA.p, x.n, T(1), dC.p, x.n, c);
+      if (what == 'H') herk<T>('L', 'N', x.n, k, R(1), dA.p, x.n, R(1), dC.p, x.n, c);
+      CHECK(x.wrong(dC.host(), what) == 0);
     }
   }
 }
