@@ -142,11 +142,12 @@ std::string agreed_text(const rank_model& m) {
 // A layout of model m on the library's communicator (collective): a gemm plan must fit ctx
 // on every rank and span no more ranks than the communicator has; the text is agreed.
 std::shared_ptr<const layout> finish(const std::shared_ptr<const MPI_Comm>& own, rank_model m, std::string report,
-                                     const context& ctx, std::string local = "") {
+                                     const context& ctx) {
   int rank = 0, size = 1;
   MPI_Comm_rank(*own, &rank);
   MPI_Comm_size(*own, &size);
-  if (local.empty() && m.problem().op == operation::gemm) {
+  std::string local;  // why this rank cannot run it
+  if (m.problem().op == operation::gemm) {
     try {
       prism::detail::check_fits(m.source(), ctx, true);
     } catch (const plan_error& e) {

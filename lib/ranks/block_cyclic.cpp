@@ -70,12 +70,6 @@ dim_view dim_view::grouped(const cyclic_dim& d) {
   return v;
 }
 
-int dim_view::group_of(std::int64_t x) const {
-  // start_ is ascending; the group holding x is the last g with start_[g] <= x.
-  const auto it = std::upper_bound(start_.begin(), start_.end(), x);
-  return std::max(0, int(it - start_.begin()) - 1);
-}
-
 std::int64_t dim_view::count(std::int64_t x0, std::int64_t x1, const cyclic_dim& d, int p) const {
   if (x1 <= x0) return 0;
   if (!grouped_) return d.owned_before(p, x1) - d.owned_before(p, x0);

@@ -92,7 +92,8 @@ class dim_view {
       return;
     }
     std::int64_t x = x0;
-    int g = group_of(x);
+    // The group holding x: the last g with start_[g] <= x (start_ is ascending).
+    int g = std::max(0, int(std::upper_bound(start_.begin(), start_.end(), x) - start_.begin()) - 1);
     while (x < x1) {
       while (x >= start_[std::size_t(g) + 1]) ++g;
       const std::int64_t l = base_[std::size_t(g)] + (x - start_[std::size_t(g)]);
@@ -107,7 +108,6 @@ class dim_view {
   std::int64_t count(std::int64_t x0, std::int64_t x1, const cyclic_dim& d, int p) const;
 
  private:
-  int group_of(std::int64_t x) const;
   std::int64_t n_ = 0;
   bool grouped_ = false;
   cyclic_dim by_;
