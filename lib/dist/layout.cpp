@@ -32,6 +32,7 @@ namespace {
 constexpr std::size_t layout_cache_size = 16;
 struct comm_cache {
   std::shared_ptr<const MPI_Comm> own;  // the library's duplicate
+  int ranks_per_node = 1;               // of its ranks (a collective to find: once)
   prism::detail::lru_cache<std::string, std::shared_ptr<const layout>> layouts{layout_cache_size};
 };
 
@@ -59,9 +60,10 @@ int free_orphans_at_finalize(MPI_Comm, int, void*, void*) {
 }
 
 // A new duplicate of comm that frees itself with its last holder (not after MPI_Finalize).
-// MPI_Comm_free runs only where MPI may be called: on any thread under MPI_THREAD_MULTIPLE,
-// else on the main thread; a matrix dropped on a worker thread leaves its duplicate to
-// detail::free_orphans.
+// MPI_Comm_free runs at once only where MPI may be called then: on any thread under
+// MPI_THREAD_MULTIPLE, on the main thread under FUNNELED or SINGLE; a matrix dropped on a
+// worker thread, or on any thread under SERIALIZED (another thread may be inside MPI),
+// leaves its duplicate to detail::free_orphans (the next distributed call, or MPI_Finalize).
 std::shared_ptr<const MPI_Comm> duplicate(MPI_Comm comm) {
   static const bool at_finalize = [] {  // (made on the thread that duplicates: it may call MPI)
     int keyval = MPI_KEYVAL_INVALID;
@@ -78,7 +80,7 @@ std::shared_ptr<const MPI_Comm> duplicate(MPI_Comm comm) {
             if (!finalized) {
               MPI_Query_thread(&level);
               MPI_Is_thread_main(&main_thread);
-              if (level == MPI_THREAD_MULTIPLE || main_thread) {
+              if (level == MPI_THREAD_MULTIPLE || (main_thread && level != MPI_THREAD_SERIALIZED)) {
                 MPI_Comm_free(const_cast<MPI_Comm*>(c));
               } else {
                 const std::lock_guard<std::mutex> hold(orphans_lock);
@@ -94,11 +96,14 @@ int delete_cache(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-// The attribute key of comm_cache (made once).
+// The attribute key of comm_cache, made once however many threads ask first (two keys would
+// each miss the other's caches and duplicate a communicator on some ranks only).
 int cache_key() {
-  static int keyval = MPI_KEYVAL_INVALID;
-  if (keyval == MPI_KEYVAL_INVALID)
-    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &keyval, nullptr), "MPI_Comm_create_keyval");
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &k, nullptr), "MPI_Comm_create_keyval");
+    return k;
+  }();
   return keyval;
 }
 
@@ -117,6 +122,7 @@ comm_cache& cache_of(MPI_Comm comm) {
   if (comm_cache* c = existing_cache(comm)) return *c;
   auto c = std::make_unique<comm_cache>();
   c->own = duplicate(comm);
+  c->ranks_per_node = mpi::ranks_per_node(*c->own);
   check_mpi(MPI_Comm_set_attr(comm, keyval, c.get()), "MPI_Comm_set_attr");
   return *c.release();
 }
@@ -274,7 +280,7 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, cons
   MPI_Comm_rank(*cache.own, &rank);
   MPI_Comm_size(*cache.own, &size);
   context ctx = ctx0;
-  ctx.set_ranks(size).set_ranks_per_node(mpi::ranks_per_node(*cache.own));
+  ctx.set_ranks(size).set_ranks_per_node(cache.ranks_per_node);
   // Only rank 0 plans, with its settings: ranks may differ in what is node-local (ranks per
   // node, the machine's description), and all key the layout by rank 0's.
   std::ostringstream key, settings;

@@ -95,9 +95,11 @@ const grid* grid_of(const grid_place& at) {
   int handle = -1;
   Cblacs_get(ctxt, 10, &handle);
   MPI_Comm blacs = Cblacs2sys_handle(handle);
-  static int keyval = MPI_KEYVAL_INVALID;
-  if (keyval == MPI_KEYVAL_INVALID)
-    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_grid, &keyval, nullptr), "MPI_Comm_create_keyval");
+  static const int keyval = [] {  // made once however many threads ask first
+    int k = MPI_KEYVAL_INVALID;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_grid, &k, nullptr), "MPI_Comm_create_keyval");
+    return k;
+  }();
   void* found = nullptr;
   int has = 0;
   check_mpi(MPI_Comm_get_attr(blacs, keyval, &found, &has), "MPI_Comm_get_attr");

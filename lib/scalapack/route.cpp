@@ -39,19 +39,6 @@ context call_context(const grid& g) {
   return ctx;
 }
 
-// Per-process buffers kept between calls (grown when a call needs more).
-std::byte* arena(std::size_t bytes) {
-  static std::unique_ptr<std::byte[]> mem;
-  static std::size_t have = 0;
-  if (bytes > have) {
-    mem.reset();
-    have = 0;  // (none kept if the allocation throws)
-    mem.reset(new std::byte[bytes]);
-    have = bytes;
-  }
-  return mem.get();
-}
-
 struct verdict;
 
 // A call's schedule fitted to the caller's layout, as every grid process holds it.
@@ -147,6 +134,20 @@ struct verdict {
 struct route_caches {
   prism::detail::lru_cache<std::string, std::shared_ptr<const verdict>> verdicts{64};
   prism::detail::lru_cache<std::string, std::shared_ptr<const fitted>> fits{64};
+  std::unique_ptr<std::byte[]> buffers;  // the exchange's, kept between the grid's calls
+  std::size_t buffer_bytes = 0;
+
+  // The buffers, grown when a call needs more: one grid's, so calls on two grids from two
+  // threads (MPI_THREAD_MULTIPLE) never share them.
+  std::byte* arena(std::size_t bytes) {
+    if (bytes > buffer_bytes) {
+      buffers.reset();
+      buffer_bytes = 0;  // (none kept if the allocation throws)
+      buffers.reset(new std::byte[bytes]);
+      buffer_bytes = bytes;
+    }
+    return buffers.get();
+  }
 };
 
 namespace {
@@ -236,7 +237,9 @@ run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const
     // The local products are planned for one rank: ctx's ranks are the grid's (the route's model).
     context local = ctx;
     local.set_ranks(1);
-    mpi::run_exchange<T>(*f.own, g.comm, alpha, A, B, beta, C, local, arena, res.counts);
+    route_caches& kept = caches_of(g);
+    mpi::run_exchange<T>(*f.own, g.comm, alpha, A, B, beta, C, local, [&](std::size_t bytes) { return kept.arena(bytes); },
+                         res.counts);
     res.allocated = std::int64_t(res.counts.buffer_bytes + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
   } catch (const mpi::local_failure& ex) {
     // Every grid process has this error (the executor agreed it), none waits; C may be

@@ -31,11 +31,12 @@ inline context one_thread() {
   return c;
 }
 
-/// MPI_Init_thread (FUNNELED), doctest on every rank (rank 0 prints the banner), the worst
-/// verdict over the ranks, MPI_Finalize; returns 1 when any rank failed.
-inline int run_mpi_doctest(int argc, char** argv) {
+/// MPI_Init_thread (FUNNELED unless `level` says otherwise), doctest on every rank (rank 0
+/// prints the banner), the worst verdict over the ranks, MPI_Finalize; returns 1 when any
+/// rank failed.
+inline int run_mpi_doctest(int argc, char** argv, int level = MPI_THREAD_FUNNELED) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(&argc, &argv, level, &provided);
   doctest::Context ctx(argc, argv);
   if (world_rank() != 0) ctx.setOption("no-intro", true), ctx.setOption("no-version", true);
   int failed = ctx.run() != 0 ? 1 : 0, any = 0;
