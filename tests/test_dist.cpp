@@ -11,7 +11,7 @@
 #include <prism/error.hpp>
 
 #include "environment/environment.hpp"
-#include "support/live_dups.hpp"
+#include "support/freed_comm_layout.hpp"
 #include "support/mpi_doctest.hpp"
 #include "support/reference.hpp"
 
@@ -223,15 +223,10 @@ TEST_CASE("a duplicate whose last layout goes on a worker thread is freed on the
   MPI_Query_thread(&level);
   const bool any_thread = level == MPI_THREAD_MULTIPLE;  // (mpi_doctest asks for FUNNELED)
   const problem p{scalar_type::d, 'N', 'N', 23, 19, 17};
-  dist::layout::make(MPI_COMM_WORLD, p, one_thread());  // (so that the call below makes no duplicate)
-  MPI_Comm comm = MPI_COMM_NULL;
-  REQUIRE(PMPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS);  // the user's, uncounted
-  auto L = dist::layout::make(comm, p, one_thread());
-  const MPI_Comm dup = live_dups.back();
-  auto A = std::make_unique<dist::matrix<double>>(L, operand::a);
-  PMPI_Comm_free(&comm);  // the cache lets go; L and A hold the duplicate
+  test::layout_on_freed_comm x(p, one_thread());
+  const MPI_Comm dup = x.dup;
   const int off_main = frees_off_main;
-  std::thread([held = std::move(L), a = std::move(A)]() mutable {
+  std::thread([held = std::move(x.layout), a = std::move(x.matrix)]() mutable {
     a.reset();
     held.reset();  // the last holder: not freed here unless this thread may call MPI
   }).join();

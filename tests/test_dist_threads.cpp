@@ -12,7 +12,7 @@
 
 #include <prism/dist.hpp>
 
-#include "support/live_dups.hpp"
+#include "support/freed_comm_layout.hpp"
 #include "support/mpi_doctest.hpp"
 
 #include <mpi.h>
@@ -79,18 +79,12 @@ TEST_CASE("MPI_THREAD_MULTIPLE: threads on their own communicators make their fi
 TEST_CASE("MPI_THREAD_SERIALIZED: a matrix dropped on the main thread leaves its duplicate to the next distributed call") {
   REQUIRE(thread_level() == MPI_THREAD_SERIALIZED);
   const problem p{scalar_type::d, 'N', 'N', 23, 19, 17};
-  dist::layout::make(MPI_COMM_WORLD, p, one_thread());  // (so that the call below makes no duplicate)
-  MPI_Comm comm = MPI_COMM_NULL;
-  REQUIRE(PMPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS);  // the user's, uncounted
-  auto L = dist::layout::make(comm, p, one_thread());
-  const MPI_Comm dup = live_dups.back();
-  auto A = std::make_unique<dist::matrix<double>>(L, operand::a);
-  PMPI_Comm_free(&comm);  // the cache lets go; L and A hold the duplicate
-  A.reset();
-  L.reset();  // the last holder, on the main thread: another thread may be inside MPI
-  CHECK(std::find(live_dups.begin(), live_dups.end(), dup) != live_dups.end());
+  test::layout_on_freed_comm x(p, one_thread());
+  x.matrix.reset();
+  x.layout.reset();  // the last holder, on the main thread: another thread may be inside MPI
+  CHECK(std::find(live_dups.begin(), live_dups.end(), x.dup) != live_dups.end());
   dist::layout::make(MPI_COMM_WORLD, p, one_thread());  // the next distributed call frees it
-  CHECK(std::find(live_dups.begin(), live_dups.end(), dup) == live_dups.end());
+  CHECK(std::find(live_dups.begin(), live_dups.end(), x.dup) == live_dups.end());
 }
 
 int main(int argc, char** argv) {
