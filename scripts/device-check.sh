@@ -124,7 +124,7 @@ run() {
   if [ -n "$emulate" ]; then
     echo "- test_gpu_cuda: left out (--emulate: no CUDA device here)" >>"$results"
   else
-    check "test_gpu_cuda (dgemm and zherk on every CUDA device, exact)" "$K/bin/test_gpu_cuda" --no-skip
+    check "test_gpu_cuda (dgemm, zherk and complex sums with beta = 1 on every CUDA device, exact)" "$K/bin/test_gpu_cuda" --no-skip
   fi
   check "test_gpu_device (the emulated device)" "$K/bin/test_gpu_device"
   local p=$K/bin/prism shapes

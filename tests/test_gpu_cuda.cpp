@@ -168,8 +168,9 @@ TEST_CASE("dgemm and zherk on every CUDA device, exact" * doctest::skip()) {
         else CHECK(std::isnan(L[std::size_t(i + 3 * j)]));
       }
     // A complex sum (alpha = beta = 1) adds parts as they are: (Inf, 3) + (1, 2) is (Inf, 5),
-    // never (Inf, NaN). geam of 3 x 2 blocks with ld 4 (row 3 of the output untouched), then
-    // add_triangle with beta = 1 into the lower triangle of a 3 x 3 C (its upper untouched).
+    // never (Inf, NaN). geam of 3 x 2 blocks with ld 4 in place (C = B, as prism adds a k
+    // cut's partials; row 3 untouched), then add_triangle with beta = 1 into the lower
+    // triangle of a 3 x 3 C (its upper untouched), as syrk and as herk (a real diagonal).
     const double inf = std::numeric_limits<double>::infinity();
     using z = std::complex<double>;
     const auto same = [](z got, z want) {
@@ -178,39 +179,41 @@ TEST_CASE("dgemm and zherk on every CUDA device, exact" * doctest::skip()) {
     };
     const std::vector<z> X{{inf, 3}, {1, nan}, {2, 2}, {9, 9}, {-1, inf}, {4, 4}, {5, -5}, {9, 9}};
     const std::vector<z> Y{{1, 2}, {3, 4}, {-2, 1}, {9, 9}, {0, 1}, {1, 0}, {2, 2}, {9, 9}};
-    const std::vector<z> fill(8, z(7, 7));
     auto* dX = static_cast<z*>(d->allocate(8 * 16));
     auto* dY = static_cast<z*>(d->allocate(8 * 16));
     auto* dS = static_cast<z*>(d->allocate(9 * 16));
     auto* dP = static_cast<z*>(d->allocate(6 * 16));
     d->copy_2d(dX, 8 * 16, X.data(), 8 * 16, 8 * 16, 1, copy_kind::host_to_device, *s);
     d->copy_2d(dY, 8 * 16, Y.data(), 8 * 16, 8 * 16, 1, copy_kind::host_to_device, *s);
-    d->copy_2d(dS, 8 * 16, fill.data(), 8 * 16, 8 * 16, 1, copy_kind::host_to_device, *s);
     const z unit(1, 0);
-    d->geam(scalar_type::z, *s, 3, 2, &unit, dX, 4, &unit, dY, 4, dS, 4);
+    d->geam(scalar_type::z, *s, 3, 2, &unit, dX, 4, &unit, dY, 4, dY, 4);
     std::vector<z> sum(8);
-    d->copy_2d(sum.data(), 8 * 16, dS, 8 * 16, 8 * 16, 1, copy_kind::device_to_host, *s);
+    d->copy_2d(sum.data(), 8 * 16, dY, 8 * 16, 8 * 16, 1, copy_kind::device_to_host, *s);
     d->synchronize(*s);
     for (std::size_t e = 0; e < 8; ++e) {
       CAPTURE(e);
-      CHECK(same(sum[e], e % 4 == 3 ? z(7, 7) : X[e] + Y[e]));
+      CHECK(same(sum[e], e % 4 == 3 ? Y[e] : X[e] + Y[e]));
     }
     const std::vector<z> block{{1, 1}, {2, -1}, {0, 3}, {9, 9}, {-1, 2}, {1, 1}, {9, 9}, {9, 9}, {3, 0}};
     const std::vector<z> C0{{inf, 3}, {5, nan}, {1, 1}, {8, 8}, {nan, 2}, {-4, inf}, {8, 8}, {8, 8}, {2, 2}};
-    d->copy_2d(dS, 9 * 16, C0.data(), 9 * 16, 9 * 16, 1, copy_kind::host_to_device, *s);
     auto* dB3 = static_cast<z*>(d->allocate(9 * 16));
-    d->copy_2d(dB3, 9 * 16, block.data(), 9 * 16, 9 * 16, 1, copy_kind::host_to_device, *s);
-    d->add_triangle(scalar_type::z, *s, 'L', false, 3, dB3, 3, &unit, dS, 3, dP);
-    std::vector<z> tri(9);
-    d->copy_2d(tri.data(), 9 * 16, dS, 9 * 16, 9 * 16, 1, copy_kind::device_to_host, *s);
-    d->synchronize(*s);
-    for (int j = 0; j < 3; ++j)
-      for (int i = 0; i < 3; ++i) {
-        CAPTURE(i);
-        CAPTURE(j);
-        const std::size_t e = std::size_t(i + 3 * j);
-        CHECK(same(tri[e], i >= j ? C0[e] + block[e] : C0[e]));
-      }
+    for (bool herm : {false, true}) {
+      CAPTURE(herm);
+      d->copy_2d(dS, 9 * 16, C0.data(), 9 * 16, 9 * 16, 1, copy_kind::host_to_device, *s);
+      d->copy_2d(dB3, 9 * 16, block.data(), 9 * 16, 9 * 16, 1, copy_kind::host_to_device, *s);
+      d->add_triangle(scalar_type::z, *s, 'L', herm, 3, dB3, 3, &unit, dS, 3, dP);
+      std::vector<z> tri(9);
+      d->copy_2d(tri.data(), 9 * 16, dS, 9 * 16, 9 * 16, 1, copy_kind::device_to_host, *s);
+      d->synchronize(*s);
+      for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i) {
+          CAPTURE(i);
+          CAPTURE(j);
+          const std::size_t e = std::size_t(i + 3 * j);
+          const z want = i < j ? C0[e] : herm && i == j ? z(C0[e].real() + block[e].real(), 0) : C0[e] + block[e];
+          CHECK(same(tri[e], want));
+        }
+    }
     for (void* p : {static_cast<void*>(dA), static_cast<void*>(dB), static_cast<void*>(dC), static_cast<void*>(dZ),
                     static_cast<void*>(dH), static_cast<void*>(dT), static_cast<void*>(dW), static_cast<void*>(dX),
                     static_cast<void*>(dY), static_cast<void*>(dS), static_cast<void*>(dP), static_cast<void*>(dB3)})

@@ -38,7 +38,7 @@ class plan_error : public error {
  public:
   /// Wraps the reason.
   explicit plan_error(const std::string& what) : error("prism plan: " + what), reason_(what) {}
-  /// The reason alone, without what() adds before it ("prism plan: ").
+  /// The reason alone, without the "prism plan: " that what() puts before it.
   const std::string& reason() const noexcept { return reason_; }
 
  private:

@@ -157,7 +157,7 @@ std::shared_ptr<const layout> finish(const std::shared_ptr<const MPI_Comm>& own,
     try {
       prism::detail::check_fits(m.source(), ctx, true);
     } catch (const plan_error& e) {
-      local = e.what();
+      local = e.reason();
     }
   }
   const std::int64_t hash = mpi::text_hash(agreed_text(m));
@@ -267,7 +267,7 @@ std::string problem_error(const problem& p) {
     if (q.uplo != p.uplo || q.transa != p.transa || q.transb != p.transb)
       return "not a rank-k problem as prism::rank_k_problem makes it";
   } catch (const plan_error& e) {
-    return e.what();
+    return e.reason();
   }
   return "";
 }

@@ -21,6 +21,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <memory>
@@ -321,15 +322,32 @@ class cuda_device final : public device {
       fail(call, std::string(what) + " = " + std::to_string(v) + " is outside 0..2^31-1 (cuBLAS's ints)");
     return int(v);
   }
-  // C = A + B for complex t, m x n, as the real sum of twice the rows (see geam).
+  // C = A + B for complex t, m x n, as the real sum of twice the rows (see geam); where a
+  // doubled row count or leading dimension passes cuBLAS's ints (ld >= 2^30), column by
+  // column in pieces of at most 2^29 complex rows, each a real geam of one column. E.g. a
+  // zgeam of 3 x 2 with ldc 2^30: two 6 x 1 dgeams, the second at element ld of each matrix.
   void add_parts(scalar_type t, cuda_stream& cs, const char* call, std::int64_t m, std::int64_t n, const void* A,
                  std::int64_t lda, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) {
-    const int rm = to_int(2 * m, call, "2 m"), in = to_int(n, call, "n"), ra = to_int(2 * lda, call, "2 lda"),
-              rb = to_int(2 * ldb, call, "2 ldb"), rc = to_int(2 * ldc, call, "2 ldc");
     const float f1 = 1;
     const double d1 = 1;
-    if (t == scalar_type::c) check(run_geam<float>(blas.sgeam, cs.handle, rm, in, &f1, A, ra, &f1, B, rb, C, rc), cuda::sgeam_symbol);
-    else check(run_geam<double>(blas.dgeam, cs.handle, rm, in, &d1, A, ra, &d1, B, rb, C, rc), cuda::dgeam_symbol);
+    const auto real_geam = [&](std::int64_t rows, std::int64_t cols, std::int64_t at_a, std::int64_t at_b, std::int64_t at_c,
+                               std::int64_t ra, std::int64_t rb, std::int64_t rc) {  // offsets in elements of t
+      const std::size_t e = element_size(t);
+      const void* a = static_cast<const char*>(A) + std::size_t(at_a) * e;
+      const void* b = static_cast<const char*>(B) + std::size_t(at_b) * e;
+      void* c = static_cast<char*>(C) + std::size_t(at_c) * e;
+      const int r = to_int(2 * rows, call, "2 m"), w = to_int(cols, call, "n");
+      const int la = to_int(ra, call, "lda"), lb = to_int(rb, call, "ldb"), lc = to_int(rc, call, "ldc");
+      if (t == scalar_type::c) check(run_geam<float>(blas.sgeam, cs.handle, r, w, &f1, a, la, &f1, b, lb, c, lc), cuda::sgeam_symbol);
+      else check(run_geam<double>(blas.dgeam, cs.handle, r, w, &d1, a, la, &d1, b, lb, c, lc), cuda::dgeam_symbol);
+    };
+    if (std::max({m, lda, ldb, ldc}) <= INT_MAX / 2) return real_geam(m, n, 0, 0, 0, 2 * lda, 2 * ldb, 2 * ldc);
+    const std::int64_t step = std::int64_t(1) << 29;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; i += step) {
+        const std::int64_t rows = std::min(step, m - i);
+        real_geam(rows, 1, i + j * lda, i + j * ldb, i + j * ldc, 2 * rows, 2 * rows, 2 * rows);
+      }
   }
   cuda_stream& own(stream& s, const char* call) {
     auto* cs = dynamic_cast<cuda_stream*>(&s);

@@ -93,8 +93,12 @@ const grid* grid_of(const grid_place& at) {
   MPI_Initialized(&initialized);
   if (!initialized) return nullptr;
   int handle = -1;
-  Cblacs_get(ctxt, 10, &handle);
-  MPI_Comm blacs = Cblacs2sys_handle(handle);
+  MPI_Comm blacs = MPI_COMM_NULL;
+  {
+    const std::lock_guard<std::mutex> hold(blacs_lock());
+    Cblacs_get(ctxt, 10, &handle);
+    blacs = Cblacs2sys_handle(handle);
+  }
   static const int keyval = [] {  // made once however many threads ask first
     int k = MPI_KEYVAL_INVALID;
     check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_grid, &k, nullptr), "MPI_Comm_create_keyval");
@@ -122,6 +126,11 @@ const grid* grid_of(const grid_place& at) {
 void report(int ctxt, const std::string& name, int info) { PB_Cabort(ctxt, const_cast<char*>(name.c_str()), info); }
 
 }  // namespace
+
+std::mutex& blacs_lock() {
+  static std::mutex m;
+  return m;
+}
 
 bool stats_on() { return prism::detail::process_environment().stats.get(); }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,17 @@ struct descriptor {
 /// A character argument in upper case.
 inline char upper(const char* c) { return char(std::toupper(static_cast<unsigned char>(*c))); }
 
+/// Held around prism's own BLACS queries: BLACS's tables are not thread-safe (a grid's
+/// first Cblacs_get of its communicator writes one), and threads may call on grids of their own.
+std::mutex& blacs_lock();
+
 /// A process's place in the grid of BLACS context ctxt (Cblacs_gridinfo; nprow -1: not in it).
 struct grid_place {
   int ctxt, nprow = -1, npcol = -1, myrow = -1, mycol = -1;
-  explicit grid_place(int context) : ctxt(context) { Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol); }
+  explicit grid_place(int context) : ctxt(context) {
+    const std::lock_guard<std::mutex> hold(blacs_lock());
+    Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  }
 };
 
 /// PB_Cchkmat: checks sub(X) = X(ia:ia+M-1, ja:ja+N-1) (ia, ja 0-based) and its descriptor
