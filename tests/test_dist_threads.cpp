@@ -2,7 +2,7 @@
 // call it. Under MPI_THREAD_MULTIPLE, threads on their own communicators make their first
 // layouts at once (the library's per-communicator cache must be found again: a second
 // duplicate made on some ranks only would hang the job; the race this checks for shows in
-// some runs only) and compute at once, exactly. Under
+// most runs as an MPI singleton, fewer under mpiexec) and compute at once, exactly. Under
 // MPI_THREAD_SERIALIZED, a matrix dropped on the main thread does not free its communicator
 // duplicate there (another thread may be inside MPI): the next distributed call does. The
 // thread level is PRISM_TEST_MPI_THREAD's (multiple, the default, or serialized); each case
@@ -52,13 +52,13 @@ TEST_CASE("MPI_THREAD_MULTIPLE: threads on their own communicators make their fi
       try {
         const problem p{scalar_type::d, 'N', 'T', 20 + t, 17 + 2 * t, 31};
         const MPI_Comm comm = comms[std::size_t(t)];
-        go.arrive_and_wait();  // every thread's first layout::make at once
-        auto L = dist::layout::make(comm, p, one_thread());
-        if (dist::layout::make(comm, p, one_thread()) != L) ++misses;  // cached: the same layout
+        go.arrive_and_wait();  // every thread's first layout::make at once (the default
+        auto L = dist::layout::make(comm, p);  // context's first use holds them, then lets all go)
+        if (dist::layout::make(comm, p) != L) ++misses;  // cached: the same layout
         dist::matrix<double> A(L, operand::a), B(L, operand::b), C(L, operand::c);
         A.fill([&](std::int64_t i, std::int64_t j) { return double((i + 2 * j + t) % 5); });
         B.fill([&](std::int64_t i, std::int64_t j) { return double((3 * i + j + t) % 4); });
-        dist::gemm(comm, p, 1.0, A, B, 0.0, C, one_thread());
+        dist::gemm(comm, p, 1.0, A, B, 0.0, C);
         // Exact integers: C(i, j) = sum over l of A(i, l) B(j, l) (B stored n x k).
         C.for_each([&](std::int64_t i, std::int64_t j, double& v) {
           double want = 0;
