@@ -6,6 +6,7 @@
 #include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "../mpi/comm.hpp"
+#include "../mpi/messages.hpp"
 #include "../ranks/schedule.hpp"
 #include "layout_access.hpp"
 #include "../runtime/lru_cache.hpp"
@@ -245,13 +246,7 @@ std::vector<piece_span> layout::spans(operand o, int r) const {
 }
 
 std::byte* layout::buffers(std::size_t bytes) const {
-  if (bytes > buffer_bytes_) {
-    buffers_.reset();  // not both at once
-    buffer_bytes_ = 0;  // (none kept if the allocation throws)
-    buffers_.reset(new std::byte[bytes]);  // uninitialised: every byte is written before it is read
-    buffer_bytes_ = bytes;
-  }
-  return buffers_.get();
+  return mpi::kept_buffer(buffers_, buffer_bytes_, bytes);
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,19 @@ struct exchange_counts {
 
 /// Gives at least `bytes` of 16-byte-aligned scratch memory, kept by the caller.
 using buffer_source = std::function<std::byte*(std::size_t bytes)>;
+
+/// A buffer_source's memory kept between calls: `mem` of `have` bytes, grown to `bytes`
+/// when a call needs more (the old one freed first; none kept if the allocation throws;
+/// uninitialised: the exchange writes every byte before it reads it).
+inline std::byte* kept_buffer(std::unique_ptr<std::byte[]>& mem, std::size_t& have, std::size_t bytes) {
+  if (bytes > have) {
+    mem.reset();
+    have = 0;
+    mem.reset(new std::byte[bytes]);
+    have = bytes;
+  }
+  return mem.get();
+}
 
 /// TEST-ONLY fault hook (docs/development.md, "Fault tests"): PRISM_TEST_FAULT=rank:P:KIND
 /// makes process P of a call's communicator fail its local step in every call, so that

@@ -134,20 +134,10 @@ struct verdict {
 struct route_caches {
   prism::detail::lru_cache<std::string, std::shared_ptr<const verdict>> verdicts{64};
   prism::detail::lru_cache<std::string, std::shared_ptr<const fitted>> fits{64};
-  std::unique_ptr<std::byte[]> buffers;  // the exchange's, kept between the grid's calls
+  // The exchange's buffers, kept between the grid's calls (mpi::kept_buffer): one grid's, so
+  // calls on two grids from two threads (MPI_THREAD_MULTIPLE) never share them.
+  std::unique_ptr<std::byte[]> buffers;
   std::size_t buffer_bytes = 0;
-
-  // The buffers, grown when a call needs more: one grid's, so calls on two grids from two
-  // threads (MPI_THREAD_MULTIPLE) never share them.
-  std::byte* arena(std::size_t bytes) {
-    if (bytes > buffer_bytes) {
-      buffers.reset();
-      buffer_bytes = 0;  // (none kept if the allocation throws)
-      buffers.reset(new std::byte[bytes]);
-      buffer_bytes = bytes;
-    }
-    return buffers.get();
-  }
 };
 
 namespace {
@@ -238,8 +228,8 @@ run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const
     context local = ctx;
     local.set_ranks(1);
     route_caches& kept = caches_of(g);
-    mpi::run_exchange<T>(*f.own, g.comm, alpha, A, B, beta, C, local, [&](std::size_t bytes) { return kept.arena(bytes); },
-                         res.counts);
+    const auto buffers = [&](std::size_t bytes) { return mpi::kept_buffer(kept.buffers, kept.buffer_bytes, bytes); };
+    mpi::run_exchange<T>(*f.own, g.comm, alpha, A, B, beta, C, local, buffers, res.counts);
     res.allocated = std::int64_t(res.counts.buffer_bytes + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
   } catch (const mpi::local_failure& ex) {
     // Every grid process has this error (the executor agreed it), none waits; C may be
