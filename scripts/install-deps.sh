@@ -26,6 +26,7 @@ packages=(
   libopenmpi-dev openmpi-bin         # MPI: the rank level (lib/dist, prism run)
   libscalapack-openmpi-dev           # ScaLAPACK pdgemm: the distributed benchmark's peer
   scalapack-mpi-test                 # Debian's PBLAS testers: the ctest entry pblas_coexistence
+  liblapack-test                     # LAPACK's testers: the ctest entry dropin_lapack_testers
   valgrind                           # cache simulation: cachegrind study and cache-traffic test
   universal-ctags                    # function extents: the tree rules (scripts/check_tree.py)
 )
