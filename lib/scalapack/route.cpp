@@ -77,21 +77,25 @@ enum slot { use_prism_slot, view_slot, column_major_slot = view_slot + 3, text_s
 
 // Grid rank 0's verdict: prism when its modelled time under this layout is below PBLAS's by
 // route_margin and the call has route_min_flops, or when told (PRISM_SCALAPACK_ROUTE=prism,
-// or no backend); the plan's text and the planner's report. Returns the reason.
+// or no backend); the plan's text and the planner's report. Returns the reason. A small call
+// goes to the backend unplanned: a plan costs milliseconds, the backend's call microseconds,
+// and LAPACK-level routines make many small calls of ever new shapes.
 std::string decide(const problem& pr, const ranks::caller_layout& L, route chosen, bool have_backend, const context& ctx,
                    std::int64_t (&head)[slots], std::string& text, std::string& report) {
   for (const ranks::operand_layout& o : L.op)
     if (o.rows.src < 0 || o.cols.src < 0) return "a replicated operand (RSRC or CSRC = -1)";
   if (chosen == route::backend) return "PRISM_SCALAPACK_ROUTE=backend";
+  std::ostringstream why;
+  if (chosen == route::automatic && have_backend && pr.flops() < route_min_flops) {
+    why << "small: " << pr.flops() << " flops < " << route_min_flops;
+    return why.str();
+  }
   try {
     const ranks::layout_choice c = ranks::plan_for_layout(pr, L, ctx);
-    std::ostringstream why;
     if (biggest_region(*c.model) > INT_MAX) return "a block over 2^31 elements";
     if (chosen == route::prism || !have_backend) {
       head[use_prism_slot] = 1;
       why << (chosen == route::prism ? "PRISM_SCALAPACK_ROUTE=prism" : "no backend routine");
-    } else if (pr.flops() < route_min_flops) {
-      why << "small: " << pr.flops() << " flops < " << route_min_flops;
     } else if (!(c.fit.seconds < route_margin * c.scalapack_seconds)) {
       why << "modelled " << c.fit.seconds << " s is not below " << route_margin << " x ScaLAPACK's " << c.scalapack_seconds << " s";
     } else {

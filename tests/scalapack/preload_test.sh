@@ -12,7 +12,9 @@
 #   3. as 2 with PRISM_TOPOLOGY malformed on every rank, then PRISM_NUM_THREADS=0 on world
 #      rank 2 alone: those ranks say so once, every call goes to ScaLAPACK's pdgemm_;
 #   5. PRISM_STATS on one rank: grid rank 0's setting decides;
-#   6. PRISM_SCALAPACK_ROUTE=backend PRISM_VERBOSE=1: one "route backend" line per signature.
+#   6. PRISM_SCALAPACK_ROUTE=backend PRISM_VERBOSE=1: one "route backend" line per signature;
+#   7. the default route, every call small, with a memory cap no plan fits: each call goes to
+#      ScaLAPACK's pdgemm_ as small, decided before any planning (a plan costs milliseconds).
 # Each run checks C against a serial loop itself (exit 1 on a mismatch). The two dumps of C
 # must be identical: every value is a small integer, so every sum is exact in any order
 # (the componentwise error bound is 0). Prints "scalapack_preload: PASS" and exits 0, or
@@ -108,6 +110,20 @@ lines=$(grep -c '^prism-scalapack: PDGEMM .* grid: route backend (PRISM_SCALAPAC
 [ "$lines" -ge 1 ] || fail "ROUTE=backend VERBOSE=1: no 'route backend' line"
 [ -z "$(grep '^prism-scalapack: PDGEMM' "$out/verbose.err" | sort | uniq -d)" ] || fail "ROUTE=backend VERBOSE=1: a signature named twice"
 cmp -s "$out/plain.dump" "$out/verbose.dump" || fail "ROUTE=backend VERBOSE=1: C differs from ScaLAPACK's"
+
+# 7. The default route (auto) with PRISM_MAX_MEMORY=1K, under which planning refuses every
+#    call: these calls are below the route's 5e7 flops, so each is sent to ScaLAPACK's own
+#    pdgemm_ as small without being planned (the reason says "small", never "no plan"); C the same.
+"${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_STATS=1 -x PRISM_MAX_MEMORY=1K \
+  "$prog" "$out/auto.dump" >"$out/auto.out" 2>"$out/auto.err"
+rc=$?
+show auto
+[ $rc -eq 0 ] || fail "route auto, small calls: exited $rc"
+small=$(grep -c '^prism-scalapack: route=backend .*reason="small: ' "$out/auto.err")
+others=$(grep '^prism-scalapack: route=backend ' "$out/auto.err" | grep -vc 'reason="small: ')
+[ "$small" -ge 1 ] && [ "$others" -eq 0 ] ||
+  fail "route auto, small calls: $small route=backend lines say small, $others another reason (planned first?)"
+cmp -s "$out/plain.dump" "$out/auto.dump" || fail "route auto, small calls: C differs from ScaLAPACK's"
 
 if [ $fail -eq 0 ]; then
   echo "scalapack_preload: PASS ($(wc -l <"$out/plain.dump") dump lines identical, $routes calls on route=prism)"
