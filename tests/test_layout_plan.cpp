@@ -9,6 +9,7 @@
 #include "ranks/ownership.hpp"
 
 #include <prism/context.hpp>
+#include <prism/error.hpp>
 #include <prism/rank_model.hpp>
 
 #include <random>
@@ -310,4 +311,25 @@ TEST_CASE("memory under the layout: a process holding all of A and B needs no co
   CHECK(c.fit.max_received == 0);
   CHECK(c.fit.max_buffer <= 32 * 32);
   CHECK(c.fit.peak_bytes <= (std::size_t(64) << 20));
+}
+
+TEST_CASE("a refusal under the caller's layout names its least footprint, not prism's own layout's floor") {
+  context ctx = default_context();
+  ctx.set_threads(1);
+  // 100 x 90 x 70 on 2 x 2, blocks of 32, 1 KiB a rank: nothing fits. Under the layout the
+  // caller holds A, B and C, so footprints leave them out (here below the 44,600 bytes they
+  // take spread over 4 ranks); the floor of prism's own layout and the tool's --min-memory
+  // hint would contradict the least footprint named, so neither is said.
+  const problem g{scalar_type::d, 'N', 'N', 100, 90, 70};
+  ctx.set_max_memory(1024);
+  std::string what;
+  try {
+    plan_for_layout(g, grid_layout(g, 2, 2, 32), ctx);
+  } catch (const plan_error& e) {
+    what = e.what();
+  }
+  INFO(what);
+  CHECK(what.find("fits 1024 bytes per rank: the least footprint is ") != std::string::npos);
+  CHECK(what.find("no plan holds less than") == std::string::npos);
+  CHECK(what.find("--min-memory") == std::string::npos);
 }

@@ -799,7 +799,8 @@ class rank_search {
   std::size_t floor_bytes() const { return elem * std::size_t((p.m * p.k + p.k * p.n + p.m * p.n + P - 1) / P); }
 
   // Throws plan_error: no plan fits the memory per rank; `least`, when searched, the least
-  // footprint found.
+  // footprint found. The floor and the tool's hint speak of prism's own layout, so a caller's
+  // rescore (its layout holds the operands, which its footprints leave out) gets neither.
   [[noreturn]] void refuse(const std::optional<scored>& least) const {
     std::ostringstream os;
     os << "no rank plan of " << p.m << " x " << p.n << " x " << p.k << " on up to " << P << (P == 1 ? " rank" : " ranks") << " fits " << out.memory
@@ -809,9 +810,10 @@ class rank_search {
       os << ": the least footprint is " << fp << " bytes per rank (" << fp - std::min(fp, out.memory)
          << " bytes more), with the rank steps " << ranks::tree_schedule(least->kept).describe();
     }
-    os << "; no plan holds less than " << floor_bytes() << " bytes per rank (A, B and C alone, spread over " << P
-       << (P == 1 ? " rank)" : " ranks)");
-    if (P > 1)
+    if (!rescore)
+      os << "; no plan holds less than " << floor_bytes() << " bytes per rank (A, B and C alone, spread over " << P
+         << (P == 1 ? " rank)" : " ranks)");
+    if (P > 1 && !rescore)
       os << "; prism plan " << p.m << ' ' << p.n << ' ' << p.k << " --ranks " << P << " --min-memory prints the least-footprint plan";
     throw plan_error(os.str());
   }
