@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# tests/scalapack/lapack_testers.sh SKIP_CODE MPIEXEC LIBPRISM_SCALAPACK — ScaLAPACK's own
-# LAPACK-level testers (Debian's scalapack-mpi-test) through libprism_scalapack (ctest entry
+# tests/scalapack/lapack_testers.sh SKIP_CODE MPIEXEC LIBPRISM_SCALAPACK DIR — ScaLAPACK's
+# own LAPACK-level testers (Debian's scalapack-mpi-test, in DIR, e.g.
+# /usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests) through libprism_scalapack (ctest entry
 # scalapack_lapack_testers). The factorizations and reductions they test call p?gemm_,
 # p?syrk_ and p?herk_ on submatrices (IA, JA > 1), of many shapes, block sizes and grids:
 # Cholesky (x?llt: p?syrk_ / p?herk_), LU (x?lu), inversion (x?inv), least squares (x?ls),
 # tridiagonal, Hessenberg and bidiagonal reduction (x?trd, x?hrd, x?brd), for d and z.
 # Each runs on a 2 x 2 grid (its shipped .dat, with that one grid and the condition
-# estimators and iterative refinement off: Debian's pdporfs_ hangs there without prism),
-# plainly and with LIBPRISM_SCALAPACK preloaded and PRISM_SCALAPACK_ROUTE=prism (every call
-# through prism's rank level) and PRISM_STATS=1. Passes when every preloaded run exits 0,
-# reaches "END OF TESTS", prints the plain run's counts of tests passed, failed and skipped,
-# and PRISM_STATS shows calls taken by prism. Exits SKIP_CODE, saying why, when the testers
-# are not installed.
+# estimators and iterative refinement off: Debian's pdporfs_ hangs in some runs there, with
+# or without prism), plainly and with LIBPRISM_SCALAPACK preloaded, PRISM_SCALAPACK_ROUTE=
+# prism (every call through prism's rank level) and PRISM_STATS=1 (its lines on stderr,
+# apart). Passes when every preloaded run exits 0, reaches "END OF TESTS", runs and skips as
+# many tests as the plain run and fails no more of them, and PRISM_STATS shows calls taken
+# by prism. Exits SKIP_CODE, saying why, when the testers are not installed.
 set -uo pipefail
-skip=${1:?usage: lapack_testers.sh SKIP_CODE MPIEXEC LIBPRISM_SCALAPACK}
-mpiexec=${2:?usage} lib=${3:?usage}
-testers=${PRISM_SCALAPACK_TESTER_DIR:-/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests}
+usage="usage: lapack_testers.sh SKIP_CODE MPIEXEC LIBPRISM_SCALAPACK DIR"
+skip=${1:?$usage} mpiexec=${2:?$usage} lib=${3:?$usage} testers=${4:?$usage}
 names=(xdllt xzllt xdlu xzlu xdinv xzinv xdls xzls xdtrd xztrd xdhrd xzhrd xdbrd xzbrd)
 for t in "${names[@]}"; do
   if [ ! -x "$testers/$t" ]; then
@@ -56,22 +56,25 @@ for t in "${names[@]}"; do
     mkdir -p "$work/$way-$t"
     grid_2x2 "$testers/$dat.dat" >"$work/$way-$t/$dat.dat"
   done
-  (cd "$work/plain-$t" && timeout 300 "${run[@]}" "$testers/$t" >out.txt 2>&1)
+  (cd "$work/plain-$t" && timeout 120 "${run[@]}" "$testers/$t" >out.txt 2>&1)
   rc_plain=$?
-  (cd "$work/prism-$t" && timeout 300 "${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_SCALAPACK_ROUTE=prism -x PRISM_STATS=1 \
-     "$testers/$t" >out.txt 2>&1)
+  (cd "$work/prism-$t" && timeout 120 "${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_SCALAPACK_ROUTE=prism -x PRISM_STATS=1 \
+     "$testers/$t" >out.txt 2>err.txt)
   rc=$?
   plain=$work/plain-$t/out.txt mine=$work/prism-$t/out.txt
-  n=$(grep -c '^prism-scalapack: route=prism' "$mine")
+  n=$(grep -c '^prism-scalapack: route=prism' "$work/prism-$t/err.txt")
   taken=$((taken + n))
   echo "scalapack_lapack_testers: $t ($dat.dat, 2 x 2): passed, failed, skipped plainly $(counts "$plain") (exit $rc_plain)," \
        "through prism $(counts "$mine") (exit $rc), $n calls taken by prism"
   [ $rc_plain -eq 0 ] && grep -q "END OF TESTS" "$plain" || { echo "--- $t plainly:"; tail -n 20 "$plain"; fail "$t does not end plainly"; continue; }
   [ $rc -eq 0 ] || fail "$t exits $rc through prism"
   grep -q "END OF TESTS" "$mine" || fail "$t does not reach END OF TESTS through prism"
-  [ "$(counts "$plain")" = "$(counts "$mine")" ] || fail "$t: passed, failed, skipped $(counts "$mine") through prism, $(counts "$plain") plainly"
-  [ $status -eq 0 ] || { echo "--- $t through prism:"; grep -v '^prism-scalapack: route=' "$mine" | tail -n 40; }
+  read -r p0 f0 s0 <<<"$(counts "$plain")"
+  read -r p1 f1 s1 <<<"$(counts "$mine")"
+  [ $((p1 + f1)) -eq $((p0 + f0)) ] && [ "$s1" -eq "$s0" ] && [ "$f1" -le "$f0" ] ||
+    fail "$t: passed, failed, skipped $p1 $f1 $s1 through prism, $p0 $f0 $s0 plainly"
+  [ $status -eq 0 ] || { echo "--- $t through prism:"; tail -n 40 "$mine"; }
 done
 [ "$taken" -gt 0 ] || fail "PRISM_STATS shows no call taken by prism"
-[ $status -eq 0 ] && echo "scalapack_lapack_testers: PASS (${#names[@]} testers on 2 x 2, the plain counts through prism; $taken calls taken by prism)"
+[ $status -eq 0 ] && echo "scalapack_lapack_testers: PASS (${#names[@]} testers on 2 x 2, no more failures through prism than plainly; $taken calls taken by prism)"
 exit $status

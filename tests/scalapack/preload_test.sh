@@ -114,7 +114,7 @@ cmp -s "$out/plain.dump" "$out/verbose.dump" || fail "ROUTE=backend VERBOSE=1: C
 # 7. The default route (auto) with PRISM_MAX_MEMORY=1K, under which planning refuses every
 #    call: these calls are below the route's 5e7 flops, so each is sent to ScaLAPACK's own
 #    pdgemm_ as small without being planned (the reason says "small", never "no plan"); C the same.
-"${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_STATS=1 -x PRISM_MAX_MEMORY=1K \
+"${run[@]}" -x LD_PRELOAD="$lib" -x PRISM_STATS=1 -x PRISM_SCALAPACK_ROUTE=auto -x PRISM_MAX_MEMORY=1K \
   "$prog" "$out/auto.dump" >"$out/auto.out" 2>"$out/auto.err"
 rc=$?
 show auto
