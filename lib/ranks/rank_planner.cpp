@@ -810,11 +810,12 @@ class rank_search {
       os << ": the least footprint is " << fp << " bytes per rank (" << fp - std::min(fp, out.memory)
          << " bytes more), with the rank steps " << ranks::tree_schedule(least->kept).describe();
     }
-    if (!rescore)
+    if (!rescore) {
       os << "; no plan holds less than " << floor_bytes() << " bytes per rank (A, B and C alone, spread over " << P
          << (P == 1 ? " rank)" : " ranks)");
-    if (P > 1 && !rescore)
-      os << "; prism plan " << p.m << ' ' << p.n << ' ' << p.k << " --ranks " << P << " --min-memory prints the least-footprint plan";
+      if (P > 1)
+        os << "; prism plan " << p.m << ' ' << p.n << ' ' << p.k << " --ranks " << P << " --min-memory prints the least-footprint plan";
+    }
     throw plan_error(os.str());
   }
 
