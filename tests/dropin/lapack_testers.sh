@@ -69,10 +69,11 @@ for r in "${runs[@]}"; do
   # PRISM_STATS rows "recursion  dgemm  CALLS ...": calls prism planned.
   n=$(awk '$1 == "prism:" && $2 == "recursion" { s += $4 } END { print s + 0 }' "$mine")
   calls=$((calls + n))
-  diff_lines=$(diff <(verdicts "$plain") <(verdicts "$mine") | grep -E '^[<>]' | tr '\n' ';')
+  vp=$(verdicts "$plain") vm=$(verdicts "$mine")  # each run's verdicts, read once
+  diff_lines=$(diff <(echo "$vp") <(echo "$vm") | grep -E '^[<>]' | tr '\n' ';')
   if [[ $t == xlintst* ]]; then
     checked=$((checked + 1))
-    [ "$(verdicts "$plain" | wc -l)" -eq "$(verdicts "$mine" | wc -l)" ] || fail "$t < $in.in: not the plain run's families ($diff_lines)"
+    [ "$(wc -l <<<"$vp")" -eq "$(wc -l <<<"$vm")" ] || fail "$t < $in.in: not the plain run's families ($diff_lines)"
     while IFS=$'\t' read -r a b; do
       [ "${a% *}" = "${b% *}" ] || { fail "$t < $in.in: not the plain run's families ($diff_lines)"; break; }
       [ "${a##* }" = pass ] && [ "${b##* }" = fail ] || continue
@@ -82,12 +83,12 @@ for r in "${runs[@]}"; do
       else
         fail "$t < $in.in: ${a% *} passes plainly and fails under prism"
       fi
-    done < <(paste <(verdicts "$plain") <(verdicts "$mine"))
+    done < <(paste <(echo "$vp") <(echo "$vm"))
   elif [ -n "$diff_lines" ]; then
     differ=$((differ + 1))
     echo "lapack_testers: report: $t < $in.in: families differ from the plain run's (not required): $diff_lines"
   fi
-  echo "lapack_testers: $t < $in.in: rc $rc, $n calls planned by prism, $(verdicts "$mine" | grep -c ' fail$') families failing (plainly $(verdicts "$plain" | grep -c ' fail$'))"
+  echo "lapack_testers: $t < $in.in: rc $rc, $n calls planned by prism, $(grep -c ' fail$' <<<"$vm") families failing (plainly $(grep -c ' fail$' <<<"$vp"))"
 done
 [ "$calls" -gt 0 ] || fail "PRISM_STATS shows no call planned by prism"
 [ $status -eq 0 ] && echo "lapack_testers: ${#runs[@]} runs through prism ($calls gemm, syrk and herk calls planned):" \
