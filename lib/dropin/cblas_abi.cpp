@@ -35,32 +35,34 @@ inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n
 // with reference cblas_xerbla's message; prism's line naming the argument comes first when
 // there is no handler or under PRISM_VERBOSE.
 void report(const char* rout, cblas_error e, int layout, int ta, int tb, const detail::gemm_arguments& args) {
-  const no_cancel hold;
-  const bool verbose = count_invalid();
   const int position = e.reported;
-  const cblas_handler h = cblas_handler_for(position);
-  const bool own = h == cblas_handler::own_cblas;
   const char* form = position == 1 ? "Illegal layout setting, %d\n"
                      : position == 2 ? "Illegal TransA setting, %d\n"
                      : position == 3 ? "Illegal TransB setting, %d\n" : "";
   const int value = position == 1 ? layout : position == 2 ? ta : tb;
-  if (verbose || h == cblas_handler::none) report_invalid(rout, position, true, layout == row_major, args);
-  if (h == cblas_handler::fortran) return fortran_xerbla(rout, e.passed - 1);
-  if (own) {
-    if (position <= 3) cblas_xerbla(e.passed, rout, form, value);
-    else cblas_xerbla(e.passed, rout, "");
-    return;
+  cblas_handler h;
+  {
+    const no_cancel hold;
+    h = cblas_handler_for(position);
+    if (count_invalid() || h == cblas_handler::none) report_invalid(rout, position, true, layout == row_major, args);
+    if (h == cblas_handler::none) {
+      // Reference cblas_xerbla's message; it then exits, prism returns with C untouched.
+      std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, rout);
+      if (position <= 3) std::fprintf(stderr, form, value);
+      return;
+    }
   }
-  // Reference cblas_xerbla's message; it then exits, prism returns with C untouched.
-  std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, rout);
-  if (position <= 3) std::fprintf(stderr, form, value);
+  // The program's handler last, outside no_cancel: it may throw or longjmp past this call.
+  if (h == cblas_handler::fortran) return fortran_xerbla(rout, e.passed - 1);
+  if (position <= 3) cblas_xerbla(e.passed, rout, form, value);
+  else cblas_xerbla(e.passed, rout, "");
 }
 
 // alpha and beta come by address (as the complex CBLAS routines take them) and are read
 // only once the arguments are valid and m, n > 0, as reference CBLAS does.
 template <scalar T>
 void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
-                const T* A, blas_int lda, const T* B, blas_int ldb, const T* beta, T* C, blas_int ldc) noexcept {
+                const T* A, blas_int lda, const T* B, blas_int ldb, const T* beta, T* C, blas_int ldc) {
   if (const cblas_error e = cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc); e.passed != 0) {
     report(rout, e, layout, ta, tb, {trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc});
     return;
@@ -78,7 +80,7 @@ void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_i
 }
 
 // cblas_?gemm: alpha and beta by value for real types, by address for complex ones.
-// noexcept: a BLAS never throws, and it lets the forward be a tail call.
+// noexcept: the backend is handed valid calls only, so its error handler is never reached.
 template <class T>
 using cblas_real_fn = void (*)(int, int, int, blas_int, blas_int, blas_int, T, const T*, blas_int, const T*, blas_int,
                                T, T*, blas_int) noexcept;
@@ -104,14 +106,14 @@ constexpr const char* cblas_names[4] = {"cblas_sgemm", "cblas_dgemm", "cblas_cge
 template <class T>
 [[gnu::noinline]] void cblas_real_slow(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, T alpha,
                                        const T* A, blas_int lda, const T* B, blas_int ldb, T beta, T* C,
-                                       blas_int ldc) noexcept {
+                                       blas_int ldc) {
   cblas_gemm<T>(cblas_names[type_slot<T>()], layout, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 
 template <class T>
 [[gnu::noinline]] void cblas_complex_slow(int layout, int ta, int tb, blas_int m, blas_int n, blas_int k,
                                           const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
-                                          const void* beta, void* C, blas_int ldc) noexcept {
+                                          const void* beta, void* C, blas_int ldc) {
   cblas_gemm<T>(cblas_names[type_slot<T>()], layout, ta, tb, m, n, k, static_cast<const T*>(alpha),
                 static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb, static_cast<const T*>(beta),
                 static_cast<T*>(C), ldc);
@@ -131,7 +133,7 @@ using prism::dropin::cfloat;
 /// CBLAS sgemm: C = alpha op(A) op(B) + beta C, row- or column-major, single precision.
 PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, float alpha,
                               const float* A, blas_int lda, const float* B, blas_int ldb, float beta, float* C,
-                              blas_int ldc) noexcept {
+                              blas_int ldc) {
   if (void* f = fast_target<float>(layout, transa, transb, m, n, k, &alpha, lda, ldb, &beta, ldc))
     return reinterpret_cast<cblas_real_fn<float>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_real_slow<float>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -140,7 +142,7 @@ PRISM_BLAS_EXPORT void cblas_sgemm(int layout, int transa, int transb, blas_int 
 /// CBLAS dgemm: C = alpha op(A) op(B) + beta C, row- or column-major, double precision.
 PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k, double alpha,
                               const double* A, blas_int lda, const double* B, blas_int ldb, double beta, double* C,
-                              blas_int ldc) noexcept {
+                              blas_int ldc) {
   if (void* f = fast_target<double>(layout, transa, transb, m, n, k, &alpha, lda, ldb, &beta, ldc))
     return reinterpret_cast<cblas_real_fn<double>>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cblas_real_slow<double>(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -149,7 +151,7 @@ PRISM_BLAS_EXPORT void cblas_dgemm(int layout, int transa, int transb, blas_int 
 /// CBLAS cgemm: single-precision complex; alpha and beta by address (CblasConjTrans conjugates).
 PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
-                              const void* beta, void* C, blas_int ldc) noexcept {
+                              const void* beta, void* C, blas_int ldc) {
   if (void* f = fast_target<cfloat>(layout, transa, transb, m, n, k, static_cast<const cfloat*>(alpha), lda, ldb,
                                  static_cast<const cfloat*>(beta), ldc))
     return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -159,7 +161,7 @@ PRISM_BLAS_EXPORT void cblas_cgemm(int layout, int transa, int transb, blas_int 
 /// CBLAS zgemm: double-precision complex; alpha and beta by address (CblasConjTrans conjugates).
 PRISM_BLAS_EXPORT void cblas_zgemm(int layout, int transa, int transb, blas_int m, blas_int n, blas_int k,
                               const void* alpha, const void* A, blas_int lda, const void* B, blas_int ldb,
-                              const void* beta, void* C, blas_int ldc) noexcept {
+                              const void* beta, void* C, blas_int ldc) {
   if (void* f = fast_target<cdouble>(layout, transa, transb, m, n, k, static_cast<const cdouble*>(alpha), lda, ldb,
                                  static_cast<const cdouble*>(beta), ldc))
     return reinterpret_cast<cblas_complex_fn>(f)(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -579,7 +579,7 @@ cblas_handler cblas_handler_for(int position) noexcept {
   return position > 3 && xerbla_ != nullptr ? cblas_handler::fortran : cblas_handler::none;
 }
 
-void fortran_xerbla(const char* rout, blas_int info) noexcept {
+void fortran_xerbla(const char* rout, blas_int info) {
   char name[7] = "      ";  // "cblas_dgemm" -> "DGEMM "
   for (int i = 0; i < 6 && rout[6 + i] != '\0'; ++i) name[i] = char(std::toupper(static_cast<unsigned char>(rout[6 + i])));
   xerbla_(name, &info, 6);

@@ -31,10 +31,12 @@ void cblas_xerbla(prism::dropin::blas_int p, const char* rout, const char* form,
 
 namespace prism::dropin {
 
-/// Holds off thread cancellation while it lives, in every slow entry and error report: a
-/// call has cancellation points (log lines, messages, first-use files, waits, a program's
-/// xerbla_), and a cancellation's unwinding out of a noexcept BLAS entry would end the
-/// process. The thread is cancelled at its next cancellation point after the call.
+/// Holds off thread cancellation while it lives, in every slow path and in prism's own part
+/// of an error report: a call has cancellation points (log lines, messages, first-use files,
+/// waits), and a cancellation's unwinding out of a noexcept frame would end the process. The
+/// thread is cancelled at its next cancellation point after the call. The program's own
+/// handler (xerbla_, cblas_xerbla) runs after it, outside any noexcept frame, as under
+/// reference BLAS: it may throw or longjmp past the call.
 class no_cancel {
  public:
   no_cancel() noexcept { pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old_); }
@@ -157,7 +159,7 @@ enum class cblas_handler { own_cblas, fortran, none };
 cblas_handler cblas_handler_for(int position) noexcept;
 /// Calls xerbla_ as the Fortran routine behind CBLAS routine `rout` does, e.g. "cblas_zherk"
 /// with info 10: xerbla_("ZHERK ", 10, 6).
-void fortran_xerbla(const char* rout, blas_int info) noexcept;
+void fortran_xerbla(const char* rout, blas_int info);
 
 // The reference argument checks, shared with prism::gemm's prologue.
 using detail::fortran_info;

@@ -13,7 +13,8 @@ namespace prism::dropin {
 namespace {
 
 // Fortran ?gemm_ (complex types take void pointers in the exported signature; the ABI is
-// the same). noexcept: a BLAS never throws, and it lets the forward be a tail call.
+// the same). noexcept: the backend is handed valid calls only, so its error handler, which
+// may throw, is never reached from here.
 template <scalar T>
 using fortran_fn = void (*)(const char*, const char*, const blas_int*, const blas_int*, const blas_int*, const T*,
                             const T*, const blas_int*, const T*, const blas_int*, const T*, T*, const blas_int*,
@@ -22,31 +23,34 @@ using fortran_fn = void (*)(const char*, const char*, const blas_int*, const bla
 // Reports argument `info` of routine `name` (reference spelling, 6 characters padded with
 // blanks: "DGEMM ") and counts it. C is not touched. Without a handler (and under
 // PRISM_VERBOSE) prism first prints its own line naming the argument, as prism::gemm does.
+// The program's xerbla_ is called last, outside no_cancel and from frames that are not
+// noexcept: it may throw (GNU Octave's) or longjmp (R's) past this call.
 void report(const char (&name)[7], blas_int info, const detail::gemm_arguments& args) {
-  const no_cancel hold;
-  const bool verbose = count_invalid();
   int len = 6;
   while (len > 0 && name[len - 1] == ' ') --len;
-  if (verbose || xerbla_ == nullptr) {
-    char routine[7] = {};  // "dgemm", as prism::gemm names it
-    for (int i = 0; i < len; ++i) routine[i] = char(name[i] - 'A' + 'a');
-    report_invalid(routine, int(info), false, false, args);
+  {
+    const no_cancel hold;
+    if (count_invalid() || xerbla_ == nullptr) {
+      char routine[7] = {};  // "dgemm", as prism::gemm names it
+      for (int i = 0; i < len; ++i) routine[i] = char(name[i] - 'A' + 'a');
+      report_invalid(routine, int(info), false, false, args);
+    }
+    if (xerbla_ == nullptr) {
+      // Reference XERBLA's FORMAT: ' ** On entry to ', A, ' parameter number ', I2, ' had an
+      // illegal value' with the name trimmed; it then STOPs, prism returns (as OpenBLAS does).
+      std::fprintf(stderr, " ** On entry to %.*s parameter number %2lld had an illegal value\n", len, name,
+                   static_cast<long long>(info));
+      return;
+    }
   }
-  if (xerbla_ != nullptr) {
-    xerbla_(name, &info, 6);
-    return;
-  }
-  // Reference XERBLA's FORMAT: ' ** On entry to ', A, ' parameter number ', I2, ' had an
-  // illegal value' with the name trimmed; it then STOPs, prism returns (as OpenBLAS does).
-  std::fprintf(stderr, " ** On entry to %.*s parameter number %2lld had an illegal value\n", len, name,
-               static_cast<long long>(info));
+  xerbla_(name, &info, 6);
 }
 
 template <scalar T>
 void fortran_gemm(const char (&name)[7], const char* routine, const char* transa, const char* transb,
                   const blas_int* m, const blas_int* n, const blas_int* k, const T* alpha, const T* A,
                   const blas_int* lda, const T* B, const blas_int* ldb, const T* beta, T* C,
-                  const blas_int* ldc) noexcept {
+                  const blas_int* ldc) {
   if (const int info = fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc); info != 0) {
     report(name, info, {upper_trans(*transa), upper_trans(*transb), *m, *n, *k, *lda, *ldb, *ldc});
     return;
@@ -78,7 +82,7 @@ template <scalar T>
 [[gnu::noinline]] void fortran_slow(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                                     const blas_int* k, const void* alpha, const void* A, const blas_int* lda,
                                     const void* B, const blas_int* ldb, const void* beta, void* C,
-                                    const blas_int* ldc, std::size_t, std::size_t) noexcept {
+                                    const blas_int* ldc, std::size_t, std::size_t) {
   fortran_gemm<T>(fortran_names[type_slot<T>()], routine_names[type_slot<T>()], transa, transb, m, n, k,
                   static_cast<const T*>(alpha), static_cast<const T*>(A), lda, static_cast<const T*>(B), ldb,
                   static_cast<const T*>(beta), static_cast<T*>(C), ldc);
@@ -96,7 +100,7 @@ using prism::dropin::cfloat;
 PRISM_BLAS_EXPORT void sgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const float* alpha, const float* A, const blas_int* lda,
                          const float* B, const blas_int* ldb, const float* beta, float* C, const blas_int* ldc,
-                         std::size_t la, std::size_t lb) noexcept {
+                         std::size_t la, std::size_t lb) {
   if (auto f = fast_target<float>(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc))
     return f(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
   return fortran_slow<float>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
@@ -106,7 +110,7 @@ PRISM_BLAS_EXPORT void sgemm_(const char* transa, const char* transb, const blas
 PRISM_BLAS_EXPORT void dgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const double* alpha, const double* A, const blas_int* lda,
                          const double* B, const blas_int* ldb, const double* beta, double* C,
-                         const blas_int* ldc, std::size_t la, std::size_t lb) noexcept {
+                         const blas_int* ldc, std::size_t la, std::size_t lb) {
   if (auto f = fast_target<double>(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc))
     return f(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
   return fortran_slow<double>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, la, lb);
@@ -116,7 +120,7 @@ PRISM_BLAS_EXPORT void dgemm_(const char* transa, const char* transb, const blas
 PRISM_BLAS_EXPORT void cgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const void* alpha, const void* A, const blas_int* lda, const void* B,
                          const blas_int* ldb, const void* beta, void* C, const blas_int* ldc, std::size_t la,
-                         std::size_t lb) noexcept {
+                         std::size_t lb) {
   if (auto f = fast_target<cfloat>(transa, transb, m, n, k, static_cast<const cfloat*>(alpha), lda, ldb,
                                    static_cast<const cfloat*>(beta), ldc))
     return f(transa, transb, m, n, k, static_cast<const cfloat*>(alpha), static_cast<const cfloat*>(A), lda,
@@ -128,7 +132,7 @@ PRISM_BLAS_EXPORT void cgemm_(const char* transa, const char* transb, const blas
 PRISM_BLAS_EXPORT void zgemm_(const char* transa, const char* transb, const blas_int* m, const blas_int* n,
                          const blas_int* k, const void* alpha, const void* A, const blas_int* lda, const void* B,
                          const blas_int* ldb, const void* beta, void* C, const blas_int* ldc, std::size_t la,
-                         std::size_t lb) noexcept {
+                         std::size_t lb) {
   if (auto f = fast_target<cdouble>(transa, transb, m, n, k, static_cast<const cdouble*>(alpha), lda, ldb,
                                    static_cast<const cdouble*>(beta), ldc))
     return f(transa, transb, m, n, k, static_cast<const cdouble*>(alpha), static_cast<const cdouble*>(A), lda,

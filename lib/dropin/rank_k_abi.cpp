@@ -28,16 +28,20 @@ void say_invalid(const invalid_argument& e) { std::fprintf(stderr, "prism: %s; C
 template <scalar T>
 void fortran_report(const char (&name)[7], bool herm, blas_int info, char t, blas_int n, blas_int k, blas_int lda,
                     blas_int ldc) {
-  const no_cancel hold;
-  const bool verbose = count_invalid();
-  if (verbose || xerbla_ == nullptr) {
-    char routine[6] = {};  // "DSYRK " -> "dsyrk", as prism::syrk names it
-    for (int c = 0; c < 5; ++c) routine[c] = char(name[c] - 'A' + 'a');
-    say_invalid(detail::rank_k_error(routine, int(info), false, herm, complex_v<T>, t, n, k, lda, ldc));
+  {
+    const no_cancel hold;
+    if (count_invalid() || xerbla_ == nullptr) {
+      char routine[6] = {};  // "DSYRK " -> "dsyrk", as prism::syrk names it
+      for (int c = 0; c < 5; ++c) routine[c] = char(name[c] - 'A' + 'a');
+      say_invalid(detail::rank_k_error(routine, int(info), false, herm, complex_v<T>, t, n, k, lda, ldc));
+    }
+    if (xerbla_ == nullptr) {
+      std::fprintf(stderr, " ** On entry to %.5s parameter number %2lld had an illegal value\n", name,
+                   static_cast<long long>(info));
+      return;
+    }
   }
-  if (xerbla_ != nullptr) return xerbla_(name, &info, 6);
-  std::fprintf(stderr, " ** On entry to %.5s parameter number %2lld had an illegal value\n", name,
-               static_cast<long long>(info));
+  xerbla_(name, &info, 6);  // last, outside no_cancel: it may throw or longjmp past this call
 }
 
 // herk's alpha and beta are real (R); syrk's are T. They are read only once the arguments
@@ -45,7 +49,7 @@ void fortran_report(const char (&name)[7], bool herm, blas_int info, char t, bla
 template <scalar T, bool Herm>
 void fortran_rank_k(const char (&name)[7], const char* routine, const char* uplo, const char* trans,
                     const blas_int* n, const blas_int* k, const void* alpha, const void* A, const blas_int* lda,
-                    const void* beta, void* C, const blas_int* ldc) noexcept {
+                    const void* beta, void* C, const blas_int* ldc) {
   const char u = detail::upper_trans(*uplo), t0 = detail::upper_trans(*trans);
   if (const int info = rank_k_info(Herm, complex_v<T>, u, t0, *n, *k, *lda, *ldc); info != 0)
     return fortran_report<T>(name, Herm, info, t0, *n, *k, *lda, *ldc);
@@ -91,31 +95,33 @@ int cblas_info(bool herm, bool complex, int order, int uplo, int trans, blas_int
 template <scalar T>
 void cblas_report(const char* rout, bool herm, int position, int order, int uplo, int trans, char ft, blas_int n,
                   blas_int k, blas_int lda, blas_int ldc) {
-  const no_cancel hold;
-  const bool verbose = count_invalid();
-  const cblas_handler h = cblas_handler_for(position);
-  const bool own = h == cblas_handler::own_cblas;
   const char* form = position == 1 ? "Illegal layout setting, %d\n"
                      : position == 2 ? "Illegal Uplo setting, %d\n"
                      : position == 3 ? "Illegal Trans setting, %d\n" : "";
   const int value = position == 1 ? order : position == 2 ? uplo : trans;
-  if (verbose || h == cblas_handler::none)
-    say_invalid(detail::rank_k_error(rout, position - 1, true, herm, complex_v<T>, ft, n, k, lda, ldc));
-  if (h == cblas_handler::fortran) return fortran_xerbla(rout, position - 1);
-  if (own) {
-    if (position <= 3) cblas_xerbla(position, rout, form, value);
-    else cblas_xerbla(position, rout, "");
-    return;
+  cblas_handler h;
+  {
+    const no_cancel hold;
+    h = cblas_handler_for(position);
+    if (count_invalid() || h == cblas_handler::none)
+      say_invalid(detail::rank_k_error(rout, position - 1, true, herm, complex_v<T>, ft, n, k, lda, ldc));
+    if (h == cblas_handler::none) {
+      std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, rout);
+      if (position <= 3) std::fprintf(stderr, form, value);
+      return;
+    }
   }
-  std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, rout);
-  if (position <= 3) std::fprintf(stderr, form, value);
+  // The program's handler last, outside no_cancel: it may throw or longjmp past this call.
+  if (h == cblas_handler::fortran) return fortran_xerbla(rout, position - 1);
+  if (position <= 3) cblas_xerbla(position, rout, form, value);
+  else cblas_xerbla(position, rout, "");
 }
 
 // alpha and beta come by address (as the complex CBLAS routines take them) and are read
 // only once the arguments are valid and n > 0, as reference CBLAS does.
 template <scalar T>
 void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, blas_int n, blas_int k, const T* alpha,
-                  const T* A, blas_int lda, const T* beta, T* C, blas_int ldc) noexcept {
+                  const T* A, blas_int lda, const T* beta, T* C, blas_int ldc) {
   char fu = 0, ft = 0;
   if (const int pos = cblas_info(herm, complex_v<T>, order, uplo, trans, n, k, lda, ldc, fu, ft); pos != 0)
     return cblas_report<T>(rout, herm, pos, order, uplo, trans, ft, n, k, lda, ldc);
@@ -139,7 +145,7 @@ using prism::dropin::fortran_rank_k;
 #define PRISM_FORTRAN_RANK_K(fname, NAME, T, HERM)                                                                \
   PRISM_BLAS_EXPORT void fname(const char* uplo, const char* trans, const blas_int* n, const blas_int* k,         \
                                const void* alpha, const void* A, const blas_int* lda, const void* beta, void* C,  \
-                               const blas_int* ldc, std::size_t, std::size_t) noexcept {                          \
+                               const blas_int* ldc, std::size_t, std::size_t) {                                   \
     fortran_rank_k<T, HERM>(NAME, #fname, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);                        \
   }
 /// Fortran SSYRK, DSYRK, CSYRK, ZSYRK: C = alpha op(A) op(A)^T + beta C on one triangle.
@@ -154,37 +160,37 @@ PRISM_FORTRAN_RANK_K(zherk_, "ZHERK ", cdouble, true)
 
 /// cblas_ssyrk: single-precision rank-k update of one triangle (either layout).
 PRISM_BLAS_EXPORT void cblas_ssyrk(int order, int uplo, int trans, blas_int n, blas_int k, float alpha, const float* A,
-                                   blas_int lda, float beta, float* C, blas_int ldc) noexcept {
+                                   blas_int lda, float beta, float* C, blas_int ldc) {
   cblas_rank_k<float>("cblas_ssyrk", false, order, uplo, trans, n, k, &alpha, A, lda, &beta, C, ldc);
 }
 /// cblas_dsyrk: double-precision rank-k update of one triangle (either layout).
 PRISM_BLAS_EXPORT void cblas_dsyrk(int order, int uplo, int trans, blas_int n, blas_int k, double alpha,
-                                   const double* A, blas_int lda, double beta, double* C, blas_int ldc) noexcept {
+                                   const double* A, blas_int lda, double beta, double* C, blas_int ldc) {
   cblas_rank_k<double>("cblas_dsyrk", false, order, uplo, trans, n, k, &alpha, A, lda, &beta, C, ldc);
 }
 /// cblas_csyrk: complex symmetric rank-k update (alpha, beta by address).
 PRISM_BLAS_EXPORT void cblas_csyrk(int order, int uplo, int trans, blas_int n, blas_int k, const void* alpha,
-                                   const void* A, blas_int lda, const void* beta, void* C, blas_int ldc) noexcept {
+                                   const void* A, blas_int lda, const void* beta, void* C, blas_int ldc) {
   cblas_rank_k<cfloat>("cblas_csyrk", false, order, uplo, trans, n, k, static_cast<const cfloat*>(alpha),
                        static_cast<const cfloat*>(A), lda, static_cast<const cfloat*>(beta), static_cast<cfloat*>(C), ldc);
 }
 /// cblas_zsyrk: double complex symmetric rank-k update (alpha, beta by address).
 PRISM_BLAS_EXPORT void cblas_zsyrk(int order, int uplo, int trans, blas_int n, blas_int k, const void* alpha,
-                                   const void* A, blas_int lda, const void* beta, void* C, blas_int ldc) noexcept {
+                                   const void* A, blas_int lda, const void* beta, void* C, blas_int ldc) {
   cblas_rank_k<cdouble>("cblas_zsyrk", false, order, uplo, trans, n, k, static_cast<const cdouble*>(alpha),
                         static_cast<const cdouble*>(A), lda, static_cast<const cdouble*>(beta), static_cast<cdouble*>(C),
                         ldc);
 }
 /// cblas_cherk: complex Hermitian rank-k update, alpha and beta real.
 PRISM_BLAS_EXPORT void cblas_cherk(int order, int uplo, int trans, blas_int n, blas_int k, float alpha, const void* A,
-                                   blas_int lda, float beta, void* C, blas_int ldc) noexcept {
+                                   blas_int lda, float beta, void* C, blas_int ldc) {
   const cfloat a(alpha), b(beta);
   cblas_rank_k<cfloat>("cblas_cherk", true, order, uplo, trans, n, k, &a, static_cast<const cfloat*>(A), lda, &b,
                        static_cast<cfloat*>(C), ldc);
 }
 /// cblas_zherk: double complex Hermitian rank-k update, alpha and beta real.
 PRISM_BLAS_EXPORT void cblas_zherk(int order, int uplo, int trans, blas_int n, blas_int k, double alpha, const void* A,
-                                   blas_int lda, double beta, void* C, blas_int ldc) noexcept {
+                                   blas_int lda, double beta, void* C, blas_int ldc) {
   const cdouble a(alpha), b(beta);
   cblas_rank_k<cdouble>("cblas_zherk", true, order, uplo, trans, n, k, &a, static_cast<const cdouble*>(A), lda, &b,
                         static_cast<cdouble*>(C), ldc);
