@@ -30,42 +30,15 @@ inline cblas_error cblas_info(int layout, int ta, int tb, blas_int m, blas_int n
   return f == 0 ? cblas_error{} : cblas_error{f + 1, f + 1};
 }
 
-// Reports a rejected call (C untouched) to its handler (cblas_handler: the program's
-// cblas_xerbla, or xerbla_ with the number of the Fortran call reference CBLAS makes), else
-// with reference cblas_xerbla's message; prism's line naming the argument comes first when
-// there is no handler or under PRISM_VERBOSE.
-void report(const char* rout, cblas_error e, int layout, int ta, int tb, const detail::gemm_arguments& args) {
-  const int position = e.reported;
-  const char* form = position == 1 ? "Illegal layout setting, %d\n"
-                     : position == 2 ? "Illegal TransA setting, %d\n"
-                     : position == 3 ? "Illegal TransB setting, %d\n" : "";
-  const int value = position == 1 ? layout : position == 2 ? ta : tb;
-  cblas_handler h;
-  {
-    const no_cancel hold;
-    h = cblas_handler_for(position);
-    if (count_invalid() || h == cblas_handler::none) report_invalid(rout, position, true, layout == row_major, args);
-    if (h == cblas_handler::none) {
-      // Reference cblas_xerbla's message; it then exits, prism returns with C untouched.
-      std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, rout);
-      if (position <= 3) std::fprintf(stderr, form, value);
-      return;
-    }
-  }
-  // The program's handler last, outside no_cancel: it may throw or longjmp past this call.
-  if (h == cblas_handler::fortran) return fortran_xerbla(rout, e.passed - 1);
-  if (position <= 3) cblas_xerbla(e.passed, rout, form, value);
-  else cblas_xerbla(e.passed, rout, "");
-}
-
 // alpha and beta come by address (as the complex CBLAS routines take them) and are read
 // only once the arguments are valid and m, n > 0, as reference CBLAS does.
 template <scalar T>
 void cblas_gemm(const char* rout, int layout, int ta, int tb, blas_int m, blas_int n, blas_int k, const T* alpha,
                 const T* A, blas_int lda, const T* B, blas_int ldb, const T* beta, T* C, blas_int ldc) {
   if (const cblas_error e = cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc); e.passed != 0) {
-    report(rout, e, layout, ta, tb, {trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc});
-    return;
+    const detail::gemm_arguments args{trans_letter(ta), trans_letter(tb), m, n, k, lda, ldb, ldc};
+    return report_cblas(rout, e.reported, e.passed, {"Illegal TransA setting, %d\n", "Illegal TransB setting, %d\n"},
+                        {layout, ta, tb}, [&] { report_invalid(rout, e.reported, true, layout == row_major, args); });
   }
   const char la = trans_letter(ta), lb = trans_letter(tb);
   const bool reads = m != 0 && n != 0;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <type_traits>
 
 /// Marks the eight exported entry points; everything else in the drop-in is hidden.
@@ -160,6 +161,58 @@ cblas_handler cblas_handler_for(int position) noexcept;
 /// Calls xerbla_ as the Fortran routine behind CBLAS routine `rout` does, e.g. "cblas_zherk"
 /// with info 10: xerbla_("ZHERK ", 10, 6).
 void fortran_xerbla(const char* rout, blas_int info);
+
+/// Reports Fortran routine `name`'s bad argument `info` (reference spelling padded to 6,
+/// "DGEMM "), C untouched: counts it and, under PRISM_VERBOSE or with no xerbla_ bound,
+/// calls `prism_line(routine)` with the lower-case name ("dgemm"), all under no_cancel; then
+/// the program's xerbla_, last and outside no_cancel (it may throw, as GNU Octave's does, or
+/// longjmp, as R's does), else reference XERBLA's message (prism returns where it STOPs).
+template <class F>
+void report_fortran(const char (&name)[7], blas_int info, F&& prism_line) {
+  int len = 6;
+  while (len > 0 && name[len - 1] == ' ') --len;
+  {
+    const no_cancel hold;
+    if (count_invalid() || xerbla_ == nullptr) {
+      char routine[7] = {};
+      for (int i = 0; i < len; ++i) routine[i] = char(name[i] - 'A' + 'a');
+      prism_line(static_cast<const char*>(routine));
+    }
+    if (xerbla_ == nullptr) {
+      std::fprintf(stderr, " ** On entry to %.*s parameter number %2lld had an illegal value\n", len, name,
+                   static_cast<long long>(info));
+      return;
+    }
+  }
+  xerbla_(name, &info, 6);
+}
+
+/// Reports CBLAS routine `rout`'s bad argument at `position` (reference CBLAS numbering;
+/// `passed` is what the handler gets, a row-major gemm's transposed number), C untouched:
+/// counts it and, under PRISM_VERBOSE or with no handler, calls `prism_line()`, under
+/// no_cancel; then the handler cblas_handler_for names, last and outside no_cancel (it may
+/// throw or longjmp), else reference cblas_xerbla's message. `forms` are the messages of
+/// positions 2 and 3 (e.g. "Illegal TransA setting, %d\n"), `values` positions 1-3's values.
+template <class F>
+void report_cblas(const char* rout, int position, int passed, const char* const (&forms)[2], const int (&values)[3],
+                  F&& prism_line) {
+  const char* form = position == 1 ? "Illegal layout setting, %d\n" : position <= 3 ? forms[position - 2] : "";
+  const int value = position <= 3 ? values[position - 1] : 0;
+  cblas_handler h;
+  {
+    const no_cancel hold;
+    h = cblas_handler_for(position);
+    if (count_invalid() || h == cblas_handler::none) prism_line();
+    if (h == cblas_handler::none) {  // reference cblas_xerbla's message; it then exits, prism returns
+      std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, rout);
+      if (position <= 3) std::fprintf(stderr, form, value);
+      return;
+    }
+  }
+  if (h == cblas_handler::fortran) return fortran_xerbla(rout, passed - 1);
+  if (position <= 3) cblas_xerbla(passed, rout, form, value);
+  else cblas_xerbla(passed, rout, "");
+}
 
 // The reference argument checks, shared with prism::gemm's prologue.
 using detail::fortran_info;

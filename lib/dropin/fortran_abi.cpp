@@ -20,40 +20,14 @@ using fortran_fn = void (*)(const char*, const char*, const blas_int*, const bla
                             const T*, const blas_int*, const T*, const blas_int*, const T*, T*, const blas_int*,
                             std::size_t, std::size_t) noexcept;
 
-// Reports argument `info` of routine `name` (reference spelling, 6 characters padded with
-// blanks: "DGEMM ") and counts it. C is not touched. Without a handler (and under
-// PRISM_VERBOSE) prism first prints its own line naming the argument, as prism::gemm does.
-// The program's xerbla_ is called last, outside no_cancel and from frames that are not
-// noexcept: it may throw (GNU Octave's) or longjmp (R's) past this call.
-void report(const char (&name)[7], blas_int info, const detail::gemm_arguments& args) {
-  int len = 6;
-  while (len > 0 && name[len - 1] == ' ') --len;
-  {
-    const no_cancel hold;
-    if (count_invalid() || xerbla_ == nullptr) {
-      char routine[7] = {};  // "dgemm", as prism::gemm names it
-      for (int i = 0; i < len; ++i) routine[i] = char(name[i] - 'A' + 'a');
-      report_invalid(routine, int(info), false, false, args);
-    }
-    if (xerbla_ == nullptr) {
-      // Reference XERBLA's FORMAT: ' ** On entry to ', A, ' parameter number ', I2, ' had an
-      // illegal value' with the name trimmed; it then STOPs, prism returns (as OpenBLAS does).
-      std::fprintf(stderr, " ** On entry to %.*s parameter number %2lld had an illegal value\n", len, name,
-                   static_cast<long long>(info));
-      return;
-    }
-  }
-  xerbla_(name, &info, 6);
-}
-
 template <scalar T>
 void fortran_gemm(const char (&name)[7], const char* routine, const char* transa, const char* transb,
                   const blas_int* m, const blas_int* n, const blas_int* k, const T* alpha, const T* A,
                   const blas_int* lda, const T* B, const blas_int* ldb, const T* beta, T* C,
                   const blas_int* ldc) {
   if (const int info = fortran_info(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc); info != 0) {
-    report(name, info, {upper_trans(*transa), upper_trans(*transb), *m, *n, *k, *lda, *ldb, *ldc});
-    return;
+    const detail::gemm_arguments args{upper_trans(*transa), upper_trans(*transb), *m, *n, *k, *lda, *ldb, *ldc};
+    return report_fortran(name, info, [&](const char* lower) { report_invalid(lower, info, false, false, args); });
   }
   const char ta = upper_trans(*transa), tb = upper_trans(*transb);
   const bool reads = *m != 0 && *n != 0;

@@ -23,27 +23,6 @@ constexpr bool complex_v = std::same_as<T, cfloat> || std::same_as<T, cdouble>;
 // got 4; C untouched".
 void say_invalid(const invalid_argument& e) { std::fprintf(stderr, "prism: %s; C untouched\n", e.what()); }
 
-// Fortran: reports argument `info` of `name` ("DSYRK ", reference spelling padded to 6) to
-// the program's xerbla_, or prints reference XERBLA's message; C is not touched.
-template <scalar T>
-void fortran_report(const char (&name)[7], bool herm, blas_int info, char t, blas_int n, blas_int k, blas_int lda,
-                    blas_int ldc) {
-  {
-    const no_cancel hold;
-    if (count_invalid() || xerbla_ == nullptr) {
-      char routine[6] = {};  // "DSYRK " -> "dsyrk", as prism::syrk names it
-      for (int c = 0; c < 5; ++c) routine[c] = char(name[c] - 'A' + 'a');
-      say_invalid(detail::rank_k_error(routine, int(info), false, herm, complex_v<T>, t, n, k, lda, ldc));
-    }
-    if (xerbla_ == nullptr) {
-      std::fprintf(stderr, " ** On entry to %.5s parameter number %2lld had an illegal value\n", name,
-                   static_cast<long long>(info));
-      return;
-    }
-  }
-  xerbla_(name, &info, 6);  // last, outside no_cancel: it may throw or longjmp past this call
-}
-
 // herk's alpha and beta are real (R); syrk's are T. They are read only once the arguments
 // are valid, as reference BLAS does.
 template <scalar T, bool Herm>
@@ -52,7 +31,9 @@ void fortran_rank_k(const char (&name)[7], const char* routine, const char* uplo
                     const void* beta, void* C, const blas_int* ldc) {
   const char u = detail::upper_trans(*uplo), t0 = detail::upper_trans(*trans);
   if (const int info = rank_k_info(Herm, complex_v<T>, u, t0, *n, *k, *lda, *ldc); info != 0)
-    return fortran_report<T>(name, Herm, info, t0, *n, *k, *lda, *ldc);
+    return report_fortran(name, info, [&](const char* lower) {  // "dsyrk", as prism::syrk names it
+      say_invalid(detail::rank_k_error(lower, info, false, Herm, complex_v<T>, t0, *n, *k, *lda, *ldc));
+    });
   const char t = !Herm && t0 == 'C' ? 'T' : t0;  // real syrk: 'C' means 'T'
   T a, b;
   if constexpr (Herm) {
@@ -88,35 +69,6 @@ int cblas_info(bool herm, bool complex, int order, int uplo, int trans, blas_int
   return f == 0 ? 0 : f + 1;
 }
 
-// Reports a rejected call (C untouched) to its handler (cblas_handler), else with reference
-// cblas_xerbla's message, prism's line first when there is no handler or under PRISM_VERBOSE;
-// `ft` is cblas_info's column-major trans (what lda was checked against; unset for positions
-// 1-3, whose text needs none).
-template <scalar T>
-void cblas_report(const char* rout, bool herm, int position, int order, int uplo, int trans, char ft, blas_int n,
-                  blas_int k, blas_int lda, blas_int ldc) {
-  const char* form = position == 1 ? "Illegal layout setting, %d\n"
-                     : position == 2 ? "Illegal Uplo setting, %d\n"
-                     : position == 3 ? "Illegal Trans setting, %d\n" : "";
-  const int value = position == 1 ? order : position == 2 ? uplo : trans;
-  cblas_handler h;
-  {
-    const no_cancel hold;
-    h = cblas_handler_for(position);
-    if (count_invalid() || h == cblas_handler::none)
-      say_invalid(detail::rank_k_error(rout, position - 1, true, herm, complex_v<T>, ft, n, k, lda, ldc));
-    if (h == cblas_handler::none) {
-      std::fprintf(stderr, "Parameter %d to routine %s was incorrect\n", position, rout);
-      if (position <= 3) std::fprintf(stderr, form, value);
-      return;
-    }
-  }
-  // The program's handler last, outside no_cancel: it may throw or longjmp past this call.
-  if (h == cblas_handler::fortran) return fortran_xerbla(rout, position - 1);
-  if (position <= 3) cblas_xerbla(position, rout, form, value);
-  else cblas_xerbla(position, rout, "");
-}
-
 // alpha and beta come by address (as the complex CBLAS routines take them) and are read
 // only once the arguments are valid and n > 0, as reference CBLAS does.
 template <scalar T>
@@ -124,7 +76,11 @@ void cblas_rank_k(const char* rout, bool herm, int order, int uplo, int trans, b
                   const T* A, blas_int lda, const T* beta, T* C, blas_int ldc) {
   char fu = 0, ft = 0;
   if (const int pos = cblas_info(herm, complex_v<T>, order, uplo, trans, n, k, lda, ldc, fu, ft); pos != 0)
-    return cblas_report<T>(rout, herm, pos, order, uplo, trans, ft, n, k, lda, ldc);
+    // ft: the column-major trans lda was checked against (unset for positions 1-3, whose text needs none)
+    return report_cblas(rout, pos, pos, {"Illegal Uplo setting, %d\n", "Illegal Trans setting, %d\n"},
+                        {order, uplo, trans}, [&] {
+                          say_invalid(detail::rank_k_error(rout, pos - 1, true, herm, complex_v<T>, ft, n, k, lda, ldc));
+                        });
   if (!herm && ft == 'C') ft = 'T';
   const T a = scalar_if(n != 0, alpha), b = scalar_if(n != 0, beta);
   if (rank_k_fast<T>(herm, fu, ft, n, k, a, A, lda, b, C, ldc)) return;
