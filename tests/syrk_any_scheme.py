@@ -142,7 +142,8 @@ ok3, boxes3, _ = ssp.star_certify(P, 1, tau, UNEVEN, start=pieces)
 check(len(pieces) == 8 and abs(vol - float(np.prod(ssp._star_width(ssp._star_root(1, tau, P - 2))))) < 1e-12 and ok3,
       "|B| = 1 cut into 8 pieces that fill its box, and certified from them (%d boxes)" % boxes3)
 best = None
-for attempt in range(200000):
+# the least of 20,000 random star points with |B| = 1 (3.41 here; 200,000 draws found 3.40 in 25 s)
+for attempt in range(20000):
     pt = star_point(1)
     if pt is not None and (best is None or pt[-1] < best[-1]):
         best = pt

@@ -56,11 +56,15 @@ calls=0 checked=0 differ=0
 for r in "${runs[@]}"; do
   t=${r%%:*} in=${r#*:}
   [ -x "$dir/$t" ] && [ -s "$dir/$in.in" ] || { fail "$t or $in.in is missing from $dir"; continue; }
-  (cd "$work" && env OPENBLAS_NUM_THREADS=1 timeout 300 "$dir/$t" <"$dir/$in.in" >"$t-$in.plain" 2>&1)
-  rc_plain=$?
-  (cd "$work" && env OPENBLAS_NUM_THREADS=1 LD_PRELOAD="$lib" PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0 PRISM_NUM_THREADS=2 \
-     PRISM_STATS=1 timeout 300 "$dir/$t" <"$dir/$in.in" >"$t-$in.prism" 2>&1)
+  # The plain run and the run under prism side by side, each in a folder of its own.
+  mkdir -p "$work/plain" "$work/prism"
+  (cd "$work/plain" && env OPENBLAS_NUM_THREADS=1 timeout 300 "$dir/$t" <"$dir/$in.in" >"../$t-$in.plain" 2>&1) &
+  plain_pid=$!
+  (cd "$work/prism" && env OPENBLAS_NUM_THREADS=1 LD_PRELOAD="$lib" PRISM_BLAS_ROUTE=prism PRISM_SMALL_FLOPS=0 PRISM_NUM_THREADS=2 \
+     PRISM_STATS=1 timeout 300 "$dir/$t" <"$dir/$in.in" >"../$t-$in.prism" 2>&1)
   rc=$?
+  wait "$plain_pid"
+  rc_plain=$?
   plain=$work/$t-$in.plain mine=$work/$t-$in.prism
   [ $rc_plain -eq 0 ] || echo "lapack_testers: note: $t < $in.in exits $rc_plain plainly"
   [ $rc -eq 0 ] || [ $rc -eq $rc_plain ] || fail "$t < $in.in exits $rc under prism, $rc_plain plainly"
