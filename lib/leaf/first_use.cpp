@@ -95,17 +95,6 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
   return ratios;
 }
 
-// The crossover of a series over sizes `sizes` (the ratios measured, maybe fewer): the
-// smallest size from which the streaming leaf is ahead or tied (0.97) at every larger size
-// measured; 1e18 when it lost clearly (below 0.9) at the largest; 0 (undecided) otherwise.
-double crossover(const std::vector<double>& sizes, const std::vector<double>& ratios) {
-  if (ratios.empty()) return 0;
-  std::size_t from = ratios.size();
-  while (from > 0 && ratios[from - 1] >= 0.97) --from;
-  if (from < ratios.size()) return sizes[from];
-  return ratios.back() < 0.9 ? 1e18 : 0;
-}
-
 // k for A and B of `bytes` together (m + n elements of `size` bytes per step of k).
 std::int64_t k_for(double bytes, std::int64_t m, std::int64_t n, std::size_t size) {
   return std::max<std::int64_t>(16, std::int64_t(bytes / double((m + n) * std::int64_t(size))));
@@ -122,6 +111,28 @@ const std::vector<machine_key>& first_use_keys() {
   return keys;
 }
 
+double first_use_crossover(const std::vector<double>& sizes, const std::vector<double>& ratios, bool memory_last) {
+  if (ratios.empty()) return 0;
+  std::size_t from = ratios.size();
+  while (from > 0 && ratios[from - 1] >= 0.97) --from;
+  if (from < ratios.size()) return sizes[from];
+  const bool from_memory = memory_last && ratios.size() == sizes.size();
+  return from_memory || ratios.back() < 0.9 ? 1e18 : 0;
+}
+
+first_use_sizes first_use_bytes(const machine_description& mc) {
+  const double l2 = double(mc.cache_share(2) > 0 ? mc.cache_share(2) : std::uint64_t(1) << 20);
+  const double largest = std::min(8 * l2, 16.0 * (1 << 20));
+  double llc = 0;
+  for (const auto& c : mc.topo().caches()) llc = std::max(llc, double(c.size_bytes));
+  first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false};
+  if (2 * llc > largest && 2 * llc <= 64.0 * (1 << 20)) {
+    b.far.push_back(2 * llc);
+    b.far_from_memory = true;
+  }
+  return b;
+}
+
 first_use_result measure_first_use(const machine_description& mc) {
   first_use_result r;
   // The leaf libraries load first (and run their own kernel probe, kept apart): the
@@ -129,41 +140,42 @@ first_use_result measure_first_use(const machine_description& mc) {
   (void)leaf_library(leaf_backend::openblas);
   (void)leaf_library(leaf_backend::blis);
   const auto start = clock_type::now();
-  const double l2 = double(mc.cache_share(2) > 0 ? mc.cache_share(2) : std::uint64_t(1) << 20);
-  operands ops(std::min(8 * l2, 16.0 * (1 << 20)));  // the largest series' A and B
-  // Bytes of A and B: from an eighth of one core's L2 (in cache) to 8 L2s, at most 16 MiB
-  // (from the next level; a leaf of a long call comes from memory, where the streaming
-  // leaf's lead over a packing BLAS is larger still). Cheapest series first, so that a slow
-  // machine's budget runs out on the largest sizes.
-  const double largest = std::min(8 * l2, 16.0 * (1 << 20));
-  const std::vector<double> near = {l2 / 8, l2 / 2, 2 * l2, largest};
-  const std::vector<double> far = {l2 / 2, 2 * l2, largest};
-  auto run = [&](machine_key key, std::int64_t m, std::int64_t n, char ta, char tb, const std::vector<double>& bytes) {
+  const first_use_sizes bytes = first_use_bytes(mc);
+  operands ops(bytes.far.back());  // the largest series' A and B
+  auto run = [&](machine_key key, std::int64_t m, std::int64_t n, char ta, char tb, const std::vector<double>& list,
+                 bool memory_last) {
     std::vector<std::int64_t> ks;
     std::vector<double> sizes;
-    for (double b : bytes) ks.push_back(k_for(b, m, n, sizeof(double)));
+    for (double b : list) ks.push_back(k_for(b, m, n, sizeof(double)));
     for (std::int64_t k : ks) sizes.push_back(double((m + n) * k) * sizeof(double));
-    const double x = crossover(sizes, series<double>(ops, m, n, ta, tb, ks, start, r.text, to_string(key)));
+    const double x =
+        first_use_crossover(sizes, series<double>(ops, m, n, ta, tb, ks, start, r.text, to_string(key)), memory_last);
     if (x > 0) r.values[key] = x;
   };
+  // Cheapest series first, so that a slow machine's budget runs out on the largest sizes.
   // Complex 8 x 8 leaves, by k (a few microseconds a call).
   const std::vector<std::int64_t> ks = {32, 64, 128, 256};
   const std::vector<double> sizes(ks.begin(), ks.end());
-  const double x = crossover(sizes, series<std::complex<double>>(ops, 8, 8, 'N', 'N', ks, start, r.text, "stream_complex_k"));
+  const double x =
+      first_use_crossover(sizes, series<std::complex<double>>(ops, 8, 8, 'N', 'N', ks, start, r.text, "stream_complex_k"), false);
   if (x > 0 && x < 1e18) r.values[machine_key::stream_complex_k] = x;
-  run(machine_key::stream_bytes, 8, 8, 'N', 'N', near);
-  run(machine_key::stream_dot_bytes, 32, 32, 'T', 'N', far);
-  run(machine_key::stream_far_bytes, 64, 64, 'N', 'N', far);
+  run(machine_key::stream_bytes, 8, 8, 'N', 'N', bytes.near, false);
+  run(machine_key::stream_dot_bytes, 32, 32, 'T', 'N', bytes.far, bytes.far_from_memory);
+  run(machine_key::stream_far_bytes, 64, 64, 'N', 'N', bytes.far, bytes.far_from_memory);
   r.seconds = since(start);
   return r;
 }
 
+double call_seconds(const machine_description& mc, double flops, double bytes, int threads) {
+  const double rate = double(std::max(1, threads)) * mc.value(machine_key::rank_flops_per_thread);
+  return std::max(flops / rate, bytes / mc.value(machine_key::host_copy_bandwidth));
+}
+
 bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std::int64_t m, std::int64_t n,
-                           double flops, int threads) {
+                           double flops, double bytes, int threads) {
   if (settled.load(std::memory_order_acquire) || !mc.first_use() || leaf != leaf_backend::automatic) return false;
   if (m > streaming_max_mn || n > streaming_max_mn) return false;
-  const double rate = double(std::max(1, threads)) * mc.value(machine_key::rank_flops_per_thread);
-  if (flops / rate < first_use_long_seconds) return false;
+  if (call_seconds(mc, flops, bytes, threads) < first_use_long_seconds) return false;
   bool ran = false;
   std::call_once(once, [&] {
     // Known from an earlier process (or measured by another thread of this one): nothing to do.

@@ -6,7 +6,7 @@
 // one core's L2) held on the machine they were measured on and were off by 16x on another
 // (docs/performance.md). `prism tune` measures them in a minute; without its machine file,
 // the first call that is itself long and whose leaves could be streaming ones measures
-// them briefly (about 0.1 s, never more than first_use_budget_seconds), once per machine:
+// them briefly (at most first_use_budget_seconds), once per machine:
 // the answers are kept in the user's cache folder and read by every later process.
 #pragma once
 
@@ -22,12 +22,19 @@ namespace prism::detail {
 
 /// The longest a first-use measurement may take, in seconds: each series stops when the
 /// next size would pass it, and what was not measured keeps the model's value.
-inline constexpr double first_use_budget_seconds = 0.2;
+inline constexpr double first_use_budget_seconds = 0.35;
 
-/// A call triggers the measurement only when its own modelled time (flops over threads x
-/// the description's rank_flops_per_thread) is at least this many seconds: the measurement
-/// then adds less than the call itself takes, once per machine.
-inline constexpr double first_use_long_seconds = 0.3;
+/// A call triggers the measurement only when its own modelled time (call_seconds) is at
+/// least this many seconds: the measurement then adds about what the call itself takes,
+/// once per machine.
+inline constexpr double first_use_long_seconds = 0.2;
+
+/// A call's modelled seconds on `threads` threads: its flops at the description's
+/// rank_flops_per_thread each, or its operands' `bytes` read once at host_copy_bandwidth,
+/// whichever is longer (a thin product is as long as reading its operands). Example:
+/// 32 x 32 x 2^22 double on 2 threads: 8.6 GFlop at 2 x 50 GF/s is 0.086 s, its 2 GiB of
+/// A and B at 8 GB/s 0.27 s; 0.27 s.
+double call_seconds(const machine_description& mc, double flops, double bytes, int threads);
 
 /// What one measurement found.
 struct first_use_result {
@@ -37,10 +44,31 @@ struct first_use_result {
   bool kept = false;                     ///< written to this CPU's file (false: folder not writable)
 };
 
+/// The bytes of A and B the first-use series time: `near` for stream_bytes (8 x 8 NN), `far`
+/// for stream_dot_bytes (32 x 32 TN) and stream_far_bytes (64 x 64 NN). From an eighth of
+/// one core's L2 (in cache) to 8 L2s, at most 16 MiB (from the next level); `far` then goes
+/// past the last-level cache, to twice its size where that is at most 64 MiB
+/// (far_from_memory): read from memory, as a long call's leaves are, where whether the
+/// streaming leaf leads depends on the CPU (1.48x on an AVX-512 EPYC family 26 at 64 MiB,
+/// 0.56x and 0.81x on an AVX2 Zen 3). Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB,
+/// 256 KiB, 1 and 4 MiB; far 256 KiB, 1, 4 and 64 MiB.
+struct first_use_sizes {
+  std::vector<double> near, far;
+  bool far_from_memory = false;
+};
+first_use_sizes first_use_bytes(const machine_description& mc);
+
+/// The crossover of a series over `sizes` (the ratios best BLAS / streaming measured, maybe
+/// fewer): the smallest size from which the streaming leaf is ahead or tied (0.97) at every
+/// larger size measured; 1e18 ("never") when it is behind at the largest and that size was
+/// measured from memory (`memory_last`, all sizes measured), or, measured only within the
+/// caches, when it lost clearly there (below 0.9); 0 (undecided: the model's value) otherwise.
+double first_use_crossover(const std::vector<double>& sizes, const std::vector<double>& ratios, bool memory_last);
+
 /// Measures the streaming crossovers now on the calling thread (stream_bytes: 8x8 NN,
 /// stream_dot_bytes: 32x32 TN, stream_far_bytes: 64x64 NN in double; stream_complex_k: 8x8
-/// NN complex double), the streaming leaf against the faster BLAS leaf over a few sizes
-/// around the machine's L2 (A and B laid out as a k cut leaves them), within
+/// NN complex double), the streaming leaf against the faster BLAS leaf over
+/// first_use_bytes's sizes (A and B laid out as a k cut leaves them), within
 /// first_use_budget_seconds. A series the streaming leaf wins from some size on gives that
 /// size; one it loses clearly at its largest size (below 0.9x) gives 1e18 ("never"); an
 /// undecided one is left out. Does not keep anything.
@@ -48,11 +76,11 @@ first_use_result measure_first_use(const machine_description& mc);
 
 /// Runs measure_first_use once per process, keeping its values (lib/machine/wisdom.hpp), when mc takes
 /// first-use values (machine_description::first_use: no machine file), they are not known
-/// yet, PRISM_LEAF is auto and the call (m x n, `flops`, `threads` threads) is long and
-/// could have streaming leaves (m, n <= 128). Returns true when it ran in this call. One
-/// atomic load once done.
+/// yet, PRISM_LEAF is auto and the call (m x n, `flops`, operands of `bytes`, `threads`
+/// threads) is long and could have streaming leaves (m, n <= 128). Returns true when it ran
+/// in this call. One atomic load once done.
 bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std::int64_t m, std::int64_t n,
-                           double flops, int threads);
+                           double flops, double bytes, int threads);
 
 /// The streaming crossover keys a first-use measurement decides.
 const std::vector<machine_key>& first_use_keys();

@@ -101,7 +101,8 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
   }
   // A long call whose leaves may be prism's own: the streaming crossovers of this machine,
   // measured once per machine if nothing told them yet (lib/leaf/first_use.hpp).
-  detail::first_use_before_call(ctx.description(), ctx.leaf(), m, n, p.flops(), ctx.threads());
+  detail::first_use_before_call(ctx.description(), ctx.leaf(), m, n, p.flops(), double(m + n) * double(k) * sizeof(T),
+                                ctx.threads());
   auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });
   detail::run_plan<T>(*pl, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
 }
