@@ -469,20 +469,21 @@ TEST_CASE("the streaming rule reads its thresholds from the machine: twice the L
 }
 
 TEST_CASE("first use: the 32 x 32 TN and 64 x 64 NN series reach memory, past the last-level cache") {
-  // 512 KiB L2s and a 32 MiB L3 (the AVX2 Zen 3 host): far = 256 KiB, 1, 4 MiB, then
-  // 64 MiB from memory; the 8 x 8 series stays in the caches.
+  // 512 KiB L2s and a 32 MiB L3 (the AVX2 Zen 3 host): near = 64 KiB .. 4 MiB, far =
+  // 256 KiB, 1, 4 MiB, each then 64 MiB from memory.
   const machine_description zen3 = test::epyc_2c_with("Package:1 L3Cache:1(size=32MiB) L2Cache:2(size=512KiB) L1dCache:1(size=32KiB) Core:1 PU:1");
   const double MiB = 1 << 20;
   const detail::first_use_sizes z = detail::first_use_bytes(zen3);
-  CHECK(z.near == std::vector<double>{MiB / 16, MiB / 4, MiB, 4 * MiB});
+  CHECK(z.near == std::vector<double>{MiB / 16, MiB / 4, MiB, 4 * MiB, 64 * MiB});
   CHECK(z.far == std::vector<double>{MiB / 4, MiB, 4 * MiB, 64 * MiB});
-  CHECK(z.far_from_memory);
+  CHECK(z.from_memory);
   // A 96 MiB L3: twice it is past what a first use may allocate; the series stop at 16 MiB
   // (8 L2s of 2 MiB) and their largest size is read from the L3.
   const machine_description big = test::epyc_2c_with("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) L1dCache:1(size=48KiB) Core:1 PU:1");
   const detail::first_use_sizes b = detail::first_use_bytes(big);
+  CHECK(b.near == std::vector<double>{MiB / 4, MiB, 4 * MiB, 16 * MiB});
   CHECK(b.far == std::vector<double>{MiB, 4 * MiB, 16 * MiB});
-  CHECK_FALSE(b.far_from_memory);
+  CHECK_FALSE(b.from_memory);
 }
 
 TEST_CASE("first use: a series behind the BLAS leaf from memory says never, measured in the caches only undecided") {

@@ -22,7 +22,7 @@ namespace prism::detail {
 
 /// The longest a first-use measurement may take, in seconds: each series stops when the
 /// next size would pass it, and what was not measured keeps the model's value.
-inline constexpr double first_use_budget_seconds = 0.35;
+inline constexpr double first_use_budget_seconds = 0.4;
 
 /// A call triggers the measurement only when its own modelled time (call_seconds) is at
 /// least this many seconds: the measurement then adds about what the call itself takes,
@@ -45,16 +45,16 @@ struct first_use_result {
 };
 
 /// The bytes of A and B the first-use series time: `near` for stream_bytes (8 x 8 NN), `far`
-/// for stream_dot_bytes (32 x 32 TN) and stream_far_bytes (64 x 64 NN). From an eighth of
-/// one core's L2 (in cache) to 8 L2s, at most 16 MiB (from the next level); `far` then goes
-/// past the last-level cache, to twice its size where that is at most 64 MiB
-/// (far_from_memory): read from memory, as a long call's leaves are, where whether the
-/// streaming leaf leads depends on the CPU (1.48x on an AVX-512 EPYC family 26 at 64 MiB,
-/// 0.56x and 0.81x on an AVX2 Zen 3). Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB,
-/// 256 KiB, 1 and 4 MiB; far 256 KiB, 1, 4 and 64 MiB.
+/// for stream_dot_bytes (32 x 32 TN) and stream_far_bytes (64 x 64 NN). `near` from an
+/// eighth of one core's L2 (in cache), `far` from half of one, both to 8 L2s, at most
+/// 16 MiB (from the next level), then past the last-level cache, to twice its size where
+/// that is at most 64 MiB (from_memory): read from memory, as a long call's leaves are, and
+/// whether the streaming leaf leads there depends on the CPU (the 64 x 64 panel kernel
+/// 1.4x on an AVX-512 EPYC family 26, 0.7-0.9x on an AVX2 Zen 3). Example: 512 KiB L2s and
+/// a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB; far 256 KiB, 1, 4 and 64 MiB.
 struct first_use_sizes {
   std::vector<double> near, far;
-  bool far_from_memory = false;
+  bool from_memory = false;
 };
 first_use_sizes first_use_bytes(const machine_description& mc);
 
