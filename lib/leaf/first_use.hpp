@@ -49,9 +49,10 @@ struct first_use_result {
 /// eighth of one core's L2 (in cache), `far` from half of one, both to 8 L2s, at most
 /// 16 MiB (from the next level), then past the last-level cache, to twice its size where
 /// that is at most 64 MiB (from_memory): read from memory, as a long call's leaves are, and
-/// whether the streaming leaf leads there depends on the CPU (the 64 x 64 panel kernel
-/// 1.4x on an AVX-512 EPYC family 26, 0.7-0.9x on an AVX2 Zen 3). Example: 512 KiB L2s and
-/// a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB; far 256 KiB, 1, 4 and 64 MiB.
+/// whether the streaming leaf leads there depends on the CPU (the 64 x 64 panel kernel at
+/// 64 MiB: 1.6x on an AVX-512 EPYC family 26, 0.8-0.9x on an AVX2 Zen 3; docs/planning.md).
+/// Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB; far
+/// 256 KiB, 1, 4 and 64 MiB.
 struct first_use_sizes {
   std::vector<double> near, far;
   bool from_memory = false;
