@@ -25,8 +25,8 @@ namespace prism::detail {
 inline constexpr double first_use_budget_seconds = 0.4;
 
 /// A call triggers the measurement only when its own modelled time (call_seconds) is at
-/// least this many seconds: the measurement then adds about what the call itself takes,
-/// once per machine.
+/// least this many seconds: the measurement (first_use_budget_seconds at most) then adds
+/// at most twice what the call is modelled to take, once per machine.
 inline constexpr double first_use_long_seconds = 0.2;
 
 /// A call's modelled seconds on `threads` threads: its flops at the description's
@@ -70,9 +70,8 @@ double first_use_crossover(const std::vector<double>& sizes, const std::vector<d
 /// stream_dot_bytes: 32x32 TN, stream_far_bytes: 64x64 NN in double; stream_complex_k: 8x8
 /// NN complex double), the streaming leaf against the faster BLAS leaf over
 /// first_use_bytes's sizes (A and B laid out as a k cut leaves them), within
-/// first_use_budget_seconds. A series the streaming leaf wins from some size on gives that
-/// size; one it loses clearly at its largest size (below 0.9x) gives 1e18 ("never"); an
-/// undecided one is left out. Does not keep anything.
+/// first_use_budget_seconds. Each series gives first_use_crossover's value: a size, 1e18
+/// ("never"), or, undecided, nothing (the model's value stays). Does not keep anything.
 first_use_result measure_first_use(const machine_description& mc);
 
 /// Runs measure_first_use once per process, keeping its values (lib/machine/wisdom.hpp), when mc takes
