@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/first_use.sh PRISM — the first-use measurements (lib/machine/wisdom.hpp, lib/leaf/first_use.hpp)
 # through `prism tune --first-use`, which measures what the first long call would:
-#   - a fresh cache folder: measured once, within the budget (0.4 s; 0.5 s at most), kept in this
+#   - a fresh cache folder: measured once, within the budget (0.5 s; 0.6 s at most), kept in this
 #     CPU's first-use file, and the description reads the values as "first use";
 #   - a second run: nothing measured, the kept values read back;
 #   - a machine file (PRISM_MACHINE naming one of this CPU): nothing measured, nothing written;
@@ -23,7 +23,7 @@ out=$("$prism" tune --first-use 2>&1) || fail "first run exited $?: $out"
 echo "$out"
 line=$(grep -E '^# first use: measured in [0-9.]+ s, [0-4] of 4 decided; kept in ' <<<"$out") || fail "no measurement line"
 secs=$(sed -E 's/^# first use: measured in ([0-9.]+) s.*/\1/' <<<"$line")
-awk -v s="$secs" 'BEGIN { exit !(s <= 0.5) }' || fail "the measurement took $secs s (at most 0.5 s)"
+awk -v s="$secs" 'BEGIN { exit !(s <= 0.6) }' || fail "the measurement took $secs s (at most 0.6 s)"
 file=$(sed -E 's/.*; kept in (.*)$/\1/' <<<"$line")
 [ -f "$file" ] || fail "no file $file"
 case "$file" in "$tmp"/cache/prism/first-use-*) ;; *) fail "kept outside the cache folder: $file" ;; esac

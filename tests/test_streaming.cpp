@@ -484,13 +484,21 @@ TEST_CASE("first use: the 32 x 32 TN and 64 x 64 NN series reach memory, past th
   CHECK(b.near == std::vector<double>{MiB / 4, MiB, 4 * MiB, 16 * MiB});
   CHECK(b.far == std::vector<double>{MiB, 4 * MiB, 16 * MiB});
   CHECK_FALSE(b.from_memory);
+  // A 4 MiB L3 under 2 MiB L2s: the largest size, 16 MiB, is read from memory already.
+  const machine_description small = test::epyc_2c_with("Package:1 L3Cache:1(size=4MiB) L2Cache:2(size=2MiB) L1dCache:1(size=48KiB) Core:1 PU:1");
+  const detail::first_use_sizes s = detail::first_use_bytes(small);
+  CHECK(s.far == std::vector<double>{MiB, 4 * MiB, 16 * MiB});
+  CHECK(s.from_memory);
 }
 
 TEST_CASE("first use: a series behind the BLAS leaf from memory says never, measured in the caches only undecided") {
   using detail::first_use_crossover;
   const std::vector<double> four = {1, 2, 4, 64}, three = {1, 2, 4};
-  // Zen 3's 64 x 64 NN (prism tune's series): tied in the L3, behind from memory.
-  CHECK(first_use_crossover(four, {0.80, 0.87, 0.97, 0.93}, true) == 1e18);
+  // Zen 3's 64 x 64 NN: behind in the L3 and from memory. Behind from memory alone, after
+  // a tie or a lead: one timing does not decide (undecided, the model's value).
+  CHECK(first_use_crossover(four, {0.80, 0.87, 0.85, 0.93}, true) == 1e18);
+  CHECK(first_use_crossover(four, {0.80, 0.87, 0.97, 0.93}, true) == 0);
+  CHECK(first_use_crossover(four, {1.20, 1.30, 1.40, 0.89}, true) == 0);
   CHECK(first_use_crossover(three, {0.80, 0.87, 0.97}, false) == 4);  // the caches alone: "from 4 on"
   CHECK(first_use_crossover(three, {0.80, 0.87, 0.93}, false) == 0);  // undecided: the model's value
   CHECK(first_use_crossover(three, {0.80, 0.87, 0.85}, false) == 1e18);
@@ -499,12 +507,13 @@ TEST_CASE("first use: a series behind the BLAS leaf from memory says never, meas
   CHECK(first_use_crossover(four, {0.90, 1.10, 1.20, 1.30}, true) == 2);
   // The budget ran out before the memory size: the caches' rule.
   CHECK(first_use_crossover(four, {0.80, 0.87, 0.93}, true) == 0);
+  CHECK(first_use_crossover(four, {0.80, 0.87, 0.85}, true) == 1e18);
   CHECK(first_use_crossover(four, {}, true) == 0);
 }
 
 TEST_CASE("first use: a thin call is long by the bytes it reads, not only by its flops") {
-  // 32 x 32 x 2^22 double on 2 threads at the model's 50 GF/s a thread and 8 GB/s: 8.6 GFlop
-  // is 0.086 s, its 2 GiB of A and B 0.27 s; 64 x 64 x 2^16 (0.5 GFlop, 64 MiB) is short.
+  // 32 x 32 x 2^22 double on 2 threads at the model's 50 GF/s and 8 GB/s a thread: 8.6
+  // GFlop is 0.086 s, its 2 GiB of A and B 0.134 s; 64 x 64 x 2^16 (0.5 GFlop, 64 MiB) is short.
   const machine_description& mc = test::epyc_2c();
   const auto seconds = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
     return detail::call_seconds(mc, gemm_flops(scalar_type::d, m, n, k), double(m + n) * double(k) * 8, 2);
@@ -512,7 +521,7 @@ TEST_CASE("first use: a thin call is long by the bytes it reads, not only by its
   CHECK(gemm_flops(scalar_type::d, 32, 32, 1 << 22) / (2 * mc.value(machine_key::rank_flops_per_thread)) <
         detail::first_use_long_seconds);
   CHECK(seconds(32, 32, 1 << 22) >= detail::first_use_long_seconds);
-  CHECK(seconds(32, 32, 1 << 22) == doctest::Approx(double(1 << 30) * 2 / mc.value(machine_key::host_copy_bandwidth)));
+  CHECK(seconds(32, 32, 1 << 22) == doctest::Approx(double(1 << 30) / mc.value(machine_key::host_copy_bandwidth)));
   CHECK(seconds(64, 64, 1 << 16) < detail::first_use_long_seconds);
   // A cube is long by its flops: 4096^3 is 137 GFlop, 1.4 s on 2 threads (its A and B, 256 MiB, 0.03 s).
   CHECK(seconds(4096, 4096, 4096) == doctest::Approx(gemm_flops(scalar_type::d, 4096, 4096, 4096) /

@@ -380,8 +380,8 @@ const char* class_name(int c) {
 // verdict kept for this CPU, else the features' first. Classes 4 and 3 are not ordered by
 // features alone: when they decide and no verdict is kept, the leaf is loaded (its probe
 // says which wins here, once per machine), but only for a long call (`may_probe`: modelled
-// at 0.3 s or more, as the first-use measurements); for a shorter one there is no verdict
-// yet (nullopt) and the call is routed as before.
+// at detail::first_use_long_seconds or more, as the first-use measurements); for a shorter
+// one there is no verdict yet (nullopt) and the call is routed as before.
 std::optional<kernel_verdict> judge_backend(const backend& b, bool may_probe) {
   const std::string& hook = detail::process_environment().test_backend_kernels;
   const std::string theirs = hook.empty() ? b.kernel_name() : hook;

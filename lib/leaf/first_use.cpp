@@ -82,16 +82,19 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
     auto blas = [&](const blas_library& lib) {
       return per_call(1, deadline, [&] { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
     };
-    // Two rounds, each timing all three leaves in turn: a spell of a busy machine (another
+    // Three rounds, each timing all three leaves in turn: a spell of a busy machine (another
     // VM's memory traffic) then falls on both sides of the ratio, not on one leaf's timings.
+    // Only whole rounds count (the budget may run out between two leaves' timings).
     double streaming = 1e300, best_blas = 1e300;
-    for (int round = 0; round < 2; ++round) {
-      streaming = std::min(streaming, per_call(1, deadline, [&] {
+    for (int round = 0; round < 3; ++round) {
+      const double s = per_call(1, deadline, [&] {
         streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m);
-      }));
-      best_blas = std::min({best_blas, blas(ob), blas(bl)});
+      });
+      const double o = blas(ob), b = blas(bl);
+      if (std::max({s, o, b}) >= 1e300) break;
+      streaming = std::min(streaming, s), best_blas = std::min({best_blas, o, b});
     }
-    if (streaming >= 1e300 || best_blas >= 1e300) break;  // the budget ran out inside the size
+    if (streaming >= 1e300) break;  // the budget ran out inside the size
     ratios.push_back(best_blas / streaming);
     last = since(t0), last_k = double(k);
     std::snprintf(line, sizeof line, " k %lld %.2f", static_cast<long long>(k), ratios.back());
@@ -122,8 +125,9 @@ double first_use_crossover(const std::vector<double>& sizes, const std::vector<d
   std::size_t from = ratios.size();
   while (from > 0 && ratios[from - 1] >= 0.97) --from;
   if (from < ratios.size()) return sizes[from];
-  const bool from_memory = memory_last && ratios.size() == sizes.size();
-  return from_memory || ratios.back() < 0.9 ? 1e18 : 0;
+  if (memory_last && ratios.size() == sizes.size() && ratios.size() >= 2)  // behind from memory
+    return ratios[ratios.size() - 2] < 0.97 ? 1e18 : 0;  // and at the size before: one timing never decides alone
+  return ratios.back() < 0.9 ? 1e18 : 0;
 }
 
 first_use_sizes first_use_bytes(const machine_description& mc) {
@@ -132,7 +136,9 @@ first_use_sizes first_use_bytes(const machine_description& mc) {
   double llc = 0;
   for (const auto& c : mc.topo().caches()) llc = std::max(llc, double(c.size_bytes));
   first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false};
-  if (2 * llc > largest && 2 * llc <= 64.0 * (1 << 20)) {
+  if (llc > 0 && 2 * llc <= largest) {  // a small last-level cache: the largest size is read from memory already
+    b.from_memory = true;
+  } else if (llc > 0 && 2 * llc <= 64.0 * (1 << 20)) {
     b.near.push_back(2 * llc);
     b.far.push_back(2 * llc);
     b.from_memory = true;
@@ -174,8 +180,9 @@ first_use_result measure_first_use(const machine_description& mc) {
 }
 
 double call_seconds(const machine_description& mc, double flops, double bytes, int threads) {
-  const double rate = double(std::max(1, threads)) * mc.value(machine_key::rank_flops_per_thread);
-  return std::max(flops / rate, bytes / mc.value(machine_key::host_copy_bandwidth));
+  const double t = double(std::max(1, threads));
+  return std::max(flops / (t * mc.value(machine_key::rank_flops_per_thread)),
+                  bytes / (t * mc.value(machine_key::host_copy_bandwidth)));
 }
 
 bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std::int64_t m, std::int64_t n,

@@ -22,18 +22,18 @@ namespace prism::detail {
 
 /// The longest a first-use measurement may take, in seconds: each series stops when the
 /// next size would pass it, and what was not measured keeps the model's value.
-inline constexpr double first_use_budget_seconds = 0.4;
+inline constexpr double first_use_budget_seconds = 0.5;
 
 /// A call triggers the measurement only when its own modelled time (call_seconds) is at
-/// least this many seconds: the measurement (first_use_budget_seconds at most) then adds
-/// at most twice what the call is modelled to take, once per machine.
-inline constexpr double first_use_long_seconds = 0.2;
+/// least this many seconds: the measurement (first_use_budget_seconds at most) then runs in
+/// a call that itself takes a tenth of a second or more, once per machine.
+inline constexpr double first_use_long_seconds = 0.1;
 
 /// A call's modelled seconds on `threads` threads: its flops at the description's
-/// rank_flops_per_thread each, or its operands' `bytes` read once at host_copy_bandwidth,
-/// whichever is longer (a thin product is as long as reading its operands). Example:
-/// 32 x 32 x 2^22 double on 2 threads: 8.6 GFlop at 2 x 50 GF/s is 0.086 s, its 2 GiB of
-/// A and B at 8 GB/s 0.27 s; 0.27 s.
+/// rank_flops_per_thread a thread, or its operands' `bytes` read once at
+/// host_copy_bandwidth a thread, whichever is longer (a thin product is as long as reading
+/// its operands). Example: 32 x 32 x 2^22 double on 2 threads: 8.6 GFlop at 2 x 50 GF/s is
+/// 0.086 s, its 2 GiB of A and B at 2 x 8 GB/s 0.134 s; 0.134 s.
 double call_seconds(const machine_description& mc, double flops, double bytes, int threads);
 
 /// What one measurement found.
@@ -51,8 +51,9 @@ struct first_use_result {
 /// that is at most 64 MiB (from_memory): read from memory, as a long call's leaves are, and
 /// whether the streaming leaf leads there depends on the CPU (the 64 x 64 panel kernel at
 /// 64 MiB: 1.6x on an AVX-512 EPYC family 26, 0.8-0.9x on an AVX2 Zen 3; docs/planning.md).
-/// Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB; far
-/// 256 KiB, 1, 4 and 64 MiB.
+/// An L3 at most half the largest size (a small one) needs no further size: from_memory
+/// with it. Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB;
+/// far 256 KiB, 1, 4 and 64 MiB.
 struct first_use_sizes {
   std::vector<double> near, far;
   bool from_memory = false;
@@ -61,9 +62,10 @@ first_use_sizes first_use_bytes(const machine_description& mc);
 
 /// The crossover of a series over `sizes` (the ratios best BLAS / streaming measured, maybe
 /// fewer): the smallest size from which the streaming leaf is ahead or tied (0.97) at every
-/// larger size measured; 1e18 ("never") when it is behind at the largest and that size was
-/// measured from memory (`memory_last`, all sizes measured), or, measured only within the
-/// caches, when it lost clearly there (below 0.9); 0 (undecided: the model's value) otherwise.
+/// larger size measured; 1e18 ("never") when it is behind at the largest, that size was
+/// measured from memory (`memory_last`, all sizes measured) and it is behind at the size
+/// before too (one timing never decides alone), or, measured only within the caches, when
+/// it lost clearly at the largest (below 0.9); 0 (undecided: the model's value) otherwise.
 double first_use_crossover(const std::vector<double>& sizes, const std::vector<double>& ratios, bool memory_last);
 
 /// Measures the streaming crossovers now on the calling thread (stream_bytes: 8x8 NN,
