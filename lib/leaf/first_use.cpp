@@ -20,22 +20,19 @@ using clock_type = std::chrono::steady_clock;
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
-// Seconds per call of f: the best of `reps` timings, each repeating f until it lasts 50 us
-// (a call of a few microseconds is timed over several); none once past `deadline` (1e300).
+// Seconds per call of f, one timing repeating f until it lasts 50 us (a call of a few
+// microseconds is timed over several); 1e300 (none) once past `deadline`.
 template <class F>
-double per_call(int reps, clock_type::time_point deadline, F&& f) {
-  double best = 1e300;
-  for (int r = 0; r < reps && clock_type::now() < deadline; ++r) {
-    int calls = 0;
-    const auto t0 = clock_type::now();
-    double t = 0;
-    do {
-      f();
-      ++calls;
-    } while ((t = since(t0)) < 5e-5);
-    best = std::min(best, t / calls);
-  }
-  return best;
+double per_call(clock_type::time_point deadline, F&& f) {
+  if (clock_type::now() >= deadline) return 1e300;
+  int calls = 0;
+  const auto t0 = clock_type::now();
+  double t = 0;
+  do {
+    f();
+    ++calls;
+  } while ((t = since(t0)) < 5e-5);
+  return t / calls;
 }
 
 // The operands every series shares, allocated and written once at the start (a series' own
@@ -80,14 +77,14 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
     if (since(start) + last * double(k) / last_k > first_use_budget_seconds) break;
     const auto t0 = clock_type::now();
     auto blas = [&](const blas_library& lib) {
-      return per_call(1, deadline, [&] { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
+      return per_call(deadline, [&] { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
     };
     // Three rounds, each timing all three leaves in turn: a spell of a busy machine (another
     // VM's memory traffic) then falls on both sides of the ratio, not on one leaf's timings.
     // Only whole rounds count (the budget may run out between two leaves' timings).
     double streaming = 1e300, best_blas = 1e300;
     for (int round = 0; round < 3; ++round) {
-      const double s = per_call(1, deadline, [&] {
+      const double s = per_call(deadline, [&] {
         streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m);
       });
       const double o = blas(ob), b = blas(bl);
