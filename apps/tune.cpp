@@ -112,9 +112,7 @@ crossover streaming_crossover(const char* name, int reps, int m, int n, char ta,
 class kernel_size_tuner {
  public:
   kernel_size_tuner(const prism::machine_description& d, int reps, int threads) : reps_(reps), threads_(threads) {
-    const auto& caches = d.topo().caches();
-    double llc = 0;
-    for (const auto& c : caches) llc = std::max(llc, double(c.size_bytes));
+    const double llc = double(d.last_level_bytes());
     bytes_ = std::int64_t(std::clamp(2 * llc, 256.0 * (1 << 20), 1024.0 * (1 << 20)));
     half_ = std::size_t(bytes_ / 2 / std::int64_t(sizeof(double)));
     buf_.assign(2 * half_, 0.5);  // A in the first half, B in the second; a rank-k update's A in all
@@ -347,8 +345,7 @@ int run_tune(const options& o) {
   // The far series run until A and B are twice the last-level cache (up to 1 GiB), where
   // the leaf comes from memory as a long product's leaves do; a kernel that has not won
   // there does not win beyond, so "never" is kept as never: 1e18 bytes, no leaf that size.
-  double llc = 0;
-  for (const auto& c : d.topo().caches()) llc = std::max(llc, double(c.size_bytes));
+  const double llc = double(d.last_level_bytes());
   auto far_k = [&](int m, int n) {
     std::int64_t k = 1 << 12;
     while (double(m + n) * double(k) * 8 < std::min(2 * llc, 1024.0 * (1 << 20))) k *= 2;

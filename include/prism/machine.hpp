@@ -126,6 +126,9 @@ class machine_description {
   std::uint64_t cache_share(int level) const;
   /// One core's share of the last (largest) cache level; 0 without caches.
   std::uint64_t last_level_share() const;
+  /// The largest cache's size, one instance (a 32 MiB L3 shared by 2 PUs: 32 MiB); 0
+  /// without caches. Data twice this size is read from memory.
+  std::uint64_t last_level_bytes() const;
   /// The CPU: cpuid vendor, family and model, and brand string; "" when unknown.
   const std::string& cpu() const { return cpu_; }
   /// The SIMD target of prism's own kernels, e.g. "AVX3", "AVX2", "EMU128", "SCALAR".

@@ -484,9 +484,11 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   if (!finite_beta) return {path::recursion, beta_rule};
   // A call the rules below would forward goes to prism instead when the backend's kernels
   // are weaker than prism's leaves (judged once, at the first call that would be forwarded).
-  const bool long_one = long_call(s, p.flops(), double(p.m + p.n) * double(p.k) * double(element_size(p.type)));
+  const auto long_one = [&] {
+    return long_call(s, p.flops(), double(p.m + p.n) * double(p.k) * double(element_size(p.type)));
+  };
   const auto forward = [&](decision d) -> decision {
-    if (const kernel_verdict& v = verdict(*b, long_one); v.weaker)
+    if (const kernel_verdict& v = verdict(*b, long_one()); v.weaker)
       return {path::recursion, "weaker backend kernels", v.text.c_str()};
     return d;
   };
@@ -497,7 +499,7 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   // faster kernels decide (rate_model.hpp).
   if (p.flops() < s.ctx->description().value(machine_key::dropin_model_flops))
     return forward({path::backend, "not k-dominant (k < 4 max(m, n)); below the rate model's dropin_model_flops"});
-  if (verdict(*b, long_one).weaker) return forward({path::backend, ""});  // no rate probe needed
+  if (verdict(*b, long_one()).weaker) return forward({path::backend, ""});  // no rate probe needed
   const probe_result* r = probe(s, *b, p.type);
   if (r == nullptr) return {path::backend, "not k-dominant (k < 4 max(m, n)); rate probe failed"};
   if (r->prism_faster) return {path::recursion, "not k-dominant, prism's leaves faster", r->text.c_str()};
@@ -720,9 +722,11 @@ decision choose_rank_k(const settings& s, const backend* b, void* entry, scalar_
   if (s.mode == route::prism) return {path::recursion, "PRISM_BLAS_ROUTE=prism"};
   if (s.mode == route::backend) return {path::backend, "PRISM_BLAS_ROUTE=backend"};
   if (!finite_beta) return {path::recursion, beta_rule};
-  const bool long_one = long_call(s, rank_k_flops(t, n, k), double(n) * double(k) * double(element_size(t)));
+  const auto long_one = [&] {
+    return long_call(s, rank_k_flops(t, n, k), double(n) * double(k) * double(element_size(t)));
+  };
   const auto forward = [&](decision d) -> decision {  // as for gemm: not to weaker kernels
-    if (const kernel_verdict& v = verdict(*b, long_one); v.weaker)
+    if (const kernel_verdict& v = verdict(*b, long_one()); v.weaker)
       return {path::recursion, "weaker backend kernels", v.text.c_str()};
     return d;
   };

@@ -130,8 +130,7 @@ double first_use_crossover(const std::vector<double>& sizes, const std::vector<d
 first_use_sizes first_use_bytes(const machine_description& mc) {
   const double l2 = double(mc.cache_share(2) > 0 ? mc.cache_share(2) : std::uint64_t(1) << 20);
   const double largest = std::min(8 * l2, 16.0 * (1 << 20));
-  double llc = 0;
-  for (const auto& c : mc.topo().caches()) llc = std::max(llc, double(c.size_bytes));
+  const double llc = double(mc.last_level_bytes());
   first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false};
   if (llc > 0 && 2 * llc <= largest) {  // a small last-level cache: the largest size is read from memory already
     b.from_memory = true;
@@ -152,14 +151,14 @@ first_use_result measure_first_use(const machine_description& mc) {
   const auto start = clock_type::now();
   const first_use_sizes bytes = first_use_bytes(mc);
   operands ops(std::max(bytes.near.back(), bytes.far.back()));  // the largest series' A and B
-  auto run = [&](machine_key key, std::int64_t m, std::int64_t n, char ta, char tb, const std::vector<double>& list,
-                 bool memory_last) {
+  auto run = [&](machine_key key, std::int64_t m, std::int64_t n, char ta, char tb, const std::vector<double>& list) {
     std::vector<std::int64_t> ks;
     std::vector<double> sizes;
     for (double b : list) ks.push_back(k_for(b, m, n, sizeof(double)));
     for (std::int64_t k : ks) sizes.push_back(double((m + n) * k) * sizeof(double));
     const double x =
-        first_use_crossover(sizes, series<double>(ops, m, n, ta, tb, ks, start, r.text, to_string(key)), memory_last);
+        first_use_crossover(sizes, series<double>(ops, m, n, ta, tb, ks, start, r.text, to_string(key)),
+                            bytes.from_memory);
     if (x > 0) r.values[key] = x;
   };
   // Cheapest series first, so that a slow machine's budget runs out on the largest sizes.
@@ -169,9 +168,9 @@ first_use_result measure_first_use(const machine_description& mc) {
   const double x =
       first_use_crossover(sizes, series<std::complex<double>>(ops, 8, 8, 'N', 'N', ks, start, r.text, "stream_complex_k"), false);
   if (x > 0 && x < 1e18) r.values[machine_key::stream_complex_k] = x;
-  run(machine_key::stream_bytes, 8, 8, 'N', 'N', bytes.near, bytes.from_memory);
-  run(machine_key::stream_dot_bytes, 32, 32, 'T', 'N', bytes.far, bytes.from_memory);
-  run(machine_key::stream_far_bytes, 64, 64, 'N', 'N', bytes.far, bytes.from_memory);
+  run(machine_key::stream_bytes, 8, 8, 'N', 'N', bytes.near);
+  run(machine_key::stream_dot_bytes, 32, 32, 'T', 'N', bytes.far);
+  run(machine_key::stream_far_bytes, 64, 64, 'N', 'N', bytes.far);
   r.seconds = since(start);
   return r;
 }

@@ -179,6 +179,12 @@ std::uint64_t machine_description::last_level_share() const {
   return c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing));
 }
 
+std::uint64_t machine_description::last_level_bytes() const {
+  std::uint64_t largest = 0;
+  for (const auto& c : topology_.caches()) largest = std::max(largest, c.size_bytes);
+  return largest;
+}
+
 double machine_description::model_value(machine_key k) const {
   std::uint64_t l2 = cache_share(2);
   if (l2 == 0) l2 = last_level_share();
