@@ -132,7 +132,8 @@ const command commands[] = {
      "  the streaming leaf against the best BLAS leaf (stream_bytes: 8 x 8 NN double;\n"
      "  stream_dot_bytes: 32 x 32 TN double; stream_far_bytes: 64 x 64 NN double, both up to\n"
      "  twice the last-level cache;\n"
-     "  stream_complex_k: 8 x 8 NN complex double), the small-call threshold (small_flops: the\n"
+     "  stream_complex_k: 8 x 8 NN complex double; stream_rank_k_{n,t}_{s,d,c,z}: the largest n\n"
+     "  the streaming rank-k leaf takes, each type and trans form), the small-call threshold (small_flops: the\n"
      "  recursion against one leaf on cubes), the drop-in's prism efficiency\n"
      "  (dropin_efficiency), the C size from which a k cut adds its partial sums on all its\n"
      "  threads (parallel_reduce_bytes), the rank planner's flop rate per thread\n"
@@ -146,7 +147,8 @@ const command commands[] = {
      "  --show: print the machine description prism reads now (its source, then the file's\n"
      "  form: which values are measured, which the model's) and measure nothing.\n"
      "  --first-use: measure now what prism otherwise measures at the first long call that\n"
-     "  needs it when there is no machine file (the streaming crossovers, at most 0.2 s), keep it\n"
+     "  needs it when there is no machine file (the streaming crossovers, at most 0.5 s, and each\n"
+     "  type's rank-k limits, at most 0.15 s, which its first long rank-k call measures), keep it\n"
      "  in this CPU's first-use file (first-use-HASH beside the machine file) and print it; measures\n"
      "  nothing when a machine file is read or the values are kept already.\n"},
     {"bound", false, 0,

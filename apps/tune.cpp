@@ -224,7 +224,9 @@ class kernel_size_tuner {
   prism::detail::streaming_sizes sizes_;
 };
 
-// `prism tune --first-use`: what the first long call would measure without a machine file.
+// `prism tune --first-use`: what the first long calls would measure without a machine file:
+// the gemm crossovers, and each type's rank-k limits (measured apart, each by the first long
+// rank-k call of its type).
 int run_first_use(const options& o) {
   namespace d = prism::detail;
   const prism::machine_description& desc = o.ctx.description();
@@ -235,21 +237,32 @@ int run_first_use(const options& o) {
                                                                      : "PRISM_FIRST_USE=0");
     return 0;
   }
-  if (const auto kept_before = w.find("streaming_crossovers")) {
-    std::printf("# first use: nothing measured, kept in %s: %s\n", w.path().c_str(), kept_before->c_str());
-  } else {
-    (void)d::leaf_library(prism::leaf_backend::openblas);  // loaded first: the measurement times kernels only
-    (void)d::leaf_library(prism::leaf_backend::blis);
-    const d::first_use_result r = d::measure_first_use(desc);
-    char done[96];
-    std::snprintf(done, sizeof done, "measured in %.3f s, %zu of %zu decided", r.seconds, r.values.size(),
-                  d::first_use_keys().size());
-    const bool kept = d::keep_first_use_values(r.values, {{"streaming_crossovers", done}});
-    std::printf("# first use: %s; %s\n%s", done, kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)",
-                r.text.c_str());
-  }
+  (void)d::leaf_library(prism::leaf_backend::openblas);  // loaded first: the measurement times kernels only
+  (void)d::leaf_library(prism::leaf_backend::blis);
+  // One measurement: "# first use[, what]: measured in ..." or "nothing measured, kept in ...".
+  auto once = [&](const std::string& what, const std::string& marker, std::size_t keys, auto&& measure) {
+    const std::string head = "# first use" + what + ": ";
+    if (const auto kept_before = w.find(marker)) {
+      std::printf("%snothing measured, kept in %s: %s\n", head.c_str(), w.path().c_str(), kept_before->c_str());
+      return;
+    }
+    const d::first_use_result r = measure();
+    const std::string done = d::first_use_summary(r, keys);
+    const bool kept = d::keep_first_use_values(r.values, {{marker, done}});
+    std::printf("%s%s; %s\n%s", head.c_str(), done.c_str(),
+                kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)", r.text.c_str());
+  };
+  once("", "streaming_crossovers", d::first_use_keys().size(), [&] { return d::measure_first_use(desc); });
+  for (prism::scalar_type t : {prism::scalar_type::s, prism::scalar_type::d, prism::scalar_type::c, prism::scalar_type::z})
+    once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t), 2,
+         [&] { return d::measure_rank_k_first_use(desc, t); });
   for (prism::machine_key k : d::first_use_keys())
     std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
+  for (prism::scalar_type t : {prism::scalar_type::s, prism::scalar_type::d, prism::scalar_type::c, prism::scalar_type::z})
+    for (bool n_form : {true, false}) {
+      const prism::machine_key k = prism::stream_rank_k_key(t, n_form);
+      std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
+    }
   return 0;
 }
 // CPU seconds the CPUs this process may run on have spent busy (/proc/stat's cpuN lines
@@ -365,6 +378,19 @@ int run_tune(const options& o) {
           streaming_crossover<double>("stream_far_bytes", reps, 64, 64, 'N', 'N', 1 << 11, far_k(64, 64), false));
   set(prism::machine_key::stream_complex_k,
       streaming_crossover<std::complex<double>>("stream_complex_k", reps, 8, 8, 'N', 'N', 16, 2048, true));
+  // The streaming rank-k leaf's largest n of each type and form (streaming_rank_k_preferred),
+  // measured as the first use measures them (lib/leaf/first_use.hpp), with no budget to cut
+  // a series short.
+  for (prism::scalar_type t : {prism::scalar_type::s, prism::scalar_type::d, prism::scalar_type::c, prism::scalar_type::z}) {
+    const prism::detail::first_use_result r = prism::detail::measure_rank_k_first_use(d, t, 60.0);
+    std::istringstream lines(r.text);
+    for (std::string line; std::getline(lines, line);) std::printf("#   %s\n", line.c_str());
+    for (bool n_form : {true, false}) {
+      const prism::machine_key key = prism::stream_rank_k_key(t, n_form);
+      if (const auto v = r.values.find(key); v != r.values.end()) set(key, {v->second, false});
+      else std::printf("# %s: left to the model (%.0f): undecided\n", prism::to_string(key), d.value(key));
+    }
+  }
   // The small-call threshold: prism's recursion on all threads against one leaf call, on
   // cubes n = 24 .. 256, multiples of 8 about 1.25 x apart (24, 32, 40, 48, 56, 72, 88, 112,
   // 144, 176, 224, 256): small_flops = 2 n^3 at the crossover.

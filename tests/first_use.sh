@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/first_use.sh PRISM — the first-use measurements (lib/machine/wisdom.hpp, lib/leaf/first_use.hpp)
 # through `prism tune --first-use`, which measures what the first long call would:
-#   - a fresh cache folder: measured once, within the budget (0.5 s; 0.6 s at most), kept in this
-#     CPU's first-use file, and the description reads the values as "first use";
+#   - a fresh cache folder: measured once, within the budget (0.5 s; 0.6 s at most; each type's
+#     rank-k limits 0.15 s, 0.25 s at most), kept in this CPU's first-use file, and the
+#     description reads the values as "first use";
 #   - a second run: nothing measured, the kept values read back;
 #   - a machine file (PRISM_MACHINE naming one of this CPU): nothing measured, nothing written;
 #   - PRISM_FIRST_USE=0: nothing measured, nothing written;
@@ -11,10 +12,12 @@
 set -uo pipefail
 prism=$1
 gram=${2:-}
+gram_bench=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "first_use: FAIL: $*"; exit 1; }
 keys="stream_bytes stream_dot_bytes stream_far_bytes stream_complex_k"
+for t in s d c z; do keys="$keys stream_rank_k_n_$t stream_rank_k_t_$t"; done
 
 # 1. A fresh folder: measured and kept.
 export XDG_CACHE_HOME=$tmp/cache
@@ -28,6 +31,13 @@ file=$(sed -E 's/.*; kept in (.*)$/\1/' <<<"$line")
 [ -f "$file" ] || fail "no file $file"
 case "$file" in "$tmp"/cache/prism/first-use-*) ;; *) fail "kept outside the cache folder: $file" ;; esac
 grep -q '^streaming_crossovers: measured in ' "$file" || fail "the file does not say it measured"
+for t in s d c z; do
+  rk=$(grep -E "^# first use, rank-k $t: measured in [0-9.]+ s, [0-2] of 2 decided; kept in $file\$" <<<"$out") ||
+    fail "no rank-k $t measurement line"
+  secs=$(sed -E 's/^# first use, rank-k .: measured in ([0-9.]+) s.*/\1/' <<<"$rk")
+  awk -v s="$secs" 'BEGIN { exit !(s <= 0.25) }' || fail "the rank-k $t measurement took $secs s (at most 0.25 s)"
+  grep -q "^streaming_rank_k_$t: measured in " "$file" || fail "the file does not say it measured rank-k $t"
+done
 grep -q "^cpu: " "$file" || fail "the file names no CPU"
 for k in $keys; do grep -Eq "^$k: [0-9.e+]+ (first use|model)$" <<<"$out" || fail "no value of $k"; done
 decided=$(grep -cE '^stream_[a-z_]+: [0-9.e+]+ first use$' <<<"$out")
@@ -41,9 +51,23 @@ for f in "$tmp"/private/prism/first-use-*; do
   [ "$(stat -c %a "$f")" = 600 ] || fail "$f is $(stat -c %a "$f") under umask 077, not 600"
 done
 
+# 1c. A long rank-k call measures its own type's limits, in the call: a Gram matrix of a
+# 32 x 2^21 double A (512 MiB, 0.067 s on one thread by the model) through prism::syrk.
+if [ -n "$gram_bench" ]; then
+  XDG_CACHE_HOME=$tmp/call PRISM_NUM_THREADS=1 "$gram_bench" --shapes=2097152x32 --reps=1 --impls=prism --no-probes \
+    > "$tmp/call.out" 2>&1 || { cat "$tmp/call.out"; fail "the Gram bench exited $?"; }
+  grep -q '^streaming_rank_k_d: measured in ' "$tmp"/call/prism/first-use-* ||
+    { cat "$tmp"/call/prism/first-use-*; fail "a long dsyrk call did not measure its rank-k limits"; }
+  ! grep -q '^streaming_rank_k_[scz]: ' "$tmp"/call/prism/first-use-* || fail "a dsyrk call measured another type's limits"
+else
+  echo "first_use: no Gram bench built (PRISM_WITH_BENCH=OFF); the in-call rank-k case not run"
+fi
+
 # 2. Again: nothing measured, the same values.
 again=$("$prism" tune --first-use 2>&1) || fail "second run exited $?"
 grep -q "^# first use: nothing measured, kept in $file" <<<"$again" || fail "the second run measured again: $again"
+[ "$(grep -c "^# first use, rank-k .: nothing measured, kept in $file" <<<"$again")" = 4 ] ||
+  fail "the second run measured the rank-k limits again: $again"
 [ "$(grep -E '^stream_[a-z_]+: ' <<<"$out")" = "$(grep -E '^stream_[a-z_]+: ' <<<"$again")" ] || fail "the kept values differ"
 
 # 3. A machine file of this CPU: it rules, nothing is measured or written.
@@ -64,6 +88,8 @@ for run in 1 2; do
   XDG_CACHE_HOME=$tmp/file/cache "$prism" tune --first-use > "$tmp/ro.out" 2>&1 || fail "read-only run $run exited $?"
   grep -qE '^# first use: measured in [0-9.]+ s, [0-4] of 4 decided; not kept \(the folder cannot be written\)$' "$tmp/ro.out" ||
     { cat "$tmp/ro.out"; fail "read-only run $run did not measure, or said it kept"; }
+  [ "$(grep -cE '^# first use, rank-k .: measured in [0-9.]+ s, [0-2] of 2 decided; not kept' "$tmp/ro.out")" = 4 ] ||
+    { cat "$tmp/ro.out"; fail "read-only run $run did not measure the rank-k limits, or said it kept them"; }
   for k in $keys; do grep -Eq "^$k: " "$tmp/ro.out" || fail "read-only run $run printed no $k"; done
 done
 if [ -n "$gram" ]; then

@@ -144,6 +144,15 @@ TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measu
   CHECK(back.value(machine_key::stream_tile_chunk_bytes) == 1 << 19);
   CHECK_FALSE(back.measured(machine_key::syrk_chunk_bytes));
   CHECK(back.summary().find("measured: stream_tile_chunk_bytes stream_prefetch_bytes") != std::string::npos);
+  // A family of keys of one origin is named together; one measured key names each apart.
+  CHECK(back.summary().find(" gpu_* host_copy_bandwidth stream_rank_k_*") != std::string::npos);
+  machine_description rank_k = back;
+  rank_k.set_measured(stream_rank_k_key(scalar_type::d, true), 32);
+  INFO(rank_k.summary());
+  CHECK(rank_k.summary().find("measured: stream_tile_chunk_bytes stream_prefetch_bytes stream_rank_k_n_d;") != std::string::npos);
+  CHECK(rank_k.summary().find("stream_rank_k_n_s stream_rank_k_n_c stream_rank_k_n_z stream_rank_k_t_s") != std::string::npos);
+  CHECK(rank_k.summary().find("stream_rank_k_*") == std::string::npos);
+  CHECK(machine_description::parse(rank_k.to_string()).value(machine_key::stream_rank_k_n_d) == 32);
   // A size must be a positive number.
   CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nsyrk_chunk_bytes: 0 measured\n"), doctest::Contains("line 2"), error);
 }

@@ -528,6 +528,70 @@ TEST_CASE("first use: a thin call is long by the bytes it reads, not only by its
                                                      (2 * mc.value(machine_key::rank_flops_per_thread))));
 }
 
+TEST_CASE("the streaming rank-k rule reads each type's and form's largest n from the machine") {
+  const machine_description& avx512 = test::epyc_2c();  // the model's limits: the AVX-512 host's runs
+  using detail::streaming_rank_k_preferred;
+  const auto d = scalar_type::d, s = scalar_type::s, c = scalar_type::c, z = scalar_type::z;
+  CHECK(streaming_rank_k_preferred(avx512, d, 'N', 96, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, d, 'N', 128, 4096));        // 4 MiB: below stream_far_bytes
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'N', 128, 1 << 17));  // 128 MiB from memory
+  CHECK(streaming_rank_k_preferred(avx512, s, 'N', 128, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, c, 'N', 64, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, c, 'N', 96, 1024));
+  CHECK(streaming_rank_k_preferred(avx512, d, 'T', 64, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'T', 4, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'T', 96, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, s, 'T', 96, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, s, 'T', 8, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, z, 'C', 32, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, z, 'C', 64, 1 << 20));
+  // The AVX2 Zen 3's double limits: N to 32, T none (1). n = 128 in cache goes with them;
+  // the other types keep theirs.
+  machine_description zen3 = avx512;
+  zen3.set_measured(machine_key::stream_rank_k_n_d, 32).set_measured(machine_key::stream_rank_k_t_d, 1);
+  CHECK(streaming_rank_k_preferred(zen3, d, 'N', 32, 1 << 22));
+  CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'N', 64, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'N', 128, 4096));
+  for (std::int64_t n : {4, 8, 16, 32, 64}) CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'T', n, 1 << 20));
+  CHECK(streaming_rank_k_preferred(zen3, z, 'N', 96, 1 << 20));
+  CHECK(streaming_rank_k_preferred(zen3, s, 'T', 16, 1 << 20));
+  // And the leaf a rank-k update's triangle gets under `auto`: a BLAS leaf where the limit says.
+  CHECK(detail::choose_rank_k_leaf(avx512, leaf_backend::automatic, d, 'T', 32, 1 << 20) == leaf_backend::streaming);
+  CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::automatic, d, 'T', 32, 1 << 20) != leaf_backend::streaming);
+  CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::streaming, d, 'T', 32, 1 << 20) == leaf_backend::streaming);
+}
+
+TEST_CASE("first use: the rank-k limit is the n before the leaf falls behind twice, or at the end") {
+  using detail::first_use_n_limit;
+  const std::vector<std::int64_t> ns = detail::first_use_rank_k_ns(scalar_type::d, true);
+  CHECK(ns == std::vector<std::int64_t>{4, 8, 16, 32, 64, 96, 128});
+  CHECK(detail::first_use_rank_k_ns(scalar_type::d, false) == std::vector<std::int64_t>{8, 16, 32, 64, 96, 128});
+  CHECK(detail::first_use_rank_k_ns(scalar_type::s, false) == std::vector<std::int64_t>{16, 32, 64, 96, 128});
+  // Zen 3's double N form (1 MiB of A): ahead to 32, behind from 64.
+  CHECK(first_use_n_limit(ns, {1.8, 1.5, 1.1, 1.0, 0.8, 0.65, 0.7}) == 32);
+  // One behind between two ahead is noise; behind at the largest n ends it.
+  CHECK(first_use_n_limit(ns, {1.8, 0.95, 1.2, 0.9, 0.8}) == 16);
+  CHECK(first_use_n_limit(ns, {1.8, 1.5, 1.3, 1.2, 1.1, 1.0, 0.9}) == 96);
+  // Behind at the first two: none (1). Ahead at every n measured: the last of them.
+  CHECK(first_use_n_limit(ns, {0.6, 0.7}) == 1);
+  CHECK(first_use_n_limit(ns, {0.9, 0.5, 0.9}) == 1);
+  CHECK(first_use_n_limit(ns, {1.2, 1.3, 1.2, 1.1, 1.1, 1.0, 0.98}) == 128);
+  CHECK(first_use_n_limit(ns, {1.2, 1.3, 1.2}) == 16);
+  // Fewer than two timings decide nothing.
+  CHECK(first_use_n_limit(ns, {0.5}) == 0);
+  CHECK(first_use_n_limit(ns, {}) == 0);
+  // Its leaves' A: twice one core's L2 (1 MiB of a 512 KiB L2), past the L2.
+  const machine_description zen3 = test::epyc_2c_with("Package:1 L3Cache:1(size=32MiB) L2Cache:2(size=512KiB) L1dCache:1(size=32KiB) Core:1 PU:1");
+  CHECK(detail::first_use_bytes(zen3).rank_k == double(1 << 20));
+  // A Gram matrix of a 32 x 2^22 double A on 2 threads is long enough to measure (0.067 s
+  // by the model's 8 GB/s a thread), one of 32 x 2^18 is not.
+  const auto seconds = [&](std::int64_t n, std::int64_t k) {
+    return detail::call_seconds(zen3, double(n) * double(n) * double(k), double(n) * double(k) * 8, 2);
+  };
+  CHECK(seconds(32, 1 << 22) >= detail::first_use_rank_k_long_seconds);
+  CHECK(seconds(32, 1 << 18) < detail::first_use_rank_k_long_seconds);
+}
+
 TEST_CASE("a streaming leaf gets no cache cuts above it, whatever the last-level cache") {
   // 64x64x2^22 double NN on 2 threads: one k-cut, then each 64 x 64 x 2^21 leaf streams
   // (2 GiB of A and B) on a 16 MiB, a 96 MiB and a 508 MiB cache alike.

@@ -45,6 +45,14 @@ enum class machine_key {
   gpu_staging_bytes,         ///< GPU level: one pinned staging buffer (the ring host memory crosses the link through)
   gpu_register_bandwidth,    ///< GPU level: bytes/s a device pins (registers) the caller's memory at
   host_copy_bandwidth,       ///< bytes/s one host thread copies memory at (staging for the GPU level)
+  stream_rank_k_n_s,         ///< streaming rank-k leaf, trans 'N', float: for n up to this (1: none)
+  stream_rank_k_n_d,         ///< likewise, double (and n = 128 below stream_far_bytes when it reaches 96)
+  stream_rank_k_n_c,         ///< likewise, complex float (herk and syrk)
+  stream_rank_k_n_z,         ///< likewise, complex double (and n = 128 as double)
+  stream_rank_k_t_s,         ///< streaming rank-k leaf, trans 'T' / 'C', float: for n from 16 up to this (1: none)
+  stream_rank_k_t_d,         ///< likewise, double: n from 8
+  stream_rank_k_t_c,         ///< likewise, complex float: n from 8
+  stream_rank_k_t_z,         ///< likewise, complex double: n from 8
 };
 
 /// Every machine_key, in the order the text form lists them.
@@ -56,7 +64,9 @@ inline constexpr machine_key all_machine_keys[] = {
     machine_key::rank_flops_per_thread, machine_key::rank_bandwidth, machine_key::gpu_flops_s, machine_key::gpu_flops_d,
     machine_key::gpu_flops_c, machine_key::gpu_flops_z, machine_key::gpu_memory_bandwidth, machine_key::gpu_link_in,
     machine_key::gpu_link_out, machine_key::gpu_memory, machine_key::gpu_staging_bytes, machine_key::gpu_register_bandwidth,
-    machine_key::host_copy_bandwidth};
+    machine_key::host_copy_bandwidth, machine_key::stream_rank_k_n_s, machine_key::stream_rank_k_n_d,
+    machine_key::stream_rank_k_n_c, machine_key::stream_rank_k_n_z, machine_key::stream_rank_k_t_s,
+    machine_key::stream_rank_k_t_d, machine_key::stream_rank_k_t_c, machine_key::stream_rank_k_t_z};
 
 /// The key of a GPU's gemm rate for type t (gpu_flops_s ... gpu_flops_z).
 constexpr machine_key gpu_flops_key(scalar_type t) {
@@ -64,6 +74,20 @@ constexpr machine_key gpu_flops_key(scalar_type t) {
        : t == scalar_type::d ? machine_key::gpu_flops_d
        : t == scalar_type::c ? machine_key::gpu_flops_c
                              : machine_key::gpu_flops_z;
+}
+
+/// The key of the streaming rank-k leaf's largest n for type t, trans 'N' (n_form) or 'T' / 'C'
+/// (stream_rank_k_n_s ... stream_rank_k_t_z).
+constexpr machine_key stream_rank_k_key(scalar_type t, bool n_form) {
+  if (n_form)
+    return t == scalar_type::s ? machine_key::stream_rank_k_n_s
+         : t == scalar_type::d ? machine_key::stream_rank_k_n_d
+         : t == scalar_type::c ? machine_key::stream_rank_k_n_c
+                               : machine_key::stream_rank_k_n_z;
+  return t == scalar_type::s ? machine_key::stream_rank_k_t_s
+       : t == scalar_type::d ? machine_key::stream_rank_k_t_d
+       : t == scalar_type::c ? machine_key::stream_rank_k_t_c
+                             : machine_key::stream_rank_k_t_z;
 }
 
 /// The text form's name of a key, e.g. "stream_bytes".

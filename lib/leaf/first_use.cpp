@@ -47,6 +47,29 @@ struct operands {
   }
 };
 
+// The streaming leaf's call against both BLAS leaves' (blas_call(library)) in three
+// rounds, each timing all three in turn: a spell of a busy machine (another VM's memory
+// traffic) then falls on both sides of the ratio, not on one leaf's timings. Returns best
+// BLAS / streaming over whole rounds only (the budget may run out between two timings), or
+// 0 when the budget ran out before one round ended.
+template <class S, class B>
+double interleaved_ratio(clock_type::time_point deadline, S&& streaming_call, B&& blas_call) {
+  const blas_library& ob = leaf_library(leaf_backend::openblas);
+  const blas_library& bl = leaf_library(leaf_backend::blis);
+  double streaming = 1e300, best_blas = 1e300;
+  for (int round = 0; round < 3; ++round) {
+    const double s = per_call(deadline, streaming_call);
+    const double o = per_call(deadline, [&] { blas_call(ob); }), b = per_call(deadline, [&] { blas_call(bl); });
+    if (std::max({s, o, b}) >= 1e300) break;
+    streaming = std::min(streaming, s), best_blas = std::min({best_blas, o, b});
+  }
+  return streaming >= 1e300 ? 0 : best_blas / streaming;
+}
+
+clock_type::time_point deadline_of(clock_type::time_point start, double budget) {
+  return start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(budget));
+}
+
 // One series: the streaming leaf against the faster BLAS leaf on m x n x k (trans ta, tb)
 // for each k of `ks`, one thread, the operands laid out as a leaf of a k cut sees them
 // (leading dimension the series' largest k where an operand runs along k). Returns the
@@ -56,15 +79,12 @@ template <class T>
 std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char ta, char tb,
                            const std::vector<std::int64_t>& ks, clock_type::time_point start, std::string& text,
                            const char* name) {
-  const auto deadline = start + std::chrono::duration_cast<clock_type::duration>(
-                                    std::chrono::duration<double>(first_use_budget_seconds));
+  const auto deadline = deadline_of(start, first_use_budget_seconds);
   const std::int64_t kmax = ks.back();
   const std::int64_t lda = ta == 'N' ? m : kmax, ldb = tb == 'N' ? kmax : n;
   const T* A = ops.at<T>(0);
   const T* B = ops.at<T>(m * kmax);
   std::vector<T> C(std::size_t(m * n));
-  const blas_library& ob = leaf_library(leaf_backend::openblas);
-  const blas_library& bl = leaf_library(leaf_backend::blis);
   std::vector<double> ratios;
   char line[160];
   std::snprintf(line, sizeof line, "%s %lldx%lld %c%c %c:", name, static_cast<long long>(m), static_cast<long long>(n),
@@ -76,25 +96,54 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
     // size's time in proportion to k.
     if (since(start) + last * double(k) / last_k > first_use_budget_seconds) break;
     const auto t0 = clock_type::now();
-    auto blas = [&](const blas_library& lib) {
-      return per_call(deadline, [&] { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
-    };
-    // Three rounds, each timing all three leaves in turn: a spell of a busy machine (another
-    // VM's memory traffic) then falls on both sides of the ratio, not on one leaf's timings.
-    // Only whole rounds count (the budget may run out between two leaves' timings).
-    double streaming = 1e300, best_blas = 1e300;
-    for (int round = 0; round < 3; ++round) {
-      const double s = per_call(deadline, [&] {
-        streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m);
-      });
-      const double o = blas(ob), b = blas(bl);
-      if (std::max({s, o, b}) >= 1e300) break;
-      streaming = std::min(streaming, s), best_blas = std::min({best_blas, o, b});
-    }
-    if (streaming >= 1e300) break;  // the budget ran out inside the size
-    ratios.push_back(best_blas / streaming);
+    const double r = interleaved_ratio(
+        deadline, [&] { streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
+        [&](const blas_library& lib) { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
+    if (r == 0) break;  // the budget ran out inside the size
+    ratios.push_back(r);
     last = since(t0), last_k = double(k);
-    std::snprintf(line, sizeof line, " k %lld %.2f", static_cast<long long>(k), ratios.back());
+    std::snprintf(line, sizeof line, " k %lld %.2f", static_cast<long long>(k), r);
+    text += line;
+  }
+  text += "\n";
+  return ratios;
+}
+
+// The rank-k series: the streaming rank-k leaf against the faster BLAS leaf's ?syrk (?herk
+// for a complex T, trans 'C' for 'T') on n x k triangles for each n of `ns`, A of `bytes`
+// each (k = bytes / (n x element); 'N': n x k, lda n, as a leaf of a k cut sees it; 'T':
+// k x n, lda k), one thread, within `budget` seconds from `start`.
+template <class T>
+std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<std::int64_t>& ns, double bytes,
+                                  clock_type::time_point start, double budget, std::string& text) {
+  constexpr bool herm = !std::is_floating_point_v<T>;
+  if (herm && trans == 'T') trans = 'C';
+  const auto deadline = deadline_of(start, budget);
+  auto k_of = [&](std::int64_t n) { return std::max<std::int64_t>(16, std::int64_t(bytes / double(n * std::int64_t(sizeof(T))))); };
+  const T* A = ops.at<T>(0);
+  std::vector<T> C(std::size_t(ns.back() * ns.back()));
+  std::vector<double> ratios;
+  char line[160];
+  std::snprintf(line, sizeof line, "%s %c %c:", to_string(stream_rank_k_key(scalar_type_of<T>(), trans == 'N')), trans,
+                char(scalar_type_of<T>()));
+  text += line;
+  double last = 0, last_n = 1;
+  for (std::int64_t n : ns) {
+    // An n likely to end past the budget does not start: with the same bytes, its calls take
+    // the last n's time in proportion to n (n times the flops per byte).
+    if (since(start) + last * double(n) / last_n > budget) break;
+    const std::int64_t k = k_of(n), lda = trans == 'N' ? n : k;
+    const auto t0 = clock_type::now();
+    const double r = interleaved_ratio(
+        deadline, [&] { streaming_rank_k<T>(herm, 'U', trans, n, k, T(1), A, lda, T(0), C.data(), n); },
+        [&](const blas_library& lib) {
+          if constexpr (herm) lib.herk<T>('U', trans, n, k, 1.0, A, lda, 0.0, C.data(), n);
+          else lib.syrk<T>('U', trans, n, k, T(1), A, lda, T(0), C.data(), n);
+        });
+    if (r == 0) break;
+    ratios.push_back(r);
+    last = since(t0), last_n = double(n);
+    std::snprintf(line, sizeof line, " n %lld %.2f", static_cast<long long>(n), r);
     text += line;
   }
   text += "\n";
@@ -106,10 +155,55 @@ std::int64_t k_for(double bytes, std::int64_t m, std::int64_t n, std::size_t siz
   return std::max<std::int64_t>(16, std::int64_t(bytes / double((m + n) * std::int64_t(size))));
 }
 
-std::once_flag once;
-std::atomic<bool> settled{false};  // measured, known, or never to be measured in this process
+// Once per process, a measurement is measured, known, or never to be: the gemm crossovers'
+// and each type's rank-k limits (s, d, c, z) have their own.
+struct once_state {
+  std::once_flag once;
+  std::atomic<bool> settled{false};
+};
+once_state gemm_state, rank_k_state[4];
+
+int type_index(scalar_type t) { return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3; }
+
+// Runs `measure` once per process unless `marker` was kept (by an earlier process, or
+// another thread of this one) or first use is off, and keeps its values with the marker
+// "measured in X s, N of M decided" (an undecided key keeps the model's value). Returns
+// true when it ran in this call.
+template <class M>
+bool measure_once(once_state& state, const std::string& marker, std::size_t keys, M&& measure) {
+  bool ran = false;
+  std::call_once(state.once, [&] {
+    if (!wisdom::process().find(marker).has_value() && wisdom::process().enabled()) {
+      try {
+        const first_use_result r = measure();
+        keep_first_use_values(r.values, {{marker, first_use_summary(r, keys)}});
+        ran = true;
+      } catch (const std::exception&) {
+        // a leaf library that cannot load: the model's values stay
+      }
+    }
+    state.settled.store(true, std::memory_order_release);
+  });
+  return ran;
+}
+
+// True when a call on leaf `leaf` of machine mc, modelled at call_seconds, is long enough
+// (`long_seconds`) for a first-use measurement not yet settled.
+bool wants_first_use(const once_state& state, const machine_description& mc, leaf_backend leaf, double flops,
+                     double bytes, int threads, double long_seconds) {
+  if (state.settled.load(std::memory_order_acquire) || !mc.first_use() || leaf != leaf_backend::automatic) return false;
+  return call_seconds(mc, flops, bytes, threads) >= long_seconds;
+}
 
 }  // namespace
+
+std::string first_use_summary(const first_use_result& r, std::size_t keys) {
+  char done[96];
+  std::snprintf(done, sizeof done, "measured in %.3f s, %zu of %zu decided", r.seconds, r.values.size(), keys);
+  return done;
+}
+
+std::string first_use_rank_k_marker(scalar_type t) { return std::string("streaming_rank_k_") + char(t); }
 
 const std::vector<machine_key>& first_use_keys() {
   static const std::vector<machine_key>& keys = *new std::vector<machine_key>{machine_key::stream_bytes, machine_key::stream_dot_bytes,
@@ -131,7 +225,7 @@ first_use_sizes first_use_bytes(const machine_description& mc) {
   const double l2 = double(mc.cache_share(2) > 0 ? mc.cache_share(2) : std::uint64_t(1) << 20);
   const double largest = std::min(8 * l2, 16.0 * (1 << 20));
   const double llc = double(mc.last_level_bytes());
-  first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false};
+  first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false, 2 * l2};
   if (llc > 0 && 2 * llc <= largest) {  // a small last-level cache: the largest size is read from memory already
     b.from_memory = true;
   } else if (llc > 0 && 2 * llc <= 64.0 * (1 << 20)) {
@@ -183,28 +277,55 @@ double call_seconds(const machine_description& mc, double flops, double bytes, i
 
 bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std::int64_t m, std::int64_t n,
                            double flops, double bytes, int threads) {
-  if (settled.load(std::memory_order_acquire) || !mc.first_use() || leaf != leaf_backend::automatic) return false;
   if (m > streaming_max_mn || n > streaming_max_mn) return false;
-  if (call_seconds(mc, flops, bytes, threads) < first_use_long_seconds) return false;
-  bool ran = false;
-  std::call_once(once, [&] {
-    // Known from an earlier process (or measured by another thread of this one): nothing to do.
-    const bool known = wisdom::process().find("streaming_crossovers").has_value();
-    if (!known && wisdom::process().enabled()) {
-      try {
-        const first_use_result r = measure_first_use(mc);
-        char done[96];  // the marker that they were measured (an undecided key keeps the model's value)
-        std::snprintf(done, sizeof done, "measured in %.3f s, %zu of %zu decided", r.seconds, r.values.size(),
-                      first_use_keys().size());
-        keep_first_use_values(r.values, {{"streaming_crossovers", done}});
-        ran = true;
-      } catch (const std::exception&) {
-        // a leaf library that cannot load: the model's values stay
-      }
-    }
-    settled.store(true, std::memory_order_release);
-  });
-  return ran;
+  if (!wants_first_use(gemm_state, mc, leaf, flops, bytes, threads, first_use_long_seconds)) return false;
+  return measure_once(gemm_state, "streaming_crossovers", first_use_keys().size(), [&] { return measure_first_use(mc); });
+}
+
+std::vector<std::int64_t> first_use_rank_k_ns(scalar_type t, bool n_form) {
+  const std::int64_t from = n_form ? 4 : t == scalar_type::s ? 16 : 8;
+  std::vector<std::int64_t> ns;
+  for (std::int64_t n : {4, 8, 16, 32, 64, 96, 128})
+    if (n >= from) ns.push_back(n);
+  return ns;
+}
+
+double first_use_n_limit(const std::vector<std::int64_t>& ns, const std::vector<double>& ratios) {
+  if (ratios.size() < 2) return 0;
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    const bool behind = ratios[i] < 0.97, next_behind = i + 1 == ratios.size() || ratios[i + 1] < 0.97;
+    if (behind && next_behind) return i == 0 ? 1 : double(ns[i - 1]);
+  }
+  return double(ns[ratios.size() - 1]);
+}
+
+first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_type t, double budget) {
+  first_use_result r;
+  (void)leaf_library(leaf_backend::openblas);  // loaded first: the clock times the kernels
+  (void)leaf_library(leaf_backend::blis);
+  const auto start = clock_type::now();
+  const double bytes = first_use_bytes(mc).rank_k;
+  operands ops(bytes);
+  for (bool n_form : {true, false}) {
+    const std::vector<std::int64_t> ns = first_use_rank_k_ns(t, n_form);
+    const char trans = n_form ? 'N' : 'T';
+    auto run = [&]<class T>(T) { return rank_k_series<T>(ops, trans, ns, bytes, start, budget, r.text); };
+    const std::vector<double> ratios = t == scalar_type::s   ? run(float())
+                                       : t == scalar_type::d ? run(double())
+                                       : t == scalar_type::c ? run(std::complex<float>())
+                                                             : run(std::complex<double>());
+    if (const double x = first_use_n_limit(ns, ratios); x > 0) r.values[stream_rank_k_key(t, n_form)] = x;
+  }
+  r.seconds = since(start);
+  return r;
+}
+
+bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t n,
+                             double flops, double bytes, int threads) {
+  once_state& state = rank_k_state[type_index(t)];
+  if (n > streaming_max_mn || !wants_first_use(state, mc, leaf, flops, bytes, threads, first_use_rank_k_long_seconds))
+    return false;
+  return measure_once(state, first_use_rank_k_marker(t), 2, [&] { return measure_rank_k_first_use(mc, t); });
 }
 
 }  // namespace prism::detail

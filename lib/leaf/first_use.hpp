@@ -53,10 +53,12 @@ struct first_use_result {
 /// 64 MiB: 1.6x on an AVX-512 EPYC family 26, 0.8-0.9x on an AVX2 Zen 3; docs/planning.md).
 /// An L3 at most half the largest size (a small one) needs no further size: from_memory
 /// with it. Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB;
-/// far 256 KiB, 1, 4 and 64 MiB.
+/// far 256 KiB, 1, 4 and 64 MiB. `rank_k`: the bytes of A of every rank-k series' leaf, twice
+/// one core's L2 (1 MiB there: past the L2, as the leaves of a long rank-k call are).
 struct first_use_sizes {
   std::vector<double> near, far;
   bool from_memory = false;
+  double rank_k = 0;
 };
 first_use_sizes first_use_bytes(const machine_description& mc);
 
@@ -86,5 +88,46 @@ bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std
 
 /// The streaming crossover keys a first-use measurement decides.
 const std::vector<machine_key>& first_use_keys();
+
+/// The marker a kept measurement leaves, e.g. "measured in 0.412 s, 3 of 4 decided" (of
+/// `keys` keys).
+std::string first_use_summary(const first_use_result& r, std::size_t keys);
+
+/// The longest the first-use measurement of one type's rank-k limits may take, in seconds.
+inline constexpr double first_use_rank_k_budget_seconds = 0.15;
+
+/// A rank-k call triggers its type's measurement from this many modelled seconds
+/// (call_seconds): the Gram matrix of a 32 x 2^22 double A is 0.067 s on 2 threads by the
+/// model, and the measurement is cheaper than the gemm crossovers'.
+inline constexpr double first_use_rank_k_long_seconds = 0.05;
+
+/// The n of the streaming rank-k leaf's first-use series of type t: 4, 8, 16, 32, 64, 96,
+/// 128 in the N form; in the T form from 8 (float: from 16), where the rule starts.
+std::vector<std::int64_t> first_use_rank_k_ns(scalar_type t, bool n_form);
+
+/// The largest n of `ns` (ascending) the streaming rank-k leaf may take, from the ratios
+/// best BLAS / streaming measured there (maybe fewer than ns): the n before the first one
+/// behind (below 0.97) that is followed by another behind or ends the series (one behind
+/// between two ahead is noise); 1 (none) when that is the first n; the last n measured
+/// when it is never behind; 0 (undecided) with fewer than two measured. Example, ns 4, 8,
+/// 16, 32, 64: ratios 1.8, 0.95, 1.2, 0.9, 0.8 give 16; 0.6, 0.7 give 1.
+double first_use_n_limit(const std::vector<std::int64_t>& ns, const std::vector<double>& ratios);
+
+/// Measures type t's streaming rank-k limits now (stream_rank_k_n_X and stream_rank_k_t_X
+/// for t = X): the streaming rank-k leaf against the faster BLAS leaf's ?syrk (?herk for a
+/// complex t) at first_use_rank_k_ns's n, A of first_use_bytes's `rank_k` bytes, the N form
+/// first, within `budget` seconds; first_use_n_limit's value for each form decided. Does
+/// not keep anything.
+first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_type t,
+                                          double budget = first_use_rank_k_budget_seconds);
+
+/// The marker of type t's kept rank-k measurement, e.g. "streaming_rank_k_d".
+std::string first_use_rank_k_marker(scalar_type t);
+
+/// first_use_before_call for a rank-k call of type t (n x n, `flops`, A of `bytes`):
+/// measure_rank_k_first_use once per process and type, kept, when the call is long
+/// (first_use_rank_k_long_seconds) and could have streaming leaves (n <= 128).
+bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t n,
+                             double flops, double bytes, int threads);
 
 }  // namespace prism::detail

@@ -76,6 +76,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sys/stat.h>
 #include <sstream>
 
@@ -110,6 +112,14 @@ const char* to_string(machine_key k) {
     case machine_key::gpu_staging_bytes: return "gpu_staging_bytes";
     case machine_key::gpu_register_bandwidth: return "gpu_register_bandwidth";
     case machine_key::host_copy_bandwidth: return "host_copy_bandwidth";
+    case machine_key::stream_rank_k_n_s: return "stream_rank_k_n_s";
+    case machine_key::stream_rank_k_n_d: return "stream_rank_k_n_d";
+    case machine_key::stream_rank_k_n_c: return "stream_rank_k_n_c";
+    case machine_key::stream_rank_k_n_z: return "stream_rank_k_n_z";
+    case machine_key::stream_rank_k_t_s: return "stream_rank_k_t_s";
+    case machine_key::stream_rank_k_t_d: return "stream_rank_k_t_d";
+    case machine_key::stream_rank_k_t_c: return "stream_rank_k_t_c";
+    case machine_key::stream_rank_k_t_z: return "stream_rank_k_t_z";
   }
   return "?";
 }
@@ -230,6 +240,17 @@ double machine_description::model_value(machine_key k) const {
     // that host copied 7.7 GB/s. `prism tune` measures both here.
     case machine_key::gpu_register_bandwidth: return 8e9;
     case machine_key::host_copy_bandwidth: return 8e9;
+    // The streaming rank-k leaf's n limits on the developers' AVX-512 host
+    // (lib/leaf/kernels/auto_rule.cpp gives the runs); an AVX2 Zen 3 measured far lower
+    // (docs/planning.md), which its first long rank-k call of each type measures.
+    case machine_key::stream_rank_k_n_s: return 128;
+    case machine_key::stream_rank_k_n_d: return 96;
+    case machine_key::stream_rank_k_n_c: return 64;
+    case machine_key::stream_rank_k_n_z: return 96;
+    case machine_key::stream_rank_k_t_s: return 96;
+    case machine_key::stream_rank_k_t_d: return 64;
+    case machine_key::stream_rank_k_t_c: return 32;
+    case machine_key::stream_rank_k_t_z: return 32;
   }
   return 0;
 }
@@ -291,16 +312,27 @@ std::string machine_description::to_string() const {
 }
 
 std::string machine_description::summary() const {
-  // The GPU level's keys are named together ("gpu_*") when none of them is measured.
-  bool gpu_measured = false;
-  for (machine_key k : all_machine_keys) gpu_measured |= measured(k) && std::string(prism::to_string(k)).rfind("gpu_", 0) == 0;
+  // A family of keys (the GPU level's gpu_*, the rank-k leaf's stream_rank_k_*) is named
+  // together, "gpu_*", where all of it has one origin.
+  auto family_of = [](const std::string& name) -> std::string {
+    for (const char* f : {"gpu_", "stream_rank_k_"})
+      if (name.rfind(f, 0) == 0) return f;
+    return "";
+  };
+  std::map<std::string, std::set<std::string>> origins;
+  for (machine_key k : all_machine_keys)
+    if (const std::string f = family_of(prism::to_string(k)); !f.empty()) origins[f].insert(origin(k));
   std::string measured_keys, first_use_keys, model_keys;
+  std::set<std::string> named;
   for (machine_key k : all_machine_keys) {
-    const std::string name = prism::to_string(k), from = origin(k);
-    if (!gpu_measured && name.rfind("gpu_", 0) == 0) continue;
+    std::string name = prism::to_string(k);
+    const std::string from = origin(k), family = family_of(name);
+    if (!family.empty() && origins[family].size() == 1) {
+      if (!named.insert(family).second) continue;
+      name = family + "*";
+    }
     (from == "measured" ? measured_keys : from == "first use" ? first_use_keys : model_keys) += " " + name;
   }
-  if (!gpu_measured) model_keys += " gpu_*";
   std::string s = "machine: " + source_ + (source_ == "model" ? " (no machine file)" : "");
   if (!measured_keys.empty()) s += "; measured:" + measured_keys;
   if (!first_use_keys.empty()) s += "; measured at first use:" + first_use_keys;

@@ -13,6 +13,7 @@
 
 #include "../leaf/backend/blas_library.hpp"
 #include "../leaf/dispatch.hpp"
+#include "../leaf/first_use.hpp"
 #include "../leaf/kernels/streaming.hpp"
 #include "../runtime/runtime.hpp"
 #include "arguments.hpp"
@@ -89,6 +90,11 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   if (alpha == T(0) || k == 0) return scale_triangle(herm, u, n, beta, C, ldc);
   detail::check_leading_dimensions(lda, lda, ldc, "the 32-bit leaf BLAS");
   const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
+  // A long call whose leaves may be prism's own (on one thread, the call is one leaf): this
+  // type's streaming rank-k limits, measured once per machine if nothing told them yet
+  // (lib/leaf/first_use.hpp).
+  detail::first_use_before_rank_k(ctx.description(), ctx.leaf(), p.type, n, p.flops(),
+                                  double(n) * double(k) * sizeof(T), ctx.threads());
   if (rank_k_one_leaf(p, ctx)) return one_leaf<T>(p, alpha, A, lda, beta, C, ldc, ctx);
   // The plan's gemm blocks read op(A)'s rows twice: as A (rows of C) and as B (columns).
   auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });

@@ -92,20 +92,23 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 //    in 8 x 8 register blocks (bench/results/leaf-syrk-float-2026-11-23T1410Z.txt, the
 //    same table; before, they took the plain loops and never won by much, 0.71-1.18x): won
 //    n = 16..96 (1.22-1.72x), lost n = 4 and 8 (0.90-0.97), about even at 128 (0.96-1.10).
-// "4 MiB or less" and "from memory" are read against the machine: below its
-// stream_far_bytes (8 MiB by the model on that host, what its first use measures there).
+// Those runs are the model's values of the machine's stream_rank_k_{n,t}_{s,d,c,z} keys: the
+// largest n of each type and form (128, 96, 64, 96 in the N form, 96, 64, 32, 32 in the T
+// form, from n = 16 for float and 8 for the others). On an AVX2 Zen 3 the same table
+// (bench/results/leaf-syrk-epyc-zen3-2026-12-01T*.txt) found the streaming leaf behind in the T
+// form at every n and in the N form from n = 64 (double) or 16 (complex), so the first long
+// rank-k call of a type measures its two limits (lib/leaf/first_use.hpp), as `prism tune`
+// does. "4 MiB or less" (n = 128, double and complex double, N form, kept where the leaf
+// led up to n = 96) is read against the machine's stream_far_bytes (8 MiB by the model on
+// that host).
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';
+  const double up_to = mc.value(stream_rank_k_key(t, n_form));
+  if (!n_form) return n >= (t == scalar_type::s ? 16 : 8) && double(n) <= up_to;
+  if (double(n) <= up_to) return true;
   const double bytes = double(n) * double(k) * double(element_size(t));
-  if (n_form) {
-    if (t == scalar_type::s) return true;
-    if (t == scalar_type::c) return n <= 64;
-    return n <= 96 || bytes < mc.value(machine_key::stream_far_bytes);
-  }
-  if (t == scalar_type::s) return n >= 16 && n <= 96;
-  if (n < 8) return false;
-  return n <= (t == scalar_type::d ? 64 : 32);
+  return (t == scalar_type::d || t == scalar_type::z) && up_to >= 96 && bytes < mc.value(machine_key::stream_far_bytes);
 }
 
 }  // namespace prism::detail
