@@ -50,8 +50,7 @@ std::vector<int> native_ownership::holders(operand o, const region& g) const {
     for (int r : h)
       if (overlap(m_.owned(o, c.cell, r), c.part.first, c.part.at.elements()) > 0) out.push_back(r);
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  sort_unique(out);
   return out;
 }
 
@@ -105,8 +104,7 @@ std::vector<int> native_ownership::needers(operand o, int q, int p) const {
   // A, B: the ranks my pieces go to; C: the ranks whose partials of my pieces come to me.
   for (const piece& pc : mine_[int(o)])
     if (const auto [q0, q1] = m_.phase_span(o, pc.cell); q >= q0 && q < q1) m_.needers(o, q, pc.cell, out);
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  sort_unique(out);
   out.erase(std::remove(out.begin(), out.end(), p), out.end());
   return out;
 }

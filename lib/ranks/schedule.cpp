@@ -168,8 +168,7 @@ std::vector<piece> schedule::pieces(operand o, int r) const {
       for (const cover& c : cv) cells.push_back(c.cell);
     }
   }
-  std::sort(cells.begin(), cells.end());
-  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  sort_unique(cells);
   std::vector<piece> out;
   for (std::int64_t c : cells)
     if (const piece pc = owned(o, c, r); pc.count > 0) out.push_back(pc);
@@ -224,8 +223,7 @@ rank_tally schedule::count_cells(int r) const {
   std::vector<std::pair<std::int64_t, piece>> mine[3];  // (cell, my piece), by cell
   std::vector<std::int64_t> given[3];                   // per phase
   for (int o = 0; o < 3; ++o) {
-    std::sort(cells[o].begin(), cells[o].end());
-    cells[o].erase(std::unique(cells[o].begin(), cells[o].end()), cells[o].end());
+    sort_unique(cells[o]);
     given[o].assign(std::size_t(Q), 0);
     for (std::int64_t c : cells[o]) {
       const auto [q0, q1] = phase_span(operand(o), c);
@@ -300,8 +298,8 @@ std::int64_t schedule::messages(int r) const {
             if (x != r && owned(operand(o), c.cell, x).count > 0) peers.push_back(x);
         }
       }
-      std::sort(peers.begin(), peers.end());
-      n += std::unique(peers.begin(), peers.end()) - peers.begin();
+      sort_unique(peers);
+      n += std::int64_t(peers.size());
     }
     if (!reduces_after(q)) continue;
     peers.clear();  // every other computer of my pieces of C
@@ -312,8 +310,8 @@ std::int64_t schedule::messages(int r) const {
       for (int x : h)
         if (x != r) peers.push_back(x);
     }
-    std::sort(peers.begin(), peers.end());
-    n += std::unique(peers.begin(), peers.end()) - peers.begin();
+    sort_unique(peers);
+    n += std::int64_t(peers.size());
   }
   return n;
 }

@@ -32,6 +32,7 @@
 
 #include <prism/rank_model.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -189,6 +190,13 @@ double task_flops(const task& t, scalar_type type);
 /// (0, 2, 3, 2); a 3-row 'L' triangle, [3, 5): (1, 1, 2, 0).
 void each_column_run(const region& g, std::int64_t first, std::int64_t count,
                      const std::function<void(std::int64_t, std::int64_t, std::int64_t, std::int64_t)>& f);
+
+/// Sorts v and drops its repeats.
+template <class V>
+void sort_unique(V& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
 
 /// The list kept under `key` in memo, made by make() the first time (outside the lock, so
 /// makers run in parallel; lists stay where they are as the memo grows).

@@ -57,10 +57,7 @@ tree_schedule::tree_schedule(std::shared_ptr<const plan> p) : plan_(std::move(p)
   };
   for (int root : phase_roots_) cut(root);
   for (int o = 0; o < 3; ++o)
-    for (auto* cuts : {&row_cuts_[o], &col_cuts_[o]}) {
-      std::sort(cuts->begin(), cuts->end());
-      cuts->erase(std::unique(cuts->begin(), cuts->end()), cuts->end());
-    }
+    for (auto* cuts : {&row_cuts_[o], &col_cuts_[o]}) sort_unique(*cuts);
 }
 
 // Rank r's one task of phase q: a walk down the phase's rank steps (O(depth)) to its local
@@ -172,10 +169,7 @@ const std::vector<int>& tree_schedule::holder_list(operand o, std::int64_t c) co
   return kept_list(cache_lock_, holders_[int(o)], c, [&] {
     std::vector<int> h;
     for (int root : phase_roots_) covering(o, root, cell(o, c), h);
-    if (phases() > 1) {
-      std::sort(h.begin(), h.end());
-      h.erase(std::unique(h.begin(), h.end()), h.end());
-    }
+    if (phases() > 1) sort_unique(h);
     return h;
   });
 }

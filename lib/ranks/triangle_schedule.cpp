@@ -114,8 +114,7 @@ void triangle_schedule::build_parts() {
 void triangle_schedule::build_cells() {
   // Row blocks: every part's atom boundaries together.
   for (const part_geometry& g : parts_) bounds_.insert(bounds_.end(), g.atoms.begin(), g.atoms.end());
-  std::sort(bounds_.begin(), bounds_.end());
-  bounds_.erase(std::unique(bounds_.begin(), bounds_.end()), bounds_.end());
+  sort_unique(bounds_);
   kcuts_ = {0, p_.k};
   for (part_geometry& g : parts_) {
     for (std::int64_t row : g.atoms)
@@ -131,8 +130,7 @@ void triangle_schedule::build_cells() {
         for (int q = 1; q < s_.phases; ++q) kcuts_.push_back(K0 + q * (K1 - K0) / s_.phases);
       }
   }
-  std::sort(kcuts_.begin(), kcuts_.end());
-  kcuts_.erase(std::unique(kcuts_.begin(), kcuts_.end()), kcuts_.end());
+  sort_unique(kcuts_);
 }
 
 void triangle_schedule::balance_ownership() {
@@ -326,8 +324,7 @@ std::vector<std::int64_t> triangle_schedule::k_cuts(const rank_place& at) const 
         if (const std::int64_t v = run_columns(x, m, j).first; v < K1) cuts.push_back(v);
         else break;
     }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  sort_unique(cuts);
   return cuts;
 }
 
