@@ -18,6 +18,12 @@ std::int64_t overlap(const piece& pc, std::int64_t at, std::int64_t size) {
   return std::max<std::int64_t>(0, std::min(pc.first + pc.count, at + size) - std::max(pc.first, at));
 }
 
+piece piece_of(std::int64_t cell, std::int64_t N, std::int64_t before, std::int64_t own, std::int64_t total) {
+  const auto at = [&](std::int64_t w) { return std::int64_t((__int128(N) * w) / total); };
+  const std::int64_t first = at(before);
+  return piece{cell, first, at(before + own) - first};
+}
+
 std::int64_t countable_phases(const problem& p, int ranks) {
   using wide = __int128;
   const wide m = p.m, n = p.n, k = p.k;

@@ -172,6 +172,11 @@ class schedule {
 /// part [at, at + size). E.g. piece [5, 12) with part [8, 20): 4.
 std::int64_t overlap(const piece& pc, std::int64_t at, std::int64_t size);
 
+/// The piece of cell `cell` (N elements) of the holder with weights `before` ahead of it,
+/// `own` and `total`: [floor(N before / total), floor(N (before + own) / total)), e.g. N =
+/// 10, weights 1, 1, 1: [0, 3), [3, 6), [6, 10); weights 1, 3: [0, 2), [2, 10).
+piece piece_of(std::int64_t cell, std::int64_t N, std::int64_t before, std::int64_t own, std::int64_t total);
+
 /// The most phases a rank plan of p over `ranks` ranks can have with every count of its
 /// schedule in 64 bits: a rank's counts over a call stay below its phases times the
 /// operands' bytes (A, B and C; a rank-k update's A once), which must stay below 2^62, and

@@ -193,14 +193,12 @@ void tree_schedule::needers(operand o, int q, std::int64_t c, std::vector<int>& 
   out.insert(out.end(), h.begin(), h.end());
 }
 
-// Holder t of s owns elements [floor(t N / s), floor((t + 1) N / s)) of a cell of N,
-// e.g. N = 10, s = 3: [0, 3), [3, 6), [6, 10).
+// Holder t of s owns elements [floor(t N / s), floor((t + 1) N / s)) of a cell of N.
 piece tree_schedule::owned(operand o, std::int64_t c, int r) const {
   const auto& h = holder_list(o, c);
   const auto it = std::lower_bound(h.begin(), h.end(), r);
   if (it == h.end() || *it != r) return piece{c, 0, 0};
-  const std::int64_t N = cell(o, c).size(), s = std::int64_t(h.size()), t = it - h.begin();
-  return piece{c, t * N / s, (t + 1) * N / s - t * N / s};
+  return piece_of(c, cell(o, c).size(), it - h.begin(), 1, std::int64_t(h.size()));
 }
 
 // Under rank-level DFS phases along d, a cell of an operand spanning d lies in one phase's

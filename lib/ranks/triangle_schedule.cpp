@@ -14,15 +14,6 @@ namespace prism::ranks {
 
 namespace {
 
-// The holder with weights `before` ahead of it, `own` and `total` owns elements
-// [floor(N before / total), floor(N (before + own) / total)) of a cell of N: e.g. N = 10,
-// weights 1, 1, 1: [0, 3), [3, 6), [6, 10); weights 1, 3: [0, 2), [2, 10).
-piece piece_of(std::int64_t cell, std::int64_t N, std::int64_t before, std::int64_t own, std::int64_t total) {
-  const auto at = [&](std::int64_t w) { return std::int64_t((__int128(N) * w) / total); };
-  const std::int64_t first = at(before);
-  return piece{cell, first, at(before + own) - first};
-}
-
 // A role's ownership weight before balancing (balance_ownership scales it).
 constexpr std::int64_t unit_weight = 1 << 16;
 
