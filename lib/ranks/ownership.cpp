@@ -238,11 +238,10 @@ std::vector<int> cyclic_ownership::needers(operand o, int q, int p) const {
   return out;
 }
 
+// A rank-k update's C is its uplo triangle, seen as is (its views of n are the identity).
 void cyclic_ownership::all_held_c(int p, std::vector<tile>& out) const {
   const problem& pr = m_.product();
-  if (pr.op == operation::gemm) return held_c(L_, p, lld_[2], 0, out);
-  triangle_tiles(rview(operand::c), cview(operand::c), L_.op[2], L_.npcol, lld_[2], region{block{0, 0, pr.n, pr.n}, pr.uplo}, p,
-                 &out, nullptr);
+  held_c(L_, p, lld_[2], pr.op == operation::gemm ? 0 : pr.uplo, out);
 }
 
 void cyclic_ownership::diagonal(int p, std::vector<std::int64_t>& out) const { held_diagonal(L_, p, lld_[2], out); }
