@@ -40,13 +40,12 @@ std::string check_local(const layout& L, operation op, char uplo, char trans, co
 template <scalar T>
 void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, const matrix<T>& A, T beta, matrix<T>& C,
                  const context& ctx) {
-  if (!A.where() || !C.where())
-    detail::no_layout(comm, op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk", 9,
-                      A.where() ? A.where().get() : C.where().get());
+  const char* routine = op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk";
+  if (!A.where() || !C.where()) detail::no_layout(comm, routine, 9, A.where() ? A.where().get() : C.where().get());
   const layout& L = detail::agreement_layout(comm, {A.where().get(), C.where().get()});
   const problem& pr = L.laid_out();
   detail::native_call<T>(
-      comm, L, op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk",
+      comm, L, routine,
       {{"uplo", 1, std::toupper(uplo)},
        {"trans", 2, std::toupper(trans)},
        {"n", 3, pr.n},
