@@ -110,15 +110,9 @@ class executor {
     const bool beta_in_engine = own_.model().phases() == 1 && !epochs_.empty() && epochs_[0].in.empty() &&
                                 std::all_of(epochs_[0].direct.begin(), epochs_[0].direct.end(), [](char d) { return d != 0; });
     std::vector<std::int64_t> diag;  // reference ?herk: Im C(j, j) is never read, and comes out 0
-    const auto real_diagonal = [&] {
-      if constexpr (is_complex(scalar_type_of<T>()))
-        if (own_.model().product().op == operation::herk) {
-          if (diag.empty()) own_.diagonal(me_, diag);
-          for (std::int64_t d : diag) C[d] = T(C[d].real());
-        }
-    };
+    if (own_.model().product().op == operation::herk) own_.diagonal(me_, diag);
     if (!beta_in_engine && beta != T(1)) {
-      real_diagonal();  // before beta * C, so that a NaN there stays out of the real part
+      make_real(diag, C);  // before beta * C, so that a NaN there stays out of the real part
       std::vector<tile> mine;
       own_.all_held_c(me_, mine);
       scale_tiles(mine, beta, C);
@@ -135,7 +129,7 @@ class executor {
       agree_local_step(comm_, me_, why, false);
       if (ph.reduce) reduce(epochs_[ph.epoch], C);
     }
-    real_diagonal();
+    make_real(diag, C);
   }
 
  private:

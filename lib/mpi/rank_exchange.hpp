@@ -47,6 +47,13 @@ template <scalar T>
 void run_exchange(const ranks::ownership& own, MPI_Comm comm, T alpha, const T* A, const T* B, T beta, T* C,
                   const context& ctx, const buffer_source& buffers, exchange_counts& counts);
 
+/// Im C[d] = 0 for each offset d given (a herk's diagonal; nothing for a real T).
+template <scalar T>
+void make_real(const std::vector<std::int64_t>& offsets, T* C) {
+  if constexpr (is_complex(scalar_type_of<T>()))
+    for (std::int64_t d : offsets) C[d] = T(C[d].real());
+}
+
 /// C = beta C on the tiles given (beta = 0: zeros, C unread; beta = 1: nothing).
 template <scalar T>
 void scale_tiles(const std::vector<ranks::tile>& tiles, T beta, T* C);

@@ -65,19 +65,15 @@ int check(const rk_args& a, bool complex_type, const grid_place& at) {
 // herk: the diagonal made real), the alpha = 0 or k = 0 case.
 template <scalar T>
 void scale_triangle(const rk_args& a, const ranks::caller_layout& L, int me, T beta, T* C) {
-  std::vector<std::int64_t> diagonal;  // herk: made real before (Im C(j, j) is never read, so a NaN there
-  const auto real_diagonal = [&] {     // stays out) and after (beta or Re C(j, j) infinite: Im 0, not NaN)
-    if constexpr (is_complex(scalar_type_of<T>()))
-      if (a.op == operation::herk) {
-        if (diagonal.empty()) ranks::held_diagonal(L, me, a.dc.e[LLD_], diagonal);
-        for (std::int64_t d : diagonal) C[d] = T(C[d].real());
-      }
-  };
-  real_diagonal();
+  // herk: the diagonal made real before (Im C(j, j) is never read, so a NaN there stays out)
+  // and after (beta or Re C(j, j) infinite: Im 0, not NaN).
+  std::vector<std::int64_t> diagonal;
+  if (a.op == operation::herk) ranks::held_diagonal(L, me, a.dc.e[LLD_], diagonal);
+  mpi::make_real(diagonal, C);
   std::vector<ranks::tile> mine;
   ranks::held_c(L, me, a.dc.e[LLD_], a.uplo, mine);
   mpi::scale_tiles(mine, beta, C);
-  real_diagonal();
+  mpi::make_real(diagonal, C);
 }
 
 // The entry (raw: the 14 argument pointers as the caller passed them, for the backend).
