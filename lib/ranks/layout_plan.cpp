@@ -78,24 +78,23 @@ std::string layout_fit::describe() const {
 
 void cost_fit(const schedule& model, const caller_layout& L, double F, double B, layout_fit& f) {
   const problem& p = model.product();
-  const int P = L.procs();
-  f.received.assign(std::size_t(P), 0);
-  f.sent.assign(std::size_t(P), 0);
-  std::vector<double> flops(std::size_t(P), 0);  // per process: real flops
+  const std::size_t P = std::size_t(L.procs());
+  f.received.assign(P, 0);
+  f.sent.assign(P, 0);
+  std::vector<double> flops(P, 0);  // per process: real flops
   // The exchange rule itself (ownership.hpp), as the executor runs it: every process's
   // volume per phase, and the buffers it allocates for them.
   const std::int64_t no_lld[3] = {1, 1, 1};  // counting reads no local offsets
   const cyclic_ownership own(model, L, f, no_lld);
-  std::vector<buffer_plan> buffers(static_cast<std::size_t>(P));
-  std::vector<std::size_t> workspace(std::size_t(P), 0);
+  std::vector<buffer_plan> buffers(P);
+  std::vector<std::size_t> workspace(P, 0);
   std::vector<task> ts;
   for (int q = 0; q < model.phases(); ++q) {
     const std::vector<phase_volume> v = phase_volumes(own, q);
-    for (int g = 0; g < P; ++g) {
-      const phase_volume& x = v[std::size_t(g)];
-      f.received[std::size_t(g)] += x.received[0] + x.received[1] + x.received[2];
-      f.sent[std::size_t(g)] += x.sent[0] + x.sent[1] + x.sent[2];
-      buffers[std::size_t(g)].add(x);
+    for (std::size_t g = 0; g < P; ++g) {
+      f.received[g] += v[g].received[0] + v[g].received[1] + v[g].received[2];
+      f.sent[g] += v[g].sent[0] + v[g].sent[1] + v[g].sent[2];
+      buffers[g].add(v[g]);
     }
     for (int r = 0; r < model.ranks(); ++r) {
       const std::size_t g = std::size_t(own.process_of(r));
@@ -110,19 +109,18 @@ void cost_fit(const schedule& model, const caller_layout& L, double F, double B,
   f.peak_bytes = 0;
   f.seconds = 0;
   double sum = 0;
-  for (int g = 0; g < P; ++g) {
-    f.max_received = std::max(f.max_received, f.received[std::size_t(g)]);
-    f.max_buffer = std::max(f.max_buffer, buffers[std::size_t(g)].total());
-    f.peak_bytes = std::max(f.peak_bytes, std::size_t(buffers[std::size_t(g)].total()) * element_size(p.type) +
-                                              workspace[std::size_t(g)]);
-    sum += double(f.received[std::size_t(g)]);
+  for (std::size_t g = 0; g < P; ++g) {
+    f.max_received = std::max(f.max_received, f.received[g]);
+    f.max_buffer = std::max(f.max_buffer, buffers[g].total());
+    f.peak_bytes = std::max(f.peak_bytes, std::size_t(buffers[g].total()) * element_size(p.type) + workspace[g]);
+    sum += double(f.received[g]);
     // A link carries B each way: a process's exchange takes as long as the larger of what
     // it receives and what it sends (a process holding all of A and B must send the others
     // their share however little each receives).
-    const double words = double(std::max(f.received[std::size_t(g)], f.sent[std::size_t(g)]));
-    f.seconds = std::max(f.seconds, flops[std::size_t(g)] / F + words * elem / B);
+    const double words = double(std::max(f.received[g], f.sent[g]));
+    f.seconds = std::max(f.seconds, flops[g] / F + words * elem / B);
   }
-  f.mean_received = sum / P;
+  f.mean_received = sum / double(P);
 }
 
 layout_fit fit_plan(const schedule& model, const caller_layout& L, double F, double B) {
