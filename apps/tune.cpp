@@ -40,6 +40,10 @@ namespace prism_app {
 
 namespace {
 
+// The four BLAS types, in their letters' order (s, d, c, z).
+constexpr prism::scalar_type all_types[] = {prism::scalar_type::s, prism::scalar_type::d, prism::scalar_type::c,
+                                            prism::scalar_type::z};
+
 // Each crossover is the smallest size of a series from which the streaming leaf (or the
 // recursion) was at least as fast as the alternative, within a band `tie` for noise, at that
 // size and at every larger one measured, so one noisy win below a loss does not count.
@@ -253,12 +257,12 @@ int run_first_use(const options& o) {
                 kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)", r.text.c_str());
   };
   once("", "streaming_crossovers", d::first_use_keys().size(), [&] { return d::measure_first_use(desc); });
-  for (prism::scalar_type t : {prism::scalar_type::s, prism::scalar_type::d, prism::scalar_type::c, prism::scalar_type::z})
+  for (prism::scalar_type t : all_types)
     once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t), 2,
          [&] { return d::measure_rank_k_first_use(desc, t); });
   for (prism::machine_key k : d::first_use_keys())
     std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
-  for (prism::scalar_type t : {prism::scalar_type::s, prism::scalar_type::d, prism::scalar_type::c, prism::scalar_type::z})
+  for (prism::scalar_type t : all_types)
     for (bool n_form : {true, false}) {
       const prism::machine_key k = prism::stream_rank_k_key(t, n_form);
       std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
@@ -381,7 +385,7 @@ int run_tune(const options& o) {
   // The streaming rank-k leaf's largest n of each type and form (streaming_rank_k_preferred),
   // measured as the first use measures them (lib/leaf/first_use.hpp), with no budget to cut
   // a series short.
-  for (prism::scalar_type t : {prism::scalar_type::s, prism::scalar_type::d, prism::scalar_type::c, prism::scalar_type::z}) {
+  for (prism::scalar_type t : all_types) {
     const prism::detail::first_use_result r = prism::detail::measure_rank_k_first_use(d, t, 60.0);
     std::istringstream lines(r.text);
     for (std::string line; std::getline(lines, line);) std::printf("#   %s\n", line.c_str());

@@ -47,6 +47,11 @@ struct operands {
   }
 };
 
+// k for A and B of `bytes` together (m + n elements of `size` bytes per step of k).
+std::int64_t k_for(double bytes, std::int64_t m, std::int64_t n, std::size_t size) {
+  return std::max<std::int64_t>(16, std::int64_t(bytes / double((m + n) * std::int64_t(size))));
+}
+
 // The streaming leaf's call against both BLAS leaves' (blas_call(library)) in three
 // rounds, each timing all three in turn: a spell of a busy machine (another VM's memory
 // traffic) then falls on both sides of the ratio, not on one leaf's timings. Returns best
@@ -119,7 +124,6 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
   constexpr bool herm = !std::is_floating_point_v<T>;
   if (herm && trans == 'T') trans = 'C';
   const auto deadline = deadline_of(start, budget);
-  auto k_of = [&](std::int64_t n) { return std::max<std::int64_t>(16, std::int64_t(bytes / double(n * std::int64_t(sizeof(T))))); };
   const T* A = ops.at<T>(0);
   std::vector<T> C(std::size_t(ns.back() * ns.back()));
   std::vector<double> ratios;
@@ -132,7 +136,7 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
     // An n likely to end past the budget does not start: with the same bytes, its calls take
     // the last n's time in proportion to n (n times the flops per byte).
     if (since(start) + last * double(n) / last_n > budget) break;
-    const std::int64_t k = k_of(n), lda = trans == 'N' ? n : k;
+    const std::int64_t k = k_for(bytes, n, 0, sizeof(T)), lda = trans == 'N' ? n : k;
     const auto t0 = clock_type::now();
     const double r = interleaved_ratio(
         deadline, [&] { streaming_rank_k<T>(herm, 'U', trans, n, k, T(1), A, lda, T(0), C.data(), n); },
@@ -148,11 +152,6 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
   }
   text += "\n";
   return ratios;
-}
-
-// k for A and B of `bytes` together (m + n elements of `size` bytes per step of k).
-std::int64_t k_for(double bytes, std::int64_t m, std::int64_t n, std::size_t size) {
-  return std::max<std::int64_t>(16, std::int64_t(bytes / double((m + n) * std::int64_t(size))));
 }
 
 // Once per process, a measurement is measured, known, or never to be: the gemm crossovers'
