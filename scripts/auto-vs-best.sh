@@ -5,7 +5,8 @@
 # rule and cache-cut rule as they stand) and every leaf kind (openblas, blis, streaming) at
 # every cache-cut level (PRISM_CACHE_LEVEL 0 = no cache cuts, 1, 2, 3: leaves cut to that
 # cache's share), and prints auto / best. It does this twice: with the model's values (no
-# machine file: what prism measures at first use, in a cache folder of this run's own), and
+# machine file: what prism measures at first use, in a cache folder of this run's own,
+# measured before the table by `prism tune --first-use`), and
 # after `prism tune` with the file it writes (skipped with --no-tune). A
 # row passes when auto is within 5% of the best (>= 0.95); the exit status is 1 if any row
 # fails. --rows 1,3 runs only those rows of the table (1-based), e.g. for a quick check.
@@ -140,11 +141,15 @@ PRISM_MACHINE="" XDG_CACHE_HOME="$work/none" "$prism" tune --show
 echo '```'
 status=0
 export PRISM_MACHINE=""  XDG_CACHE_HOME="$work/cache"  # no machine file: the model's values
+# What the first long calls measure, measured before the table: every plan compared and
+# timed then reads the same values (a row's first auto process would otherwise measure in
+# the middle of its row, after its plans were compared with the model's).
+"$prism" tune --first-use > /dev/null 2>&1 || true
 table "Model values (no machine file)" || status=1
-# What prism measured at first use in that table's processes (the leaf libraries' kernel
-# probe and, at the first long call, the streaming crossovers), as the cache folder kept it.
+# What prism measured at first use (the leaf libraries' kernel probe, the streaming
+# crossovers and each type's rank-k limits), as the cache folder kept it.
 echo
-echo "Measured at first use in those processes (\`$XDG_CACHE_HOME\` is this run's own, empty at the start):"
+echo "Measured at first use before that table (\`$XDG_CACHE_HOME\` is this run's own, empty at the start):"
 echo
 echo '```'
 cat "$XDG_CACHE_HOME"/prism/first-use-* 2>/dev/null | grep -v '^#' || echo "(nothing kept)"
