@@ -148,7 +148,7 @@ const command commands[] = {
      "  form: which values are measured, which the model's) and measure nothing.\n"
      "  --first-use: measure now what prism otherwise measures at the first long call that\n"
      "  needs it when there is no machine file (the streaming crossovers, at most 0.5 s, and each\n"
-     "  type's rank-k limits, at most 0.15 s, which its first long rank-k call measures), keep it\n"
+     "  type's rank-k limits, at most 0.25 s, which its first long rank-k call measures), keep it\n"
      "  in this CPU's first-use file (first-use-HASH beside the machine file) and print it; measures\n"
      "  nothing when a machine file is read or the values are kept already.\n"},
     {"bound", false, 0,

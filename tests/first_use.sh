@@ -2,7 +2,7 @@
 # tests/first_use.sh PRISM — the first-use measurements (lib/machine/wisdom.hpp, lib/leaf/first_use.hpp)
 # through `prism tune --first-use`, which measures what the first long call would:
 #   - a fresh cache folder: measured once, within the budget (0.5 s; 0.6 s at most; each type's
-#     rank-k limits 0.15 s, 0.25 s at most), kept in this CPU's first-use file, and the
+#     rank-k limits 0.25 s, 0.35 s at most), kept in this CPU's first-use file, and the
 #     description reads the values as "first use";
 #   - a second run: nothing measured, the kept values read back;
 #   - a machine file (PRISM_MACHINE naming one of this CPU): nothing measured, nothing written;
@@ -35,7 +35,7 @@ for t in s d c z; do
   rk=$(grep -E "^# first use, rank-k $t: measured in [0-9.]+ s, [0-2] of 2 decided; kept in $file\$" <<<"$out") ||
     fail "no rank-k $t measurement line"
   secs=$(sed -E 's/^# first use, rank-k .: measured in ([0-9.]+) s.*/\1/' <<<"$rk")
-  awk -v s="$secs" 'BEGIN { exit !(s <= 0.25) }' || fail "the rank-k $t measurement took $secs s (at most 0.25 s)"
+  awk -v s="$secs" 'BEGIN { exit !(s <= 0.35) }' || fail "the rank-k $t measurement took $secs s (at most 0.35 s)"
   grep -q "^streaming_rank_k_$t: measured in " "$file" || fail "the file does not say it measured rank-k $t"
 done
 grep -q "^cpu: " "$file" || fail "the file names no CPU"

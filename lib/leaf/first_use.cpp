@@ -120,11 +120,17 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
 // k x n, lda k), one thread, within `budget` seconds from `start`.
 template <class T>
 std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<std::int64_t>& ns, double bytes,
-                                  clock_type::time_point start, double budget, std::string& text) {
+                                  double span, clock_type::time_point start, double budget, std::string& text) {
   constexpr bool herm = !std::is_floating_point_v<T>;
   if (herm && trans == 'T') trans = 'C';
   const auto deadline = deadline_of(start, budget);
-  const T* A = ops.at<T>(0);
+  // Each call reads the next slice of A's span: the slice it reads was last read a whole
+  // span (twice the last-level cache) before, so it comes from memory. Example, 1 MiB
+  // slices of a 64 MiB span: 64 slices, each read once every 64 calls.
+  const std::int64_t slices = std::max<std::int64_t>(1, std::int64_t(span / bytes));
+  const std::int64_t stride = std::int64_t(bytes) / std::int64_t(sizeof(T));
+  std::int64_t next = 0;
+  auto slice = [&] { return ops.at<T>((next++ % slices) * stride); };
   std::vector<T> C(std::size_t(ns.back() * ns.back()));
   std::vector<double> ratios;
   char line[160];
@@ -139,10 +145,10 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
     const std::int64_t k = k_for(bytes, n, 0, sizeof(T)), lda = trans == 'N' ? n : k;
     const auto t0 = clock_type::now();
     const double r = interleaved_ratio(
-        deadline, [&] { streaming_rank_k<T>(herm, 'U', trans, n, k, T(1), A, lda, T(0), C.data(), n); },
+        deadline, [&] { streaming_rank_k<T>(herm, 'U', trans, n, k, T(1), slice(), lda, T(0), C.data(), n); },
         [&](const blas_library& lib) {
-          if constexpr (herm) lib.herk<T>('U', trans, n, k, 1.0, A, lda, 0.0, C.data(), n);
-          else lib.syrk<T>('U', trans, n, k, T(1), A, lda, T(0), C.data(), n);
+          if constexpr (herm) lib.herk<T>('U', trans, n, k, 1.0, slice(), lda, 0.0, C.data(), n);
+          else lib.syrk<T>('U', trans, n, k, T(1), slice(), lda, T(0), C.data(), n);
         });
     if (r == 0) break;
     ratios.push_back(r);
@@ -224,7 +230,8 @@ first_use_sizes first_use_bytes(const machine_description& mc) {
   const double l2 = double(mc.cache_share(2) > 0 ? mc.cache_share(2) : std::uint64_t(1) << 20);
   const double largest = std::min(8 * l2, 16.0 * (1 << 20));
   const double llc = double(mc.last_level_bytes());
-  first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false, 2 * l2};
+  first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false, 2 * l2, 0};
+  b.rank_k_span = std::max(b.rank_k, std::min(2 * llc, 64.0 * (1 << 20)));
   if (llc > 0 && 2 * llc <= largest) {  // a small last-level cache: the largest size is read from memory already
     b.from_memory = true;
   } else if (llc > 0 && 2 * llc <= 64.0 * (1 << 20)) {
@@ -303,12 +310,14 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
   (void)leaf_library(leaf_backend::openblas);  // loaded first: the clock times the kernels
   (void)leaf_library(leaf_backend::blis);
   const auto start = clock_type::now();
-  const double bytes = first_use_bytes(mc).rank_k;
-  operands ops(bytes);
+  const first_use_sizes sizes = first_use_bytes(mc);
+  operands ops(sizes.rank_k_span);
   for (bool n_form : {true, false}) {
     const std::vector<std::int64_t> ns = first_use_rank_k_ns(t, n_form);
     const char trans = n_form ? 'N' : 'T';
-    auto run = [&]<class T>(T) { return rank_k_series<T>(ops, trans, ns, bytes, start, budget, r.text); };
+    auto run = [&]<class T>(T) {
+      return rank_k_series<T>(ops, trans, ns, sizes.rank_k, sizes.rank_k_span, start, budget, r.text);
+    };
     const std::vector<double> ratios = t == scalar_type::s   ? run(float())
                                        : t == scalar_type::d ? run(double())
                                        : t == scalar_type::c ? run(std::complex<float>())

@@ -96,8 +96,8 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 // largest n of each type and form (128, 96, 64, 96 in the N form, 96, 64, 32, 32 in the T
 // form, from n = 16 for float and 8 for the others). On an AVX2 Zen 3 the same table
 // (bench/results/leaf-syrk-epyc-zen3-2026-12-01T1006Z.txt) has the streaming leaf behind
-// in the T form at every n and in the N form from n = 64 (double) or 16 (complex), so the
-// first long rank-k call of a type measures its two limits (lib/leaf/first_use.hpp), as
+// in 65 of 68 T-form rows and in the N form from n = 64 (double) or 16 to 64 (complex), so
+// the first long rank-k call of a type measures its two limits (lib/leaf/first_use.hpp), as
 // `prism tune` does. "4 MiB or less" (n = 128, double and complex double, N form, kept
 // where the leaf led up to n = 96) is read against the machine's stream_far_bytes (8 MiB
 // by the model on that host).
