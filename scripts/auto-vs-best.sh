@@ -129,7 +129,8 @@ table() {
 
 echo "# auto against the best leaf kind and cache-cut level"
 echo
-echo "Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+dirty=$(git diff --quiet HEAD -- lib apps include bench 2>/dev/null || echo " (uncommitted changes)")
+echo "Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$dirty."
 caches=$(lscpu | sed -n 's/^\(L[0-9][di]* cache\): *\(.*\)/\1 \2;/p' | tr '\n' ' ')
 echo "Caches (lscpu): ${caches:-none listed here; the caches hwloc reports are in the description below}"
 echo "Environment: $(env | grep -E '^(OPENBLAS|BLIS|OMP|PRISM)_' | tr '\n' ' ' || true)(OPENBLAS_, BLIS_, OMP_ and PRISM_ variables; none if empty). Each distinct plan timed once a round in $reps rounds, best kept; 'auto' runs with PRISM_LEAF=auto and the default cache level. Compare the ratios, not the rates with another run. 'load': the 1-minute load average when the row ended (this machine has $(nproc) cores; other users' processes count)."
