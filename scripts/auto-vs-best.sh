@@ -129,7 +129,7 @@ table() {
 
 echo "# auto against the best leaf kind and cache-cut level"
 echo
-dirty=$(git diff --quiet HEAD -- lib apps include bench 2>/dev/null || echo " (uncommitted changes)")
+dirty=$(git diff --quiet HEAD -- lib apps include bench ':!bench/results' 2>/dev/null || echo " (uncommitted changes)")
 echo "Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$dirty."
 caches=$(lscpu | sed -n 's/^\(L[0-9][di]* cache\): *\(.*\)/\1 \2;/p' | tr '\n' ' ')
 echo "Caches (lscpu): ${caches:-none listed here; the caches hwloc reports are in the description below}"

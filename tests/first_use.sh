@@ -55,7 +55,7 @@ done
 # 32 x 2^21 double A (512 MiB, 0.067 s on one thread by the model) through prism::syrk.
 if [ -n "$gram_bench" ]; then
   XDG_CACHE_HOME=$tmp/call PRISM_NUM_THREADS=1 "$gram_bench" --shapes=2097152x32 --reps=1 --impls=prism --no-probes \
-    > "$tmp/call.out" 2>&1 || { cat "$tmp/call.out"; fail "the Gram bench exited $?"; }
+    > "$tmp/call.out" 2>&1 || { rc=$?; cat "$tmp/call.out"; fail "the Gram bench exited $rc"; }
   grep -q '^streaming_rank_k_d: measured in ' "$tmp"/call/prism/first-use-* ||
     { cat "$tmp"/call/prism/first-use-*; fail "a long dsyrk call did not measure its rank-k limits"; }
   ! grep -q '^streaming_rank_k_[scz]: ' "$tmp"/call/prism/first-use-* || fail "a dsyrk call measured another type's limits"

@@ -555,10 +555,50 @@ TEST_CASE("the streaming rank-k rule reads each type's and form's largest n from
   for (std::int64_t n : {4, 8, 16, 32, 64}) CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'T', n, 1 << 20));
   CHECK(streaming_rank_k_preferred(zen3, z, 'N', 96, 1 << 20));
   CHECK(streaming_rank_k_preferred(zen3, s, 'T', 16, 1 << 20));
+  // A measured limit decides alone: 96 measured keeps n = 128 off the streaming leaf in cache
+  // too, and a gemm crossover measured "never" (1e18) does not put every n = 128 leaf on it.
+  machine_description measured96 = avx512;
+  measured96.set_measured(machine_key::stream_rank_k_n_d, 96).set_measured(machine_key::stream_far_bytes, 1e18);
+  CHECK(streaming_rank_k_preferred(measured96, d, 'N', 96, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(measured96, d, 'N', 128, 4096));
+  CHECK_FALSE(streaming_rank_k_preferred(measured96, d, 'N', 128, 1 << 17));
+  machine_description never = avx512;
+  never.set_measured(machine_key::stream_far_bytes, 1e18);
+  CHECK(streaming_rank_k_preferred(never, d, 'N', 128, 4096));  // the model's 8 MiB, not the 1e18
+  CHECK_FALSE(streaming_rank_k_preferred(never, d, 'N', 128, 1 << 17));
+  // 1: none, in both forms.
+  machine_description none = avx512;
+  none.set_measured(machine_key::stream_rank_k_n_d, 1).set_measured(machine_key::stream_rank_k_t_d, 1);
+  for (std::int64_t n : {1, 4, 8, 64}) CHECK_FALSE(streaming_rank_k_preferred(none, d, 'N', n, 1 << 20));
   // And the leaf a rank-k update's triangle gets under `auto`: a BLAS leaf where the limit says.
   CHECK(detail::choose_rank_k_leaf(avx512, leaf_backend::automatic, d, 'T', 32, 1 << 20) == leaf_backend::streaming);
   CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::automatic, d, 'T', 32, 1 << 20) != leaf_backend::streaming);
   CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::streaming, d, 'T', 32, 1 << 20) == leaf_backend::streaming);
+}
+
+TEST_CASE("the streaming rank-k rule under the model's limits is the rule they were measured as") {
+  // The rule as it was written before its limits were machine keys (the AVX-512 host's runs).
+  const machine_description& mc = test::epyc_2c();
+  auto written = [&](scalar_type t, bool n_form, std::int64_t n, std::int64_t k) {
+    if (n < 1 || n > 128) return false;
+    const double bytes = double(n) * double(k) * double(element_size(t));
+    if (n_form) {
+      if (t == scalar_type::s) return true;
+      if (t == scalar_type::c) return n <= 64;
+      return n <= 96 || bytes < mc.value(machine_key::stream_far_bytes);
+    }
+    if (t == scalar_type::s) return n >= 16 && n <= 96;
+    if (n < 8) return false;
+    return n <= (t == scalar_type::d ? 64 : 32);
+  };
+  for (scalar_type t : {scalar_type::s, scalar_type::d, scalar_type::c, scalar_type::z})
+    for (bool n_form : {true, false})
+      for (std::int64_t n = 0; n <= 130; ++n)
+        for (std::int64_t k : {1, 512, 4096, 1 << 14, 1 << 20}) {
+          const char trans = n_form ? 'N' : (is_complex(t) ? 'C' : 'T');
+          INFO(char(t), " ", trans, " n ", n, " k ", k);
+          CHECK(detail::streaming_rank_k_preferred(mc, t, trans, n, k) == written(t, n_form, n, k));
+        }
 }
 
 TEST_CASE("first use: the rank-k limit is the n before the leaf falls behind twice, or at the end") {

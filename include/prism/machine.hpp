@@ -46,9 +46,9 @@ enum class machine_key {
   gpu_register_bandwidth,    ///< GPU level: bytes/s a device pins (registers) the caller's memory at
   host_copy_bandwidth,       ///< bytes/s one host thread copies memory at (staging for the GPU level)
   stream_rank_k_n_s,         ///< streaming rank-k leaf, trans 'N', float: for n up to this (1: none)
-  stream_rank_k_n_d,         ///< likewise, double (and n = 128 below stream_far_bytes when it reaches 96)
+  stream_rank_k_n_d,         ///< likewise, double (the model's: and n = 128 below the model's stream_far_bytes)
   stream_rank_k_n_c,         ///< likewise, complex float (herk and syrk)
-  stream_rank_k_n_z,         ///< likewise, complex double (and n = 128 as double)
+  stream_rank_k_n_z,         ///< likewise, complex double (the model's: n = 128 as double)
   stream_rank_k_t_s,         ///< streaming rank-k leaf, trans 'T' / 'C', float: for n from 16 up to this (1: none)
   stream_rank_k_t_d,         ///< likewise, double: n from 8
   stream_rank_k_t_c,         ///< likewise, complex float: n from 8

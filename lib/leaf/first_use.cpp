@@ -167,6 +167,7 @@ struct once_state {
   std::atomic<bool> settled{false};
 };
 once_state gemm_state, rank_k_state[4];
+std::mutex measuring;  // one measurement at a time in a process: two would time each other
 
 int type_index(scalar_type t) { return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3; }
 
@@ -180,8 +181,8 @@ bool measure_once(once_state& state, const std::string& marker, std::size_t keys
   std::call_once(state.once, [&] {
     if (!wisdom::process().find(marker).has_value() && wisdom::process().enabled()) {
       try {
-        const first_use_result r = measure();
-        keep_first_use_values(r.values, {{marker, first_use_summary(r, keys)}});
+        const std::lock_guard lock(measuring);
+        keep_first_use(marker, keys, measure());
         ran = true;
       } catch (const std::exception&) {
         // a leaf library that cannot load: the model's values stay
@@ -206,6 +207,10 @@ std::string first_use_summary(const first_use_result& r, std::size_t keys) {
   char done[96];
   std::snprintf(done, sizeof done, "measured in %.3f s, %zu of %zu decided", r.seconds, r.values.size(), keys);
   return done;
+}
+
+bool keep_first_use(const std::string& marker, std::size_t keys, const first_use_result& r) {
+  return keep_first_use_values(r.values, {{marker, first_use_summary(r, keys)}});
 }
 
 std::string first_use_rank_k_marker(scalar_type t) { return std::string("streaming_rank_k_") + char(t); }

@@ -96,6 +96,11 @@ const std::vector<machine_key>& first_use_keys();
 /// `keys` keys).
 std::string first_use_summary(const first_use_result& r, std::size_t keys);
 
+/// Keeps r's values for this process and in its set (lib/machine/wisdom.hpp), with the
+/// marker `marker: first_use_summary(r, keys)` that says they were measured; false when the
+/// file could not be written.
+bool keep_first_use(const std::string& marker, std::size_t keys, const first_use_result& r);
+
 /// The longest the first-use measurement of one type's rank-k limits may take, in seconds.
 inline constexpr double first_use_rank_k_budget_seconds = 0.25;
 

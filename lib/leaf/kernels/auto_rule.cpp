@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
 namespace prism::detail {
 
@@ -98,17 +99,23 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 // (bench/results/leaf-syrk-epyc-zen3-2026-12-01T1006Z.txt) has the streaming leaf behind
 // in 65 of 68 T-form rows and in the N form from n = 64 (double) or 16 to 64 (complex), so
 // the first long rank-k call of a type measures its two limits (lib/leaf/first_use.hpp), as
-// `prism tune` does. "4 MiB or less" (n = 128, double and complex double, N form, kept
-// where the leaf led up to n = 96) is read against the machine's stream_far_bytes (8 MiB
-// by the model on that host).
+// `prism tune` does. A measured limit (1: none) decides alone: its series times n = 128 too,
+// from memory. The model's limits keep the AVX-512 host's "4 MiB or less" for n = 128
+// (double and complex double, N form), read against the model's stream_far_bytes (8 L2s:
+// 8 MiB there), not a measured one (a gemm crossover; "never", 1e18, would take every
+// n = 128 leaf).
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';
-  const double up_to = mc.value(stream_rank_k_key(t, n_form));
+  const machine_key key = stream_rank_k_key(t, n_form);
+  const double up_to = mc.value(key);
+  if (up_to < 2) return false;  // none
   if (!n_form) return n >= (t == scalar_type::s ? 16 : 8) && double(n) <= up_to;
   if (double(n) <= up_to) return true;
+  const bool model = std::string_view(mc.origin(key)) == "model";
   const double bytes = double(n) * double(k) * double(element_size(t));
-  return (t == scalar_type::d || t == scalar_type::z) && up_to >= 96 && bytes < mc.value(machine_key::stream_far_bytes);
+  return model && (t == scalar_type::d || t == scalar_type::z) && up_to >= 96 &&
+         bytes < mc.model_value(machine_key::stream_far_bytes);
 }
 
 }  // namespace prism::detail
