@@ -57,7 +57,8 @@ struct first_use_result {
 /// one core's L2 (1 MiB there), each call on the next slice of `rank_k_span` bytes (twice
 /// the last-level cache where that is at most 64 MiB, else 64 MiB; 64 MiB there), so that
 /// its A comes from memory, as a long rank-k call's leaves' A does, at the cost of a 1 MiB
-/// call (a slice is read again only after the whole span).
+/// call (a slice is read again only after the whole span); a last-level cache over 32 MiB
+/// holds part of the span, and that much of A comes from it.
 struct first_use_sizes {
   std::vector<double> near, far;
   bool from_memory = false;
