@@ -59,6 +59,18 @@ if [ -n "$gram_bench" ]; then
   grep -q '^streaming_rank_k_d: measured in ' "$tmp"/call/prism/first-use-* ||
     { cat "$tmp"/call/prism/first-use-*; fail "a long dsyrk call did not measure its rank-k limits"; }
   ! grep -q '^streaming_rank_k_[scz]: ' "$tmp"/call/prism/first-use-* || fail "a dsyrk call measured another type's limits"
+  # No measurement for a short call (32 x 2^16: 0.002 s by the model), another leaf than
+  # auto (PRISM_LEAF=openblas), or with a machine file of this CPU read.
+  "$prism" tune --show | grep -v '^#' > "$tmp/rank-k.machine"
+  for run in "short:--shapes=65536x32" "leaf:--shapes=2097152x32" "file:--shapes=2097152x32"; do
+    case "$run" in
+      leaf:*) extra="PRISM_LEAF=openblas" ;; file:*) extra="PRISM_MACHINE=$tmp/rank-k.machine" ;; *) extra="PRISM_LEAF=auto" ;;
+    esac
+    env XDG_CACHE_HOME="$tmp/no-${run%%:*}" PRISM_NUM_THREADS=1 "$extra" "$gram_bench" "${run#*:}" --reps=1 --impls=prism \
+      --no-probes > "$tmp/no.out" 2>&1 || { rc=$?; cat "$tmp/no.out"; fail "the Gram bench (${run%%:*}) exited $rc"; }
+    ! grep -qs '^streaming_rank_k_' "$tmp/no-${run%%:*}"/prism/first-use-* ||
+      fail "a dsyrk call measured its rank-k limits (${run%%:*}: it should not)"
+  done
 else
   echo "first_use: no Gram bench built (PRISM_WITH_BENCH=OFF); the in-call rank-k case not run"
 fi
