@@ -150,7 +150,7 @@ const command commands[] = {
      "  needs it when there is no machine file (the streaming crossovers, at most 0.5 s, and each\n"
      "  type's rank-k limits, at most 0.25 s, which its first long rank-k call measures), keep it\n"
      "  in this CPU's first-use file (first-use-HASH beside the machine file) and print it; measures\n"
-     "  nothing when a machine file is read or the values are kept already.\n"},
+     "  nothing the machine file read lists, or the values are kept already.\n"},
     {"bound", false, 0,
      "usage: prism bound M N K [--ranks P] [--memory S] [--topology T] [--type s|d|c|z]\n"
      "                         [--peak F] [--bandwidth LEVEL=B,...] [--probe]\n"

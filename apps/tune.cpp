@@ -244,22 +244,28 @@ int run_first_use(const options& o) {
   }
   (void)d::leaf_library(prism::leaf_backend::openblas);  // loaded first: the measurement times kernels only
   (void)d::leaf_library(prism::leaf_backend::blis);
-  // One measurement: "# first use[, what]: measured in ..." or "nothing measured, kept in ...".
-  auto once = [&](const std::string& what, const std::string& marker, std::size_t keys, auto&& measure) {
+  // One measurement: "# first use[, what]: measured in ...", "nothing measured, kept in ..."
+  // or, where a machine file lists every key of it, "nothing measured (the machine file ...)".
+  auto once = [&](const std::string& what, const std::string& marker, const std::vector<prism::machine_key>& keys,
+                  auto&& measure) {
     const std::string head = "# first use" + what + ": ";
+    if (std::none_of(keys.begin(), keys.end(), [&](prism::machine_key k) { return desc.first_use(k); })) {
+      std::printf("%snothing measured (the machine file lists its values)\n", head.c_str());
+      return;
+    }
     if (const auto kept_before = w.find(marker)) {
       std::printf("%snothing measured, kept in %s: %s\n", head.c_str(), w.path().c_str(), kept_before->c_str());
       return;
     }
     const d::first_use_result r = measure();
-    const bool kept = d::keep_first_use(marker, keys, r);
-    std::printf("%s%s; %s\n%s", head.c_str(), d::first_use_summary(r, keys).c_str(),
+    const bool kept = d::keep_first_use(marker, keys.size(), r);
+    std::printf("%s%s; %s\n%s", head.c_str(), d::first_use_summary(r, keys.size()).c_str(),
                 kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)", r.text.c_str());
   };
-  once("", "streaming_crossovers", d::first_use_keys().size(), [&] { return d::measure_first_use(desc); });
+  once("", "streaming_crossovers", d::first_use_keys(), [&] { return d::measure_first_use(desc); });
   for (prism::scalar_type t : all_types)
-    once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t), 2,
-         [&] { return d::measure_rank_k_first_use(desc, t); });
+    once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t),
+         {prism::stream_rank_k_key(t, true), prism::stream_rank_k_key(t, false)}, [&] { return d::measure_rank_k_first_use(desc, t); });
   for (prism::machine_key k : d::first_use_keys())
     std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
   for (prism::scalar_type t : all_types)

@@ -6,6 +6,7 @@
 #     description reads the values as "first use";
 #   - a second run: nothing measured, the kept values read back;
 #   - a machine file (PRISM_MACHINE naming one of this CPU): nothing measured, nothing written;
+#     one written before the rank-k keys existed (none listed): those alone measured;
 #   - PRISM_FIRST_USE=0: nothing measured, nothing written;
 #   - a cache folder that cannot be written: measured in every run, nothing kept, the same
 #     keys printed, exit 0; a program run there computes as anywhere.
@@ -59,9 +60,17 @@ if [ -n "$gram_bench" ]; then
   grep -q '^streaming_rank_k_d: measured in ' "$tmp"/call/prism/first-use-* ||
     { cat "$tmp"/call/prism/first-use-*; fail "a long dsyrk call did not measure its rank-k limits"; }
   ! grep -q '^streaming_rank_k_[scz]: ' "$tmp"/call/prism/first-use-* || fail "a dsyrk call measured another type's limits"
+  # A machine file of this CPU without the rank-k keys (written before they existed): the
+  # call measures them as without a file, and nothing the file lists.
+  "$prism" tune --show | grep -v '^#' > "$tmp/rank-k.machine"
+  grep -v '^stream_rank_k_' "$tmp/rank-k.machine" > "$tmp/old.machine"
+  XDG_CACHE_HOME=$tmp/old PRISM_MACHINE=$tmp/old.machine PRISM_NUM_THREADS=1 "$gram_bench" --shapes=2097152x32 --reps=1 \
+    --impls=prism --no-probes > "$tmp/old.out" 2>&1 || { rc=$?; cat "$tmp/old.out"; fail "the Gram bench (old file) exited $rc"; }
+  grep -q '^streaming_rank_k_d: measured in ' "$tmp"/old/prism/first-use-* ||
+    fail "a long dsyrk call with a machine file lacking the rank-k keys did not measure them"
+  ! grep -q '^streaming_crossovers: ' "$tmp"/old/prism/first-use-* || fail "measured the crossovers a machine file lists"
   # No measurement for a short call (32 x 2^16: 0.002 s by the model), another leaf than
   # auto (PRISM_LEAF=openblas), or with a machine file of this CPU read.
-  "$prism" tune --show | grep -v '^#' > "$tmp/rank-k.machine"
   for run in "short:--shapes=65536x32" "leaf:--shapes=2097152x32" "file:--shapes=2097152x32"; do
     case "$run" in
       leaf:*) extra="PRISM_LEAF=openblas" ;; file:*) extra="PRISM_MACHINE=$tmp/rank-k.machine" ;; *) extra="PRISM_LEAF=auto" ;;
@@ -87,6 +96,15 @@ grep -q "^# first use: nothing measured, kept in $file" <<<"$again" || fail "the
 XDG_CACHE_HOME=$tmp/other PRISM_MACHINE=$tmp/machine "$prism" tune --first-use > "$tmp/m.out" 2>&1 || fail "machine-file run exited $?"
 grep -q "^# first use: nothing measured (a machine file is read" "$tmp/m.out" || { cat "$tmp/m.out"; fail "measured despite a machine file"; }
 [ ! -e "$tmp/other/prism" ] || fail "wrote into the cache folder despite a machine file"
+# 3b. One written before the rank-k keys existed: those keys alone are measured, as without
+# a file, and the description reads them as "first use" beside the file's values.
+grep -v '^stream_rank_k_' "$tmp/machine" > "$tmp/old-keys"
+XDG_CACHE_HOME=$tmp/older PRISM_MACHINE=$tmp/old-keys "$prism" tune --first-use > "$tmp/o.out" 2>&1 || fail "old-file run exited $?"
+grep -q "^# first use: nothing measured (the machine file lists its values)" "$tmp/o.out" ||
+  { cat "$tmp/o.out"; fail "measured the crossovers the machine file lists"; }
+[ "$(grep -cE '^# first use, rank-k .: measured in [0-9.]+ s, [0-2] of 2 decided; kept in ' "$tmp/o.out")" = 4 ] ||
+  { cat "$tmp/o.out"; fail "the rank-k limits a machine file lacks were not measured"; }
+grep -Eq '^stream_bytes: [0-9.e+]+ (measured|model)$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "the file's stream_bytes is not read"; }
 
 # 4. PRISM_FIRST_USE=0: nothing measured or written.
 XDG_CACHE_HOME=$tmp/off PRISM_FIRST_USE=0 "$prism" tune --first-use > "$tmp/off.out" 2>&1 || fail "PRISM_FIRST_USE=0 run exited $?"

@@ -166,14 +166,18 @@ class machine_description {
   const std::string& example() const { return example_; }
 
   /// The value of key k: measured when set_measured gave it (a machine file), else what
-  /// prism measured on this machine at first use when this description takes such values
-  /// (first_use()), else the model's.
+  /// prism measured on this machine at first use when k takes such values (first_use(k)),
+  /// else the model's.
   double value(machine_key k) const;
   /// True when k's value was measured (a machine file or set_measured), not modelled.
   bool measured(machine_key k) const;
-  /// True when this description takes the values prism measures at first use on this
-  /// machine (lib/machine/wisdom.hpp: this machine's description with no machine file, from_env()).
-  bool first_use() const { return first_use_; }
+  /// True when some key takes the value prism measures at first use on this machine
+  /// (first_use(k)).
+  bool first_use() const;
+  /// True when key k takes the value prism measures at first use on this machine
+  /// (lib/machine/wisdom.hpp): this machine's description (from_env()) with first use on,
+  /// read from no machine file or from one that does not list k (written before k existed).
+  bool first_use(machine_key k) const;
   /// Where k's value comes from: "measured", "first use" or "model".
   const char* origin(machine_key k) const;
   /// The model's value of k for this machine's sizes (see machine.cpp for each formula
@@ -192,6 +196,7 @@ class machine_description {
   std::string cpu_, simd_ = "SCALAR", source_ = "model", example_;
   int simd_bits_ = 64;
   bool first_use_ = false;
+  std::vector<char> listed_ = std::vector<char>(std::size(all_machine_keys), 0);  // keys a machine file lists
   std::vector<double> measured_ = std::vector<double>(std::size(all_machine_keys), 0.0);  // 0: not measured
 };
 

@@ -194,10 +194,13 @@ bool measure_once(once_state& state, const std::string& marker, std::size_t keys
 }
 
 // True when a call on leaf `leaf` of machine mc, modelled at call_seconds, is long enough
-// (`long_seconds`) for a first-use measurement not yet settled.
-bool wants_first_use(const once_state& state, const machine_description& mc, leaf_backend leaf, double flops,
-                     double bytes, int threads, double long_seconds) {
-  if (state.settled.load(std::memory_order_acquire) || !mc.first_use() || leaf != leaf_backend::automatic) return false;
+// (`long_seconds`) for a first-use measurement of `keys` not yet settled, one of which
+// takes first-use values in mc (none does where a machine file lists them all).
+bool wants_first_use(const once_state& state, const machine_description& mc, const std::vector<machine_key>& keys,
+                     leaf_backend leaf, double flops, double bytes, int threads, double long_seconds) {
+  if (state.settled.load(std::memory_order_acquire) || leaf != leaf_backend::automatic ||
+      std::none_of(keys.begin(), keys.end(), [&](machine_key k) { return mc.first_use(k); }))
+    return false;
   return call_seconds(mc, flops, bytes, threads) >= long_seconds;
 }
 
@@ -289,7 +292,7 @@ double call_seconds(const machine_description& mc, double flops, double bytes, i
 bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std::int64_t m, std::int64_t n,
                            double flops, double bytes, int threads) {
   if (m > streaming_max_mn || n > streaming_max_mn) return false;
-  if (!wants_first_use(gemm_state, mc, leaf, flops, bytes, threads, first_use_long_seconds)) return false;
+  if (!wants_first_use(gemm_state, mc, first_use_keys(), leaf, flops, bytes, threads, first_use_long_seconds)) return false;
   return measure_once(gemm_state, "streaming_crossovers", first_use_keys().size(), [&] { return measure_first_use(mc); });
 }
 
@@ -336,7 +339,9 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
 bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t n,
                              double flops, double bytes, int threads) {
   once_state& state = rank_k_state[type_index(t)];
-  if (n > streaming_max_mn || !wants_first_use(state, mc, leaf, flops, bytes, threads, first_use_rank_k_long_seconds))
+  if (n > streaming_max_mn ||
+      !wants_first_use(state, mc, {stream_rank_k_key(t, true), stream_rank_k_key(t, false)}, leaf, flops, bytes, threads,
+                       first_use_rank_k_long_seconds))
     return false;
   return measure_once(state, first_use_rank_k_marker(t), 2, [&] { return measure_rank_k_first_use(mc, t); });
 }

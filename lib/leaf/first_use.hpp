@@ -82,8 +82,9 @@ double first_use_crossover(const std::vector<double>& sizes, const std::vector<d
 /// ("never"), or, undecided, nothing (the model's value stays). Does not keep anything.
 first_use_result measure_first_use(const machine_description& mc);
 
-/// Runs measure_first_use once per process, keeping its values (lib/machine/wisdom.hpp), when mc takes
-/// first-use values (machine_description::first_use: no machine file), they are not known
+/// Runs measure_first_use once per process, keeping its values (lib/machine/wisdom.hpp), when one of its
+/// keys takes first-use values in mc (machine_description::first_use(k): no machine file
+/// listing it), they are not known
 /// yet, PRISM_LEAF is auto and the call (m x n, `flops`, operands of `bytes`, `threads`
 /// threads) is long and could have streaming leaves (m, n <= 128). Returns true when it ran
 /// in this call. One atomic load once done.

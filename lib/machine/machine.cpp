@@ -258,16 +258,22 @@ double machine_description::model_value(machine_key k) const {
 double machine_description::value(machine_key k) const {
   const double v = measured_[index_of(k)];
   if (v > 0) return v;
-  if (first_use_)
+  if (first_use(k))
     if (const double f = detail::first_use_value(k); f > 0) return f;
   return model_value(k);
 }
 
 bool machine_description::measured(machine_key k) const { return measured_[index_of(k)] > 0; }
 
+bool machine_description::first_use(machine_key k) const { return first_use_ && !listed_[index_of(k)] && !measured(k); }
+
+bool machine_description::first_use() const {
+  return std::any_of(std::begin(all_machine_keys), std::end(all_machine_keys), [&](machine_key k) { return first_use(k); });
+}
+
 const char* machine_description::origin(machine_key k) const {
   if (measured(k)) return "measured";
-  if (first_use_ && detail::first_use_value(k) > 0) return "first use";
+  if (first_use(k) && detail::first_use_value(k) > 0) return "first use";
   return "model";
 }
 
@@ -279,6 +285,7 @@ machine_description& machine_description::set_measured(machine_key k, double v) 
 
 machine_description& machine_description::clear_measured() {
   std::fill(measured_.begin(), measured_.end(), 0.0);
+  std::fill(listed_.begin(), listed_.end(), 0);
   return *this;
 }
 
@@ -380,6 +387,7 @@ machine_description machine_description::parse(const std::string& text) {
         throw error(where + ": expected '" + key + ": NUMBER measured' or '... model', got '" + value + "'");
       const double x = parse_number(number_text, where);
       if (origin == "measured") m.measured_[index_of(k)] = x;
+      m.listed_[index_of(k)] = 1;
     } else {
       throw error(where + ": unknown key '" + key + "'");
     }
@@ -446,7 +454,9 @@ machine_description machine_description::from_env() {
   const bool named = !env.machine.empty();
   const std::string path = named ? env.machine : env.machine_file;
   // Without a machine file, this machine's description takes what prism measures at first
-  // use (lib/machine/wisdom.hpp); a file, once read, replaces it whole (tune measured more).
+  // use (lib/machine/wisdom.hpp); a file, once read, replaces it for every key it lists
+  // (tune measured more), and a key it does not list (a file written before that key
+  // existed) is still measured at first use.
   machine_description first_use = here;
   first_use.first_use_ = env.first_use.get();
   if (path.empty()) return first_use;
@@ -479,7 +489,9 @@ machine_description machine_description::from_env() {
       return ignored();
     }
     here.measured_ = file.measured_;
+    here.listed_ = file.listed_;
     here.source_ = file.source_;
+    here.first_use_ = first_use.first_use_;
     return here;
   } catch (const std::exception& e) {
     std::string why = e.what();
