@@ -12,6 +12,10 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace prism::detail {
 
 namespace {
@@ -20,19 +24,42 @@ using clock_type = std::chrono::steady_clock;
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
-// Seconds per call of f, one timing repeating f until it lasts 50 us (a call of a few
-// microseconds is timed over several); 1e300 (none) once past `deadline`.
-template <class F>
-double per_call(clock_type::time_point deadline, F&& f) {
+// Seconds per call of f, one timing repeating f until its calls last 50 us (a call of a
+// few microseconds is timed over several), `prepare` run untimed before each; 1e300 (none)
+// once past `deadline`.
+template <class F, class P>
+double per_call(clock_type::time_point deadline, F&& f, P&& prepare) {
   if (clock_type::now() >= deadline) return 1e300;
   int calls = 0;
-  const auto t0 = clock_type::now();
   double t = 0;
   do {
+    prepare();
+    const auto t0 = clock_type::now();
     f();
+    t += since(t0);
     ++calls;
-  } while ((t = since(t0)) < 5e-5);
+  } while (t < 5e-5);
   return t / calls;
+}
+
+// Whether evict() can drop data from every cache level here (x86's clflush).
+#if defined(__x86_64__) || defined(__i386__)
+constexpr bool can_evict = true;
+#else
+constexpr bool can_evict = false;
+#endif
+
+// Drops [p, p + bytes) from every cache level, so that the next call reads it from memory
+// (x86: clflush on each 64-byte line, then a fence); nothing where can_evict is false.
+void evict(const void* p, std::size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t at = 0; at < bytes; at += 64) _mm_clflush(c + at);
+  if (bytes > 0) _mm_clflush(c + bytes - 1);
+  _mm_mfence();
+#else
+  (void)p, (void)bytes;
+#endif
 }
 
 // The operands every series shares, allocated and written once at the start (a series' own
@@ -56,15 +83,15 @@ std::int64_t k_for(double bytes, std::int64_t m, std::int64_t n, std::size_t siz
 // rounds, each timing all three in turn: a spell of a busy machine (another VM's memory
 // traffic) then falls on both sides of the ratio, not on one leaf's timings. Returns best
 // BLAS / streaming over whole rounds only (the budget may run out between two timings), or
-// 0 when the budget ran out before one round ended.
-template <class S, class B>
-double interleaved_ratio(clock_type::time_point deadline, S&& streaming_call, B&& blas_call) {
+// 0 when the budget ran out before one round ended. `prepare` runs untimed before each call.
+template <class S, class B, class P>
+double interleaved_ratio(clock_type::time_point deadline, S&& streaming_call, B&& blas_call, P&& prepare) {
   const blas_library& ob = leaf_library(leaf_backend::openblas);
   const blas_library& bl = leaf_library(leaf_backend::blis);
   double streaming = 1e300, best_blas = 1e300;
   for (int round = 0; round < 3; ++round) {
-    const double s = per_call(deadline, streaming_call);
-    const double o = per_call(deadline, [&] { blas_call(ob); }), b = per_call(deadline, [&] { blas_call(bl); });
+    const double s = per_call(deadline, streaming_call, prepare);
+    const double o = per_call(deadline, [&] { blas_call(ob); }, prepare), b = per_call(deadline, [&] { blas_call(bl); }, prepare);
     if (std::max({s, o, b}) >= 1e300) break;
     streaming = std::min(streaming, s), best_blas = std::min({best_blas, o, b});
   }
@@ -103,7 +130,7 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
     const auto t0 = clock_type::now();
     const double r = interleaved_ratio(
         deadline, [&] { streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
-        [&](const blas_library& lib) { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); });
+        [&](const blas_library& lib) { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); }, [] {});
     if (r == 0) break;  // the budget ran out inside the size
     ratios.push_back(r);
     last = since(t0), last_k = double(k);
@@ -124,13 +151,18 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
   constexpr bool herm = !std::is_floating_point_v<T>;
   if (herm && trans == 'T') trans = 'C';
   const auto deadline = deadline_of(start, budget);
-  // Each call reads the next slice of A's span: the slice it reads was last read a whole
-  // span (twice the last-level cache) before, so it comes from memory. Example, 1 MiB
-  // slices of a 64 MiB span: 64 slices, each read once every 64 calls.
-  const std::int64_t slices = std::max<std::int64_t>(1, std::int64_t(span / bytes));
+  // A comes from memory: evicted from the caches before each call (can_evict), else each
+  // call reads the next slice of A's span, last read a whole span (twice the last-level
+  // cache) before. Example, 1 MiB slices of a 64 MiB span: 64 slices, each read once every
+  // 64 calls.
+  const std::int64_t slices = can_evict ? 1 : std::max<std::int64_t>(1, std::int64_t(span / bytes));
   const std::int64_t stride = std::int64_t(bytes) / std::int64_t(sizeof(T));
-  std::int64_t next = 0;
-  auto slice = [&] { return ops.at<T>((next++ % slices) * stride); };
+  std::int64_t next = 0, at = 0;
+  auto slice = [&] { return ops.at<T>(at); };
+  auto prepare = [&] {
+    at = (next++ % slices) * stride;
+    evict(ops.at<T>(at), std::size_t(stride) * sizeof(T));
+  };
   std::vector<T> C(std::size_t(ns.back() * ns.back()));
   std::vector<double> ratios;
   char line[160];
@@ -149,7 +181,8 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
         [&](const blas_library& lib) {
           if constexpr (herm) lib.herk<T>('U', trans, n, k, 1.0, slice(), lda, 0.0, C.data(), n);
           else lib.syrk<T>('U', trans, n, k, T(1), slice(), lda, T(0), C.data(), n);
-        });
+        },
+        prepare);
     if (r == 0) break;
     ratios.push_back(r);
     last = since(t0), last_n = double(n);
@@ -239,7 +272,7 @@ first_use_sizes first_use_bytes(const machine_description& mc) {
   const double largest = std::min(8 * l2, 16.0 * (1 << 20));
   const double llc = double(mc.last_level_bytes());
   first_use_sizes b{{l2 / 8, l2 / 2, 2 * l2, largest}, {l2 / 2, 2 * l2, largest}, false, 2 * l2, 0};
-  b.rank_k_span = std::max(b.rank_k, std::min(2 * llc, 64.0 * (1 << 20)));
+  b.rank_k_span = can_evict ? b.rank_k : std::max(b.rank_k, std::min(2 * llc, 64.0 * (1 << 20)));
   if (llc > 0 && 2 * llc <= largest) {  // a small last-level cache: the largest size is read from memory already
     b.from_memory = true;
   } else if (llc > 0 && 2 * llc <= 64.0 * (1 << 20)) {

@@ -54,11 +54,10 @@ struct first_use_result {
 /// An L3 at most half the largest size (a small one) needs no further size: from_memory
 /// with it. Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB;
 /// far 256 KiB, 1, 4 and 64 MiB. `rank_k`: the bytes of A of every rank-k series' leaf, twice
-/// one core's L2 (1 MiB there), each call on the next slice of `rank_k_span` bytes (twice
-/// the last-level cache where that is at most 64 MiB, else 64 MiB; 64 MiB there), so that
-/// its A comes from memory, as a long rank-k call's leaves' A does, at the cost of a 1 MiB
-/// call (a slice is read again only after the whole span); a last-level cache over 32 MiB
-/// holds part of the span, and that much of A comes from it.
+/// one core's L2 (1 MiB there), read from memory, as a long rank-k call's leaves' A is:
+/// evicted from every cache before each call on x86 (`rank_k_span` = `rank_k`), elsewhere
+/// each call on the next slice of `rank_k_span` bytes (twice the last-level cache where
+/// that is at most 64 MiB, else 64 MiB: a larger cache holds part of it).
 struct first_use_sizes {
   std::vector<double> near, far;
   bool from_memory = false;
@@ -126,7 +125,7 @@ double first_use_n_limit(const std::vector<std::int64_t>& ns, const std::vector<
 /// Measures type t's streaming rank-k limits now (stream_rank_k_n_X and stream_rank_k_t_X
 /// for t = X): the streaming rank-k leaf against the faster BLAS leaf's ?syrk (?herk for a
 /// complex t) at first_use_rank_k_ns's n, A of first_use_bytes's `rank_k` bytes from memory
-/// (each call on the next slice of its `rank_k_span`), the N form
+/// (see first_use_sizes), the N form
 /// first, within `budget` seconds; first_use_n_limit's value for each form decided. Does
 /// not keep anything.
 first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_type t,
