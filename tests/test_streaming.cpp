@@ -477,18 +477,29 @@ TEST_CASE("first use: the 32 x 32 TN and 64 x 64 NN series reach memory, past th
   CHECK(z.near == std::vector<double>{MiB / 16, MiB / 4, MiB, 4 * MiB, 64 * MiB});
   CHECK(z.far == std::vector<double>{MiB / 4, MiB, 4 * MiB, 64 * MiB});
   CHECK(z.from_memory);
-  // A 96 MiB L3: twice it is past what a first use may allocate; the series stop at 16 MiB
-  // (8 L2s of 2 MiB) and their largest size is read from the L3.
+  // A 96 MiB L3: on x86 the memory size is 16 MiB (8 L2s of 2 MiB) again with its operands
+  // evicted before each call, labelled twice the L3; elsewhere twice it is past what a first
+  // use may allocate, so the series stop at 16 MiB, read from the L3.
   const machine_description big = test::epyc_2c_with("Package:1 L3Cache:1(size=96MiB) L2Cache:2(size=2MiB) L1dCache:1(size=48KiB) Core:1 PU:1");
   const detail::first_use_sizes b = detail::first_use_bytes(big);
+#if defined(__x86_64__) || defined(__i386__)
+  CHECK(z.evicted_last);  // 64 MiB timed as 4 MiB evicted
+  CHECK(b.near == std::vector<double>{MiB / 4, MiB, 4 * MiB, 16 * MiB, 192 * MiB});
+  CHECK(b.far == std::vector<double>{MiB, 4 * MiB, 16 * MiB, 192 * MiB});
+  CHECK(b.from_memory);
+  CHECK(b.evicted_last);
+#else
+  CHECK_FALSE(z.evicted_last);
   CHECK(b.near == std::vector<double>{MiB / 4, MiB, 4 * MiB, 16 * MiB});
   CHECK(b.far == std::vector<double>{MiB, 4 * MiB, 16 * MiB});
   CHECK_FALSE(b.from_memory);
+#endif
   // A 4 MiB L3 under 2 MiB L2s: the largest size, 16 MiB, is read from memory already.
   const machine_description small = test::epyc_2c_with("Package:1 L3Cache:1(size=4MiB) L2Cache:2(size=2MiB) L1dCache:1(size=48KiB) Core:1 PU:1");
   const detail::first_use_sizes s = detail::first_use_bytes(small);
   CHECK(s.far == std::vector<double>{MiB, 4 * MiB, 16 * MiB});
   CHECK(s.from_memory);
+  CHECK_FALSE(s.evicted_last);
 }
 
 TEST_CASE("first use: a series behind the BLAS leaf from memory says never, measured in the caches only undecided") {

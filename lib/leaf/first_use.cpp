@@ -9,6 +9,7 @@
 #include <chrono>
 #include <complex>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -62,15 +63,22 @@ void evict(const void* p, std::size_t bytes) {
 #endif
 }
 
-// The operands every series shares, allocated and written once at the start (a series' own
-// allocation, on a busy machine, once took a tenth of a second past the budget): `bytes`
-// of small exact values, read as doubles or complex doubles.
+// The operands every series shares, allocated once at the start (a series' own
+// allocation, on a busy machine, once took a tenth of a second past the budget) and left
+// unwritten: a series writes small exact values (0.5 as doubles) into what it reads, so a
+// leading dimension as long as a call's k costs address space, not memory or time.
 struct operands {
-  std::vector<double> data;
-  explicit operands(double bytes) : data(std::size_t(bytes / sizeof(double)) + 4096, 0.5) {}
+  std::unique_ptr<double[]> data;
+  explicit operands(double bytes) : data(new double[std::size_t(bytes / sizeof(double)) + 4096]) {}
   template <class T>
   T* at(std::int64_t offset_elements) {
-    return reinterpret_cast<T*>(data.data()) + offset_elements;
+    return reinterpret_cast<T*>(data.get()) + offset_elements;
+  }
+  // Writes the values into `cols` runs of `rows` T elements, `ld` apart, from element `first`.
+  template <class T>
+  void fill(std::int64_t first, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    for (std::int64_t j = 0; j < cols; ++j)
+      std::fill_n(reinterpret_cast<double*>(at<T>(first + j * ld)), std::size_t(rows) * sizeof(T) / sizeof(double), 0.5);
   }
 };
 
@@ -109,13 +117,23 @@ clock_type::time_point deadline_of(clock_type::time_point start, double budget) 
 // would likely end within the budget, and a timing only within it.
 template <class T>
 std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char ta, char tb,
-                           const std::vector<std::int64_t>& ks, clock_type::time_point start, std::string& text,
-                           const char* name) {
+                           const std::vector<std::int64_t>& ks, std::int64_t kmax, clock_type::time_point start,
+                           std::string& text, const char* name, bool evicted_last) {
   const auto deadline = deadline_of(start, first_use_budget_seconds);
-  const std::int64_t kmax = ks.back();
   const std::int64_t lda = ta == 'N' ? m : kmax, ldb = tb == 'N' ? kmax : n;
+  const std::int64_t kt = *std::max_element(ks.begin(), ks.end());  // the most any timing reads
   const T* A = ops.at<T>(0);
   const T* B = ops.at<T>(m * kmax);
+  if (ta == 'N') ops.fill<T>(0, m * kt, 1, 0);
+  else ops.fill<T>(0, kt, m, lda);
+  if (tb == 'N') ops.fill<T>(m * kmax, kt, n, ldb);
+  else ops.fill<T>(m * kmax, n * kt, 1, 0);
+  const auto evict_operands = [&] {  // what the timings read of A and B
+    if (ta == 'N') evict(A, std::size_t(m * kt) * sizeof(T));
+    else for (std::int64_t j = 0; j < m; ++j) evict(A + j * lda, std::size_t(kt) * sizeof(T));
+    if (tb == 'N') for (std::int64_t j = 0; j < n; ++j) evict(B + j * ldb, std::size_t(kt) * sizeof(T));
+    else evict(B, std::size_t(n * kt) * sizeof(T));
+  };
   std::vector<T> C(std::size_t(m * n));
   std::vector<double> ratios;
   char line[160];
@@ -123,18 +141,23 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
                 ta, tb, char(scalar_type_of<T>()));
   text += line;
   double last = 0, last_k = 1;
-  for (std::int64_t k : ks) {
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    const std::int64_t k = ks[i];
+    const bool evicted = evicted_last && i + 1 == ks.size();
     // Stop before a size that would likely end past the budget: its calls take the last
     // size's time in proportion to k.
     if (since(start) + last * double(k) / last_k > first_use_budget_seconds) break;
     const auto t0 = clock_type::now();
     const double r = interleaved_ratio(
         deadline, [&] { streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
-        [&](const blas_library& lib) { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); }, [] {});
+        [&](const blas_library& lib) { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
+        [&] {
+          if (evicted) evict_operands();
+        });
     if (r == 0) break;  // the budget ran out inside the size
     ratios.push_back(r);
     last = since(t0), last_k = double(k);
-    std::snprintf(line, sizeof line, " k %lld %.2f", static_cast<long long>(k), r);
+    std::snprintf(line, sizeof line, evicted ? " k %lld from memory %.2f" : " k %lld %.2f", static_cast<long long>(k), r);
     text += line;
   }
   text += "\n";
@@ -158,6 +181,7 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
   const std::int64_t slices = can_evict ? 1 : std::max<std::int64_t>(1, std::int64_t(span / bytes));
   const std::int64_t stride = std::int64_t(bytes) / std::int64_t(sizeof(T));
   std::int64_t next = 0, at = 0;
+  ops.fill<T>(0, slices * stride, 1, 0);
   auto slice = [&] { return ops.at<T>(at); };
   auto prepare = [&] {
     at = (next++ % slices) * stride;
@@ -275,10 +299,11 @@ first_use_sizes first_use_bytes(const machine_description& mc) {
   b.rank_k_span = can_evict ? b.rank_k : std::max(b.rank_k, std::min(2 * llc, 64.0 * (1 << 20)));
   if (llc > 0 && 2 * llc <= largest) {  // a small last-level cache: the largest size is read from memory already
     b.from_memory = true;
-  } else if (llc > 0 && 2 * llc <= 64.0 * (1 << 20)) {
+  } else if (llc > 0 && (can_evict || 2 * llc <= 64.0 * (1 << 20))) {
     b.near.push_back(2 * llc);
     b.far.push_back(2 * llc);
     b.from_memory = true;
+    b.evicted_last = can_evict;
   }
   return b;
 }
@@ -291,15 +316,18 @@ first_use_result measure_first_use(const machine_description& mc) {
   (void)leaf_library(leaf_backend::blis);
   const auto start = clock_type::now();
   const first_use_sizes bytes = first_use_bytes(mc);
-  operands ops(std::max(bytes.near.back(), bytes.far.back()));  // the largest series' A and B
+  // The largest series' A and B, laid out as a leaf of a k cut of the largest size sees
+  // them (an evicted last size: only the size before it is read).
+  operands ops(std::max(bytes.near.back(), bytes.far.back()));
   auto run = [&](machine_key key, std::int64_t m, std::int64_t n, char ta, char tb, const std::vector<double>& list) {
     std::vector<std::int64_t> ks;
     std::vector<double> sizes;
     for (double b : list) ks.push_back(k_for(b, m, n, sizeof(double)));
     for (std::int64_t k : ks) sizes.push_back(double((m + n) * k) * sizeof(double));
-    const double x =
-        first_use_crossover(sizes, series<double>(ops, m, n, ta, tb, ks, start, r.text, to_string(key)),
-                            bytes.from_memory);
+    const std::int64_t kmax = ks.back();
+    if (bytes.evicted_last) ks.back() = ks[ks.size() - 2];  // timed at the size before, evicted
+    const double x = first_use_crossover(
+        sizes, series<double>(ops, m, n, ta, tb, ks, kmax, start, r.text, to_string(key), bytes.evicted_last), bytes.from_memory);
     if (x > 0) r.values[key] = x;
   };
   // Cheapest series first, so that a slow machine's budget runs out on the largest sizes.
@@ -307,7 +335,7 @@ first_use_result measure_first_use(const machine_description& mc) {
   const std::vector<std::int64_t> ks = {32, 64, 128, 256};
   const std::vector<double> sizes(ks.begin(), ks.end());
   const double x =
-      first_use_crossover(sizes, series<std::complex<double>>(ops, 8, 8, 'N', 'N', ks, start, r.text, "stream_complex_k"), false);
+      first_use_crossover(sizes, series<std::complex<double>>(ops, 8, 8, 'N', 'N', ks, ks.back(), start, r.text, "stream_complex_k", false), false);
   if (x > 0 && x < 1e18) r.values[machine_key::stream_complex_k] = x;
   run(machine_key::stream_bytes, 8, 8, 'N', 'N', bytes.near);
   run(machine_key::stream_dot_bytes, 32, 32, 'T', 'N', bytes.far);

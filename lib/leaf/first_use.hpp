@@ -47,13 +47,15 @@ struct first_use_result {
 /// The bytes of A and B the first-use series time: `near` for stream_bytes (8 x 8 NN), `far`
 /// for stream_dot_bytes (32 x 32 TN) and stream_far_bytes (64 x 64 NN). `near` from an
 /// eighth of one core's L2 (in cache), `far` from half of one, both to 8 L2s, at most
-/// 16 MiB (from the next level), then past the last-level cache, to twice its size where
-/// that is at most 64 MiB (from_memory): read from memory, as a long call's leaves are, and
-/// whether the streaming leaf leads there depends on the CPU (the 64 x 64 panel kernel at
+/// 16 MiB (from the next level), then from memory (from_memory), as a long call's leaves
+/// read, at twice the last-level cache: on x86 the size before again with A and B evicted
+/// from every cache before each call (evicted_last), at any cache size; elsewhere that size
+/// itself where it is at most 64 MiB. Whether the streaming leaf leads from memory
+/// depends on the CPU (the 64 x 64 panel kernel at
 /// 64 MiB: 1.6x on an AVX-512 EPYC family 26, 0.8-0.9x on an AVX2 Zen 3; docs/planning.md).
 /// An L3 at most half the largest size (a small one) needs no further size: from_memory
 /// with it. Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB;
-/// far 256 KiB, 1, 4 and 64 MiB. `rank_k`: the bytes of A of every rank-k series' leaf, twice
+/// far 256 KiB, 1, 4 and 64 MiB (on x86 the "64 MiB" timed as 4 MiB evicted). `rank_k`: the bytes of A of every rank-k series' leaf, twice
 /// one core's L2 (1 MiB there), read from memory, as a long rank-k call's leaves' A is:
 /// evicted from every cache before each call on x86 (`rank_k_span` = `rank_k`), elsewhere
 /// each call on the next slice of `rank_k_span` bytes (twice the last-level cache where
@@ -62,6 +64,7 @@ struct first_use_sizes {
   std::vector<double> near, far;
   bool from_memory = false;
   double rank_k = 0, rank_k_span = 0;
+  bool evicted_last = false;  ///< the last size is the size before it, its operands evicted
 };
 first_use_sizes first_use_bytes(const machine_description& mc);
 
