@@ -237,7 +237,10 @@ int run_first_use(const options& o) {
   const prism::machine_description& desc = o.ctx.description();
   d::wisdom& w = d::wisdom::process();
   std::printf("# %s\n", desc.summary().c_str());
-  if (!desc.first_use()) {
+  std::vector<prism::machine_key> measured_here = d::first_use_keys();
+  for (prism::scalar_type t : all_types)
+    for (bool n_form : {true, false}) measured_here.push_back(prism::stream_rank_k_key(t, n_form));
+  if (std::none_of(measured_here.begin(), measured_here.end(), [&](prism::machine_key k) { return desc.first_use(k); })) {
     std::printf("# first use: nothing measured (%s)\n", w.enabled() ? "a machine file is read: its values stand"
                                                                      : "PRISM_FIRST_USE=0");
     return 0;
@@ -262,10 +265,11 @@ int run_first_use(const options& o) {
     std::printf("%s%s; %s\n%s", head.c_str(), d::first_use_summary(r, keys.size()).c_str(),
                 kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)", r.text.c_str());
   };
-  once("", "streaming_crossovers", d::first_use_keys(), [&] { return d::measure_first_use(desc); });
+  once("", "streaming_crossovers", d::first_use_keys(), [&] { return d::taken_by(desc, d::measure_first_use(desc)); });
   for (prism::scalar_type t : all_types)
     once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t),
-         {prism::stream_rank_k_key(t, true), prism::stream_rank_k_key(t, false)}, [&] { return d::measure_rank_k_first_use(desc, t); });
+         {prism::stream_rank_k_key(t, true), prism::stream_rank_k_key(t, false)},
+         [&] { return d::taken_by(desc, d::measure_rank_k_first_use(desc, t)); });
   for (prism::machine_key k : d::first_use_keys())
     std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
   for (prism::scalar_type t : all_types)

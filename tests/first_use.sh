@@ -68,7 +68,6 @@ if [ -n "$gram_bench" ]; then
     --impls=prism --no-probes > "$tmp/old.out" 2>&1 || { rc=$?; cat "$tmp/old.out"; fail "the Gram bench (old file) exited $rc"; }
   grep -q '^streaming_rank_k_d: measured in ' "$tmp"/old/prism/first-use-* ||
     fail "a long dsyrk call with a machine file lacking the rank-k keys did not measure them"
-  ! grep -q '^streaming_crossovers: ' "$tmp"/old/prism/first-use-* || fail "measured the crossovers a machine file lists"
   # No measurement for a short call (32 x 2^16: 0.002 s by the model), another leaf than
   # auto (PRISM_LEAF=openblas), or with a machine file of this CPU read.
   for run in "short:--shapes=65536x32" "leaf:--shapes=2097152x32" "file:--shapes=2097152x32"; do
@@ -104,7 +103,11 @@ grep -q "^# first use: nothing measured (the machine file lists its values)" "$t
   { cat "$tmp/o.out"; fail "measured the crossovers the machine file lists"; }
 [ "$(grep -cE '^# first use, rank-k .: measured in [0-9.]+ s, [0-2] of 2 decided; kept in ' "$tmp/o.out")" = 4 ] ||
   { cat "$tmp/o.out"; fail "the rank-k limits a machine file lacks were not measured"; }
-grep -Eq '^stream_bytes: [0-9.e+]+ (measured|model)$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "the file's stream_bytes is not read"; }
+! grep -Eq '^stream_rank_k_[nt]_[sdcz]: [0-9.e+]+ measured$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "a rank-k limit read as the file's"; }
+grep -Eq '^stream_rank_k_[nt]_[sdcz]: [0-9.e+]+ first use$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "no rank-k limit read as first use"; }
+file_bytes=$(sed -nE 's/^stream_bytes: ([0-9.e+]+) .*/\1/p' "$tmp/old-keys")
+grep -qxF -e "stream_bytes: $file_bytes measured" -e "stream_bytes: $file_bytes model" "$tmp/o.out" ||
+  { cat "$tmp/o.out"; fail "the file's stream_bytes ($file_bytes) is not read"; }
 
 # 4. PRISM_FIRST_USE=0: nothing measured or written.
 XDG_CACHE_HOME=$tmp/off PRISM_FIRST_USE=0 "$prism" tune --first-use > "$tmp/off.out" 2>&1 || fail "PRISM_FIRST_USE=0 run exited $?"

@@ -214,6 +214,45 @@ TEST_CASE("a machine file from this CPU gives its measured values; a bad one one
   for (const std::string& path : {good, other, malformed}) unlink(path.c_str());
 }
 
+TEST_CASE("a machine file of this CPU rules the keys it lists; a key it does not list takes first use") {
+  // A file as prism tune writes it (every key, measured or model) but for the rank-k limits,
+  // as one written before they existed.
+  machine_description tuned = machine_description::detect();
+  tuned.set_measured(machine_key::stream_bytes, 3 << 20);
+  std::istringstream all(tuned.to_string());
+  std::string text;
+  for (std::string line; std::getline(all, line);)
+    if (line.rfind("stream_rank_k_", 0) != 0) text += line + "\n";
+  const std::string old = write_file("old-keys", text), full = write_file("full", tuned.to_string());
+  const char* was = std::getenv("PRISM_FIRST_USE");
+  const std::string before = was != nullptr ? was : "";
+  setenv("PRISM_FIRST_USE", "1", 1);
+  const machine_description m = from_file(old), f = from_file(full);
+  setenv("PRISM_FIRST_USE", "0", 1);
+  const machine_description off = from_file(old);
+  if (was != nullptr) setenv("PRISM_FIRST_USE", before.c_str(), 1);
+  else unsetenv("PRISM_FIRST_USE");
+  CHECK(m.source() == "file " + old);
+  CHECK(m.measured(machine_key::stream_bytes));
+  CHECK_FALSE(m.first_use(machine_key::stream_bytes));     // measured in the file
+  CHECK_FALSE(m.first_use(machine_key::stream_far_bytes));  // listed as the model's
+  for (scalar_type t : {scalar_type::s, scalar_type::d, scalar_type::c, scalar_type::z})
+    for (bool n_form : {true, false}) {
+      CHECK(m.first_use(stream_rank_k_key(t, n_form)));
+      CHECK_FALSE(f.first_use(stream_rank_k_key(t, n_form)));
+      CHECK_FALSE(off.first_use(stream_rank_k_key(t, n_form)));
+    }
+  CHECK(m.first_use());
+  CHECK_FALSE(f.first_use());  // every key listed: nothing taken from first use
+  CHECK_FALSE(off.first_use());
+  // Another topology's model (context::set_machine): no measured or first-use value carries over.
+  machine_description other = m;
+  other.clear_measured();
+  CHECK_FALSE(other.measured(machine_key::stream_bytes));
+  CHECK_FALSE(other.first_use());
+  for (const std::string& path : {old, full}) unlink(path.c_str());
+}
+
 TEST_CASE("an example machine file is used as it is on any CPU, and a context plans for it") {
   const machine_description m = from_file(PRISM_SOURCE_DIR "/docs/machines/epyc-2c.machine");
   CHECK(m.example() == "epyc-2c");

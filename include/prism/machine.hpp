@@ -185,7 +185,7 @@ class machine_description {
   double model_value(machine_key k) const;
   /// Sets a measured value (prism tune); throws prism::error unless v > 0.
   machine_description& set_measured(machine_key k, double v);
-  /// Drops every measured value: the model's description of the same machine.
+  /// Drops every measured and first-use value: the model's description of the same machine.
   machine_description& clear_measured();
   /// Sets the source text (machine_description::source).
   machine_description& set_source(std::string s);

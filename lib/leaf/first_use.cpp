@@ -13,9 +13,10 @@
 #include <mutex>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__SSE2__)
 #include <immintrin.h>
 #endif
+#include <sys/mman.h>
 
 namespace prism::detail {
 
@@ -43,8 +44,8 @@ double per_call(clock_type::time_point deadline, F&& f, P&& prepare) {
   return t / calls;
 }
 
-// Whether evict() can drop data from every cache level here (x86's clflush).
-#if defined(__x86_64__) || defined(__i386__)
+// Whether evict() can drop data from every cache level here (x86's clflush, SSE2).
+#if defined(__SSE2__)
 constexpr bool can_evict = true;
 #else
 constexpr bool can_evict = false;
@@ -53,7 +54,7 @@ constexpr bool can_evict = false;
 // Drops [p, p + bytes) from every cache level, so that the next call reads it from memory
 // (x86: clflush on each 64-byte line, then a fence); nothing where can_evict is false.
 void evict(const void* p, std::size_t bytes) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__SSE2__)
   const char* c = static_cast<const char*>(p);
   for (std::size_t at = 0; at < bytes; at += 64) _mm_clflush(c + at);
   if (bytes > 0) _mm_clflush(c + bytes - 1);
@@ -65,20 +66,30 @@ void evict(const void* p, std::size_t bytes) {
 
 // The operands every series shares, allocated once at the start (a series' own
 // allocation, on a busy machine, once took a tenth of a second past the budget) and left
-// unwritten: a series writes small exact values (0.5 as doubles) into what it reads, so a
-// leading dimension as long as a call's k costs address space, not memory or time.
+// unwritten: a series writes small exact values (0.5) into what it reads, so a leading
+// dimension as long as a call's k costs address space, not memory or time (its pages are
+// kept off transparent huge pages, which would fault in 2 MiB around each column read).
 struct operands {
-  std::unique_ptr<double[]> data;
-  explicit operands(double bytes) : data(new double[std::size_t(bytes / sizeof(double)) + 4096]) {}
+  std::size_t bytes;
+  void* base;
+  explicit operands(double b) : bytes(std::size_t(b) + (1 << 16)) {
+    base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_NOHUGEPAGE
+    (void)::madvise(base, bytes, MADV_NOHUGEPAGE);
+#endif
+  }
+  operands(const operands&) = delete;
+  operands& operator=(const operands&) = delete;
+  ~operands() { ::munmap(base, bytes); }
   template <class T>
   T* at(std::int64_t offset_elements) {
-    return reinterpret_cast<T*>(data.get()) + offset_elements;
+    return static_cast<T*>(base) + offset_elements;
   }
   // Writes the values into `cols` runs of `rows` T elements, `ld` apart, from element `first`.
   template <class T>
   void fill(std::int64_t first, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-    for (std::int64_t j = 0; j < cols; ++j)
-      std::fill_n(reinterpret_cast<double*>(at<T>(first + j * ld)), std::size_t(rows) * sizeof(T) / sizeof(double), 0.5);
+    for (std::int64_t j = 0; j < cols; ++j) std::fill_n(at<T>(first + j * ld), rows, T(0.5));
   }
 };
 
@@ -111,8 +122,12 @@ clock_type::time_point deadline_of(clock_type::time_point start, double budget) 
 }
 
 // One series: the streaming leaf against the faster BLAS leaf on m x n x k (trans ta, tb)
-// for each k of `ks`, one thread, the operands laid out as a leaf of a k cut sees them
-// (leading dimension the series' largest k where an operand runs along k). Returns the
+// for each k of `ks`, one thread, the operands laid out as a leaf of a k cut of a call of
+// inner size kmax sees them (leading dimension kmax where an operand runs along k; kmax is
+// the memory size's k, above every k timed when that size is timed evicted). Example, 32 x
+// 32 TN, 512 KiB L2s, 32 MiB L3: kmax = 64 MiB / (64 x 8 B) = 131072, the largest k timed
+// 8192 (4 MiB); A's column j (k x 32, 'T') starts at element 131072 j, B (k x 32, 'N') at
+// 32 x 131072, its column j 131072 j after that, each 8192 elements written and read. Returns the
 // ratios best BLAS / streaming, as many as the budget allowed: a size starts only if it
 // would likely end within the budget, and a timing only within it.
 template <class T>
@@ -130,8 +145,10 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
   else ops.fill<T>(m * kmax, n * kt, 1, 0);
   const auto evict_operands = [&] {  // what the timings read of A and B
     if (ta == 'N') evict(A, std::size_t(m * kt) * sizeof(T));
-    else for (std::int64_t j = 0; j < m; ++j) evict(A + j * lda, std::size_t(kt) * sizeof(T));
-    if (tb == 'N') for (std::int64_t j = 0; j < n; ++j) evict(B + j * ldb, std::size_t(kt) * sizeof(T));
+    else
+      for (std::int64_t j = 0; j < m; ++j) evict(A + j * lda, std::size_t(kt) * sizeof(T));
+    if (tb == 'N')
+      for (std::int64_t j = 0; j < n; ++j) evict(B + j * ldb, std::size_t(kt) * sizeof(T));
     else evict(B, std::size_t(n * kt) * sizeof(T));
   };
   std::vector<T> C(std::size_t(m * n));
@@ -181,7 +198,6 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
   const std::int64_t slices = can_evict ? 1 : std::max<std::int64_t>(1, std::int64_t(span / bytes));
   const std::int64_t stride = std::int64_t(bytes) / std::int64_t(sizeof(T));
   std::int64_t next = 0, at = 0;
-  ops.fill<T>(0, slices * stride, 1, 0);
   auto slice = [&] { return ops.at<T>(at); };
   auto prepare = [&] {
     at = (next++ % slices) * stride;
@@ -273,6 +289,11 @@ bool keep_first_use(const std::string& marker, std::size_t keys, const first_use
   return keep_first_use_values(r.values, {{marker, first_use_summary(r, keys)}});
 }
 
+first_use_result taken_by(const machine_description& mc, first_use_result r) {
+  std::erase_if(r.values, [&](const auto& kv) { return !mc.first_use(kv.first); });
+  return r;
+}
+
 std::string first_use_rank_k_marker(scalar_type t) { return std::string("streaming_rank_k_") + char(t); }
 
 const std::vector<machine_key>& first_use_keys() {
@@ -354,7 +375,8 @@ bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std
                            double flops, double bytes, int threads) {
   if (m > streaming_max_mn || n > streaming_max_mn) return false;
   if (!wants_first_use(gemm_state, mc, first_use_keys(), leaf, flops, bytes, threads, first_use_long_seconds)) return false;
-  return measure_once(gemm_state, "streaming_crossovers", first_use_keys().size(), [&] { return measure_first_use(mc); });
+  return measure_once(gemm_state, "streaming_crossovers", first_use_keys().size(),
+                      [&] { return taken_by(mc, measure_first_use(mc)); });
 }
 
 std::vector<std::int64_t> first_use_rank_k_ns(scalar_type t, bool n_form) {
@@ -381,6 +403,7 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
   const auto start = clock_type::now();
   const first_use_sizes sizes = first_use_bytes(mc);
   operands ops(sizes.rank_k_span);
+  ops.fill<double>(0, std::int64_t(sizes.rank_k_span / sizeof(double)), 1, 0);  // every type's slices, once
   for (bool n_form : {true, false}) {
     const std::vector<std::int64_t> ns = first_use_rank_k_ns(t, n_form);
     const char trans = n_form ? 'N' : 'T';
@@ -404,7 +427,7 @@ bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, s
       !wants_first_use(state, mc, {stream_rank_k_key(t, true), stream_rank_k_key(t, false)}, leaf, flops, bytes, threads,
                        first_use_rank_k_long_seconds))
     return false;
-  return measure_once(state, first_use_rank_k_marker(t), 2, [&] { return measure_rank_k_first_use(mc, t); });
+  return measure_once(state, first_use_rank_k_marker(t), 2, [&] { return taken_by(mc, measure_rank_k_first_use(mc, t)); });
 }
 
 }  // namespace prism::detail

@@ -4,10 +4,11 @@
 // Where prism's own streaming kernels overtake the BLAS leaves depends on the CPU, the
 // caches and how well each library's kernels suit them: the model's ratios (a multiple of
 // one core's L2) held on the machine they were measured on and were off by 16x on another
-// (docs/performance.md). `prism tune` measures them in a minute; without its machine file,
-// the first call that is itself long and whose leaves could be streaming ones measures
-// them briefly (at most first_use_budget_seconds), once per machine:
-// the answers are kept in the user's cache folder and read by every later process.
+// (docs/performance.md). `prism tune` measures them in a minute; without its machine file
+// (or for a key a file from before that key does not list), the first call that is itself
+// long and whose leaves could be streaming ones measures them briefly (at most
+// first_use_budget_seconds), once per machine: the answers are kept in the user's cache
+// folder and read by every later process.
 #pragma once
 
 #include <prism/machine.hpp>
@@ -50,16 +51,16 @@ struct first_use_result {
 /// 16 MiB (from the next level), then from memory (from_memory), as a long call's leaves
 /// read, at twice the last-level cache: on x86 the size before again with A and B evicted
 /// from every cache before each call (evicted_last), at any cache size; elsewhere that size
-/// itself where it is at most 64 MiB. Whether the streaming leaf leads from memory
-/// depends on the CPU (the 64 x 64 panel kernel at
-/// 64 MiB: 1.6x on an AVX-512 EPYC family 26, 0.8-0.9x on an AVX2 Zen 3; docs/planning.md).
-/// An L3 at most half the largest size (a small one) needs no further size: from_memory
-/// with it. Example: 512 KiB L2s and a 32 MiB L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB;
-/// far 256 KiB, 1, 4 and 64 MiB (on x86 the "64 MiB" timed as 4 MiB evicted). `rank_k`: the bytes of A of every rank-k series' leaf, twice
-/// one core's L2 (1 MiB there), read from memory, as a long rank-k call's leaves' A is:
-/// evicted from every cache before each call on x86 (`rank_k_span` = `rank_k`), elsewhere
-/// each call on the next slice of `rank_k_span` bytes (twice the last-level cache where
-/// that is at most 64 MiB, else 64 MiB: a larger cache holds part of it).
+/// itself where it is at most 64 MiB. Whether the streaming leaf leads from memory depends
+/// on the CPU (the 64 x 64 panel kernel at 64 MiB: 1.6x on an AVX-512 EPYC family 26,
+/// 0.8-0.9x on an AVX2 Zen 3; docs/planning.md). An L3 at most half the largest size (a
+/// small one) needs no further size: from_memory with it. Example: 512 KiB L2s and a 32 MiB
+/// L3: near 64 KiB, 256 KiB, 1, 4 and 64 MiB; far 256 KiB, 1, 4 and 64 MiB (on x86 the
+/// "64 MiB" timed as 4 MiB evicted). `rank_k`: the bytes of A of every rank-k series' leaf,
+/// twice one core's L2 (1 MiB there), read from memory, as a long rank-k call's leaves' A
+/// is: evicted from every cache before each call on x86 (`rank_k_span` = `rank_k`),
+/// elsewhere each call on the next slice of `rank_k_span` bytes (twice the last-level cache
+/// where that is at most 64 MiB, else 64 MiB: a larger cache holds part of it).
 struct first_use_sizes {
   std::vector<double> near, far;
   bool from_memory = false;
@@ -67,6 +68,10 @@ struct first_use_sizes {
   bool evicted_last = false;  ///< the last size is the size before it, its operands evicted
 };
 first_use_sizes first_use_bytes(const machine_description& mc);
+
+/// r without the values of the keys mc does not take from first use (those a machine file
+/// lists stand, and are not kept).
+first_use_result taken_by(const machine_description& mc, first_use_result r);
 
 /// The crossover of a series over `sizes` (the ratios best BLAS / streaming measured, maybe
 /// fewer): the smallest size from which the streaming leaf is ahead or tied (0.97) at every
@@ -84,10 +89,10 @@ double first_use_crossover(const std::vector<double>& sizes, const std::vector<d
 /// ("never"), or, undecided, nothing (the model's value stays). Does not keep anything.
 first_use_result measure_first_use(const machine_description& mc);
 
-/// Runs measure_first_use once per process, keeping its values (lib/machine/wisdom.hpp), when one of its
-/// keys takes first-use values in mc (machine_description::first_use(k): no machine file
-/// listing it), they are not known
-/// yet, PRISM_LEAF is auto and the call (m x n, `flops`, operands of `bytes`, `threads`
+/// Runs measure_first_use once per process, keeping its values (lib/machine/wisdom.hpp), when
+/// one of its keys takes first-use values in mc (machine_description::first_use(k): no
+/// machine file lists it; only such keys' values are kept), they are not known yet,
+/// PRISM_LEAF is auto and the call (m x n, `flops`, operands of `bytes`, `threads`
 /// threads) is long and could have streaming leaves (m, n <= 128). Returns true when it ran
 /// in this call. One atomic load once done.
 bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std::int64_t m, std::int64_t n,

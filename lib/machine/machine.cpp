@@ -286,6 +286,7 @@ machine_description& machine_description::set_measured(machine_key k, double v) 
 machine_description& machine_description::clear_measured() {
   std::fill(measured_.begin(), measured_.end(), 0.0);
   std::fill(listed_.begin(), listed_.end(), 0);
+  first_use_ = false;
   return *this;
 }
 
