@@ -239,7 +239,7 @@ int run_first_use(const options& o) {
   std::printf("# %s\n", desc.summary().c_str());
   std::vector<prism::machine_key> measured_here = d::first_use_keys();
   for (prism::scalar_type t : all_types)
-    for (bool n_form : {true, false}) measured_here.push_back(prism::stream_rank_k_key(t, n_form));
+    for (prism::machine_key k : d::first_use_rank_k_keys(t)) measured_here.push_back(k);
   if (std::none_of(measured_here.begin(), measured_here.end(), [&](prism::machine_key k) { return desc.first_use(k); })) {
     std::printf("# first use: nothing measured (%s)\n", w.enabled() ? "a machine file is read: its values stand"
                                                                      : "PRISM_FIRST_USE=0");
@@ -260,23 +260,16 @@ int run_first_use(const options& o) {
       std::printf("%snothing measured, kept in %s: %s\n", head.c_str(), w.path().c_str(), kept_before->c_str());
       return;
     }
-    const d::first_use_result r = measure();
+    const d::first_use_result r = d::taken_by(desc, measure());
     const bool kept = d::keep_first_use(marker, keys.size(), r);
     std::printf("%s%s; %s\n%s", head.c_str(), d::first_use_summary(r, keys.size()).c_str(),
                 kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)", r.text.c_str());
   };
-  once("", "streaming_crossovers", d::first_use_keys(), [&] { return d::taken_by(desc, d::measure_first_use(desc)); });
+  once("", "streaming_crossovers", d::first_use_keys(), [&] { return d::measure_first_use(desc); });
   for (prism::scalar_type t : all_types)
-    once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t),
-         {prism::stream_rank_k_key(t, true), prism::stream_rank_k_key(t, false)},
-         [&] { return d::taken_by(desc, d::measure_rank_k_first_use(desc, t)); });
-  for (prism::machine_key k : d::first_use_keys())
-    std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
-  for (prism::scalar_type t : all_types)
-    for (bool n_form : {true, false}) {
-      const prism::machine_key k = prism::stream_rank_k_key(t, n_form);
-      std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
-    }
+    once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t), d::first_use_rank_k_keys(t),
+         [&] { return d::measure_rank_k_first_use(desc, t); });
+  for (prism::machine_key k : measured_here) std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
   return 0;
 }
 // CPU seconds the CPUs this process may run on have spent busy (/proc/stat's cpuN lines

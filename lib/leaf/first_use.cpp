@@ -245,17 +245,18 @@ std::mutex measuring;  // one measurement at a time in a process: two would time
 int type_index(scalar_type t) { return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3; }
 
 // Runs `measure` once per process unless `marker` was kept (by an earlier process, or
-// another thread of this one) or first use is off, and keeps its values with the marker
-// "measured in X s, N of M decided" (an undecided key keeps the model's value). Returns
-// true when it ran in this call.
+// another thread of this one) or first use is off, and keeps the values of `keys` mc takes
+// from first use (taken_by) with the marker "measured in X s, N of M decided" (an undecided
+// key keeps the model's value). Returns true when it ran in this call.
 template <class M>
-bool measure_once(once_state& state, const std::string& marker, std::size_t keys, M&& measure) {
+bool measure_once(once_state& state, const machine_description& mc, const std::string& marker,
+                  const std::vector<machine_key>& keys, M&& measure) {
   bool ran = false;
   std::call_once(state.once, [&] {
     if (!wisdom::process().find(marker).has_value() && wisdom::process().enabled()) {
       try {
         const std::lock_guard lock(measuring);
-        keep_first_use(marker, keys, measure());
+        keep_first_use(marker, keys.size(), taken_by(mc, measure()));
         ran = true;
       } catch (const std::exception&) {
         // a leaf library that cannot load: the model's values stay
@@ -292,6 +293,10 @@ bool keep_first_use(const std::string& marker, std::size_t keys, const first_use
 first_use_result taken_by(const machine_description& mc, first_use_result r) {
   std::erase_if(r.values, [&](const auto& kv) { return !mc.first_use(kv.first); });
   return r;
+}
+
+std::vector<machine_key> first_use_rank_k_keys(scalar_type t) {
+  return {stream_rank_k_key(t, true), stream_rank_k_key(t, false)};
 }
 
 std::string first_use_rank_k_marker(scalar_type t) { return std::string("streaming_rank_k_") + char(t); }
@@ -375,8 +380,7 @@ bool first_use_before_call(const machine_description& mc, leaf_backend leaf, std
                            double flops, double bytes, int threads) {
   if (m > streaming_max_mn || n > streaming_max_mn) return false;
   if (!wants_first_use(gemm_state, mc, first_use_keys(), leaf, flops, bytes, threads, first_use_long_seconds)) return false;
-  return measure_once(gemm_state, "streaming_crossovers", first_use_keys().size(),
-                      [&] { return taken_by(mc, measure_first_use(mc)); });
+  return measure_once(gemm_state, mc, "streaming_crossovers", first_use_keys(), [&] { return measure_first_use(mc); });
 }
 
 std::vector<std::int64_t> first_use_rank_k_ns(scalar_type t, bool n_form) {
@@ -423,11 +427,11 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
 bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t n,
                              double flops, double bytes, int threads) {
   once_state& state = rank_k_state[type_index(t)];
-  if (n > streaming_max_mn ||
-      !wants_first_use(state, mc, {stream_rank_k_key(t, true), stream_rank_k_key(t, false)}, leaf, flops, bytes, threads,
-                       first_use_rank_k_long_seconds))
+  if (state.settled.load(std::memory_order_acquire)) return false;  // every later call: one atomic load
+  const std::vector<machine_key> keys = first_use_rank_k_keys(t);
+  if (n > streaming_max_mn || !wants_first_use(state, mc, keys, leaf, flops, bytes, threads, first_use_rank_k_long_seconds))
     return false;
-  return measure_once(state, first_use_rank_k_marker(t), 2, [&] { return taken_by(mc, measure_rank_k_first_use(mc, t)); });
+  return measure_once(state, mc, first_use_rank_k_marker(t), keys, [&] { return measure_rank_k_first_use(mc, t); });
 }
 
 }  // namespace prism::detail

@@ -142,6 +142,9 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
 /// The marker of type t's kept rank-k measurement, e.g. "streaming_rank_k_d".
 std::string first_use_rank_k_marker(scalar_type t);
 
+/// Type t's two rank-k limits a first use measures: the N form's key, then the T form's.
+std::vector<machine_key> first_use_rank_k_keys(scalar_type t);
+
 /// first_use_before_call for a rank-k call of type t (n x n, `flops`, A of `bytes`):
 /// measure_rank_k_first_use once per process and type, kept, when the call is long
 /// (first_use_rank_k_long_seconds) and could have streaming leaves (n <= 128).
