@@ -12,6 +12,7 @@
 #include "gpu/devices.hpp"
 #include "gpu/emulated_device.hpp"
 #include "gpu/measure.hpp"
+#include "gpu/reuse.hpp"
 #include "gpu/runner.hpp"
 #include "gpu/schedule.hpp"
 #include "recursive/gpu_level.hpp"
@@ -372,6 +373,49 @@ TEST_CASE("a device allocation that fails leaves the product to the host; a copy
       CHECK(std::string(e.what()).find("undefined") != std::string::npos);
     }
     if (!failed) CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
+  }
+}
+
+TEST_CASE("a device's streams and pinned buffers serve its next call; a stream that failed is not lent again") {
+  std::mt19937_64 gen(12);
+  const std::int64_t m = 400, n = 300, k = 200;
+  const std::vector<double> A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
+  const std::vector<double> C0 = test::random_matrix<double>(m, n, m, gen);
+  const test::reference<double> ref = test::reference_gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C0.data(), m);
+  auto call = [&](const context& c) {
+    std::vector<double> C = C0;
+    gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, c);
+    CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
+  };
+  {
+    const context c = emulated(1, 1 * MiB);
+    auto& dev = dynamic_cast<gpu::emulated_device&>(*detail::devices_of(c).devices.at(0));
+    call(c);
+    const std::size_t streams = dev.streams_made(), pinned = dev.pinned_made();
+    REQUIRE(streams > 0);
+    REQUIRE(pinned > 0);
+    CHECK(dev.live_streams() == streams);  // kept, idle
+    call(c);
+    CHECK(dev.streams_made() == streams);
+    CHECK(dev.pinned_made() == pinned);
+    gpu::forget_kept(dev);  // what the device does as it goes
+    CHECK(dev.live_streams() == 0);
+    call(c);  // new ones again
+    CHECK(dev.streams_made() == 2 * streams);
+    CHECK(dev.pinned_made() == 2 * pinned);
+  }
+  {
+    gpu::emulation_options o;
+    o.fail_copy = 3;  // a copy in, on the first call; beta = 0: its block is recomputed on the host
+    const context c = emulated(1, 1 * MiB, o);
+    auto& dev = dynamic_cast<gpu::emulated_device&>(*detail::devices_of(c).devices.at(0));
+    const std::string err = test::stderr_of([&] { call(c); });
+    const std::size_t streams = dev.streams_made(), kept = dev.live_streams();
+    INFO(err);
+    CHECK(kept < streams);  // the stream whose copy failed was freed, the others kept
+    call(c);
+    CHECK(dev.streams_made() == 2 * streams - kept);  // the kept ones lent again, the freed one made anew
+    CHECK(dev.live_streams() == streams);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "../leaf/dispatch.hpp"
 #include "bytes_text.hpp"
+#include "reuse.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -226,6 +227,8 @@ struct emulated_device::state {
   long allocations_made = 0;  // allocate calls so far (fail_allocation counts these)
   long copies_made = 0;       // accepted copy_2d calls so far (fail_copy counts these)
   long kernels_made = 0;      // accepted kernels so far (fail_kernel counts these)
+  std::size_t streams_made = 0;  // make_stream calls that gave a stream
+  std::size_t pinned_made = 0;   // allocate_pinned calls that gave memory
   link_counters counters;
   std::mt19937_64 rng;
 
@@ -355,6 +358,7 @@ emulated_device::emulated_device(int index, std::size_t bytes, int numa, const e
 }
 
 emulated_device::~emulated_device() {
+  forget_kept(*this);  // the streams and pinned buffers its calls gave back
   for (const auto& [start, bytes] : st_->allocations) std::free(reinterpret_cast<void*>(start));
 }
 
@@ -401,6 +405,8 @@ void* emulated_device::allocate_pinned(std::size_t bytes) {
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (p == nullptr)
     throw device_error(st_->name + ": allocate_pinned(" + std::to_string(bytes) + "): out of memory", true);
+  const std::lock_guard<std::mutex> lock(st_->m);
+  ++st_->pinned_made;
   return p;
 }
 
@@ -433,11 +439,15 @@ bool emulated_device::holds(const void* p) const {
 }
 
 std::unique_ptr<stream> emulated_device::make_stream() {
+  std::unique_ptr<stream> s;
   try {
-    return std::make_unique<emulated_stream>(*this, *st_);
+    s = std::make_unique<emulated_stream>(*this, *st_);
   } catch (const std::system_error& e) {  // no thread for its worker
     st_->fail("make_stream", e.what());
   }
+  const std::lock_guard<std::mutex> lock(st_->m);
+  ++st_->streams_made;
+  return s;
 }
 
 std::unique_ptr<event> emulated_device::make_event() { return std::make_unique<emulated_event>(*this); }
@@ -675,6 +685,21 @@ std::size_t emulated_device::registrations() const {
 std::size_t emulated_device::allocated_bytes() const {
   const std::lock_guard<std::mutex> lock(st_->m);
   return st_->used;
+}
+
+std::size_t emulated_device::streams_made() const {
+  const std::lock_guard<std::mutex> lock(st_->m);
+  return st_->streams_made;
+}
+
+std::size_t emulated_device::live_streams() const {
+  const std::lock_guard<std::mutex> lock(st_->queues_m);
+  return st_->queues.size();
+}
+
+std::size_t emulated_device::pinned_made() const {
+  const std::lock_guard<std::mutex> lock(st_->m);
+  return st_->pinned_made;
 }
 
 }  // namespace prism::detail::gpu

@@ -36,7 +36,8 @@ class emulated_device final : public device {
   /// Device `index` with `bytes` of memory, nearest host NUMA domain `numa`, behaving as
   /// `opts` says (delays seeded with opts.delay_seed + index, so devices differ).
   emulated_device(int index, std::size_t bytes, int numa, const emulation_options& opts);
-  /// Frees the device memory still allocated (its streams must be gone by then).
+  /// Frees the streams and pinned buffers kept for its calls (reuse.hpp), then the device
+  /// memory still allocated (its other streams must be gone by then).
   ~emulated_device() override;
   emulated_device(const emulated_device&) = delete;
   emulated_device& operator=(const emulated_device&) = delete;
@@ -111,6 +112,12 @@ class emulated_device final : public device {
   std::size_t registrations() const;
   /// Bytes of device memory allocated now.
   std::size_t allocated_bytes() const;
+  /// Streams made so far (make_stream).
+  std::size_t streams_made() const;
+  /// Streams alive now (made, not yet destroyed: lent or kept ones included).
+  std::size_t live_streams() const;
+  /// Pinned buffers allocated so far (allocate_pinned).
+  std::size_t pinned_made() const;
 
   /// Its state: memory map, counters, live streams (emulated_device.cpp).
   struct state;

@@ -9,8 +9,8 @@ namespace prism::detail::gpu {
 
 namespace {
 
-// What real devices keep, under one lock (borrowing is a few per call, next to milliseconds
-// of device work).
+// What devices keep, under one lock (borrowing is a few per call, next to milliseconds of
+// device work).
 struct kept {
   std::mutex m;
   std::map<device*, std::vector<stream*>> streams;
@@ -29,7 +29,7 @@ kept& the_kept() {
 void stream_return::operator()(stream* s) const noexcept {
   if (s == nullptr) return;
   device& dev = s->owner();
-  bool clean = !dev.emulated();
+  bool clean = true;
   try {
     dev.synchronize(*s);
   } catch (...) {
@@ -46,7 +46,7 @@ void stream_return::operator()(stream* s) const noexcept {
 }
 
 borrowed_stream borrow_stream(device& dev) {
-  if (!dev.emulated()) {
+  {
     kept& k = the_kept();
     const std::lock_guard<std::mutex> lock(k.m);
     std::vector<stream*>& idle = k.streams[&dev];
@@ -60,7 +60,6 @@ borrowed_stream borrow_stream(device& dev) {
 }
 
 void* borrow_pinned(device& dev, std::size_t bytes) {
-  if (dev.emulated()) return dev.allocate_pinned(bytes);
   kept& k = the_kept();
   {
     const std::lock_guard<std::mutex> lock(k.m);
@@ -85,7 +84,6 @@ void* borrow_pinned(device& dev, std::size_t bytes) {
 
 void give_back_pinned(device& dev, void* p) noexcept {
   if (p == nullptr) return;
-  if (dev.emulated()) return dev.release_pinned(p);
   kept& k = the_kept();
   try {
     const std::lock_guard<std::mutex> lock(k.m);
@@ -99,6 +97,21 @@ void give_back_pinned(device& dev, void* p) noexcept {
   } catch (...) {  // not one of ours, or no memory to keep it: free it
   }
   dev.release_pinned(p);
+}
+
+void forget_kept(device& dev) noexcept {
+  std::vector<stream*> streams;
+  std::multimap<std::size_t, void*> pinned;
+  {
+    kept& k = the_kept();
+    const std::lock_guard<std::mutex> lock(k.m);
+    if (auto it = k.streams.find(&dev); it != k.streams.end()) streams.swap(it->second), k.streams.erase(it);
+    if (auto it = k.pinned.find(&dev); it != k.pinned.end()) pinned.swap(it->second), k.pinned.erase(it);
+    k.pinned_bytes.erase(&dev);
+    for (const auto& [bytes, p] : pinned) k.sizes.erase(p);
+  }
+  for (stream* s : streams) delete s;  // outside the lock: an emulated stream joins its worker
+  for (const auto& [bytes, p] : pinned) dev.release_pinned(p);
 }
 
 }  // namespace prism::detail::gpu
