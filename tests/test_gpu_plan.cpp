@@ -340,12 +340,24 @@ TEST_CASE("emulated devices with random copy delays give the same products") {
   CHECK(C1 == C2);  // the same plan, the same order of additions: equal bit for bit
 }
 
+// A 400 x 300 x 200 NN double product, C = A B + beta C0, with its reference.
+struct nn_product {
+  static constexpr std::int64_t m = 400, n = 300, k = 200;
+  std::vector<double> A, B, C0;
+  test::reference<double> ref;
+  nn_product(unsigned seed, double beta) {
+    std::mt19937_64 gen(seed);
+    A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
+    C0 = test::random_matrix<double>(m, n, m, gen);
+    ref = test::reference_gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, beta, C0.data(), m);
+  }
+};
+
 TEST_CASE("a device allocation that fails leaves the product to the host; a copy that fails mid-call is finished on the host") {
-  std::mt19937_64 gen(11);
-  const std::int64_t m = 400, n = 300, k = 200;
-  const std::vector<double> A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
-  const std::vector<double> C0 = test::random_matrix<double>(m, n, m, gen);
-  const test::reference<double> ref = test::reference_gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.5, C0.data(), m);
+  const nn_product x(11, 0.5);
+  const std::int64_t m = x.m, n = x.n, k = x.k;
+  const std::vector<double>&A = x.A, &B = x.B, &C0 = x.C0;
+  const test::reference<double>& ref = x.ref;
   for (long fail_at : {0L, 1L}) {  // the first allocation (the C buffer), the second (the slots)
     gpu::emulation_options o;
     o.fail_allocation = fail_at;
@@ -377,15 +389,11 @@ TEST_CASE("a device allocation that fails leaves the product to the host; a copy
 }
 
 TEST_CASE("a device's streams and pinned buffers serve its next call; a stream that failed is not lent again") {
-  std::mt19937_64 gen(12);
-  const std::int64_t m = 400, n = 300, k = 200;
-  const std::vector<double> A = test::random_matrix<double>(m, k, m, gen), B = test::random_matrix<double>(k, n, k, gen);
-  const std::vector<double> C0 = test::random_matrix<double>(m, n, m, gen);
-  const test::reference<double> ref = test::reference_gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C0.data(), m);
+  const nn_product x(12, 0.0);
   auto call = [&](const context& c) {
-    std::vector<double> C = C0;
-    gemm<double>('N', 'N', m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, c);
-    CHECK(test::check_bound(ref, m, n, k, C.data(), m) == "");
+    std::vector<double> C = x.C0;
+    gemm<double>('N', 'N', x.m, x.n, x.k, 1.0, x.A.data(), x.m, x.B.data(), x.k, 0.0, C.data(), x.m, c);
+    CHECK(test::check_bound(x.ref, x.m, x.n, x.k, C.data(), x.m) == "");
   };
   {
     const context c = emulated(1, 1 * MiB);
