@@ -2,8 +2,9 @@
 // (snake order, slots by next use, pieces), the planner, and whole calls on emulated
 // devices: every type and transpose, alpha / beta (NaN in C with beta = 0), sizes of 1 and
 // prime, a dimension one more than a block, C larger than the device, 1 to 4 devices,
-// syrk / herk both triangles, random copy delays, failures mid-call; and on every shape the
-// bytes each device moved equal to the bytes the model predicts.
+// syrk / herk both triangles, random copy delays, failures mid-call, a device's streams and
+// pinned buffers reused by its next call; and on every shape the bytes each device moved
+// equal to the bytes the model predicts.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -356,7 +357,7 @@ struct nn_product {
 TEST_CASE("a device allocation that fails leaves the product to the host; a copy that fails mid-call is finished on the host") {
   const nn_product x(11, 0.5);
   const std::int64_t m = x.m, n = x.n, k = x.k;
-  const std::vector<double>&A = x.A, &B = x.B, &C0 = x.C0;
+  const std::vector<double> &A = x.A, &B = x.B, &C0 = x.C0;
   const test::reference<double>& ref = x.ref;
   for (long fail_at : {0L, 1L}) {  // the first allocation (the C buffer), the second (the slots)
     gpu::emulation_options o;

@@ -46,8 +46,8 @@ void stream_return::operator()(stream* s) const noexcept {
 }
 
 borrowed_stream borrow_stream(device& dev) {
+  kept& k = the_kept();
   {
-    kept& k = the_kept();
     const std::lock_guard<std::mutex> lock(k.m);
     std::vector<stream*>& idle = k.streams[&dev];
     if (!idle.empty()) {
