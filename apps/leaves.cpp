@@ -81,12 +81,12 @@ void run_streaming_leaves(const options& o) {
 }
 
 // The streaming rank-k leaf against the OpenBLAS and BLIS leaves' ?syrk / ?herk (1 thread,
-// upper triangle, beta = 0) on one n x k Gram leaf: one row of `prism leaves --syrk`.
+// triangle uplo, beta = 0) on one n x k Gram leaf: one row of `prism leaves --syrk`.
 // trans 'N' reads A as n x k (NumPy's A.T @ A of a C-order k x n array), 'T' / 'C' as k x n
 // (Fortran's, or LAPACK's CholeskyQR). GF/s count n(n + 1)k real flops (x4 complex).
 template <class T>
 void time_rank_k_leaf(const options& o, const prism::detail::blas_library& ob, const prism::detail::blas_library& bl,
-                    int n, int k, char trans) {
+                    int n, int k, char uplo, char trans) {
   constexpr bool cx = !std::is_same_v<T, float> && !std::is_same_v<T, double>;
   const int lda = trans == 'N' ? n : k;
   auto A = random_matrix<T>(std::size_t(n) * k, 1);
@@ -95,27 +95,28 @@ void time_rank_k_leaf(const options& o, const prism::detail::blas_library& ob, c
   auto run = [&](auto&& call) { return time_calls(o.reps, call).seconds; };
   auto blas = [&](const prism::detail::blas_library& lib) {
     return run([&] {
-      if constexpr (cx) lib.herk<T>('U', trans, n, k, 1.0, A.data(), lda, 0.0, C.data(), n);
-      else lib.syrk<T>('U', trans, n, k, T(1), A.data(), lda, T(0), C.data(), n);
+      if constexpr (cx) lib.herk<T>(uplo, trans, n, k, 1.0, A.data(), lda, 0.0, C.data(), n);
+      else lib.syrk<T>(uplo, trans, n, k, T(1), A.data(), lda, T(0), C.data(), n);
     });
   };
   const double to = blas(ob), tl = blas(bl);
-  const double ts = run([&] { prism::detail::streaming_rank_k<T>(cx, 'U', trans, n, k, T(1), A.data(), lda, T(0), C.data(), n); });
-  std::printf("%4d x %8d %4c %4s %4c %12.2f %9.2f %13.2f %8.2f\n", n, k, char(prism::scalar_type_of<T>()),
-              cx ? "herk" : "syrk", trans, flops / to * 1e-9, flops / tl * 1e-9, flops / ts * 1e-9, std::min(to, tl) / ts);
+  const double ts = run([&] { prism::detail::streaming_rank_k<T>(cx, uplo, trans, n, k, T(1), A.data(), lda, T(0), C.data(), n); });
+  std::printf("%4d x %8d %4c %4s %c%c %12.2f %9.2f %13.2f %8.2f\n", n, k, char(prism::scalar_type_of<T>()),
+              cx ? "herk" : "syrk", uplo, trans, flops / to * 1e-9, flops / tl * 1e-9, flops / ts * 1e-9, std::min(to, tl) / ts);
   std::fflush(stdout);
 }
 
 // The streaming rank-k leaf against the BLAS leaves (the measurement behind
 // streaming_rank_k_preferred, lib/leaf/kernels/auto_rule.cpp): syrk for the real types, herk for
-// the complex ones, trans 'N' and 'T' / 'C', n from 4 to 128, A from 128 KiB to 256 MiB.
+// the complex ones, each triangle (U, L; a BLAS can be faster at one) and trans 'N' and
+// 'T' / 'C', n from 4 to 128, A from 128 KiB to 256 MiB.
 void run_rank_k_leaves(const options& o) {
   const auto& ob = prism::detail::leaf_library(prism::leaf_backend::openblas);
   const auto& bl = prism::detail::leaf_library(prism::leaf_backend::blis);
   std::printf("# streaming rank-k leaf (prism's own kernel, %s) against the openblas (%s) and blis (%s) leaves' "
-              "?syrk / ?herk, 1 thread, upper; best of %d\n",
+              "?syrk / ?herk, 1 thread, upper and lower; best of %d\n",
               prism::detail::simd_target(), ob.kernel_name().c_str(), bl.kernel_name().c_str(), o.reps);
-  std::printf("%-15s %4s %4s %4s %12s %9s %13s %8s\n", "leaf n x k", "type", "op", "tr", "openblas GF", "blis GF",
+  std::printf("%-15s %4s %4s %2s %12s %9s %13s %8s\n", "leaf n x k", "type", "op", "ut", "openblas GF", "blis GF",
               "streaming GF", "str/best");
   const std::vector<std::array<int, 2>> shapes = {
       {8, 1 << 22},  {16, 1 << 21},  {32, 1 << 20},  {64, 1 << 19},  {96, 1 << 18},   {128, 1 << 17},
@@ -123,12 +124,13 @@ void run_rank_k_leaves(const options& o) {
       {32, 2048},    {64, 1024},     {128, 512},     {64, 128},      {128, 128}};
   auto wanted = [&](char t) { return !o.leaf_types_given || o.leaf_types.find(t) != std::string::npos; };
   for (auto [n, k] : shapes)
-    for (bool n_form : {true, false}) {
-      if (wanted('d')) time_rank_k_leaf<double>(o, ob, bl, n, k, n_form ? 'N' : 'T');
-      if (wanted('z')) time_rank_k_leaf<std::complex<double>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
-      if (wanted('s')) time_rank_k_leaf<float>(o, ob, bl, n, k, n_form ? 'N' : 'T');
-      if (wanted('c')) time_rank_k_leaf<std::complex<float>>(o, ob, bl, n, k, n_form ? 'N' : 'C');
-    }
+    for (bool n_form : {true, false})
+      for (char uplo : {'U', 'L'}) {
+        if (wanted('d')) time_rank_k_leaf<double>(o, ob, bl, n, k, uplo, n_form ? 'N' : 'T');
+        if (wanted('z')) time_rank_k_leaf<std::complex<double>>(o, ob, bl, n, k, uplo, n_form ? 'N' : 'C');
+        if (wanted('s')) time_rank_k_leaf<float>(o, ob, bl, n, k, uplo, n_form ? 'N' : 'T');
+        if (wanted('c')) time_rank_k_leaf<std::complex<float>>(o, ob, bl, n, k, uplo, n_form ? 'N' : 'C');
+      }
 }
 
 // What prism chose for one leaf library's kernels, as `prism leaves` prints it.

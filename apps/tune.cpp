@@ -385,7 +385,7 @@ int run_tune(const options& o) {
           streaming_crossover<double>("stream_far_bytes", reps, 64, 64, 'N', 'N', 1 << 11, far_k(64, 64), false));
   set(prism::machine_key::stream_complex_k,
       streaming_crossover<std::complex<double>>("stream_complex_k", reps, 8, 8, 'N', 'N', 16, 2048, true));
-  // The streaming rank-k leaf's largest n of each type and form (streaming_rank_k_preferred),
+  // The streaming rank-k leaf's largest n of each type, triangle and form (streaming_rank_k_preferred),
   // measured as the first use measures them (lib/leaf/first_use.hpp), with no budget to cut
   // a series short.
   // Each of the R runs decides a limit; the median of those decided is kept (the runs differ
@@ -402,8 +402,7 @@ int run_tune(const options& o) {
     } catch (const std::exception& e) {  // a leaf library without this type's ?syrk / ?herk
       std::printf("# rank-k %c: not measured (%s)\n", char(t), e.what());
     }
-    for (bool n_form : {true, false}) {
-      const prism::machine_key key = prism::stream_rank_k_key(t, n_form);
+    for (prism::machine_key key : prism::detail::first_use_rank_k_keys(t)) {
       std::vector<double>& v = limits[key];
       if (v.empty()) {
         std::printf("# %s: left to the model (%.0f): undecided\n", prism::to_string(key), d.value(key));

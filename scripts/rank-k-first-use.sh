@@ -3,7 +3,7 @@
 #
 # What the rank-k first use (lib/leaf/first_use.hpp: each type's streaming rank-k limits,
 # measured by its first long call) changes on this machine, without a machine file: the Gram
-# bench's prism row (prism::syrk / prism::herk on 2 threads) on four Gram shapes, each in a
+# bench's prism row (prism::syrk / prism::herk on 2 threads) on five Gram shapes, each in a
 # process of its own, with what the first use measured here (a cache folder of this run's
 # own, measured once by `prism tune --first-use` first) and with the same folder but for the
 # rank-k limits (their lines removed, their markers kept: the model's limits, the AVX-512
@@ -52,7 +52,7 @@ echo '```'
 echo
 echo "| shape (Gram bench) | call | model limits GF/s | measured limits GF/s | measured / model |"
 echo "|---|---|---:|---:|---:|"
-for s in 4194304x32:f 2097152x32:z 2097152x32:z:f 1048576x64:z; do
+for s in 4194304x32 4194304x32:f 2097152x32:z 2097152x32:z:f 1048576x64:z; do
   case "$s" in
     *:z:f) call="zherk U C" ;; *:z) call="zherk L N" ;; *:f) call="dsyrk U T" ;; *) call="dsyrk L N" ;;
   esac

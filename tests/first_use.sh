@@ -2,11 +2,14 @@
 # tests/first_use.sh PRISM — the first-use measurements (lib/machine/wisdom.hpp, lib/leaf/first_use.hpp)
 # through `prism tune --first-use`, which measures what the first long call would:
 #   - a fresh cache folder: measured once, within the budget (0.5 s; 0.6 s at most; each type's
-#     rank-k limits 0.25 s, 0.35 s at most), kept in this CPU's first-use file, and the
+#     rank-k limits 0.4 s, 0.5 s at most), kept in this CPU's first-use file, and the
 #     description reads the values as "first use";
 #   - a second run: nothing measured, the kept values read back;
 #   - a machine file (PRISM_MACHINE naming one of this CPU): nothing measured, nothing written;
-#     one written before the rank-k keys existed (none listed): those alone measured;
+#     one written before the rank-k keys existed (none listed): those alone measured; one
+#     written before they had a triangle (stream_rank_k_n_d, ...): read as the upper
+#     triangle's, the lower ones measured;
+#   - a cache folder kept before the rank-k limits had a triangle: measured again;
 #   - PRISM_FIRST_USE=0: nothing measured, nothing written;
 #   - a cache folder that cannot be written: measured in every run, nothing kept, the same
 #     keys printed, exit 0; a program run there computes as anywhere.
@@ -18,7 +21,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "first_use: FAIL: $*"; exit 1; }
 keys="stream_bytes stream_dot_bytes stream_far_bytes stream_complex_k"
-for t in s d c z; do keys="$keys stream_rank_k_n_$t stream_rank_k_t_$t"; done
+for t in s d c z; do for f in un ut ln lt; do keys="$keys stream_rank_k_${f}_$t"; done; done
 
 # 1. A fresh folder: measured and kept.
 export XDG_CACHE_HOME=$tmp/cache
@@ -33,11 +36,11 @@ file=$(sed -E 's/.*; kept in (.*)$/\1/' <<<"$line")
 case "$file" in "$tmp"/cache/prism/first-use-*) ;; *) fail "kept outside the cache folder: $file" ;; esac
 grep -q '^streaming_crossovers: measured in ' "$file" || fail "the file does not say it measured"
 for t in s d c z; do
-  rk=$(grep -E "^# first use, rank-k $t: measured in [0-9.]+ s, [0-2] of 2 decided; kept in $file\$" <<<"$out") ||
+  rk=$(grep -E "^# first use, rank-k $t: measured in [0-9.]+ s, [0-4] of 4 decided; kept in $file\$" <<<"$out") ||
     fail "no rank-k $t measurement line"
   secs=$(sed -E 's/^# first use, rank-k .: measured in ([0-9.]+) s.*/\1/' <<<"$rk")
-  awk -v s="$secs" 'BEGIN { exit !(s <= 0.35) }' || fail "the rank-k $t measurement took $secs s (at most 0.35 s)"
-  grep -q "^streaming_rank_k_$t: measured in " "$file" || fail "the file does not say it measured rank-k $t"
+  awk -v s="$secs" 'BEGIN { exit !(s <= 0.5) }' || fail "the rank-k $t measurement took $secs s (at most 0.5 s)"
+  grep -q "^streaming_rank_k_triangles_$t: measured in " "$file" || fail "the file does not say it measured rank-k $t"
 done
 grep -q "^cpu: " "$file" || fail "the file names no CPU"
 for k in $keys; do grep -Eq "^$k: [0-9.e+]+ (first use|model)$" <<<"$out" || fail "no value of $k"; done
@@ -57,16 +60,16 @@ done
 if [ -n "$gram_bench" ]; then
   XDG_CACHE_HOME=$tmp/call PRISM_NUM_THREADS=1 "$gram_bench" --shapes=2097152x32 --reps=1 --impls=prism --no-probes \
     > "$tmp/call.out" 2>&1 || { rc=$?; cat "$tmp/call.out"; fail "the Gram bench exited $rc"; }
-  grep -q '^streaming_rank_k_d: measured in ' "$tmp"/call/prism/first-use-* ||
+  grep -q '^streaming_rank_k_triangles_d: measured in ' "$tmp"/call/prism/first-use-* ||
     { cat "$tmp"/call/prism/first-use-*; fail "a long dsyrk call did not measure its rank-k limits"; }
-  ! grep -q '^streaming_rank_k_[scz]: ' "$tmp"/call/prism/first-use-* || fail "a dsyrk call measured another type's limits"
+  ! grep -q '^streaming_rank_k_triangles_[scz]: ' "$tmp"/call/prism/first-use-* || fail "a dsyrk call measured another type's limits"
   # A machine file of this CPU without the rank-k keys (written before they existed): the
   # call measures them as without a file, and nothing the file lists.
   "$prism" tune --show | grep -v '^#' > "$tmp/rank-k.machine"
   grep -v '^stream_rank_k_' "$tmp/rank-k.machine" > "$tmp/old.machine"
   XDG_CACHE_HOME=$tmp/old PRISM_MACHINE=$tmp/old.machine PRISM_NUM_THREADS=1 "$gram_bench" --shapes=2097152x32 --reps=1 \
     --impls=prism --no-probes > "$tmp/old.out" 2>&1 || { rc=$?; cat "$tmp/old.out"; fail "the Gram bench (old file) exited $rc"; }
-  grep -q '^streaming_rank_k_d: measured in ' "$tmp"/old/prism/first-use-* ||
+  grep -q '^streaming_rank_k_triangles_d: measured in ' "$tmp"/old/prism/first-use-* ||
     fail "a long dsyrk call with a machine file lacking the rank-k keys did not measure them"
   # No measurement for a short call (32 x 2^16: 0.002 s by the model), another leaf than
   # auto (PRISM_LEAF=openblas), or with a machine file of this CPU read.
@@ -101,13 +104,39 @@ grep -v '^stream_rank_k_' "$tmp/machine" > "$tmp/old-keys"
 XDG_CACHE_HOME=$tmp/older PRISM_MACHINE=$tmp/old-keys "$prism" tune --first-use > "$tmp/o.out" 2>&1 || fail "old-file run exited $?"
 grep -q "^# first use: nothing measured (the machine file lists its values)" "$tmp/o.out" ||
   { cat "$tmp/o.out"; fail "measured the crossovers the machine file lists"; }
-[ "$(grep -cE '^# first use, rank-k .: measured in [0-9.]+ s, [0-2] of 2 decided; kept in ' "$tmp/o.out")" = 4 ] ||
+[ "$(grep -cE '^# first use, rank-k .: measured in [0-9.]+ s, [0-4] of 4 decided; kept in ' "$tmp/o.out")" = 4 ] ||
   { cat "$tmp/o.out"; fail "the rank-k limits a machine file lacks were not measured"; }
-! grep -Eq '^stream_rank_k_[nt]_[sdcz]: [0-9.e+]+ measured$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "a rank-k limit read as the file's"; }
-grep -Eq '^stream_rank_k_[nt]_[sdcz]: [0-9.e+]+ first use$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "no rank-k limit read as first use"; }
+! grep -Eq '^stream_rank_k_[ul][nt]_[sdcz]: [0-9.e+]+ measured$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "a rank-k limit read as the file's"; }
+grep -Eq '^stream_rank_k_[ul][nt]_[sdcz]: [0-9.e+]+ first use$' "$tmp/o.out" || { cat "$tmp/o.out"; fail "no rank-k limit read as first use"; }
 file_bytes=$(sed -nE 's/^stream_bytes: ([0-9.e+]+) .*/\1/p' "$tmp/old-keys")
 grep -qxF -e "stream_bytes: $file_bytes measured" -e "stream_bytes: $file_bytes model" "$tmp/o.out" ||
   { cat "$tmp/o.out"; fail "the file's stream_bytes ($file_bytes) is not read"; }
+
+# 3c. One written before the rank-k limits had a triangle: its stream_rank_k_n_X and
+# stream_rank_k_t_X (timed on upper triangles) read as the upper ones, the lower ones
+# measured. The file's values are set to 1 and 2 (none), which no measurement keeps apart.
+sed -E -e '/^stream_rank_k_l[nt]_/d' -e 's/^stream_rank_k_u([nt])_([sdcz]): .*/stream_rank_k_\1_\2: 2 measured/' \
+  "$tmp/machine" > "$tmp/untriangled"
+grep -q '^stream_rank_k_n_d: 2 measured$' "$tmp/untriangled" || fail "no old-style key in the test's machine file"
+XDG_CACHE_HOME=$tmp/untri PRISM_MACHINE=$tmp/untriangled "$prism" tune --first-use > "$tmp/u.out" 2>&1 ||
+  { cat "$tmp/u.out"; fail "old-name file run exited $?"; }
+for t in s d c z; do
+  for f in n t; do
+    grep -qx "stream_rank_k_u${f}_$t: 2 measured" "$tmp/u.out" || { cat "$tmp/u.out"; fail "stream_rank_k_${f}_$t not read as the upper one"; }
+    ! grep -q "^stream_rank_k_l${f}_$t: .* measured$" "$tmp/u.out" || { cat "$tmp/u.out"; fail "stream_rank_k_l${f}_$t read from the file"; }
+  done
+done
+[ "$(grep -cE '^# first use, rank-k .: measured in ' "$tmp/u.out")" = 4 ] || { cat "$tmp/u.out"; fail "the lower limits were not measured"; }
+# 3d. A cache folder kept before then (its marker streaming_rank_k_d, its keys the old names):
+# measured again, and the new marker kept beside the old lines.
+mkdir -p "$tmp/pre/prism"
+sed -E -e 's/^streaming_rank_k_triangles_/streaming_rank_k_/' -e '/^stream_rank_k_l[nt]_/d' \
+  -e 's/^stream_rank_k_u([nt])_/stream_rank_k_\1_/' "$file" > "$tmp/pre/prism/$(basename "$file")"
+grep -q '^streaming_rank_k_d: ' "$tmp/pre/prism/$(basename "$file")" || fail "no old marker in the test's cache file"
+XDG_CACHE_HOME=$tmp/pre "$prism" tune --first-use > "$tmp/pre.out" 2>&1 || { cat "$tmp/pre.out"; fail "old cache run exited $?"; }
+grep -q "^# first use: nothing measured" "$tmp/pre.out" || { cat "$tmp/pre.out"; fail "the kept crossovers were measured again"; }
+[ "$(grep -cE '^# first use, rank-k .: measured in ' "$tmp/pre.out")" = 4 ] || { cat "$tmp/pre.out"; fail "an old rank-k marker stopped the measurement"; }
+grep -q '^streaming_rank_k_triangles_d: measured in ' "$tmp/pre/prism/$(basename "$file")" || fail "the new marker was not kept"
 
 # 4. PRISM_FIRST_USE=0: nothing measured or written.
 XDG_CACHE_HOME=$tmp/off PRISM_FIRST_USE=0 "$prism" tune --first-use > "$tmp/off.out" 2>&1 || fail "PRISM_FIRST_USE=0 run exited $?"
@@ -121,7 +150,7 @@ for run in 1 2; do
   XDG_CACHE_HOME=$tmp/file/cache "$prism" tune --first-use > "$tmp/ro.out" 2>&1 || fail "read-only run $run exited $?"
   grep -qE '^# first use: measured in [0-9.]+ s, [0-4] of 4 decided; not kept \(the folder cannot be written\)$' "$tmp/ro.out" ||
     { cat "$tmp/ro.out"; fail "read-only run $run did not measure, or said it kept"; }
-  [ "$(grep -cE '^# first use, rank-k .: measured in [0-9.]+ s, [0-2] of 2 decided; not kept' "$tmp/ro.out")" = 4 ] ||
+  [ "$(grep -cE '^# first use, rank-k .: measured in [0-9.]+ s, [0-4] of 4 decided; not kept' "$tmp/ro.out")" = 4 ] ||
     { cat "$tmp/ro.out"; fail "read-only run $run did not measure the rank-k limits, or said it kept them"; }
   for k in $keys; do grep -Eq "^$k: " "$tmp/ro.out" || fail "read-only run $run printed no $k"; done
 done

@@ -147,12 +147,25 @@ TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measu
   // A family of keys of one origin is named together; one measured key names each apart.
   CHECK(back.summary().find(" gpu_* host_copy_bandwidth stream_rank_k_*") != std::string::npos);
   machine_description rank_k = back;
-  rank_k.set_measured(stream_rank_k_key(scalar_type::d, true), 32);
+  rank_k.set_measured(stream_rank_k_key(scalar_type::d, true, true), 32);
   INFO(rank_k.summary());
-  CHECK(rank_k.summary().find("measured: stream_tile_chunk_bytes stream_prefetch_bytes stream_rank_k_n_d;") != std::string::npos);
-  CHECK(rank_k.summary().find("stream_rank_k_n_s stream_rank_k_n_c stream_rank_k_n_z stream_rank_k_t_s") != std::string::npos);
+  CHECK(rank_k.summary().find("measured: stream_tile_chunk_bytes stream_prefetch_bytes stream_rank_k_un_d;") != std::string::npos);
+  CHECK(rank_k.summary().find("stream_rank_k_un_s stream_rank_k_un_c stream_rank_k_un_z stream_rank_k_ut_s") != std::string::npos);
   CHECK(rank_k.summary().find("stream_rank_k_*") == std::string::npos);
-  CHECK(machine_description::parse(rank_k.to_string()).value(machine_key::stream_rank_k_n_d) == 32);
+  CHECK(machine_description::parse(rank_k.to_string()).value(machine_key::stream_rank_k_un_d) == 32);
+  // A file written before the rank-k limits had a triangle names them stream_rank_k_n_d,
+  // stream_rank_k_t_z, ...: timed on upper triangles, read as the upper ones; the lower ones
+  // are not listed (first use measures them).
+  const machine_description old_names =
+      machine_description::parse("cpu: x\nstream_rank_k_n_d: 32 measured\nstream_rank_k_t_z: 1 measured\n");
+  CHECK(old_names.value(machine_key::stream_rank_k_un_d) == 32);
+  CHECK(old_names.value(machine_key::stream_rank_k_ut_z) == 1);
+  CHECK_FALSE(old_names.measured(machine_key::stream_rank_k_ln_d));
+  CHECK_FALSE(old_names.measured(machine_key::stream_rank_k_lt_z));
+  CHECK(old_names.to_string().find("stream_rank_k_un_d: 32 measured") != std::string::npos);
+  CHECK(old_names.to_string().find("stream_rank_k_n_d") == std::string::npos);
+  CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nstream_rank_k_q_d: 32 measured\n"),
+                       doctest::Contains("unknown key 'stream_rank_k_q_d'"), error);
   // A size must be a positive number.
   CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nsyrk_chunk_bytes: 0 measured\n"), doctest::Contains("line 2"), error);
 }
@@ -237,11 +250,12 @@ TEST_CASE("a machine file of this CPU rules the keys it lists; a key it does not
   CHECK_FALSE(m.first_use(machine_key::stream_bytes));     // measured in the file
   CHECK_FALSE(m.first_use(machine_key::stream_far_bytes));  // listed as the model's
   for (scalar_type t : {scalar_type::s, scalar_type::d, scalar_type::c, scalar_type::z})
-    for (bool n_form : {true, false}) {
-      CHECK(m.first_use(stream_rank_k_key(t, n_form)));
-      CHECK_FALSE(f.first_use(stream_rank_k_key(t, n_form)));
-      CHECK_FALSE(off.first_use(stream_rank_k_key(t, n_form)));
-    }
+    for (bool upper : {true, false})
+      for (bool n_form : {true, false}) {
+        CHECK(m.first_use(stream_rank_k_key(t, upper, n_form)));
+        CHECK_FALSE(f.first_use(stream_rank_k_key(t, upper, n_form)));
+        CHECK_FALSE(off.first_use(stream_rank_k_key(t, upper, n_form)));
+      }
   CHECK(m.first_use());
   CHECK_FALSE(f.first_use());  // every key listed: nothing taken from first use
   CHECK_FALSE(off.first_use());

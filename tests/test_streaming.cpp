@@ -539,52 +539,64 @@ TEST_CASE("first use: a thin call is long by the bytes it reads, not only by its
                                                      (2 * mc.value(machine_key::rank_flops_per_thread))));
 }
 
-TEST_CASE("the streaming rank-k rule reads each type's and form's largest n from the machine") {
+TEST_CASE("the streaming rank-k rule reads each type's, triangle's and form's largest n from the machine") {
   const machine_description& avx512 = test::epyc_2c();  // the model's limits: the AVX-512 host's runs
   using detail::streaming_rank_k_preferred;
   const auto d = scalar_type::d, s = scalar_type::s, c = scalar_type::c, z = scalar_type::z;
-  CHECK(streaming_rank_k_preferred(avx512, d, 'N', 96, 1 << 20));
-  CHECK(streaming_rank_k_preferred(avx512, d, 'N', 128, 4096));        // 4 MiB: below stream_far_bytes
-  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'N', 128, 1 << 17));  // 128 MiB from memory
-  CHECK(streaming_rank_k_preferred(avx512, s, 'N', 128, 1 << 20));
-  CHECK(streaming_rank_k_preferred(avx512, c, 'N', 64, 1 << 20));
-  CHECK_FALSE(streaming_rank_k_preferred(avx512, c, 'N', 96, 1024));
-  CHECK(streaming_rank_k_preferred(avx512, d, 'T', 64, 1 << 20));
-  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'T', 4, 1 << 20));
-  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'T', 96, 1 << 20));
-  CHECK(streaming_rank_k_preferred(avx512, s, 'T', 96, 1 << 20));
-  CHECK_FALSE(streaming_rank_k_preferred(avx512, s, 'T', 8, 1 << 20));
-  CHECK(streaming_rank_k_preferred(avx512, z, 'C', 32, 1 << 20));
-  CHECK_FALSE(streaming_rank_k_preferred(avx512, z, 'C', 64, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, d, 'U', 'N', 96, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, d, 'U', 'N', 128, 4096));        // 4 MiB: below stream_far_bytes
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'U', 'N', 128, 1 << 17));  // 128 MiB from memory
+  CHECK(streaming_rank_k_preferred(avx512, s, 'U', 'N', 128, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, c, 'U', 'N', 64, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, c, 'U', 'N', 96, 1024));
+  CHECK(streaming_rank_k_preferred(avx512, d, 'U', 'T', 64, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'U', 'T', 4, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, d, 'U', 'T', 96, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, s, 'U', 'T', 96, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, s, 'U', 'T', 8, 1 << 20));
+  CHECK(streaming_rank_k_preferred(avx512, z, 'U', 'C', 32, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, z, 'U', 'C', 64, 1 << 20));
   // The AVX2 Zen 3's double limits: N to 32, T none (1). n = 128 in cache goes with them;
   // the other types keep theirs.
   machine_description zen3 = avx512;
-  zen3.set_measured(machine_key::stream_rank_k_n_d, 32).set_measured(machine_key::stream_rank_k_t_d, 1);
-  CHECK(streaming_rank_k_preferred(zen3, d, 'N', 32, 1 << 22));
-  CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'N', 64, 1 << 20));
-  CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'N', 128, 4096));
-  for (std::int64_t n : {4, 8, 16, 32, 64}) CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'T', n, 1 << 20));
-  CHECK(streaming_rank_k_preferred(zen3, z, 'N', 96, 1 << 20));
-  CHECK(streaming_rank_k_preferred(zen3, s, 'T', 16, 1 << 20));
+  zen3.set_measured(machine_key::stream_rank_k_un_d, 32).set_measured(machine_key::stream_rank_k_ut_d, 1);
+  CHECK(streaming_rank_k_preferred(zen3, d, 'U', 'N', 32, 1 << 22));
+  CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'U', 'N', 64, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'U', 'N', 128, 4096));
+  for (std::int64_t n : {4, 8, 16, 32, 64}) CHECK_FALSE(streaming_rank_k_preferred(zen3, d, 'U', 'T', n, 1 << 20));
+  CHECK(streaming_rank_k_preferred(zen3, z, 'U', 'N', 96, 1 << 20));
+  CHECK(streaming_rank_k_preferred(zen3, s, 'U', 'T', 16, 1 << 20));
   // A measured limit decides alone: 96 measured keeps n = 128 off the streaming leaf in cache
   // too, and a gemm crossover measured "never" (1e18) does not put every n = 128 leaf on it.
   machine_description measured96 = avx512;
-  measured96.set_measured(machine_key::stream_rank_k_n_d, 96).set_measured(machine_key::stream_far_bytes, 1e18);
-  CHECK(streaming_rank_k_preferred(measured96, d, 'N', 96, 1 << 20));
-  CHECK_FALSE(streaming_rank_k_preferred(measured96, d, 'N', 128, 4096));
-  CHECK_FALSE(streaming_rank_k_preferred(measured96, d, 'N', 128, 1 << 17));
+  measured96.set_measured(machine_key::stream_rank_k_un_d, 96).set_measured(machine_key::stream_far_bytes, 1e18);
+  CHECK(streaming_rank_k_preferred(measured96, d, 'U', 'N', 96, 1 << 20));
+  CHECK_FALSE(streaming_rank_k_preferred(measured96, d, 'U', 'N', 128, 4096));
+  CHECK_FALSE(streaming_rank_k_preferred(measured96, d, 'U', 'N', 128, 1 << 17));
   machine_description never = avx512;
   never.set_measured(machine_key::stream_far_bytes, 1e18);
-  CHECK(streaming_rank_k_preferred(never, d, 'N', 128, 4096));  // the model's 8 MiB, not the 1e18
-  CHECK_FALSE(streaming_rank_k_preferred(never, d, 'N', 128, 1 << 17));
+  CHECK(streaming_rank_k_preferred(never, d, 'U', 'N', 128, 4096));  // the model's 8 MiB, not the 1e18
+  CHECK_FALSE(streaming_rank_k_preferred(never, d, 'U', 'N', 128, 1 << 17));
   // 1: none, in both forms.
   machine_description none = avx512;
-  none.set_measured(machine_key::stream_rank_k_n_d, 1).set_measured(machine_key::stream_rank_k_t_d, 1);
-  for (std::int64_t n : {1, 4, 8, 64}) CHECK_FALSE(streaming_rank_k_preferred(none, d, 'N', n, 1 << 20));
+  none.set_measured(machine_key::stream_rank_k_un_d, 1).set_measured(machine_key::stream_rank_k_ut_d, 1);
+  for (std::int64_t n : {1, 4, 8, 64}) CHECK_FALSE(streaming_rank_k_preferred(none, d, 'U', 'N', n, 1 << 20));
+  // Each triangle has its own limits: the Zen 3's OpenBLAS ran dsyrk 'L' 'N' faster than
+  // 'U' 'N', so there the lower N limit was 16 where the upper one was 32.
+  machine_description triangles = avx512;
+  triangles.set_measured(machine_key::stream_rank_k_un_d, 32).set_measured(machine_key::stream_rank_k_ln_d, 16);
+  triangles.set_measured(machine_key::stream_rank_k_lt_z, 1);
+  CHECK(streaming_rank_k_preferred(triangles, d, 'U', 'N', 32, 1 << 21));
+  CHECK_FALSE(streaming_rank_k_preferred(triangles, d, 'L', 'N', 32, 1 << 21));
+  CHECK(streaming_rank_k_preferred(triangles, d, 'l', 'n', 16, 1 << 21));
+  CHECK(streaming_rank_k_preferred(triangles, z, 'U', 'C', 32, 1 << 20));  // the model's 32
+  CHECK_FALSE(streaming_rank_k_preferred(triangles, z, 'L', 'C', 32, 1 << 20));
   // And the leaf a rank-k update's triangle gets under `auto`: a BLAS leaf where the limit says.
-  CHECK(detail::choose_rank_k_leaf(avx512, leaf_backend::automatic, d, 'T', 32, 1 << 20) == leaf_backend::streaming);
-  CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::automatic, d, 'T', 32, 1 << 20) != leaf_backend::streaming);
-  CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::streaming, d, 'T', 32, 1 << 20) == leaf_backend::streaming);
+  CHECK(detail::choose_rank_k_leaf(avx512, leaf_backend::automatic, d, 'U', 'T', 32, 1 << 20) == leaf_backend::streaming);
+  CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::automatic, d, 'U', 'T', 32, 1 << 20) != leaf_backend::streaming);
+  CHECK(detail::choose_rank_k_leaf(zen3, leaf_backend::streaming, d, 'U', 'T', 32, 1 << 20) == leaf_backend::streaming);
+  CHECK(detail::choose_rank_k_leaf(triangles, leaf_backend::automatic, d, 'U', 'N', 32, 1 << 21) == leaf_backend::streaming);
+  CHECK(detail::choose_rank_k_leaf(triangles, leaf_backend::automatic, d, 'L', 'N', 32, 1 << 21) != leaf_backend::streaming);
 }
 
 TEST_CASE("the streaming rank-k rule under the model's limits is the rule they were measured as") {
@@ -604,12 +616,13 @@ TEST_CASE("the streaming rank-k rule under the model's limits is the rule they w
   };
   for (scalar_type t : {scalar_type::s, scalar_type::d, scalar_type::c, scalar_type::z})
     for (bool n_form : {true, false})
-      for (std::int64_t n = 0; n <= 130; ++n)
-        for (std::int64_t k : {1, 512, 4096, 1 << 14, 1 << 20}) {
-          const char trans = n_form ? 'N' : (is_complex(t) ? 'C' : 'T');
-          INFO(char(t), " ", trans, " n ", n, " k ", k);
-          CHECK(detail::streaming_rank_k_preferred(mc, t, trans, n, k) == written(t, n_form, n, k));
-        }
+      for (char uplo : {'U', 'L'})  // the model's lower limits are its upper ones
+        for (std::int64_t n = 0; n <= 130; ++n)
+          for (std::int64_t k : {1, 512, 4096, 1 << 14, 1 << 20}) {
+            const char trans = n_form ? 'N' : (is_complex(t) ? 'C' : 'T');
+            INFO(char(t), " ", uplo, trans, " n ", n, " k ", k);
+            CHECK(detail::streaming_rank_k_preferred(mc, t, uplo, trans, n, k) == written(t, n_form, n, k));
+          }
 }
 
 TEST_CASE("first use: the rank-k limit is the n before the leaf falls behind twice, or at the end") {

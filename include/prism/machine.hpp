@@ -45,14 +45,22 @@ enum class machine_key {
   gpu_staging_bytes,         ///< GPU level: one pinned staging buffer (the ring host memory crosses the link through)
   gpu_register_bandwidth,    ///< GPU level: bytes/s a device pins (registers) the caller's memory at
   host_copy_bandwidth,       ///< bytes/s one host thread copies memory at (staging for the GPU level)
-  stream_rank_k_n_s,         ///< streaming rank-k leaf, trans 'N', float: for n up to this (1: none)
-  stream_rank_k_n_d,         ///< likewise, double (the model's: and n = 128 below the model's stream_far_bytes)
-  stream_rank_k_n_c,         ///< likewise, complex float (herk and syrk)
-  stream_rank_k_n_z,         ///< likewise, complex double (the model's: n = 128 as double)
-  stream_rank_k_t_s,         ///< streaming rank-k leaf, trans 'T' / 'C', float: for n from 16 up to this (1: none)
-  stream_rank_k_t_d,         ///< likewise, double: n from 8
-  stream_rank_k_t_c,         ///< likewise, complex float: n from 8
-  stream_rank_k_t_z,         ///< likewise, complex double: n from 8
+  stream_rank_k_un_s,        ///< streaming rank-k leaf, upper triangle, trans 'N', float: for n up to this (1: none)
+  stream_rank_k_un_d,        ///< likewise, double (the model's: and n = 128 below the model's stream_far_bytes)
+  stream_rank_k_un_c,        ///< likewise, complex float (herk and syrk)
+  stream_rank_k_un_z,        ///< likewise, complex double (the model's: n = 128 as double)
+  stream_rank_k_ut_s,        ///< streaming rank-k leaf, upper triangle, trans 'T' / 'C', float: for n from 16 up to this (1: none)
+  stream_rank_k_ut_d,        ///< likewise, double: n from 8
+  stream_rank_k_ut_c,        ///< likewise, complex float: n from 8
+  stream_rank_k_ut_z,        ///< likewise, complex double: n from 8
+  stream_rank_k_ln_s,        ///< as stream_rank_k_un_s for the lower triangle (a BLAS can be faster at one triangle)
+  stream_rank_k_ln_d,        ///< as stream_rank_k_un_d, lower triangle
+  stream_rank_k_ln_c,        ///< as stream_rank_k_un_c, lower triangle
+  stream_rank_k_ln_z,        ///< as stream_rank_k_un_z, lower triangle
+  stream_rank_k_lt_s,        ///< as stream_rank_k_ut_s, lower triangle
+  stream_rank_k_lt_d,        ///< as stream_rank_k_ut_d, lower triangle
+  stream_rank_k_lt_c,        ///< as stream_rank_k_ut_c, lower triangle
+  stream_rank_k_lt_z,        ///< as stream_rank_k_ut_z, lower triangle
 };
 
 /// Every machine_key, in the order the text form lists them.
@@ -64,9 +72,12 @@ inline constexpr machine_key all_machine_keys[] = {
     machine_key::rank_flops_per_thread, machine_key::rank_bandwidth, machine_key::gpu_flops_s, machine_key::gpu_flops_d,
     machine_key::gpu_flops_c, machine_key::gpu_flops_z, machine_key::gpu_memory_bandwidth, machine_key::gpu_link_in,
     machine_key::gpu_link_out, machine_key::gpu_memory, machine_key::gpu_staging_bytes, machine_key::gpu_register_bandwidth,
-    machine_key::host_copy_bandwidth, machine_key::stream_rank_k_n_s, machine_key::stream_rank_k_n_d,
-    machine_key::stream_rank_k_n_c, machine_key::stream_rank_k_n_z, machine_key::stream_rank_k_t_s,
-    machine_key::stream_rank_k_t_d, machine_key::stream_rank_k_t_c, machine_key::stream_rank_k_t_z};
+    machine_key::host_copy_bandwidth, machine_key::stream_rank_k_un_s, machine_key::stream_rank_k_un_d,
+    machine_key::stream_rank_k_un_c, machine_key::stream_rank_k_un_z, machine_key::stream_rank_k_ut_s,
+    machine_key::stream_rank_k_ut_d, machine_key::stream_rank_k_ut_c, machine_key::stream_rank_k_ut_z,
+    machine_key::stream_rank_k_ln_s, machine_key::stream_rank_k_ln_d, machine_key::stream_rank_k_ln_c,
+    machine_key::stream_rank_k_ln_z, machine_key::stream_rank_k_lt_s, machine_key::stream_rank_k_lt_d,
+    machine_key::stream_rank_k_lt_c, machine_key::stream_rank_k_lt_z};
 
 /// The key of a GPU's gemm rate for type t (gpu_flops_s ... gpu_flops_z).
 constexpr machine_key gpu_flops_key(scalar_type t) {
@@ -76,19 +87,16 @@ constexpr machine_key gpu_flops_key(scalar_type t) {
                              : machine_key::gpu_flops_z;
 }
 
-/// The key of the streaming rank-k leaf's largest n for type t, trans 'N' (n_form) or 'T' / 'C'
-/// (stream_rank_k_n_s ... stream_rank_k_t_z).
-constexpr machine_key stream_rank_k_key(scalar_type t, bool n_form) {
-  if (n_form)
-    return t == scalar_type::s ? machine_key::stream_rank_k_n_s
-         : t == scalar_type::d ? machine_key::stream_rank_k_n_d
-         : t == scalar_type::c ? machine_key::stream_rank_k_n_c
-                               : machine_key::stream_rank_k_n_z;
-  return t == scalar_type::s ? machine_key::stream_rank_k_t_s
-       : t == scalar_type::d ? machine_key::stream_rank_k_t_d
-       : t == scalar_type::c ? machine_key::stream_rank_k_t_c
-                             : machine_key::stream_rank_k_t_z;
+/// The key of the streaming rank-k leaf's largest n for type t, triangle upper ('U') or
+/// lower ('L'), trans 'N' (n_form) or 'T' / 'C' (stream_rank_k_un_s ... stream_rank_k_lt_z).
+/// Example: double, 'L', 'N' is stream_rank_k_ln_d, 8 (lower) + 0 ('N') + 1 (double) = 9 places after
+/// stream_rank_k_un_s.
+constexpr machine_key stream_rank_k_key(scalar_type t, bool upper, bool n_form) {
+  const int type = t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3;
+  return machine_key(int(machine_key::stream_rank_k_un_s) + (upper ? 0 : 8) + (n_form ? 0 : 4) + type);
 }
+static_assert(stream_rank_k_key(scalar_type::d, false, true) == machine_key::stream_rank_k_ln_d &&
+              stream_rank_k_key(scalar_type::z, false, false) == machine_key::stream_rank_k_lt_z);
 
 /// The text form's name of a key, e.g. "stream_bytes".
 const char* to_string(machine_key k);

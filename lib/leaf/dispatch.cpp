@@ -19,11 +19,11 @@ leaf_backend choose_leaf(const machine_description& mc, leaf_backend requested, 
   return choose_blas_leaf(t, m, n, k);
 }
 
-leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char trans,
-                                std::int64_t n, std::int64_t k) {
+leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char uplo,
+                                char trans, std::int64_t n, std::int64_t k) {
   if (requested == leaf_backend::streaming || requested == leaf_backend::automatic) {
     if (streaming_applies(n, n) &&
-        (requested == leaf_backend::streaming || streaming_rank_k_preferred(mc, t, trans, n, k)))
+        (requested == leaf_backend::streaming || streaming_rank_k_preferred(mc, t, uplo, trans, n, k)))
       return leaf_backend::streaming;
     return choose_blas_leaf(t, n, n, k);
   }

@@ -23,12 +23,12 @@ namespace prism::detail {
 leaf_backend choose_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, std::int64_t m,
                          std::int64_t n, std::int64_t k, char transa = 'N', char transb = 'N');
 
-/// The leaf for one n x n triangle of a rank-k update (?syrk / ?herk) with trans 'N' or
-/// 'T' / 'C': `auto` takes prism's streaming rank-k leaf where it measured faster
+/// The leaf for one n x n triangle uplo ('U' or 'L') of a rank-k update (?syrk / ?herk)
+/// with trans 'N' or 'T' / 'C': `auto` takes prism's streaming rank-k leaf where it measured faster
 /// (streaming_rank_k_preferred), else the BLAS leaf choose_blas_leaf picks; `streaming`
 /// forces it for n <= 128 (the BLAS rule elsewhere); openblas and blis are kept.
-leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char trans,
-                                std::int64_t n, std::int64_t k);
+leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char uplo,
+                                char trans, std::int64_t n, std::int64_t k);
 
 /// Runs one leaf on backend b: the streaming kernel, or b's single-threaded BLAS library.
 template <scalar T>

@@ -5,6 +5,7 @@
 #include "dispatch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <complex>
@@ -98,23 +99,35 @@ std::int64_t k_for(double bytes, std::int64_t m, std::int64_t n, std::size_t siz
   return std::max<std::int64_t>(16, std::int64_t(bytes / double((m + n) * std::int64_t(size))));
 }
 
-// The streaming leaf's call against both BLAS leaves' (blas_call(library)) in three
-// rounds, each timing all three in turn: a spell of a busy machine (another VM's memory
-// traffic) then falls on both sides of the ratio, not on one leaf's timings. Returns best
-// BLAS / streaming over whole rounds only (the budget may run out between two timings), or
-// 0 when the budget ran out before one round ended. `prepare` runs untimed before each call.
+// The streaming leaf's call against both BLAS leaves' in three rounds, each timing all of
+// them in turn: a spell of a busy machine (another VM's memory traffic) then falls on both
+// sides of a ratio, not on one leaf's timings. The BLAS side is `variants` calls
+// (blas_call(library, v), e.g. the two triangles of a rank-k update), each against the one
+// streaming timing. Returns, for each variant, best BLAS / streaming over whole rounds only
+// (the budget may run out between two timings), or nothing when the budget ran out before
+// one round ended. `prepare` runs untimed before each call.
 template <class S, class B, class P>
-double interleaved_ratio(clock_type::time_point deadline, S&& streaming_call, B&& blas_call, P&& prepare) {
+std::vector<double> interleaved_ratios(clock_type::time_point deadline, int variants, S&& streaming_call, B&& blas_call,
+                                       P&& prepare) {
   const blas_library& ob = leaf_library(leaf_backend::openblas);
   const blas_library& bl = leaf_library(leaf_backend::blis);
-  double streaming = 1e300, best_blas = 1e300;
+  double streaming = 1e300;
+  std::vector<double> best_blas(std::size_t(variants), 1e300), round_blas(best_blas.size());
   for (int round = 0; round < 3; ++round) {
-    const double s = per_call(deadline, streaming_call, prepare);
-    const double o = per_call(deadline, [&] { blas_call(ob); }, prepare), b = per_call(deadline, [&] { blas_call(bl); }, prepare);
-    if (std::max({s, o, b}) >= 1e300) break;
-    streaming = std::min(streaming, s), best_blas = std::min({best_blas, o, b});
+    double slowest = per_call(deadline, streaming_call, prepare);
+    const double s = slowest;
+    for (int v = 0; v < variants; ++v) {
+      const double o = per_call(deadline, [&] { blas_call(ob, v); }, prepare);
+      const double b = per_call(deadline, [&] { blas_call(bl, v); }, prepare);
+      round_blas[std::size_t(v)] = std::min(o, b), slowest = std::max({slowest, o, b});
+    }
+    if (slowest >= 1e300) break;
+    streaming = std::min(streaming, s);
+    for (std::size_t v = 0; v < best_blas.size(); ++v) best_blas[v] = std::min(best_blas[v], round_blas[v]);
   }
-  return streaming >= 1e300 ? 0 : best_blas / streaming;
+  if (streaming >= 1e300) return {};
+  for (double& b : best_blas) b /= streaming;
+  return best_blas;
 }
 
 clock_type::time_point deadline_of(clock_type::time_point start, double budget) {
@@ -165,16 +178,16 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
     // size's time in proportion to k.
     if (since(start) + last * double(k) / last_k > first_use_budget_seconds) break;
     const auto t0 = clock_type::now();
-    const double r = interleaved_ratio(
-        deadline, [&] { streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
-        [&](const blas_library& lib) { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
+    const std::vector<double> r = interleaved_ratios(
+        deadline, 1, [&] { streaming_gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
+        [&](const blas_library& lib, int) { lib.gemm<T>(ta, tb, m, n, k, T(1), A, lda, B, ldb, T(0), C.data(), m); },
         [&] {
           if (evicted) evict_operands();
         });
-    if (r == 0) break;  // the budget ran out inside the size
-    ratios.push_back(r);
+    if (r.empty()) break;  // the budget ran out inside the size
+    ratios.push_back(r[0]);
     last = since(t0), last_k = double(k);
-    std::snprintf(line, sizeof line, evicted ? " k %lld from memory %.2f" : " k %lld %.2f", static_cast<long long>(k), r);
+    std::snprintf(line, sizeof line, evicted ? " k %lld from memory %.2f" : " k %lld %.2f", static_cast<long long>(k), r[0]);
     text += line;
   }
   text += "\n";
@@ -184,10 +197,14 @@ std::vector<double> series(operands& ops, std::int64_t m, std::int64_t n, char t
 // The rank-k series: the streaming rank-k leaf against the faster BLAS leaf's ?syrk (?herk
 // for a complex T, trans 'C' for 'T') on n x k triangles for each n of `ns`, A of `bytes`
 // each (k = bytes / (n x element); 'N': n x k, lda n, as a leaf of a k cut sees it; 'T':
-// k x n, lda k), one thread, within `budget` seconds from `start`.
+// k x n, lda k), one thread, within `budget` seconds from `start`. The BLAS side is timed on
+// both triangles (a BLAS may be faster at one: OpenBLAS's dsyrk 'L' 'N' on an AVX2 Zen 3),
+// the streaming leaf once (it sums the same products for either and writes one). Returns
+// the ratios best BLAS / streaming, [0] upper and [1] lower, as many as the budget allowed.
 template <class T>
-std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<std::int64_t>& ns, double bytes,
-                                  double span, clock_type::time_point start, double budget, std::string& text) {
+std::array<std::vector<double>, 2> rank_k_series(operands& ops, char trans, const std::vector<std::int64_t>& ns,
+                                                 double bytes, double span, clock_type::time_point start, double budget,
+                                                 std::string& text) {
   constexpr bool herm = !std::is_floating_point_v<T>;
   if (herm && trans == 'T') trans = 'C';
   const auto deadline = deadline_of(start, budget);
@@ -204,11 +221,14 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
     evict(ops.at<T>(at), std::size_t(stride) * sizeof(T));
   };
   std::vector<T> C(std::size_t(ns.back() * ns.back()));
-  std::vector<double> ratios;
+  std::array<std::vector<double>, 2> ratios;
+  std::array<std::string, 2> lines;
   char line[160];
-  std::snprintf(line, sizeof line, "%s %c %c:", to_string(stream_rank_k_key(scalar_type_of<T>(), trans == 'N')), trans,
-                char(scalar_type_of<T>()));
-  text += line;
+  for (int v = 0; v < 2; ++v) {
+    std::snprintf(line, sizeof line, "%s %c%c %c:", to_string(stream_rank_k_key(scalar_type_of<T>(), v == 0, trans == 'N')),
+                  v == 0 ? 'U' : 'L', trans, char(scalar_type_of<T>()));
+    lines[std::size_t(v)] = line;
+  }
   double last = 0, last_n = 1;
   for (std::int64_t n : ns) {
     // An n likely to end past the budget does not start: with the same bytes, its calls take
@@ -216,20 +236,23 @@ std::vector<double> rank_k_series(operands& ops, char trans, const std::vector<s
     if (since(start) + last * double(n) / last_n > budget) break;
     const std::int64_t k = k_for(bytes, n, 0, sizeof(T)), lda = trans == 'N' ? n : k;
     const auto t0 = clock_type::now();
-    const double r = interleaved_ratio(
-        deadline, [&] { streaming_rank_k<T>(herm, 'U', trans, n, k, T(1), slice(), lda, T(0), C.data(), n); },
-        [&](const blas_library& lib) {
-          if constexpr (herm) lib.herk<T>('U', trans, n, k, 1.0, slice(), lda, 0.0, C.data(), n);
-          else lib.syrk<T>('U', trans, n, k, T(1), slice(), lda, T(0), C.data(), n);
+    const std::vector<double> r = interleaved_ratios(
+        deadline, 2, [&] { streaming_rank_k<T>(herm, 'U', trans, n, k, T(1), slice(), lda, T(0), C.data(), n); },
+        [&](const blas_library& lib, int v) {
+          const char uplo = v == 0 ? 'U' : 'L';
+          if constexpr (herm) lib.herk<T>(uplo, trans, n, k, 1.0, slice(), lda, 0.0, C.data(), n);
+          else lib.syrk<T>(uplo, trans, n, k, T(1), slice(), lda, T(0), C.data(), n);
         },
         prepare);
-    if (r == 0) break;
-    ratios.push_back(r);
+    if (r.empty()) break;
     last = since(t0), last_n = double(n);
-    std::snprintf(line, sizeof line, " n %lld %.2f", static_cast<long long>(n), r);
-    text += line;
+    for (std::size_t v = 0; v < 2; ++v) {
+      ratios[v].push_back(r[v]);
+      std::snprintf(line, sizeof line, " n %lld %.2f", static_cast<long long>(n), r[v]);
+      lines[v] += line;
+    }
   }
-  text += "\n";
+  text += lines[0] + "\n" + lines[1] + "\n";
   return ratios;
 }
 
@@ -296,10 +319,11 @@ first_use_result taken_by(const machine_description& mc, first_use_result r) {
 }
 
 std::vector<machine_key> first_use_rank_k_keys(scalar_type t) {
-  return {stream_rank_k_key(t, true), stream_rank_k_key(t, false)};
+  return {stream_rank_k_key(t, true, true), stream_rank_k_key(t, true, false), stream_rank_k_key(t, false, true),
+          stream_rank_k_key(t, false, false)};
 }
 
-std::string first_use_rank_k_marker(scalar_type t) { return std::string("streaming_rank_k_") + char(t); }
+std::string first_use_rank_k_marker(scalar_type t) { return std::string("streaming_rank_k_triangles_") + char(t); }
 
 const std::vector<machine_key>& first_use_keys() {
   static const std::vector<machine_key>& keys = *new std::vector<machine_key>{machine_key::stream_bytes, machine_key::stream_dot_bytes,
@@ -414,11 +438,13 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
     auto run = [&]<class T>(T) {
       return rank_k_series<T>(ops, trans, ns, sizes.rank_k, sizes.rank_k_span, start, budget, r.text);
     };
-    const std::vector<double> ratios = t == scalar_type::s   ? run(float())
-                                       : t == scalar_type::d ? run(double())
-                                       : t == scalar_type::c ? run(std::complex<float>())
-                                                             : run(std::complex<double>());
-    if (const double x = first_use_n_limit(ns, ratios); x > 0) r.values[stream_rank_k_key(t, n_form)] = x;
+    const std::array<std::vector<double>, 2> ratios = t == scalar_type::s   ? run(float())
+                                                      : t == scalar_type::d ? run(double())
+                                                      : t == scalar_type::c ? run(std::complex<float>())
+                                                                            : run(std::complex<double>());
+    for (bool upper : {true, false})
+      if (const double x = first_use_n_limit(ns, ratios[upper ? 0 : 1]); x > 0)
+        r.values[stream_rank_k_key(t, upper, n_form)] = x;
   }
   r.seconds = since(start);
   return r;

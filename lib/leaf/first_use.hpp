@@ -111,7 +111,7 @@ std::string first_use_summary(const first_use_result& r, std::size_t keys);
 bool keep_first_use(const std::string& marker, std::size_t keys, const first_use_result& r);
 
 /// The longest the first-use measurement of one type's rank-k limits may take, in seconds.
-inline constexpr double first_use_rank_k_budget_seconds = 0.25;
+inline constexpr double first_use_rank_k_budget_seconds = 0.4;
 
 /// A rank-k call triggers its type's measurement from this many modelled seconds
 /// (call_seconds): the Gram matrix of a 32 x 2^22 double A is 0.067 s on 2 threads by the
@@ -130,19 +130,19 @@ std::vector<std::int64_t> first_use_rank_k_ns(scalar_type t, bool n_form);
 /// 16, 32, 64: ratios 1.8, 0.95, 1.2, 0.9, 0.8 give 16; 0.6, 0.7 give 1.
 double first_use_n_limit(const std::vector<std::int64_t>& ns, const std::vector<double>& ratios);
 
-/// Measures type t's streaming rank-k limits now (stream_rank_k_n_X and stream_rank_k_t_X
-/// for t = X): the streaming rank-k leaf against the faster BLAS leaf's ?syrk (?herk for a
-/// complex t) at first_use_rank_k_ns's n, A of first_use_bytes's `rank_k` bytes from memory
-/// (see first_use_sizes), the N form
-/// first, within `budget` seconds; first_use_n_limit's value for each form decided. Does
-/// not keep anything.
+/// Measures type t's streaming rank-k limits now (stream_rank_k_{u,l}{n,t}_X for t = X):
+/// the streaming rank-k leaf against the faster BLAS leaf's ?syrk (?herk for a complex t),
+/// upper and lower triangle, at first_use_rank_k_ns's n, A of first_use_bytes's `rank_k`
+/// bytes from memory (see first_use_sizes), the N form first, within `budget` seconds;
+/// first_use_n_limit's value for each triangle and form decided. Does not keep anything.
 first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_type t,
                                           double budget = first_use_rank_k_budget_seconds);
 
-/// The marker of type t's kept rank-k measurement, e.g. "streaming_rank_k_d".
+/// The marker of type t's kept rank-k measurement, e.g. "streaming_rank_k_triangles_d" (a
+/// set kept before the limits had a triangle has "streaming_rank_k_d": measured again).
 std::string first_use_rank_k_marker(scalar_type t);
 
-/// Type t's two rank-k limits a first use measures: the N form's key, then the T form's.
+/// Type t's four rank-k limits a first use measures: upper N, upper T, lower N, lower T.
 std::vector<machine_key> first_use_rank_k_keys(scalar_type t);
 
 /// first_use_before_call for a rank-k call of type t (n x n, `flops`, A of `bytes`):

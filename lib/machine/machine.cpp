@@ -112,14 +112,22 @@ const char* to_string(machine_key k) {
     case machine_key::gpu_staging_bytes: return "gpu_staging_bytes";
     case machine_key::gpu_register_bandwidth: return "gpu_register_bandwidth";
     case machine_key::host_copy_bandwidth: return "host_copy_bandwidth";
-    case machine_key::stream_rank_k_n_s: return "stream_rank_k_n_s";
-    case machine_key::stream_rank_k_n_d: return "stream_rank_k_n_d";
-    case machine_key::stream_rank_k_n_c: return "stream_rank_k_n_c";
-    case machine_key::stream_rank_k_n_z: return "stream_rank_k_n_z";
-    case machine_key::stream_rank_k_t_s: return "stream_rank_k_t_s";
-    case machine_key::stream_rank_k_t_d: return "stream_rank_k_t_d";
-    case machine_key::stream_rank_k_t_c: return "stream_rank_k_t_c";
-    case machine_key::stream_rank_k_t_z: return "stream_rank_k_t_z";
+    case machine_key::stream_rank_k_un_s: return "stream_rank_k_un_s";
+    case machine_key::stream_rank_k_un_d: return "stream_rank_k_un_d";
+    case machine_key::stream_rank_k_un_c: return "stream_rank_k_un_c";
+    case machine_key::stream_rank_k_un_z: return "stream_rank_k_un_z";
+    case machine_key::stream_rank_k_ut_s: return "stream_rank_k_ut_s";
+    case machine_key::stream_rank_k_ut_d: return "stream_rank_k_ut_d";
+    case machine_key::stream_rank_k_ut_c: return "stream_rank_k_ut_c";
+    case machine_key::stream_rank_k_ut_z: return "stream_rank_k_ut_z";
+    case machine_key::stream_rank_k_ln_s: return "stream_rank_k_ln_s";
+    case machine_key::stream_rank_k_ln_d: return "stream_rank_k_ln_d";
+    case machine_key::stream_rank_k_ln_c: return "stream_rank_k_ln_c";
+    case machine_key::stream_rank_k_ln_z: return "stream_rank_k_ln_z";
+    case machine_key::stream_rank_k_lt_s: return "stream_rank_k_lt_s";
+    case machine_key::stream_rank_k_lt_d: return "stream_rank_k_lt_d";
+    case machine_key::stream_rank_k_lt_c: return "stream_rank_k_lt_c";
+    case machine_key::stream_rank_k_lt_z: return "stream_rank_k_lt_z";
   }
   return "?";
 }
@@ -128,9 +136,18 @@ namespace {
 
 std::size_t index_of(machine_key k) { return std::size_t(k); }
 
+// A machine file's key name: every key's own, and the names a file written before the
+// rank-k limits had a triangle gave them (stream_rank_k_n_d, stream_rank_k_t_d, ...), which
+// were timed on upper triangles: read as the upper ones (the lower ones are then not
+// listed, so measured at first use).
 bool key_from_name(const std::string& name, machine_key& out) {
   for (machine_key k : all_machine_keys)
     if (name == to_string(k)) return out = k, true;
+  static constexpr char types[] = "sdcz";
+  for (int t = 0; t < 4; ++t)
+    for (bool n_form : {true, false})
+      if (name == std::string("stream_rank_k_") + (n_form ? 'n' : 't') + '_' + types[t])
+        return out = stream_rank_k_key(scalar_type(types[t]), true, n_form), true;
   return false;
 }
 
@@ -241,16 +258,26 @@ double machine_description::model_value(machine_key k) const {
     case machine_key::gpu_register_bandwidth: return 8e9;
     case machine_key::host_copy_bandwidth: return 8e9;
     // The streaming rank-k leaf's n limits on the developers' AVX-512 host
-    // (lib/leaf/kernels/auto_rule.cpp gives the runs); an AVX2 Zen 3 measured far lower
-    // (docs/planning.md), which its first long rank-k call of each type measures.
-    case machine_key::stream_rank_k_n_s: return 128;
-    case machine_key::stream_rank_k_n_d: return 96;
-    case machine_key::stream_rank_k_n_c: return 64;
-    case machine_key::stream_rank_k_n_z: return 96;
-    case machine_key::stream_rank_k_t_s: return 96;
-    case machine_key::stream_rank_k_t_d: return 64;
-    case machine_key::stream_rank_k_t_c: return 32;
-    case machine_key::stream_rank_k_t_z: return 32;
+    // (lib/leaf/kernels/auto_rule.cpp gives the runs, upper triangles; the lower ones take
+    // the same); an AVX2 Zen 3 measured far lower (docs/planning.md), and lower still for
+    // lower triangles in the N form, where its OpenBLAS's ?syrk ran faster than for upper
+    // ones, which the first long rank-k call of each type measures.
+    case machine_key::stream_rank_k_un_s: return 128;
+    case machine_key::stream_rank_k_un_d: return 96;
+    case machine_key::stream_rank_k_un_c: return 64;
+    case machine_key::stream_rank_k_un_z: return 96;
+    case machine_key::stream_rank_k_ut_s: return 96;
+    case machine_key::stream_rank_k_ut_d: return 64;
+    case machine_key::stream_rank_k_ut_c: return 32;
+    case machine_key::stream_rank_k_ut_z: return 32;
+    case machine_key::stream_rank_k_ln_s: return 128;
+    case machine_key::stream_rank_k_ln_d: return 96;
+    case machine_key::stream_rank_k_ln_c: return 64;
+    case machine_key::stream_rank_k_ln_z: return 96;
+    case machine_key::stream_rank_k_lt_s: return 96;
+    case machine_key::stream_rank_k_lt_d: return 64;
+    case machine_key::stream_rank_k_lt_c: return 32;
+    case machine_key::stream_rank_k_lt_z: return 32;
   }
   return 0;
 }

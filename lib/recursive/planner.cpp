@@ -295,7 +295,7 @@ struct planner {
     node nd;
     nd.kind = step_kind::leaf;
     nd.triangle = uplo;
-    nd.backend = detail::choose_rank_k_leaf(ctx.description(), ctx.leaf(), type, transa, b.n, b.k);
+    nd.backend = detail::choose_rank_k_leaf(ctx.description(), ctx.leaf(), type, uplo, transa, b.n, b.k);
     nodes.push_back(nd);
     return int(nodes.size()) - 1;
   }

@@ -59,7 +59,7 @@ void scale_triangle(bool herm, char uplo, std::int64_t n, T beta, T* C, std::int
 template <scalar T>
 void one_leaf(const problem& p, T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc,
               const context& ctx) {
-  const leaf_backend b = detail::choose_rank_k_leaf(ctx.description(), ctx.leaf(), p.type, p.transa, p.n, p.k);
+  const leaf_backend b = detail::choose_rank_k_leaf(ctx.description(), ctx.leaf(), p.type, p.uplo, p.transa, p.n, p.k);
   detail::leaf_rank_k<T>(b, p.op == operation::herk, p.uplo, p.transa, p.n, p.k, alpha, A, lda, beta, C, ldc);
 }
 

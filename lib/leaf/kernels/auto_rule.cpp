@@ -93,21 +93,26 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 //    in 8 x 8 register blocks (bench/results/leaf-syrk-float-2026-11-23T1410Z.txt, the
 //    same table; before, they took the plain loops and never won by much, 0.71-1.18x): won
 //    n = 16..96 (1.22-1.72x), lost n = 4 and 8 (0.90-0.97), about even at 128 (0.96-1.10).
-// Those runs are the model's values of the machine's stream_rank_k_{n,t}_{s,d,c,z} keys: the
-// largest n of each type and form (128, 96, 64, 96 in the N form, 96, 64, 32, 32 in the T
-// form, from n = 16 for float and 8 for the others). On an AVX2 Zen 3 the same table
+// Those runs (upper triangles) are the model's values of the machine's
+// stream_rank_k_{u,l}{n,t}_{s,d,c,z} keys, the lower triangles' the same: the largest n of
+// each type and form (128, 96, 64, 96 in the N form, 96, 64, 32, 32 in the T form, from
+// n = 16 for float and 8 for the others). On an AVX2 Zen 3 the same table
 // (bench/results/leaf-syrk-epyc-zen3-2026-12-01T1006Z.txt) has the streaming leaf behind
-// in 65 of 68 T-form rows and in the N form from n = 64 (double) or 16 to 64 (complex), so
-// the first long rank-k call of a type measures its two limits (lib/leaf/first_use.hpp), as
-// `prism tune` does. A measured limit (1: none) decides alone: its series times n = 128 too,
-// from memory. The model's limits keep the AVX-512 host's "4 MiB or less" for n = 128
-// (double and complex double, N form), read against the model's stream_far_bytes (8 L2s:
-// 8 MiB there), not a measured one (a gemm crossover; "never", 1e18, would take every
-// n = 128 leaf).
-bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k) {
+// in 65 of 68 T-form rows and in the N form from n = 64 (double) or 16 to 64 (complex), and
+// its OpenBLAS's dsyrk ran the N form 1.28-1.39x faster on lower triangles than on upper
+// ones at n = 32..128, k >= 8192 (bench/results/leaf-syrk-epyc-zen3-2026-12-01T1938Z.txt,
+// both triangles: 32 x 2^20 18.5 against 13.3 GF/s, where the streaming leaf ran 13.5), so
+// the first long rank-k call of a type measures its four limits, both triangles
+// (lib/leaf/first_use.hpp), as `prism tune` does. A measured limit (1: none) decides alone:
+// its series times n = 128 too, from memory. The model's limits keep the AVX-512 host's
+// "4 MiB or less" for n = 128 (double and complex double, N form), read against the model's
+// stream_far_bytes (8 L2s: 8 MiB there), not a measured one (a gemm crossover; "never",
+// 1e18, would take every n = 128 leaf).
+bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char uplo, char trans, std::int64_t n,
+                                std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
   const bool n_form = trans == 'N' || trans == 'n';
-  const machine_key key = stream_rank_k_key(t, n_form);
+  const machine_key key = stream_rank_k_key(t, uplo != 'L' && uplo != 'l', n_form);
   const double up_to = mc.value(key);
   if (up_to < 2) return false;  // none
   if (!n_form) return n >= (t == scalar_type::s ? 16 : 8) && double(n) <= up_to;

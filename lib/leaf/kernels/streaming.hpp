@@ -88,9 +88,10 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
                          std::int64_t n, std::int64_t k);
 
 /// True when `auto` picks the streaming rank-k leaf over the BLAS leaf's ?syrk / ?herk for
-/// an n x n triangle with trans 'N' or 'T' / 'C' on machine mc (measured: auto_rule.cpp,
-/// the run in bench/results/leaf-syrk-*.txt).
-bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char trans, std::int64_t n, std::int64_t k);
+/// an n x n triangle uplo ('U' or 'L') with trans 'N' or 'T' / 'C' on machine mc (measured:
+/// auto_rule.cpp, the run in bench/results/leaf-syrk-*.txt).
+bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char uplo, char trans, std::int64_t n,
+                                std::int64_t k);
 
 /// True once a streaming leaf has run in this process (for PRISM_STATS; loads nothing).
 bool streaming_leaf_ran() noexcept;
