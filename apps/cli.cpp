@@ -149,7 +149,7 @@ const command commands[] = {
      "  form: which values are measured, which the model's) and measure nothing.\n"
      "  --first-use: measure now what prism otherwise measures at the first long call that\n"
      "  needs it when no machine file lists it (the streaming crossovers, at most 0.5 s, and each\n"
-     "  type's rank-k limits, at most 0.25 s, which its first long rank-k call measures), keep it\n"
+     "  type's rank-k limits, at most 0.4 s, which its first long rank-k call measures), keep it\n"
      "  in this CPU's first-use file (first-use-HASH beside the machine file) and print it; measures\n"
      "  nothing the machine file read lists, or the values are kept already.\n"},
     {"bound", false, 0,
