@@ -123,8 +123,9 @@ const command commands[] = {
      "  measurements behind PRISM_LEAF=auto), best of R timings (default 5).\n"
      "  --types: element types to time, letters from s, d, c, z (default: d for OpenBLAS\n"
      "  against BLIS, all four for the streaming leaf). --streaming: the streaming table only.\n"
-     "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, trans N and T/C) against the\n"
-     "  OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves (n <= 128, long k).\n"},
+     "  --syrk: only the streaming rank-k leaf (?syrk / ?herk, upper and lower triangle, trans\n"
+     "  N and T/C) against the OpenBLAS and BLIS leaves' ?syrk / ?herk, on Gram-shaped leaves\n"
+     "  (n <= 128, long k).\n"},
     {"tune", false, 3,
      "usage: prism tune [--out FILE] [--reps R] | prism tune --show | prism tune --first-use\n"
      "  Measures this machine's streaming kernel sizes (k-chunks, prefetch distance: each the\n"
