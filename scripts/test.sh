@@ -13,4 +13,6 @@ unset PRISM_MACHINE
 XDG_CACHE_HOME=$(mktemp -d)
 export XDG_CACHE_HOME
 trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
-ctest --test-dir "$build" --output-on-failure -j1
+# Entries run side by side, as many as cores: an MPI entry (PROCESSORS 2) runs with nothing
+# beside it on 2 cores, and first_use, which checks how long its own measurement took, alone.
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
