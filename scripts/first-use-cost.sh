@@ -32,7 +32,7 @@ echo "# machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(
 echo "# date: $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "# environment: $(env | grep -E '^(OPENBLAS|BLIS|OMP|PRISM)_' | tr '\n' ' ' || true)(PRISM_MACHINE unset for the runs)"
 echo "# load at the start: $(cat /proc/loadavg)"
-echo "# run  measured (s)  rank-k, each type (s)       process wall (s)  decided"
+echo "# run  measured (s)  rank-k, each type (s)             process wall (s)  decided"
 for i in $(seq "$runs"); do
   export XDG_CACHE_HOME=$work/run$i
   t0=$(date +%s.%N)
@@ -41,7 +41,7 @@ for i in $(seq "$runs"); do
   secs=$(sed -nE 's/^# first use: measured in ([0-9.]+) s, ([0-4]) of 4 decided.*/\1/p' <<<"$text")
   rank_k=$(sed -nE 's/^# first use, rank-k (.): measured in ([0-9.]+) s.*/\1 \2/p' <<<"$text" | tr '\n' ' ')
   decided=$(grep -E '^stream_[a-z_]+: ' <<<"$text" | awk '{ printf "%s=%s(%s) ", $1, $2, $3 == "first" ? "first use" : $3 }')
-  printf "%4d  %12s  %-26s  %16.3f  %s\n" "$i" "${secs:-?}" "${rank_k:-?}" "$(echo "$t1 - $t0" | bc)" "$decided"
+  printf "%4d  %12s  %-32s  %16.3f  %s\n" "$i" "${secs:-?}" "${rank_k:-?}" "$(echo "$t1 - $t0" | bc)" "$decided"
 done
 echo "# the same folder again (run $runs's): nothing is measured"
 t0=$(date +%s.%N)

@@ -6,7 +6,8 @@
 # leaves with m, n <= 128, all four types, NN, TN and NT; str/best divides by the faster
 # BLAS leaf. The environment is cleared of PRISM_LEAF_KERNELS so the leaves run prism's
 # own choice. --syrk measures the streaming rank-k leaf instead (`prism leaves --syrk`:
-# ?syrk / ?herk triangles, trans N and T / C, against the BLAS leaves' own ?syrk / ?herk),
+# ?syrk / ?herk triangles, upper and lower, trans N and T / C, against the BLAS leaves'
+# own ?syrk / ?herk),
 # the run behind streaming_rank_k_preferred.
 #   bash scripts/leaf-streaming.sh [--syrk] [--types LETTERS] [--out FILE] [--reps R]
 #   (default bench/results/leaf-streaming-<UTC date>.txt or leaf-syrk-<UTC date>.txt, best of 3)

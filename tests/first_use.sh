@@ -114,12 +114,13 @@ grep -qxF -e "stream_bytes: $file_bytes measured" -e "stream_bytes: $file_bytes 
 
 # 3c. One written before the rank-k limits had a triangle: its stream_rank_k_n_X and
 # stream_rank_k_t_X (timed on upper triangles) read as the upper ones, the lower ones
-# measured. The file's values are set to 1 and 2 (none), which no measurement keeps apart.
+# measured. The file's values are set to 2, which no measurement gives (a limit is 1 or an
+# n of 4 and more), so a 2 read back comes from the file.
 sed -E -e '/^stream_rank_k_l[nt]_/d' -e 's/^stream_rank_k_u([nt])_([sdcz]): .*/stream_rank_k_\1_\2: 2 measured/' \
   "$tmp/machine" > "$tmp/untriangled"
 grep -q '^stream_rank_k_n_d: 2 measured$' "$tmp/untriangled" || fail "no old-style key in the test's machine file"
 XDG_CACHE_HOME=$tmp/untri PRISM_MACHINE=$tmp/untriangled "$prism" tune --first-use > "$tmp/u.out" 2>&1 ||
-  { cat "$tmp/u.out"; fail "old-name file run exited $?"; }
+  { rc=$?; cat "$tmp/u.out"; fail "old-name file run exited $rc"; }
 for t in s d c z; do
   for f in n t; do
     grep -qx "stream_rank_k_u${f}_$t: 2 measured" "$tmp/u.out" || { cat "$tmp/u.out"; fail "stream_rank_k_${f}_$t not read as the upper one"; }
@@ -133,10 +134,12 @@ mkdir -p "$tmp/pre/prism"
 sed -E -e 's/^streaming_rank_k_triangles_/streaming_rank_k_/' -e '/^stream_rank_k_l[nt]_/d' \
   -e 's/^stream_rank_k_u([nt])_/stream_rank_k_\1_/' "$file" > "$tmp/pre/prism/$(basename "$file")"
 grep -q '^streaming_rank_k_d: ' "$tmp/pre/prism/$(basename "$file")" || fail "no old marker in the test's cache file"
-XDG_CACHE_HOME=$tmp/pre "$prism" tune --first-use > "$tmp/pre.out" 2>&1 || { cat "$tmp/pre.out"; fail "old cache run exited $?"; }
+XDG_CACHE_HOME=$tmp/pre "$prism" tune --first-use > "$tmp/pre.out" 2>&1 ||
+  { rc=$?; cat "$tmp/pre.out"; fail "old cache run exited $rc"; }
 grep -q "^# first use: nothing measured" "$tmp/pre.out" || { cat "$tmp/pre.out"; fail "the kept crossovers were measured again"; }
 [ "$(grep -cE '^# first use, rank-k .: measured in ' "$tmp/pre.out")" = 4 ] || { cat "$tmp/pre.out"; fail "an old rank-k marker stopped the measurement"; }
 grep -q '^streaming_rank_k_triangles_d: measured in ' "$tmp/pre/prism/$(basename "$file")" || fail "the new marker was not kept"
+grep -q '^streaming_rank_k_d: ' "$tmp/pre/prism/$(basename "$file")" || fail "the old marker's line was dropped"
 
 # 4. PRISM_FIRST_USE=0: nothing measured or written.
 XDG_CACHE_HOME=$tmp/off PRISM_FIRST_USE=0 "$prism" tune --first-use > "$tmp/off.out" 2>&1 || fail "PRISM_FIRST_USE=0 run exited $?"

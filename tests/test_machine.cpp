@@ -163,7 +163,6 @@ TEST_CASE("the streaming kernels' sizes: the model's shares of the caches, measu
   CHECK_FALSE(old_names.measured(machine_key::stream_rank_k_ln_d));
   CHECK_FALSE(old_names.measured(machine_key::stream_rank_k_lt_z));
   CHECK(old_names.to_string().find("stream_rank_k_un_d: 32 measured") != std::string::npos);
-  CHECK(old_names.to_string().find("stream_rank_k_n_d") == std::string::npos);
   CHECK_THROWS_WITH_AS(machine_description::parse("cpu: x\nstream_rank_k_q_d: 32 measured\n"),
                        doctest::Contains("unknown key 'stream_rank_k_q_d'"), error);
   // A size must be a positive number.

@@ -95,7 +95,9 @@ constexpr machine_key stream_rank_k_key(scalar_type t, bool upper, bool n_form) 
   const int type = t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3;
   return machine_key(int(machine_key::stream_rank_k_un_s) + (upper ? 0 : 8) + (n_form ? 0 : 4) + type);
 }
-static_assert(stream_rank_k_key(scalar_type::d, false, true) == machine_key::stream_rank_k_ln_d &&
+static_assert(stream_rank_k_key(scalar_type::z, true, true) == machine_key::stream_rank_k_un_z &&
+              stream_rank_k_key(scalar_type::z, true, false) == machine_key::stream_rank_k_ut_z &&
+              stream_rank_k_key(scalar_type::d, false, true) == machine_key::stream_rank_k_ln_d &&
               stream_rank_k_key(scalar_type::z, false, false) == machine_key::stream_rank_k_lt_z);
 
 /// The text form's name of a key, e.g. "stream_bytes".

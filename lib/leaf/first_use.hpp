@@ -115,7 +115,8 @@ inline constexpr double first_use_rank_k_budget_seconds = 0.4;
 
 /// A rank-k call triggers its type's measurement from this many modelled seconds
 /// (call_seconds): the Gram matrix of a 32 x 2^22 double A is 0.067 s on 2 threads by the
-/// model, and the measurement is cheaper than the gemm crossovers'.
+/// model. The measurement (0.11-0.23 s a type on an AVX2 Zen 3, both triangles) costs more
+/// than such a call, once per machine: its answers are kept.
 inline constexpr double first_use_rank_k_long_seconds = 0.05;
 
 /// The n of the streaming rank-k leaf's first-use series of type t: 4, 8, 16, 32, 64, 96,
