@@ -276,6 +276,7 @@ int take_count(std::string_view& t, const std::string& what) {
   return int(v);
 }
 
+// One part of scheme text `whole` (the inverse of part_text); plan_error naming what is wrong.
 rank_k_part parse_part(std::string_view t, const std::string& whole) {
   auto bad = [&](const std::string& why) { return plan_error("rank-k scheme '" + whole + "': " + why); };
   rank_k_part x;
@@ -287,25 +288,17 @@ rank_k_part parse_part(std::string_view t, const std::string& whole) {
     if (t.substr(0, 3) != " x ") throw bad("expected ' x ' after the k slices");
     t.remove_prefix(3);
   }
-  if (t.substr(0, 4) == "star") {
-    t.remove_prefix(4);
-    x.cover = rank_k_cover::star;
-    x.group_ranks = take_count(t, "the star's ranks");
-    if (x.group_ranks != 4) throw bad("a star has 4 ranks");
-  } else if (t.substr(0, 4) == "nest") {
-    t.remove_prefix(4);
-    x.cover = rank_k_cover::nest;
-    x.group_ranks = take_count(t, "the nest's roles");
-    if (x.group_ranks != 2) throw bad("a nest has 2 roles");
-  } else if (t.substr(0, 3) == "tbd") {
-    t.remove_prefix(3);
-    x.group_ranks = take_count(t, "the group ranks");
-    // The cover in braces is the one difference_cover gives; it is checked, not chosen.
+  const bool star = t.substr(0, 4) == "star", nest = t.substr(0, 4) == "nest";
+  if (!star && !nest && t.substr(0, 3) != "tbd") throw bad("expected tbdC{...}, star4, nest2, kG or 1");
+  t.remove_prefix(star || nest ? 4 : 3);
+  x.group_ranks = take_count(t, star ? "the star's ranks" : nest ? "the nest's roles" : "the group ranks");
+  if (star || nest) {
+    x.cover = star ? rank_k_cover::star : rank_k_cover::nest;
+    if (x.group_ranks != (star ? 4 : 2)) throw bad(star ? "a star has 4 ranks" : "a nest has 2 roles");
+  } else {  // the cover in braces is the one difference_cover gives: checked, not chosen
     const std::string braces = cover_text(x.group_ranks);
     if (t.substr(0, braces.size()) != braces) throw bad("tbd" + std::to_string(x.group_ranks) + " covers by " + braces);
     t.remove_prefix(braces.size());
-  } else {
-    throw bad("expected tbdC{...}, star4, nest2, kG or 1");
   }
   if (!t.empty() && t.front() == '[') {  // ranks per role
     if (x.groups > 1) throw bad("k slices and ranks per role together");
@@ -342,14 +335,8 @@ rank_k_part parse_part(std::string_view t, const std::string& whole) {
 std::string part_text(const rank_k_part& x) {
   std::string s;
   if (x.groups > 1 && x.role_ranks.empty()) s = "k" + std::to_string(x.groups);
-  std::string cover;
-  if (x.cover == rank_k_cover::star) {
-    cover = "star" + std::to_string(x.group_ranks);
-  } else if (x.cover == rank_k_cover::nest) {
-    cover = "nest" + std::to_string(x.group_ranks);
-  } else if (x.group_ranks > 1) {
-    cover = "tbd" + std::to_string(x.group_ranks) + cover_text(x.group_ranks);
-  }
+  std::string cover = x.cover == rank_k_cover::star ? "star" : x.cover == rank_k_cover::nest ? "nest" : x.group_ranks > 1 ? "tbd" : "";
+  if (!cover.empty()) cover += std::to_string(x.group_ranks) + (cover == "tbd" ? cover_text(x.group_ranks) : "");
   if (!x.role_ranks.empty()) {
     std::string m;
     for (std::size_t i = 0, run = 1; i < x.role_ranks.size(); i += run) {
@@ -366,10 +353,8 @@ std::string part_text(const rank_k_part& x) {
   return s.empty() ? "1" : s;
 }
 
-// Exact smallest covers by search up to c = 36 (a size s needs s (s - 1) >= c - 1), kept;
-// above, Singer's perfect set when c = q^2 + q + 1 with q a prime power, else {0 .. s-1}
-// and the multiples of s up to c/2 + s: any d <= c/2 is j s - i with 0 <= i < s, so of
-// size about sqrt(2c). E.g. c = 100: s = 7, {0..6, 7, 14, ..., 56}.
+// Kept once found. The fallback: {0 .. s-1} and the multiples of s up to c/2 + s, as any
+// d <= c/2 is j s - i with 0 <= i < s. E.g. c = 100: s = 7, {0..6, 7, 14, ..., 56}.
 std::vector<int> difference_cover(int c) {
   if (c <= 1) return {0};
   static std::mutex lock;
@@ -434,12 +419,9 @@ std::vector<std::pair<int, int>> cover_pairs(const std::vector<int>& D, int c) {
 // greedily, each next the one whose roles are least charged (while no role is above the
 // mean, the lowest free block), then swapped in and out while the best swap among the 8
 // most and 8 least charged blocks lowers the sum. Above 2^15 blocks (beyond any plane the
-// planner weighs, and where the fourth powers could pass 128 bits) they stay spread evenly. Deterministic (integers, ties to the lowest
-// block), so every rank gets the same. Spread evenly (every c/r-th), 4096 rows on c = 651
-// (q = 25: 190 blocks of 7 rows, 461 of 6; a line of 26 blocks meets 7.6 long ones on
-// average) put 1 to 15 long blocks on a line, its busiest rank doing 1.07 times the mean
-// flops; placed so, at most 10 (on a plane at least 9 must: b = 1 + 189/26 if every line
-// met the long blocks b times or none).
+// planner weighs, and where the fourth powers could pass 128 bits) they stay spread evenly.
+// Deterministic (integers, ties to the lowest block), so every rank gets the same. What it
+// gains over spreading evenly (c = 651): docs/distributed.md, "Rank-k updates".
 std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>& D, const std::vector<std::pair<int, int>>& pair_of,
                                          int c) {
   const std::int64_t base = n / c, r = n % c;
@@ -529,14 +511,8 @@ std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>&
   return atoms;
 }
 
-// Row blocks of an odd difference cover whose roles have runs[q] ranks over len columns:
-// Newton's blocks for equal work per rank (uneven_measures; up to c = 1024, a dense solve,
-// and where blocks average 8 rows or more, else rounding undoes them), rounded to whole
-// rows, or the equal blocks `equal` (balanced_atoms), whichever leaves the busiest rank
-// less work. Newton's are the ones where roles' ranks differ a lot and blocks
-// are long (tbd7{0,1,3}[3,3,2,2,2,2,2]: blocks of 0.155 n, 0.197 n, ...); equal ones where
-// the ranks were given in proportion to equal blocks' work (work_role_ranks) and blocks are
-// a few rows, which rounding Newton's would unbalance.
+// Newton's blocks (uneven_measures) only up to c = 1024 (a dense solve) and where blocks
+// average 8 rows or more, else rounding them to whole rows undoes them (docs/distributed.md).
 std::vector<std::int64_t> uneven_atoms(std::int64_t n, std::int64_t len, const std::vector<std::pair<int, int>>& pair_of,
                                        const std::vector<int>& runs, std::vector<std::int64_t> equal) {
   const int c = int(runs.size());
@@ -553,54 +529,10 @@ std::vector<std::int64_t> uneven_atoms(std::int64_t n, std::int64_t len, const s
   return newton ? atoms : equal;
 }
 
-// How a role of a difference cover D reaches atom p + a, for each a in D: the diagonal
-// (a = 0) and any pair of d < c/2 read it over the whole run (whole), the pair of d = c/2
-// only over one half of it (half: that pair's a, else -1). E.g. c = 4, D = {0, 1, 2}: d = 1
-// is (0, 1), d = 2 (0, 2): a = 0, 1 whole, a = 2 half with 0.
-void reach_tables(const std::vector<int>& D, const std::vector<std::pair<int, int>>& pair_of, int c, std::vector<char>& whole,
-                  std::vector<int>& half) {
-  whole.assign(D.size(), 0);
-  half.assign(D.size(), -1);
-  for (std::size_t e = 0; e < D.size(); ++e) {
-    const int a = D[e];
-    whole[e] = a == 0;
-    for (int d = 1; d <= c / 2; ++d) {
-      const auto [pa, pb] = pair_of[std::size_t(d)];
-      if (pa != a && pb != a) continue;
-      if (2 * d != c) whole[e] = 1;
-      else half[e] = pa;
-    }
-  }
-}
-
-// The rank order of a part of uneven roles as tables: ranks go run by run, role by role
-// within a run, so with runs {3, 2, 1} run 0 is roles 0, 1, 2 (local ranks 0-2), run 1
-// roles 0, 1 (3-4) and run 2 role 0 (5): place = (0,0) (0,1) (0,2) (1,0) (1,1) (2,0),
-// first = 0, 3, 5, local = 0 3 5 | 1 4 | 2 (role 0's runs, role 1's, role 2's), counts 1, 2, 3.
-void index_runs(const std::vector<int>& runs, std::vector<std::pair<int, int>>& place, std::vector<int>& first,
-                std::vector<int>& local, std::vector<int>& counts) {
-  counts = runs;
-  std::sort(counts.begin(), counts.end());
-  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
-  first.assign(runs.size(), 0);
-  int total = 0;
-  for (std::size_t q = 0; q < runs.size(); ++q) first[q] = total, total += runs[q];
-  local.assign(std::size_t(total), 0);
-  place.clear();
-  const int most = *std::max_element(runs.begin(), runs.end());
-  for (int j = 0; j < most; ++j)
-    for (std::size_t q = 0; q < runs.size(); ++q)
-      if (runs[q] > j) {
-        local[std::size_t(first[q] + j)] = int(place.size());
-        place.emplace_back(j, int(q));
-      }
-}
-
 std::vector<int> work_role_ranks(std::int64_t n, std::int64_t k, int c, int P) {
   if (c < 3 || c % 2 == 0 || c > n || P < c || std::int64_t(P) > std::int64_t(c) * k) return {};
   const std::vector<int> D = difference_cover(c);
   const std::vector<std::pair<int, int>> pair_of = cover_pairs(D, c);
-  if (pair_of.empty()) return {};
   const std::vector<std::int64_t> work = role_work(balanced_atoms(n, D, pair_of, c), pair_of, c);
   // One rank a role, then each next rank to the role whose busiest rank works most (ties:
   // the lowest role): the least busiest rank over all ways to give P ranks (each role's

@@ -49,17 +49,6 @@ constexpr int star_units[4][6][2] = {
     {{2, 2}, {3, 2}, {4, 2}, {5, 2}, {5, 5}, {5, 3}},
 };
 
-/// How a role of cover D reaches atom p + a, for each a of D: over its whole run (whole[e]),
-/// or only over one half (half[e]: the a of the d = c/2 pair it is in, else -1).
-void reach_tables(const std::vector<int>& D, const std::vector<std::pair<int, int>>& pair_of, int c,
-                  std::vector<char>& whole, std::vector<int>& half);
-
-/// A part of uneven roles' rank order as tables (ranks go run by run, role by role within
-/// a run): place (run, role) of each local rank, each role's first entry in `local`, the
-/// local rank of role q's run j at local[first[q] + j], and the distinct runs, ascending.
-void index_runs(const std::vector<int>& runs, std::vector<std::pair<int, int>>& place, std::vector<int>& first,
-                std::vector<int>& local, std::vector<int>& counts);
-
 /// Ranks per role for P ranks on one odd difference cover of c roles (c >= 3) over an
 /// n x k rank-k update, in proportion to the roles' work on equal row blocks. E.g. n = 4096
 /// on c = 651: 23 to 26 ranks a role over 16,384. Empty when c is even or above n, or P is

@@ -115,11 +115,8 @@ rank_k_candidate fewest_phases(const problem& p, const rank_k_scheme& s0, double
 
 std::string mb(std::size_t bytes) { return ranks::format("%.1f MB", double(bytes) / 1e6); }
 
-// Groups of at most this many ranks of any cover: a rank of a group of c reads about
-// sqrt(2c) row blocks (1.4 sqrt(c) for a cover that is no plane) and holds c/2 blocks of C.
-// Beyond, only the projective planes (q + 1 row blocks; the model scores them from each
-// role's tables, in O(|D|) per role and run length): at P = 10^6 the least volume wants c
-// near 10^4.
+// Groups of at most this many ranks of any cover (a rank of a group of c holds c/2 blocks of
+// C and reads about 1.4 sqrt(c) row blocks); beyond, only the projective planes (q + 1).
 constexpr int most_group_ranks = 1024;
 
 // Schemes of several parts, of roles of uneven ranks and nests are weighed up to this many
@@ -127,11 +124,8 @@ constexpr int most_group_ranks = 1024;
 // k slices of one).
 constexpr int most_mixed_ranks = 64;
 
-// Planes of roles with ranks in proportion to their work are weighed up to this many steps
-// of the exact score (P (q + 1)^2 for every rank's A cells: 10^5 ranks on c = 1893,
-// q + 1 = 44, score in about 7 s on the example machine; the model's ownership balance, a
-// few rounds over the c roles' first ranks, and Newton's solve where c <= 1024 and blocks
-// average 8 rows or more come on top).
+// Even covers and planes of ranks per role by work are weighed where their exact score walks
+// at most this many A cells, P |D|^2: 10^5 ranks on c = 1893, q + 1 = 44, in about 7 s.
 constexpr double most_score_steps = 2e8;
 
 // The parts worth weighing on P ranks (shortlist's menu): every cover in k slices, the
@@ -149,27 +143,23 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
     const int top = int(std::min<std::int64_t>(P / c, std::max<std::int64_t>(1, p.k)));
     for (int G = P <= most_mixed_ranks ? 1 : std::max(1, top - 3); G <= top; ++G) menu.push_back({G, c, rank_k_cover::difference, {}});
   }
-  // Beyond most_group_ranks, the projective planes alone (the cover of a rank there has q + 1
-  // row blocks, any other about 1.4 sqrt(c)), as k slices: at P = 10^6 on 65536^2 the least
-  // volume wants c near P^(2/3) = 10^4, e.g. k98 x tbd10101 (q = 100 is no prime power;
-  // q = 97: c = 9507, k105).
+  // Beyond most_group_ranks, the projective planes alone, as k slices: at P = 10^6 on 65536^2
+  // the least volume wants c near P^(2/3) = 10^4, e.g. k98 x tbd10101 (q = 100 is no prime
+  // power; q = 97: c = 9507, k105).
   for (std::int64_t q = 2; q * q + q + 1 <= std::min<std::int64_t>(P, p.n); ++q) {
     const int c = int(q * q + q + 1);
     if (c <= most_group_ranks || ranks::difference_cover(c).size() != std::size_t(q + 1)) continue;
     menu.push_back({int(std::min<std::int64_t>(P / c, std::max<std::int64_t>(1, p.k))), c, rank_k_cover::difference, {}});
   }
   for (int G = 1; 4 * G <= P; ++G) menu.push_back({G, 4, rank_k_cover::star, {}});
+  // c roles of R ranks, the first R mod c with one more (R = 16, c = 7: 3, 3, 2, 2, 2, 2, 2).
+  const auto spread = [](int c, int R) { std::vector<int> m(std::size_t(c), R / c); std::fill_n(m.begin(), R % c, R / c + 1); return m; };
   if (P <= most_mixed_ranks) {
-    // Roles of uneven ranks: an odd cover of c <= 13 on R ranks, c < R < 4c, not a
-    // multiple of c, the first R mod c roles with one rank more (e.g. R = 16, c = 7:
-    // 3, 3, 2, 2, 2, 2, 2); and the nest with 1-4 ranks per role.
+    // Roles of uneven ranks: an odd cover of c <= 13 on R ranks, c < R < 4c, not a multiple
+    // of c, spread; and the nest with 1-4 ranks per role.
     for (int c = 3; c <= 13 && c <= most_c; c += 2)
-      for (int R = c + 1; R < 4 * c && R <= P; ++R) {
-        if (R % c == 0) continue;
-        std::vector<int> m(std::size_t(c), R / c);
-        for (int q = 0; q < R % c; ++q) ++m[std::size_t(q)];
-        menu.push_back({1, c, rank_k_cover::difference, m});
-      }
+      for (int R = c + 1; R < 4 * c && R <= P; ++R)
+        if (R % c != 0) menu.push_back({1, c, rank_k_cover::difference, spread(c, R)});
     // The star with m0 centre ranks and m on each leaf role, m0 != m (equal is k slices of
     // it) and m0 <= 3m (more centre ranks shrink the leaves' atoms past use): e.g. P = 9,
     // 3, 2, 2, 2 ranks.
@@ -179,26 +169,19 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
     for (int outer = 1; outer <= 4; ++outer)
       for (int inner = 1; inner <= 4 && outer + inner <= P; ++inner) menu.push_back({1, 2, rank_k_cover::nest, {outer, inner}});
   }
-  // Every rank working on one projective plane: the perfect difference cover of
-  // c = q^2 + q + 1 (q = 1: c = 3) with floor(P/c) or ceil(P/c) ranks a role, taking turns
-  // over k, where k slices of it would leave ranks idle. E.g. P = 1024: tbd91 with 23
-  // roles of 12 ranks and 68 of 11 (1.04x the SYRK bound on 4096^2; k11 x tbd91 leaves 23
-  // ranks idle, k12 x tbd85 reads 13 of 85 row blocks, 1.3x). Only up to 100 ranks a role:
-  // beyond, k slices leave under 1% of the ranks idle, and uneven roles are scored rank by
-  // rank (at 10^6 ranks, a minute).
+  // Every rank on one projective plane (q = 1: c = 3), floor(P/c) or ceil(P/c) ranks a role,
+  // where k slices of it would leave ranks idle (P = 1024: tbd91[12*23,11*68], 1.04x the SYRK
+  // bound on 4096^2, where k11 x tbd91 idles 23 ranks and k12 x tbd85 reads 13 of 85 blocks,
+  // 1.3x). Up to 100 ranks a role: beyond, k slices idle under 1%, and uneven roles are
+  // scored rank by rank (10^6 ranks: a minute).
   for (int q = 1; q * q + q + 1 <= most_c && q * q + q + 1 < P; ++q) {
     const int c = q * q + q + 1;
     if (P % c == 0 || P / c > 100 || ranks::difference_cover(c).size() != std::size_t(q + 1)) continue;
-    std::vector<int> m(std::size_t(c), P / c);
-    for (int r = 0; r < P % c; ++r) ++m[std::size_t(r)];
-    menu.push_back({1, c, rank_k_cover::difference, m});
+    menu.push_back({1, c, rank_k_cover::difference, spread(c, P)});
   }
-  // Every rank on a plane, each role's ranks in proportion to its work on equal row blocks
-  // (work_role_ranks): where blocks are a few rows, whole rows leave roles' work up to 13 %
-  // apart (4096 rows on c = 651: 6 or 7 rows a block), which 8 or more ranks a role even out
-  // (23 to 26 ranks a role over 16,384: the busiest rank 1.02 times the mean flops, where
-  // k25 x tbd651 does 1.06). Only where the exact score (each rank's A cells swept, about
-  // |D|^2 steps a rank) stays within seconds.
+  // Every rank on a plane, each role's ranks by its work on equal row blocks (work_role_ranks):
+  // 8 or more ranks a role even out blocks of a few rows (4096 rows on c = 651, 16,384 ranks:
+  // the busiest rank 1.02 times the mean flops, k25 x tbd651 1.06), within most_score_steps.
   for (int q = 1; q * q + q + 1 <= std::min<std::int64_t>(P / 8, p.n); ++q) {
     const int c = q * q + q + 1;
     const double steps = double(P) * double(q + 1) * double(q + 1);
@@ -211,15 +194,10 @@ std::vector<rank_k_part> parts_menu(const problem& p, int P) {
   return menu;
 }
 
-// The schemes worth an exact score. One part: the menu's (parts_menu: G k slices of every
-// cover of c <= n and c <= most_group_ranks ranks, all G up to P / c on few ranks and the
-// top four on more; the projective planes beyond; every rank on a plane, with floor or
-// ceil of P / c ranks a role up to 100 a role, or by the roles' work where its exact score
-// is affordable), and the star in G groups. Up to
-// most_mixed_ranks ranks, also odd covers and stars with roles of uneven ranks, nests,
-// two parts of any of those, and three single-group ones, that leave at most one rank idle
-// (e.g. P = 7: star4 + tbd3, tbd5 + k2, ...; P = 8: star4[2,1,1,1] + tbd3). Each is
-// estimated; the fastest few and the leanest few are kept.
+// The schemes worth an exact score: each part of parts_menu alone and, up to most_mixed_ranks
+// ranks, every two of them and every three one-slice ones of c <= 16 without ranks per role
+// that leave at most one rank idle (e.g. P = 7: star4 + tbd3, tbd5 + k2, ...; P = 8:
+// star4[2,1,1,1] + tbd3). Each is estimated; the fastest few and the leanest few are kept.
 std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B) {
   std::vector<estimate> all;
   std::set<std::string> seen;  // schemes already added

@@ -17,6 +17,55 @@ namespace {
 // A role's ownership weight before balancing (balance_ownership scales it).
 constexpr std::int64_t unit_weight = 1 << 16;
 
+// The last j < count with floor(j len / count) <= at (len 0 taken as 1), that is j len < (at + 1)
+// count. E.g. len = 10, count = 3 (starts 0, 3, 6): at 6 is (7 * 3 - 1) / 10 = 2, at 5 (6 * 3 - 1) / 10 = 1.
+std::int64_t slot(std::int64_t at, std::int64_t len, std::int64_t count) {
+  return std::min(count - 1, ((at + 1) * count - 1) / std::max<std::int64_t>(1, len));
+}
+
+// How a role of a difference cover D reaches atom p + a, for each a in D: the diagonal
+// (a = 0) and any pair of d < c/2 read it over the whole run (whole), the pair of d = c/2
+// only over one half of it (half: that pair's a, else -1). E.g. c = 4, D = {0, 1, 2}: d = 1
+// is (0, 1), d = 2 (0, 2): a = 0, 1 whole, a = 2 half with 0.
+void reach_tables(const std::vector<int>& D, const std::vector<std::pair<int, int>>& pair_of, int c, std::vector<char>& whole,
+                  std::vector<int>& half) {
+  whole.assign(D.size(), 0);
+  half.assign(D.size(), -1);
+  for (std::size_t e = 0; e < D.size(); ++e) {
+    const int a = D[e];
+    whole[e] = a == 0;
+    for (int d = 1; d <= c / 2; ++d) {
+      const auto [pa, pb] = pair_of[std::size_t(d)];
+      if (pa != a && pb != a) continue;
+      if (2 * d != c) whole[e] = 1;
+      else half[e] = pa;
+    }
+  }
+}
+
+// The rank order of a part of uneven roles as tables: ranks go run by run, role by role
+// within a run, so with runs {3, 2, 1} run 0 is roles 0, 1, 2 (local ranks 0-2), run 1
+// roles 0, 1 (3-4) and run 2 role 0 (5): place = (0,0) (0,1) (0,2) (1,0) (1,1) (2,0),
+// first = 0, 3, 5, local = 0 3 5 | 1 4 | 2 (role 0's runs, role 1's, role 2's), counts 1, 2, 3.
+void index_runs(const std::vector<int>& runs, std::vector<std::pair<int, int>>& place, std::vector<int>& first,
+                std::vector<int>& local, std::vector<int>& counts) {
+  counts = runs;
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  first.assign(runs.size(), 0);
+  int total = 0;
+  for (std::size_t q = 0; q < runs.size(); ++q) first[q] = total, total += runs[q];
+  local.assign(std::size_t(total), 0);
+  place.clear();
+  const int most = *std::max_element(runs.begin(), runs.end());
+  for (int j = 0; j < most; ++j)
+    for (std::size_t q = 0; q < runs.size(); ++q)
+      if (runs[q] > j) {
+        local[std::size_t(first[q] + j)] = int(place.size());
+        place.emplace_back(j, int(q));
+      }
+}
+
 }  // namespace
 
 triangle_schedule::triangle_schedule(const problem& p, const rank_k_scheme& s) : p_(p), s_(s) {
@@ -40,11 +89,9 @@ void triangle_schedule::build_parts() {
   int rank0 = 0;
   for (const rank_k_part& x : s_.parts) {
     part_geometry g;
-    g.part = x;
-    g.rank0 = rank0;
+    g.part = x, g.rank0 = rank0;
     // Shares of k in proportion to ranks, e.g. k = 4096 over 4 + 3 ranks: [0, 2340), [2340, 4096).
-    g.k0 = p_.k * rank0 / P;
-    g.k1 = p_.k * (rank0 + x.ranks()) / P;
+    g.k0 = p_.k * rank0 / P, g.k1 = p_.k * (rank0 + x.ranks()) / P;
     rank0 += x.ranks();
     const std::int64_t len = g.k1 - g.k0, c = x.group_ranks;
     const auto name = [&] { return "rank-k scheme: part " + std::to_string(&x - s_.parts.data()) + ": "; };
@@ -85,8 +132,7 @@ void triangle_schedule::build_parts() {
         throw plan_error("rank-k scheme: an even group of " + std::to_string(c) + " ranks halves its slice, so it needs k >= 2 x " +
                          std::to_string(x.groups) + " slices");
       g.cover = difference_cover(int(c));
-      g.pair_of = cover_pairs(g.cover, int(c));
-      if (g.pair_of.empty()) throw plan_error("rank-k scheme: difference cover of " + std::to_string(c) + " misses a difference");
+      g.pair_of = cover_pairs(g.cover, int(c));  // never empty: difference_cover's sets cover every difference
       reach_tables(g.cover, g.pair_of, int(c), g.reach_whole, g.reach_half);
       g.atoms = balanced_atoms(p_.n, g.cover, g.pair_of, int(c));
       if (!g.even) g.atoms = uneven_atoms(p_.n, len, g.pair_of, g.runs, std::move(g.atoms));
@@ -94,8 +140,7 @@ void triangle_schedule::build_parts() {
     for (std::size_t a = 0; a + 1 < g.atoms.size(); ++a)
       if (g.atoms[a + 1] <= g.atoms[a] && c > 1)
         throw plan_error("rank-k scheme: part " + part_text(x) + " has an empty row block on n = " + std::to_string(p_.n));
-    g.a_weight.assign(std::size_t(c), unit_weight);
-    g.c_weight.assign(std::size_t(c), unit_weight);
+    g.a_weight.assign(std::size_t(c), unit_weight), g.c_weight = g.a_weight;
     parts_.push_back(std::move(g));
   }
 }
@@ -128,9 +173,7 @@ void triangle_schedule::balance_ownership() {
   if (parts_.size() == 1 && parts_[0].part.cover == rank_k_cover::difference && parts_[0].even) return;
   struct place {
     std::size_t part;
-    int role;
-    int rank;   // the first rank of the role
-    int count;  // ranks it stands for
+    int role, rank, count;  // rank: the role's first; count: the ranks it stands for
   };
   std::vector<place> places;
   for (std::size_t x = 0; x < parts_.size(); ++x)
@@ -201,24 +244,16 @@ std::pair<std::int64_t, std::int64_t> triangle_schedule::run_columns(const part_
   return {x.k0 + j * len / runs, x.k0 + (j + 1) * len / runs};
 }
 
-// The last j with floor(j len / runs) <= k - x.k0, that is j len < (k - x.k0 + 1) runs.
-// E.g. len = 10, runs = 3 (runs at 0, 3, 6): column 6 is run (7 * 3 - 1) / 10 = 2, column
-// 5 run (6 * 3 - 1) / 10 = 1.
-int triangle_schedule::run_holding(const part_geometry& x, int runs, std::int64_t k) const {
-  const std::int64_t len = std::max<std::int64_t>(1, x.k1 - x.k0);
-  return int(std::min<std::int64_t>(runs - 1, ((k - x.k0 + 1) * runs - 1) / len));
-}
-
 std::int64_t triangle_schedule::chunk_start(const rank_place& at, int q) const {
   const auto [K0, K1] = run_columns(*at.part, at.part->runs[std::size_t(at.role)], at.run);
   return K0 + std::int64_t(q) * (K1 - K0) / s_.phases;
 }
 
-// Difference cover, role p: the diagonal (p, p), then for d = 1 .. c/2 the pair
-// {p + a, p + b}. E.g. c = 4, D = {0, 1, 2}, pairs d = 1: (0, 1), d = 2: (0, 2): role 1
-// computes (1, 1), (2, 1) and (3, 1) on the first half of its run (its first atom 1 is
-// below c/2 = 2). Star: star_units. Nest: the outer role (0) the outer triangle and the
-// block below it, the inner role (1) the inner triangle.
+// Difference cover, role p: the diagonal (p, p), then for d = 1 .. c/2 the pair {p + a,
+// p + b}, that of d = c/2 over the first half of the run if p + a mod c < c/2, else the second.
+// E.g. c = 4, D = {0, 1, 2}, pairs d = 1: (0, 1), d = 2: (0, 2): role 1 computes (1, 1),
+// (2, 1) and (3, 1) on the first half of its run (1 < 2). Star: star_units. Nest: the outer
+// role (0) the outer triangle and the block below it, the inner role (1) the inner triangle.
 std::vector<triangle_schedule::atom_unit> triangle_schedule::role_units(const part_geometry& x, int role) const {
   std::vector<atom_unit> out;
   if (x.part.cover == rank_k_cover::star) {
@@ -226,10 +261,7 @@ std::vector<triangle_schedule::atom_unit> triangle_schedule::role_units(const pa
       if (u[0] >= 0) out.push_back({u[0], u[1], span::whole});
     return out;
   }
-  if (x.part.cover == rank_k_cover::nest) {
-    if (role == 0) return {{0, 0, span::whole}, {1, 0, span::whole}};
-    return {{1, 1, span::whole}};
-  }
+  if (x.part.cover == rank_k_cover::nest) return role == 0 ? std::vector<atom_unit>{{0, 0}, {1, 0}} : std::vector<atom_unit>{{1, 1}};
   const int c = x.part.group_ranks;
   for (int d = 0; d <= c / 2; ++d) {
     const auto [i, j] = difference_block(x, role, d);
@@ -242,14 +274,8 @@ std::vector<triangle_schedule::atom_unit> triangle_schedule::role_units(const pa
 
 std::vector<int> triangle_schedule::role_readers(const part_geometry& x, int a, bool first_half) const {
   std::vector<int> out;
-  if (x.part.cover == rank_k_cover::star) {
-    if (a <= 2) return {0, a + 1};
-    return {1, 2, 3};
-  }
-  if (x.part.cover == rank_k_cover::nest) {
-    if (a == 0) return {0};
-    return {0, 1};
-  }
+  if (x.part.cover == rank_k_cover::star) return a <= 2 ? std::vector<int>{0, a + 1} : std::vector<int>{1, 2, 3};
+  if (x.part.cover == rank_k_cover::nest) return a == 0 ? std::vector<int>{0} : std::vector<int>{0, 1};
   const int c = x.part.group_ranks;
   for (std::size_t e = 0; e < x.cover.size(); ++e) {
     const int p = ((a - x.cover[e]) % c + c) % c;
@@ -301,24 +327,6 @@ std::vector<rank_k_unit> triangle_schedule::slice_units(int r) const {
   return out;
 }
 
-std::vector<std::int64_t> triangle_schedule::k_cuts(const rank_place& at) const {
-  const part_geometry& x = *at.part;
-  const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
-  std::vector<std::int64_t> cuts{K0, K1};
-  const int c = x.part.group_ranks;
-  if (x.part.cover == rank_k_cover::difference && c % 2 == 0 && c > 1) cuts.push_back(K0 + (K1 - K0) / 2);
-  for (int q = 1; q < s_.phases; ++q) cuts.push_back(chunk_start(at, q));
-  if (!x.even)  // where another role's run starts inside mine: a cell is in one run of each reader
-    for (int m : x.run_counts) {
-      // The runs of m after the one holding K0, up to K1.
-      for (int j = run_holding(x, m, K0) + 1; j < m; ++j)
-        if (const std::int64_t v = run_columns(x, m, j).first; v < K1) cuts.push_back(v);
-        else break;
-    }
-  sort_unique(cuts);
-  return cuts;
-}
-
 triangle_schedule::share_at triangle_schedule::a_share(const part_geometry& x, const std::vector<int>& h, int r) const {
   share_at out;
   for (int rank : h) {
@@ -326,17 +334,6 @@ triangle_schedule::share_at triangle_schedule::a_share(const part_geometry& x, c
     if (rank < r) out.before += w;
     if (rank == r) out.own = w;
     out.total += w;
-  }
-  return out;
-}
-
-std::vector<int> triangle_schedule::c_holders(int i, int j) const {
-  std::vector<int> out;
-  for (const part_geometry& x : parts_) {
-    const std::size_t from = out.size();
-    for (int p : role_computers(x, atom_of(x, i), atom_of(x, j)))
-      for (int run = 0; run < x.runs[std::size_t(p)]; ++run) out.push_back(rank_of(x, p, run));
-    std::sort(out.begin() + std::ptrdiff_t(from), out.end());
   }
   return out;
 }
@@ -462,7 +459,7 @@ triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, i
 
 // One odd cover alone with uneven roles (one phase): what role_readers, a_holders and a_share
 // give cell by cell, without building them. Each atom a the rank reads, over its whole run,
-// is cut where any role's run starts (k_cuts); in a cell every reader role p of a has one
+// is cut where any role's run starts (kcuts_); in a cell every reader role p of a has one
 // rank, that of its run j_p holding the cell's first column, and ranks go run by run, role
 // by role within a run (rank_of), so the holders before this rank (run j, role q) are the
 // readers with j_p < j, or j_p = j and p < q. E.g. tbd3{0,1}[2,1,1] on k = 4: atom 1 is read
@@ -472,7 +469,8 @@ triangle_schedule::a_totals triangle_schedule::swept_a(const rank_place& at) con
   const part_geometry& x = *at.part;
   const int c = x.part.group_ranks;
   const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
-  const std::vector<std::int64_t> cuts = k_cuts(at);
+  // Its k cuts (one part, one phase): its run's ends and where another role's run starts inside it.
+  const std::vector<std::int64_t> cuts(std::lower_bound(kcuts_.begin(), kcuts_.end(), K0), std::upper_bound(kcuts_.begin(), kcuts_.end(), K1));
   a_totals t;
   std::vector<std::pair<std::int64_t, int>> starts;  // (column, reader) where a reader's next run starts
   for (int e : x.cover) {
@@ -488,7 +486,7 @@ triangle_schedule::a_totals triangle_schedule::swept_a(const rank_place& at) con
       const int p = readers[h], m = x.runs[std::size_t(p)];
       total += x.a_weight[std::size_t(p)];
       if (p == at.role) continue;
-      run[h] = run_holding(x, m, K0);
+      run[h] = int(slot(K0 - x.k0, x.k1 - x.k0, m));
       if (ahead(h)) before += x.a_weight[std::size_t(p)];
       for (int j = run[h] + 1; j < m; ++j)
         if (const std::int64_t k = run_columns(x, m, j).first; k < K1) starts.emplace_back(k, int(h));
@@ -529,7 +527,7 @@ std::vector<int> triangle_schedule::a_holders(int b, std::int64_t k0, std::int64
   const std::vector<int>& first = x.readers[0][std::size_t(atom)];
   const std::vector<int>& second = x.readers[1].empty() ? first : x.readers[1][std::size_t(atom)];
   auto take = [&](int p) {
-    const int m = x.runs[std::size_t(p)], j = run_holding(x, m, k0);
+    const int m = x.runs[std::size_t(p)], j = int(slot(k0 - x.k0, x.k1 - x.k0, m));
     const auto [K0, K1] = run_columns(x, m, j);
     const std::vector<int>& readers = k1 <= K0 + (K1 - K0) / 2 ? first : second;
     if (std::binary_search(readers.begin(), readers.end(), p)) out.push_back(rank_of(x, p, j));
@@ -577,13 +575,12 @@ std::pair<int, int> triangle_schedule::a_cell_at(std::int64_t c) const {
 }
 
 // The phase reading columns from k0: the chunk of the run holding it (every role of a part
-// of several phases has the same runs). E.g. a run [0, 10) in 3 phases: chunks at 0, 3, 6,
-// so column 6 is phase 2.
+// of several phases has the same runs).
 int triangle_schedule::a_phase(std::int64_t k0) const {
   if (s_.phases == 1) return 0;
   const part_geometry& x = part_at(k0);
-  const auto [K0, K1] = run_columns(x, x.runs[0], run_holding(x, x.runs[0], k0));
-  return int(std::min<std::int64_t>(s_.phases - 1, ((k0 - K0 + 1) * s_.phases - 1) / std::max<std::int64_t>(1, K1 - K0)));
+  const auto [K0, K1] = run_columns(x, x.runs[0], int(slot(k0 - x.k0, x.k1 - x.k0, x.runs[0])));
+  return int(slot(k0 - K0, K1 - K0, s_.phases));
 }
 
 // Rank r's units, each cut to phase q's chunk of its run; a unit of an empty half stays a
@@ -655,14 +652,14 @@ void triangle_schedule::holders(operand o, std::int64_t c, std::vector<int>& out
   if (o == operand::a) {
     const std::vector<int>& a = a_holder_list(c);
     out.insert(out.end(), a.begin(), a.end());
-  } else if (composite()) {  // role c's ranks
+    return;
+  }
+  const auto [i, j] = composite() ? std::pair{0, 0} : c_block(c);
+  for (const part_geometry& x : parts_) {  // each part's computers of block (i, j), ascending; composite: role c's ranks
     const std::size_t from = out.size();
-    for (int run = 0; run < parts_[0].runs[std::size_t(c)]; ++run) out.push_back(rank_of(parts_[0], int(c), run));
+    for (int p : composite() ? roles(int(c)) : role_computers(x, atom_of(x, i), atom_of(x, j)))
+      for (int run = 0; run < x.runs[std::size_t(p)]; ++run) out.push_back(rank_of(x, p, run));
     std::sort(out.begin() + std::ptrdiff_t(from), out.end());
-  } else {
-    const auto [i, j] = c_block(c);
-    const std::vector<int> h = c_holders(i, j);
-    out.insert(out.end(), h.begin(), h.end());
   }
 }
 
@@ -678,9 +675,7 @@ piece triangle_schedule::owned(operand o, std::int64_t c, int r) const {
   }
   if (composite())  // my run of my role's blocks end to end
     return at.role != c ? piece{c, 0, 0} : piece_of(c, parts_[0].role_c[std::size_t(c)], at.run, 1, parts_[0].runs[std::size_t(c)]);
-  const auto [i, j] = c_block(c);
-  const share_at sh = c_share(r, i, j);
-  return sh.mine ? piece_of(c, c_size(i, j), sh.before, sh.own, sh.total) : piece{c, 0, 0};
+  return share(o, s_.phases - 1, c, r).own;
 }
 
 // A C cell's block (i, j) from its index i (i + 1) / 2 + j: i = floor((sqrt(8c + 1) - 1) / 2),

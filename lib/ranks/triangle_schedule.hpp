@@ -1,49 +1,12 @@
 // lib/ranks/triangle_schedule.hpp — the schedule of a rank-k update (syrk / herk) under a
-// triangle-block scheme (prism/plan.hpp, rank_k_scheme; the covers in covers.hpp).
-//
-// op(A) is n x k; C = op(A) op(A)^T is symmetric, so only its triangle is computed. A
-// scheme has one or more parts, each on its own share of k in proportion to its ranks. A
-// part has c roles that share the whole triangle over its share by a cover; a role's ranks
-// take turns over the share, one equal run each (G runs a role: G k slices of c ranks).
-//   - difference: n in c row blocks ("atoms"), the c(c+1)/2 blocks of the triangle shared
-//     by a difference cover D of Z_c. Role p computes the diagonal block (p, p) and, for
-//     each d = 1 .. floor(c/2), the block of rows {p + a, p + b} (mod c) where (a, b) is
-//     D's pair for d; for d = c/2 (c even) both roles covering a pair compute it, on one
-//     half of the run each (the role whose first block p + a is below c/2 the first). So
-//     role p reads only the row blocks p + D. Example: c = 3, D = {0, 1}: role 0 computes
-//     (0, 0) and rows {0, 1}; role 1 (1, 1) and {1, 2}; role 2 (2, 2) and {2, 0}.
-//   - star (c = 4): six atoms, three "centre" atoms of a = n/sqrt(24) rows, then three of
-//     the rest. Role 0 computes the three blocks between centre atoms; role j = 1..3 centre
-//     atom j-1's diagonal, its blocks with the last three atoms and two of those three's
-//     six blocks: every role reads about 0.6 n and computes n^2/8. With m0 ranks on the
-//     centre role and m on each leaf role, a = n sqrt(m0 / (6 (3m + m0))).
-//   - nest (c = 2): an inner range of sigma n rows at the end, sigma = sqrt(mI/(mO + mI));
-//     the outer role computes the pairs with a row outside it, the inner role its triangle.
-// Parts of different covers take different atoms: the row blocks are the pieces between
-// every part's atom boundaries. Example: "star4 + tbd3{0,1}" on n = 4096: the star's
-// atoms at 836, 1672, 2508, 3037, 3566 and the thirds at 1365, 2730 give 8 row blocks.
-// `phases` > 1 runs each rank's run in that many chunks of k (the memory knob); C's
-// partials are reduced once, after the last.
+// triangle-block scheme (prism/plan.hpp, rank_k_scheme; the covers in covers.hpp). Parts,
+// roles, covers, cells and ownership weights: docs/distributed.md, "Rank-k updates".
 //
 // Tasks: rank r's blocks (i, j), i >= j, over its run (a diagonal block its uplo triangle),
 // cut to each phase's chunk; in stored C's orientation ('U': rows of block j, columns of
 // block i). A block whose half of a run is empty is still r's, as zeros (a task with k 0).
-//
-// Cells. A: one row block over one interval between k cuts (every run's ends, halves and
-// chunks: the grid of all tasks' reads), stored column-major. C: a block of the triangle
-// (a diagonal one packed), or, when one odd difference cover is the whole scheme, each
-// role's blocks laid end to end (its diagonal, then its block of each d) as one cell. A
-// cell's holders are the ranks reading (A) or computing (C) it; holder t owns elements
-// [floor(N W_<t / W), floor(N W_<=t / W)), W_<t the weights of the holders before it and W
-// all of theirs. A role has one weight for A cells and one for C (every group alike); where
-// the roles' receipts differ (a star, uneven roles, several parts) the weights are set so
-// that the busiest rank receives about what the mean rank does: owning more of an A cell
-// means receiving less of it, owning more of a C block receiving more partials. E.g.
-// "star4 + tbd3{0,1}" on 4096^2: equal weights give the busiest rank 36.0 MB and the mean
-// 33.0; balanced, 33.03. A role's cell of one odd cover is cut into one run per rank: every
-// rank owns its role's C over its ranks to one element (tbd3{0,1} over 2 ranks a role with
-// blocks of 3 rows: the diagonal (6) and the d = 1 block (9) make 15; run 0 owns the
-// diagonal and 1 element more).
+// Cells: A's a row block over a k interval, column-major (a_cell); C's block (i, j) at
+// i (i + 1) / 2 + j, or, one odd difference cover alone, role p's blocks end to end at p.
 #pragma once
 
 #include "schedule.hpp"
@@ -148,9 +111,7 @@ class triangle_schedule final : public schedule {
   rank_place place_of(int r) const;
   int rank_of(const part_geometry& x, int role, int j) const;
   std::pair<std::int64_t, std::int64_t> run_columns(const part_geometry& x, int runs, int j) const;
-  int run_holding(const part_geometry& x, int runs, std::int64_t k) const;
   std::int64_t chunk_start(const rank_place& at, int q) const;
-  std::vector<std::int64_t> k_cuts(const rank_place& at) const;
   const part_geometry& part_at(std::int64_t k) const;
   int atom_of(const part_geometry& x, int b) const;
   int block_at(std::int64_t row) const;
@@ -170,7 +131,6 @@ class triangle_schedule final : public schedule {
   const std::vector<int>& a_holder_list(std::int64_t c) const;
   std::pair<int, int> c_block(std::int64_t c) const;
   share_at a_share(const part_geometry& x, const std::vector<int>& h, int r) const;
-  std::vector<int> c_holders(int i, int j) const;
   share_at c_share(int r, int i, int j) const;
   int a_phase(std::int64_t k0) const;
   a_totals plane_a(const part_geometry& x, int role, std::int64_t len) const;
