@@ -6,14 +6,11 @@
 // (IA, JA), so each dimension here is seen from the submatrix: index i of the submatrix is
 // global index offset + i.
 //
-// Views. prism's rank plan cuts each of m, n, k into contiguous position ranges. Matrix
-// multiplication does not care how a dimension's indices are numbered, so a dimension may
-// be numbered "grouped by" a distribution: first the indices process 0 owns, in order,
-// then process 1's, and so on. A plan whose rank boxes follow those groups then needs no
-// data from other ranks for that dimension — the caller's 2-D block-cyclic layout becomes
-// a plain 2-D block layout. Example: 8 indices, block 2, 2 processes, source 0: process 0
-// owns 0 1 4 5, process 1 owns 2 3 6 7; grouped, positions 0..7 are indices
-// 0 1 4 5 2 3 6 7, and positions [0, 4) are exactly process 0's.
+// Views (why: docs/distributed.md, "Behind ScaLAPACK's p?gemm_" 3): a dimension's indices
+// numbered as is, or "grouped by" a distribution: process 0's indices in order, then process
+// 1's, and so on. Example: 8 indices, block 2, 2 processes, source 0: process 0 owns
+// 0 1 4 5, process 1 owns 2 3 6 7; grouped, positions 0..7 are indices 0 1 4 5 2 3 6 7,
+// and positions [0, 4) are exactly process 0's.
 #pragma once
 
 #include <algorithm>

@@ -16,16 +16,18 @@ namespace {
 
 constexpr std::int64_t max_runs = 1 << 16;  // a grouped view counted run by run stays cheap
 
-// Operand o's distribution along dimension d (o must span d).
-const cyclic_dim& along(const caller_layout& L, const problem& p, operand o, int d) {
-  return dim_of(p, o, false) == d ? L.op[int(o)].rows : L.op[int(o)].cols;
-}
-
 // The two operands spanning each dimension: m (A, C), n (B, C), k (A, B).
 operand spanner(int d, view_spec s) {
   if (d == 0) return s == 1 ? operand::a : operand::c;
   if (d == 1) return s == 1 ? operand::b : operand::c;
   return s == 1 ? operand::a : operand::b;
+}
+
+// The distribution of dimension d (0 m, 1 n, 2 k) that spec s groups by (s = 1 or 2): that
+// of its spanner(d, s) along d.
+const cyclic_dim& grouping(const caller_layout& L, const problem& p, int d, view_spec s) {
+  const operand o = spanner(d, s);
+  return dim_of(p, o, false) == d ? L.op[int(o)].rows : L.op[int(o)].cols;
 }
 
 // The views worth trying for dimension d: the identity, and each grouping that differs
@@ -38,7 +40,7 @@ std::vector<view_spec> options(const caller_layout& L, const problem& p, int d) 
     if (s == 2 && grouping(L, p, d, 1).procs > 1 && grouping(L, p, d, 1).same_owners(g)) continue;
     bool cheap = true;
     for (view_spec t : {1, 2})
-      if (!along(L, p, spanner(d, t), d).same_owners(g) && g.n / g.block > max_runs) cheap = false;
+      if (!grouping(L, p, d, t).same_owners(g) && g.n / g.block > max_runs) cheap = false;
     if (cheap) out.push_back(s);
   }
   return out;
@@ -52,10 +54,6 @@ int dim_of(const problem& p, operand o, bool cols) {
     case operand::b: return (p.transb == 'N') != cols ? 2 : 1;  // N: rows k, cols n
     default: return cols ? 1 : 0;
   }
-}
-
-const cyclic_dim& grouping(const caller_layout& L, const problem& p, int d, view_spec s) {
-  return along(L, p, spanner(d, s), d);
 }
 
 dim_view make_view(const caller_layout& L, const problem& p, int d, view_spec s) {
@@ -104,10 +102,7 @@ void cost_fit(const schedule& model, const caller_layout& L, double F, double B,
     }
   }
   const double elem = double(element_size(p.type));
-  f.max_received = 0;
-  f.max_buffer = 0;
-  f.peak_bytes = 0;
-  f.seconds = 0;
+  f.max_received = 0, f.max_buffer = 0, f.peak_bytes = 0, f.seconds = 0;
   double sum = 0;
   for (std::size_t g = 0; g < P; ++g) {
     f.max_received = std::max(f.max_received, f.received[g]);
@@ -138,8 +133,7 @@ layout_fit fit_plan(const schedule& model, const caller_layout& L, double F, dou
       for (view_spec b : on)
         for (view_spec c : ok) {
           layout_fit f;
-          f.views[0] = a, f.views[1] = b, f.views[2] = c;
-          f.column_major = cm;
+          f.views[0] = a, f.views[1] = b, f.views[2] = c, f.column_major = cm;
           cost_fit(model, L, F, B, f);
           if (!have || key(f) < key(best)) best = std::move(f), have = true;
         }
@@ -160,10 +154,8 @@ namespace {
 bool k_aligned_panels(const problem& p, const caller_layout& L, double& elements, double& share) {
   const bool a_rows = p.transa != 'N', b_rows = p.transb == 'N';  // k runs along stored rows
   if (a_rows != b_rows) return false;
-  const cyclic_dim& ka = along(L, p, operand::a, 2);
-  const cyclic_dim& kb = along(L, p, operand::b, 2);
-  const cyclic_dim& ma = along(L, p, operand::a, 0);
-  const cyclic_dim& nb = along(L, p, operand::b, 1);
+  const cyclic_dim &ka = grouping(L, p, 2, 1), &kb = grouping(L, p, 2, 2);  // k along A, B
+  const cyclic_dim &ma = grouping(L, p, 0, 1), &nb = grouping(L, p, 1, 1);  // m along A, n along B
   if (!ka.same_owners(kb) || ma.max_owned() != ma.n || nb.max_owned() != nb.n) return false;
   int holders = 0;  // processes along the k axis that own some k
   for (int q = 0; q < ka.procs; ++q) holders += ka.owned_before(q, ka.n) > 0;

@@ -1,31 +1,12 @@
 // lib/ranks/layout_plan.hpp — a schedule fitted to the caller's block-cyclic layout
-// ("layout-adaptive planning"). No MPI: the ScaLAPACK layer (pgemm.cpp, psyrk.cpp) and the
-// tests use it alike.
-//
-// prism's rank plan gives each rank a box of the m x n x k prism per phase; the rank needs
-// the blocks of A and B the box reads and produces a partial block of C. Under the
-// caller's layout, a rank already holds some of those elements; everything else comes
-// straight from the rank that holds it in the caller's layout, and partial C goes straight
-// to the holder of each C element: the move into prism's layout and the plan's own
-// replication are one exchange, so an operand that gets replicated anyway costs nothing
-// extra to redistribute.
-//
-// What is fitted, for each candidate plan of the rank planner (choose_ranks with a
-// rescore hook, so the layout's cost ranks the candidates):
+// ("layout-adaptive planning"; docs/distributed.md, "Behind ScaLAPACK's p?gemm_" 3 and 4, and
+// "Behind ScaLAPACK's p?syrk_ and p?herk_" 3). No MPI: the ScaLAPACK layer and the tests use
+// it alike. Fitted for each candidate plan, at its exact cost under ownership.hpp's rule:
 //   - a view per dimension m, n, k: the identity order, or its indices grouped by one of
 //     the distributions along it (e.g. m by C's rows), so that a plan's contiguous cuts
 //     follow the caller's process rows or columns (block_cyclic.hpp);
 //   - the map from plan ranks to grid processes: row-major or column-major.
-// The cost of each fit is exact: it is the exchange rule of ownership.hpp, which the
-// executor runs: per process, the elements it receives (A and B pieces it lacks, partial C
-// of its elements computed elsewhere), the elements it sends, and its buffers. The fit
-// with the least modelled time max_p(flops_p / F + max(received_p, sent_p) bytes / B) wins.
-// Example: 2048^3 on a 2 x 2 grid, blocks of 128: the plan m2 n2 with m grouped by C's
-// rows and n by C's columns gives each process exactly the C elements it holds: it
-// receives half of its rows of A and half of its columns of B, 16.8 MB, as pdgemm does.
-// A rank-k update keeps n as is (a permutation would carry C's triangle off its side) and
-// fits k, as is or grouped by sub(A)'s k distribution, and the rank map; its scheme is the
-// rank-k planner's for the grid's processes.
+// A rank-k update keeps n as is (a permutation would carry C's triangle off its side).
 #pragma once
 
 #include <prism/context.hpp>
@@ -77,8 +58,6 @@ struct layout_fit {
 
 /// The process of plan rank r under fit f.
 int process_of(const layout_fit& f, const caller_layout& L, int r);
-/// The distribution of dimension d (0 m, 1 n, 2 k) that spec s groups by (s = 1 or 2).
-const cyclic_dim& grouping(const caller_layout& L, const problem& p, int d, view_spec s);
 /// The view of dimension d (0 m, 1 n, 2 k) under spec s.
 dim_view make_view(const caller_layout& L, const problem& p, int d, view_spec s);
 /// The dimension (0 m, 1 n, 2 k) of operand o's stored rows (cols = false) or columns.

@@ -1,37 +1,10 @@
 // lib/ranks/rank_planner.cpp — choose_ranks: the rank-level steps of a plan, chosen by cost.
-//
-// 1. Search. For a box on p ranks, every way to cut one edge into parts that each get a
-//    share of the ranks: f equal parts for each prime factor f of p, or, for p <= 64 with
-//    a prime factor above 5, two unequal parts p1 + p2 (all of them up to p = 16,
-//    near-halves and "largest power of two + rest" above). The edge is split in
-//    proportion to the ranks, to the nearest element, so flops stay balanced. Each option
-//    is scored by a recursive model: at a cut, a rank of part c (p_c ranks) receives
-//    |X| (1/p_c - 1/p) elements of the operand X the cut does not split (B for m, A for
-//    n, C for k) — for equal parts this sums to the grid formula of rank_model.hpp — and
-//    the time of the slowest rank is max over parts of (those bytes / B + the part's time),
-//    a rank's own leaf costing its flops / F. The best subtree of each (box, p) is kept,
-//    boxes of nearly equal extents sharing one (`coarse`), so the search stays small.
-// 2. Ranks used. The tree search tries every P' <= P up to P = 64; above, P down to
-//    P - 3, the products of 2, 3 and 5 down to 3P/4 and the powers of two below (a
-//    product too small for 3P/4 ranks still plans on fewer). Besides, every grid
-//    pm x pn x pk of every P' in [P - 64, P] is weighed in closed form, and the fastest
-//    and the least-moving few are scored exactly: no exact grid with up to 64 ranks idle
-//    is missed, and ranks sit out only when the modelled time is lower with fewer.
-// 3. Exact score. The best trees by the recursive model (12 up to 512 ranks, fewer
-//    above: each exact score is O(P)) become plans and are scored by rank_model: exact
-//    elements received (rounding included), exact flops per rank, exact peak memory per
-//    rank. The chosen plan has the least modelled time max_r(flops_r / F + bytes_r / B)
-//    among those whose footprint (pieces of A, B, C + blocks + exchange buffers) fits the
-//    memory per rank S.
-// 4. Memory. When none fits, rank-level DFS phases are added on top: f = 2, 3, ... parts
-//    along m, n or k, each phase planned as in 1-3 on the rank counts of the best trees;
-//    the smallest f that fits wins. Each rank's local levels get the memory left over as
-//    their temporaries budget. A cap below A, B and C spread evenly is refused unsearched.
-// Ranks whose boxes have equal extents share one local subtree ("same rank R" in the
-// plan), so a plan over 16,384 ranks holds a handful of local subtrees.
-// Example: P = 7, 2048^3 doubles: 1-D n7 would receive 28.8 MB per rank; the search
-// picks a two-level tree of 3 + 4 ranks (k(3r: m3 + 4r: m2 n2)), 15.2 MB, every
-// rank within 1% of the mean flops.
+// What it searches, how it scores and when it adds rank-level DFS phases: docs/distributed.md,
+// "Choosing the grid, for any P", "The least footprint" and "A worked example, P = 7".
+// The search's recursive model: at a cut over p ranks, a rank of part c (p_c ranks) receives
+// |X| (1/p_c - 1/p) elements of the operand X the cut does not split (B for m, A for n, C for
+// k; for equal parts this sums to rank_model.hpp's grid formula), and the slowest rank takes
+// max over parts of (those bytes / B + the part's time), a leaf its flops / F.
 #include <prism/bounds.hpp>
 #include <prism/context.hpp>
 #include <prism/error.hpp>
@@ -88,7 +61,8 @@ tree_ptr leaf(double seconds) {
 }
 
 // The rank shares of each way to cut p ranks: equal parts per prime factor, then, when p
-// has a prime factor above 5 (equal parts would be many thin slabs), unequal pairs.
+// has a prime factor above 5 (equal parts would be many thin slabs), unequal pairs (all up
+// to p = 16, near-halves and "largest power of two + rest" above, none above p = 64).
 // Example: p = 7 gives {7 x 1}, {1, 6}, {2, 5}, {3, 4}; p = 12 gives {2 x 6}, {3 x 4}.
 std::vector<std::vector<int>> rank_splits(int p) {
   std::vector<std::vector<int>> out;
@@ -219,7 +193,7 @@ struct search {
   }
 
   // The modelled seconds of a part of `ranks` of a cut over p ranks whose operand block of
-  // `shared` elements every part needs (the file comment's 1.), its subtree taking `kid`.
+  // `shared` elements every part needs (the file comment's model), its subtree taking `kid`.
   double part_seconds(double shared, int ranks, int p, double kid) const {
     return shared * (1.0 / ranks - 1.0 / p) * double(elem) / B + kid;
   }
@@ -280,7 +254,7 @@ struct search {
   }
 
   // The grids pm x pn x pk (pm pn pk = P' for every P' in [P - 64, P]) that model
-  // fastest, and those that move least (W of the file comment), a few of each: in closed
+  // fastest, and those that move least (fewest words received), a few of each: in closed
   // form, so all of them are weighed at any P (P = 100,000: about 7,000 grids).
   std::vector<tree_ptr> exact_grids(std::int64_t m, std::int64_t n, std::int64_t k, int P, std::vector<std::array<int, 3>>& leanest) {
     struct grid { double seconds, words; int pm, pn, pk; };
@@ -365,7 +339,7 @@ struct search {
     std::sort(found.begin(), found.end(), [](const slabs& x, const slabs& y) { return x.words < y.words; });
     std::vector<tree_ptr> out;
     for (std::size_t i = 0; i < found.size() && out.size() < 2; ++i)
-      if (tree_ptr t = slab_tree(m, n, k, P, found[i].d, found[i].parts)) out.push_back(std::move(t));
+      if (tree_ptr t = slab_tree(m, n, k, found[i].d, found[i].parts)) out.push_back(std::move(t));
     return out;
   }
 
@@ -391,22 +365,32 @@ struct search {
     return std::nullopt;
   }
 
-  // The slab tree: edge d in slabs of a_i b_i ranks, each a grid of the other two edges.
-  tree_ptr slab_tree(std::int64_t m, std::int64_t n, std::int64_t k, int P, dim d, const std::vector<slab>& parts) {
+  // Cut tree t (its d, ranks and sizes set) of box m x n x k: part c's subtree is
+  // kid(c, its box), its seconds the slowest part's; null when a part or a kid is empty.
+  template <class K>
+  tree_ptr cut_tree(std::shared_ptr<subtree> t, std::int64_t m, std::int64_t n, std::int64_t k, K&& kid) {
+    const int p = std::accumulate(t->ranks.begin(), t->ranks.end(), 0);
+    for (std::size_t c = 0; c < t->sizes.size(); ++c) {
+      if (t->sizes[c] < 1) return nullptr;
+      const auto [cm, cn, ck] = child(t->d, m, n, k, t->sizes[c]);
+      tree_ptr x = kid(c, cm, cn, ck);
+      if (!x) return nullptr;
+      t->seconds = std::max(t->seconds, part_seconds(unsplit(t->d, m, n, k), t->ranks[c], p, x->seconds));
+      t->kids.push_back(std::move(x));
+    }
+    return t;
+  }
+
+  // The slab tree: edge d in slabs of a_i b_i ranks (P in all), each a grid of the other two edges.
+  tree_ptr slab_tree(std::int64_t m, std::int64_t n, std::int64_t k, dim d, const std::vector<slab>& parts) {
     auto t = std::make_shared<subtree>();
     t->d = d;
     for (const slab& x : parts) t->ranks.push_back(x.a * x.b);
     t->sizes = detail::split(extent(d, m, n, k), t->ranks, 1);
     const dim e1 = d == dim::m ? dim::n : dim::m, e2 = d == dim::k ? dim::n : dim::k;
-    for (std::size_t c = 0; c < parts.size(); ++c) {
-      if (t->sizes[c] < 1) return nullptr;
-      const auto [cm, cn, ck] = child(d, m, n, k, t->sizes[c]);
-      tree_ptr kid = grid_tree(cm, cn, ck, {{e1, parts[c].a, {}}, {e2, parts[c].b, {}}});
-      if (!kid) return nullptr;
-      t->seconds = std::max(t->seconds, part_seconds(unsplit(d, m, n, k), t->ranks[c], P, kid->seconds));
-      t->kids.push_back(std::move(kid));
-    }
-    return t;
+    return cut_tree(t, m, n, k, [&](std::size_t c, std::int64_t cm, std::int64_t cn, std::int64_t ck) {
+      return grid_tree(cm, cn, ck, {{e1, parts[c].a, {}}, {e2, parts[c].b, {}}});
+    });
   }
 
   // The tree that cuts by `cuts` level by level (every part of a level cut alike), e.g.
@@ -427,15 +411,10 @@ struct search {
     const bool fits_edge = given.size() == std::size_t(f) &&
                            std::accumulate(given.begin(), given.end(), std::int64_t(0)) == ext &&
                            std::all_of(given.begin(), given.end(), [](std::int64_t x) { return x >= 1; });
-    t->sizes = fits_edge ? given : detail::split(ext, t->ranks, 1);
-    for (std::int64_t sz : t->sizes) {
-      const auto [cm, cn, ck] = child(d, m, n, k, sz);
-      tree_ptr kid = grid_tree(cm, cn, ck, cuts, level + 1);
-      if (!kid) return nullptr;
-      t->seconds = std::max(t->seconds, part_seconds(unsplit(d, m, n, k), below, below * f, kid->seconds));
-      t->kids.push_back(std::move(kid));
-    }
-    return t;
+    t->sizes = fits_edge ? given : detail::split(ext, t->ranks, 1);  // (parts of >= 1: ext >= f)
+    return cut_tree(t, m, n, k, [&](std::size_t, std::int64_t cm, std::int64_t cn, std::int64_t ck) {
+      return grid_tree(cm, cn, ck, cuts, level + 1);
+    });
   }
 
   // The best subtree's modelled seconds of m x n x k on p ranks (its decision kept); -1
@@ -638,12 +617,9 @@ class rank_search {
     return p;
   }
 
+  // The rank counts the tree search tries (all up to P = 64; docs/distributed.md, "Choosing the
+  // grid"), e.g. P = 1021: 1021 ... 1018, 1000, 972, ..., 768 (2^a 3^b 5^c >= 3P/4), 512, ..., 1.
   void choose_rank_counts() {
-    // Ranks the tree search tries: every P' when P <= 64; above, P and the three below it,
-    // the products of 2, 3 and 5 down to 3P/4 and the powers of two below (e.g. P = 1021:
-    // 1021, 1020, 1019, 1018, 1000, 972, 960, ..., 768, 512, 256, ..., 1; 8 x 8 x 8 on
-    // 1,024 ranks has no box for each of 768). The grids of every P' in [P - 64, P] come on
-    // top (exact_grids), so no grid with up to 64 ranks idle is missed.
     for (int q = P; q >= 1; --q) {
       int r = q;
       for (int f : {2, 3, 5})
@@ -726,11 +702,8 @@ class rank_search {
   // reason's note, or throws plan_error naming the least footprint when nothing fits.
   std::string add_phases(bool least_memory) {
     std::string dfs_note;
-    // Rank-level DFS: phases along one edge, each planned on the same ranks: the rank
-    // counts of the best single-phase trees (and all P), not every count searched. The
-    // phase counts climb a ladder (2..16, then by a quarter at a time up to the edge, at
-    // most 2^20 rank tasks in all) until more phases no longer shrink the footprint, so
-    // its floor is reached at any shape.
+    // Phases along one edge on the rank counts of the best single-phase trees (and P); their
+    // counts climb 2..16, then by a quarter, to at most 2^20 rank tasks ("The least footprint").
     std::vector<int> phase_ranks{P};
     for (const scored& sc : pool)
       if (std::find(phase_ranks.begin(), phase_ranks.end(), sc.info.ranks) == phase_ranks.end())

@@ -93,9 +93,7 @@ void schedule::ranks_meeting(operand o, int q, const std::function<bool(const re
 
 block schedule::whole(operand o) const {
   const problem& p = product();
-  if (o == operand::a) return p.transa == 'N' ? block{0, 0, p.m, p.k} : block{0, 0, p.k, p.m};
-  if (o == operand::b) return p.transb == 'N' ? block{0, 0, p.k, p.n} : block{0, 0, p.n, p.k};
-  return block{0, 0, p.m, p.n};
+  return o == operand::c ? block{0, 0, p.m, p.n} : stored(o, 0, o == operand::a ? p.m : p.n, 0, p.k);
 }
 
 // op(A) is m x k: rows x of op(A) over [l, l + k) are stored rows x (trans 'N') or columns
@@ -187,7 +185,7 @@ std::int64_t schedule::local_size(operand o, int r) const {
   return n;
 }
 
-// The exchange rule, cell by cell (the file comment of schedule.hpp): what a rank's regions
+// The exchange rule, cell by cell (ownership.hpp's file comment): what a rank's regions
 // need from the other holders, what its pieces give the ranks needing them, its buffers.
 // Each phase's regions (C: each epoch's) and their cells are found once.
 rank_tally schedule::count_cells(int r) const {
@@ -247,14 +245,16 @@ rank_tally schedule::count_cells(int r) const {
   auto own_of = [&](int o, std::int64_t c) {
     return std::lower_bound(mine[o].begin(), mine[o].end(), c, [](const auto& x, std::int64_t v) { return x.first < v; })->second;
   };
-  // What the regions lack (A, B: received; C: partials sent), and their buffers.
-  auto gather = [&](int o, int q, std::int64_t& in, std::int64_t& blocks) {
+  // Phase q's count of operand o: what its regions lack (A, B: received; C: partials sent),
+  // what its pieces give (A, B: sent; C: partials received), its buffers; returns the sum.
+  auto tally = [&](int o, int q) {
+    std::int64_t lack = 0, blocks = 0;
     for (const gathered& x : at[o][std::size_t(q)]) {
       bool direct = x.last == x.first + 1 && !x.g.tri && !covered[x.first].part.at.tri && covered[x.first].part.at.at == x.g.at;
       for (std::size_t y = x.first; y < x.last; ++y) {
         const cover& c = covered[y];
         const std::int64_t size = c.part.at.elements(), own = overlap(own_of(o, c.cell), c.part.first, size);
-        in += size - own;
+        lack += size - own;
         direct = direct && own == size;
       }
       if (direct && o == 2) {  // and no other rank computes it
@@ -263,23 +263,16 @@ rank_tally schedule::count_cells(int r) const {
       }
       if (!direct) blocks += x.g.at.size();
     }
+    const std::int64_t give = given[o][std::size_t(q)];
+    (o == 2 ? t.sent : t.received)[o] += lack, (o == 2 ? t.received : t.sent)[o] += give;
+    t.blocks[o] = std::max(t.blocks[o], blocks);
+    return lack + give;
   };
   for (int q = 0; q < Q; ++q) {
-    std::int64_t stage = 0;
-    for (int o = 0; o < 2; ++o) {
-      std::int64_t in = 0, blocks = 0;
-      gather(o, q, in, blocks);
-      const std::int64_t out = given[o][std::size_t(q)];
-      t.received[o] += in, t.sent[o] += out, stage += in + out;
-      t.blocks[o] = std::max(t.blocks[o], blocks);
-    }
+    std::int64_t stage = tally(0, q);
+    stage += tally(1, q);
     t.staging = std::max(t.staging, stage);
-    if (!reduces_after(q)) continue;
-    std::int64_t out = 0, blocks = 0;
-    gather(2, q, out, blocks);
-    const std::int64_t in = given[2][std::size_t(q)];
-    t.received[2] += in, t.sent[2] += out;
-    t.blocks[2] = std::max(t.blocks[2], blocks), t.staging = std::max(t.staging, in + out);
+    if (reduces_after(q)) t.staging = std::max(t.staging, tally(2, q));
   }
   return t;
 }

@@ -17,17 +17,9 @@
 // regions of A. C: each task writes its block; the C regions of a reduction epoch (the
 // phases up to one whose partials are reduced) are its tasks' distinct blocks.
 //
-// Cells. Each operand is cut into cells; a cell lists its parts (rectangles of the stored
-// matrix, or packed triangles) in its element order. Its holders are the ranks whose
-// regions cover it; each owns one piece of it, [first, first + count) of its elements,
-// and stores its pieces one after another in cell order.
-//
-// The exchange rule. In each phase a rank receives every other holder's piece of each
-// cell of its A and B regions, and sends its piece to each other rank needing the cell
-// that phase. After a reduction, the owner of a piece of C receives one partial of it from
-// every other rank computing its cell in the epoch, and adds them to beta C in rank order.
-// A region that is wholly the rank's own piece, one rectangle (and for C computed by it
-// alone), is used where it lies: no copy, no buffer.
+// Cells (their parts, holders and pieces) and the exchange rule: prism/rank_model.hpp and
+// ownership.hpp. A region that is wholly the rank's own piece, one rectangle (and for C
+// computed by it alone), is used where it lies: no copy, no buffer.
 #pragma once
 
 #include <prism/rank_model.hpp>

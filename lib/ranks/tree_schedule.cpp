@@ -78,9 +78,6 @@ void tree_schedule::tasks(int q, int r, std::vector<task>& out) const {
   out.push_back(task{nd.shape, i, 0, std::max(ws, nd.workspace_bytes)});
 }
 
-// op(A) rows [i, i + m), inner [l, l + k): stored A is that block (transa N) or its
-// transpose's, e.g. box {m 8, k 256, i 16, l 512} of a 'T' A reads stored rows
-// [512, 768), columns [16, 24).
 block tree_schedule::needed(operand o, const box& b) const {
   if (o == operand::a) return stored(o, b.i, b.m, b.l, b.k);
   if (o == operand::b) return stored(o, b.j, b.n, b.l, b.k);

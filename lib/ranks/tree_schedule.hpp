@@ -6,16 +6,11 @@
 // of C, reduced after the phase. The boundaries of every task's block along the rows and
 // the columns of a stored operand cut it into a grid of cells, numbered column-major: with
 // row cuts {0, 4, 8} and column cuts {0, 2, 6}, cell 3 is rows [4, 8), columns [2, 6). A
-// cell's holders are the ranks whose tasks cover it; holder t of s owns its elements
-// [floor(t N / s), floor((t + 1) N / s)) in column-major order.
+// cell's holders are the ranks whose tasks cover it (walking the rank steps down: O(holders
+// x depth)); holder t of s owns its elements [floor(t N / s), floor((t + 1) N / s)).
 // Example: P = 2, 4 x 4 x 4, one BFS n-cut 2@1r 2@1r: A (4 x 4) is one cell held by both
 // ranks, rank 0 owning its elements 0..7 (columns 0-1), rank 1 elements 8..15; B has two
-// cells (columns 0-1 for rank 0, 2-3 for rank 1), each held by one rank. So at a rank BFS
-// step on m (n) only B (A) moves, among the ranks sharing it; on k, partial C are
-// reduce-scattered; a grid pm x pn x pk receives per rank
-// mk/(pm pk)(1 - 1/pn) + kn/(pk pn)(1 - 1/pm) + mn/(pm pn)(1 - 1/pk).
-// Nothing is O(P^2): a cell's holders are found by walking the rank steps down to the
-// ranks whose boxes cover it (O(holders x depth)) and kept once found.
+// cells (columns 0-1 for rank 0, 2-3 for rank 1), each held by one rank.
 #pragma once
 
 #include "schedule.hpp"
