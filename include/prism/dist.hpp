@@ -149,11 +149,7 @@ class layout {
  private:
   friend struct detail::layout_access;  // the library's own access (lib/dist)
   layout(std::shared_ptr<const MPI_Comm> own, int rank, int size, rank_model m, std::string report, std::int64_t hash);
-  // The blocks and exchange buffers, at least `bytes` (16-byte aligned), allocated on
-  // first need and kept for later calls on this layout.
-  std::byte* buffers(std::size_t bytes) const;
-  std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
-  mutable std::unique_ptr<std::byte[]> buffers_;
+  mutable std::unique_ptr<std::byte[]> buffers_;  // the blocks and exchange buffers (layout_access::buffers)
   mutable std::size_t buffer_bytes_ = 0;
   std::shared_ptr<const MPI_Comm> comm_;  // freed with the last layout once the user frees theirs
   int rank_, size_;

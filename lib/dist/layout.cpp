@@ -6,7 +6,6 @@
 #include "../environment/environment.hpp"
 #include "../recursive/executor.hpp"
 #include "../mpi/comm.hpp"
-#include "../mpi/messages.hpp"
 #include "../ranks/schedule.hpp"
 #include "layout_access.hpp"
 #include "../runtime/lru_cache.hpp"
@@ -24,12 +23,9 @@ using mpi::check_mpi;
 
 namespace {
 
-// The layouts made on one communicator, keyed by problem and settings; attached to the
-// communicator as an MPI attribute, so it lives as long as the communicator. At most
-// layout_cache_size of them (least recently used forgotten: a layout and its buffers live
-// on while a matrix holds it), so calls with ever new shapes do not grow memory. The
-// library's duplicate is freed with the last of its holders: this cache (dropped when the
-// user frees the communicator) and the layouts made on it.
+// The layouts made on one communicator by problem and settings, an MPI attribute of it; the
+// layout_cache_size most recent (one a matrix holds lives on), so new shapes do not grow memory.
+// The library's duplicate goes with its last holder: this cache or a layout made on it.
 constexpr std::size_t layout_cache_size = 16;
 struct comm_cache {
   std::shared_ptr<const MPI_Comm> own;  // the library's duplicate
@@ -60,16 +56,12 @@ int free_orphans_at_finalize(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-// A new duplicate of comm that frees itself with its last holder (not after MPI_Finalize).
-// MPI_Comm_free runs at once only where MPI may be called then: on any thread under
-// MPI_THREAD_MULTIPLE, on the main thread under FUNNELED or SINGLE; a matrix dropped on a
-// worker thread, or on any thread under SERIALIZED (another thread may be inside MPI),
-// leaves its duplicate to detail::free_orphans (the next distributed call, or MPI_Finalize).
+// A new duplicate of comm, freed with its last holder where MPI may be called then (any thread
+// under MPI_THREAD_MULTIPLE, the main thread under FUNNELED or SINGLE: under SERIALIZED another
+// thread may be inside MPI), else left to detail::free_orphans; never after MPI_Finalize.
 std::shared_ptr<const MPI_Comm> duplicate(MPI_Comm comm) {
   static const bool at_finalize = [] {  // (made on the thread that duplicates: it may call MPI)
-    int keyval = MPI_KEYVAL_INVALID;
-    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_orphans_at_finalize, &keyval, nullptr), "MPI_Comm_create_keyval");
-    check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr), "MPI_Comm_set_attr");
+    check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, mpi::attribute_key(free_orphans_at_finalize), nullptr), "MPI_Comm_set_attr");
     return true;
   }();
   (void)at_finalize;
@@ -100,21 +92,12 @@ int delete_cache(MPI_Comm, int, void* value, void*) {
 // The attribute key of comm_cache, made once however many threads ask first (two keys would
 // each miss the other's caches and duplicate a communicator on some ranks only).
 int cache_key() {
-  static const int keyval = [] {
-    int k = MPI_KEYVAL_INVALID;
-    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &k, nullptr), "MPI_Comm_create_keyval");
-    return k;
-  }();
+  static const int keyval = mpi::attribute_key(delete_cache);
   return keyval;
 }
 
 // comm's cache, or nullptr when no layout was made on it yet.
-comm_cache* existing_cache(MPI_Comm comm) {
-  void* value = nullptr;
-  int found = 0;
-  check_mpi(MPI_Comm_get_attr(comm, cache_key(), &value, &found), "MPI_Comm_get_attr");
-  return found ? static_cast<comm_cache*>(value) : nullptr;
-}
+comm_cache* existing_cache(MPI_Comm comm) { return static_cast<comm_cache*>(mpi::attribute(comm, cache_key())); }
 
 comm_cache& cache_of(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw invalid_argument("prism::dist::layout::make", "comm", 1, "is MPI_COMM_NULL");
@@ -245,10 +228,6 @@ std::vector<piece_span> layout::spans(operand o, int r) const {
   return out;
 }
 
-std::byte* layout::buffers(std::size_t bytes) const {
-  return mpi::kept_buffer(buffers_, buffer_bytes_, bytes);
-}
-
 namespace {
 
 // What a problem built by hand gets wrong for a layout, or "": a rank-k one must be what
@@ -357,13 +336,10 @@ void copy_pieces(const layout& l, operand o, int r, T* full, std::int64_t ld, T*
 
 namespace {
 
-// A scatter or gather (`what`) of operand o to or from root's full matrix (ld), agreed over
-// the layout's communicator (the layout's plan too, so that every rank moves the same
-// pieces); root's counts and displacements of every rank's pieces for MPI_Scatterv /
-// MPI_Gatherv, and `packed` (root's staging of them all) allocated before the agreement, so
-// that a root that cannot hold it says so to every rank. MPI counts and places elements
-// with int: the root's whole matrix must stay within 2^31 - 1 elements (each rank's share
-// then does too), e.g. a 50000 x 50000 matrix (2.5e9 elements) is refused.
+// A scatter or gather (`what`) of operand o with root's full matrix (ld), agreed over the
+// layout's communicator with its plan; root's counts, displacements and `packed` staging made
+// before the agreement, so a root that cannot hold them tells every rank. MPI's int counts cap
+// the whole matrix at 2^31 - 1 elements (e.g. 50000 x 50000 is refused).
 template <scalar T>
 void agree_root(const layout& l, operand o, int root, const char* what, const void* full, std::int64_t ld,
                 std::vector<int>& counts, std::vector<int>& displs, std::vector<T>& packed) {

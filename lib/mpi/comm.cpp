@@ -41,15 +41,6 @@ void count_control(std::int64_t elements, MPI_Datatype type) {
   int size = 0;
   MPI_Type_size(type, &size);
   tally.bytes += elements * size;
-  ++tally.calls;
-}
-
-// MPI_Allgather (count elements from each rank), counted.
-void control_allgather(const void* in, int count, MPI_Datatype type, void* out, MPI_Comm comm) {
-  check_mpi(MPI_Allgather(in, count, type, out, count, type, comm), "MPI_Allgather");
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  count_control(std::int64_t(size - 1) * count, type);
 }
 
 }  // namespace
@@ -68,20 +59,16 @@ void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Com
   count_control(rank == root ? 0 : count, type);
 }
 
-// Example: 3 ranks agree on {m, n}; rank 2 passes n = 5, the others 4, and rank 1 a local
-// error. The reduction's least and greatest n differ, so the ranks gather (m, n, error
-// flag, text) and all find: differing = 1 (n), differing_rank = 2, rank0_value 4, other
-// 5; failed_rank = 1 with its text.
+// E.g. {m, n}, rank 2 passing n = 5 (the others 4) and rank 1 a local error: every rank finds
+// differing = 1, differing_rank = 2, rank0_value 4, other_value 5, failed_rank = 1 with its text.
 agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
                             const std::int64_t* root_word, bool flag) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
   const std::size_t n = args.size();
-  // First a reduction: the least and the greatest of each value (the greatest negated, so
-  // one MPI_MIN does both), whether any rank saw a local error, and, when asked, rank 0's
-  // root word (the others pass the largest value). Equal least and greatest everywhere,
-  // and no error: every rank agrees, whatever P.
+  // One MPI_MIN: each value's least and (negated) greatest, the worst local verdict, and rank
+  // 0's root word (the others pass INT64_MAX). Least = greatest everywhere, no error: agreed.
   std::vector<std::int64_t> mine(2 * n + (root_word != nullptr ? 2 : 1)), low(mine.size());
   for (std::size_t i = 0; i < n; ++i) {
     mine[i] = args[i].value;
@@ -105,7 +92,8 @@ agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, cons
   row[n] = local_error.empty() ? 0 : 1;
   std::memcpy(&row[n + 1], local_error.data(), std::min(local_error.size(), text));
   std::vector<std::int64_t> all(row.size() * std::size_t(size));
-  control_allgather(row.data(), int(row.size()), MPI_INT64_T, all.data(), comm);
+  check_mpi(MPI_Allgather(row.data(), int(row.size()), MPI_INT64_T, all.data(), int(row.size()), MPI_INT64_T, comm), "MPI_Allgather");
+  count_control(std::int64_t(size - 1) * std::int64_t(row.size()), MPI_INT64_T);  // (P - 1) rows reach each rank
   auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * row.size() + i]; };
   for (std::size_t i = 0; i < n && out.differing < 0; ++i)
     for (int r = 1; r < size; ++r)
@@ -147,9 +135,8 @@ std::int64_t agree(MPI_Comm comm, const char* routine, const std::vector<agreed>
   return a.from_root;
 }
 
-// The two reductions' own bytes are known before they run, so the control figure the ranks
-// reduce already holds them: it is what a PMPI counter sees the call receive besides the
-// exchange.
+// The two reductions' own bytes are known before they run, so the control figure reduced
+// already holds them (what a PMPI counter sees the call receive besides the exchange).
 call_stats reduce_call_stats(MPI_Comm comm, std::vector<double> values, std::int64_t control_at_start) {
   const std::size_t n = values.size();
   const std::int64_t own = 2 * std::int64_t((n + 2) * sizeof(double));
@@ -163,6 +150,29 @@ call_stats reduce_call_stats(MPI_Comm comm, std::vector<double> values, std::int
   out.control_max = out.max[n], out.control_min = -out.max[n + 1];
   out.max.resize(n), out.sum.resize(n);
   return out;
+}
+
+int attribute_key(MPI_Comm_delete_attr_function* del) {
+  int k = MPI_KEYVAL_INVALID;
+  check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, del, &k, nullptr), "MPI_Comm_create_keyval");
+  return k;
+}
+
+void* attribute(MPI_Comm comm, int key) {
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, key, &value, &found), "MPI_Comm_get_attr");
+  return found ? value : nullptr;
+}
+
+void agree_local_step(MPI_Comm comm, int me, const std::string& why, bool c_untouched) {
+  int mine = why.empty() ? INT_MAX : me, lowest = INT_MAX;
+  control_allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
+  if (lowest == INT_MAX) return;
+  const std::string c = c_untouched ? "C untouched" : "C undefined";
+  if (lowest == me)
+    throw local_failure(true, "process " + std::to_string(me) + "'s local step failed: " + why + "; " + c);
+  throw local_failure(false, "process " + std::to_string(lowest) + "'s local step failed (its own message says why); " + c);
 }
 
 int ranks_per_node(MPI_Comm comm) {

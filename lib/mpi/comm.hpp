@@ -1,7 +1,5 @@
-// lib/mpi/comm.hpp — what every collective of prism's MPI code (lib/dist, lib/scalapack)
-// shares: MPI datatypes of the scalar types, a wait that does not spin, and the argument
-// agreement check that makes every rank fail together instead of some of them waiting
-// forever.
+// lib/mpi/comm.hpp — what prism's MPI code (lib/dist, lib/scalapack) shares: datatypes, a
+// sleeping wait, attribute keys, and the agreements that make every rank fail together.
 #pragma once
 
 #include <prism/error.hpp>
@@ -53,22 +51,16 @@ std::int64_t imag_bits(T x) {
 /// Throws prism::error when an MPI call did not return MPI_SUCCESS.
 void check_mpi(int rc, const char* what);
 
-/// Completes every request, sleeping between polls (doubling up to 1 ms after a short
-/// burst of spins), so a rank whose part is done does not burn a core while others
-/// compute; fills `statuses`.
+/// Completes every request, sleeping between polls (up to 1 ms) so an idle rank burns no core; fills `statuses`.
 void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses);
 
 /// Ranks of comm that share this rank's node (MPI_COMM_TYPE_SHARED); collective.
 int ranks_per_node(MPI_Comm comm);
 
-/// What prism's own collectives brought this thread's rank: the argument agreement, the
-/// failure checks, plan broadcasts and PRISM_STATS's reductions, all that MPI carries for
-/// prism besides the exchange's messages (which exchange_counts count). Bytes as a PMPI
-/// counter models a collective reaching a rank (bench/dist/mpi_counter.c): MPI_Allreduce
-/// count x size, MPI_Bcast count x size off the root, MPI_Allgather (P - 1) x count x size.
+/// What prism's own collectives (all but the exchange's messages) brought this thread's rank,
+/// counted as the PMPI counter (bench/dist/mpi_counter.c) counts a collective reaching a rank.
 struct control_counts {
   std::int64_t bytes = 0;  ///< bytes received
-  std::int64_t calls = 0;  ///< collective calls
 };
 
 /// This thread's control counts so far (the thread that calls MPI makes every collective).
@@ -86,10 +78,8 @@ struct call_stats {
   double control_min = 0, control_max = 0;  ///< the call's control bytes over the ranks
 };
 
-/// Collective: the largest and the sum over comm's ranks of each of this rank's values, and
-/// the least and largest control bytes of the call (control_traffic().bytes since
-/// `control_at_start`, these two reductions included: two MPI_Allreduce of values.size() + 2
-/// doubles, the same at any rank count).
+/// Collective: the largest and the sum over comm's ranks of each value, and the least and
+/// largest control bytes since `control_at_start` (these two MPI_Allreduce included).
 call_stats reduce_call_stats(MPI_Comm comm, std::vector<double> values, std::int64_t control_at_start);
 
 /// One named value every rank must pass identically (or a per-rank verdict to spread).
@@ -111,22 +101,37 @@ struct agreement {
   bool flagged = false;        ///< some rank passed `flag` (known when no rank has a local error)
 };
 
-/// Collective over comm: every rank passes the same list (names and order) and its own
-/// `local_error` (a problem only that rank can see; empty: none); with root_word given
-/// (every rank, or none), rank 0's value (below INT64_MAX) reaches every rank; and whether
-/// any rank passed `flag`, in the same word as the local errors. One
-/// reduction of 2 n + 1 words (2 n + 2 with root_word), the same at any rank count; only
-/// when something differs or failed, one gather of every rank's values (O(P) words, to name
-/// the argument and the rank alike everywhere).
+/// Collective over comm: every rank passes the same list and its own `local_error` ("" none),
+/// optionally a root_word (rank 0's, below INT64_MAX, reaches all) and a flag (any rank's).
+/// One reduction of 2 n + 1 words (+1 with root_word) at any P; a gather only if something differs or failed.
 agreement find_disagreement(MPI_Comm comm, const std::vector<agreed>& args, const std::string& local_error,
                             const std::int64_t* root_word = nullptr, bool flag = false);
 
-/// Collective over comm (find_disagreement): throws prism::invalid_argument on every rank
-/// naming the first rank whose `local_error` is not empty (e.g. its buffer), or else the
-/// first argument whose value differs from rank 0's and the rank that differs. Returns
-/// normally on all ranks otherwise: with root_word, rank 0's (below INT64_MAX), else 0;
-/// with flag, *flag becomes whether any rank's was true.
+/// find_disagreement, then prism::invalid_argument on every rank naming the first failed rank,
+/// else the first differing argument and rank; else returns rank 0's root_word (or 0), *flag any rank's.
 std::int64_t agree(MPI_Comm comm, const char* routine, const std::vector<agreed>& args, const std::string& local_error,
                    const std::int64_t* root_word = nullptr, bool* flag = nullptr);
+
+/// A new attribute key whose values `del` deletes (not copied with the communicator).
+int attribute_key(MPI_Comm_delete_attr_function* del);
+
+/// comm's value of attribute `key`, or nullptr when it has none.
+void* attribute(MPI_Comm comm, int key);
+
+/// A local step failed on some process of the call; thrown on every process alike.
+class local_failure : public prism::error {
+ public:
+  /// `mine`: whether the lowest failing process is this one; `why`: its reason or a pointer to its message.
+  local_failure(bool mine, const std::string& why) : error(why), mine_(mine) {}
+  /// Whether the lowest failing process is this one.
+  bool mine() const noexcept { return mine_; }
+
+ private:
+  bool mine_;
+};
+
+/// Collective (one MPI_Allreduce): when a local step failed on any process (`why`: this one's
+/// reason, "" if none), throws local_failure on every process naming the lowest; else returns.
+void agree_local_step(MPI_Comm comm, int me, const std::string& why, bool c_untouched);
 
 }  // namespace prism::mpi

@@ -1,22 +1,25 @@
 // lib/mpi/rank_exchange.cpp — see rank_exchange.hpp.
 #include "rank_exchange.hpp"
 
+#include "../environment/environment.hpp"
 #include "../ranks/tree_schedule.hpp"
 #include "../recursive/executor.hpp"
-#include "comm.hpp"
 
 #include <prism/gemm.hpp>
 #include <prism/syrk.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <complex>
 #include <map>
+#include <string>
 #include <thread>
 
 namespace prism::mpi {
 
+using prism::detail::test_fault;  // PRISM_TEST_FAULT (docs/development.md, "Faults across ranks")
 using ranks::each_segment;
 using ranks::ownership;
 using ranks::region;
@@ -24,6 +27,57 @@ using ranks::task;
 using ranks::tile;
 
 namespace {
+
+// A phase's non-blocking messages: posted, completed together, bytes counted from the statuses.
+template <scalar T>
+class message_engine {
+ public:
+  // Messages over comm, counted into `counts`.
+  message_engine(MPI_Comm comm, exchange_counts& counts) : comm_(comm), counts_(counts) {}
+
+  // Posts a receive (recv) or send of n elements at data with peer and tag; above 2^31 - 1
+  // elements, as several under one tag (MPI keeps their order), counted as one message.
+  void post(bool recv, T* data, std::int64_t n, int peer, int tag) {
+    for (std::int64_t done = 0; done < n; done += max_count) {
+      requests_.emplace_back();
+      is_recv_.push_back(recv);
+      const int c = int(std::min(max_count, n - done));
+      if (recv) check_mpi(MPI_Irecv(data + done, c, mpi_type<T>(), peer, tag, comm_, &requests_.back()), "MPI_Irecv");
+      else check_mpi(MPI_Isend(data + done, c, mpi_type<T>(), peer, tag, comm_, &requests_.back()), "MPI_Isend");
+    }
+    if (recv) counts_.messages_received += 1;
+    else counts_.messages_sent += 1, counts_.bytes_sent += n * std::int64_t(sizeof(T));
+  }
+
+  // Room for `requests` at once, made before anything moves: a failed allocation
+  // mid-exchange would leave the peers waiting.
+  void reserve(std::size_t requests) {
+    requests_.reserve(requests), statuses_.reserve(requests), is_recv_.reserve(requests);
+  }
+  // The requests a message of n elements takes: one per 2^31 - 1, e.g. none for n = 0.
+  static std::size_t requests_of(std::int64_t n) { return std::size_t((n + max_count - 1) / max_count); }
+
+  // Completes every posted message and adds the bytes received.
+  void complete() {
+    wait_all(requests_, statuses_);
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      if (!is_recv_[i]) continue;
+      MPI_Count bytes = 0;
+      MPI_Get_elements_x(&statuses_[i], MPI_BYTE, &bytes);
+      counts_.bytes_received += std::int64_t(bytes);
+    }
+    requests_.clear();
+    is_recv_.clear();
+  }
+
+ private:
+  static constexpr std::int64_t max_count = INT_MAX;
+  MPI_Comm comm_;
+  exchange_counts& counts_;
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Status> statuses_;
+  std::vector<char> is_recv_;
+};
 
 // One message: its peer process, the tiles it carries (each of a region of the sender's
 // or the receiver's list), and for partials of C received the plan rank that computed them.
@@ -107,6 +161,8 @@ class executor {
 
   void run(T alpha, const T* A, const T* B, T beta, T* C, const context& ctx, const buffer_source& buffers) {
     allocate(buffers);
+    // beta C is formed once up front, unless a one-phase schedule's C regions are all mine in
+    // place and nobody adds to them: then my tasks write my storage with beta.
     const bool beta_in_engine = own_.model().phases() == 1 && !epochs_.empty() && epochs_[0].in.empty() &&
                                 std::all_of(epochs_[0].direct.begin(), epochs_[0].direct.end(), [](char d) { return d != 0; });
     std::vector<std::int64_t> diag;  // reference ?herk: Im C(j, j) is never read, and comes out 0
@@ -151,16 +207,15 @@ class executor {
     // allocate nothing once they run (allocate() reserves them).
     auto requests = [](const exchange& e) {
       std::size_t n = 0;
-      for (const message& msg : e.in) n += message_engine<T>::requests_of(msg.count);
-      for (const message& msg : e.out) n += message_engine<T>::requests_of(msg.count);
+      for (const auto* side : {&e.in, &e.out})
+        for (const message& msg : *side) n += message_engine<T>::requests_of(msg.count);
       return n;
     };
     for (phase& ph : phases_) {
-      need_.blocks[0] = std::max(need_.blocks[0], ph.reads[0].blocks);
-      need_.blocks[1] = std::max(need_.blocks[1], ph.reads[1].blocks);
       need_.staging = std::max(need_.staging, ph.reads[0].traffic + ph.reads[1].traffic);
       most_requests_ = std::max(most_requests_, requests(ph.reads[0]) + requests(ph.reads[1]));
-      for (int x = 0; x < 2; ++x) most_in_[x] = std::max(most_in_[x], ph.reads[x].in.size());
+      for (int x = 0; x < 2; ++x)
+        need_.blocks[x] = std::max(need_.blocks[x], ph.reads[x].blocks), most_in_[x] = std::max(most_in_[x], ph.reads[x].in.size());
     }
     for (const exchange& e : epochs_) {
       need_.blocks[2] = std::max(need_.blocks[2], e.blocks), need_.staging = std::max(need_.staging, e.traffic);
@@ -195,36 +250,49 @@ class executor {
     base_[1] = base_[0] + need_.blocks[0], base_[2] = base_[1] + need_.blocks[1], stage_ = base_[2] + need_.blocks[2];
   }
 
-  // (1) My regions of A and B: receive the others' parts, send mine of theirs, copy my own.
+  // Posts e's receives (tag x) from staging s on, noting in at_in_[x] (reserved) where each lands; returns their end.
+  T* post_receives(const exchange& e, int x, T* s) {
+    at_in_[x].clear();
+    for (const message& msg : e.in) at_in_[x].push_back(s), messages_.post(true, s, msg.count, msg.peer, x), s += msg.count;
+    return s;
+  }
+  // Packs and posts e's sends (tag x) from staging s on; returns their end. A, B (x < 2): parts
+  // of the receiver's regions, read from my storage `held`; C: my partials, from my buffer.
+  T* post_sends(const exchange& e, int x, T* s, const T* held) {
+    for (const message& msg : e.out) {
+      T* d = s;
+      for (const auto& [g, t] : msg.parts)
+        if (x < 2) each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) { d = std::copy_n(held + l, len, d); });
+        else
+          each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t, std::int64_t len) { d = std::copy_n(base_[x] + e.at[g] + b, len, d); });
+      messages_.post(false, s, msg.count, msg.peer, x);
+      s = d;
+    }
+    return s;
+  }
+  // Calls f(buffer offset, local index, length) for each run of the tiles I hold of e's buffered regions.
+  template <class F>
+  static void each_own(const exchange& e, F&& f) {
+    for (std::size_t g = 0; g < e.regions.size(); ++g)
+      if (!e.direct[g])
+        for (const tile& t : e.self[g])
+          each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) { f(e.at[g] + b, l, len); });
+  }
+
+  // (1) My regions of A and B: receive the others' parts, send mine of theirs, copy my own
+  // (posted A in, B in, A out, B out).
   void gather(const phase& ph, const T* A, const T* B) {
     const T* local[2] = {A, B};
     T* s = stage_;
-    std::vector<T*>* at_in = at_in_;  // (reserved: no allocation once messages move)
-    for (int x = 0; x < 2; ++x) at_in[x].clear();
+    for (int x = 0; x < 2; ++x) s = post_receives(ph.reads[x], x, s);
+    for (int x = 0; x < 2; ++x) s = post_sends(ph.reads[x], x, s, local[x]);
     for (int x = 0; x < 2; ++x)
-      for (const message& msg : ph.reads[x].in) at_in[x].push_back(s), messages_.post(true, s, msg.count, msg.peer, x), s += msg.count;
-    for (int x = 0; x < 2; ++x)
-      for (const message& msg : ph.reads[x].out) {
-        T* d = s;
-        for (const auto& [g, t] : msg.parts)
-          each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) { d = std::copy_n(local[x] + l, len, d); });
-        messages_.post(false, s, msg.count, msg.peer, x);
-        s = d;
-      }
-    for (int x = 0; x < 2; ++x) {
-      const exchange& e = ph.reads[x];
-      for (std::size_t g = 0; g < e.regions.size(); ++g)
-        if (!e.direct[g])
-          for (const tile& t : e.self[g])
-            each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-              std::copy_n(local[x] + l, len, base_[x] + e.at[g] + b);
-            });
-    }
+      each_own(ph.reads[x], [&](std::int64_t b, std::int64_t l, std::int64_t len) { std::copy_n(local[x] + l, len, base_[x] + b); });
     messages_.complete();
     for (int x = 0; x < 2; ++x)
       for (std::size_t i = 0; i < ph.reads[x].in.size(); ++i) {
         const exchange& e = ph.reads[x];
-        const T* src = at_in[x][i];
+        const T* src = at_in_[x][i];
         for (const auto& [g, t] : e.in[i].parts)
           each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
             std::copy_n(src, len, base_[x] + e.at[g] + b);
@@ -306,37 +374,21 @@ class executor {
   // plan-rank order (a fixed order, so a fixed schedule gives the same bits every run; my
   // own partial takes my rank's place).
   void reduce(const exchange& e, T* C) {
-    T* s = stage_;
-    std::vector<T*>& at_in = at_in_[2];  // (reserved, as order_: no allocation once messages move)
-    at_in.clear();
-    for (const message& msg : e.in) at_in.push_back(s), messages_.post(true, s, msg.count, msg.peer, 2), s += msg.count;
-    for (const message& msg : e.out) {
-      T* d = s;
-      for (const auto& [g, t] : msg.parts)
-        each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
-          d = std::copy_n(base_[2] + e.at[g] + b, len, d);
-        });
-      messages_.post(false, s, msg.count, msg.peer, 2);
-      s = d;
-    }
+    post_sends(e, 2, post_receives(e, 2, stage_), nullptr);
     messages_.complete();
-    std::vector<std::pair<int, int>>& order = order_;  // (rank, message index or -1 for mine)
+    std::vector<std::pair<int, int>>& order = order_;  // (rank, message index or -1 for mine; reserved)
     order.clear();
     for (std::size_t i = 0; i < e.in.size(); ++i) order.emplace_back(e.in[i].rank, int(i));
     order.emplace_back(own_.rank_of(me_), -1);
     std::sort(order.begin(), order.end());
     for (const auto& [rank, i] : order) {
       if (i < 0) {
-        for (std::size_t g = 0; g < e.regions.size(); ++g)
-          if (!e.direct[g])
-            for (const tile& t : e.self[g])
-              each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
-                const T* src = base_[2] + e.at[g] + b;
-                for (std::int64_t x = 0; x < len; ++x) C[l + x] += src[x];
-              });
+        each_own(e, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
+          for (std::int64_t x = 0; x < len; ++x) C[l + x] += base_[2][b + x];
+        });
         continue;
       }
-      const T* src = at_in[std::size_t(i)];
+      const T* src = at_in_[2][std::size_t(i)];
       for (const auto& [g, t] : e.in[std::size_t(i)].parts)
         each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) {
           for (std::int64_t x = 0; x < len; ++x) C[l + x] += src[x];

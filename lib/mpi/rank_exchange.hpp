@@ -1,28 +1,6 @@
-// lib/mpi/rank_exchange.hpp — the rank level's one executor: runs a schedule (gemm, syrk,
-// herk; lib/ranks/schedule.hpp) over MPI processes under any ownership (lib/ranks/
-// ownership.hpp: prism's native layout or the caller's block-cyclic one), exchanging
-// exactly the messages the exchange rule lists.
-//
-// Per phase, on every process:
-//  (1) gather: post the receives of the parts of my regions of A and B that others hold,
-//      pack and send my parts of the regions other ranks need, copy my own parts;
-//  (2) compute: run my tasks into my C regions (a plan node's local subtree; a block of the
-//      triangle: syrk / herk on a diagonal, gemm elsewhere), beta 0 the first time a region
-//      is written in its epoch, 1 after;
-//  (3) after a reduction: send each holder of part of my C regions my partial of that part,
-//      receive the partials of the C elements I hold, and add them, in plan-rank order,
-//      to beta C.
-// beta C is formed once before the first phase (beta = 0: zeros, C unread), except when a
-// one-phase schedule's C regions are all mine in place and nobody else adds to anything I
-// hold: then my tasks write my storage with beta. A region wholly mine as one rectangle is
-// used where it lies (ld = its lld), not copied. herk: the diagonal of C is made real at
-// the end, as reference ?herk does. Only the calling thread calls MPI.
-//
-// A local step that fails on one process (its buffers cannot be allocated, a task throws)
-// is agreed before the next exchange, by one MPI_Allreduce after the buffers and one after
-// each phase's tasks: every process then throws local_failure naming the lowest failing
-// process, so none is left waiting. C is untouched when the buffers failed (beta C is
-// formed after them), undefined when a task failed.
+// lib/mpi/rank_exchange.hpp — the rank level's one executor: a schedule run over MPI processes
+// under any ownership by the one exchange rule (lib/ranks/ownership.hpp; docs/distributed.md
+// "Execution"); failed local steps agreed as docs/development.md "Faults across ranks" says.
 #pragma once
 
 #include <prism/context.hpp>
@@ -30,19 +8,43 @@
 #include <prism/types.hpp>
 
 #include "../ranks/ownership.hpp"
-#include "messages.hpp"
+#include "comm.hpp"
 
 #include <mpi.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace prism::mpi {
 
-/// Runs the schedule of `own` over comm (process p = comm rank p): C = alpha op(A) op(B) +
-/// beta C (a rank-k update: op(A) op(A)^T, ^H for herk, on the uplo triangle, B unused);
-/// A, B, C are this process's storage. Collective. alpha != 0, k > 0 (the callers handle
-/// the quick returns). Every process of comm calls it, also those without a rank. Throws
-/// local_failure on every process when a local step failed on any (see the header).
+/// What this process moved in one executed call (exact, from the MPI statuses).
+struct exchange_counts {
+  std::int64_t bytes_received = 0, bytes_sent = 0;        ///< bytes
+  std::int64_t messages_received = 0, messages_sent = 0;  ///< messages (a split one counts once)
+  std::size_t buffer_bytes = 0;                           ///< bytes asked of `buffers`
+};
+
+/// Gives at least `bytes` of 16-byte-aligned scratch memory, kept by the caller.
+using buffer_source = std::function<std::byte*(std::size_t bytes)>;
+
+/// A buffer_source's memory kept between calls (`mem`, `have` bytes), grown to `bytes` when
+/// needed: the old one freed first, none kept if the allocation throws; uninitialised.
+inline std::byte* kept_buffer(std::unique_ptr<std::byte[]>& mem, std::size_t& have, std::size_t bytes) {
+  if (bytes > have) {
+    mem.reset();
+    have = 0;
+    mem.reset(new std::byte[bytes]);
+    have = bytes;
+  }
+  return mem.get();
+}
+
+/// Runs the schedule of `own` over comm (collective, every process, also those without a rank):
+/// C = alpha op(A) op(B) + beta C on this process's storage (rank-k: B unused); alpha != 0, k > 0.
+/// Throws local_failure on every process when a local step failed on any.
 template <scalar T>
 void run_exchange(const ranks::ownership& own, MPI_Comm comm, T alpha, const T* A, const T* B, T beta, T* C,
                   const context& ctx, const buffer_source& buffers, exchange_counts& counts);

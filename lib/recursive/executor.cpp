@@ -1,5 +1,5 @@
 // lib/recursive/executor.cpp — the executor and the step runners of the numa, thread and
-// cache levels (the rank level is prism::dist's: lib/dist/gemm.cpp).
+// cache levels (the rank level is prism::dist's: lib/mpi/rank_exchange.cpp).
 #include "executor.hpp"
 #include "gpu_level.hpp"
 #include "temporaries.hpp"

@@ -4,7 +4,7 @@
 // The executor walks the tree; at each step it calls the runner of the step's level:
 // thread (parts as oneTBB tasks in the context's arena, C' in the call's workspace), numa
 // (parts in their domain's arena, C' from the computing domain's pool, C's owner reduces),
-// cache (parts in sequence). Rank-level steps are prism::dist's (lib/dist/gemm.cpp): it
+// cache (parts in sequence). Rank-level steps are prism::dist's (lib/mpi/rank_exchange.cpp): it
 // exchanges blocks as prism::rank_model describes and runs each rank's own subtree here
 // with run_subtree. Leaves address A, B and C from
 // their node's box (the sub-prism the plan derived with for_each_child), so no runner

@@ -80,13 +80,9 @@ int forget_grid(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-// The grid's processes as an MPI communicator, in grid order g = prow * npcol + pcol: a
-// duplicate, made once per grid (collective over the grid only), of BLACS's own
-// communicator of the context (Cblacs_get's SGET_BLACSCONTXT, 10), whose ranks BLACS
-// numbers in that order. The grid is kept as an MPI attribute of BLACS's communicator, so
-// a later call finds it without a message, and a context number BLACS reuses for another
-// grid (after Cblacs_gridexit) finds none. Example: a 2 x 2 grid made in column-major order
-// from world ranks 0-3: process (0, 1), g = 1, is world rank 2, rank 1 here.
+// The grid's processes in grid order g = prow * npcol + pcol: a duplicate (once per grid) of
+// BLACS's communicator of the context (Cblacs_get 10), whose ranks are in that order; kept as its
+// attribute, so a later call finds it with no message and a reused context number finds none.
 const grid* grid_of(const grid_place& at) {
   const int ctxt = at.ctxt, nprow = at.nprow, npcol = at.npcol;
   int initialized = 0;
@@ -99,15 +95,8 @@ const grid* grid_of(const grid_place& at) {
     Cblacs_get(ctxt, 10, &handle);
     blacs = Cblacs2sys_handle(handle);
   }
-  static const int keyval = [] {  // made once however many threads ask first
-    int k = MPI_KEYVAL_INVALID;
-    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_grid, &k, nullptr), "MPI_Comm_create_keyval");
-    return k;
-  }();
-  void* found = nullptr;
-  int has = 0;
-  check_mpi(MPI_Comm_get_attr(blacs, keyval, &found, &has), "MPI_Comm_get_attr");
-  if (has) return static_cast<const grid*>(found);
+  static const int keyval = mpi::attribute_key(forget_grid);  // made once however many threads ask first
+  if (const void* found = mpi::attribute(blacs, keyval)) return static_cast<const grid*>(found);
   auto gr = std::make_unique<grid>();
   gr->nprow = nprow, gr->npcol = npcol, gr->me = at.myrow * npcol + at.mycol, gr->size = nprow * npcol;
   int rank = -1, size = 0;
@@ -166,14 +155,8 @@ const grid* enter_grid(const grid_place& at, const std::string& name, int info, 
   return nullptr;
 }
 
-// A process whose checks failed has reported (enter_grid); under a PB_Cabort that returns
-// (a tester's), it still joins the agreement, so that the processes whose checks passed
-// learn of it and return instead of waiting for it in the exchange. The agreement is one
-// reduction of every global argument's least and greatest value, the local INFOs (with a
-// flag for a bad PRISM_* setting) and grid rank 0's route and PRISM_STATS (lib/mpi/comm.hpp:
-// the same few hundred bytes at any grid size); only when something differs or failed, a
-// gather names the argument. Example: grid rank 2 alone passes m = 5, every check passes:
-// every process reports INFO -3.
+// A process whose checks failed (and reported, under a PB_Cabort that returns) still joins, so
+// the others return instead of waiting for it. E.g. grid rank 2 alone passes m = 5: all report INFO -3.
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
                        agreed_route& agreed) {
   std::vector<mpi::agreed> values;

@@ -1,8 +1,5 @@
-// lib/scalapack/pblas.hpp — what the PBLAS entry points of libprism_scalapack (pgemm.cpp,
-// psyrk.cpp) share: PBLAS's descriptor and argument checks (PB_Cchkmat numbering), the
-// grid's communicator, the agreement of arguments over the grid, the lookup of the real
-// routine, and the steps after the checks (route.cpp): the route, a schedule fitted to the
-// caller's layout, run in place, and its PRISM_STATS line.
+// lib/scalapack/pblas.hpp — what libprism_scalapack's entry points (pgemm.cpp, psyrk.cpp) share:
+// PBLAS's checks, the grid, the agreement, the real routine, and route.cpp's steps after the checks.
 #pragma once
 
 #include "../environment/environment.hpp"
@@ -113,10 +110,8 @@ void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int
 /// The backend's routine, called with the caller's own arguments.
 using forward_fn = std::function<void(void*)>;
 
-/// Step 1's start after a process's own checks gave `info`: reports a failed check at
-/// once, as PBLAS does (before anything collective); then the call's grid, or nullptr when
-/// the call ends here: outside the grid; without MPI under BLACS the backend's routine
-/// `symbol` runs (checks and all), or a line says there is none.
+/// Step 1's start after this process's checks gave `info`: reports a failed check at once, as
+/// PBLAS; the call's grid, or nullptr when the call ends here (outside the grid; no MPI: the backend's `symbol` runs).
 const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
                        const forward_fn& forward);
 
@@ -131,10 +126,8 @@ struct agreed_route {
   }
 };
 
-/// Step 1's end on a grid process: agrees over the grid (one reduction; sets `agreed`).
-/// True when the call must stop with C untouched: this or another process's checks failed
-/// (each reported its own INFO), or the processes pass different arguments (every process
-/// reports the first).
+/// Step 1's end: agrees over the grid (one reduction; sets `agreed`). True when the call stops,
+/// C untouched: some process's checks failed (each reported its INFO), or arguments differ (all report the first).
 bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
                        agreed_route& agreed);
 
@@ -171,10 +164,8 @@ void print_scaled(const grid& g, const std::string& head, const call_start& t0);
 /// call and there is no real routine to forward it to.
 [[noreturn]] void end_without_backend(const grid& g, const std::string& routine, const std::string& why);
 
-/// The alpha = 0 or k = 0 call (C = beta C) where prism would not take the call: a
-/// replicated C (RSRC or CSRC = -1) or PRISM_SCALAPACK_ROUTE=backend (with a backend). It
-/// goes to the real routine (PRISM_STATS: a route=backend line), or, a replicated C with no
-/// backend, ends the job as route_call does; returns false when prism scales C itself.
+/// An alpha = 0 or k = 0 call prism would not take (replicated C, or route backend with a backend):
+/// forwarded (PRISM_STATS: a route=backend line) or, no backend, the job ended; false: prism scales C.
 bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, const agreed_route& agreed, void* real,
                       const forward_fn& forward, const std::string& head);
 
@@ -184,13 +175,9 @@ struct call_names {
   std::string routine, verbose, stats;
 };
 
-/// Steps 3-4 of a call past its checks and quick returns (route.cpp): the schedule of pr
-/// fitted to the caller's layout L (lld: A's, B's and C's LLD), decided by grid rank 0 and
-/// kept per call signature; then prism's route on the caller's own storage (B unused by a
-/// rank-k update), or the backend's routine (`real` through `forward`), or, when prism
-/// cannot run it and there is no backend, one line and MPI_Abort; PRISM_STATS's line. A
-/// failure of prism's route agreed by every process ends the job with one line and
-/// MPI_Abort, as reference PBLAS ends it on an error.
+/// Steps 3-4 past the checks and quick returns: pr's schedule fitted to the caller's layout L
+/// (lld: A's, B's, C's LLD) run in place (rank-k: B unused), or `forward` to `real`, or (neither)
+/// one line and MPI_Abort, as on a failure of prism's route; then PRISM_STATS's line.
 template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
                 const grid& g, const agreed_route& agreed, void* real, const forward_fn& forward, T alpha, const T* A,

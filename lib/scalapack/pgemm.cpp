@@ -1,32 +1,5 @@
-// lib/scalapack/pgemm.cpp — libprism_scalapack.so: psgemm_ pdgemm_ pcgemm_ pzgemm_ with
-// ScaLAPACK's ABI, run on prism's rank recursion in the caller's own block-cyclic layout,
-// or forwarded to the real ScaLAPACK (docs/distributed.md "Behind ScaLAPACK's p?gemm_").
-//
-// One call, on every process of the BLACS grid:
-//  1. Arguments are checked as reference PBLAS checks them (pdgemm_.c's order, PB_Cchkmat's
-//     INFO numbers); a process whose checks fail reports its INFO as PBLAS does, through
-//     PB_Cabort (the program's own if it has one, as PBLAS's testers do; ScaLAPACK's prints
-//     and ends the job). Then the call is agreed over the grid (pblas.cpp): when any
-//     process's checks failed, every process returns (only those report), and when the
-//     processes pass different arguments, every one reports the first of them; either way C
-//     is untouched and nobody waits.
-//  2. m = 0 or n = 0 returns (alpha and beta unread, as the reference); alpha = 0 or k = 0
-//     scales C (beta = 0: zeros, C unread).
-//  3. Route (grid rank 0's PRISM_SCALAPACK_ROUTE): backend, prism, or auto — prism when
-//     its modelled time under this layout is below ScaLAPACK's by the measured margin
-//     (route_margin) and the call is big enough (route_min_flops); see docs/distributed.md.
-//  4. prism (route.cpp): grid rank 0 fits a rank plan to the caller's layout
-//     (layout_plan.hpp) and broadcasts it; plans are cached per call signature. The rank
-//     level's one executor (lib/mpi/rank_exchange) runs it under the caller's block-cyclic
-//     ownership (lib/ranks/ownership): per phase each process receives the pieces of A and
-//     B its box needs straight from their holders in the caller's layout, runs its box
-//     with the shared-memory engine, and sends partial C to the holders of C, which add
-//     them, in plan-rank order, to beta C. A local step failing on one process is agreed by
-//     all; p?gemm_ cannot return an error, so the job then ends with one line and
-//     MPI_Abort, as reference PBLAS ends it on an error.
-// PRISM_STATS=1 and PRISM_VERBOSE=1: route.cpp's lines. The real p?gemm_ is found with
-// dlsym(RTLD_NEXT) (the ScaLAPACK linked after prism, or the program's when preloaded) or
-// from PRISM_SCALAPACK_BACKEND; never prism's own.
+// lib/scalapack/pgemm.cpp — libprism_scalapack.so's psgemm_ pdgemm_ pcgemm_ pzgemm_ (ScaLAPACK's ABI):
+// PBLAS's checks, then route.cpp's route (docs/distributed.md "Behind ScaLAPACK's p?gemm_", steps 1-6).
 #include "../mpi/rank_exchange.hpp"
 #include "pblas.hpp"
 

@@ -1,26 +1,5 @@
-// lib/scalapack/psyrk.cpp — libprism_scalapack.so: pssyrk_ pdsyrk_ pcsyrk_ pzsyrk_ pcherk_
-// pzherk_ with PBLAS's ABI (UPLO TRANS N K ALPHA A IA JA DESCA BETA C IC JC DESCC), run on
-// prism's rank-k scheme in the caller's own block-cyclic layout, or forwarded to the real
-// ScaLAPACK (docs/distributed.md "Behind ScaLAPACK's p?syrk_ and p?herk_").
-//
-// One call, on every process of the BLACS grid:
-//  1. Arguments are checked as reference PBLAS checks them (pdsyrk_.c: UPLO -1, TRANS -2,
-//     then PB_Cchkmat on sub(A), descriptor argument 9, and sub(C), argument 14), reported
-//     through PB_Cabort and agreed over the grid as p?gemm_'s are (pblas.hpp,
-//     stop_after_checks): C untouched, nobody waits.
-//  2. n = 0 (alpha and beta unread, as the reference), or (alpha = 0 or k = 0) with
-//     beta = 1, returns; alpha = 0 or k = 0 scales the triangle (beta = 0: zeros, C
-//     unread; herk: the diagonal made real).
-//  3. Route and run as p?gemm_ (route.cpp): grid rank 0 plans a triangle-block scheme for
-//     the grid's processes (choose_rank_k_ranks) and fits it to the caller's layout (k as
-//     is or grouped by sub(A)'s k distribution, plan ranks row- or column-major); prism
-//     takes the call when the fit's modelled time is below PBLAS's (route_margin) and it
-//     has route_min_flops. The rank level's one executor runs the scheme's schedule under
-//     the caller's block-cyclic ownership: each process receives the parts of op(A)'s row
-//     blocks its tasks read straight from their holders, computes its blocks of the
-//     triangle, and sends its partials to the holders of sub(C)'s triangle, which add them,
-//     in plan-rank order, to beta C (herk: the diagonal made real). No copy of sub(A) or
-//     sub(C) is made; only the uplo triangle of sub(C) is written.
+// lib/scalapack/psyrk.cpp — libprism_scalapack.so's pssyrk_ pdsyrk_ pcsyrk_ pzsyrk_ pcherk_ pzherk_ (PBLAS's
+// ABI): checks, then route.cpp's route (docs/distributed.md "Behind ScaLAPACK's p?syrk_ and p?herk_").
 #include "../mpi/rank_exchange.hpp"
 #include "pblas.hpp"
 
@@ -124,8 +103,7 @@ void prk(void* self, const void* const* raw) {
     return;
   }
   // (3)-(4)
-  const char trans = a.trans == 'C' && a.op == operation::syrk ? 'T' : a.trans;
-  const problem pr = rank_k_problem(scalar_type_of<T>(), a.op, a.uplo, trans, a.n, a.k);
+  const problem pr = rank_k_problem(scalar_type_of<T>(), a.op, a.uplo, a.trans, a.n, a.k);  // (a real syrk's 'C': 'T')
   const std::int64_t lld[3] = {a.da.e[LLD_], a.da.e[LLD_], a.dc.e[LLD_]};
   const std::string verbose = name + ' ' + a.uplo + a.trans + " n=" + std::to_string(a.n) + " k=" + std::to_string(a.k);
   route_call<T>({name, verbose, head}, pr, L, lld, *g, agreed, real, forward, alpha, A, nullptr, beta, C, t0);

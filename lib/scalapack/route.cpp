@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -71,20 +72,16 @@ std::int64_t biggest_region(const ranks::schedule& s) {
   return most;
 }
 
-// The verdict grid rank 0 broadcasts (`head`): the route, the fit's views and rank map, and
-// the lengths of the plan's text and the reason, which follow it as one string.
+// The words of the verdict grid rank 0 broadcasts: route, views, rank map, then the lengths of the plan's text and reason.
 enum slot { use_prism_slot, view_slot, column_major_slot = view_slot + 3, text_slot, reason_slot, slots };
 
-// Grid rank 0's verdict: prism when its modelled time under this layout is below PBLAS's by
-// route_margin and the call has route_min_flops, or when told (PRISM_SCALAPACK_ROUTE=prism,
-// or no backend); the plan's text and the planner's report. Returns the reason. A small call
-// goes to the backend unplanned: a plan costs milliseconds, the backend's call microseconds,
-// and LAPACK-level routines make many small calls of ever new shapes.
+// Grid rank 0's verdict (never for route backend) into head, text, report; returns why: prism when
+// told (route prism, no backend) or modelled below route_margin x PBLAS's time with route_min_flops.
+// A small call goes to the backend unplanned: a plan costs milliseconds, the call microseconds.
 std::string decide(const problem& pr, const ranks::caller_layout& L, route chosen, bool have_backend, const context& ctx,
                    std::int64_t (&head)[slots], std::string& text, std::string& report) {
   for (const ranks::operand_layout& o : L.op)
     if (o.rows.src < 0 || o.cols.src < 0) return "a replicated operand (RSRC or CSRC = -1)";
-  if (chosen == route::backend) return "PRISM_SCALAPACK_ROUTE=backend";
   std::ostringstream why;
   if (chosen == route::automatic && have_backend && pr.flops() < route_min_flops) {
     why << "small: " << pr.flops() << " flops < " << route_min_flops;
@@ -111,10 +108,8 @@ std::string decide(const problem& pr, const ranks::caller_layout& L, route chose
   }
 }
 
-// The call's signature as every grid process has it: the arguments the processes agreed
-// (routine, shape, descriptors but their LLD, the route asked for); each grid keeps its own. Whether a
-// cache knows a signature is then the same on every process, so a miss, which is
-// collective, is every process's miss.
+// The call's signature from what the processes agreed (shape, descriptors but their LLD, route
+// asked for), so a cache miss, which is collective, is every process's miss.
 std::string agreed_key(const problem& pr, const ranks::caller_layout& L, route chosen) {
   std::ostringstream key;
   key << char(pr.type) << int(pr.op) << pr.uplo << pr.transa << pr.transb << ' ' << pr.m << ' ' << pr.n << ' ' << pr.k << ' '
@@ -152,10 +147,16 @@ route_caches& caches_of(const grid& g) {
   return *g.caches;
 }
 
-// The verdict of signature `key` (collective on a miss: grid rank 0 decides the route,
-// plans and fits, and broadcasts it; the grid's 64 most recent signatures kept, every
-// process of the grid asking for every call's, so all keep the same entries). `fresh`: whether it was a miss;
-// `report`: the planner's report, on grid rank 0 after a miss.
+// PRISM_VERBOSE's line of a new signature on grid process 0 (the route and why); whether it was said.
+bool say_route(const grid& g, const std::string& head, bool prism, const std::string& reason) {
+  if (g.me != 0 || prism::detail::process_environment().verbose.get() <= 0) return false;
+  std::cerr << "prism-scalapack: " << head << " on a " << g.nprow << 'x' << g.npcol << " grid: route "
+            << (prism ? "prism" : "backend") << " (" << reason << ")\n";
+  return true;
+}
+
+// The verdict of signature `key`, on a miss (`fresh`) decided on grid rank 0 (with its `report`)
+// and broadcast; every process asks for every call's, so all keep the same 64 entries.
 std::shared_ptr<const verdict> verdict_of(const std::string& key, const problem& pr, const ranks::caller_layout& L,
                                           const grid& g, route chosen, bool have_backend, const context& ctx,
                                           bool& fresh, std::string& report) {
@@ -179,10 +180,8 @@ std::shared_ptr<const verdict> verdict_of(const std::string& key, const problem&
   return v;
 }
 
-// The fitted schedule of the call: the verdict of its signature (verdict_of), fitted to
-// this process's storage (its local leading dimensions, which the processes need not
-// share, and its context) and kept for the 64 most recent such calls. `head` names the call
-// for PRISM_VERBOSE, e.g. "PDGEMM NN 512x512x512".
+// The call's verdict fitted to this process's storage (its LLDs, which processes need not share,
+// and its context), kept for the 64 most recent; `head_text` names the call for PRISM_VERBOSE.
 std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
                                       const grid& g, route chosen, bool have_backend, const context& ctx,
                                       const std::string& head_text) {
@@ -209,14 +208,10 @@ std::shared_ptr<const fitted> prepare(const problem& pr, const ranks::caller_lay
     out->native_mb = double(native) * elem / 1e6;
     out->scalapack_mb = (pr.op == operation::gemm ? ranks::scalapack_elements(pr, L) : ranks::scalapack_rank_k_elements(pr, L)) * elem / 1e6;
   }
-  if (fresh && g.me == 0 && prism::detail::process_environment().verbose.get() > 0) {  // once per signature
-    std::cerr << "prism-scalapack: " << head_text << " on a " << g.nprow << 'x' << g.npcol << " grid: route "
-              << (out->use_prism ? "prism" : "backend") << " (" << v->reason << ")\n";
-    if (out->use_prism)
-      std::cerr << v->text << (pr.op == operation::gemm ? "" : "\n") << report << "# layout fit: " << out->fit.describe()
-                << "; received max " << double(out->fit.max_received) * double(element_size(pr.type)) / 1e6
-                << " MB (prism's native layout " << out->native_mb << " MB; ScaLAPACK modelled " << out->scalapack_mb << " MB)\n";
-  }
+  if (fresh && say_route(g, head_text, out->use_prism, v->reason) && out->use_prism)  // once per signature
+    std::cerr << v->text << (pr.op == operation::gemm ? "" : "\n") << report << "# layout fit: " << out->fit.describe()
+              << "; received max " << double(out->fit.max_received) * double(element_size(pr.type)) / 1e6
+              << " MB (prism's native layout " << out->native_mb << " MB; ScaLAPACK modelled " << out->scalapack_mb << " MB)\n";
   cache.put(local_key.str(), out);
   return out;
 }
@@ -235,29 +230,23 @@ run_result run_fitted(const fitted& f, const grid& g, T alpha, const T* A, const
     const auto buffers = [&](std::size_t bytes) { return mpi::kept_buffer(kept.buffers, kept.buffer_bytes, bytes); };
     mpi::run_exchange<T>(*f.own, g.comm, alpha, A, B, beta, C, local, buffers, res.counts);
     res.allocated = std::int64_t(res.counts.buffer_bytes + prism::detail::runtime_of(ctx).pool().snapshot().peak_on_loan);
-  } catch (const mpi::local_failure& ex) {
-    // Every grid process has this error (the executor agreed it), none waits; C may be
-    // partly updated and the routine cannot return an error, so the job ends, as reference
-    // PBLAS ends it on an error. The failing process and grid process 0 say why.
-    if (ex.mine() || g.me == 0)
+  } catch (const std::exception& ex) {
+    // The routine cannot return an error (C may be partly updated), so the job ends, as PBLAS's
+    // would. A local_failure every process has (agreed): the failing one and grid process 0 say
+    // why, then a barrier (all are alive and here) gets the lines out first. Any other: this
+    // process alone, which cannot back out of a collective.
+    const auto* agreed = dynamic_cast<const mpi::local_failure*>(&ex);
+    if (agreed == nullptr || agreed->mine() || g.me == 0)
       std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s; ending the job (MPI_Abort)\n", routine.c_str(),
                    g.me, ex.what());
-    std::fflush(stderr);
-    MPI_Barrier(g.comm);  // every process is alive and here: the lines are out before the abort
-    MPI_Abort(g.comm, 1);
-  } catch (const std::exception& ex) {  // a process alone cannot back out of a collective
-    std::fprintf(stderr, "prism-scalapack: %s failed on grid process %d: %s; ending the job (MPI_Abort)\n", routine.c_str(),
-                 g.me, ex.what());
+    if (agreed != nullptr) std::fflush(stderr), MPI_Barrier(g.comm);
     MPI_Abort(g.comm, 1);
   }
   return res;
 }
 
-// PRISM_STATS=1: one line per call on grid process 0: `head` (routine and arguments), the
-// route and why; for prism the measured and predicted bytes received, whether every
-// process received exactly its prediction, the schedule's own volume in prism's native
-// layout and what the caller's layout adds, PBLAS's modelled volume, the memory measured
-// and predicted, prism's collectives, the plan and the fit.
+// PRISM_STATS=1: the call's line on grid process 0, `head` then its route and figures
+// (docs/distributed.md, "What it shows").
 void print_stats(const grid& g, const fitted& f, const std::string& head, const run_result& res, const call_start& t0,
                  std::size_t elem_size) {
   const double elem = double(elem_size), received = double(res.counts.bytes_received);
@@ -290,37 +279,26 @@ template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
                 const grid& g, const agreed_route& agreed, void* real, const forward_fn& forward, T alpha, const T* A,
                 const T* B, T beta, T* C, const call_start& t0) {
-  run_result res;
-  const bool stats = agreed.stats;
-  if (agreed.chosen == route::backend) {  // PRISM_SCALAPACK_ROUTE=backend, or a bad PRISM_* setting: no plan made
-    fitted f;
+  std::optional<context> ctx;  // (none with route backend: a process with a bad PRISM_* setting has no settings)
+  std::shared_ptr<const fitted> f;
+  if (agreed.chosen == route::backend) {  // no plan made (verdict_of would broadcast one); the signature kept alike
     auto v = std::make_shared<verdict>();
     v->reason = agreed.why_backend();
-    f.from = v;
-    // PRISM_VERBOSE's line once per signature, as prepare() says it; every process keeps
-    // the signature, so the grid's caches stay alike.
     auto& seen = caches_of(g).verdicts;
-    if (const std::string key = agreed_key(pr, L, route::backend); seen.find(key) == nullptr) {
-      seen.put(key, v);
-      if (g.me == 0 && prism::detail::process_environment().verbose.get() > 0)
-        std::cerr << "prism-scalapack: " << names.verbose << " on a " << g.nprow << 'x' << g.npcol << " grid: route backend ("
-                  << v->reason << ")\n";
-    }
-    if (real == nullptr) end_without_backend(g, names.routine, f.from->reason);
-    forward(real);
-    if (stats) print_stats(g, f, names.stats, res, t0, sizeof(T));
-    return;
-  }
-  const context ctx = call_context(g);
-  const auto f = prepare(pr, L, lld, g, agreed.chosen, real != nullptr, ctx, names.verbose);
-  if (!f->use_prism && real == nullptr) {  // e.g. a replicated operand, which prism does not run
-    end_without_backend(g, names.routine, f->from->reason);
-  } else if (!f->use_prism) {
-    forward(real);
+    if (const std::string key = agreed_key(pr, L, route::backend); seen.find(key) == nullptr)
+      seen.put(key, v), say_route(g, names.verbose, false, v->reason);
+    auto backend = std::make_shared<fitted>();
+    backend->from = v;
+    f = backend;
   } else {
-    res = run_fitted<T>(*f, g, alpha, A, B, beta, C, ctx, names.routine, stats);
+    ctx.emplace(call_context(g));
+    f = prepare(pr, L, lld, g, agreed.chosen, real != nullptr, *ctx, names.verbose);
   }
-  if (stats) print_stats(g, *f, names.stats, res, t0, sizeof(T));
+  run_result res;
+  if (!f->use_prism && real == nullptr) end_without_backend(g, names.routine, f->from->reason);  // e.g. a replicated operand
+  else if (!f->use_prism) forward(real);
+  else res = run_fitted<T>(*f, g, alpha, A, B, beta, C, *ctx, names.routine, agreed.stats);
+  if (agreed.stats) print_stats(g, *f, names.stats, res, t0, sizeof(T));
 }
 
 #define PRISM_INSTANTIATE(T)                                                                                       \
