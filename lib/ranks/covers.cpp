@@ -32,7 +32,7 @@ bool covers(const std::vector<int>& D, int c) {
   std::vector<char> seen(std::size_t(c), 0);
   seen[0] = 1;
   for (int a : D)
-    for (int b : D) seen[std::size_t(((a - b) % c + c) % c)] = 1;
+    for (int b : D) seen[std::size_t(mod(a - b, c))] = 1;
   return std::all_of(seen.begin(), seen.end(), [](char x) { return x != 0; });
 }
 
@@ -206,28 +206,27 @@ bool solve(std::vector<std::vector<double>>& A, std::vector<double>& b) {
 // with 3, 3, 2, 2, 2, 2, 2 ranks per line: blocks of about 0.155, 0.197, 0.143, 0.145,
 // 0.137, 0.110, 0.114 of the rows. Empty if Newton does not converge to positive blocks.
 std::vector<double> uneven_measures(const std::vector<std::pair<int, int>>& pair_of, const std::vector<int>& runs) {
-  const int c = int(runs.size());
+  const std::size_t c = runs.size();
   const double total = std::accumulate(runs.begin(), runs.end(), 0.0);
-  std::vector<double> mu(std::size_t(c), 1.0 / double(c));
+  std::vector<double> mu(c, 1.0 / double(c));
   for (int it = 0; it < 100; ++it) {
     // The residual f and its Jacobian J at mu.
-    std::vector<double> f(std::size_t(c), 0);
-    std::vector<std::vector<double>> J(std::size_t(c), std::vector<double>(std::size_t(c), 0));
-    for (int q = 0; q < c; ++q) {
-      f[std::size_t(q)] = mu[std::size_t(q)] * mu[std::size_t(q)] / 2 - double(runs[std::size_t(q)]) / (2 * total);
-      J[std::size_t(q)][std::size_t(q)] += mu[std::size_t(q)];
-      for (int d = 1; d <= c / 2; ++d) {
-        const std::size_t u = std::size_t((q + pair_of[std::size_t(d)].first) % c);
-        const std::size_t v = std::size_t((q + pair_of[std::size_t(d)].second) % c);
-        f[std::size_t(q)] += mu[u] * mu[v];
-        J[std::size_t(q)][u] += mu[v], J[std::size_t(q)][v] += mu[u];
+    std::vector<double> f(c, 0);
+    std::vector<std::vector<double>> J(c, std::vector<double>(c, 0));
+    for (std::size_t q = 0; q < c; ++q) {
+      f[q] = mu[q] * mu[q] / 2 - double(runs[q]) / (2 * total);
+      J[q][q] += mu[q];
+      for (std::size_t d = 1; d <= c / 2; ++d) {
+        const std::size_t u = (q + std::size_t(pair_of[d].first)) % c, v = (q + std::size_t(pair_of[d].second)) % c;
+        f[q] += mu[u] * mu[v];
+        J[q][u] += mu[v], J[q][v] += mu[u];
       }
     }
     double worst = 0;
     for (double v : f) worst = std::max(worst, std::abs(v));
     if (worst < 1e-14) return *std::min_element(mu.begin(), mu.end()) > 0 ? mu : std::vector<double>{};
     if (!solve(J, f)) break;
-    for (int q = 0; q < c; ++q) mu[std::size_t(q)] -= f[std::size_t(q)];
+    for (std::size_t q = 0; q < c; ++q) mu[q] -= f[q];
   }
   return {};
 }
@@ -302,22 +301,18 @@ rank_k_part parse_part(std::string_view t, const std::string& whole) {
   }
   if (!t.empty() && t.front() == '[') {  // ranks per role
     if (x.groups > 1) throw bad("k slices and ranks per role together");
-    t.remove_prefix(1);
-    while (true) {
+    for (bool more = true; more;) {
+      t.remove_prefix(1);  // '[' or ','
       const int m = take_count(t, "a role's ranks");
       int times = 1;
       if (!t.empty() && t.front() == '*') t.remove_prefix(1), times = take_count(t, "a run of roles");
       if (std::int64_t(x.role_ranks.size()) + times > x.group_ranks)
         throw bad("more ranks per role than the " + std::to_string(x.group_ranks) + " roles");
       x.role_ranks.insert(x.role_ranks.end(), std::size_t(times), m);
-      if (!t.empty() && t.front() == ',') {
-        t.remove_prefix(1);
-        continue;
-      }
-      if (t.empty() || t.front() != ']') throw bad("expected ']' after the ranks per role");
-      t.remove_prefix(1);
-      break;
+      more = !t.empty() && t.front() == ',';
+      if (!more && (t.empty() || t.front() != ']')) throw bad("expected ']' after the ranks per role");
     }
+    t.remove_prefix(1);  // ']'
     if (int(x.role_ranks.size()) != x.group_ranks)
       throw bad(std::to_string(x.role_ranks.size()) + " ranks per role for " + std::to_string(x.group_ranks) + " roles");
   } else if (x.cover == rank_k_cover::nest) {
@@ -398,9 +393,8 @@ std::vector<std::pair<int, int>> cover_pairs(const std::vector<int>& D, int c) {
   std::vector<char> found(std::size_t(c / 2 + 1), 0);
   for (int a : D)
     for (int b : D)
-      if (const int d = ((b - a) % c + c) % c; d >= 1 && d <= c / 2 && !found[std::size_t(d)])
+      if (const int d = mod(b - a, c); d >= 1 && d <= c / 2 && !found[std::size_t(d)])
         pair_of[std::size_t(d)] = {a, b}, found[std::size_t(d)] = 1;
-  if (std::count(found.begin() + 1, found.end(), 1) != c / 2) return {};
   return pair_of;
 }
 
@@ -425,8 +419,7 @@ std::vector<std::pair<int, int>> cover_pairs(const std::vector<int>& D, int c) {
 std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>& D, const std::vector<std::pair<int, int>>& pair_of,
                                          int c) {
   const std::int64_t base = n / c, r = n % c;
-  // Picked: the long blocks, or the short ones when those are fewer (t of them).
-  const bool flip = 2 * r > c;
+  const bool flip = 2 * r > c;  // the short blocks picked, being fewer
   const std::int64_t t = flip ? c - r : r;
   std::vector<std::int64_t> atoms{0};
   if (t == 0 || c <= 2 || c > 1 << 15) {  // equal, one or two (alike either way), or very many: b n / c
@@ -441,16 +434,14 @@ std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>&
       if (pair_of[std::size_t(d)].first == D[e] || pair_of[std::size_t(d)].second == D[e]) w[e] += 2 * d == c ? 1 : 2;
   }
   const std::int64_t wsum = std::accumulate(w.begin(), w.end(), std::int64_t(0));
-  const auto role = [&](int x, std::size_t e) { return ((x - D[e]) % c + c) % c; };
-  // Only roles above the mean cost (the busiest rank is what counts): a role's penalty
-  // is over(dev)^4, over(u) = max(0, u) for long blocks picked, max(0, -u) for short ones.
+  const auto role = [&](int x, std::size_t e) { return mod(x - D[e], c); };
   using wide = __int128;
   const std::int64_t sign = flip ? -1 : 1;
-  const auto over = [&](std::int64_t u) { return std::max<std::int64_t>(0, sign * u); };
+  const auto over = [&](std::int64_t u) { return std::max<std::int64_t>(0, sign * u); };  // the excess charged
   const auto cube = [&](std::int64_t u) { return sign * wide(over(u)) * over(u) * over(u); };
   const auto fourth = [&](std::int64_t u) { return wide(over(u)) * over(u) * (wide(over(u)) * over(u)); };
-  // dev_p = c cnt_p - t sum(w), and a block's load: the sum of w_e over'(dev)^3 over its
-  // roles (how much picking it would add to the penalties, to first order).
+  // A block's load: the sum of w_e over'(dev)^3 over its roles (how much picking it would
+  // add to the penalties, to first order).
   std::vector<std::int64_t> dev(std::size_t(c), -t * wsum), delta(std::size_t(c), 0);
   std::vector<wide> load(std::size_t(c), 0);
   for (int x = 0; x < c; ++x)
@@ -476,8 +467,7 @@ std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>&
     }
     return v;
   };
-  // Greedy start: each next pick the block whose roles are least loaded.
-  for (std::int64_t i = 0; i < t; ++i) shift(ranked(false, 1)[0], +1);
+  for (std::int64_t i = 0; i < t; ++i) shift(ranked(false, 1)[0], +1);  // the greedy start
   // The change of sum dev^4 if x is dropped and y picked.
   std::vector<int> touched;
   const auto swap_gain = [&](int x, int y) {
@@ -496,8 +486,7 @@ std::vector<std::int64_t> balanced_atoms(std::int64_t n, const std::vector<int>&
     }
     return gain;
   };
-  // Then swaps: of the 8 most loaded picked and 8 least loaded unpicked, the best, while one helps.
-  for (std::int64_t step = 0; step < 4 * std::int64_t(c); ++step) {
+  for (std::int64_t step = 0; step < 4 * std::int64_t(c); ++step) {  // then the swaps, while one helps
     wide best = 0;
     std::pair<int, int> pick{-1, -1};
     const std::vector<int> drop = ranked(true, 8), add = ranked(false, 8);

@@ -17,15 +17,17 @@ namespace prism::ranks {
 /// The distinct primes dividing x, ascending. E.g. 63: {3, 7}.
 std::vector<std::int64_t> prime_divisors(std::int64_t x);
 
+/// v mod c in [0, c), v of either sign. E.g. mod(-2, 7) = 5.
+constexpr int mod(int v, int c) { return (v % c + c) % c; }
+
 /// The smallest difference cover of Z_c that prism finds, ascending, 0 first: every
 /// d = 1 .. c - 1 is a - b mod c for some a, b in it. Exact (smallest size) up to c = 36;
 /// beyond, Singer's perfect difference set (size q + 1) when c = q^2 + q + 1 with q a prime
 /// power, else {0 .. s-1} with multiples of s (size about sqrt(2c)). E.g. c = 7: {0, 1, 3}.
 std::vector<int> difference_cover(int c);
 
-/// For each d = 1 .. c/2 the first pair (a, b) of cover D, by a, with b - a = d mod c
-/// (index 0 unused). E.g. c = 7, D = {0, 1, 3}: d = 1 (0, 1), 2 (1, 3), 3 (0, 3). Empty if D
-/// misses a difference.
+/// For each d = 0 .. c/2 the first pair (a, b) of cover D, by a, with b - a = d mod c
+/// (d = 0: (0, 0)). E.g. c = 7, D = {0, 1, 3}: d = 1 (0, 1), 2 (1, 3), 3 (0, 3).
 std::vector<std::pair<int, int>> cover_pairs(const std::vector<int>& D, int c);
 
 /// Row block boundaries (c + 1) of a difference cover on n rows: floor or ceil of n / c

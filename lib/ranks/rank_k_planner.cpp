@@ -69,13 +69,10 @@ bool buildable(const problem& p, const rank_k_scheme& s) {
   return true;
 }
 
+// Scheme s's exact cost (prism::rank_model), its peak against `memory`.
 rank_k_candidate score(const problem& p, const rank_k_scheme& s, double F, double B, std::size_t memory) {
   const rank_model m(p, s);
-  rank_k_candidate c;
-  c.scheme = s;
-  c.max_received = m.max_received();
-  c.max_flops = m.max_flops();
-  c.peak_bytes = m.max_peak_bytes();
+  rank_k_candidate c{s, m.max_received(), m.max_flops(), m.max_peak_bytes()};
   c.seconds = c.max_flops / F + double(c.max_received) * double(element_size(p.type)) / B;
   c.fits = c.peak_bytes <= memory;
   return c;
@@ -96,11 +93,9 @@ rank_k_candidate fewest_phases(const problem& p, const rank_k_scheme& s0, double
   const std::int64_t most = std::min<std::int64_t>(256, std::max<std::int64_t>(1, shortest));
   rank_k_candidate best;
   for (std::int64_t q = 1; q <= most; q *= 2) {
-    rank_k_scheme s = s0;
-    s.phases = int(q);
     rank_k_candidate c;
     try {
-      c = score(p, s, F, B, memory);
+      c = score(p, rank_k_scheme(s0.parts, int(q)), F, B, memory);
     } catch (const plan_error&) {
       if (q == 1) throw;
       break;  // no more phases for this scheme (roles of unequal ranks run in one)
@@ -219,9 +214,7 @@ std::vector<rank_k_scheme> shortlist(const problem& p, int P, double F, double B
       if (a.cover != b.cover) return a.cover < b.cover;
       return a.group_ranks > b.group_ranks;
     });
-    if (!buildable(p, s)) return;
-    if (!seen.insert(s.to_string()).second) return;
-    all.push_back(estimate_of(p, s, F, B));
+    if (buildable(p, s) && seen.insert(s.to_string()).second) all.push_back(estimate_of(p, s, F, B));
   };
   const std::vector<rank_k_part> menu = parts_menu(p, P);
   for (const rank_k_part& x : menu) add(rank_k_scheme({x}));

@@ -472,15 +472,10 @@ struct local_memo {
     const std::array<std::int64_t, 5> key{b.m, b.n, b.k, o.domains.count, o.threads};
     const int r = o.ranks.first;
     auto it = latest.size() > 1 ? node_of.find(key) : node_of.end();  // one rank: no rank steps to share under
-    if (it != node_of.end()) {
-      const int target = it->second;
-      if (latest[std::size_t(nodes[std::size_t(target)].owns.ranks.first)] == target) {
-        node same;
-        same.same = target;
-        nodes.push_back(std::move(same));
-        latest[std::size_t(r)] = target;
-        return int(nodes.size()) - 1;
-      }
+    if (it != node_of.end() && latest[std::size_t(nodes[std::size_t(it->second)].owns.ranks.first)] == it->second) {
+      nodes.emplace_back().same = it->second;
+      latest[std::size_t(r)] = it->second;
+      return int(nodes.size()) - 1;
     }
     const int local = plan_fresh();
     if (local < 0) return local;
@@ -598,12 +593,11 @@ class rank_search {
     if (!least_memory && !rescore && floor_bytes() > out.memory) refuse(std::nullopt);
     // Exact scores cost O(P) each: fewer of them at large P (12 up to 512 ranks, 6 at 1,024,
     // 4 from 1,536); the grids and the best tree on all P ranks are scored besides.
-    consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(std::max(P, 1)), 4, exact_top));
+    consider_single_phase(std::clamp<std::size_t>(exact_top * 512 / std::size_t(P), 4, exact_top));
     // None fits: more trees, as many as a few times the first round's work at this P.
     if (!pool.empty() && !pool[0].info.fits)
       consider_single_phase(std::max<std::size_t>(exact_top, exact_more * 64 / std::size_t(std::max(P, 64))));
-    std::string dfs_note;
-    if (least_memory || pool.empty() || !pool[0].info.fits) dfs_note = add_phases(least_memory);
+    const std::string dfs_note = least_memory || pool.empty() || !pool[0].info.fits ? add_phases(least_memory) : "";
     fit_local_levels(pool[0], least_memory);
     return finish(least_memory, dfs_note);
   }
@@ -648,7 +642,7 @@ class rank_search {
       c.peak_bytes = std::max(c.peak_bytes, rc.peak_bytes());
       c.seconds = std::max(c.seconds, rc.flops / out.flop_rate + double(rc.received_total()) * double(elem) / out.bandwidth);
     }
-    c.mean_flops = ranks > 0 ? c.mean_flops / ranks : 0;
+    c.mean_flops /= ranks;
     c.fits = footprint(sc) <= out.memory;
     if (rescore) rescore(s, c);
     return sc;
@@ -710,7 +704,7 @@ class rank_search {
         phase_ranks.push_back(sc.info.ranks);
     if (phase_ranks.size() > 3) phase_ranks.resize(3);
     const std::int64_t most =
-        std::min(std::max<std::int64_t>(16, (std::int64_t(1) << 20) / std::max(P, 1)), ranks::countable_phases(p, P));
+        std::min(std::max<std::int64_t>(16, (std::int64_t(1) << 20) / P), ranks::countable_phases(p, P));
     std::vector<std::int64_t> ladder;
     for (std::int64_t f = 2; f <= most; f = f < 16 ? f + 1 : f + f / 4) ladder.push_back(f);
     std::optional<scored> found, least;
@@ -731,7 +725,7 @@ class rank_search {
           if (settled.count(series) != 0) continue;
           std::vector<tree_ptr> trees;
           for (std::int64_t sz : sizes) {
-            const std::int64_t m = d == dim::m ? sz : p.m, n = d == dim::n ? sz : p.n, k = d == dim::k ? sz : p.k;
+            const auto [m, n, k] = child(d, p.m, p.n, p.k, sz);
             tree_ptr t = s.best_tree(m, n, k, q);
             if (!t) break;
             trees.push_back(std::move(t));
@@ -806,6 +800,7 @@ class rank_search {
     for (const rank_cost& rc : ranks::tree_schedule(best.kept).costs()) best.info.peak_bytes = std::max(best.info.peak_bytes, rc.peak_bytes());
   }
 
+  // Every plan scored, best first, into the choice, with why the first won.
   rank_choice finish(bool least_memory, const std::string& dfs_note) {
     scored& best = pool[0];
     for (scored& sc : pool) out.candidates.push_back(sc.info);

@@ -1,7 +1,7 @@
 // lib/ranks/rank_planner.hpp — the rank planner's entry for callers inside prism that score
 // candidates their own way: the ScaLAPACK layer ranks the planner's trees by their cost
 // under the caller's block-cyclic layout and adds trees shaped like the caller's grid.
-// prism::choose_ranks (prism/rank_model.hpp) is this with neither.
+// prism::choose_ranks (prism/plan.hpp) is this with neither.
 #pragma once
 
 #include <prism/rank_model.hpp>

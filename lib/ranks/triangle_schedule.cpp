@@ -46,12 +46,8 @@ void reach_tables(const std::vector<int>& D, const std::vector<std::pair<int, in
 // The rank order of a part of uneven roles as tables: ranks go run by run, role by role
 // within a run, so with runs {3, 2, 1} run 0 is roles 0, 1, 2 (local ranks 0-2), run 1
 // roles 0, 1 (3-4) and run 2 role 0 (5): place = (0,0) (0,1) (0,2) (1,0) (1,1) (2,0),
-// first = 0, 3, 5, local = 0 3 5 | 1 4 | 2 (role 0's runs, role 1's, role 2's), counts 1, 2, 3.
-void index_runs(const std::vector<int>& runs, std::vector<std::pair<int, int>>& place, std::vector<int>& first,
-                std::vector<int>& local, std::vector<int>& counts) {
-  counts = runs;
-  std::sort(counts.begin(), counts.end());
-  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+// first = 0, 3, 5, local = 0 3 5 | 1 4 | 2 (role 0's runs, role 1's, role 2's).
+void index_runs(const std::vector<int>& runs, std::vector<std::pair<int, int>>& place, std::vector<int>& first, std::vector<int>& local) {
   first.assign(runs.size(), 0);
   int total = 0;
   for (std::size_t q = 0; q < runs.size(); ++q) first[q] = total, total += runs[q];
@@ -106,7 +102,7 @@ void triangle_schedule::build_parts() {
       if (x.groups != 1) throw plan_error(name() + "k slices and ranks per role together");
       g.runs = x.role_ranks;
       g.even = std::all_of(g.runs.begin(), g.runs.end(), [&](int m) { return m == g.runs[0]; });
-      if (!g.even) index_runs(g.runs, g.place_table, g.role_first, g.local_of, g.run_counts);
+      if (!g.even) index_runs(g.runs, g.place_table, g.role_first, g.local_of);
       if (!g.even && s_.phases > 1) throw plan_error(name() + "roles of unequal ranks run in one phase");
     }
     const int most_runs = *std::max_element(g.runs.begin(), g.runs.end());
@@ -132,7 +128,7 @@ void triangle_schedule::build_parts() {
         throw plan_error("rank-k scheme: an even group of " + std::to_string(c) + " ranks halves its slice, so it needs k >= 2 x " +
                          std::to_string(x.groups) + " slices");
       g.cover = difference_cover(int(c));
-      g.pair_of = cover_pairs(g.cover, int(c));  // never empty: difference_cover's sets cover every difference
+      g.pair_of = cover_pairs(g.cover, int(c));
       reach_tables(g.cover, g.pair_of, int(c), g.reach_whole, g.reach_half);
       g.atoms = balanced_atoms(p_.n, g.cover, g.pair_of, int(c));
       if (!g.even) g.atoms = uneven_atoms(p_.n, len, g.pair_of, g.runs, std::move(g.atoms));
@@ -148,7 +144,6 @@ void triangle_schedule::build_parts() {
 // Row blocks, the k cuts of the A cells (every run's ends, its half for an even cover, its
 // chunks), and each atom's readers.
 void triangle_schedule::build_cells() {
-  // Row blocks: every part's atom boundaries together.
   for (const part_geometry& g : parts_) bounds_.insert(bounds_.end(), g.atoms.begin(), g.atoms.end());
   sort_unique(bounds_);
   kcuts_ = {0, p_.k};
@@ -158,7 +153,9 @@ void triangle_schedule::build_cells() {
     const bool halves = g.part.cover == rank_k_cover::difference && g.part.group_ranks % 2 == 0;  // else [1] is [0]
     for (int h = 0; h < (halves ? 2 : 1); ++h)
       for (std::size_t a = 0; a + 1 < g.atoms.size(); ++a) g.readers[h].push_back(role_readers(g, int(a), h == 0));
-    for (int m : g.even ? std::vector<int>{g.runs[0]} : g.run_counts)
+    std::vector<int> counts = g.runs;  // each distinct count of runs cuts the part's k its own way
+    sort_unique(counts);
+    for (int m : counts)
       for (int j = 0; j < m; ++j) {
         const auto [K0, K1] = run_columns(g, m, j);
         kcuts_.push_back(K0);
@@ -244,11 +241,6 @@ std::pair<std::int64_t, std::int64_t> triangle_schedule::run_columns(const part_
   return {x.k0 + j * len / runs, x.k0 + (j + 1) * len / runs};
 }
 
-std::int64_t triangle_schedule::chunk_start(const rank_place& at, int q) const {
-  const auto [K0, K1] = run_columns(*at.part, at.part->runs[std::size_t(at.role)], at.run);
-  return K0 + std::int64_t(q) * (K1 - K0) / s_.phases;
-}
-
 // Difference cover, role p: the diagonal (p, p), then for d = 1 .. c/2 the pair {p + a,
 // p + b}, that of d = c/2 over the first half of the run if p + a mod c < c/2, else the second.
 // E.g. c = 4, D = {0, 1, 2}, pairs d = 1: (0, 1), d = 2: (0, 2): role 1 computes (1, 1),
@@ -278,7 +270,7 @@ std::vector<int> triangle_schedule::role_readers(const part_geometry& x, int a, 
   if (x.part.cover == rank_k_cover::nest) return a == 0 ? std::vector<int>{0} : std::vector<int>{0, 1};
   const int c = x.part.group_ranks;
   for (std::size_t e = 0; e < x.cover.size(); ++e) {
-    const int p = ((a - x.cover[e]) % c + c) % c;
+    const int p = mod(a - x.cover[e], c);
     bool reads = x.reach_whole[e] != 0;
     if (!reads && x.reach_half[e] >= 0) reads = ((p + x.reach_half[e]) % c < c / 2) == first_half;
     if (reads) out.push_back(p);
@@ -302,13 +294,10 @@ triangle_schedule::roles triangle_schedule::role_computers(const part_geometry& 
   if (x.part.cover == rank_k_cover::nest) return {ay == 1 ? 1 : 0};
   const int c = x.part.group_ranks;
   if (ax == ay) return {ax};
-  const int diff = ((ax - ay) % c + c) % c, d = difference_of(x, ax, ay);
-  const int a = x.pair_of[std::size_t(d)].first;
-  if (2 * d == c) {
-    const int u = ((ay - a) % c + c) % c, v = ((ax - a) % c + c) % c;
-    return {std::min(u, v), std::max(u, v)};
-  }
-  return {(((diff == d ? ay : ax) - a) % c + c) % c};
+  const int diff = mod(ax - ay, c), d = std::min(diff, c - diff), a = x.pair_of[std::size_t(d)].first;
+  if (2 * d != c) return {mod((diff == d ? ay : ax) - a, c)};  // the role p with p + a = ay if diff = d, else ax
+  const int u = mod(ay - a, c), v = mod(ax - a, c);
+  return {std::min(u, v), std::max(u, v)};
 }
 
 std::vector<rank_k_unit> triangle_schedule::slice_units(int r) const {
@@ -323,17 +312,6 @@ std::vector<rank_k_unit> triangle_schedule::slice_units(int r) const {
     for (int i = fb[std::size_t(u.x)]; i < fb[std::size_t(u.x) + 1]; ++i)
       for (int j = fb[std::size_t(u.y)]; j < fb[std::size_t(u.y) + 1] && (u.x != u.y || j <= i); ++j)
         out.push_back({i, j, k0, k1});
-  }
-  return out;
-}
-
-triangle_schedule::share_at triangle_schedule::a_share(const part_geometry& x, const std::vector<int>& h, int r) const {
-  share_at out;
-  for (int rank : h) {
-    const std::int64_t w = x.a_weight[std::size_t(place_of(rank).role)];
-    if (rank < r) out.before += w;
-    if (rank == r) out.own = w;
-    out.total += w;
   }
   return out;
 }
@@ -362,20 +340,18 @@ triangle_schedule::share_at triangle_schedule::c_share(int r, int i, int j) cons
   return out;
 }
 
-// One odd difference cover alone: each C block has one computing role, and role p's blocks
-// (its diagonal, then its block of each difference d = 1 .. c/2) are laid end to end, S
-// elements in all; run j of its m ranks owns [floor(j S / m), floor((j + 1) S / m)) of
-// that row, so every rank owns S/m of C give or take one element, where a split of each
-// block would give some ranks the rounded-up piece of every block. E.g. tbd3{0,1} with
-// blocks of 3 rows over 2 ranks a role: the diagonal (6) and the block of d = 1 (9), S = 15:
-// run 0 owns the diagonal and 1.5 -> [6, 7) of the other block, run 1 the rest.
+// One odd difference cover alone: its roles' tables, and each role's C blocks laid end to end
+// (its diagonal, then its block of each d = 1 .. c/2), S elements, run j of its m ranks owning
+// [floor(j S / m), floor((j + 1) S / m)) (why: docs/distributed.md, "Rank-k updates"). E.g.
+// tbd3{0,1} with blocks of 3 rows over 2 ranks a role: the diagonal (6) and the block of d = 1
+// (9), S = 15: run 0 owns the diagonal and 1.5 -> [6, 7) of the other block, run 1 the rest.
 void triangle_schedule::index_c_chunks() {
   if (parts_.size() != 1 || parts_[0].part.cover != rank_k_cover::difference || parts_[0].part.group_ranks % 2 == 0) return;
   part_geometry& x = parts_[0];
   const int c = x.part.group_ranks, h = c / 2;
-  const bool table = c <= 1024;  // c (c/2 + 2) prefix sums: 4 MB at 1024; beyond, c_offset sums on demand
+  const bool table = c <= 1024;  // c (c/2 + 1) offsets: 4 MB at 1024; beyond, c_offset sums on demand
   const bool cplx = is_complex(p_.type);
-  if (table) x.c_prefix.assign(std::size_t(c) * std::size_t(h + 2), 0);
+  if (table) x.c_prefix.assign(std::size_t(c) * std::size_t(h + 1), 0);
   x.role_c.assign(std::size_t(c), 0), x.role_rect.assign(std::size_t(c), 0), x.role_flops.assign(std::size_t(c), 0);
   const std::size_t D = x.cover.size();
   const bool perfect = D * (D - 1) == std::size_t(c - 1);
@@ -398,12 +374,11 @@ void triangle_schedule::index_c_chunks() {
     for (int d = 0; d <= h; ++d) {
       const auto [u, v] = difference_block(x, p, d);
       const std::int64_t ru = block_rows(u), rv = block_rows(v);
-      if (table) x.c_prefix[std::size_t(p) * std::size_t(h + 2) + std::size_t(d)] = at;
+      if (table) x.c_prefix[std::size_t(p) * std::size_t(h + 1) + std::size_t(d)] = at;
       at += c_size(u, v);
       x.role_rect[std::size_t(p)] += ru * rv;
       x.role_flops[std::size_t(p)] += u == v ? (cplx ? 4.0 : 1.0) * double(ru) * double(ru + 1) : gemm_flops(p_.type, ru, rv, 1);
     }
-    if (table) x.c_prefix[std::size_t(p) * std::size_t(h + 2) + std::size_t(h + 1)] = at;
     x.role_c[std::size_t(p)] = at;
   }
 }
@@ -411,19 +386,19 @@ void triangle_schedule::index_c_chunks() {
 // The difference d (0 .. c/2) of atom block (ax, ay) of a difference cover: e.g. c = 7,
 // (5, 2): 3; (6, 0): 6 mod 7 is 1 the other way round, so 1.
 int triangle_schedule::difference_of(const part_geometry& x, int ax, int ay) const {
-  const int c = x.part.group_ranks, diff = ((ax - ay) % c + c) % c;
+  const int c = x.part.group_ranks, diff = mod(ax - ay, c);
   return std::min(diff, c - diff);
 }
 
 // Role p's block of difference d (d = 0: its diagonal) of a difference cover, as (i, j), i >= j.
 std::pair<int, int> triangle_schedule::difference_block(const part_geometry& x, int p, int d) const {
-  const int c = x.part.group_ranks;
-  const int u = d == 0 ? p : (p + x.pair_of[std::size_t(d)].first) % c, v = d == 0 ? p : (p + x.pair_of[std::size_t(d)].second) % c;
+  const int c = x.part.group_ranks, u = (p + x.pair_of[std::size_t(d)].first) % c, v = (p + x.pair_of[std::size_t(d)].second) % c;
   return {std::max(u, v), std::min(u, v)};
 }
 
+// Where role's block of difference d starts among its blocks end to end (index_c_chunks).
 std::int64_t triangle_schedule::c_offset(const part_geometry& x, int role, int d) const {
-  if (!x.c_prefix.empty()) return x.c_prefix[std::size_t(role) * std::size_t(x.part.group_ranks / 2 + 2) + std::size_t(d)];
+  if (!x.c_prefix.empty()) return x.c_prefix[std::size_t(role) * std::size_t(x.part.group_ranks / 2 + 1) + std::size_t(d)];
   std::int64_t before = 0;
   for (int e = 0; e < d; ++e) {
     const auto [u, v] = difference_block(x, role, e);
@@ -442,7 +417,7 @@ triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, i
   a_totals t;
   const std::int64_t D = std::int64_t(x.cover.size());
   for (int q = 0; q < phases(); ++q) {
-    const std::int64_t l = (q + 1) * len / s_.phases - q * len / s_.phases;  // chunk_start's chunk
+    const std::int64_t l = (q + 1) * len / s_.phases - q * len / s_.phases;  // phase q's chunk (tasks)
     std::int64_t in = 0, out = 0, blocks = 0;
     for (int e = 0; l > 0 && e < D; ++e) {
       const int a = (role + x.cover[std::size_t(e)]) % x.part.group_ranks;
@@ -457,7 +432,7 @@ triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, i
   return t;
 }
 
-// One odd cover alone with uneven roles (one phase): what role_readers, a_holders and a_share
+// One odd cover alone with uneven roles (one phase): what role_readers, a_holders and owned()
 // give cell by cell, without building them. Each atom a the rank reads, over its whole run,
 // is cut where any role's run starts (kcuts_); in a cell every reader role p of a has one
 // rank, that of its run j_p holding the cell's first column, and ranks go run by run, role
@@ -517,8 +492,7 @@ int triangle_schedule::atom_of(const part_geometry& x, int b) const {
 }
 
 std::vector<int> triangle_schedule::a_holders(int b, std::int64_t k0, std::int64_t k1) const {
-  // The part whose columns hold k0; then, for each role reading the cell's atom, the
-  // run of that role holding it: run j starts at k0 + floor(j len / m) <= k0.
+  // The part holding column k0, then each role reading the cell's atom by its run holding k0.
   const part_geometry& x = part_at(k0);
   const int atom = atom_of(x, b);
   std::vector<int> out;
@@ -588,7 +562,8 @@ int triangle_schedule::a_phase(std::int64_t k0) const {
 void triangle_schedule::tasks(int q, int r, std::vector<task>& out) const {
   if (r < 0 || r >= ranks()) return;
   const rank_place at = place_of(r);
-  const std::int64_t lo = chunk_start(at, q), hi = chunk_start(at, q + 1);
+  const auto [K0, K1] = run_columns(*at.part, at.part->runs[std::size_t(at.role)], at.run);
+  const std::int64_t lo = K0 + q * (K1 - K0) / s_.phases, hi = K0 + (q + 1) * (K1 - K0) / s_.phases;  // phase q's chunk
   for (const rank_k_unit& u : slice_units(r)) {
     std::int64_t k0 = std::max(u.k0, lo), k1 = std::min(u.k1, hi);
     if (k1 <= k0 && !(u.k1 <= u.k0 && q == 0)) continue;
@@ -669,9 +644,15 @@ piece triangle_schedule::owned(operand o, std::int64_t c, int r) const {
   if (o == operand::a) {
     const std::vector<int>& h = a_holder_list(c);
     if (!std::binary_search(h.begin(), h.end(), r)) return piece{c, 0, 0};
+    std::int64_t before = 0, total = 0;  // the holders' roles' A weights (all of r's part)
+    for (int rank : h) {
+      const std::int64_t w = at.part->a_weight[std::size_t(place_of(rank).role)];
+      before += rank < r ? w : 0;
+      total += w;
+    }
     const auto [b, t] = a_cell_at(c);
-    const share_at sh = a_share(*at.part, h, r);
-    return piece_of(c, block_rows(b) * (kcuts_[std::size_t(t) + 1] - kcuts_[std::size_t(t)]), sh.before, sh.own, sh.total);
+    const std::int64_t N = block_rows(b) * (kcuts_[std::size_t(t) + 1] - kcuts_[std::size_t(t)]);
+    return piece_of(c, N, before, at.part->a_weight[std::size_t(at.role)], total);
   }
   if (composite())  // my run of my role's blocks end to end
     return at.role != c ? piece{c, 0, 0} : piece_of(c, parts_[0].role_c[std::size_t(c)], at.run, 1, parts_[0].runs[std::size_t(c)]);

@@ -2,9 +2,6 @@
 // triangle-block scheme (prism/plan.hpp, rank_k_scheme; the covers in covers.hpp). Parts,
 // roles, covers, cells and ownership weights: docs/distributed.md, "Rank-k updates".
 //
-// Tasks: rank r's blocks (i, j), i >= j, over its run (a diagonal block its uplo triangle),
-// cut to each phase's chunk; in stored C's orientation ('U': rows of block j, columns of
-// block i). A block whose half of a run is empty is still r's, as zeros (a task with k 0).
 // Cells: A's a row block over a k interval, column-major (a_cell); C's block (i, j) at
 // i (i + 1) / 2 + j, or, one odd difference cover alone, role p's blocks end to end at p.
 #pragma once
@@ -68,14 +65,13 @@ class triangle_schedule final : public schedule {
     std::int64_t k0 = 0, k1 = 0;    // its op(A) columns
     std::vector<int> runs;          // ranks of each role (each one run of the part's k)
     bool even = true;               // every role has as many ranks
-    // uneven roles: (run, role) of each local rank, role q's run j at local_of[role_first[q] + j],
-    // and the distinct ranks per role, ascending
+    // uneven roles: (run, role) of each local rank, role q's run j at local_of[role_first[q] + j]
     std::vector<std::pair<int, int>> place_table;
-    std::vector<int> role_first, local_of, run_counts;
+    std::vector<int> role_first, local_of;
     // the roles reading each atom over a cell of their run's first half [0] or second [1]
     // ([1] only for an even difference cover, whose d = c/2 blocks split the run)
     std::vector<std::vector<int>> readers[2];
-    // one odd cover alone (index_c_chunks): c/2 + 2 prefix sums per role (c <= 1024), each
+    // one odd cover alone (index_c_chunks): c/2 + 1 block offsets per role (c <= 1024), each
     // role's C elements, its blocks' rows x rows and its real flops per column of k
     std::vector<std::int64_t> c_prefix, role_c, role_rect;
     std::vector<double> role_flops;
@@ -91,7 +87,7 @@ class triangle_schedule final : public schedule {
     const part_geometry* part;
     int run = 0, role = 0;
   };
-  struct share_at {  // where a rank sits among a cell's holders, by weight (C: whether it computes it)
+  struct share_at {  // where a rank sits among a C block's computers, by weight, and whether it computes it
     std::int64_t before = 0, own = 0, total = 0, computers = 0;
     bool mine = false;
   };
@@ -111,7 +107,6 @@ class triangle_schedule final : public schedule {
   rank_place place_of(int r) const;
   int rank_of(const part_geometry& x, int role, int j) const;
   std::pair<std::int64_t, std::int64_t> run_columns(const part_geometry& x, int runs, int j) const;
-  std::int64_t chunk_start(const rank_place& at, int q) const;
   const part_geometry& part_at(std::int64_t k) const;
   int atom_of(const part_geometry& x, int b) const;
   int block_at(std::int64_t row) const;
@@ -130,7 +125,6 @@ class triangle_schedule final : public schedule {
   std::vector<int> a_holders(int b, std::int64_t k0, std::int64_t k1) const;
   const std::vector<int>& a_holder_list(std::int64_t c) const;
   std::pair<int, int> c_block(std::int64_t c) const;
-  share_at a_share(const part_geometry& x, const std::vector<int>& h, int r) const;
   share_at c_share(int r, int i, int j) const;
   int a_phase(std::int64_t k0) const;
   a_totals plane_a(const part_geometry& x, int role, std::int64_t len) const;
