@@ -37,19 +37,6 @@ struct comm_cache {
 std::mutex orphans_lock;
 std::vector<MPI_Comm> orphans;
 
-}  // namespace
-
-void detail::free_orphans() {
-  std::vector<MPI_Comm> now;
-  {
-    const std::lock_guard<std::mutex> hold(orphans_lock);
-    now.swap(orphans);
-  }
-  for (MPI_Comm& c : now) MPI_Comm_free(&c);
-}
-
-namespace {
-
 // At MPI_Finalize (its first step deletes MPI_COMM_SELF's attributes): the orphans left.
 int free_orphans_at_finalize(MPI_Comm, int, void*, void*) {
   detail::free_orphans();
@@ -102,12 +89,11 @@ comm_cache* existing_cache(MPI_Comm comm) { return static_cast<comm_cache*>(mpi:
 comm_cache& cache_of(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw invalid_argument("prism::dist::layout::make", "comm", 1, "is MPI_COMM_NULL");
   detail::free_orphans();
-  const int keyval = cache_key();
   if (comm_cache* c = existing_cache(comm)) return *c;
   auto c = std::make_unique<comm_cache>();
   c->own = duplicate(comm);
   c->ranks_per_node = mpi::ranks_per_node(*c->own);
-  check_mpi(MPI_Comm_set_attr(comm, keyval, c.get()), "MPI_Comm_set_attr");
+  check_mpi(MPI_Comm_set_attr(comm, cache_key(), c.get()), "MPI_Comm_set_attr");
   return *c.release();
 }
 
@@ -195,7 +181,38 @@ bool plan_on_root(const problem& p, const context& ctx, std::string& text, std::
   return true;
 }
 
+// What a problem built by hand gets wrong for a layout, or "": a rank-k one must be what
+// prism::rank_k_problem makes (m = n, uplo U or L, its trans pair); a gemm's sizes and
+// letters the planner checks. E.g. uplo 'Q' would plan, then fail mid-call with C changed.
+std::string problem_error(const problem& p) {
+  if (p.op == operation::gemm) return "";
+  try {
+    const problem q = rank_k_problem(p.type, p.op, p.uplo, p.transa, p.n, p.k);
+    if (p.m != p.n) return "a rank-k problem has m = n (prism::rank_k_problem makes one)";
+    if (q.uplo != p.uplo || q.transa != p.transa || q.transb != p.transb)
+      return "not a rank-k problem as prism::rank_k_problem makes it";
+  } catch (const plan_error& e) {
+    return e.reason();
+  }
+  return "";
+}
+
+// The layout's local size of operand `which`, or invalid_argument for no layout.
+std::int64_t local_size_of(const std::shared_ptr<const layout>& l, operand which) {
+  if (!l) throw invalid_argument("prism::dist::matrix", "layout", 1, "is null");
+  return l->local_size(which);
+}
+
 }  // namespace
+
+void detail::free_orphans() {
+  std::vector<MPI_Comm> now;
+  {
+    const std::lock_guard<std::mutex> hold(orphans_lock);
+    now.swap(orphans);
+  }
+  for (MPI_Comm& c : now) MPI_Comm_free(&c);
+}
 
 MPI_Comm detail::layout_access::library_comm(MPI_Comm comm) {
   const comm_cache* c = existing_cache(comm);
@@ -227,26 +244,6 @@ std::vector<piece_span> layout::spans(operand o, int r) const {
   }
   return out;
 }
-
-namespace {
-
-// What a problem built by hand gets wrong for a layout, or "": a rank-k one must be what
-// prism::rank_k_problem makes (m = n, uplo U or L, its trans pair); a gemm's sizes and
-// letters the planner checks. E.g. uplo 'Q' would plan, then fail mid-call with C changed.
-std::string problem_error(const problem& p) {
-  if (p.op == operation::gemm) return "";
-  try {
-    const problem q = rank_k_problem(p.type, p.op, p.uplo, p.transa, p.n, p.k);
-    if (p.m != p.n) return "a rank-k problem has m = n (prism::rank_k_problem makes one)";
-    if (q.uplo != p.uplo || q.transa != p.transa || q.transb != p.transb)
-      return "not a rank-k problem as prism::rank_k_problem makes it";
-  } catch (const plan_error& e) {
-    return e.reason();
-  }
-  return "";
-}
-
-}  // namespace
 
 std::shared_ptr<const layout> layout::make(MPI_Comm comm, const problem& p, const context& ctx0) {
   comm_cache& cache = cache_of(comm);
@@ -307,17 +304,11 @@ std::shared_ptr<const layout> layout::make(MPI_Comm comm, const plan& p, const c
   refuse(*cache.own, "plan", local);
 }
 
-namespace {
-// The layout's local size of operand `which`, or invalid_argument for no layout.
-std::int64_t local_size_of(const std::shared_ptr<const layout>& l, operand which) {
-  if (!l) throw invalid_argument("prism::dist::matrix", "layout", 1, "is null");
-  return l->local_size(which);
-}
-}  // namespace
-
 template <scalar T>
 matrix<T>::matrix(std::shared_ptr<const layout> l, operand which)
     : layout_(std::move(l)), which_(which), local_(std::size_t(local_size_of(layout_, which)), T(0)) {}
+
+namespace {
 
 // Elements of rank r's pieces, in storage order, copied between the whole stored matrix
 // (column-major, ld) and a packed run: to_full = false packs, true unpacks. E.g. a piece
@@ -333,8 +324,6 @@ void copy_pieces(const layout& l, operand o, int r, T* full, std::int64_t ld, T*
       ++at;
     });
 }
-
-namespace {
 
 // A scatter or gather (`what`) of operand o with root's full matrix (ld), agreed over the
 // layout's communicator with its plan; root's counts, displacements and `packed` staging made

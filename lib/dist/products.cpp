@@ -12,6 +12,7 @@
 #include "../runtime/runtime.hpp"
 #include "layout_access.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -106,21 +107,24 @@ void native_call(MPI_Comm comm, const layout& L, const char* routine, const std:
   if (L.rank() == 0) line(st);
 }
 
-// A call (`values`: how many arguments it agrees) where some of this rank's matrices have no
-// layout: invalid_argument on every rank, agreed over the communicator the others agree over in
-// native_call (`other`'s, else the library's duplicate of comm; this rank alone if neither).
-[[noreturn]] void no_layout(MPI_Comm comm, const char* routine, std::size_t values, const layout* other) {
+// A call (agreeing `values` arguments) where some of this rank's matrices' layouts `ls` are
+// missing: invalid_argument on every rank, agreed over the communicator the others agree over in
+// native_call (the first layout's, else the library's duplicate of comm; else this rank alone).
+[[noreturn]] void no_layout(MPI_Comm comm, const char* routine, std::size_t values, std::initializer_list<const layout*> ls) {
   if (comm == MPI_COMM_NULL) throw invalid_argument(routine, "comm", 0, "is MPI_COMM_NULL");
   const std::string why = "a matrix has no layout (default-constructed or moved from)";
-  if (const MPI_Comm d = other != nullptr ? other->comm() : layout_access::library_comm(comm); d != MPI_COMM_NULL)
+  const auto other = std::find_if(ls.begin(), ls.end(), [](const layout* l) { return l != nullptr; });
+  if (const MPI_Comm d = other != ls.end() ? (*other)->comm() : layout_access::library_comm(comm); d != MPI_COMM_NULL)
     mpi::agree(d, routine, std::vector<mpi::agreed>(values, mpi::agreed{"", 0, 0}), why);
   throw invalid_argument(routine, "A", 0, why);  // (with a duplicate, the agreement throws first)
 }
 
-// The layout whose communicator a call agrees over, of its matrices' layouts `ls` (A's first):
-// one two of them share, else the library's duplicate of `comm` (alike on every rank), else A's.
-// E.g. one rank's A from another communicator: it agrees with the others over B's and C's.
-const layout& agreement_layout(MPI_Comm comm, std::initializer_list<const layout*> ls) {
+// The layout whose communicator a call agrees over, of its matrices' layouts `ls` (A's first;
+// no_layout when one is missing): one two of them share, else the library's duplicate of `comm`
+// (alike on every rank), else A's. E.g. one rank's A from another communicator: it agrees with
+// the others over B's and C's.
+const layout& agreement_layout(MPI_Comm comm, const char* routine, std::size_t values, std::initializer_list<const layout*> ls) {
+  if (std::find(ls.begin(), ls.end(), nullptr) != ls.end()) no_layout(comm, routine, values, ls);
   const layout* const* v = ls.begin();
   for (std::size_t i = 0; i < ls.size(); ++i)  // a communicator two of them share
     for (std::size_t j = i + 1; j < ls.size(); ++j)
@@ -159,11 +163,7 @@ std::string check_gemm(const layout& L, const plan* p_given, const problem* pr_g
 template <scalar T>
 void gemm_impl(MPI_Comm comm, const plan* p_given, const problem* pr_given, T alpha, const matrix<T>& A,
                const matrix<T>& B, T beta, matrix<T>& C, const context& ctx) {
-  if (!A.where() || !B.where() || !C.where()) {
-    const layout* other = A.where() ? A.where().get() : B.where() ? B.where().get() : C.where().get();
-    no_layout(comm, "prism::dist::gemm", 10, other);
-  }
-  const layout& L = agreement_layout(comm, {A.where().get(), B.where().get(), C.where().get()});
+  const layout& L = agreement_layout(comm, "prism::dist::gemm", 10, {A.where().get(), B.where().get(), C.where().get()});
   const problem& pr = L.laid_out();
   const problem& shown = pr_given != nullptr ? *pr_given : pr;
   native_call<T>(
@@ -214,8 +214,7 @@ template <scalar T>
 void rank_k_impl(MPI_Comm comm, operation op, char uplo, char trans, T alpha, const matrix<T>& A, T beta, matrix<T>& C,
                  const context& ctx) {
   const char* routine = op == operation::herk ? "prism::dist::herk" : "prism::dist::syrk";
-  if (!A.where() || !C.where()) no_layout(comm, routine, 9, A.where() ? A.where().get() : C.where().get());
-  const layout& L = agreement_layout(comm, {A.where().get(), C.where().get()});
+  const layout& L = agreement_layout(comm, routine, 9, {A.where().get(), C.where().get()});
   const problem& pr = L.laid_out();
   native_call<T>(
       comm, L, routine,

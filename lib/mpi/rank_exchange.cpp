@@ -376,12 +376,11 @@ class executor {
   void reduce(const exchange& e, T* C) {
     post_sends(e, 2, post_receives(e, 2, stage_), nullptr);
     messages_.complete();
-    std::vector<std::pair<int, int>>& order = order_;  // (rank, message index or -1 for mine; reserved)
-    order.clear();
-    for (std::size_t i = 0; i < e.in.size(); ++i) order.emplace_back(e.in[i].rank, int(i));
-    order.emplace_back(own_.rank_of(me_), -1);
-    std::sort(order.begin(), order.end());
-    for (const auto& [rank, i] : order) {
+    order_.clear();
+    for (std::size_t i = 0; i < e.in.size(); ++i) order_.emplace_back(e.in[i].rank, int(i));
+    order_.emplace_back(own_.rank_of(me_), -1);
+    std::sort(order_.begin(), order_.end());
+    for (const auto& [rank, i] : order_) {
       if (i < 0) {
         each_own(e, [&](std::int64_t b, std::int64_t l, std::int64_t len) {
           for (std::int64_t x = 0; x < len; ++x) C[l + x] += base_[2][b + x];
@@ -411,7 +410,7 @@ class executor {
   std::vector<char> written_;                   // C regions of the epoch written so far
   std::size_t most_requests_ = 0, most_in_[3] = {0, 0, 0};  // at once, at most (plan_phases)
   std::vector<T*> at_in_[3];                    // where each received A, B, C message lands
-  std::vector<std::pair<int, int>> order_;      // a reduction's adding order
+  std::vector<std::pair<int, int>> order_;      // a reduction's adding order: (rank, message index or -1 for mine)
   bool first_ = true;
 };
 

@@ -1,12 +1,10 @@
 // lib/ranks/layout_plan.hpp — a schedule fitted to the caller's block-cyclic layout
 // ("layout-adaptive planning"; docs/distributed.md, "Behind ScaLAPACK's p?gemm_" 3 and 4, and
 // "Behind ScaLAPACK's p?syrk_ and p?herk_" 3). No MPI: the ScaLAPACK layer and the tests use
-// it alike. Fitted for each candidate plan, at its exact cost under ownership.hpp's rule:
-//   - a view per dimension m, n, k: the identity order, or its indices grouped by one of
-//     the distributions along it (e.g. m by C's rows), so that a plan's contiguous cuts
-//     follow the caller's process rows or columns (block_cyclic.hpp);
-//   - the map from plan ranks to grid processes: row-major or column-major.
-// A rank-k update keeps n as is (a permutation would carry C's triangle off its side).
+// it alike. Fitted for each candidate plan, at its exact cost under ownership.hpp's rule: a
+// view of each of m, n, k (as is, or grouped by a distribution along it, e.g. m by C's rows:
+// block_cyclic.hpp) and a row- or column-major map from plan ranks to grid processes. A
+// rank-k update keeps n as is (a permutation would carry C's triangle off its side).
 #pragma once
 
 #include <prism/context.hpp>

@@ -105,7 +105,6 @@ std::vector<int> native_ownership::needers(operand o, int q, int p) const {
   for (const piece& pc : mine_[int(o)])
     if (const auto [q0, q1] = m_.phase_span(o, pc.cell); q >= q0 && q < q1) m_.needers(o, q, pc.cell, out);
   sort_unique(out);
-  out.erase(std::remove(out.begin(), out.end(), p), out.end());
   return out;
 }
 

@@ -1,14 +1,12 @@
 // lib/ranks/ownership.hpp — where a call's operands live, and the one exchange rule of the
-// rank level. No MPI: the executor (lib/mpi/rank_exchange) runs what this describes, the
-// ScaLAPACK layout fit (layout_plan) counts it, and tests check both against each other.
+// rank level (docs/distributed.md, "Execution"). No MPI: the executor (lib/mpi/rank_exchange)
+// runs what this describes, the ScaLAPACK layout fit (layout_plan) counts it, and tests check
+// both against each other.
 //
 // A schedule (schedule.hpp) says what each rank computes per phase: its regions of stored
-// A, B and C. An ownership says where the elements of the stored operands are before and
-// after the call, process by process:
-//   - native_ownership: prism's own layout (the schedule's pieces of cells), process = rank;
-//   - cyclic_ownership: the caller's ScaLAPACK block-cyclic layout, seen through the fit's
-//     views and rank map (layout_plan.hpp); a rank-k update's C is its uplo triangle.
-// The exchange rule is the same for both. In phase q, the process running rank r
+// A, B and C; an ownership, which process holds each of their elements before and after the
+// call (native_ownership, cyclic_ownership). The exchange rule is the same for every
+// ownership. In phase q, the process running rank r
 //   - receives from every other process holding part of r's regions of A (B) that part;
 //   - after a reduction, sends to every other process holding part of r's C regions of the
 //     epoch its partial of that part;
@@ -109,8 +107,8 @@ class native_ownership final : public ownership {
   std::vector<std::int64_t> at_[3];
 };
 
-/// The caller's block-cyclic layout under a fit (views, rank map); local offsets are those of
-/// the process whose leading dimensions it is given.
+/// The caller's block-cyclic layout under a fit (views, rank map; a rank-k update's C is its
+/// uplo triangle); local offsets are those of the process whose leading dimensions it is given.
 class cyclic_ownership final : public ownership {
  public:
   /// lld: the local leading dimensions of A, B and C (their descriptors' LLD).

@@ -14,6 +14,9 @@ bool is_rank_step(const node& nd) { return nd.kind != step_kind::leaf && nd.wher
 // The start of box b along d, e.g. start(dim::k, {m 8, n 8, k 4, i 0, j 8, l 12}) == 12.
 std::int64_t start(dim d, const box& b) { return d == dim::m ? b.i : d == dim::n ? b.j : b.l; }
 
+// Appends list h to out.
+void append(std::vector<int>& out, const std::vector<int>& h) { out.insert(out.end(), h.begin(), h.end()); }
+
 }  // namespace
 
 tree_schedule::tree_schedule(std::shared_ptr<const plan> p) : plan_(std::move(p)) {
@@ -180,15 +183,9 @@ const std::vector<int>& tree_schedule::needer_list(operand o, int q, std::int64_
   });
 }
 
-void tree_schedule::holders(operand o, std::int64_t c, std::vector<int>& out) const {
-  const std::vector<int>& h = holder_list(o, c);
-  out.insert(out.end(), h.begin(), h.end());
-}
+void tree_schedule::holders(operand o, std::int64_t c, std::vector<int>& out) const { append(out, holder_list(o, c)); }
 
-void tree_schedule::needers(operand o, int q, std::int64_t c, std::vector<int>& out) const {
-  const std::vector<int>& h = needer_list(o, q, c);
-  out.insert(out.end(), h.begin(), h.end());
-}
+void tree_schedule::needers(operand o, int q, std::int64_t c, std::vector<int>& out) const { append(out, needer_list(o, q, c)); }
 
 // Holder t of s owns elements [floor(t N / s), floor((t + 1) N / s)) of a cell of N.
 piece tree_schedule::owned(operand o, std::int64_t c, int r) const {
