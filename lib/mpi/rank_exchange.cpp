@@ -214,8 +214,10 @@ class executor {
     for (phase& ph : phases_) {
       need_.staging = std::max(need_.staging, ph.reads[0].traffic + ph.reads[1].traffic);
       most_requests_ = std::max(most_requests_, requests(ph.reads[0]) + requests(ph.reads[1]));
-      for (int x = 0; x < 2; ++x)
-        need_.blocks[x] = std::max(need_.blocks[x], ph.reads[x].blocks), most_in_[x] = std::max(most_in_[x], ph.reads[x].in.size());
+      for (int x = 0; x < 2; ++x) {
+        need_.blocks[x] = std::max(need_.blocks[x], ph.reads[x].blocks);
+        most_in_[x] = std::max(most_in_[x], ph.reads[x].in.size());
+      }
     }
     for (const exchange& e : epochs_) {
       need_.blocks[2] = std::max(need_.blocks[2], e.blocks), need_.staging = std::max(need_.staging, e.traffic);

@@ -85,9 +85,11 @@ void triangle_schedule::build_parts() {
   int rank0 = 0;
   for (const rank_k_part& x : s_.parts) {
     part_geometry g;
-    g.part = x, g.rank0 = rank0;
+    g.part = x;
+    g.rank0 = rank0;
     // Shares of k in proportion to ranks, e.g. k = 4096 over 4 + 3 ranks: [0, 2340), [2340, 4096).
-    g.k0 = p_.k * rank0 / P, g.k1 = p_.k * (rank0 + x.ranks()) / P;
+    g.k0 = p_.k * rank0 / P;
+    g.k1 = p_.k * (rank0 + x.ranks()) / P;
     rank0 += x.ranks();
     const std::int64_t len = g.k1 - g.k0, c = x.group_ranks;
     const auto name = [&] { return "rank-k scheme: part " + std::to_string(&x - s_.parts.data()) + ": "; };
@@ -136,7 +138,8 @@ void triangle_schedule::build_parts() {
     for (std::size_t a = 0; a + 1 < g.atoms.size(); ++a)
       if (g.atoms[a + 1] <= g.atoms[a] && c > 1)
         throw plan_error("rank-k scheme: part " + part_text(x) + " has an empty row block on n = " + std::to_string(p_.n));
-    g.a_weight.assign(std::size_t(c), unit_weight), g.c_weight = g.a_weight;
+    g.a_weight.assign(std::size_t(c), unit_weight);
+    g.c_weight.assign(std::size_t(c), unit_weight);
     parts_.push_back(std::move(g));
   }
 }
