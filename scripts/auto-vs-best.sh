@@ -79,8 +79,11 @@ plan_of() {
   esac
 }
 
-shapes=("4 4 16777216 NN" "8 8 16777216 NN" "32 32 4194304 TN" "64 64 4194304 NN" "gram" "4096 4096 64 NN")
-names=("4×4×2^24" "8×8×2^24" "32×32×2^22 TN" "64×64×2^22" "2^22×32 Gram (syrk)" "4096×4096×64")
+# Rows 7 and 8 check the leaf library's rule on the squares the peers set times (BLIS where
+# its kernels are as wide as OpenBLAS's, for double leaves of m, n >= 128).
+shapes=("4 4 16777216 NN" "8 8 16777216 NN" "32 32 4194304 TN" "64 64 4194304 NN" "gram" "4096 4096 64 NN"
+        "2048 2048 2048 NN" "128 128 128 NN")
+names=("4×4×2^24" "8×8×2^24" "32×32×2^22 TN" "64×64×2^22" "2^22×32 Gram (syrk)" "4096×4096×64" "2048³" "128³")
 
 # One table: $1 names the machine file situation; PRISM_MACHINE is already set for it.
 table() {
