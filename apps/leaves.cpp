@@ -6,6 +6,7 @@
 #include <prism/prism.hpp>
 
 #include "environment/environment.hpp"
+#include "leaf/backend/blas_leaf_rule.hpp"
 #include "leaf/backend/blas_library.hpp"
 #include "leaf/dispatch.hpp"
 #include "leaf/kernels/streaming.hpp"
@@ -184,6 +185,7 @@ int run_leaves(const options& o) {
   const blas_library& bl = prism::detail::leaf_library(leaf_backend::blis);
   print_kernel_choice("openblas", ob, ob.measure_gflops(prism::scalar_type::d, 512, 512, 512, o.reps));
   print_kernel_choice("blis", bl, bl.measure_gflops(prism::scalar_type::d, 512, 512, 512, o.reps));
+  std::printf("# auto's library for large double leaves: %s\n", prism::detail::blas_leaf_rule_text().c_str());
   std::printf("# best of %d timings of >= %g s each; 'auto' is the backend PRISM_LEAF=auto picks for the shape\n",
               o.reps, min_timing);
   std::printf("%-26s %4s %12s %12s %8s %9s\n", "leaf m x n x k (NN)", "type", "openblas GF", "blis GF", "blis/ob",

@@ -7,6 +7,7 @@
 #include <prism/prism.hpp>
 
 #include "environment/environment.hpp"
+#include "leaf/backend/blas_leaf_rule.hpp"
 #include "leaf/backend/blas_library.hpp"
 #include "leaf/dispatch.hpp"
 #include "leaf/first_use.hpp"
@@ -229,6 +230,32 @@ class kernel_size_tuner {
   prism::detail::streaming_sizes sizes_;
 };
 
+// Which library runs each class of large double BLAS leaf (lib/leaf/backend/blas_leaf_rule.hpp),
+// as the first long call would measure it, with desc's machine file (`again`: measured even
+// when kept or a machine file is read, as `prism tune` does, within a second): "# first use, blas leaves: measured in ...; kept in FILE" and the
+// timings, "nothing measured, kept in FILE: ..." or why nothing is measured.
+void blas_leaves_first_use(const prism::machine_description& desc, bool again) {
+  namespace d = prism::detail;
+  d::wisdom& w = d::wisdom::process();
+  const char* head = "# first use, blas leaves: ";
+  const auto& keys = d::first_use_keys();
+  if (!w.enabled()) {
+    std::printf("%snothing measured (PRISM_FIRST_USE=0): %s\n", head, d::blas_leaf_rule_text().c_str());
+  } else if (!again && std::none_of(keys.begin(), keys.end(), [&](prism::machine_key k) { return desc.first_use(k); })) {
+    std::printf("%snothing measured (the machine file lists the streaming crossovers): %s\n", head,
+                d::blas_leaf_rule_text().c_str());
+  } else if (!d::blas_leaf_widths_equal()) {
+    std::printf("%snothing measured (the libraries' kernels differ in width): %s\n", head, d::blas_leaf_rule_text().c_str());
+  } else if (!again && d::blas_leaves_kept()) {
+    std::printf("%snothing measured, kept in %s: %s\n", head, w.path().c_str(), d::blas_leaf_rule_text().c_str());
+  } else {
+    const d::blas_leaf_verdict v = d::measure_blas_leaves(again ? 1.0 : d::first_use_blas_leaves_budget_seconds);
+    const bool kept = d::keep_blas_leaves(v);
+    std::printf("%smeasured in %.3f s, %zu of 2 decided; %s\n#   %s\n", head, v.seconds, v.faster.size(),
+                kept ? ("kept in " + w.path()).c_str() : "not kept (the folder cannot be written)", v.text.c_str());
+  }
+}
+
 // `prism tune --first-use`: what the first long calls would measure without a machine file:
 // the gemm crossovers, and each type's rank-k limits (measured apart, each by the first long
 // rank-k call of its type).
@@ -269,6 +296,7 @@ int run_first_use(const options& o) {
   for (prism::scalar_type t : all_types)
     once(std::string(", rank-k ") + char(t), d::first_use_rank_k_marker(t), d::first_use_rank_k_keys(t),
          [&] { return d::measure_rank_k_first_use(desc, t); });
+  blas_leaves_first_use(desc, false);
   for (prism::machine_key k : measured_here) std::printf("%s: %.12g %s\n", prism::to_string(k), desc.value(k), desc.origin(k));
   return 0;
 }
@@ -485,6 +513,9 @@ int run_tune(const options& o) {
     std::printf("# parallel_reduce_bytes: left to the model (%.0f; one thread here, nothing to share)\n",
                 d.value(prism::machine_key::parallel_reduce_bytes));
   }
+  // Which library runs large double BLAS leaves of each class (kept for this CPU, as a
+  // first use would; the 1024^3 leaf below then runs on the square class's).
+  blas_leaves_first_use(d, true);
   // The drop-in's rate model: prism's rate on a square as a share of threads x its leaf rate;
   // and the leaf rate itself, the rank planner's flop rate per thread.
   {

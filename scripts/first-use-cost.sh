@@ -6,6 +6,7 @@
 # --first-use` measures what the first long call would (the streaming crossovers; the leaf
 # libraries load first, with their own kernel probe), and this prints each run's own figure
 # ("measured in X s"), each type's rank-k limits' own ("rank-k s 0.12 d 0.09 ..."), the
+# BLAS leaf classes' own (where the leaf libraries' kernels are equally wide), the
 # whole process's wall time (loading the leaf libraries and their probe included) and what
 # it decided; then once more in the last folder, where nothing is
 # measured. The header names the machine, the date, the environment and the load.
@@ -32,7 +33,7 @@ echo "# machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(
 echo "# date: $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "# environment: $(env | grep -E '^(OPENBLAS|BLIS|OMP|PRISM)_' | tr '\n' ' ' || true)(PRISM_MACHINE unset for the runs)"
 echo "# load at the start: $(cat /proc/loadavg)"
-echo "# run  measured (s)  rank-k, each type (s)             process wall (s)  decided"
+echo "# run  measured (s)  rank-k, each type (s)             blas leaves (s)  process wall (s)  decided"
 for i in $(seq "$runs"); do
   export XDG_CACHE_HOME=$work/run$i
   t0=$(date +%s.%N)
@@ -40,8 +41,11 @@ for i in $(seq "$runs"); do
   t1=$(date +%s.%N)
   secs=$(sed -nE 's/^# first use: measured in ([0-9.]+) s, ([0-4]) of 4 decided.*/\1/p' <<<"$text")
   rank_k=$(sed -nE 's/^# first use, rank-k (.): measured in ([0-9.]+) s.*/\1 \2/p' <<<"$text" | tr '\n' ' ')
+  leaves=$(sed -nE 's/^# first use, blas leaves: measured in ([0-9.]+) s.*/\1/p' <<<"$text")
+  verdict=$(sed -nE 's/^#   (wide d .*)$/\1/p' <<<"$text" | sed -E 's/[^;]*-> ([a-z]+)(;|$)/\1 /g')
   decided=$(grep -E '^stream_[a-z_]+: ' <<<"$text" | awk '{ printf "%s=%s(%s) ", $1, $2, $3 == "first" ? "first use" : $3 }')
-  printf "%4d  %12s  %-32s  %16.3f  %s\n" "$i" "${secs:-?}" "${rank_k:-?}" "$(echo "$t1 - $t0" | bc)" "$decided"
+  printf "%4d  %12s  %-32s  %15s  %16.3f  %s\n" "$i" "${secs:-?}" "${rank_k:-?}" "${leaves:-none}" "$(echo "$t1 - $t0" | bc)" \
+    "$decided blas_leaf_wide,square:=${verdict:-?}"
 done
 echo "# the same folder again (run $runs's): nothing is measured"
 t0=$(date +%s.%N)

@@ -5,6 +5,9 @@
 #     rank-k limits 0.4 s, 0.5 s at most), kept in this CPU's first-use file, and the
 #     description reads the values as "first use";
 #   - a second run: nothing measured, the kept values read back;
+#   - the BLAS leaf classes (lib/leaf/backend/blas_leaf_rule.hpp) timed where the leaf
+#     libraries' kernels are equally wide, within 0.45 s, by a long dgemm and not by a short
+#     one; a damaged kept class is not used;
 #   - a machine file (PRISM_MACHINE naming one of this CPU): nothing measured, nothing written;
 #     one written before the rank-k keys existed (none listed): those alone measured; one
 #     written before they had a triangle (stream_rank_k_n_d, ...): read as the upper
@@ -43,6 +46,19 @@ for t in s d c z; do
   grep -q "^streaming_rank_k_triangles_$t: measured in " "$file" || fail "the file does not say it measured rank-k $t"
 done
 grep -q "^cpu: " "$file" || fail "the file names no CPU"
+# The BLAS leaf classes: timed where the two leaf libraries' kernels are equally wide
+# (budget 0.3 s; 0.45 s at most), kept with the kernel sets they were timed on.
+bl=$(grep -E '^# first use, blas leaves: ' <<<"$out") || fail "no blas leaves line"
+case "$bl" in
+  "# first use, blas leaves: measured in "*)
+    grep -Eq "^# first use, blas leaves: measured in [0-9.]+ s, [0-2] of 2 decided; kept in $file\$" <<<"$bl" || fail "$bl"
+    secs=$(sed -E 's/^# first use, blas leaves: measured in ([0-9.]+) s.*/\1/' <<<"$bl")
+    awk -v s="$secs" 'BEGIN { exit !(s <= 0.45) }' || fail "the blas leaves measurement took $secs s (at most 0.45 s)"
+    grep -q '^blas_leaf_kernels: openblas .*, blis ' "$file" || fail "the blas leaf verdict names no kernel sets"
+    blas_measured=1 ;;
+  "# first use, blas leaves: nothing measured (the libraries' kernels differ in width): "*) blas_measured=0 ;;
+  *) fail "unexpected: $bl" ;;
+esac
 for k in $keys; do grep -Eq "^$k: [0-9.e+]+ (first use|model)$" <<<"$out" || fail "no value of $k"; done
 decided=$(grep -cE '^stream_[a-z_]+: [0-9.e+]+ first use$' <<<"$out")
 [ "$decided" -ge 1 ] || fail "no key was decided"
@@ -86,12 +102,40 @@ else
   echo "first_use: no Gram bench built (PRISM_WITH_BENCH=OFF); the in-call rank-k case not run"
 fi
 
+# 1d. A long double call with large leaves times the BLAS leaf classes, in the call (2048^3
+# on one thread: 0.34 s by the model); a short one (300^3) or another leaf than auto does not.
+if [ "$blas_measured" = 1 ]; then
+  for run in long:2048 short:300 leaf:2048; do
+    extra=PRISM_LEAF=auto
+    [ "${run%%:*}" = leaf ] && extra=PRISM_LEAF=openblas
+    n=${run#*:}
+    env XDG_CACHE_HOME="$tmp/bl-${run%%:*}" PRISM_NUM_THREADS=1 "$extra" "$prism" bench "$n" "$n" "$n" --reps 1 \
+      > "$tmp/bl.out" 2>&1 || { rc=$?; cat "$tmp/bl.out"; fail "prism bench ($run) exited $rc"; }
+    if [ "${run%%:*}" = long ]; then
+      grep -q '^blas_leaves: measured in ' "$tmp"/bl-long/prism/first-use-* || fail "a long dgemm did not time the BLAS leaf classes"
+    else
+      ! grep -qs '^blas_leaves: ' "$tmp/bl-${run%%:*}"/prism/first-use-* || fail "a dgemm ($run) timed the BLAS leaf classes"
+    fi
+  done
+else
+  echo "first_use: the leaf libraries' kernels differ in width here; the in-call BLAS leaf case not run"
+fi
+
 # 2. Again: nothing measured, the same values.
 again=$("$prism" tune --first-use 2>&1) || fail "second run exited $?"
 grep -q "^# first use: nothing measured, kept in $file" <<<"$again" || fail "the second run measured again: $again"
 [ "$(grep -c "^# first use, rank-k .: nothing measured, kept in $file" <<<"$again")" = 4 ] ||
   fail "the second run measured the rank-k limits again: $again"
 [ "$(grep -E '^stream_[a-z_]+: ' <<<"$out")" = "$(grep -E '^stream_[a-z_]+: ' <<<"$again")" ] || fail "the kept values differ"
+if [ "$blas_measured" = 1 ]; then
+  grep -q "^# first use, blas leaves: nothing measured, kept in $file: square d: [a-z]* (measured); wide d: " <<<"$again" ||
+    fail "the second run measured the BLAS leaf classes again, or does not read them: $again"
+  # A kept class that names no library (a damaged file's) is not used: the width decides.
+  cp "$file" "$tmp/kept" && sed -i 's/^blas_leaf_square: .*/blas_leaf_square: Prescott/' "$file"
+  "$prism" tune --first-use 2>&1 | grep -q "^# first use, blas leaves: nothing measured, kept in $file: square d: [a-z]* (by kernel width); wide d: [a-z]* (measured)" ||
+    fail "a damaged BLAS leaf verdict was used"
+  cp "$tmp/kept" "$file"
+fi
 
 # 3. A machine file of this CPU: it rules, nothing is measured or written.
 "$prism" tune --show | grep -v '^#' > "$tmp/machine"

@@ -9,6 +9,7 @@
 
 #include <prism/prism.hpp>
 
+#include "leaf/backend/blas_leaf_rule.hpp"
 #include "leaf/backend/blas_library.hpp"
 #include "leaf/dispatch.hpp"
 #include "leaf/backend/blis_expert.hpp"
@@ -196,15 +197,21 @@ TEST_CASE("both leaf backends give exact results when called from 4 threads at o
   CHECK(concurrent_errors(detail::leaf_library(leaf_backend::blis)) == 0);
 }
 
-TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels are as wide as OpenBLAS's") {
+TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels are as wide as OpenBLAS's, or as measured here") {
   using detail::choose_leaf;
   const std::string ob = detail::leaf_library(leaf_backend::openblas).kernel_name();
   const std::string bl = detail::leaf_library(leaf_backend::blis).kernel_name();
   const int ob_bits = detail::kernel_vector_bits(ob), bl_bits = detail::kernel_vector_bits(bl);
   const leaf_backend large = bl_bits > 0 && bl_bits >= ob_bits ? leaf_backend::blis : leaf_backend::openblas;
-  INFO("OpenBLAS kernels: ", ob, " (", ob_bits, " bits), BLIS kernels: ", bl, " (", bl_bits, " bits)");
-  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) == large);
-  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 256, 256, 4096) == large);
+  // A double leaf's class as measured here where that is known (a long call of another
+  // test may have measured it into the run's cache folder), else by width; float by width.
+  using detail::blas_leaf_class;
+  const leaf_backend wide = detail::measured_blas_leaf(blas_leaf_class::wide).value_or(large);
+  const leaf_backend square = detail::measured_blas_leaf(blas_leaf_class::square).value_or(large);
+  INFO("OpenBLAS kernels: ", ob, " (", ob_bits, " bits), BLIS kernels: ", bl, " (", bl_bits, " bits); ",
+       detail::blas_leaf_rule_text());
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 2048, 2048, 64) == wide);
+  CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::d, 256, 256, 4096) == square);
   CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::s, 2048, 1024, 64) == large);
   // OpenBLAS whatever the kernels: small m or n (a leaf the streaming rule leaves to the
   // BLAS: 1 MiB of A and B, in cache), float squares, complex.
@@ -216,6 +223,32 @@ TEST_CASE("auto: BLIS for large double and wide float leaves when its kernels ar
   CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::z, 4096, 4096, 64) == leaf_backend::openblas);
   CHECK(choose_leaf(test::epyc_2c(), leaf_backend::automatic, scalar_type::c, 2048, 2048, 2048) == leaf_backend::openblas);
   CHECK(!ob.empty());
+}
+
+TEST_CASE("the BLAS leaf classes: squares and wide leaves told apart, each timed on both libraries") {
+  using detail::blas_leaf_class;
+  using detail::classify_blas_leaf;
+  CHECK(classify_blas_leaf(scalar_type::d, 1024, 1024, 1024) == blas_leaf_class::square);
+  CHECK(classify_blas_leaf(scalar_type::d, 128, 128, 64) == blas_leaf_class::square);
+  CHECK(classify_blas_leaf(scalar_type::d, 2048, 4096, 64) == blas_leaf_class::wide);
+  CHECK(classify_blas_leaf(scalar_type::d, 1024, 1024, 65) == blas_leaf_class::square);
+  CHECK(classify_blas_leaf(scalar_type::s, 1024, 1024, 64) == blas_leaf_class::wide);
+  CHECK(classify_blas_leaf(scalar_type::s, 256, 256, 256) == blas_leaf_class::other);
+  CHECK(classify_blas_leaf(scalar_type::d, 127, 4096, 4096) == blas_leaf_class::other);
+  CHECK(classify_blas_leaf(scalar_type::z, 4096, 4096, 64) == blas_leaf_class::other);
+  CHECK(!detail::measured_blas_leaf(blas_leaf_class::other).has_value());
+  // A generous budget: both classes are decided, each from the two libraries' rates.
+  const detail::blas_leaf_verdict v = detail::measure_blas_leaves(10.0);
+  INFO(v.text);
+  CHECK(v.faster.size() == 2);
+  for (const auto& [c, b] : v.faster) CHECK((b == leaf_backend::openblas || b == leaf_backend::blis));
+  CHECK(v.text.find("wide d 1024x1024x64: openblas ") != std::string::npos);
+  CHECK(v.text.find("square d 768x768x768: openblas ") != std::string::npos);
+  CHECK(v.seconds > 0);
+  // No time at all: nothing decided, and the text says so.
+  const detail::blas_leaf_verdict none = detail::measure_blas_leaves(0.0);
+  CHECK(none.faster.empty());
+  CHECK(none.text.find("undecided") != std::string::npos);
 }
 
 TEST_CASE("auto resolves to a concrete backend for every leaf") {

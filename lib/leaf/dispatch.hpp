@@ -6,6 +6,7 @@
 #include <prism/machine.hpp>
 #include <prism/types.hpp>
 
+#include "backend/blas_leaf_rule.hpp"
 #include "backend/blas_library.hpp"
 #include "kernels/streaming.hpp"
 

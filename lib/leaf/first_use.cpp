@@ -262,7 +262,7 @@ struct once_state {
   std::once_flag once;
   std::atomic<bool> settled{false};
 };
-once_state gemm_state, rank_k_state[4];
+once_state gemm_state, rank_k_state[4], blas_leaves_state;
 std::mutex measuring;  // one measurement at a time in a process: two would time each other
 
 int type_index(scalar_type t) { return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3; }
@@ -458,6 +458,27 @@ bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, s
   if (n > streaming_max_mn || !wants_first_use(state, mc, keys, leaf, flops, bytes, threads, first_use_rank_k_long_seconds))
     return false;
   return measure_once(state, mc, first_use_rank_k_marker(t), keys, [&] { return measure_rank_k_first_use(mc, t); });
+}
+
+bool first_use_before_blas_leaves(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t m,
+                                  std::int64_t n, double flops, double bytes, int threads) {
+  if (t != scalar_type::d || m < 128 || n < 128 ||
+      !wants_first_use(blas_leaves_state, mc, first_use_keys(), leaf, flops, bytes, threads, first_use_long_seconds))
+    return false;
+  bool ran = false;
+  std::call_once(blas_leaves_state.once, [&] {
+    if (wisdom::process().enabled() && blas_leaf_widths_equal() && !blas_leaves_kept()) {
+      try {
+        const std::lock_guard lock(measuring);
+        keep_blas_leaves(measure_blas_leaves(first_use_blas_leaves_budget_seconds));
+        ran = true;
+      } catch (const std::exception&) {
+        // a leaf library that cannot load: the width rule stays
+      }
+    }
+    blas_leaves_state.settled.store(true, std::memory_order_release);
+  });
+  return ran;
 }
 
 }  // namespace prism::detail

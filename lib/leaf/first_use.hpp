@@ -152,4 +152,16 @@ std::vector<machine_key> first_use_rank_k_keys(scalar_type t);
 bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t n,
                              double flops, double bytes, int threads);
 
+/// The longest the first-use timing of the BLAS leaf classes may take, in seconds.
+inline constexpr double first_use_blas_leaves_budget_seconds = 0.3;
+
+/// Times the BLAS leaf classes now (measure_blas_leaves, lib/leaf/backend/blas_leaf_rule.hpp)
+/// and keeps them, once per process, when the call is double with m, n >= 128 (its leaves
+/// could be of either class), long (first_use_long_seconds), PRISM_LEAF is auto, first use
+/// is on and no machine file lists the streaming crossovers, the two leaf libraries'
+/// kernels are equally wide (else the width decides) and no timing on their present kernel
+/// sets is kept. Returns true when it ran in this call.
+bool first_use_before_blas_leaves(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t m,
+                                  std::int64_t n, double flops, double bytes, int threads);
+
 }  // namespace prism::detail

@@ -100,9 +100,11 @@ void gemm(char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t
     return;
   }
   // A long call whose leaves may be prism's own: the streaming crossovers of this machine,
-  // measured once per machine if nothing told them yet (lib/leaf/first_use.hpp).
-  detail::first_use_before_call(ctx.description(), ctx.leaf(), m, n, p.flops(), double(m + n) * double(k) * sizeof(T),
-                                ctx.threads());
+  // measured once per machine if nothing told them yet (lib/leaf/first_use.hpp); one whose
+  // leaves may be large BLAS ones: which library runs each class of them.
+  const double bytes = double(m + n) * double(k) * sizeof(T);
+  detail::first_use_before_call(ctx.description(), ctx.leaf(), m, n, p.flops(), bytes, ctx.threads());
+  detail::first_use_before_blas_leaves(ctx.description(), ctx.leaf(), p.type, m, n, p.flops(), bytes, ctx.threads());
   auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });
   detail::run_plan<T>(*pl, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
 }

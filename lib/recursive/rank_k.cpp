@@ -92,9 +92,11 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
   const problem p = rank_k_problem(scalar_type_of<T>(), herm ? operation::herk : operation::syrk, u, t, n, k);
   // A long call whose leaves may be prism's own (on one thread, the call is one leaf): this
   // type's streaming rank-k limits, measured once per machine if nothing told them yet
-  // (lib/leaf/first_use.hpp).
-  detail::first_use_before_rank_k(ctx.description(), ctx.leaf(), p.type, n, p.flops(),
-                                  double(n) * double(k) * sizeof(T), ctx.threads());
+  // (lib/leaf/first_use.hpp); one whose leaves may be large BLAS ones: which library runs
+  // each class of them.
+  const double bytes = double(n) * double(k) * sizeof(T);
+  detail::first_use_before_rank_k(ctx.description(), ctx.leaf(), p.type, n, p.flops(), bytes, ctx.threads());
+  detail::first_use_before_blas_leaves(ctx.description(), ctx.leaf(), p.type, n, n, p.flops(), bytes, ctx.threads());
   if (rank_k_one_leaf(p, ctx)) return one_leaf<T>(p, alpha, A, lda, beta, C, ldc, ctx);
   // The plan's gemm blocks read op(A)'s rows twice: as A (rows of C) and as B (columns).
   auto pl = prism::detail::runtime_of(ctx).cached_plan(p, [&] { return std::make_shared<const plan>(detail::make_local_plan(p, ctx)); });

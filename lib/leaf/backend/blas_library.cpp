@@ -631,37 +631,4 @@ const blas_library* resolved_leaf_library(leaf_backend b) noexcept {
   return (b == leaf_backend::blis ? resolved_blis : resolved_openblas).load();
 }
 
-leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
-  // Measured with scripts/leaf-kernels.sh on this project's 2-core AMD EPYC, one thread,
-  // best of 7 (bench/results/leaf-kernels-2026-11-23.txt; docs/performance.md "Leaf
-  // backends" has the table). With AVX-512 sets on both sides (OpenBLAS Cooperlake or
-  // SkylakeX, BLIS skx):
-  //  - double: BLIS 1.05-1.48x OpenBLAS once m, n >= 128 (squares 128-2048, wide k = 64,
-  //    k = 4096 leaves; one 0.95 at 192x192x4096), 0.5x on 64^3, 0.25-0.77x on m, n <= 16
-  //    with huge k, noisy in between (0.66-1.57x at 32-96);
-  //  - float: OpenBLAS ahead (BLIS 0.30-0.99x) except wide leaves, m, n >= 1024 with
-  //    k = 64, where BLIS is 1.18-1.49x;
-  //  - complex: BLIS's skx configuration has no complex kernels of its own, 0.13-0.54x.
-  // With AVX2 sets on both sides (Haswell, haswell) BLIS is about even in double from
-  // m, n >= 128 (0.87-1.06x); BLIS's generic C kernels (its own choice on this CPU) run at
-  // 0.14-0.56x. So BLIS for those double and float shapes, when its kernels are at least
-  // as wide as OpenBLAS's (kernel_vector_bits: an AVX2 BLIS loses to an AVX-512 OpenBLAS).
-  // A model default: the shape classes are the two libraries' blocking (both reach their
-  // micro-kernels' rate from m, n >= 128) and hold no byte or flop size of a host; what
-  // differs between hosts, the kernel sets each library runs, is read from the libraries
-  // loaded here. scripts/auto-vs-best.sh checks the choice on the machine it runs on.
-  const bool double_large = t == scalar_type::d && m >= 128 && n >= 128;
-  const bool float_wide = t == scalar_type::s && m >= 1024 && n >= 1024 && k <= 64;
-  if (!double_large && !float_wide) return leaf_backend::openblas;
-  static const bool blis_as_wide = [] {
-    try {
-      const int blis = kernel_vector_bits(leaf_library(leaf_backend::blis).kernel_name());
-      return blis > 0 && blis >= kernel_vector_bits(leaf_library(leaf_backend::openblas).kernel_name());
-    } catch (const backend_error&) {
-      return false;  // a library cannot be loaded: auto simply never picks BLIS
-    }
-  }();
-  return blis_as_wide ? leaf_backend::blis : leaf_backend::openblas;
-}
-
 }  // namespace prism::detail

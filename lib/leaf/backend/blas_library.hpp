@@ -194,8 +194,4 @@ const blas_library& leaf_library(leaf_backend b);
 /// loads nothing (for reports at exit).
 const blas_library* resolved_leaf_library(leaf_backend b) noexcept;
 
-/// The BLAS leaf (OpenBLAS or BLIS) `auto` picks for a leaf of this shape when the
-/// streaming kernel does not take it (choose_leaf's rule without its first step).
-leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k);
-
 }  // namespace prism::detail
