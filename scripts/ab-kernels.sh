@@ -42,7 +42,7 @@ shapes=4x4x16777216:NN,8x8x16777216:NN,16x16x4194304:NN,32x32x4194304:NN,64x64x4
   echo "# A/B of the streaming leaves: BASE $base, NEW $new; $rounds rounds alternating BASE, NEW; best of $reps per process"
   echo "# date (UTC): $(date -u '+%F %T'); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- lib include CMakeLists.txt cmake 2>/dev/null || echo ' (uncommitted changes)')"
   echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB; kernel $(uname -r)"
-  echo "# environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-unset} BLIS_ARCH_TYPE=${BLIS_ARCH_TYPE:-unset} PRISM_*: $(env | grep -c '^PRISM_' || true) set; THP $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
+  echo "# environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-unset} BLIS_ARCH_TYPE=${BLIS_ARCH_TYPE:-unset} PRISM_*: $(env | grep '^PRISM_' | sort | tr '\n' ' ' || true)(none if empty); THP $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
   echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared)"
 } >"$work/header"
 # kernels BUILD: the streaming kernels' instructions in BUILD's libprism.so, one line each,

@@ -20,7 +20,8 @@
 //  - stream_dot_bytes = 8 x one core's L2: the same for 'TN' leaves, whose chunks the panel
 //    kernel transposes first: 32 x 32 'TN' at first use gave 8 MiB twice in three (the third
 //    undecided, 0.92x at 8 MiB); `prism tune` and the first use measure it on its own, since
-//    the transposition costs more on some CPUs (AVX2: the plain loops);
+//    the transposition costs more on some CPUs (AVX2: 4 x 4 register blocks of doubles
+//    against AVX-512's 8 x 8);
 //  - stream_complex_k = 128: complex streaming leaves won from k = 128 (lost at 64);
 //  - small_flops = 2 x 84^3 x (SIMD bits / 512): where recursion started to pay over one
 //    leaf call there (AVX-512); a core with narrower registers does fewer flops in the

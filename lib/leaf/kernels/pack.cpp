@@ -1,6 +1,6 @@
 // lib/leaf/kernels/pack.cpp — the pack kernel: a trans 'T' / 'C' chunk of A
 // transposed into the 'N' form the panel and diagonal kernels read (in registers on
-// AVX-512 and for floats on AVX2; the plain loops elsewhere and at the edges). The driver:
+// AVX-512 and AVX2; the plain loops elsewhere and at the edges). The driver:
 // tiling.cpp.
 #include "tasks.hpp"
 
@@ -38,8 +38,45 @@ void pack_chunk(const pack_task& t) {
 // 64-bit units (a double, or a complex float) and 4 x 4 blocks of complex doubles through
 // registers: 8 loads down 8 columns of A, 24 shuffles, 8 stores across P (the chunk was
 // prefetched while the kernel ran over the one before: syrk_task::next); floats in 8 x 8
-// blocks of 256-bit registers. The edges (n or len not a multiple of the block) take the
-// plain loops; so do other instruction sets.
+// blocks of 256-bit registers. AVX2 likewise in 256-bit registers (below). The edges (n or
+// len not a multiple of the block) take the plain loops; so do other instruction sets.
+#if HWY_ARCH_X86 && (HWY_TARGET <= HWY_AVX3 || HWY_TARGET == HWY_AVX2)
+// 8 x 8 transpose of floats in 256-bit registers, the same way: r[c] holds column c, r[c]
+// becomes row c. After the unpacks t0 = (r0[0], r1[0], r0[1], r1[1] | r0[4], r1[4], r0[5],
+// r1[5]); after the shuffles u0 = (r0[0], r1[0], r2[0], r3[0] | r0[4], r1[4], r2[4], r3[4]);
+// the 128-bit permutes join the halves of u0 and u4 into row 0 and row 4.
+HWY_INLINE void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int p = 0; p < 4; ++p) {
+    t[2 * p] = _mm256_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+    t[2 * p + 1] = _mm256_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+  }
+  for (int h = 0; h < 8; h += 4) {  // columns 0..3, then 4..7
+    u[h] = _mm256_shuffle_ps(t[h], t[h + 2], 0x44), u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], 0xee);
+    u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44), u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xee);
+  }
+  for (int c = 0; c < 4; ++c) {
+    r[c] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x20);
+    r[c + 4] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x31);
+  }
+}
+
+// Floats in 8 x 8 blocks (both targets): the plain loops do the edges.
+HWY_INLINE void pack_floats(const pack_task& t) {
+  const float* A = static_cast<const float*>(t.A);
+  float* P = static_cast<float*>(t.P);
+  const std::int64_t n8 = t.n - t.n % 8, len8 = t.len - t.len % 8;
+  for (std::int64_t i = 0; i < n8; i += 8)
+    for (std::int64_t l = 0; l < len8; l += 8) {
+      __m256 r[8];
+      for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(A + l + (i + c) * t.lda);
+      transpose8(r);
+      for (int c = 0; c < 8; ++c) _mm256_storeu_ps(P + i + (l + c) * t.n, r[c]);
+    }
+  plain_pack<float>(t, n8, len8);
+}
+#endif
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // 8 x 8 transpose of 64-bit units: r[c] holds column c (rows 0..7), r[c] becomes row c.
 // E.g. after the unpacks t0 = (r0[0], r1[0], r0[2], r1[2], ...); after the first
@@ -71,41 +108,11 @@ HWY_INLINE void transpose4x128(__m512d (&r)[4]) {
   r[2] = _mm512_shuffle_f64x2(u1, u3, 0x88), r[3] = _mm512_shuffle_f64x2(u1, u3, 0xdd);
 }
 
-// 8 x 8 transpose of floats in 256-bit registers, the same way: r[c] holds column c, r[c]
-// becomes row c. After the unpacks t0 = (r0[0], r1[0], r0[1], r1[1] | r0[4], r1[4], r0[5],
-// r1[5]); after the shuffles u0 = (r0[0], r1[0], r2[0], r3[0] | r0[4], r1[4], r2[4], r3[4]);
-// the 128-bit permutes join the halves of u0 and u4 into row 0 and row 4.
-HWY_INLINE void transpose8(__m256 (&r)[8]) {
-  __m256 t[8], u[8];
-  for (int p = 0; p < 4; ++p) {
-    t[2 * p] = _mm256_unpacklo_ps(r[2 * p], r[2 * p + 1]);
-    t[2 * p + 1] = _mm256_unpackhi_ps(r[2 * p], r[2 * p + 1]);
-  }
-  for (int h = 0; h < 8; h += 4) {  // columns 0..3, then 4..7
-    u[h] = _mm256_shuffle_ps(t[h], t[h + 2], 0x44), u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], 0xee);
-    u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44), u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xee);
-  }
-  for (int c = 0; c < 4; ++c) {
-    r[c] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x20);
-    r[c + 4] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x31);
-  }
-}
-
 template <class R, bool Cx>
 void pack_chunk(const pack_task& t) {
   using T = std::conditional_t<Cx, std::complex<R>, R>;
   if constexpr (!Cx && std::is_same_v<R, float>) {
-    const float* A = static_cast<const float*>(t.A);
-    float* P = static_cast<float*>(t.P);
-    const std::int64_t n8 = t.n - t.n % 8, len8 = t.len - t.len % 8;
-    for (std::int64_t i = 0; i < n8; i += 8)
-      for (std::int64_t l = 0; l < len8; l += 8) {
-        __m256 r[8];
-        for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(A + l + (i + c) * t.lda);
-        transpose8(r);
-        for (int c = 0; c < 8; ++c) _mm256_storeu_ps(P + i + (l + c) * t.n, r[c]);
-      }
-    plain_pack<T>(t, n8, len8);
+    pack_floats(t);
   } else {
     // B units per block side: 8 doubles or complex floats (64 bits), 4 complex doubles.
     constexpr int B = sizeof(T) == 8 ? 8 : 4;
@@ -142,6 +149,56 @@ void pack_chunk(const pack_task& t) {
         }
       }
     plain_pack<T>(t, n8, len8);
+  }
+}
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+// 4 x 4 transpose of 64-bit units in 256-bit registers: r[c] holds column c (rows 0..3),
+// r[c] becomes row c. After the unpacks t0 = (r0[0], r1[0], r0[2], r1[2]) and
+// t2 = (r2[0], r3[0], r2[2], r3[2]); the 128-bit permute of their low halves is row 0,
+// (r0[0], r1[0], r2[0], r3[0]), of their high halves row 2.
+HWY_INLINE void transpose4(__m256d (&r)[4]) {
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20), r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31), r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// AVX2: floats in 8 x 8 blocks; doubles and complex floats (64-bit units) in 4 x 4
+// blocks, complex doubles in 2 x 2 (one 128-bit permute a pair of rows), the conjugate's
+// sign flipped on the way; the plain loops do the edges.
+template <class R, bool Cx>
+void pack_chunk(const pack_task& t) {
+  using T = std::conditional_t<Cx, std::complex<R>, R>;
+  if constexpr (!Cx && std::is_same_v<R, float>) {
+    pack_floats(t);
+  } else {
+    constexpr int B = sizeof(T) == 8 ? 4 : 2;  // units per block side
+    const T* A = static_cast<const T*>(t.A);
+    T* P = static_cast<T*>(t.P);
+    const std::int64_t nb = t.n - t.n % B, lenb = t.len - t.len % B;
+    __m256d flip = _mm256_setzero_pd();
+    if constexpr (Cx) {
+      if (t.conj) {
+        if constexpr (std::is_same_v<R, float>) flip = _mm256_castps_pd(_mm256_set_ps(-0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f));
+        else flip = _mm256_set_pd(-0., 0., -0., 0.);
+      }
+    }
+    auto load = [&](std::int64_t l, std::int64_t i) {
+      return _mm256_xor_pd(_mm256_loadu_pd(reinterpret_cast<const double*>(A + l + i * t.lda)), flip);
+    };
+    for (std::int64_t i = 0; i < nb; i += B)
+      for (std::int64_t l = 0; l < lenb; l += B) {
+        if constexpr (B == 4) {
+          __m256d r[4] = {load(l, i), load(l, i + 1), load(l, i + 2), load(l, i + 3)};
+          transpose4(r);
+          for (int c = 0; c < 4; ++c) _mm256_storeu_pd(reinterpret_cast<double*>(P + i + (l + c) * t.n), r[c]);
+        } else {
+          const __m256d r0 = load(l, i), r1 = load(l, i + 1);  // columns i, i + 1, rows l, l + 1
+          _mm256_storeu_pd(reinterpret_cast<double*>(P + i + l * t.n), _mm256_permute2f128_pd(r0, r1, 0x20));
+          _mm256_storeu_pd(reinterpret_cast<double*>(P + i + (l + 1) * t.n), _mm256_permute2f128_pd(r0, r1, 0x31));
+        }
+      }
+    plain_pack<T>(t, nb, lenb);
   }
 }
 #else
