@@ -36,7 +36,7 @@ dirty=$(git diff --quiet HEAD -- lib apps include 2>/dev/null || echo " (uncommi
   echo "# streaming leaf vs the OpenBLAS and BLIS leaves, 1 thread: $prism leaves $table ${types[*]} --reps $reps"
   echo "# date (UTC): $(date -u '+%F %T'); commit $(git rev-parse --short HEAD)$dirty"
   echo "# machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; caches (getconf, bytes): L1d $(getconf LEVEL1_DCACHE_SIZE), L2 $(getconf LEVEL2_CACHE_SIZE), L3 $(getconf LEVEL3_CACHE_SIZE)"
-  echo "# environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset} BLIS_ARCH_TYPE=${BLIS_ARCH_TYPE:-unset} (prism's leaf copies ignore them)"
+  echo "# environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset} BLIS_ARCH_TYPE=${BLIS_ARCH_TYPE:-unset} (prism's leaf copies ignore them); PRISM_*: $(env | grep '^PRISM_' | grep -v '^PRISM_LEAF_KERNELS=' | sort | tr '\n' ' ' || true)(none if empty)"
   echo "# other load: the machine is shared; each row times OpenBLAS, BLIS and then the streaming leaf back to back, best of $reps each"
   echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
