@@ -38,8 +38,9 @@ void pack_chunk(const pack_task& t) {
 // 64-bit units (a double, or a complex float) and 4 x 4 blocks of complex doubles through
 // registers: 8 loads down 8 columns of A, 24 shuffles, 8 stores across P (the chunk was
 // prefetched while the kernel ran over the one before: syrk_task::next); floats in 8 x 8
-// blocks of 256-bit registers. AVX2 likewise in 256-bit registers (below). The edges (n or
-// len not a multiple of the block) take the plain loops; so do other instruction sets.
+// blocks of 256-bit registers. AVX2 moves 4 x 4 blocks of 64-bit units and 2 x 2 blocks of
+// complex doubles in 256-bit registers, floats as AVX-512 does. The edges (n or len not a
+// multiple of the block) take the plain loops; so do other instruction sets.
 #if HWY_ARCH_X86 && (HWY_TARGET <= HWY_AVX3 || HWY_TARGET == HWY_AVX2)
 // 8 x 8 transpose of floats in 256-bit registers, the same way: r[c] holds column c, r[c]
 // becomes row c. After the unpacks t0 = (r0[0], r1[0], r0[1], r1[1] | r0[4], r1[4], r0[5],
@@ -108,48 +109,32 @@ HWY_INLINE void transpose4x128(__m512d (&r)[4]) {
   r[2] = _mm512_shuffle_f64x2(u1, u3, 0x88), r[3] = _mm512_shuffle_f64x2(u1, u3, 0xdd);
 }
 
-template <class R, bool Cx>
-void pack_chunk(const pack_task& t) {
-  using T = std::conditional_t<Cx, std::complex<R>, R>;
-  if constexpr (!Cx && std::is_same_v<R, float>) {
-    pack_floats(t);
-  } else {
-    // B units per block side: 8 doubles or complex floats (64 bits), 4 complex doubles.
-    constexpr int B = sizeof(T) == 8 ? 8 : 4;
-    const T* A = static_cast<const T*>(t.A);
-    T* P = static_cast<T*>(t.P);
-    const std::int64_t n8 = t.n - t.n % B, len8 = t.len - t.len % B;
-    // conj: flip the sign bit of each imaginary part (the odd float or double lanes).
-    __m512d flip = _mm512_setzero_pd();
-    if constexpr (Cx) {
-      if (t.conj) {
-        if constexpr (std::is_same_v<R, float>) flip = _mm512_castps_pd(_mm512_set_ps(
-            -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f));
-        else flip = _mm512_set_pd(-0., 0., -0., 0., -0., 0., -0., 0.);
-      }
-    }
-    for (std::int64_t i = 0; i < n8; i += B)
-      for (std::int64_t l = 0; l < len8; l += B) {
-        if constexpr (B == 8) {
-          __m512d r[8];
-          for (int c = 0; c < 8; ++c) {
-            const T* src = A + l + (i + c) * t.lda;
-            r[c] = _mm512_xor_pd(_mm512_loadu_pd(reinterpret_cast<const double*>(src)), flip);
-          }
-          transpose8(r);
-          for (int c = 0; c < 8; ++c) _mm512_storeu_pd(reinterpret_cast<double*>(P + i + (l + c) * t.n), r[c]);
-        } else {
-          __m512d r[4];
-          for (int c = 0; c < 4; ++c) {
-            const T* src = A + l + (i + c) * t.lda;
-            r[c] = _mm512_xor_pd(_mm512_loadu_pd(reinterpret_cast<const double*>(src)), flip);
-          }
-          transpose4x128(r);
-          for (int c = 0; c < 4; ++c) _mm512_storeu_pd(reinterpret_cast<double*>(P + i + (l + c) * t.n), r[c]);
-        }
-      }
-    plain_pack<T>(t, n8, len8);
-  }
+// The vector of 64-bit units this target moves, and its pieces for pack_chunk (below).
+using units = __m512d;
+HWY_INLINE units load_units(const void* p) { return _mm512_loadu_pd(static_cast<const double*>(p)); }
+HWY_INLINE void store_units(void* p, units v) { _mm512_storeu_pd(static_cast<double*>(p), v); }
+HWY_INLINE units xor_units(units a, units b) { return _mm512_xor_pd(a, b); }
+HWY_INLINE units zero_units() { return _mm512_setzero_pd(); }
+// The sign bit of each imaginary part (the odd float or double lanes): a conjugate's flip.
+template <class R>
+HWY_INLINE units imaginary_signs() {
+  if constexpr (std::is_same_v<R, float>)
+    return _mm512_castps_pd(_mm512_set_ps(-0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f));
+  else
+    return _mm512_set_pd(-0., 0., -0., 0., -0., 0., -0., 0.);
+}
+// Units per block side: 8 doubles or complex floats (64 bits), 4 complex doubles.
+template <class T>
+constexpr int block_side = sizeof(T) == 8 ? 8 : 4;
+// One block: columns i.. of A (rows l..) in, rows l.. of P (columns i..) out.
+template <class T>
+HWY_INLINE void move_block(const T* A, T* P, const pack_task& t, std::int64_t i, std::int64_t l, units flip) {
+  constexpr int B = block_side<T>;
+  units r[B];
+  for (int c = 0; c < B; ++c) r[c] = xor_units(load_units(A + l + (i + c) * t.lda), flip);
+  if constexpr (B == 8) transpose8(r);
+  else transpose4x128(r);
+  for (int c = 0; c < B; ++c) store_units(P + i + (l + c) * t.n, r[c]);
 }
 #elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
 // 4 x 4 transpose of 64-bit units in 256-bit registers: r[c] holds column c (rows 0..3),
@@ -163,41 +148,54 @@ HWY_INLINE void transpose4(__m256d (&r)[4]) {
   r[2] = _mm256_permute2f128_pd(t0, t2, 0x31), r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
-// AVX2: floats in 8 x 8 blocks; doubles and complex floats (64-bit units) in 4 x 4
-// blocks, complex doubles in 2 x 2 (one 128-bit permute a pair of rows), the conjugate's
-// sign flipped on the way; the plain loops do the edges.
+// AVX2's pieces: 256-bit vectors; doubles and complex floats (64-bit units) in 4 x 4
+// blocks, complex doubles in 2 x 2 (one 128-bit permute a pair of rows).
+using units = __m256d;
+HWY_INLINE units load_units(const void* p) { return _mm256_loadu_pd(static_cast<const double*>(p)); }
+HWY_INLINE void store_units(void* p, units v) { _mm256_storeu_pd(static_cast<double*>(p), v); }
+HWY_INLINE units xor_units(units a, units b) { return _mm256_xor_pd(a, b); }
+HWY_INLINE units zero_units() { return _mm256_setzero_pd(); }
+template <class R>
+HWY_INLINE units imaginary_signs() {
+  if constexpr (std::is_same_v<R, float>) return _mm256_castps_pd(_mm256_set_ps(-0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f));
+  else return _mm256_set_pd(-0., 0., -0., 0.);
+}
+template <class T>
+constexpr int block_side = sizeof(T) == 8 ? 4 : 2;
+template <class T>
+HWY_INLINE void move_block(const T* A, T* P, const pack_task& t, std::int64_t i, std::int64_t l, units flip) {
+  constexpr int B = block_side<T>;
+  units r[B];
+  for (int c = 0; c < B; ++c) r[c] = xor_units(load_units(A + l + (i + c) * t.lda), flip);
+  if constexpr (B == 4) {
+    transpose4(r);
+  } else {  // columns i, i + 1 of rows l, l + 1 -> rows l, l + 1 of columns i, i + 1
+    const units r0 = r[0];
+    r[0] = _mm256_permute2f128_pd(r0, r[1], 0x20), r[1] = _mm256_permute2f128_pd(r0, r[1], 0x31);
+  }
+  for (int c = 0; c < B; ++c) store_units(P + i + (l + c) * t.n, r[c]);
+}
+#endif
+
+#if HWY_ARCH_X86 && (HWY_TARGET <= HWY_AVX3 || HWY_TARGET == HWY_AVX2)
+// Floats in the 8 x 8 blocks of pack_floats; the other types in this target's blocks of
+// 64- or 128-bit units, the conjugate's sign flipped on the way; the plain loops do the
+// edges.
 template <class R, bool Cx>
 void pack_chunk(const pack_task& t) {
   using T = std::conditional_t<Cx, std::complex<R>, R>;
   if constexpr (!Cx && std::is_same_v<R, float>) {
     pack_floats(t);
   } else {
-    constexpr int B = sizeof(T) == 8 ? 4 : 2;  // units per block side
+    constexpr int B = block_side<T>;
     const T* A = static_cast<const T*>(t.A);
     T* P = static_cast<T*>(t.P);
     const std::int64_t nb = t.n - t.n % B, lenb = t.len - t.len % B;
-    __m256d flip = _mm256_setzero_pd();
-    if constexpr (Cx) {
-      if (t.conj) {
-        if constexpr (std::is_same_v<R, float>) flip = _mm256_castps_pd(_mm256_set_ps(-0.f, 0.f, -0.f, 0.f, -0.f, 0.f, -0.f, 0.f));
-        else flip = _mm256_set_pd(-0., 0., -0., 0.);
-      }
-    }
-    auto load = [&](std::int64_t l, std::int64_t i) {
-      return _mm256_xor_pd(_mm256_loadu_pd(reinterpret_cast<const double*>(A + l + i * t.lda)), flip);
-    };
+    units flip = zero_units();
+    if constexpr (Cx)
+      if (t.conj) flip = imaginary_signs<R>();
     for (std::int64_t i = 0; i < nb; i += B)
-      for (std::int64_t l = 0; l < lenb; l += B) {
-        if constexpr (B == 4) {
-          __m256d r[4] = {load(l, i), load(l, i + 1), load(l, i + 2), load(l, i + 3)};
-          transpose4(r);
-          for (int c = 0; c < 4; ++c) _mm256_storeu_pd(reinterpret_cast<double*>(P + i + (l + c) * t.n), r[c]);
-        } else {
-          const __m256d r0 = load(l, i), r1 = load(l, i + 1);  // columns i, i + 1, rows l, l + 1
-          _mm256_storeu_pd(reinterpret_cast<double*>(P + i + l * t.n), _mm256_permute2f128_pd(r0, r1, 0x20));
-          _mm256_storeu_pd(reinterpret_cast<double*>(P + i + (l + 1) * t.n), _mm256_permute2f128_pd(r0, r1, 0x31));
-        }
-      }
+      for (std::int64_t l = 0; l < lenb; l += B) move_block(A, P, t, i, l, flip);
     plain_pack<T>(t, nb, lenb);
   }
 }
