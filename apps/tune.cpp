@@ -245,7 +245,7 @@ void blas_leaves_first_use(const prism::machine_description& desc, bool again) {
     std::printf("%snothing measured (the machine file lists the streaming crossovers): %s\n", head,
                 d::blas_leaf_rule_text().c_str());
   } else if (!d::blas_leaf_widths_equal()) {
-    std::printf("%snothing measured (the libraries' kernels differ in width): %s\n", head, d::blas_leaf_rule_text().c_str());
+    std::printf("%snothing measured (the libraries' kernels differ in width, or one cannot load): %s\n", head, d::blas_leaf_rule_text().c_str());
   } else if (!again && d::blas_leaves_kept()) {
     std::printf("%snothing measured, kept in %s: %s\n", head, w.path().c_str(), d::blas_leaf_rule_text().c_str());
   } else {
@@ -524,7 +524,7 @@ int run_tune(const options& o) {
     std::vector<double> C(std::size_t(n) * n);
     prism::context all = o.ctx;
     all.set_description(d);
-    const auto& leaf = prism::detail::leaf_library(prism::detail::choose_blas_leaf(prism::scalar_type::d, n, n, n));
+    const auto& leaf = prism::detail::leaf_library(prism::detail::choose_blas_leaf(d, prism::scalar_type::d, n, n, n));
     const double t_leaf = time_calls(reps, [&] {
                             leaf.gemm<double>('N', 'N', n, n, n, 1.0, A.data(), n, B.data(), n, 0.0, C.data(), n);
                           }).seconds;

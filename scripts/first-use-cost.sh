@@ -47,6 +47,7 @@ for i in $(seq "$runs"); do
   printf "%4d  %12s  %-32s  %15s  %16.3f  %s\n" "$i" "${secs:-?}" "${rank_k:-?}" "${leaves:-none}" "$(echo "$t1 - $t0" | bc)" \
     "$decided blas_leaf_wide,square:=${verdict:-?}"
 done
+echo "# the BLAS leaf classes' kernel sets and the last run's timings: $(grep -h '^blas_leaf_kernels: ' "$work/run$runs"/prism/first-use-* 2>/dev/null | sed 's/^blas_leaf_kernels: //' || true); $(grep -h '^blas_leaves: ' "$work/run$runs"/prism/first-use-* 2>/dev/null | sed 's/^blas_leaves: //' || true)"
 echo "# the same folder again (run $runs's): nothing is measured"
 t0=$(date +%s.%N)
 again=$(env -u PRISM_MACHINE "$prism" tune --first-use 2>&1 | grep '^# first use:')

@@ -257,6 +257,8 @@ TEST_CASE("the streaming rank-k leaf matches the reference for every n up to 40 
       CHECK_MESSAGE(run_and_check(f, one, gen) == "", "s n ", n, " k ", k, " trans ", trans, " uplo ", uplo);
       call<std::complex<double>> z{true, false, uplo, trans == 'N' ? 'N' : 'C', n, k, lda, n, 0.5, 2.0};
       CHECK_MESSAGE(run_and_check(z, one, gen) == "", "zherk n ", n, " k ", k, " trans ", z.trans, " uplo ", uplo);
+      call<std::complex<float>> ch{true, false, uplo, trans == 'N' ? 'N' : 'C', n, k, lda, n, 0.5f, 2.0f};
+      CHECK_MESSAGE(run_and_check(ch, one, gen) == "", "cherk n ", n, " k ", k, " trans ", ch.trans, " uplo ", uplo);
       call<std::complex<float>> cs{false, false, uplo, trans, n, k, lda, n, pick_scalar<std::complex<float>>(gen, false),
                                    pick_scalar<std::complex<float>>(gen, false)};
       CHECK_MESSAGE(run_and_check(cs, one, gen) == "", "csyrk n ", n, " k ", k, " trans ", trans, " uplo ", uplo);

@@ -16,7 +16,7 @@ leaf_backend choose_leaf(const machine_description& mc, leaf_backend requested, 
     requested = leaf_backend::automatic;
   }
   if (requested != leaf_backend::automatic) return requested;
-  return choose_blas_leaf(t, m, n, k);
+  return choose_blas_leaf(mc, t, m, n, k);
 }
 
 leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requested, scalar_type t, char uplo,
@@ -25,7 +25,7 @@ leaf_backend choose_rank_k_leaf(const machine_description& mc, leaf_backend requ
     if (streaming_applies(n, n) &&
         (requested == leaf_backend::streaming || streaming_rank_k_preferred(mc, t, uplo, trans, n, k)))
       return leaf_backend::streaming;
-    return choose_blas_leaf(t, n, n, k);
+    return choose_blas_leaf(mc, t, n, n, k);
   }
   return requested;
 }

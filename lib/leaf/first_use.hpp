@@ -153,7 +153,7 @@ bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, s
                              double flops, double bytes, int threads);
 
 /// The longest the first-use timing of the BLAS leaf classes may take, in seconds.
-inline constexpr double first_use_blas_leaves_budget_seconds = 0.3;
+inline constexpr double first_use_blas_leaves_budget_seconds = 0.35;
 
 /// Times the BLAS leaf classes now (measure_blas_leaves, lib/leaf/backend/blas_leaf_rule.hpp)
 /// and keeps them, once per process, when the call is double with m, n >= 128 (its leaves

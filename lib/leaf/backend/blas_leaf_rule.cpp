@@ -82,7 +82,7 @@ std::optional<leaf_backend> measured_blas_leaf(blas_leaf_class c) {
   return v >= 0 ? std::optional(leaf_backend(v)) : std::nullopt;
 }
 
-leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
+leaf_backend choose_blas_leaf(const machine_description& mc, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k) {
   // The classes, from scripts/leaf-kernels.sh (one thread, best of 7; docs/performance.md
   // "Leaf backends"). With AVX-512 sets on both sides (OpenBLAS Cooperlake or SkylakeX, BLIS
   // skx) on a 2-core AMD EPYC (bench/results/leaf-kernels-2026-11-23.txt):
@@ -100,7 +100,7 @@ leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std
   // of a host. scripts/auto-vs-best.sh checks the choice on the machine it runs on.
   const blas_leaf_class c = classify_blas_leaf(t, m, n, k);
   if (c == blas_leaf_class::other) return leaf_backend::openblas;
-  if (t == scalar_type::d)
+  if (t == scalar_type::d && mc.example().empty())
     if (const auto measured = measured_blas_leaf(c)) return *measured;
   return width_rule();
 }
@@ -123,12 +123,13 @@ blas_leaf_verdict measure_blas_leaves(double budget) {
     blas_leaf_class c;
     std::int64_t m, n, k;
   };
-  // The cheaper class first (0.13 Gflop a call; the square 0.9), so that a slow machine's
-  // budget runs out on the square. 768^3 lies among the squares a large call's leaves are
-  // (a 2048^3 call on 2 threads: two 2048 x 1024 x 2048 leaves; where the Zen 3 table has
-  // BLIS at 0.96x from 512^3 to 0.87x at 2048^3) and takes some 25 ms a call on an AVX2
-  // core.
-  const shape shapes[] = {{blas_leaf_class::wide, 1024, 1024, 64}, {blas_leaf_class::square, 768, 768, 768}};
+  // The square first: the class where the libraries differ least (0.87-0.96x on the Zen
+  // 3), and the costlier (0.9 Gflop a call, some 25 ms on an AVX2 core; the wide leaf
+  // 0.13), so a slow machine's budget runs out on the wide class, whose width rule
+  // (BLIS) both tables agree with. 768^3 lies among the squares a large call's leaves are
+  // (a 2048^3 call on 2 threads: two 2048 x 1024 x 2048 leaves; the Zen 3 table has BLIS
+  // at 0.96x from 512^3 to 0.87x at 2048^3).
+  const shape shapes[] = {{blas_leaf_class::square, 768, 768, 768}, {blas_leaf_class::wide, 1024, 1024, 64}};
   // Small exact operands (no denormals); beta = 0, so every call computes the same C.
   std::vector<double> A(std::size_t(768 * 768), 0.5), B(std::size_t(768 * 768), 0.25), C(std::size_t(1024 * 1024));
   blas_leaf_verdict v;
@@ -183,10 +184,13 @@ blas_leaf_verdict measure_blas_leaves(double budget) {
 }
 
 bool keep_blas_leaves(const blas_leaf_verdict& v) {
+  // Both classes written, "undecided" for one the budget left out, so no line kept on
+  // other kernel sets stays beside this measurement's kernel sets.
   std::map<std::string, std::string> pairs;
-  for (const auto& [c, b] : v.faster) {
-    measured_class[int(c)].store(int(b), std::memory_order_relaxed);
-    pairs[key_of(c)] = to_string(b);
+  for (blas_leaf_class c : {blas_leaf_class::square, blas_leaf_class::wide}) {
+    const auto it = v.faster.find(c);
+    if (it != v.faster.end()) measured_class[int(c)].store(int(it->second), std::memory_order_relaxed);
+    pairs[key_of(c)] = it != v.faster.end() ? to_string(it->second) : "undecided";
   }
   char head[64];
   std::snprintf(head, sizeof head, "measured in %.3f s: ", v.seconds);

@@ -13,6 +13,7 @@
 // they were timed on (lib/machine/wisdom.hpp).
 #pragma once
 
+#include <prism/machine.hpp>
 #include <prism/types.hpp>
 
 #include <cstdint>
@@ -33,8 +34,10 @@ blas_leaf_class classify_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n
 
 /// The BLAS leaf (OpenBLAS or BLIS) `auto` picks for a leaf of this shape when the
 /// streaming kernel does not take it (choose_leaf's rule without its first step): a double
-/// leaf's class as measured on this machine where that is known, else by kernel width.
-leaf_backend choose_blas_leaf(scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k);
+/// leaf's class as measured on this machine where that is known, else by kernel width. An
+/// example machine's description (`example:`, docs/machines) takes the width rule: plans
+/// for it read alike on every host.
+leaf_backend choose_blas_leaf(const machine_description& mc, scalar_type t, std::int64_t m, std::int64_t n, std::int64_t k);
 
 /// The library measured faster for class c on this machine (this process's measurement or
 /// one kept on the present kernel sets), if any.
@@ -48,19 +51,20 @@ bool blas_leaf_widths_equal();
 /// ("openblas" or "blis"), the text that says why, and the seconds it took.
 struct blas_leaf_verdict {
   std::map<blas_leaf_class, leaf_backend> faster;  ///< classes decided (absent: the budget ran out)
-  std::string text;                                ///< e.g. "square d 768^3: openblas 38.1, blis 35.0 GF/s -> openblas; ..."
+  std::string text;  ///< e.g. "square d 768x768x768: openblas 38.1, blis 35.0 GF/s (0.92x) -> openblas; wide d ..."
   double seconds = 0;
 };
 
-/// Times OpenBLAS against BLIS on one thread now, a double square (768^3) and a wide leaf
-/// (1024 x 1024 x 64), in interleaved rounds (best of each, at least two rounds a class
-/// within `budget` seconds). A class goes to the library ahead by more than 3 %; within
-/// 3 % to the width rule's choice. Does not keep anything; throws backend_error when a
-/// library cannot load.
+/// Times OpenBLAS against BLIS on one thread now, a double square (768^3), then a wide leaf
+/// (1024 x 1024 x 64), each after a warm-up in up to three alternating rounds (best of
+/// each; a class needs two rounds within `budget` seconds, else it is undecided). A class
+/// goes to the library ahead by more than 3 %; within 3 % to the width rule's choice. Does
+/// not keep anything; throws backend_error when a library cannot load.
 blas_leaf_verdict measure_blas_leaves(double budget);
 
 /// Makes v's classes the rule's for this process and keeps them with the kernel sets they
-/// were timed on; false when the file could not be written.
+/// were timed on (a class v left undecided as "undecided": the width rule, until `prism
+/// tune` times it again); false when the file could not be written.
 bool keep_blas_leaves(const blas_leaf_verdict& v);
 
 /// True when a measurement on the leaf libraries' present kernel sets was kept, by this
@@ -70,8 +74,9 @@ bool blas_leaves_kept();
 /// The marker a kept measurement leaves in the first-use file ("blas_leaves").
 inline constexpr const char* blas_leaves_marker = "blas_leaves";
 
-/// One line on what decides each class here, e.g. "square: openblas (measured at first
-/// use: ...); wide: blis (...)" or "by kernel width: blis for both".
+/// One line on what decides each class here, e.g. "square d: openblas (measured); wide d:
+/// blis (measured); measured in 0.21 s: square d 768x768x768: ..." or "square d: blis (by
+/// kernel width); wide d: blis (by kernel width)".
 std::string blas_leaf_rule_text();
 
 }  // namespace prism::detail
