@@ -42,10 +42,10 @@ for i in $(seq "$runs"); do
   secs=$(sed -nE 's/^# first use: measured in ([0-9.]+) s, ([0-4]) of 4 decided.*/\1/p' <<<"$text")
   rank_k=$(sed -nE 's/^# first use, rank-k (.): measured in ([0-9.]+) s.*/\1 \2/p' <<<"$text" | tr '\n' ' ')
   leaves=$(sed -nE 's/^# first use, blas leaves: measured in ([0-9.]+) s.*/\1/p' <<<"$text")
-  verdict=$(sed -nE 's/^#   (wide d .*)$/\1/p' <<<"$text" | sed -E 's/[^;]*-> ([a-z]+)(;|$)/\1 /g')
+  verdict=$(sed -nE 's/^#   ((square|wide) d .*)$/\1/p' <<<"$text" | sed -E 's/[^;]*(-> ([a-z]+)|undecided[^;]*)(;|$)/\2 /g')
   decided=$(grep -E '^stream_[a-z_]+: ' <<<"$text" | awk '{ printf "%s=%s(%s) ", $1, $2, $3 == "first" ? "first use" : $3 }')
   printf "%4d  %12s  %-32s  %15s  %16.3f  %s\n" "$i" "${secs:-?}" "${rank_k:-?}" "${leaves:-none}" "$(echo "$t1 - $t0" | bc)" \
-    "$decided blas_leaf_wide,square:=${verdict:-?}"
+    "$decided blas_leaf_square,wide:=${verdict:-?}"
 done
 echo "# the BLAS leaf classes' kernel sets and the last run's timings: $(grep -h '^blas_leaf_kernels: ' "$work/run$runs"/prism/first-use-* 2>/dev/null | sed 's/^blas_leaf_kernels: //' || true); $(grep -h '^blas_leaves: ' "$work/run$runs"/prism/first-use-* 2>/dev/null | sed 's/^blas_leaves: //' || true)"
 echo "# the same folder again (run $runs's): nothing is measured"
