@@ -4,7 +4,8 @@
 // Some of prism's choices cannot be read off the CPU's features or sizes with certainty:
 // which of its leaf libraries' kernel sets is fastest here, which library suits each class
 // of large leaf, and where its own streaming kernels overtake the BLAS leaves. `prism tune`
-// measures all of it (a minute, written to the machine file). Without that file (or a value it does not list: a file from before that
+// measures all of it (a minute; the thresholds written to the machine file, the library
+// choices kept here). Without that file (or a value it does not list: a file from before that
 // key) prism measures the few things a decision needs the first time it needs them,
 // briefly, and keeps the answers in
 //
