@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace prism::detail {
@@ -26,19 +27,24 @@ std::atomic<int> measured_class[3] = {-1, -1, -1};
 const char* name_of(blas_leaf_class c) { return c == blas_leaf_class::wide ? "wide" : "square"; }
 std::string key_of(blas_leaf_class c) { return std::string("blas_leaf_") + name_of(c); }
 
-// The width rule: BLIS when its kernels are at least as wide as OpenBLAS's (an AVX2 BLIS
-// loses to an AVX-512 OpenBLAS; BLIS's generic C kernels, width 0, to any).
-bool blis_as_wide() {
-  static const bool as_wide = [] {
+// The vector bits of the two leaf libraries' kernels ({BLIS, OpenBLAS}; BLIS's generic C
+// kernels 0), read once; {-1, -1} when a library cannot load.
+std::pair<int, int> kernel_widths() {
+  static const std::pair<int, int> bits = [] {
     try {
-      const int blis = kernel_vector_bits(leaf_library(leaf_backend::blis).kernel_name());
-      return blis > 0 && blis >= kernel_vector_bits(leaf_library(leaf_backend::openblas).kernel_name());
+      return std::pair(kernel_vector_bits(leaf_library(leaf_backend::blis).kernel_name()),
+                       kernel_vector_bits(leaf_library(leaf_backend::openblas).kernel_name()));
     } catch (const backend_error&) {
-      return false;  // a library cannot be loaded: auto simply never picks BLIS
+      return std::pair(-1, -1);
     }
   }();
-  return as_wide;
+  return bits;
 }
+
+// The width rule: BLIS when its kernels are at least as wide as OpenBLAS's (an AVX2 BLIS
+// loses to an AVX-512 OpenBLAS; BLIS's generic C kernels, width 0, to any; a library that
+// cannot load: never BLIS).
+bool blis_as_wide() { return kernel_widths().first > 0 && kernel_widths().first >= kernel_widths().second; }
 
 leaf_backend width_rule() { return blis_as_wide() ? leaf_backend::blis : leaf_backend::openblas; }
 
@@ -105,14 +111,7 @@ leaf_backend choose_blas_leaf(const machine_description& mc, scalar_type t, std:
   return width_rule();
 }
 
-bool blas_leaf_widths_equal() {
-  try {
-    const int blis = kernel_vector_bits(leaf_library(leaf_backend::blis).kernel_name());
-    return blis > 0 && blis == kernel_vector_bits(leaf_library(leaf_backend::openblas).kernel_name());
-  } catch (const backend_error&) {
-    return false;
-  }
-}
+bool blas_leaf_widths_equal() { return kernel_widths().first > 0 && kernel_widths().first == kernel_widths().second; }
 
 blas_leaf_verdict measure_blas_leaves(double budget) {
   const blas_library& ob = leaf_library(leaf_backend::openblas);
