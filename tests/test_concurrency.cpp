@@ -7,6 +7,7 @@
 
 #include <prism/prism.hpp>
 
+#include "environment/run_once.hpp"
 #include "runtime/runtime.hpp"
 #include "support/reference.hpp"
 #include "support/stderr_capture.hpp"
@@ -19,9 +20,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 using namespace prism;
 using prism::test::check_bound;
@@ -167,4 +171,33 @@ TEST_CASE("a program's own tbb::global_control sets the limit prism's arena foll
   CHECK(err.find("number of workers") == std::string::npos);
   CHECK(prism::detail::runtime_of(ctx).arena().max_concurrency() == above);
   CHECK(prism::detail::runtime_of(forced(above + 1)).arena().max_concurrency() == above);  // above the program's limit
+}
+
+TEST_CASE("run_once: the work runs once among racing threads, again after it threw") {
+  prism::detail::run_once once;
+  std::atomic<int> runs{0}, after{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      once([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the others arrive meanwhile
+        ++runs;
+      });
+      after += runs.load();  // every caller returns after the work is done
+    });
+  for (auto& t : threads) t.join();
+  CHECK(runs == 1);
+  CHECK(after == 8);
+  once([&] { ++runs; });
+  CHECK(runs == 1);
+  // A throwing first run leaves the flag unset, as std::call_once does.
+  prism::detail::run_once fails;
+  int tries = 0;
+  CHECK_THROWS(fails([&] {
+    ++tries;
+    throw std::runtime_error("not now");
+  }));
+  fails([&] { ++tries; });
+  fails([&] { ++tries; });
+  CHECK(tries == 2);
 }

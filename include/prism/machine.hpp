@@ -208,6 +208,7 @@ class machine_description {
   bool first_use_ = false;
   std::vector<char> listed_ = std::vector<char>(std::size(all_machine_keys), 0);  // keys a machine file lists
   std::vector<double> measured_ = std::vector<double>(std::size(all_machine_keys), 0.0);  // 0: not measured
+  std::vector<double> model_;  // the model's value of each key for these sizes
 };
 
 /// This CPU's identity as machine files record it (cpuid vendor, family, model, brand).

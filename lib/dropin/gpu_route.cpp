@@ -6,10 +6,10 @@
 #include "../recursive/gpu_level.hpp"
 #include "../recursive/local_planner.hpp"
 #include "../runtime/runtime.hpp"
+#include "../environment/run_once.hpp"
 
 #include <atomic>
 #include <cstdio>
-#include <mutex>
 
 namespace prism::dropin {
 
@@ -24,11 +24,11 @@ bool real_devices(const detail::gpu::device_set& set) {
 // The devices' status as first seen, kept for the PRISM_STATS summary at exit (a copy never
 // freed: the device set itself may be gone by then).
 std::atomic<const std::string*> seen{nullptr};
-std::once_flag seen_once;
+detail::run_once seen_once;
 
 const detail::gpu::device_set& devices(const context& ctx) {
   const detail::gpu::device_set& set = detail::devices_of(ctx);
-  std::call_once(seen_once, [&] { seen.store(new std::string(set.status), std::memory_order_release); });
+  seen_once([&] { seen.store(new std::string(set.status), std::memory_order_release); });
   return set;
 }
 

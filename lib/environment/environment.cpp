@@ -1,5 +1,6 @@
 // lib/environment/environment.cpp — the one place prism calls getenv (environment.hpp).
 #include "environment.hpp"
+#include "run_once.hpp"
 
 #include <cctype>
 #include <cstdint>
@@ -96,7 +97,7 @@ checked<bool> flag(const char* name, bool fallback, const char* when_bad) {
 
 // Never destroyed: exit handlers (the drop-in's summary) may still read it.
 environment* process_copy = nullptr;  // set once by process_environment(), or by a test
-std::once_flag process_once;
+run_once process_once;
 
 }  // namespace
 
@@ -189,14 +190,14 @@ environment read_environment() {
 }
 
 const environment& process_environment() {
-  std::call_once(process_once, [] {
+  process_once([] {
     if (process_copy == nullptr) process_copy = new environment(read_environment());
   });
   return *process_copy;
 }
 
 void set_process_environment(environment e) {
-  std::call_once(process_once, [] {});
+  process_once([] {});
   if (process_copy == nullptr) process_copy = new environment(std::move(e));
   else *process_copy = std::move(e);
 }

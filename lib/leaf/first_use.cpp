@@ -318,9 +318,15 @@ first_use_result taken_by(const machine_description& mc, first_use_result r) {
   return r;
 }
 
-std::vector<machine_key> first_use_rank_k_keys(scalar_type t) {
-  return {stream_rank_k_key(t, true, true), stream_rank_k_key(t, true, false), stream_rank_k_key(t, false, true),
-          stream_rank_k_key(t, false, false)};
+const std::vector<machine_key>& first_use_rank_k_keys(scalar_type t) {
+  auto of = [](scalar_type u) {
+    return std::vector<machine_key>{stream_rank_k_key(u, true, true), stream_rank_k_key(u, true, false),
+                                    stream_rank_k_key(u, false, true), stream_rank_k_key(u, false, false)};
+  };
+  // Built once (every rank-k call reads its type's), never destroyed: calls may come at exit.
+  static const auto& keys = *new std::array<std::vector<machine_key>, 4>{
+      of(scalar_type::s), of(scalar_type::d), of(scalar_type::c), of(scalar_type::z)};
+  return keys[std::size_t(type_index(t))];
 }
 
 std::string first_use_rank_k_marker(scalar_type t) { return std::string("streaming_rank_k_triangles_") + char(t); }
@@ -454,7 +460,7 @@ bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, s
                              double flops, double bytes, int threads) {
   once_state& state = rank_k_state[type_index(t)];
   if (state.settled.load(std::memory_order_acquire)) return false;  // every later call: one atomic load
-  const std::vector<machine_key> keys = first_use_rank_k_keys(t);
+  const std::vector<machine_key>& keys = first_use_rank_k_keys(t);
   if (n > streaming_max_mn || !wants_first_use(state, mc, keys, leaf, flops, bytes, threads, first_use_rank_k_long_seconds))
     return false;
   return measure_once(state, mc, first_use_rank_k_marker(t), keys, [&] { return measure_rank_k_first_use(mc, t); });

@@ -144,7 +144,7 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
 std::string first_use_rank_k_marker(scalar_type t);
 
 /// Type t's four rank-k limits a first use measures: upper N, upper T, lower N, lower T.
-std::vector<machine_key> first_use_rank_k_keys(scalar_type t);
+const std::vector<machine_key>& first_use_rank_k_keys(scalar_type t);
 
 /// first_use_before_call for a rank-k call of type t (n x n, `flops`, A of `bytes`):
 /// measure_rank_k_first_use once per process and type, kept, when the call is long

@@ -174,54 +174,17 @@ double parse_number(const std::string& s, const std::string& where) {
   return v;
 }
 
-}  // namespace
-
-std::string this_cpu() { return detail::cpu_identity(); }
-
-std::string machine_file_default() { return detail::read_environment().machine_file; }
-
-machine_description machine_description::model(topology t, std::string cpu, std::string simd, int simd_bits) {
-  machine_description m;
-  m.topology_ = std::move(t);
-  m.cpu_ = std::move(cpu);
-  m.simd_ = std::move(simd);
-  m.simd_bits_ = simd_bits;
-  return m;
-}
-
-machine_description& machine_description::set_topology(topology t) {
-  topology_ = std::move(t);
-  return *this;
-}
-
-std::uint64_t machine_description::cache_share(int level) const {
-  for (const auto& c : topology_.caches())
-    if (c.level == level) return c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing));
-  return 0;
-}
-
-std::uint64_t machine_description::last_level_share() const {
-  const auto& caches = topology_.caches();
-  if (caches.empty()) return 0;
-  const auto& c = *std::max_element(caches.begin(), caches.end(), [](auto& x, auto& y) { return x.level < y.level; });
-  return c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing));
-}
-
-std::uint64_t machine_description::last_level_bytes() const {
-  std::uint64_t largest = 0;
-  for (const auto& c : topology_.caches()) largest = std::max(largest, c.size_bytes);
-  return largest;
-}
-
-double machine_description::model_value(machine_key k) const {
-  std::uint64_t l2 = cache_share(2);
-  if (l2 == 0) l2 = last_level_share();
+// The model's value of key k on a machine of these sizes (model_table fills a description's
+// table once, so that a call reads each key in an array).
+double model_formula(machine_key k, const machine_description& d) {
+  std::uint64_t l2 = d.cache_share(2);
+  if (l2 == 0) l2 = d.last_level_share();
   if (l2 == 0) l2 = std::uint64_t(1) << 20;
-  std::uint64_t l1 = cache_share(1);
+  std::uint64_t l1 = d.cache_share(1);
   if (l1 == 0) l1 = std::uint64_t(32) << 10;
   // A size in bytes, rounded down to whole 64-byte lines.
   auto lines = [](double bytes) { return std::max(64.0, std::floor(bytes / 64.0) * 64.0); };
-  const double width = double(simd_bits_) / 512.0;
+  const double width = double(d.simd_bits()) / 512.0;
   switch (k) {
     case machine_key::small_flops: return std::round(2.0 * 84 * 84 * 84 * width);
     case machine_key::stream_bytes: return 2.0 * double(l2);
@@ -282,6 +245,56 @@ double machine_description::model_value(machine_key k) const {
   }
   return 0;
 }
+
+// Every key's model value for description d's sizes, in key order.
+std::vector<double> model_table(const machine_description& d) {
+  std::vector<double> t(std::size(all_machine_keys));
+  for (machine_key k : all_machine_keys) t[index_of(k)] = model_formula(k, d);
+  return t;
+}
+
+}  // namespace
+
+std::string this_cpu() { return detail::cpu_identity(); }
+
+std::string machine_file_default() { return detail::read_environment().machine_file; }
+
+machine_description machine_description::model(topology t, std::string cpu, std::string simd, int simd_bits) {
+  machine_description m;
+  m.topology_ = std::move(t);
+  m.cpu_ = std::move(cpu);
+  m.simd_ = std::move(simd);
+  m.simd_bits_ = simd_bits;
+  m.model_ = model_table(m);
+  return m;
+}
+
+machine_description& machine_description::set_topology(topology t) {
+  topology_ = std::move(t);
+  model_ = model_table(*this);
+  return *this;
+}
+
+std::uint64_t machine_description::cache_share(int level) const {
+  for (const auto& c : topology_.caches())
+    if (c.level == level) return c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing));
+  return 0;
+}
+
+std::uint64_t machine_description::last_level_share() const {
+  const auto& caches = topology_.caches();
+  if (caches.empty()) return 0;
+  const auto& c = *std::max_element(caches.begin(), caches.end(), [](auto& x, auto& y) { return x.level < y.level; });
+  return c.size_bytes / std::uint64_t(std::max(1, c.pus_sharing));
+}
+
+std::uint64_t machine_description::last_level_bytes() const {
+  std::uint64_t largest = 0;
+  for (const auto& c : topology_.caches()) largest = std::max(largest, c.size_bytes);
+  return largest;
+}
+
+double machine_description::model_value(machine_key k) const { return model_[index_of(k)]; }
 
 double machine_description::value(machine_key k) const {
   const double v = measured_[index_of(k)];
@@ -424,6 +437,7 @@ machine_description machine_description::parse(const std::string& text) {
   if (!have_cpu) throw error("no 'cpu:' line");
   if (!m.example_.empty() && !have_topology) throw error("an example machine needs a 'topology:' line");
   m.topology_ = have_topology ? topology::synthetic(synthetic) : topology::from_env();
+  m.model_ = model_table(m);
   return m;
 }
 

@@ -2,6 +2,7 @@
 #include "wisdom.hpp"
 
 #include "../environment/environment.hpp"
+#include "../environment/run_once.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -202,10 +203,10 @@ namespace {
 
 // The first-use values of the machine keys, lock-free once loaded (0: none).
 std::array<std::atomic<double>, std::size(all_machine_keys)> first_use_table{};
-std::once_flag first_use_loaded;
+run_once first_use_loaded;  // every small call reads a key here
 
 void load_first_use() {
-  std::call_once(first_use_loaded, [] {
+  first_use_loaded([] {
     const wisdom& w = wisdom::process();
     for (machine_key k : all_machine_keys)
       if (const auto v = w.find(to_string(k)))

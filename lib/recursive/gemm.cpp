@@ -18,14 +18,20 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <string_view>
 
 namespace prism {
 
 namespace {
 
+// The routine's name in messages, "dgemm" or (row-major) "cblas_dgemm": a literal, so
+// that a call builds no string before it has something to say.
 template <scalar T>
-std::string routine_name(const char* prefix = "") {
-  return std::string(prefix) + char(scalar_type_of<T>()) + "gemm";
+constexpr const char* routine_name(bool cblas = false) {
+  constexpr int i = std::string_view("sdcz").find(char(scalar_type_of<T>()));
+  constexpr const char* plain[] = {"sgemm", "dgemm", "cgemm", "zgemm"};
+  constexpr const char* prefixed[] = {"cblas_sgemm", "cblas_dgemm", "cblas_cgemm", "cblas_zgemm"};
+  return cblas ? prefixed[i] : plain[i];
 }
 
 using detail::upper_trans;
@@ -49,7 +55,7 @@ void check_row_major(char ta, char tb, std::int64_t m, std::int64_t n, std::int6
                      std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
   const int reported = detail::row_major_info(ta, tb, m, n, k, lda, ldb, ldc).reported;
   if (reported == 0) return;
-  throw detail::argument_error(routine_name<T>("cblas_"), reported, true, true, {ta, tb, m, n, k, lda, ldb, ldc});
+  throw detail::argument_error(routine_name<T>(true), reported, true, true, {ta, tb, m, n, k, lda, ldb, ldc});
 }
 
 // C = beta C for alpha = 0 or k = 0. beta = 0 writes zeros without reading C, so NaN or
@@ -117,7 +123,7 @@ void gemm(layout order, char transa, char transb, std::int64_t m, std::int64_t n
     gemm<T>(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ctx);
     return;
   }
-  if (order != layout::row_major) throw invalid_argument(routine_name<T>("cblas_"), "layout", 1, "must be col_major or row_major");
+  if (order != layout::row_major) throw invalid_argument(routine_name<T>(true), "layout", 1, "must be col_major or row_major");
   const char ta = upper_trans(transa), tb = upper_trans(transb);
   check_row_major<T>(ta, tb, m, n, k, lda, ldb, ldc);
   // Row-major C (m x n) is column-major C^T (n x m), and C^T = op(B)^T op(A)^T: the same

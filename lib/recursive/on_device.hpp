@@ -27,7 +27,7 @@ inline constexpr int device_streams = 4;
 /// operand the call does not read, e.g. A and B when alpha = 0), or nullptr when none of
 /// them is device memory of ctx's devices. Throws prism::error, naming `routine` and where
 /// each operand is, when some are on a device and others in host memory, or on two devices.
-gpu::device* operand_device(const context& ctx, const std::string& routine, const void* A, const void* B,
+gpu::device* operand_device(const context& ctx, const char* routine, const void* A, const void* B,
                             const void* C);
 
 /// The plan of problem p on device operands with `memory` bytes of device memory for its

@@ -208,7 +208,7 @@ void with_kit(gpu::device& dev, int streams, std::size_t bytes, Work&& work) {
 
 }  // namespace
 
-gpu::device* operand_device(const context& ctx, const std::string& routine, const void* A, const void* B,
+gpu::device* operand_device(const context& ctx, const char* routine, const void* A, const void* B,
                             const void* C) {
   const gpu::device_set& set = devices_of(ctx);
   if (set.count() == 0) return nullptr;
@@ -230,7 +230,7 @@ gpu::device* operand_device(const context& ctx, const std::string& routine, cons
   for (int o = 0; o < 3; ++o)
     if (ops[o] != nullptr) where += std::string(where.empty() ? "" : ", ") + names[o] + " is " + where_is(at[o]);
   const char* operands = B != nullptr ? "A, B and C" : "A and C";  // (a rank-k update has no B)
-  throw error(routine + ": " + operands + " must all be in host memory or all in one device's memory; " + where +
+  throw error(std::string(routine) + ": " + operands + " must all be in host memory or all in one device's memory; " + where +
               "; C untouched");
 }
 

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <climits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace prism {
@@ -72,7 +73,7 @@ bool rank_k_one_leaf(const problem& p, const context& ctx) {
 }
 
 template <scalar T>
-void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
+void run_rank_k(bool herm, const char* routine, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha,
                 const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc, const context& ctx) {
   const int info = rank_k_info(herm, complex_v<T>, uplo, trans, n, k, lda, ldc);
   if (info != 0) throw rank_k_error(routine, info, false, herm, complex_v<T>, trans, n, k, lda, ldc);
@@ -110,7 +111,7 @@ void run_rank_k(bool herm, const std::string& routine, char uplo, char trans, st
 // number plus one: 4 n, 5 k, 8 lda, 11 ldc, which is the same number checked on the
 // row-major arguments (lda >= k for 'N' is the flipped call's lda >= k for 'T').
 template <scalar T>
-void run_row_major(bool herm, const std::string& routine, char uplo, char trans, std::int64_t n, std::int64_t k,
+void run_row_major(bool herm, const char* routine, char uplo, char trans, std::int64_t n, std::int64_t k,
                    T alpha, const T* A, std::int64_t lda, T beta, T* C, std::int64_t ldc, const context& ctx) {
   const char u = upper_trans(uplo), t = upper_trans(trans);
   const char fu = u == 'U' ? 'L' : 'U';
@@ -123,9 +124,15 @@ void run_row_major(bool herm, const std::string& routine, char uplo, char trans,
   run_rank_k<T>(herm, routine, fu, ft, n, k, alpha, A, lda, beta, C, ldc, ctx);
 }
 
+// The routine's name in messages, e.g. "dsyrk" or (row-major) "cblas_zherk": a literal, so
+// that a call builds no string before it has something to say (?herk is complex only).
 template <scalar T>
-std::string name_of(const char* prefix, const char* op) {
-  return std::string(prefix) + char(scalar_type_of<T>()) + op;
+constexpr const char* name_of(bool cblas, bool herk) {
+  constexpr int i = std::string_view("sdcz").find(char(scalar_type_of<T>()));
+  constexpr const char* names[2][2][4] = {
+      {{"ssyrk", "dsyrk", "csyrk", "zsyrk"}, {nullptr, nullptr, "cherk", "zherk"}},
+      {{"cblas_ssyrk", "cblas_dsyrk", "cblas_csyrk", "cblas_zsyrk"}, {nullptr, nullptr, "cblas_cherk", "cblas_zherk"}}};
+  return names[cblas][herk][i];
 }
 
 }  // namespace
@@ -133,22 +140,22 @@ std::string name_of(const char* prefix, const char* op) {
 template <scalar T>
 void syrk(char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda, T beta,
           T* C, std::int64_t ldc, const context& ctx) {
-  run_rank_k<T>(false, name_of<T>("", "syrk"), uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+  run_rank_k<T>(false, name_of<T>(false, false), uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
 }
 
 template <scalar T>
 void syrk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda,
           T beta, T* C, std::int64_t ldc, const context& ctx) {
   if (order == layout::col_major) return syrk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
-  if (order != layout::row_major) throw invalid_argument(name_of<T>("cblas_", "syrk"), "layout", 1, "must be col_major or row_major");
-  run_row_major<T>(false, name_of<T>("cblas_", "syrk"), uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
+  if (order != layout::row_major) throw invalid_argument(name_of<T>(true, false), "layout", 1, "must be col_major or row_major");
+  run_row_major<T>(false, name_of<T>(true, false), uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
 }
 
 template <scalar T>
   requires(std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>)
 void herk(char uplo, char trans, std::int64_t n, std::int64_t k, real_type<T> alpha, const T* A, std::int64_t lda,
           real_type<T> beta, T* C, std::int64_t ldc, const context& ctx) {
-  run_rank_k<T>(true, name_of<T>("", "herk"), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
+  run_rank_k<T>(true, name_of<T>(false, true), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
 }
 
 template <scalar T>
@@ -156,8 +163,8 @@ template <scalar T>
 void herk(layout order, char uplo, char trans, std::int64_t n, std::int64_t k, real_type<T> alpha, const T* A,
           std::int64_t lda, real_type<T> beta, T* C, std::int64_t ldc, const context& ctx) {
   if (order == layout::col_major) return herk<T>(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, ctx);
-  if (order != layout::row_major) throw invalid_argument(name_of<T>("cblas_", "herk"), "layout", 1, "must be col_major or row_major");
-  run_row_major<T>(true, name_of<T>("cblas_", "herk"), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
+  if (order != layout::row_major) throw invalid_argument(name_of<T>(true, true), "layout", 1, "must be col_major or row_major");
+  run_row_major<T>(true, name_of<T>(true, true), uplo, trans, n, k, T(alpha), A, lda, T(beta), C, ldc, ctx);
 }
 
 template <scalar T>
@@ -169,9 +176,9 @@ void execute_rank_k(const plan& p, T alpha, const T* A, std::int64_t lda, T beta
   if (pr.type != scalar_type_of<T>())
     throw plan_error(std::string("plan is for type '") + char(pr.type) + "', called with '" + char(scalar_type_of<T>()) + "'");
   const bool herm = pr.op == operation::herk;
-  const std::string routine = name_of<T>("", herm ? "herk" : "syrk");
+  const char* routine = name_of<T>(false, herm);
   if constexpr (complex_v<T>)
-    if (herm && (alpha.imag() != 0 || beta.imag() != 0)) throw error(routine + ": alpha and beta of a herk plan are real");
+    if (herm && (alpha.imag() != 0 || beta.imag() != 0)) throw error(std::string(routine) + ": alpha and beta of a herk plan are real");
   const int info = rank_k_info(herm, complex_v<T>, pr.uplo, pr.transa, pr.n, pr.k, lda, ldc);
   if (info != 0) throw rank_k_error(routine, info, false, herm, complex_v<T>, pr.transa, pr.n, pr.k, lda, ldc);
   if (pr.n > 0) {  // device pointers need a plan on device operands, and only they

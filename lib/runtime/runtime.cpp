@@ -20,7 +20,7 @@ constexpr std::size_t max_cached_plans = 32;
 runtime::runtime(int threads) : arena_(allowed_concurrency(threads), 1) {}
 
 domain_arenas& runtime::domains(const topology& t) {
-  std::call_once(domains_once_, [&] { domains_ = std::make_unique<domain_arenas>(t); });
+  domains_once_([&] { domains_ = std::make_unique<domain_arenas>(t); });
   return *domains_;
 }
 

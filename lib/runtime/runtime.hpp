@@ -9,6 +9,7 @@
 #include "../numa/domain_arenas.hpp"
 #include "../resources/concurrency.hpp"
 #include "../resources/workspace_pool.hpp"
+#include "../environment/run_once.hpp"
 
 #include <oneapi/tbb/task_arena.h>
 
@@ -60,7 +61,7 @@ class runtime {
  private:
   oneapi::tbb::task_arena arena_;
   workspace_pool pool_;
-  std::once_flag domains_once_;
+  run_once domains_once_;
   std::unique_ptr<domain_arenas> domains_;
   std::mutex cache_mutex_;
   std::vector<std::pair<problem, std::shared_ptr<const plan>>> cache_;  // most recent last

@@ -3,9 +3,9 @@
 #include "simd.hpp"
 
 #include "../environment/environment.hpp"
+#include "../environment/run_once.hpp"
 
 #include <cstdint>
-#include <mutex>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/simd.cpp"
@@ -36,8 +36,8 @@ HWY_EXPORT(target_name);
 // prism never calls hwy::SupportedTargets() itself: in Highway 1.0 that call re-detects and
 // points the dispatch back at the best target until the next DisableTargets.
 void apply_simd_choice() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  static run_once once;  // every streaming leaf passes here
+  once([] {
     switch (process_environment().simd.get()) {  // a bad value says its line here
       case simd_choice::automatic: break;
       case simd_choice::avx2: hwy::DisableTargets(HWY_AVX2 - 1); break;

@@ -5,12 +5,12 @@
 
 #include "../../machine/wisdom.hpp"
 #include "blas_library.hpp"
+#include "../../environment/run_once.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -58,8 +58,8 @@ std::string kernel_sets() {
 // Takes a verdict an earlier process of this CPU kept on the same kernel sets, once per
 // process; a value other than "openblas" or "blis" is a damaged file's, and ignored.
 void read_kept() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  static run_once once;
+  once([] {
     try {
       const wisdom& w = wisdom::process();
       const auto sets = w.find("blas_leaf_kernels");

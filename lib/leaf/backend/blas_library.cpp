@@ -6,6 +6,7 @@
 #include "blis_expert.hpp"
 
 #include "../../machine/wisdom.hpp"
+#include "../../environment/run_once.hpp"
 
 #include <dlfcn.h>
 
@@ -19,7 +20,6 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #if defined(__has_feature)  // clang names its sanitizers this way, gcc with __SANITIZE_*__
@@ -475,16 +475,16 @@ struct leaf_loader {
 };
 
 const blas_library& blas_library::get(blas_build b) {
-  // One slot per build, opened on first use; std::call_once makes it thread-safe and a
+  // One slot per build, opened on first use; run_once makes it thread-safe and a
   // failed open (exception) leaves the flag unset so a later call reports it again.
   // The objects are never destroyed (the libraries stay loaded for the process lifetime):
   // code that runs at exit, such as libprism_blas's PRISM_STATS summary, may still name them.
   // The two leaf builds also get prism's choice of kernels (leaf_loader, below); the
-  // environment changes that needs happen here, inside call_once, once per process.
-  static std::once_flag flags[5];
+  // environment changes that needs happen here, inside run_once, once per process.
+  static run_once flags[5];  // every leaf passes here
   static blas_library* libs[5] = {};
   const int i = static_cast<int>(b);
-  std::call_once(flags[i], [&] {
+  flags[i]([&] {
     if (b == blas_build::openblas64_pthread) libs[i] = leaf_loader::openblas(library_path(b));
     else if (b == blas_build::blis_serial) libs[i] = leaf_loader::blis(library_path(b), PRISM_BLIS_SERIAL_PATH);
     else libs[i] = new blas_library(library_path(b), false);

@@ -1,8 +1,8 @@
 // lib/leaf/backend/blis_expert.cpp — the one file that includes <blis.h> (blis_expert.hpp).
 #include "blis_expert.hpp"
+#include "../../environment/run_once.hpp"
 
 #include <complex>
-#include <mutex>
 
 #if __has_include(<blis.h>)
 #define PRISM_HAVE_BLIS_H 1
@@ -103,8 +103,8 @@ void* one_thread_runtime(void* init_from_global) {
   // per call, so concurrent leaves may share it. Example of what it holds after this:
   // num_threads = 1 and every loop's ways unset, which BLIS resolves to 1 way each.
   static rntm_t rntm;
-  static std::once_flag once;
-  std::call_once(once, [&] {
+  static run_once once;  // every BLIS leaf passes here
+  once([&] {
     reinterpret_cast<void (*)(rntm_t*)>(init_from_global)(&rntm);
     bli_rntm_set_num_threads(1, &rntm);
   });
