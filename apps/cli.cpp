@@ -100,9 +100,11 @@ const command commands[] = {
      "  and the GPUs (PRISM_GPU; each device's name, memory and nearest NUMA domain), or one\n"
      "  line saying why there are none.\n"},
     {"bench", true, 5,
-     "usage: prism bench M N K [options] [--reps R]\n"
+     "usage: prism bench M N K [options] [--reps R] [--syrk UT | --herk LC]\n"
      "  Times prism against threaded OpenBLAS (all cores) on one shape in one process, best of R\n"
-     "  timings (default 5). Each timing repeats the call until it lasts at least 0.05 s.\n"},
+     "  timings (default 5). Each timing repeats the call until it lasts at least 0.05 s.\n"
+     "  --syrk UT / --herk LC (M = N): prism::syrk / herk against OpenBLAS's ?syrk / ?herk on an\n"
+     "  N x N triangle of depth K: uplo U or L, then trans (syrk N or T, herk N or C).\n"},
     {"run", true, 3,
      "usage: mpirun -np P prism run M N K [options] [--reps R] [--check] [--json] [--beta B] [--seed S]\n"
      "  Runs C = A B + beta C (alpha 1, beta 0.5 unless --beta) over the P ranks of MPI_COMM_WORLD\n"
@@ -194,6 +196,7 @@ bool takes(const command& cmd, const std::string& a) {
   if (name == "run" && (a == "--check" || a == "--json" || a == "--beta" || a == "--seed" || a == "--syrk" ||
                         a == "--herk"))
     return true;
+  if (name == "bench" && (a == "--syrk" || a == "--herk")) return true;
   if (name == "plan" && (a == "--syrk" || a == "--herk" || a == "--stats" || a == "--full" || a == "--summary" ||
                          a == "--min-memory" || a == "--ranks" || a == "--on-device"))
     return true;  // prism run takes P from mpirun, prism bench runs on one node: neither takes --ranks

@@ -196,7 +196,12 @@ good "^# rank level: 16384 ranks given" -- plan 65536 65536 65536 --herk UC --ty
 bad "^prism: --syrk --ranks: --stats models gemm plans over ranks" -- plan 64 64 64 --syrk UT --ranks 2 --stats
 bad "^prism: cannot plan over 4 ranks: prism plan: no rank-k scheme over 4 ranks fits 1000 bytes per rank \(the least footprint: [0-9]+ bytes" -- plan 512 512 40000 --syrk LT --ranks 4 --memory 1000
 bad "^prism: --syrk needs a value" -- plan 8 8 8 --syrk
-bad "^prism: unknown option '--syrk' for 'prism bench'" -- bench 8 8 8 --syrk UT
+# prism bench --syrk / --herk: prism::syrk / herk against OpenBLAS's, the same checks as plan's.
+good "^shape 8x8x8 type d syrk UT, best of 1 timings" -- bench 8 8 8 --syrk UT --reps 1
+good "^shape 16x16x40 type z herk LC, best of 1 timings" -- bench 16 16 40 --herk LC --type z --reps 1
+bad "^prism: --herk needs a complex type \(--type c or z\)" -- bench 8 8 8 --herk LC
+bad "^prism: --syrk: the update is N x N, so M and N must be equal, got 8 and 9" -- bench 8 9 8 --syrk UT
+bad "^prism: --syrk takes uplo \(U or L\) then trans \(N or T\), e.g. UT, got 'UC'" -- bench 8 8 8 --syrk UC
 good "^problem d syrk UT 32 32 4194304$" -- plan 32 32 4194304 --syrk UT --threads 2
 [ "$(grep -c '^bfs k thread 2097152@1t 2097152@1t' "$out")" -eq 1 ] || fail "the Gram syrk plan is not a 2-part k-cut"
 good "^bfs n thread 512@1t 512@1t gemm@1t" -- plan 1024 1024 1024 --herk lc --type z --threads 2
