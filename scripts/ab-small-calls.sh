@@ -30,8 +30,8 @@ while read -r line; do
   key=${line%%:*}
   ratios=()
   for r in 1 2 3 4 5; do
-    a=$(grep -F "$key:" "$work/new.$r" | awk '{print $5}')
-    b=$(grep -F "$key:" "$work/old.$r" | awk '{print $5}')
+    a=$(grep -F "$key:" "$work/new.$r" | awk '{print $6}')
+    b=$(grep -F "$key:" "$work/old.$r" | awk '{print $6}')
     ratios+=("$(echo "$a / $b" | bc -l | awk '{printf "%.3f", $1}')")
   done
   med=$(printf "%s\n" "${ratios[@]}" | sort -g | sed -n 3p)
