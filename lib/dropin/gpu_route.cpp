@@ -3,10 +3,10 @@
 
 #include <prism/plan.hpp>
 
+#include "../environment/run_once.hpp"
 #include "../recursive/gpu_level.hpp"
 #include "../recursive/local_planner.hpp"
 #include "../runtime/runtime.hpp"
-#include "../environment/run_once.hpp"
 
 #include <atomic>
 #include <cstdio>

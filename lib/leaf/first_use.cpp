@@ -267,27 +267,38 @@ std::mutex measuring;  // one measurement at a time in a process: two would time
 
 int type_index(scalar_type t) { return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3; }
 
-// Runs `measure` once per process unless `marker` was kept (by an earlier process, or
-// another thread of this one) or first use is off, and keeps the values of `keys` mc takes
-// from first use (taken_by) with the marker "measured in X s, N of M decided" (an undecided
-// key keeps the model's value). Returns true when it ran in this call.
-template <class M>
-bool measure_once(once_state& state, const machine_description& mc, const std::string& marker,
-                  const std::vector<machine_key>& keys, M&& measure) {
+// Runs `measure_and_keep` once per process when first use is on and `wanted()` (nothing
+// kept by an earlier process, say), one measurement at a time, and settles `state` either
+// way (a leaf library that cannot load leaves the model's values). Returns true when it
+// ran in this call.
+template <class W, class M>
+bool run_first_use_once(once_state& state, W&& wanted, M&& measure_and_keep) {
   bool ran = false;
   std::call_once(state.once, [&] {
-    if (!wisdom::process().find(marker).has_value() && wisdom::process().enabled()) {
+    if (wisdom::process().enabled() && wanted()) {
       try {
         const std::lock_guard lock(measuring);
-        keep_first_use(marker, keys.size(), taken_by(mc, measure()));
+        measure_and_keep();
         ran = true;
       } catch (const std::exception&) {
-        // a leaf library that cannot load: the model's values stay
+        // a leaf library that cannot load: the model's values (or the width rule) stay
       }
     }
     state.settled.store(true, std::memory_order_release);
   });
   return ran;
+}
+
+// Runs `measure` once per process unless `marker` was kept (by an earlier process, or
+// another thread of this one), and keeps the values of `keys` mc takes from first use
+// (taken_by) with the marker "measured in X s, N of M decided" (an undecided key keeps the
+// model's value).
+template <class M>
+bool measure_once(once_state& state, const machine_description& mc, const std::string& marker,
+                  const std::vector<machine_key>& keys, M&& measure) {
+  return run_first_use_once(
+      state, [&] { return !wisdom::process().find(marker).has_value(); },
+      [&] { keep_first_use(marker, keys.size(), taken_by(mc, measure())); });
 }
 
 // True when a call on leaf `leaf` of machine mc, modelled at call_seconds, is long enough
@@ -471,20 +482,9 @@ bool first_use_before_blas_leaves(const machine_description& mc, leaf_backend le
   if (t != scalar_type::d || m < 128 || n < 128 ||
       !wants_first_use(blas_leaves_state, mc, first_use_keys(), leaf, flops, bytes, threads, first_use_long_seconds))
     return false;
-  bool ran = false;
-  std::call_once(blas_leaves_state.once, [&] {
-    if (wisdom::process().enabled() && blas_leaf_widths_equal() && !blas_leaves_kept()) {
-      try {
-        const std::lock_guard lock(measuring);
-        keep_blas_leaves(measure_blas_leaves(first_use_blas_leaves_budget_seconds));
-        ran = true;
-      } catch (const std::exception&) {
-        // a leaf library that cannot load: the width rule stays
-      }
-    }
-    blas_leaves_state.settled.store(true, std::memory_order_release);
-  });
-  return ran;
+  return run_first_use_once(
+      blas_leaves_state, [] { return blas_leaf_widths_equal() && !blas_leaves_kept(); },
+      [] { keep_blas_leaves(measure_blas_leaves(first_use_blas_leaves_budget_seconds)); });
 }
 
 }  // namespace prism::detail

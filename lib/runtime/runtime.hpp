@@ -5,11 +5,11 @@
 #include <prism/types.hpp>
 
 #include "../environment/environment.hpp"
+#include "../environment/run_once.hpp"
 #include "../gpu/devices.hpp"
 #include "../numa/domain_arenas.hpp"
 #include "../resources/concurrency.hpp"
 #include "../resources/workspace_pool.hpp"
-#include "../environment/run_once.hpp"
 
 #include <oneapi/tbb/task_arena.h>
 

@@ -3,9 +3,9 @@
 
 #include <prism/error.hpp>
 
+#include "../../environment/run_once.hpp"
 #include "../../machine/wisdom.hpp"
 #include "blas_library.hpp"
-#include "../../environment/run_once.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -5,8 +5,8 @@
 
 #include "blis_expert.hpp"
 
-#include "../../machine/wisdom.hpp"
 #include "../../environment/run_once.hpp"
+#include "../../machine/wisdom.hpp"
 
 #include <dlfcn.h>
 

@@ -1,5 +1,6 @@
 // lib/leaf/backend/blis_expert.cpp — the one file that includes <blis.h> (blis_expert.hpp).
 #include "blis_expert.hpp"
+
 #include "../../environment/run_once.hpp"
 
 #include <complex>
