@@ -1,6 +1,7 @@
 // bench/small_calls.cpp — what a small call costs through prism's C++ API: prism::gemm,
 // prism::syrk and prism::herk on tiny shapes against threaded OpenBLAS's cblas_?gemm /
-// cblas_?syrk / cblas_zherk (LP64 pthread build, opened privately) in the same process,
+// cblas_?syrk / cblas_zherk (libopenblas.so.0, the LP64 build Debian's alternatives link
+// names, the pthread one on a default install) in the same process,
 // the two alternating, best of 7 rounds of at least 0.05 s each. Built by
 // scripts/ab-small-calls.sh against any prism build (its include/ and libprism.so), so two
 // builds, even one from before this file, can be compared call for call.
@@ -40,6 +41,7 @@ long calls_for(F&& f) {
   return calls;
 }
 
+// The three CBLAS calls of libopenblas.so.0 (null when it or a symbol is missing).
 struct openblas {
   void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   using gemm_t = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
@@ -50,7 +52,8 @@ struct openblas {
   herk_t herk = h ? reinterpret_cast<herk_t>(dlsym(h, "cblas_zherk")) : nullptr;
 };
 
-// CBLAS enum values: column-major 102, NoTrans 111, Trans 112, ConjTrans 113, Upper 121.
+// Times prism's call and OpenBLAS's on one shape and prints both. CBLAS enum values:
+// column-major 102, NoTrans 111, Trans 112, ConjTrans 113, Upper 121, Lower 122.
 void one(const openblas& ob, const std::string& op, int n) {
   std::vector<double> A(std::size_t(n) * n), B(A.size()), C(A.size());
   std::vector<zd> Z(A.size()), W(A.size());
@@ -83,7 +86,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: small_calls [--shape gemm:N | syrk:N | herk:N]...\n");
       return 2;
     }
-    shapes.emplace_back(std::string(argv[i + 1], std::size_t(colon - argv[i + 1])), std::atoi(colon + 1));
+    const std::string op(argv[i + 1], std::size_t(colon - argv[i + 1]));
+    const int n = std::atoi(colon + 1);
+    if ((op != "gemm" && op != "syrk" && op != "herk") || n < 1 || n > 4096) {
+      std::fprintf(stderr, "small_calls: --shape takes gemm, syrk or herk and N in 1..4096, got '%s'\n", argv[i + 1]);
+      return 2;
+    }
+    shapes.emplace_back(op, n);
     ++i;
   }
   if (shapes.empty())

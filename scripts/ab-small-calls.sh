@@ -13,7 +13,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for side in new old; do
   src=${side}_src build=${side}_build
-  src=$(cd "${!src}" && pwd) build=$(cd "${!build}" && pwd)
+  src=$(cd "${!src}" && pwd)
+  build=$(cd "${!build}" && pwd)
   g++ -O2 -std=c++20 "$here/bench/small_calls.cpp" -I"$src/include" -I"$build/include" -L"$build" -lprism \
     -Wl,-rpath,"$build" -ldl -o "$work/$side"
   echo "# $side = $src ($(git -C "$src" rev-parse --short HEAD)$(git -C "$src" diff --quiet HEAD -- lib include || echo ', uncommitted changes')), $build"
@@ -30,12 +31,12 @@ while read -r line; do
   key=${line%%:*}
   ratios=()
   for r in 1 2 3 4 5; do
-    a=$(grep -F "$key:" "$work/new.$r" | awk '{print $6}')
-    b=$(grep -F "$key:" "$work/old.$r" | awk '{print $6}')
+    a=$(grep -m1 -F "$key:" "$work/new.$r" | awk '{print $6}')
+    b=$(grep -m1 -F "$key:" "$work/old.$r" | awk '{print $6}')
     ratios+=("$(echo "$a / $b" | bc -l | awk '{printf "%.3f", $1}')")
   done
   med=$(printf "%s\n" "${ratios[@]}" | sort -g | sed -n 3p)
   echo "$key: A/B $med (pairs: ${ratios[*]})"
-  echo "    A: $(grep -F "$key:" "$work/new.5" | cut -d: -f2-)"
-  echo "    B: $(grep -F "$key:" "$work/old.5" | cut -d: -f2-)"
-done < "$work/new.1"
+  echo "    A: $(grep -m1 -F "$key:" "$work/new.5" | cut -d: -f2-)"
+  echo "    B: $(grep -m1 -F "$key:" "$work/old.5" | cut -d: -f2-)"
+done < <(awk '!seen[$0]++' "$work/new.1")

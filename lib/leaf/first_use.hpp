@@ -143,7 +143,8 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
 /// set kept before the limits had a triangle has "streaming_rank_k_d": measured again).
 std::string first_use_rank_k_marker(scalar_type t);
 
-/// Type t's four rank-k limits a first use measures: upper N, upper T, lower N, lower T.
+/// Type t's four rank-k limits a first use measures: upper N, upper T, lower N, lower T (a
+/// list built once, which lives as long as the process).
 const std::vector<machine_key>& first_use_rank_k_keys(scalar_type t);
 
 /// first_use_before_call for a rank-k call of type t (n x n, `flops`, A of `bytes`):

@@ -294,7 +294,9 @@ std::uint64_t machine_description::last_level_bytes() const {
   return largest;
 }
 
-double machine_description::model_value(machine_key k) const { return model_[index_of(k)]; }
+double machine_description::model_value(machine_key k) const {
+  return model_.empty() ? model_formula(k, *this) : model_[index_of(k)];  // (empty: a moved-from description)
+}
 
 double machine_description::value(machine_key k) const {
   const double v = measured_[index_of(k)];

@@ -125,13 +125,14 @@ void run_row_major(bool herm, const char* routine, char uplo, char trans, std::i
 }
 
 // The routine's name in messages, e.g. "dsyrk" or (row-major) "cblas_zherk": a literal, so
-// that a call builds no string before it has something to say (?herk is complex only).
+// that a call builds no string before it has something to say (?herk is complex only; the
+// real names are there for completeness).
 template <scalar T>
 constexpr const char* name_of(bool cblas, bool herk) {
   constexpr int i = std::string_view("sdcz").find(char(scalar_type_of<T>()));
   constexpr const char* names[2][2][4] = {
-      {{"ssyrk", "dsyrk", "csyrk", "zsyrk"}, {nullptr, nullptr, "cherk", "zherk"}},
-      {{"cblas_ssyrk", "cblas_dsyrk", "cblas_csyrk", "cblas_zsyrk"}, {nullptr, nullptr, "cblas_cherk", "cblas_zherk"}}};
+      {{"ssyrk", "dsyrk", "csyrk", "zsyrk"}, {"sherk", "dherk", "cherk", "zherk"}},
+      {{"cblas_ssyrk", "cblas_dsyrk", "cblas_csyrk", "cblas_zsyrk"}, {"cblas_sherk", "cblas_dherk", "cblas_cherk", "cblas_zherk"}}};
   return names[cblas][herk][i];
 }
 
