@@ -68,14 +68,13 @@ std::pair<timing, timing> time_both(const options& o, const prism::detail::blas_
   std::vector<T> C(std::size_t(ldc * p.n), T(0));
   if (p.op != prism::operation::gemm) {
     const bool herk = p.op == prism::operation::herk;
-    auto call = [&](auto&& run) { return time_calls(o.reps, run); };
-    const timing t_prism = call([&] {
+    const timing t_prism = time_calls(o.reps, [&] {
       if constexpr (!std::is_floating_point_v<T>)
         if (herk) return prism::herk<T>(p.uplo, p.transa, p.n, p.k, 1.0, A.data(), lda, 0.0, C.data(), ldc, o.ctx);
       prism::syrk<T>(p.uplo, p.transa, p.n, p.k, T(1), A.data(), lda, T(0), C.data(), ldc, o.ctx);
     });
     openblas.set_threads(cores);
-    const timing t_ob = call([&] {
+    const timing t_ob = time_calls(o.reps, [&] {
       if constexpr (!std::is_floating_point_v<T>)
         if (herk) return openblas.herk<T>(p.uplo, p.transa, p.n, p.k, 1.0, A.data(), lda, 0.0, C.data(), ldc);
       openblas.syrk<T>(p.uplo, p.transa, p.n, p.k, T(1), A.data(), lda, T(0), C.data(), ldc);

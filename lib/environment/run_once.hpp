@@ -22,11 +22,13 @@ class run_once {
   /// throws, the next call runs it again); afterwards returns at once.
   template <class F>
   void operator()(F&& f) {
-    if (done_.load(std::memory_order_acquire)) [[likely]]
+    if (done()) [[likely]]
       return;
     std::call_once(flag_, std::forward<F>(f));
     done_.store(true, std::memory_order_release);
   }
+  /// True once the work has run (an acquire load: what it wrote is visible).
+  bool done() const { return done_.load(std::memory_order_acquire); }
 
  private:
   std::once_flag flag_;

@@ -1,12 +1,12 @@
 // lib/leaf/first_use.cpp — the streaming crossovers measured at first use (first_use.hpp).
 #include "first_use.hpp"
 
+#include "../environment/run_once.hpp"
 #include "../machine/wisdom.hpp"
 #include "dispatch.hpp"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <complex>
 #include <cstdio>
@@ -256,13 +256,10 @@ std::array<std::vector<double>, 2> rank_k_series(operands& ops, char trans, cons
   return ratios;
 }
 
-// Once per process, a measurement is measured, known, or never to be: the gemm crossovers'
-// and each type's rank-k limits (s, d, c, z) have their own.
-struct once_state {
-  std::once_flag once;
-  std::atomic<bool> settled{false};
-};
-once_state gemm_state, rank_k_state[4], blas_leaves_state;
+// Once per process, a measurement is measured, known, or never to be (settled: done()): the
+// gemm crossovers', each type's rank-k limits (s, d, c, z) and the BLAS leaf classes have
+// their own.
+run_once gemm_state, rank_k_state[4], blas_leaves_state;
 std::mutex measuring;  // one measurement at a time in a process: two would time each other
 
 int type_index(scalar_type t) { return t == scalar_type::s ? 0 : t == scalar_type::d ? 1 : t == scalar_type::c ? 2 : 3; }
@@ -272,9 +269,9 @@ int type_index(scalar_type t) { return t == scalar_type::s ? 0 : t == scalar_typ
 // way (a leaf library that cannot load leaves the model's values). Returns true when it
 // ran in this call.
 template <class W, class M>
-bool run_first_use_once(once_state& state, W&& wanted, M&& measure_and_keep) {
+bool run_first_use_once(run_once& state, W&& wanted, M&& measure_and_keep) {
   bool ran = false;
-  std::call_once(state.once, [&] {
+  state([&] {
     if (wisdom::process().enabled() && wanted()) {
       try {
         const std::lock_guard lock(measuring);
@@ -284,7 +281,6 @@ bool run_first_use_once(once_state& state, W&& wanted, M&& measure_and_keep) {
         // a leaf library that cannot load: the model's values (or the width rule) stay
       }
     }
-    state.settled.store(true, std::memory_order_release);
   });
   return ran;
 }
@@ -294,7 +290,7 @@ bool run_first_use_once(once_state& state, W&& wanted, M&& measure_and_keep) {
 // (taken_by) with the marker "measured in X s, N of M decided" (an undecided key keeps the
 // model's value).
 template <class M>
-bool measure_once(once_state& state, const machine_description& mc, const std::string& marker,
+bool measure_once(run_once& state, const machine_description& mc, const std::string& marker,
                   const std::vector<machine_key>& keys, M&& measure) {
   return run_first_use_once(
       state, [&] { return !wisdom::process().find(marker).has_value(); },
@@ -304,9 +300,9 @@ bool measure_once(once_state& state, const machine_description& mc, const std::s
 // True when a call on leaf `leaf` of machine mc, modelled at call_seconds, is long enough
 // (`long_seconds`) for a first-use measurement of `keys` not yet settled, one of which
 // takes first-use values in mc (none does where a machine file lists them all).
-bool wants_first_use(const once_state& state, const machine_description& mc, const std::vector<machine_key>& keys,
+bool wants_first_use(const run_once& state, const machine_description& mc, const std::vector<machine_key>& keys,
                      leaf_backend leaf, double flops, double bytes, int threads, double long_seconds) {
-  if (state.settled.load(std::memory_order_acquire) || leaf != leaf_backend::automatic ||
+  if (state.done() || leaf != leaf_backend::automatic ||
       std::none_of(keys.begin(), keys.end(), [&](machine_key k) { return mc.first_use(k); }))
     return false;
   return call_seconds(mc, flops, bytes, threads) >= long_seconds;
@@ -469,8 +465,8 @@ first_use_result measure_rank_k_first_use(const machine_description& mc, scalar_
 
 bool first_use_before_rank_k(const machine_description& mc, leaf_backend leaf, scalar_type t, std::int64_t n,
                              double flops, double bytes, int threads) {
-  once_state& state = rank_k_state[type_index(t)];
-  if (state.settled.load(std::memory_order_acquire)) return false;  // every later call: one atomic load
+  run_once& state = rank_k_state[type_index(t)];
+  if (state.done()) return false;  // every later call: one atomic load
   const std::vector<machine_key>& keys = first_use_rank_k_keys(t);
   if (n > streaming_max_mn || !wants_first_use(state, mc, keys, leaf, flops, bytes, threads, first_use_rank_k_long_seconds))
     return false;
