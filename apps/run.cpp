@@ -66,7 +66,7 @@ struct summary {
 // The most any rank received from prism's own collectives (mpi::control_traffic) since it
 // read `since` (collective over MPI_COMM_WORLD; this reduction is the tool's, not counted).
 double control_since(std::int64_t since) {
-  double mine = double(prism::mpi::control_traffic().bytes - since), most = 0;
+  double mine = double(prism::mpi::control_traffic() - since), most = 0;
   MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return most;
 }
@@ -81,7 +81,7 @@ summary timed(int reps, int size, Call&& call) {
   for (int r = 0; r < reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = std::chrono::steady_clock::now();
-    control0 = prism::mpi::control_traffic().bytes;
+    control0 = prism::mpi::control_traffic();
     call();
     double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
     MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -196,7 +196,7 @@ int run_rank_k_typed(const run_options& o, int rank, int size) {
   prism::problem p = o.p;
   p.type = prism::scalar_type_of<T>();
   std::shared_ptr<const prism::dist::layout> L;
-  const std::int64_t control0 = prism::mpi::control_traffic().bytes;
+  const std::int64_t control0 = prism::mpi::control_traffic();
   try {
     L = prism::dist::layout::make(MPI_COMM_WORLD, p, o.ctx);
   } catch (const prism::error& e) {
@@ -278,7 +278,7 @@ int run_typed(const run_options& o, int rank, int size) {
   prism::problem p = o.p;
   p.type = prism::scalar_type_of<T>();
   std::shared_ptr<const prism::dist::layout> L;
-  const std::int64_t control0 = prism::mpi::control_traffic().bytes;
+  const std::int64_t control0 = prism::mpi::control_traffic();
   try {
     L = prism::dist::layout::make(MPI_COMM_WORLD, p, o.ctx);
   } catch (const prism::error& e) {

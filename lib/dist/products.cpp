@@ -80,7 +80,7 @@ template <scalar T>
 void native_call(MPI_Comm comm, const layout& L, const char* routine, const std::vector<mpi::agreed>& args, std::string local,
                  T alpha, const T* A, const T* B, T beta, matrix<T>& C, const context& ctx,
                  const std::function<void(const mpi::call_stats&)>& line) {
-  const std::int64_t control0 = mpi::control_traffic().bytes;  // for PRISM_STATS's line
+  const std::int64_t control0 = mpi::control_traffic();  // for PRISM_STATS's line
   detail::free_orphans();
   {
     const std::lock_guard<std::mutex> hold(last_lock);

@@ -34,23 +34,24 @@ void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statu
 
 namespace {
 
-thread_local control_counts tally;
+thread_local std::int64_t tally = 0;
 
 // Adds one collective's bytes (count elements of type) to this thread's control counts.
 void count_control(std::int64_t elements, MPI_Datatype type) {
   int size = 0;
   MPI_Type_size(type, &size);
-  tally.bytes += elements * size;
+  tally += elements * size;
 }
 
-}  // namespace
-
-control_counts control_traffic() { return tally; }
-
+// MPI_Allreduce, counted in control_traffic(); throws prism::error when MPI fails.
 void control_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   check_mpi(MPI_Allreduce(in, out, count, type, op, comm), "MPI_Allreduce");
   count_control(count, type);
 }
+
+}  // namespace
+
+std::int64_t control_traffic() { return tally; }
 
 void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   check_mpi(MPI_Bcast(buffer, count, type, root, comm), "MPI_Bcast");
@@ -140,7 +141,7 @@ std::int64_t agree(MPI_Comm comm, const char* routine, const std::vector<agreed>
 call_stats reduce_call_stats(MPI_Comm comm, std::vector<double> values, std::int64_t control_at_start) {
   const std::size_t n = values.size();
   const std::int64_t own = 2 * std::int64_t((n + 2) * sizeof(double));
-  const double control = double(tally.bytes - control_at_start + own);
+  const double control = double(tally - control_at_start + own);
   values.push_back(control);
   values.push_back(-control);  // its greatest negation: the least
   call_stats out;

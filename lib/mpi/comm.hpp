@@ -57,17 +57,10 @@ void wait_all(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statu
 /// Ranks of comm that share this rank's node (MPI_COMM_TYPE_SHARED); collective.
 int ranks_per_node(MPI_Comm comm);
 
-/// What prism's own collectives (all but the exchange's messages) brought this thread's rank,
-/// counted as the PMPI counter (bench/dist/mpi_counter.c) counts a collective reaching a rank.
-struct control_counts {
-  std::int64_t bytes = 0;  ///< bytes received
-};
-
-/// This thread's control counts so far (the thread that calls MPI makes every collective).
-control_counts control_traffic();
-
-/// MPI_Allreduce, counted in control_traffic(); throws prism::error when MPI fails.
-void control_allreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+/// Bytes prism's own collectives (all but the exchange's messages) brought this thread's rank so far,
+/// counted as the PMPI counter (bench/dist/mpi_counter.c) counts a collective reaching a rank
+/// (the thread that calls MPI makes every collective).
+std::int64_t control_traffic();
 
 /// MPI_Bcast, counted in control_traffic(); throws prism::error when MPI fails.
 void control_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);

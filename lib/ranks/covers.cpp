@@ -1,15 +1,16 @@
 // lib/ranks/covers.cpp — the designs of triangle-block schemes (covers.hpp) and the scheme's
 // text form (prism/plan.hpp, rank_k_scheme).
 #include "covers.hpp"
+#include "schedule.hpp"
 
 #include <prism/error.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <mutex>
 #include <numeric>
 #include <queue>
+#include <unordered_map>
 
 namespace prism::ranks {
 
@@ -353,28 +354,25 @@ std::string part_text(const rank_k_part& x) {
 std::vector<int> difference_cover(int c) {
   if (c <= 1) return {0};
   static std::mutex lock;
-  static std::map<int, std::vector<int>> kept;
-  {
-    std::lock_guard<std::mutex> g(lock);
-    if (auto it = kept.find(c); it != kept.end()) return it->second;
-  }
-  std::vector<int> D;
-  if (c <= 36) {
-    int size = 2;
-    while (size * (size - 1) < c - 1) ++size;
-    for (;; ++size) {
-      D = {0};
-      if (search_cover(c, size, D, 1)) break;
+  static std::unordered_map<std::int64_t, std::vector<int>> kept;
+  return kept_list(lock, kept, c, [c] {
+    std::vector<int> D;
+    if (c <= 36) {
+      int size = 2;
+      while (size * (size - 1) < c - 1) ++size;
+      for (;; ++size) {
+        D = {0};
+        if (search_cover(c, size, D, 1)) break;
+      }
+    } else if (D = singer_set(c); D.empty() || !covers(D, c)) {  // else {0 .. s-1} and the multiples of s
+      D.clear();
+      int s = 1;
+      while ((s + 1) * (s + 1) <= c / 2) ++s;
+      for (int i = 0; i < s; ++i) D.push_back(i);
+      for (int j = 1; j * s - (s - 1) <= c / 2; ++j) D.push_back(j * s);  // (ascending: j s >= s)
     }
-  } else if (D = singer_set(c); D.empty() || !covers(D, c)) {  // else {0 .. s-1} and the multiples of s
-    D.clear();
-    int s = 1;
-    while ((s + 1) * (s + 1) <= c / 2) ++s;
-    for (int i = 0; i < s; ++i) D.push_back(i);
-    for (int j = 1; j * s - (s - 1) <= c / 2; ++j) D.push_back(j * s);  // (ascending: j s >= s)
-  }
-  std::lock_guard<std::mutex> g(lock);
-  return kept.emplace(c, D).first->second;
+    return D;
+  });
 }
 
 // The star's six atoms on n rows for m0 centre ranks and m on each leaf role: three centre

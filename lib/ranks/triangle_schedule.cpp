@@ -416,8 +416,8 @@ std::int64_t triangle_schedule::c_offset(const part_geometry& x, int role, int d
 // that atom in its group (ranks g c + role, so its place among them is its role's among
 // the readers, every role weighing alike), so no cell is listed. E.g. c = 7, D = {0, 1, 3}:
 // atom 3 is read by roles 0, 2 and 3, and role 2 owns the middle third of each of its cells.
-triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, int role, std::int64_t len) const {
-  a_totals t;
+rank_tally triangle_schedule::plane_a(const part_geometry& x, int role, std::int64_t len) const {
+  rank_tally t;  // its A: received[0], sent[0], owned, and a phase's largest blocks[0] and staging
   const std::int64_t D = std::int64_t(x.cover.size());
   for (int q = 0; q < phases(); ++q) {
     const std::int64_t l = (q + 1) * len / s_.phases - q * len / s_.phases;  // phase q's chunk (tasks)
@@ -429,8 +429,8 @@ triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, i
       const std::int64_t N = block_rows(a) * l, own = piece_of(0, N, place, 1, D).count;
       in += N - own, out += own * (D - 1), blocks += N, t.owned += own;
     }
-    t.in += in, t.out += out;
-    t.blocks = std::max(t.blocks, blocks), t.stage = std::max(t.stage, in + out);
+    t.received[0] += in, t.sent[0] += out;
+    t.blocks[0] = std::max(t.blocks[0], blocks), t.staging = std::max(t.staging, in + out);
   }
   return t;
 }
@@ -443,13 +443,13 @@ triangle_schedule::a_totals triangle_schedule::plane_a(const part_geometry& x, i
 // readers with j_p < j, or j_p = j and p < q. E.g. tbd3{0,1}[2,1,1] on k = 4: atom 1 is read
 // by roles 0 and 1; role 0's runs start at 0 and 2, so rank (run 1, role 0) = local 3
 // holds columns [2, 4) after role 1's only rank (run 0, local 1).
-triangle_schedule::a_totals triangle_schedule::swept_a(const rank_place& at) const {
+rank_tally triangle_schedule::swept_a(const rank_place& at) const {
   const part_geometry& x = *at.part;
   const int c = x.part.group_ranks;
   const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
   // Its k cuts (one part, one phase): its run's ends and where another role's run starts inside it.
   const std::vector<std::int64_t> cuts(std::lower_bound(kcuts_.begin(), kcuts_.end(), K0), std::upper_bound(kcuts_.begin(), kcuts_.end(), K1));
-  a_totals t;
+  rank_tally t;  // as plane_a's
   std::vector<std::pair<std::int64_t, int>> starts;  // (column, reader) where a reader's next run starts
   for (int e : x.cover) {
     const int a = (at.role + e) % c;
@@ -482,11 +482,11 @@ triangle_schedule::a_totals triangle_schedule::swept_a(const rank_place& at) con
         before += ahead(h) ? w : 0;
       }
       const std::int64_t N = rows * (cuts[i + 1] - cuts[i]), own = piece_of(0, N, before, x.a_weight[std::size_t(at.role)], total).count;
-      t.in += N - own, t.out += own * (holders - 1), t.owned += own;
+      t.received[0] += N - own, t.sent[0] += own * (holders - 1), t.owned += own;
     }
-    t.blocks += rows * (K1 - K0);
+    t.blocks[0] += rows * (K1 - K0);
   }
-  t.stage = t.in + t.out;
+  t.staging = t.received[0] + t.sent[0];
   return t;
 }
 
@@ -714,23 +714,21 @@ rank_tally triangle_schedule::count(int r) const {
   const part_geometry& x = parts_[0];
   const rank_place at = place_of(r);
   const auto [K0, K1] = run_columns(x, x.runs[std::size_t(at.role)], at.run);
-  a_totals a;
+  rank_tally t;
   if (!x.even) {
-    a = swept_a(at);
+    t = swept_a(at);
   } else {
     std::lock_guard<std::mutex> g(memo_lock_);
     const auto it = plane_memo_.find({at.role, K1 - K0});
-    a = it != plane_memo_.end() ? it->second : plane_memo_.emplace(std::pair{at.role, K1 - K0}, plane_a(x, at.role, K1 - K0)).first->second;
+    t = it != plane_memo_.end() ? it->second : plane_memo_.emplace(std::pair{at.role, K1 - K0}, plane_a(x, at.role, K1 - K0)).first->second;
   }
   const std::int64_t S = x.role_c[std::size_t(at.role)], m = x.runs[std::size_t(at.role)];
   const std::int64_t own = piece_of(0, S, at.run, 1, m).count;
-  rank_tally t;
-  t.received[0] = a.in, t.sent[0] = a.out;
   t.received[2] = own * (m - 1), t.sent[2] = S - own;
-  t.owned = a.owned + own;
-  t.blocks[0] = x.part.group_ranks == 1 ? 0 : a.blocks;
+  t.owned += own;
+  if (x.part.group_ranks == 1) t.blocks[0] = 0;
   t.blocks[2] = m == 1 ? block_rows(at.role) * block_rows(at.role) : x.role_rect[std::size_t(at.role)];
-  t.staging = std::max(a.stage, t.received[2] + t.sent[2]);
+  t.staging = std::max(t.staging, t.received[2] + t.sent[2]);
   t.flops = x.role_flops[std::size_t(at.role)] * double(K1 - K0);
   return t;
 }

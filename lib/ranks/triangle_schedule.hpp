@@ -91,9 +91,6 @@ class triangle_schedule final : public schedule {
     std::int64_t before = 0, own = 0, total = 0, computers = 0;
     bool mine = false;
   };
-  struct a_totals {  // A of a rank: received, sent and owned; the largest blocks and staging of a phase
-    std::int64_t in = 0, out = 0, owned = 0, blocks = 0, stage = 0;
-  };
   struct roles {  // one or two roles, ascending
     int count = 0, at[2] = {0, 0};
     roles(int a) : count(1), at{a, 0} {}
@@ -127,8 +124,8 @@ class triangle_schedule final : public schedule {
   std::pair<int, int> c_block(std::int64_t c) const;
   share_at c_share(int r, int i, int j) const;
   int a_phase(std::int64_t k0) const;
-  a_totals plane_a(const part_geometry& x, int role, std::int64_t len) const;
-  a_totals swept_a(const rank_place& at) const;
+  rank_tally plane_a(const part_geometry& x, int role, std::int64_t len) const;
+  rank_tally swept_a(const rank_place& at) const;
   void index_c_chunks();
   void balance_ownership();
 
@@ -138,7 +135,7 @@ class triangle_schedule final : public schedule {
   std::vector<std::int64_t> bounds_;  // row block boundaries, blocks() + 1 of them
   std::vector<std::int64_t> kcuts_;   // every k cut, 0 .. k
   mutable std::mutex memo_lock_;
-  mutable std::map<std::pair<int, std::int64_t>, a_totals> plane_memo_;  // plane_a by (role, run length)
+  mutable std::map<std::pair<int, std::int64_t>, rank_tally> plane_memo_;  // plane_a by (role, run length)
   mutable std::unordered_map<std::int64_t, std::vector<int>> a_holders_;   // of each A cell asked
 };
 

@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -137,8 +136,8 @@ const context* process_settings() {
   return from_env ? &*from_env : nullptr;
 }
 
-void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int pos) {
-  for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({D.e[e], -(pos * descmult + 1 + e)});
+void add_descriptor_args(std::vector<mpi::agreed>& args, const descriptor& D, int pos) {
+  for (int e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_}) args.push_back({"", pos * descmult + 1 + e, D.e[e]});
 }
 
 const grid* enter_grid(const grid_place& at, const std::string& name, int info, const std::string& symbol, void* self,
@@ -157,21 +156,19 @@ const grid* enter_grid(const grid_place& at, const std::string& name, int info, 
 
 // A process whose checks failed (and reported, under a PB_Cabort that returns) still joins, so
 // the others return instead of waiting for it. E.g. grid rank 2 alone passes m = 5: all report INFO -3.
-bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
+bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<mpi::agreed>& args,
                        agreed_route& agreed) {
-  std::vector<mpi::agreed> values;
-  for (const global_arg& x : args) values.push_back({"", -x.info, x.value});
   // Rank 0's route and (4) PRISM_STATS in one word; a process without its settings raises
   // the flag, which sends the call to the backend.
   const std::int64_t route_word =
       std::int64_t(prism::detail::process_environment().scalapack_route.get()) + (stats_on() ? 4 : 0);
-  const mpi::agreement a = mpi::find_disagreement(g.comm, values, info != 0 ? "INFO " + std::to_string(info) : "",
+  const mpi::agreement a = mpi::find_disagreement(g.comm, args, info != 0 ? "INFO " + std::to_string(info) : "",
                                                   &route_word, process_settings() == nullptr);
   agreed.bad_setting = a.flagged;
   agreed.chosen = a.flagged ? route::backend : route(a.from_root & 3);
   agreed.stats = (a.from_root & 4) != 0;
   if (info != 0 || a.failed_rank >= 0) return true;
-  if (a.differing >= 0) report(ctxt, name, args[std::size_t(a.differing)].info);
+  if (a.differing >= 0) report(ctxt, name, -args[std::size_t(a.differing)].position);
   return a.differing >= 0;
 }
 
@@ -184,31 +181,6 @@ std::string symbol_of(const std::string& name) {
 ranks::operand_layout operand_of(const descriptor& D, std::int64_t rows, std::int64_t cols, int i, int j, const grid& g) {
   const int* d = D.e;
   return {cyclic_dim{rows, i, d[IMB_], d[MB_], d[RSRC_], g.nprow}, cyclic_dim{cols, j, d[INB_], d[NB_], d[CSRC_], g.npcol}};
-}
-
-void print_scaled(const grid& g, const std::string& head, const call_start& t0) {
-  if (g.me == 0 && stats_on())
-    std::fprintf(stderr, "prism-scalapack: route=prism %s recv_max_MB=0 control_bytes=%lld reason=\"%s\"\n", head.c_str(),
-                 (long long)(mpi::control_traffic().bytes - t0.control), "alpha = 0 or k = 0: C = beta C, no messages");
-}
-
-void end_without_backend(const grid& g, const std::string& routine, const std::string& why) {
-  std::fprintf(stderr, "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it to; "
-               "ending the job (MPI_Abort)\n", routine.c_str(), why.c_str(), symbol_of(routine).c_str());
-  MPI_Abort(g.comm, 1);
-  std::abort();  // (MPI_Abort does not return)
-}
-
-bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, const agreed_route& agreed, void* real,
-                      const forward_fn& forward, const std::string& head) {
-  const bool replicated = dc.e[RSRC_] < 0 || dc.e[CSRC_] < 0;
-  if (!replicated && (agreed.chosen != route::backend || real == nullptr)) return false;
-  const std::string why = replicated ? "a replicated C (RSRC or CSRC = -1)" : agreed.why_backend();
-  if (real == nullptr) end_without_backend(g, routine, why);
-  forward(real);
-  if (g.me == 0 && stats_on())
-    std::fprintf(stderr, "prism-scalapack: route=backend %s reason=\"alpha = 0 or k = 0; %s\"\n", head.c_str(), why.c_str());
-  return true;
 }
 
 void* real_routine(const std::string& symbol, void* self) {

@@ -98,14 +98,8 @@ bool stats_on();
 /// once on stderr): then every call of the grids it is in goes to the backend's routine.
 const context* process_settings();
 
-/// One value every grid process must pass alike, with the INFO it reports when not.
-struct global_arg {
-  std::int64_t value;  ///< the value (scalars as their bits)
-  int info;            ///< the INFO reported when processes differ in it
-};
-
 /// Appends descriptor D's entries every grid process must pass alike (D is argument pos).
-void add_descriptor_args(std::vector<global_arg>& args, const descriptor& D, int pos);
+void add_descriptor_args(std::vector<mpi::agreed>& args, const descriptor& D, int pos);
 
 /// The backend's routine, called with the caller's own arguments.
 using forward_fn = std::function<void(void*)>;
@@ -128,14 +122,14 @@ struct agreed_route {
 
 /// Step 1's end: agrees over the grid (one reduction; sets `agreed`). True when the call stops,
 /// C untouched: some process's checks failed (each reported its INFO), or arguments differ (all report the first).
-bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<global_arg>& args,
+bool stop_after_checks(const grid& g, int ctxt, const std::string& name, int info, const std::vector<mpi::agreed>& args,
                        agreed_route& agreed);
 
 /// When a call began on this process: its clock and its control bytes so far (what
 /// prism's own collectives brought it, lib/mpi/comm.hpp), for PRISM_STATS.
 struct call_start {
   std::chrono::steady_clock::time_point time = std::chrono::steady_clock::now();
-  std::int64_t control = mpi::control_traffic().bytes;
+  std::int64_t control = mpi::control_traffic();
   /// Seconds since the call began.
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - time).count(); }
 };
@@ -155,19 +149,6 @@ std::string symbol_of(const std::string& name);
 
 /// sub(X) = X(i:i+rows-1, j:j+cols-1) under descriptor D on grid g.
 ranks::operand_layout operand_of(const descriptor& D, std::int64_t rows, std::int64_t cols, int i, int j, const grid& g);
-
-/// PRISM_STATS=1: the line of a call that only scaled C (alpha = 0 or k = 0), on grid
-/// process 0; `head` names the routine and its arguments.
-void print_scaled(const grid& g, const std::string& head, const call_start& t0);
-
-/// Ends the job (MPI_Abort over the grid, one line naming `why`): prism cannot run this
-/// call and there is no real routine to forward it to.
-[[noreturn]] void end_without_backend(const grid& g, const std::string& routine, const std::string& why);
-
-/// An alpha = 0 or k = 0 call prism would not take (replicated C, or route backend with a backend):
-/// forwarded (PRISM_STATS: a route=backend line) or, no backend, the job ended; false: prism scales C.
-bool scaled_elsewhere(const grid& g, const std::string& routine, const descriptor& dc, const agreed_route& agreed, void* real,
-                      const forward_fn& forward, const std::string& head);
 
 /// How a call names itself: its routine ("PDGEMM"), for PRISM_VERBOSE (e.g. "PDGEMM NN
 /// 512x512x512") and for PRISM_STATS's lines ("routine=PDGEMM trans=NN m=512 ...").

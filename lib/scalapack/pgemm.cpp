@@ -49,9 +49,9 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   // (a caller may pass null there, or values that differ): 0 in the agreement otherwise.
   const bool reads = info == 0 && m != 0 && n != 0;
   const T a0 = reads ? *alpha : T(0), b0 = reads ? *beta : T(0);
-  std::vector<global_arg> args{{ta, -1}, {tb, -2}, {m, -3}, {n, -4}, {k, -5}, {mpi::real_bits(a0), -6},
-                               {mpi::imag_bits(a0), -6}, {ia, -8}, {ja, -9}, {ib, -12}, {jb, -13},
-                               {mpi::real_bits(b0), -15}, {mpi::imag_bits(b0), -15}, {ic, -17}, {jc, -18}};
+  std::vector<mpi::agreed> args{{"", 1, ta}, {"", 2, tb}, {"", 3, m}, {"", 4, n}, {"", 5, k}, {"", 6, mpi::real_bits(a0)},
+                                {"", 6, mpi::imag_bits(a0)}, {"", 8, ia}, {"", 9, ja}, {"", 12, ib}, {"", 13, jb},
+                                {"", 15, mpi::real_bits(b0)}, {"", 15, mpi::imag_bits(b0)}, {"", 17, ic}, {"", 18, jc}};
   add_descriptor_args(args, da, 10), add_descriptor_args(args, db, 14), add_descriptor_args(args, dc, 19);
   agreed_route agreed;
   if (stop_after_checks(*g, at.ctxt, name, info, args, agreed)) return;
@@ -64,15 +64,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   char head[160], verbose[96];
   std::snprintf(head, sizeof head, "routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d", name.c_str(), ta, tb, m, n, k, g->nprow,
                 g->npcol);
-  if (*alpha == T(0) || k == 0) {  // beta sub(C) on this process's elements (beta = 0: zeros, C unread)
-    if (scaled_elsewhere(*g, name, dc, agreed, real, forward, head)) return;
-    std::vector<ranks::tile> mine;
-    ranks::held_c(L, g->me, dc.e[LLD_], 0, mine);
-    mpi::scale_tiles(mine, *beta, C);
-    print_scaled(*g, head, t0);
-    return;
-  }
-  // (3)-(4)
+  // (3)-(4); alpha = 0 or k = 0: beta sub(C) on this process's elements (beta = 0: zeros, C unread)
   std::snprintf(verbose, sizeof verbose, "%s %c%c %dx%dx%d", name.c_str(), ta, tb, m, n, k);
   const std::int64_t lld[3] = {da.e[LLD_], db.e[LLD_], dc.e[LLD_]};
   const problem pr{scalar_type_of<T>(), ta, tb, m, n, k};

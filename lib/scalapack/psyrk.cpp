@@ -40,21 +40,6 @@ int check(const rk_args& a, bool complex_type, const grid_place& at) {
   return info;
 }
 
-// beta times this process's elements of sub(C)'s uplo triangle (beta = 0: zeros, C unread;
-// herk: the diagonal made real), the alpha = 0 or k = 0 case.
-template <scalar T>
-void scale_triangle(const rk_args& a, const ranks::caller_layout& L, int me, T beta, T* C) {
-  // herk: the diagonal made real before (Im C(j, j) is never read, so a NaN there stays out)
-  // and after (beta or Re C(j, j) infinite: Im 0, not NaN).
-  std::vector<std::int64_t> diagonal;
-  if (a.op == operation::herk) ranks::held_diagonal(L, me, a.dc.e[LLD_], diagonal);
-  mpi::make_real(diagonal, C);
-  std::vector<ranks::tile> mine;
-  ranks::held_c(L, me, a.dc.e[LLD_], a.uplo, mine);
-  mpi::scale_tiles(mine, beta, C);
-  mpi::make_real(diagonal, C);
-}
-
 // The entry (raw: the 14 argument pointers as the caller passed them, for the backend).
 template <scalar T, operation OP>
 void prk(void* self, const void* const* raw) {
@@ -80,9 +65,9 @@ void prk(void* self, const void* const* raw) {
   // may pass null there, or values that differ): 0 in the agreement otherwise.
   const bool reads = info == 0 && a.n != 0;
   const T alpha = reads ? T(*static_cast<const S*>(raw[4])) : T(0), beta = reads ? T(*static_cast<const S*>(raw[9])) : T(0);
-  std::vector<global_arg> args{{a.uplo, -1}, {a.trans, -2}, {a.n, -3}, {a.k, -4}, {mpi::real_bits(alpha), -5},
-                               {mpi::imag_bits(alpha), -5}, {a.ia, -7}, {a.ja, -8}, {mpi::real_bits(beta), -10},
-                               {mpi::imag_bits(beta), -10}, {a.ic, -12}, {a.jc, -13}};
+  std::vector<mpi::agreed> args{{"", 1, a.uplo}, {"", 2, a.trans}, {"", 3, a.n}, {"", 4, a.k}, {"", 5, mpi::real_bits(alpha)},
+                                {"", 5, mpi::imag_bits(alpha)}, {"", 7, a.ia}, {"", 8, a.ja}, {"", 10, mpi::real_bits(beta)},
+                                {"", 10, mpi::imag_bits(beta)}, {"", 12, a.ic}, {"", 13, a.jc}};
   add_descriptor_args(args, a.da, 9), add_descriptor_args(args, a.dc, 14);
   agreed_route agreed;
   if (stop_after_checks(*g, at.ctxt, name, info, args, agreed)) return;
@@ -96,12 +81,6 @@ void prk(void* self, const void* const* raw) {
   const std::string head = "routine=" + name + " uplo=" + a.uplo + " trans=" + a.trans + " n=" + std::to_string(a.n) +
                            " k=" + std::to_string(a.k) + " grid=" + std::to_string(g->nprow) + "x" + std::to_string(g->npcol);
   void* real = real_routine(symbol, self);
-  if (alpha == T(0) || a.k == 0) {
-    if (scaled_elsewhere(*g, name, a.dc, agreed, real, forward, head)) return;
-    scale_triangle(a, L, g->me, beta, C);
-    print_scaled(*g, head, t0);
-    return;
-  }
   // (3)-(4)
   const problem pr = rank_k_problem(scalar_type_of<T>(), a.op, a.uplo, a.trans, a.n, a.k);  // (a real syrk's 'C': 'T')
   const std::int64_t lld[3] = {a.da.e[LLD_], a.da.e[LLD_], a.dc.e[LLD_]};

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -273,12 +274,48 @@ void print_stats(const grid& g, const fitted& f, const std::string& head, const 
                f.model->describe().c_str(), f.fit.describe().c_str(), f.from->reason.c_str());
 }
 
+// Ends the job (MPI_Abort over the grid, one line naming `why`): no real routine to forward the call to.
+[[noreturn]] void end_without_backend(const grid& g, const std::string& routine, const std::string& why) {
+  std::fprintf(stderr, "prism-scalapack: %s: prism cannot run this call (%s) and there is no ScaLAPACK %s to forward it to; "
+               "ending the job (MPI_Abort)\n", routine.c_str(), why.c_str(), symbol_of(routine).c_str());
+  MPI_Abort(g.comm, 1);
+  std::abort();  // (MPI_Abort does not return)
+}
+
+// (2) alpha = 0 or k = 0: beta times this process's elements of sub(C) (a rank-k update's uplo
+// triangle; herk: the diagonal made real before, Im C(j, j) being never read, and after, for
+// an infinite beta or Re C(j, j)), or the backend's routine for a replicated C or route backend.
+template <scalar T>
+void scale_only(const call_names& names, const problem& pr, const ranks::caller_layout& L, std::int64_t ldc, const grid& g,
+                const agreed_route& agreed, void* real, const forward_fn& forward, T beta, T* C, const call_start& t0) {
+  const bool replicated = L.op[2].rows.src < 0 || L.op[2].cols.src < 0;
+  if (replicated || (agreed.chosen == route::backend && real != nullptr)) {
+    const std::string why = replicated ? "a replicated C (RSRC or CSRC = -1)" : agreed.why_backend();
+    if (real == nullptr) end_without_backend(g, names.routine, why);
+    forward(real);
+    if (g.me == 0 && stats_on())
+      std::fprintf(stderr, "prism-scalapack: route=backend %s reason=\"alpha = 0 or k = 0; %s\"\n", names.stats.c_str(), why.c_str());
+    return;
+  }
+  std::vector<std::int64_t> diagonal;
+  if (pr.op == operation::herk) ranks::held_diagonal(L, g.me, ldc, diagonal);
+  mpi::make_real(diagonal, C);
+  std::vector<ranks::tile> mine;
+  ranks::held_c(L, g.me, ldc, pr.op == operation::gemm ? 0 : pr.uplo, mine);
+  mpi::scale_tiles(mine, beta, C);
+  mpi::make_real(diagonal, C);
+  if (g.me == 0 && stats_on())
+    std::fprintf(stderr, "prism-scalapack: route=prism %s recv_max_MB=0 control_bytes=%lld reason=\"%s\"\n", names.stats.c_str(),
+                 (long long)(mpi::control_traffic() - t0.control), "alpha = 0 or k = 0: C = beta C, no messages");
+}
+
 }  // namespace
 
 template <scalar T>
 void route_call(const call_names& names, const problem& pr, const ranks::caller_layout& L, const std::int64_t lld[3],
                 const grid& g, const agreed_route& agreed, void* real, const forward_fn& forward, T alpha, const T* A,
                 const T* B, T beta, T* C, const call_start& t0) {
+  if (alpha == T(0) || pr.k == 0) return scale_only<T>(names, pr, L, lld[2], g, agreed, real, forward, beta, C, t0);
   std::optional<context> ctx;  // (none with route backend: a process with a bad PRISM_* setting has no settings)
   std::shared_ptr<const fitted> f;
   if (agreed.chosen == route::backend) {  // no plan made (verdict_of would broadcast one); the signature kept alike

@@ -164,9 +164,9 @@ std::int64_t check_dist(totals_fn totals, int np) {
   C.fill([](std::int64_t, std::int64_t) { return 1.0; });
   auto call = [&] { prism::dist::gemm<double>(MPI_COMM_WORLD, L->source(), 1.0, A, B, 0.5, C); };
   call();
-  const std::int64_t control0 = prism::mpi::control_traffic().bytes;
+  const std::int64_t control0 = prism::mpi::control_traffic();
   const seen s = counted(totals, call);
-  const std::int64_t control = prism::mpi::control_traffic().bytes - control0;
+  const std::int64_t control = prism::mpi::control_traffic() - control0;
   const std::int64_t received = prism::dist::last_traffic().bytes_received;
   if (s.p2p != received)
     fail("prism::dist::gemm: the counter saw " + std::to_string(s.p2p) + " point-to-point bytes, prism counted " +
