@@ -556,6 +556,18 @@ TEST_CASE("the streaming rank-k rule reads each type's, triangle's and form's la
   CHECK_FALSE(streaming_rank_k_preferred(avx512, s, 'U', 'T', 8, 1 << 20));
   CHECK(streaming_rank_k_preferred(avx512, z, 'U', 'C', 32, 1 << 20));
   CHECK_FALSE(streaming_rank_k_preferred(avx512, z, 'U', 'C', 64, 1 << 20));
+  // Complex above n = 8 needs k >= stream_complex_k n / 8 (the model's 128: 256 at n = 16, 512
+  // at 32); n = 8 takes every k, and the real types have no such floor.
+  CHECK(streaming_rank_k_preferred(avx512, z, 'L', 'C', 8, 16));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, z, 'L', 'C', 16, 255));
+  CHECK(streaming_rank_k_preferred(avx512, z, 'L', 'C', 16, 256));
+  CHECK_FALSE(streaming_rank_k_preferred(avx512, c, 'U', 'N', 32, 511));
+  CHECK(streaming_rank_k_preferred(avx512, c, 'U', 'N', 32, 512));
+  CHECK(streaming_rank_k_preferred(avx512, d, 'U', 'T', 32, 16));
+  machine_description slow_complex = avx512;  // a measured stream_complex_k moves the floor
+  slow_complex.set_measured(machine_key::stream_complex_k, 1024);
+  CHECK_FALSE(streaming_rank_k_preferred(slow_complex, z, 'U', 'N', 16, 1024));
+  CHECK(streaming_rank_k_preferred(slow_complex, z, 'U', 'N', 16, 2048));
   // The AVX2 Zen 3's double limits: N to 32, T none (1). n = 128 in cache goes with them;
   // the other types keep theirs.
   machine_description zen3 = avx512;
@@ -600,10 +612,12 @@ TEST_CASE("the streaming rank-k rule reads each type's, triangle's and form's la
 }
 
 TEST_CASE("the streaming rank-k rule under the model's limits is the rule they were measured as") {
-  // The rule as it was written before its limits were machine keys (the AVX-512 host's runs).
+  // The rule as it was written before its limits were machine keys (the AVX-512 host's runs),
+  // with the complex floor on k (128, the model's stream_complex_k, times n / 8 above n = 8).
   const machine_description& mc = test::epyc_2c();
   auto written = [&](scalar_type t, bool n_form, std::int64_t n, std::int64_t k) {
     if (n < 1 || n > 128) return false;
+    if (is_complex(t) && n > 8 && k * 8 < 128 * n) return false;
     const double bytes = double(n) * double(k) * double(element_size(t));
     if (n_form) {
       if (t == scalar_type::s) return true;
@@ -618,7 +632,7 @@ TEST_CASE("the streaming rank-k rule under the model's limits is the rule they w
     for (bool n_form : {true, false})
       for (char uplo : {'U', 'L'})  // the model's lower limits are its upper ones
         for (std::int64_t n = 0; n <= 130; ++n)
-          for (std::int64_t k : {1, 512, 4096, 1 << 14, 1 << 20}) {
+          for (std::int64_t k : {1, 256, 512, 4096, 1 << 14, 1 << 20}) {
             const char trans = n_form ? 'N' : (is_complex(t) ? 'C' : 'T');
             INFO(char(t), " ", uplo, trans, " n ", n, " k ", k);
             CHECK(detail::streaming_rank_k_preferred(mc, t, uplo, trans, n, k) == written(t, n_form, n, k));

@@ -108,6 +108,15 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 // "4 MiB or less" for n = 128 (double and complex double, N form), read against the model's
 // stream_far_bytes (8 L2s: 8 MiB there), not a measured one (a gemm crossover; "never",
 // 1e18, would take every n = 128 leaf).
+// Complex leaves above n = 8 also need k >= stream_complex_k n / 8 (the model: 256 at n = 16,
+// 512 at 32), in either form and whatever the limit: the limits come from long k, and on short
+// k the streaming leaf's fixed cost per call, which grows with n, loses to OpenBLAS's ?herk.
+// bench/results/rank-k-small-k-clean-env-2026-12-02T1057Z.txt (scripts/rank-k-small-k.sh,
+// the AVX-512 host, best of 3 per leaf): n = 8 won at every k from 16 (1.13-1.88x); n = 16
+// lost below k = 128-256 (0.72-0.98; cherk UN 0.94 at 128, 1.03 at 256); zherk n = 32 lost
+// below k = 128 (UN) and to 16384 (LC: 0.62 at k = 16, 0.92-0.98 from 256), and cherk
+// n = 32 lost at every k to 16384 (0.43 at 16, 0.92 at 16384), which its limit, not this
+// floor, decides.
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char uplo, char trans, std::int64_t n,
                                 std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
@@ -115,6 +124,7 @@ bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, ch
   const machine_key key = stream_rank_k_key(t, uplo != 'L' && uplo != 'l', n_form);
   const double up_to = mc.value(key);
   if (up_to < 2) return false;  // none
+  if (is_complex(t) && n > 8 && double(k) < mc.value(machine_key::stream_complex_k) * double(n) / 8) return false;
   if (!n_form) return n >= (t == scalar_type::s ? 16 : 8) && double(n) <= up_to;
   if (double(n) <= up_to) return true;
   const bool model = std::string_view(mc.origin(key)) == "model";
