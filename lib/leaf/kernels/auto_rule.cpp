@@ -110,13 +110,12 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 // 1e18, would take every n = 128 leaf).
 // Complex leaves above n = 8 also need k >= stream_complex_k n / 8 (the model: 256 at n = 16,
 // 512 at 32), in either form and whatever the limit: the limits come from long k, and on short
-// k the streaming leaf's fixed cost per call, which grows with n, loses to OpenBLAS's ?herk.
-// bench/results/rank-k-small-k-clean-env-2026-12-02T1057Z.txt (scripts/rank-k-small-k.sh,
-// the AVX-512 host, best of 3 per leaf): n = 8 won at every k from 16 (1.13-1.88x); n = 16
-// lost below k = 128-256 (0.72-0.98; cherk UN 0.94 at 128, 1.03 at 256); zherk n = 32 lost
-// below k = 128 (UN) and to 16384 (LC: 0.62 at k = 16, 0.92-0.98 from 256), and cherk
-// n = 32 lost at every k to 16384 (0.43 at 16, 0.92 at 16384), which its limit, not this
-// floor, decides.
+// k the streaming leaf lost to OpenBLAS's ?herk, up to a larger k the larger n.
+// bench/results/rank-k-small-k-clean-env-2026-12-02T1055Z.txt (scripts/rank-k-small-k.sh,
+// the AVX-512 host, best of 3 per leaf): n = 8 won or tied at every k from 16 (0.97-1.89x);
+// n = 16 lost below k = 128-256 (0.73-0.99, but zherk UN won from k = 64, 1.20x); n = 32
+// lost below k = 256-512 in the N form (0.52-0.98) and in the 'C' form at every k to 16384
+// (zherk 0.60-0.98, cherk 0.50-0.89), which the limits, not this floor, decide.
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char uplo, char trans, std::int64_t n,
                                 std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
