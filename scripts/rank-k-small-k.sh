@@ -21,7 +21,7 @@ while read -r name flags; do
       read -r o ou < <(time_of $n $n $k $flags --leaf openblas)
       ratio=$(awk -v s="$s" -v su="$su" -v o="$o" -v ou="$ou" 'function ns(x, u) { return u == "ns" ? x : u == "us" ? x * 1e3 : u == "ms" ? x * 1e6 : x * 1e9 }
                 BEGIN { printf "%.2f", ns(o, ou) / ns(s, su) }')
-      pick=$("$prism" plan $n $n $k $flags --threads 1 | awk '/^leaf /{print ($2 == "streaming" ? "S" : "B")}')
+      pick=$("$prism" plan $n $n $k $flags --threads 1 --leaf auto | awk '/^leaf /{print ($2 == "streaming" ? "S" : "B")}')
       line="$line  k $k $s $su / $o $ou $ratio [$pick];"
     done
     echo "$line"

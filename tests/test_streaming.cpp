@@ -556,18 +556,18 @@ TEST_CASE("the streaming rank-k rule reads each type's, triangle's and form's la
   CHECK_FALSE(streaming_rank_k_preferred(avx512, s, 'U', 'T', 8, 1 << 20));
   CHECK(streaming_rank_k_preferred(avx512, z, 'U', 'C', 32, 1 << 20));
   CHECK_FALSE(streaming_rank_k_preferred(avx512, z, 'U', 'C', 64, 1 << 20));
-  // Complex above n = 8 needs k >= stream_complex_k n / 8 (the model's 128: 256 at n = 16, 512
-  // at 32); n = 8 takes every k, and the real types have no such floor.
+  // Complex above n = 8 needs k >= 16 n (256 at n = 16, 512 at 32); n = 8 takes every k, and
+  // the real types have no such floor.
   CHECK(streaming_rank_k_preferred(avx512, z, 'L', 'C', 8, 16));
   CHECK_FALSE(streaming_rank_k_preferred(avx512, z, 'L', 'C', 16, 255));
   CHECK(streaming_rank_k_preferred(avx512, z, 'L', 'C', 16, 256));
   CHECK_FALSE(streaming_rank_k_preferred(avx512, c, 'U', 'N', 32, 511));
   CHECK(streaming_rank_k_preferred(avx512, c, 'U', 'N', 32, 512));
   CHECK(streaming_rank_k_preferred(avx512, d, 'U', 'T', 32, 16));
-  machine_description slow_complex = avx512;  // a measured stream_complex_k moves the floor
-  slow_complex.set_measured(machine_key::stream_complex_k, 1024);
-  CHECK_FALSE(streaming_rank_k_preferred(slow_complex, z, 'U', 'N', 16, 1024));
-  CHECK(streaming_rank_k_preferred(slow_complex, z, 'U', 'N', 16, 2048));
+  machine_description fast_complex = avx512;  // a gemm crossover measured low leaves the floor
+  fast_complex.set_measured(machine_key::stream_complex_k, 32);
+  CHECK_FALSE(streaming_rank_k_preferred(fast_complex, z, 'U', 'N', 16, 255));
+  CHECK(streaming_rank_k_preferred(fast_complex, z, 'U', 'N', 16, 256));
   // The AVX2 Zen 3's double limits: N to 32, T none (1). n = 128 in cache goes with them;
   // the other types keep theirs.
   machine_description zen3 = avx512;
@@ -613,7 +613,7 @@ TEST_CASE("the streaming rank-k rule reads each type's, triangle's and form's la
 
 TEST_CASE("the streaming rank-k rule under the model's limits is the rule they were measured as") {
   // The rule as it was written before its limits were machine keys (the AVX-512 host's runs),
-  // with the complex floor on k (128, the model's stream_complex_k, times n / 8 above n = 8).
+  // with the complex floor on k (16 n above n = 8).
   const machine_description& mc = test::epyc_2c();
   auto written = [&](scalar_type t, bool n_form, std::int64_t n, std::int64_t k) {
     if (n < 1 || n > 128) return false;

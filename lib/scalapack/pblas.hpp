@@ -156,7 +156,8 @@ struct call_names {
   std::string routine, verbose, stats;
 };
 
-/// Steps 3-4 past the checks and quick returns: pr's schedule fitted to the caller's layout L
+/// Steps 2-4 past the checks and quick returns: alpha = 0 or k = 0 scales this process's C
+/// (a replicated C or route backend: `forward`); else pr's schedule fitted to the caller's layout L
 /// (lld: A's, B's, C's LLD) run in place (rank-k: B unused), or `forward` to `real`, or (neither)
 /// one line and MPI_Abort, as on a failure of prism's route; then PRISM_STATS's line.
 template <scalar T>

@@ -1,6 +1,5 @@
 // lib/scalapack/pgemm.cpp — libprism_scalapack.so's psgemm_ pdgemm_ pcgemm_ pzgemm_ (ScaLAPACK's ABI):
 // PBLAS's checks, then route.cpp's route (docs/distributed.md "Behind ScaLAPACK's p?gemm_", steps 1-6).
-#include "../mpi/rank_exchange.hpp"
 #include "pblas.hpp"
 
 #include <complex>
@@ -64,7 +63,7 @@ void pgemm(void* self, const char* transa, const char* transb, const int* M, con
   char head[160], verbose[96];
   std::snprintf(head, sizeof head, "routine=%s trans=%c%c m=%d n=%d k=%d grid=%dx%d", name.c_str(), ta, tb, m, n, k, g->nprow,
                 g->npcol);
-  // (3)-(4); alpha = 0 or k = 0: beta sub(C) on this process's elements (beta = 0: zeros, C unread)
+  // (2) alpha = 0 or k = 0 (beta sub(C), beta = 0: zeros, C unread), (3)-(4): route_call
   std::snprintf(verbose, sizeof verbose, "%s %c%c %dx%dx%d", name.c_str(), ta, tb, m, n, k);
   const std::int64_t lld[3] = {da.e[LLD_], db.e[LLD_], dc.e[LLD_]};
   const problem pr{scalar_type_of<T>(), ta, tb, m, n, k};

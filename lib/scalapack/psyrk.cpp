@@ -1,6 +1,5 @@
 // lib/scalapack/psyrk.cpp — libprism_scalapack.so's pssyrk_ pdsyrk_ pcsyrk_ pzsyrk_ pcherk_ pzherk_ (PBLAS's
 // ABI): checks, then route.cpp's route (docs/distributed.md "Behind ScaLAPACK's p?syrk_ and p?herk_").
-#include "../mpi/rank_exchange.hpp"
 #include "pblas.hpp"
 
 #include <prism/syrk.hpp>
@@ -81,7 +80,7 @@ void prk(void* self, const void* const* raw) {
   const std::string head = "routine=" + name + " uplo=" + a.uplo + " trans=" + a.trans + " n=" + std::to_string(a.n) +
                            " k=" + std::to_string(a.k) + " grid=" + std::to_string(g->nprow) + "x" + std::to_string(g->npcol);
   void* real = real_routine(symbol, self);
-  // (3)-(4)
+  // (2) alpha = 0 or k = 0 (beta times sub(C)'s triangle), (3)-(4): route_call
   const problem pr = rank_k_problem(scalar_type_of<T>(), a.op, a.uplo, a.trans, a.n, a.k);  // (a real syrk's 'C': 'T')
   const std::int64_t lld[3] = {a.da.e[LLD_], a.da.e[LLD_], a.dc.e[LLD_]};
   const std::string verbose = name + ' ' + a.uplo + a.trans + " n=" + std::to_string(a.n) + " k=" + std::to_string(a.k);

@@ -108,14 +108,21 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 // "4 MiB or less" for n = 128 (double and complex double, N form), read against the model's
 // stream_far_bytes (8 L2s: 8 MiB there), not a measured one (a gemm crossover; "never",
 // 1e18, would take every n = 128 leaf).
-// Complex leaves above n = 8 also need k >= stream_complex_k n / 8 (the model: 256 at n = 16,
-// 512 at 32), in either form and whatever the limit: the limits come from long k, and on short
-// k the streaming leaf lost to OpenBLAS's ?herk, up to a larger k the larger n.
+// Complex leaves above n = 8 also need k >= 16 n (complex_rank_k_per_n: 256 at n = 16, 512
+// at 32), in either form, for ?herk and (by the same kernels, not timed) complex ?syrk,
+// whatever the limit: the limits come from long k, and on short k the streaming leaf lost
+// to OpenBLAS's ?herk up to a larger k the larger n. It is the model's, not measured: the
+// first-use series time long k only, and stream_complex_k (an 8 x 8 gemm's crossover, which
+// this host has measured at 32) is another kernel's.
 // bench/results/rank-k-small-k-clean-env-2026-12-02T1055Z.txt (scripts/rank-k-small-k.sh,
-// the AVX-512 host, best of 3 per leaf): n = 8 won or tied at every k from 16 (0.97-1.89x);
-// n = 16 lost below k = 128-256 (0.73-0.99, but zherk UN won from k = 64, 1.20x); n = 32
-// lost below k = 256-512 in the N form (0.52-0.98) and in the 'C' form at every k to 16384
-// (zherk 0.60-0.98, cherk 0.50-0.89), which the limits, not this floor, decide.
+// the AVX-512 host, best of 3 per leaf, k = 16 .. 16384): n = 8 won or tied at every k
+// (0.97-1.89x). n = 16 lost at k = 16 in every form (0.73-0.96), cherk up to k = 64 (UN,
+// 0.90) or 128 (LC, 0.99), zherk LC up to 1024 (0.92-0.96 from 256); zherk UN won from
+// k = 64 (1.20-1.38). n = 32: zherk UN lost below k = 128 (0.67-0.92), tied at 128 and 256
+// (1.00, 0.98) and won from 512; zherk LC, cherk LC and cherk UN lost at every k (0.50-0.98),
+// which the limits, not this floor, decide.
+constexpr std::int64_t complex_rank_k_per_n = 16;
+
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char uplo, char trans, std::int64_t n,
                                 std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
@@ -123,7 +130,7 @@ bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, ch
   const machine_key key = stream_rank_k_key(t, uplo != 'L' && uplo != 'l', n_form);
   const double up_to = mc.value(key);
   if (up_to < 2) return false;  // none
-  if (is_complex(t) && n > 8 && double(k) < mc.value(machine_key::stream_complex_k) * double(n) / 8) return false;
+  if (is_complex(t) && n > 8 && k < complex_rank_k_per_n * n) return false;
   if (!n_form) return n >= (t == scalar_type::s ? 16 : 8) && double(n) <= up_to;
   if (double(n) <= up_to) return true;
   const bool model = std::string_view(mc.origin(key)) == "model";
