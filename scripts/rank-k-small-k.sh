@@ -4,9 +4,11 @@
 # 16 up (one leaf: the calls are below the small-call threshold or on one thread), and the
 # leaf the rule (PRISM_LEAF=auto) picks. The rule's limits come from long k
 # (bench/results/leaf-syrk-*.txt); this shows where they hold on short k.
-#   bash scripts/rank-k-small-k.sh [PRISM] > bench/results/rank-k-small-k-<UTC time>.txt
+#   bash scripts/rank-k-small-k.sh [PRISM [NAME...]] > bench/results/rank-k-small-k-<UTC time>.txt
+# NAMEs (e.g. zsyrk-UT) pick rows of the list at the end; none: every row.
 set -euo pipefail
 prism=${1:-build/apps/prism}
+shift || true
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $("$prism" --version), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "# load average $(cut -d' ' -f1-3 /proc/loadavg); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}; PRISM_*: $(env | grep '^PRISM_' | sort | tr '\n' ' ' || true)(none if empty)"
 echo "# per k: streaming / openblas leaf time per call (best of 3 timings), openblas/streaming (> 1: streaming faster),"
@@ -14,6 +16,7 @@ echo "# and [S] or [B]: the leaf PRISM_LEAF=auto picks for the call (\`prism pla
 time_of() { "$prism" bench "$@" --reps 3 --threads 1 | awk '/^  prism/{print $4, $5}'; }
 while read -r name flags; do
   [ -n "$name" ] || continue
+  if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi
   for n in 8 16 32; do
     line="$name n $n:"
     for k in 16 64 128 256 512 1024 4096 16384; do
@@ -34,4 +37,8 @@ zherk-LC --herk LC --type z
 cherk-LC --herk LC --type c
 zherk-UN --herk UN --type z
 cherk-UN --herk UN --type c
+zsyrk-UT --syrk UT --type z
+csyrk-UT --syrk UT --type c
+zsyrk-UN --syrk UN --type z
+csyrk-UN --syrk UN --type c
 SHAPES
