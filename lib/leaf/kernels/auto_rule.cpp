@@ -109,8 +109,8 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 // stream_far_bytes (8 L2s: 8 MiB there), not a measured one (a gemm crossover; "never",
 // 1e18, would take every n = 128 leaf).
 // Complex leaves above n = 8 also need k >= 16 n (complex_rank_k_per_n: 256 at n = 16, 512
-// at 32), in either form, for ?herk and (by the same kernels, not timed) complex ?syrk,
-// whatever the limit: the limits come from long k, and on short k the streaming leaf lost
+// at 32), in either form, for ?herk and complex ?syrk (timed in
+// rank-k-small-k-complex-syrk-clean-env-2026-12-02T1146Z.txt), whatever the limit: the limits come from long k, and on short k the streaming leaf lost
 // to OpenBLAS's ?herk up to a larger k the larger n. It is the model's, not measured: the
 // first-use series time long k only, and stream_complex_k (an 8 x 8 gemm's crossover, which
 // this host has measured at 32) is another kernel's.
