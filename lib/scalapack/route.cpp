@@ -293,7 +293,7 @@ void scale_only(const call_names& names, const problem& pr, const ranks::caller_
     const std::string why = replicated ? "a replicated C (RSRC or CSRC = -1)" : agreed.why_backend();
     if (real == nullptr) end_without_backend(g, names.routine, why);
     forward(real);
-    if (g.me == 0 && stats_on())
+    if (g.me == 0 && agreed.stats)
       std::fprintf(stderr, "prism-scalapack: route=backend %s reason=\"alpha = 0 or k = 0; %s\"\n", names.stats.c_str(), why.c_str());
     return;
   }
@@ -304,7 +304,7 @@ void scale_only(const call_names& names, const problem& pr, const ranks::caller_
   ranks::held_c(L, g.me, ldc, pr.op == operation::gemm ? 0 : pr.uplo, mine);
   mpi::scale_tiles(mine, beta, C);
   mpi::make_real(diagonal, C);
-  if (g.me == 0 && stats_on())
+  if (g.me == 0 && agreed.stats)
     std::fprintf(stderr, "prism-scalapack: route=prism %s recv_max_MB=0 control_bytes=%lld reason=\"%s\"\n", names.stats.c_str(),
                  (long long)(mpi::control_traffic() - t0.control), "alpha = 0 or k = 0: C = beta C, no messages");
 }

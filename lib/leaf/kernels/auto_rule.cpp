@@ -110,8 +110,9 @@ bool streaming_preferred(const machine_description& mc, scalar_type t, char tran
 // 1e18, would take every n = 128 leaf).
 // Complex leaves above n = 8 also need k >= 16 n (complex_rank_k_per_n: 256 at n = 16, 512
 // at 32), in either form, for ?herk and complex ?syrk (timed in
-// rank-k-small-k-complex-syrk-clean-env-2026-12-02T1146Z.txt), whatever the limit: the limits come from long k, and on short k the streaming leaf lost
-// to OpenBLAS's ?herk up to a larger k the larger n. It is the model's, not measured: the
+// rank-k-small-k-complex-syrk-clean-env-2026-12-02T1146Z.txt), whatever the limit: the
+// limits come from long k, and on short k the streaming leaf lost to OpenBLAS's ?herk up to
+// a larger k the larger n. It is the model's, not measured: the
 // first-use series time long k only, and stream_complex_k (an 8 x 8 gemm's crossover, which
 // this host has measured at 32) is another kernel's.
 // bench/results/rank-k-small-k-clean-env-2026-12-02T1055Z.txt (scripts/rank-k-small-k.sh,
@@ -126,11 +127,11 @@ constexpr std::int64_t complex_rank_k_per_n = 16;
 bool streaming_rank_k_preferred(const machine_description& mc, scalar_type t, char uplo, char trans, std::int64_t n,
                                 std::int64_t k) {
   if (n < 1 || n > streaming_max_mn) return false;
+  if (is_complex(t) && n > 8 && k < complex_rank_k_per_n * n) return false;  // before any lookup
   const bool n_form = trans == 'N' || trans == 'n';
   const machine_key key = stream_rank_k_key(t, uplo != 'L' && uplo != 'l', n_form);
   const double up_to = mc.value(key);
   if (up_to < 2) return false;  // none
-  if (is_complex(t) && n > 8 && k < complex_rank_k_per_n * n) return false;
   if (!n_form) return n >= (t == scalar_type::s ? 16 : 8) && double(n) <= up_to;
   if (double(n) <= up_to) return true;
   const bool model = std::string_view(mc.origin(key)) == "model";
