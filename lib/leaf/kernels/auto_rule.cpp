@@ -57,21 +57,23 @@ namespace prism::detail {
 bool streaming_preferred(const machine_description& mc, scalar_type t, char transa, char transb, std::int64_t m,
                          std::int64_t n, std::int64_t k) {
   if (!streaming_applies(m, n)) return false;
+  // Each branch reads only the values it compares (a look-up is a few nanoseconds of a
+  // tiny call's overhead).
   const double panels = double(m + n) * double(k) * double(element_size(t));
-  const double near = mc.value(machine_key::stream_bytes), far = mc.value(machine_key::stream_far_bytes);
+  auto near = [&] { return mc.value(machine_key::stream_bytes); };
   if (m <= streaming_block_mn && n <= streaming_block_mn) {
     if (is_complex(t)) return double(k) >= mc.value(machine_key::stream_complex_k);
-    return panels >= near;
+    return panels >= near();
   }
   const bool dot = (transa != 'N' && transa != 'n') && (transb == 'N' || transb == 'n');
   if (!is_complex(t)) {  // the panel kernel, every trans pair
     if (dot) return panels >= mc.value(machine_key::stream_dot_bytes);
-    return panels >= near && (m * n <= 1024 || panels >= far);
+    return panels >= near() && (m * n <= 1024 || panels >= mc.value(machine_key::stream_far_bytes));
   }
   // Complex: the dot kernel's lane sums won only far beyond cache, 4 times the panel
   // kernel's 'TN' threshold (32 L2s by the model).
   if (dot) return m * n <= 1024 && panels >= 4 * mc.value(machine_key::stream_dot_bytes);
-  if (panels < near) return false;
+  if (panels < near()) return false;
   if (m * n <= 1024) return true;
   if (m > 64 || n > 64) return false;
   return t == scalar_type::z;
