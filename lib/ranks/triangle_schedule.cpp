@@ -324,23 +324,26 @@ std::vector<rank_k_unit> triangle_schedule::slice_units(int r) const {
 // [star4], block (i, j) computed by role 1 of the tbd3 (C weight 5, 2 runs) and role 0 of
 // the star (C weight 2): weights 5, 5, 2, so rank 4 (run 1 of the first part) has 5 before
 // it, 5 of its own, of 12. Before a rank of role p_r, run j_r: each computing role p's runs below
-// j_r, and its run j_r when p < p_r.
-triangle_schedule::share_at triangle_schedule::c_share(int r, int i, int j) const {
+// j_r, and its run j_r when p < p_r. Rank r's share of C cell c, its computers counted when
+// the phase asked for is C's (`now`).
+cell_share triangle_schedule::c_share(int r, std::int64_t c, bool now) const {
+  const auto [i, j] = c_block(c);
   const rank_place at = place_of(r);
-  share_at out;
+  std::int64_t before_me = 0, own = 0, total = 0, computers = 0;
+  bool mine = false;
   for (const part_geometry& x : parts_) {
     std::int64_t before = 0, all = 0;
     for (int p : role_computers(x, atom_of(x, i), atom_of(x, j))) {
       const std::int64_t w = x.c_weight[std::size_t(p)], m = x.runs[std::size_t(p)];
       before += w * (std::min<std::int64_t>(at.run, m) + (p < at.role && at.run < m ? 1 : 0));
       all += w * m;
-      out.computers += m;
-      out.mine = out.mine || (&x == at.part && p == at.role);
+      computers += m;
+      mine = mine || (&x == at.part && p == at.role);
     }
-    if (&x == at.part) out.before = out.total + before, out.own = x.c_weight[std::size_t(at.role)];
-    out.total += all;
+    if (&x == at.part) before_me = total + before, own = x.c_weight[std::size_t(at.role)];
+    total += all;
   }
-  return out;
+  return cell_share{mine ? piece_of(c, c_size(i, j), before_me, own, total) : piece{c, 0, 0}, now ? computers : 0, now && mine};
 }
 
 // One odd difference cover alone: its roles' tables, and each role's C blocks laid end to end
@@ -689,10 +692,7 @@ cell_share triangle_schedule::share(operand o, int q, std::int64_t c, int r) con
     return cell_share{owned(o, c, r), now ? std::int64_t(h.size()) : 0, now && std::binary_search(h.begin(), h.end(), r)};
   }
   if (composite() || r < 0 || r >= ranks()) return schedule::share(o, q, c, r);
-  const auto [i, j] = c_block(c);
-  const share_at sh = c_share(r, i, j);
-  return cell_share{sh.mine ? piece_of(c, c_size(i, j), sh.before, sh.own, sh.total) : piece{c, 0, 0}, now ? sh.computers : 0,
-                    now && sh.mine};
+  return c_share(r, c, now);
 }
 
 void triangle_schedule::needers(operand o, int q, std::int64_t c, std::vector<int>& out) const {

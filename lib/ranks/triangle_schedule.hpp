@@ -87,10 +87,6 @@ class triangle_schedule final : public schedule {
     const part_geometry* part;
     int run = 0, role = 0;
   };
-  struct share_at {  // where a rank sits among a C block's computers, by weight, and whether it computes it
-    std::int64_t before = 0, own = 0, total = 0, computers = 0;
-    bool mine = false;
-  };
   struct roles {  // one or two roles, ascending
     int count = 0, at[2] = {0, 0};
     roles(int a) : count(1), at{a, 0} {}
@@ -122,7 +118,7 @@ class triangle_schedule final : public schedule {
   std::vector<int> a_holders(int b, std::int64_t k0, std::int64_t k1) const;
   const std::vector<int>& a_holder_list(std::int64_t c) const;
   std::pair<int, int> c_block(std::int64_t c) const;
-  share_at c_share(int r, int i, int j) const;
+  cell_share c_share(int r, std::int64_t c, bool now) const;
   int a_phase(std::int64_t k0) const;
   rank_tally plane_a(const part_geometry& x, int role, std::int64_t len) const;
   rank_tally swept_a(const rank_place& at) const;
