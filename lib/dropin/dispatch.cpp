@@ -506,8 +506,9 @@ decision choose(const settings& s, const backend* b, const problem& p, blas_int 
   return {path::backend, "not k-dominant (k < 4 max(m, n)); backend as fast", r->text.c_str()};
 }
 
-// The plan's top step in one line, e.g. "bfs k thread 2097152@1 2097152@1; depth 9, 512 leaves,
-// 32768 B extra". PRISM_VERBOSE=2 prints the whole text form instead.
+// The plan's top step in one line, e.g. "bfs k thread 2097152@1t 2097152@1t; depth 9, 512 leaves,
+// 32768 B extra" (on two NUMA domains "bfs k numa 2097152@1d,1t ..."). PRISM_VERBOSE=2 prints
+// the whole text form instead.
 std::string plan_summary(const plan& pl, int verbose) {
   const std::string text = pl.to_string();
   if (verbose >= 2) return "\n" + text;
@@ -518,8 +519,9 @@ std::string plan_summary(const plan& pl, int verbose) {
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(pos, end - pos);
     pos = end + 1;
-    if (line.empty() || line[0] == '#' || line.rfind("prism-plan", 0) == 0 || line.rfind("problem", 0) == 0 ||
-        line.rfind("threads", 0) == 0)
+    const auto header = [&](const char* key) { return line.rfind(key, 0) == 0; };  // plan::to_string's
+    if (line.empty() || line[0] == '#' || header("prism-plan") || header("problem") || header("threads") ||
+        header("domains") || header("ranks") || header("devices"))
       continue;
     line = line.substr(0, line.find('#'));
     while (!line.empty() && line.back() == ' ') line.pop_back();
