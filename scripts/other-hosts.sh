@@ -15,9 +15,9 @@
 # Prints each host's ctest summary and failed tests; the logs stay in a temporary folder it
 # names. Exit status 1 when any test failed on any host, 2 on bad arguments.
 set -uo pipefail
-cd "$(dirname "$0")/.."
 build=build
-if [ $# -gt 0 ] && [ -d "$1" ]; then build=$1; shift; fi
+if [ $# -gt 0 ] && [ -d "$1" ]; then build=$(cd "$1" && pwd); shift; fi
+cd "$(dirname "$0")/.."
 [ -f "$build/CTestTestfile.cmake" ] || { echo "other-hosts: $build has no tests (configure with -DPRISM_WITH_TESTS=ON)" >&2; exit 2; }
 [ "$(nproc)" -ge 2 ] || { echo "other-hosts: the emulated hosts name 2 processors; this machine has $(nproc)" >&2; exit 2; }
 
@@ -42,14 +42,14 @@ status=0
 for h in "${hosts[@]}"; do
   if [ "$h" = clean_env ]; then
     run=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
-  else
-    run=(env HWLOC_THISSYSTEM=1 "HWLOC_SYNTHETIC=${synthetic[$h]}")
+  else  # (a topology or machine file of the caller's would override the emulated host)
+    run=(env -u PRISM_TOPOLOGY -u PRISM_MACHINE -u HWLOC_XMLFILE HWLOC_THISSYSTEM=1 "HWLOC_SYNTHETIC=${synthetic[$h]}")
   fi
   start=$(date +%s)
   "${run[@]}" ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "${extra[@]}" > "$logs/$h.log" 2>&1
   rc=$?
   echo "## $h ($(( $(date +%s) - start )) s): $(grep -E 'tests passed|No tests were found' "$logs/$h.log" | tail -n 1)"
-  grep -E '^\s+[0-9]+ - .* \((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\)' "$logs/$h.log" | sed 's/^/   /'
+  sed -n '/^The following tests FAILED:/,$p' "$logs/$h.log" | grep -E '^\s+[0-9]+ - ' | sed 's/^/   /'
   [ "$rc" -eq 0 ] || status=1
 done
 exit $status

@@ -39,11 +39,12 @@ for key in stream_outer_chunk_bytes stream_dot_chunk_bytes stream_tile_chunk_byt
   elif [ "$v" -le 0 ] || [ $((v % 64)) -ne 0 ]; then fail "$key $v is not a positive whole number of 64-byte lines"
   fi
 done
-# The reduction threshold is measured where there are two threads to share it: two cores
-# (the count the description's comment gives; one core of two hardware threads is one).
+# The reduction threshold is measured where there are two threads to share it: tune's
+# threads are the processors it may use, at most one a core (the count the description's
+# comment gives; one core of two hardware threads is one).
 cores=$(sed -n 's/^# \([0-9]*\) cores\{0,1\}, .*/\1/p' "$dir/machine")
 [ -n "$cores" ] || fail "the file names no core count"
-if [ "${cores:-1}" -ge 2 ]; then
+if [ "${cores:-1}" -ge 2 ] && [ "$(nproc)" -ge 2 ]; then
   grep -Eq "^parallel_reduce_bytes: [0-9.e+]+ measured$" "$dir/machine" || fail "no measured parallel_reduce_bytes line in the file"
 else
   grep -Eq "^parallel_reduce_bytes: [0-9.e+]+ model$" "$dir/machine" || fail "one core: parallel_reduce_bytes should stay the model's"
