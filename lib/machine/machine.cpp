@@ -348,7 +348,8 @@ std::string machine_description::to_string() const {
   if (!example_.empty() || topology_.synthetic_description() != topology::from_env().synthetic_description())
     os << "topology: " << topology_.synthetic_description() << "\n";
   os << "simd: " << simd_ << " " << simd_bits_ << "\n";
-  os << "# " << cores() << (cores() == 1 ? " core, " : " cores, ") << numa_domains() << " NUMA domain" << (numa_domains() == 1 ? "" : "s");
+  os << "# " << cores() << " core" << (cores() == 1 ? "" : "s") << ", " << numa_domains() << " NUMA domain"
+     << (numa_domains() == 1 ? "" : "s");
   for (const auto& c : topology_.caches())
     os << "; L" << c.level << " " << (c.size_bytes >> 10) << " KiB per " << c.pus_sharing << " PU"
        << (c.pus_sharing == 1 ? "" : "s");
