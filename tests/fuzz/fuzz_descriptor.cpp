@@ -1,12 +1,17 @@
 // tests/fuzz/fuzz_descriptor.cpp — fuzz target: the ScaLAPACK drop-in's argument and
-// descriptor checks (libprism_scalapack's pdgemm_, route prism) on a 1 x 1 BLACS grid.
-// Input bytes give trans letters, m, n, k, the six offsets and the three descriptors
-// (9- or 11-entry, any DTYPE, context, sizes, blocks, sources, LLD), small values with
-// occasional negatives. Each call either reports an INFO through PB_Cabort (this program's,
-// which records it and returns, as PBLAS's testers' does) with C untouched, or computes sub(C) = alpha op(sub(A)) op(sub(B)) +
-// beta sub(C) within the componentwise bound with the rest of C untouched (on one process
-// every operand is held whole, local = global with the descriptor's LLD). The buffers
-// are as large as the descriptors say, so a valid call stays inside them.
+// descriptor checks (libprism_scalapack's pdgemm_ and pdsyrk_, route prism) on a 1 x 1
+// BLACS grid. Input bytes give trans letters, m, n, k, the six offsets and the three
+// descriptors (9- or 11-entry, any DTYPE, context, sizes, blocks, sources, LLD), small
+// values with occasional negatives, then the routine: an odd last byte calls pdsyrk_ with
+// the first letter as UPLO (N, T, C, n read as U, L, X, l: X is invalid), the second as
+// TRANS, n, k, A's offsets and descriptor, C's (B's unused); else pdgemm_ (so inputs
+// written before pdsyrk_ was fuzzed decode as they did). Each call either reports an INFO
+// through PB_Cabort (this program's, which records it and returns, as PBLAS's testers'
+// does) with C untouched, or computes sub(C) = alpha op(sub(A)) op(sub(B)) + beta sub(C)
+// (pdsyrk_: alpha op(sub(A)) op(sub(A))^T + beta sub(C) on its UPLO triangle) within the
+// componentwise bound with the rest of C untouched (on one process every operand is held
+// whole, local = global with the descriptor's LLD). The buffers are as large as the
+// descriptors say, so a valid call stays inside them.
 #include <mpi.h>
 
 #include <cmath>
@@ -22,6 +27,9 @@ void Cblacs_gridinit(int* icontxt, const char* order, int nprow, int npcol);
 void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
              const double* a, const int* ia, const int* ja, const int* desca, const double* b, const int* ib,
              const int* jb, const int* descb, const double* beta, double* c, const int* ic, const int* jc,
+             const int* descc);
+void pdsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
+             const int* ia, const int* ja, const int* desca, const double* beta, double* c, const int* ic, const int* jc,
              const int* descc);
 }
 
@@ -105,9 +113,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < B.size(); ++i) B[i] = double(int(i * 5 % 13) - 6) / 8;
   for (std::size_t i = 0; i < C.size(); ++i) C[i] = double(int(i % 7)) - 3;
   const std::vector<double> C0 = C;
+  const bool syrk = in.next() % 2 == 1;
+  const char uplo = "ULXl"[std::strchr(letters, ta) - letters];
   g_reports = 0;
-  pdgemm_(&ta, &tb, &m, &n, &k, &alpha, A.data(), &off[0], &off[1], desc[0], B.data(), &off[2], &off[3], desc[1], &beta,
-          C.data(), &off[4], &off[5], desc[2]);
+  if (syrk)
+    pdsyrk_(&uplo, &tb, &n, &k, &alpha, A.data(), &off[0], &off[1], desc[0], &beta, C.data(), &off[4], &off[5], desc[2]);
+  else
+    pdgemm_(&ta, &tb, &m, &n, &k, &alpha, A.data(), &off[0], &off[1], desc[0], B.data(), &off[2], &off[3], desc[1], &beta,
+            C.data(), &off[4], &off[5], desc[2]);
   if (g_reports > 0) {
     if (g_reports > 1) finding("PB_Cabort called more than once");
     if (g_info >= 0) finding("PB_Cabort called with INFO >= 0");
@@ -118,22 +131,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Valid: check sub(C) against a plain loop, and that nothing else moved.
   const int lda = desc[0][desc[0][0] == 2 ? 10 : 8], ldb = desc[1][desc[1][0] == 2 ? 10 : 8],
             ldc = desc[2][desc[2][0] == 2 ? 10 : 8];
-  const char TA = char(std::toupper(ta)), TB = char(std::toupper(tb));
+  // pdsyrk_: op(A) is A for TRANS 'N', else A^T, and B = op(A)^T: b(l, j) = a(j, l).
+  const char TA = char(std::toupper(syrk ? tb : ta)), TB = char(std::toupper(tb));
   auto a = [&](int i, int l) {  // op(sub(A))(i, l), 0-based
     return TA == 'N' ? A[std::size_t(off[0] - 1 + i) + std::size_t(off[1] - 1 + l) * std::size_t(lda)]
                      : A[std::size_t(off[0] - 1 + l) + std::size_t(off[1] - 1 + i) * std::size_t(lda)];
   };
   auto b = [&](int l, int j) {
+    if (syrk) return a(j, l);
     return TB == 'N' ? B[std::size_t(off[2] - 1 + l) + std::size_t(off[3] - 1 + j) * std::size_t(ldb)]
                      : B[std::size_t(off[2] - 1 + j) + std::size_t(off[3] - 1 + l) * std::size_t(ldb)];
   };
+  const int rows = syrk ? n : m;  // sub(C) is rows x n
+  const bool upper = std::toupper(uplo) == 'U';
   std::vector<char> inside(C.size(), 0);
   // The plain loop checks products up to 2^20 multiply-adds (beyond, under the sanitizers
   // and coverage it would take longer than the per-input timeout); sub(C)'s bounds and the
   // untouched rest of C are checked always.
-  const bool check_values = double(m) * double(n) * double(k) <= double(1 << 20);
+  const bool check_values = double(rows) * double(n) * double(k) <= double(1 << 20);
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) {
+    for (int i = 0; i < rows; ++i) {
+      if (syrk && (upper ? i > j : i < j)) continue;  // the other triangle: untouched
       const std::size_t at = std::size_t(off[4] - 1 + i) + std::size_t(off[5] - 1 + j) * std::size_t(ldc);
       if (at >= C.size()) finding("a call accepted as valid reaches outside C's descriptor");
       inside[at] = 1;
