@@ -4,7 +4,7 @@
 #      Python caller threads) under LD_PRELOAD=BUILD/libprism_blas.so, each checked against
 #      the backend, RSS after every 10^4 calls; pass: no wrong result, RSS after call 10^5
 #      within 5% of RSS after call 10^4;
-#   2. BUILD/tests/soak_dist: 10^4 prism::dist::gemm calls on 4 ranks with changing shapes,
+#   2. BUILD/tests/soak_dist: 10^4 prism::dist::gemm and syrk calls on 4 ranks with changing shapes,
 #      each checked, RSS of every rank after every 10^3 calls; pass: no wrong result, every
 #      rank's RSS at the end within 5% of its RSS after the first 10^3 calls.
 # Writes OUTDIR/soak-dropin-DATE.md and OUTDIR/soak-dist-DATE.md (default bench/results).

@@ -1,6 +1,7 @@
 // tests/soak_dist.cpp — the rank level's soak (scripts/soak.sh): CALLS prism::dist::gemm
-// calls on the communicator's ranks with changing shapes (40 recurring shapes, more than
-// the layout cache keeps, and every tenth call a fresh random one), each result gathered
+// and prism::dist::syrk calls on the communicator's ranks with changing shapes (40 recurring
+// shapes, more than the layout cache keeps, and every tenth call a fresh random one; every
+// third call a syrk of the shape's m x k, upper or lower, 'N' or 'T'), each result gathered
 // and checked on rank 0 against a plain loop (inputs are small integers: exact). Every
 // 10^3 calls each rank's RSS is gathered. Pass: no wrong result, and every rank's RSS at
 // the end within 5% of its RSS after the first 10^3 calls. Writes a markdown table to OUT.
@@ -57,24 +58,39 @@ int main(int argc, char** argv) {
   for (int c = 1; c <= calls; ++c) {
     std::array<std::int64_t, 3> s = recurring[pick() % recurring.size()];
     if (c % 10 == 0) s = {std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 256)};
-    const prism::problem pr{prism::scalar_type::d, 'N', 'N', s[0], s[1], s[2]};
+    // A syrk: C (m x m) = 2 op(A) op(A)^T - C on one triangle, op(A) m x k; uplo and trans
+    // from the call's number (U N, L T, U T, L N in turn).
+    const bool syrk = c % 3 == 0;
+    const char uplo = c % 2 == 0 ? 'U' : 'L', trans = c % 4 < 2 ? 'N' : 'T';
+    if (syrk) s[1] = s[0];
+    const prism::problem pr = syrk ? prism::rank_k_problem(prism::scalar_type::d, prism::operation::syrk, uplo, trans, s[0], s[2])
+                                   : prism::problem{prism::scalar_type::d, 'N', 'N', s[0], s[1], s[2]};
     auto L = prism::dist::layout::make(MPI_COMM_WORLD, pr);
-    prism::dist::matrix<double> A(L, prism::operand::a), B(L, prism::operand::b), C(L, prism::operand::c);
+    prism::dist::matrix<double> A(L, prism::operand::a), C(L, prism::operand::c);
     A.fill(a_of);
-    B.fill(b_of);
     C.fill([](std::int64_t i, std::int64_t j) { return double((i + j) % 3); });
-    prism::dist::gemm(MPI_COMM_WORLD, L->source(), 2.0, A, B, -1.0, C);
+    if (syrk) {
+      prism::dist::syrk(MPI_COMM_WORLD, uplo, trans, 2.0, A, -1.0, C);
+    } else {
+      prism::dist::matrix<double> B(L, prism::operand::b);
+      B.fill(b_of);
+      prism::dist::gemm(MPI_COMM_WORLD, L->source(), 2.0, A, B, -1.0, C);
+    }
+    // op(A)(i, l) and op(B)(l, j) = op(A)(j, l) for a syrk: A is stored m x k ('N') or k x m.
+    const auto op_a = [&](std::int64_t i, std::int64_t l) { return !syrk || trans == 'N' ? a_of(i, l) : a_of(l, i); };
+    const auto op_b = [&](std::int64_t l, std::int64_t j) { return syrk ? op_a(j, l) : b_of(l, j); };
     std::vector<double> full(rank == 0 ? std::size_t(s[0] * s[1]) : 0);
     C.gather(0, full.data(), s[0]);
     if (rank == 0)
       for (std::int64_t j = 0; j < s[1]; ++j)
         for (std::int64_t i = 0; i < s[0]; ++i) {
+          if (syrk && (uplo == 'U' ? i > j : i < j)) continue;  // (gather writes only the triangle)
           double want = -double((i + j) % 3);
-          for (std::int64_t l = 0; l < s[2]; ++l) want += 2 * a_of(i, l) * b_of(l, j);
+          for (std::int64_t l = 0; l < s[2]; ++l) want += 2 * op_a(i, l) * op_b(l, j);
           if (full[std::size_t(i + j * s[0])] != want) {
             if (wrong < 5)
-              std::fprintf(stderr, "soak_dist: call %d, %lldx%lldx%lld: C(%lld, %lld) = %g, expected %g\n", c,
-                           (long long)s[0], (long long)s[1], (long long)s[2], (long long)i, (long long)j,
+              std::fprintf(stderr, "soak_dist: call %d, %s %lldx%lldx%lld: C(%lld, %lld) = %g, expected %g\n", c,
+                           syrk ? "syrk" : "gemm", (long long)s[0], (long long)s[1], (long long)s[2], (long long)i, (long long)j,
                            full[std::size_t(i + j * s[0])], want);
             ++wrong;
             i = s[0], j = s[1];
@@ -113,7 +129,7 @@ int main(int argc, char** argv) {
       char when[32];
       const std::time_t now = std::time(nullptr);
       std::strftime(when, sizeof when, "%Y-%m-%dT%H:%MZ", std::gmtime(&now));
-      std::fprintf(f, "# Rank-level soak: %d prism::dist::gemm calls on %d ranks (scripts/soak.sh)\n\n", calls, size);
+      std::fprintf(f, "# Rank-level soak: %d prism::dist::gemm and syrk calls on %d ranks (scripts/soak.sh)\n\n", calls, size);
       std::fprintf(f, "- date: %s\n- machine: %s, %ld CPUs, %s %s\n", when, u.nodename, sysconf(_SC_NPROCESSORS_ONLN),
                    u.sysname, u.release);
       std::fprintf(f, "- environment: PRISM_NUM_THREADS=%s, OPENBLAS_NUM_THREADS=%s, MALLOC_MMAP_THRESHOLD_=%s, "
@@ -123,7 +139,8 @@ int main(int argc, char** argv) {
                    std::getenv("MALLOC_MMAP_THRESHOLD_") ? std::getenv("MALLOC_MMAP_THRESHOLD_") : "",
                    std::getenv("MALLOC_ARENA_MAX") ? std::getenv("MALLOC_ARENA_MAX") : "");
       std::fprintf(f, "- shapes: double NN, 40 recurring m, n <= 96, k <= 160 (the layout cache keeps 16), every "
-                   "tenth call a fresh one m, n <= 128, k <= 256; each C checked exactly on rank 0; %.0f s in all\n\n",
+                   "tenth call a fresh one m, n <= 128, k <= 256; every third call a syrk of m x k (n = m; uplo U "
+                   "or L, trans N or T); each C checked exactly on rank 0; %.0f s in all\n\n",
                    MPI_Wtime() - t0);
       std::fprintf(f, "| calls | seconds |");
       for (int r = 0; r < size; ++r) std::fprintf(f, " rank %d RSS KiB |", r);
