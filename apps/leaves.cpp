@@ -200,7 +200,8 @@ int run_leaves(const options& o) {
       {64, 64, 4096}, {96, 96, 4096}, {128, 128, 4096}, {192, 192, 4096}, {256, 256, 4096}, {512, 512, 4096}};
   for (char letter : o.leaf_types) {
     const auto t = prism::scalar_type(letter);
-    for (auto [m, n, k] : shapes) {
+    for (const std::array<std::int64_t, 3>& dims : shapes) {
+      const std::int64_t m = dims[0], n = dims[1], k = dims[2];  // (clang 14's lambdas capture no structured binding)
       const double flops = prism::gemm_flops(t, m, n, k);
       auto rate = [&](const blas_library& lib) {
         auto one = [&]<class T>() {

@@ -34,8 +34,9 @@ TEST_CASE("sequential: the lower bound and COSMA's greedy schedule") {
   // computed one by one and stored: mk + ceil(m/a) kn + mn. E.g. 1000 x 1000 x 64 with
   // S = 6144: a = 94, 11 blocks: 64,000 + 704,000 + 10^6 = 1,768,000 (COSMA's Theorem 1,
   // 2mnk/sqrt(S) + mn, says 2,632,993).
-  for (auto [m, n, k] : {std::array<std::int64_t, 3>{1000, 1000, 64}, {2000, 2000, 48}, {4096, 4096, 100}, {500, 3000, 20}})
+  for (const std::array<std::int64_t, 3>& mnk : {std::array<std::int64_t, 3>{1000, 1000, 64}, {2000, 2000, 48}, {4096, 4096, 100}, {500, 3000, 20}})
     for (double S : {6144.0, 16384.0, 131072.0}) {
+      const std::int64_t m = mnk[0], n = mnk[1], k = mnk[2];  // (CAPTURE's lambda: no structured binding with clang 14)
       const std::int64_t a = (std::int64_t(S) - k - 1) / k;
       const double rows_held = double(m * k) + double((m + a - 1) / a) * double(k * n) + double(m * n);
       CAPTURE(m);
@@ -455,8 +456,9 @@ TEST_CASE("SYRK bound: the closed form is the optimisation's minimum (brute forc
 
 TEST_CASE("gemm's memory-independent bound: the box's minimum, continuous at CARMA's thresholds") {
   // Closed form against the box minimised numerically, across all three cases.
-  for (auto [m, n, k] : {std::array<std::int64_t, 3>{64, 64, 64}, {16, 64, 1024}, {9, 9, 200}, {100, 7, 30}})
+  for (const std::array<std::int64_t, 3>& mnk : {std::array<std::int64_t, 3>{64, 64, 64}, {16, 64, 1024}, {9, 9, 200}, {100, 7, 30}})
     for (std::int64_t P : {1, 2, 3, 8, 13, 64, 500}) {
+      const std::int64_t m = mnk[0], n = mnk[1], k = mnk[2];  // (CAPTURE's lambda: no structured binding with clang 14)
       CAPTURE(m);
       CAPTURE(n);
       CAPTURE(k);
@@ -480,9 +482,10 @@ TEST_CASE("SYRK bound against gemm's for the full square: below it, about half")
   // C = A A^T computed as a gemm does n^2 k multiply-adds and moves A twice (as A and A^T);
   // SYRK does half the work on half of C. Its bound is below gemm's memory-independent bound
   // for the n x n x k square everywhere, and near half of it on large shapes.
-  for (auto [n, k] : {std::array<std::int64_t, 2>{4096, 4096}, {256, 1 << 20}, {1024, 65536}, {4096, 256},
-                      {64, 8}, {5, 112}, {33, 33}, {1000, 3}})
+  for (const std::array<std::int64_t, 2>& nk : {std::array<std::int64_t, 2>{4096, 4096}, {256, 1 << 20}, {1024, 65536},
+                                                {4096, 256}, {64, 8}, {5, 112}, {33, 33}, {1000, 3}})
     for (std::int64_t P : {2, 3, 4, 7, 8, 13, 16, 64, 1000, 100000}) {
+      const std::int64_t n = nk[0], k = nk[1];  // (CAPTURE's lambda: no structured binding with clang 14)
       CAPTURE(n);
       CAPTURE(k);
       CAPTURE(P);

@@ -127,7 +127,8 @@ TEST_CASE_TEMPLATE("numa plans compute correct results for every type", T, float
     context ctx = on(desc, int(topology::synthetic(desc).domains().size()));
     ctx.set_small_flops(0);
     std::mt19937_64 gen(17);
-    for (auto [m, n, k] : {std::array<std::int64_t, 3>{16, 12, 5000}, {301, 40, 77}, {33, 257, 31}}) {
+    for (const std::array<std::int64_t, 3>& mnk : {std::array<std::int64_t, 3>{16, 12, 5000}, {301, 40, 77}, {33, 257, 31}}) {
+      const std::int64_t m = mnk[0], n = mnk[1], k = mnk[2];  // (INFO's lambda: no structured binding with clang 14)
       auto A = test::random_matrix<T>(k, m, k, gen), B = test::random_matrix<T>(k, n, k, gen);
       auto C = test::random_matrix<T>(m, n, m, gen);
       auto ref = test::reference_gemm('C', 'N', m, n, k, T(1), A.data(), k, B.data(), k, T(-1), C.data(), m);

@@ -223,8 +223,9 @@ TEST_CASE("1D and 2D schemes meet the SYRK bound's cases") {
 TEST_CASE("the planner's schemes give every working rank the mean flops within 5%") {
   // Parts take shares of k in proportion to their ranks, and uneven roles get row blocks of
   // equal work per rank, so a rank's flops are the mean's up to rounding of blocks and k.
-  for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {1024, 65536}, {256, 1 << 20}})
+  for (const std::pair<std::int64_t, std::int64_t>& nk : {std::pair<std::int64_t, std::int64_t>{4096, 4096}, {1024, 65536}, {256, 1 << 20}})
     for (int P = 2; P <= 16; ++P) {
+      const std::int64_t n = nk.first, k = nk.second;  // (CAPTURE's lambda: no structured binding with clang 14)
       const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', n, k);
       context c;
       c.set_ranks(P);
@@ -251,7 +252,9 @@ TEST_CASE("on n = k the planner's volume is never below the least any scheme can
   // counted fewer words than a scheme moves would come out below.
   const std::map<int, double> least = {{2, 1.282}, {3, 1.372}, {4, 1.323}, {5, 1.251}, {6, 1.223}, {7, 1.2}};
   const problem p = rank_k_problem(scalar_type::d, operation::syrk, 'U', 'T', 4096, 4096);
-  for (const auto& [P, ratio] : least) {
+  for (const std::pair<const int, double>& least_at : least) {
+    const int P = least_at.first;  // (CAPTURE's lambda: no structured binding with clang 14)
+    const double ratio = least_at.second;
     context c;
     c.set_ranks(P);
     const rank_k_choice at = choose_rank_k_ranks(p, c);

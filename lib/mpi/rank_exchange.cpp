@@ -263,10 +263,10 @@ class executor {
   T* post_sends(const exchange& e, int x, T* s, const T* held) {
     for (const message& msg : e.out) {
       T* d = s;
-      for (const auto& [g, t] : msg.parts)
+      for (const auto& [g, t] : msg.parts)  // (g = g: clang 14's lambdas cannot capture a structured binding)
         if (x < 2) each_segment(t, 0, [&](std::int64_t, std::int64_t l, std::int64_t len) { d = std::copy_n(held + l, len, d); });
         else
-          each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t, std::int64_t len) { d = std::copy_n(base_[x] + e.at[g] + b, len, d); });
+          each_segment(t, e.regions[g].at.rows, [&, g = g](std::int64_t b, std::int64_t, std::int64_t len) { d = std::copy_n(base_[x] + e.at[g] + b, len, d); });
       messages_.post(false, s, msg.count, msg.peer, x);
       s = d;
     }
@@ -296,7 +296,7 @@ class executor {
         const exchange& e = ph.reads[x];
         const T* src = at_in_[x][i];
         for (const auto& [g, t] : e.in[i].parts)
-          each_segment(t, e.regions[g].at.rows, [&](std::int64_t b, std::int64_t, std::int64_t len) {
+          each_segment(t, e.regions[g].at.rows, [&, g = g](std::int64_t b, std::int64_t, std::int64_t len) {
             std::copy_n(src, len, base_[x] + e.at[g] + b);
             src += len;
           });
