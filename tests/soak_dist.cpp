@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     if (c > 12) s = recurring[pick() % recurring.size()];
     if (c > 12 && c % 10 == 0) s = {std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 256)};
     // A syrk: C (m x m) = 2 op(A) op(A)^T - C on one triangle, op(A) m x k; uplo and trans
-    // from the call's number (U N, L T, U T, L N in turn).
+    // from the call's number (calls 3, 6, 9, 12: L T, U T, L N, U N, and so on).
     const bool syrk = c % 3 == 0;
     const char uplo = c % 2 == 0 ? 'U' : 'L', trans = c % 4 < 2 ? 'N' : 'T';
     if (syrk) s[1] = s[0];
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
                    std::getenv("OPENBLAS_NUM_THREADS") ? std::getenv("OPENBLAS_NUM_THREADS") : "",
                    std::getenv("MALLOC_MMAP_THRESHOLD_") ? std::getenv("MALLOC_MMAP_THRESHOLD_") : "",
                    std::getenv("MALLOC_ARENA_MAX") ? std::getenv("MALLOC_ARENA_MAX") : "");
-      std::fprintf(f, "- shapes: double NN, 40 recurring m, n <= 96, k <= 160 (the layout cache keeps 16), every "
+      std::fprintf(f, "- shapes: double, gemm NN, 40 recurring m, n <= 96, k <= 160 (the layout cache keeps 16), every "
                    "tenth call a fresh one m, n <= 128, k <= 256; every third call a syrk of m x k (n = m; uplo U "
                    "or L, trans N or T); calls 1-12 the largest, 128 x 128 x 256, in every variant (what a process loads once, "
                    "such as a leaf library, before the first checkpoint); each C checked exactly on rank 0; %.0f s in all\n\n",

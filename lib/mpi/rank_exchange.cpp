@@ -295,7 +295,7 @@ class executor {
       for (std::size_t i = 0; i < ph.reads[x].in.size(); ++i) {
         const exchange& e = ph.reads[x];
         const T* src = at_in_[x][i];
-        for (const auto& [g, t] : e.in[i].parts)
+        for (const auto& [g, t] : e.in[i].parts)  // (g = g: as in post_sends)
           each_segment(t, e.regions[g].at.rows, [&, g = g](std::int64_t b, std::int64_t, std::int64_t len) {
             std::copy_n(src, len, base_[x] + e.at[g] + b);
             src += len;

@@ -10,7 +10,6 @@
 #include <mutex>
 #include <numeric>
 #include <queue>
-#include <tuple>
 #include <unordered_map>
 
 namespace prism::ranks {
@@ -114,9 +113,9 @@ std::pair<std::int64_t, int> prime_power(std::int64_t q) {
 std::vector<int> singer_set(int c) {
   std::int64_t q = 2;
   while (q * q + q + 1 < c) ++q;
-  std::int64_t p = 0;
-  int e = 0;
-  std::tie(p, e) = prime_power(q);  // (not a structured binding: clang 14's lambdas cannot capture one)
+  const std::pair<std::int64_t, int> pe = prime_power(q);  // (no structured binding: clang 14's lambdas cannot capture one)
+  const std::int64_t p = pe.first;
+  const int e = pe.second;
   if (q * q + q + 1 != c || p == 0) return {};
   const std::size_t N = std::size_t(3 * e);
   const std::int64_t order = q * q * q - 1;

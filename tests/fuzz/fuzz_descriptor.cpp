@@ -2,10 +2,11 @@
 // descriptor checks (libprism_scalapack's pdgemm_ and pdsyrk_, route prism) on a 1 x 1
 // BLACS grid. Input bytes give trans letters, m, n, k, the six offsets and the three
 // descriptors (9- or 11-entry, any DTYPE, context, sizes, blocks, sources, LLD), small
-// values with occasional negatives, then the routine: an odd last byte calls pdsyrk_ with
+// values with occasional negatives, then the routine: an odd next byte calls pdsyrk_ with
 // the first letter as UPLO (N, T, C, n read as U, L, X, l: X is invalid), the second as
-// TRANS, n, k, A's offsets and descriptor, C's (B's unused); else pdgemm_ (so inputs
-// written before pdsyrk_ was fuzzed decode as they did). Each call either reports an INFO
+// TRANS, n, k, A's offsets and descriptor, C's (B's unused); an even one, or none, pdgemm_.
+// (The corpus from before pdsyrk_ was fuzzed has that byte even or absent, so it decodes
+// as it did.) Each call either reports an INFO
 // through PB_Cabort (this program's, which records it and returns, as PBLAS's testers'
 // does) with C untouched, or computes sub(C) = alpha op(sub(A)) op(sub(B)) + beta sub(C)
 // (pdsyrk_: alpha op(sub(A)) op(sub(A))^T + beta sub(C) on its UPLO triangle) within the
@@ -128,6 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!(C[i] == C0[i]) && !(std::isnan(C[i]) && std::isnan(C0[i]))) finding("an invalid call wrote C");
     return 0;
   }
+  if (syrk && uplo == 'X') finding("pdsyrk_ accepted UPLO = 'X'");
   // Valid: check sub(C) against a plain loop, and that nothing else moved.
   const int lda = desc[0][desc[0][0] == 2 ? 10 : 8], ldb = desc[1][desc[1][0] == 2 ? 10 : 8],
             ldc = desc[2][desc[2][0] == 2 ? 10 : 8];
@@ -163,6 +165,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!(std::fabs(C[at] - want) <= tol)) finding("a valid call computed a wrong sub(C)");
     }
   for (std::size_t i = 0; i < C.size(); ++i)
-    if (!inside[i] && !(C[i] == C0[i])) finding("a valid call wrote outside sub(C)");
+    if (!inside[i] && !(C[i] == C0[i])) finding(syrk ? "a valid call wrote outside sub(C)'s UPLO triangle" : "a valid call wrote outside sub(C)");
   return 0;
 }
