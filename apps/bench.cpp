@@ -111,9 +111,9 @@ int bench_one(const options& o) {
   };
   const auto& ob_leaf = prism::detail::leaf_library(prism::leaf_backend::openblas);
   const auto& blis_leaf = prism::detail::leaf_library(prism::leaf_backend::blis);
-  std::printf("# host: %s, %d cores; OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s; openblas: %s (kernels %s); prism's "
+  std::printf("# host: %s, %d core%s; OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s; openblas: %s (kernels %s); prism's "
               "leaves: openblas %s, blis %s\n",
-              o.ctx.description().cpu().c_str(), cores, env("OPENBLAS_CORETYPE").c_str(), env("OPENBLAS_L2_SIZE").c_str(),
+              o.ctx.description().cpu().c_str(), cores, cores == 1 ? "" : "s", env("OPENBLAS_CORETYPE").c_str(), env("OPENBLAS_L2_SIZE").c_str(),
               openblas.path().c_str(), openblas.kernel_name().c_str(), ob_leaf.kernel_name().c_str(),
               blis_leaf.kernel_name().c_str());
   const std::string what = p.op == prism::operation::gemm ? std::string("trans ") + p.transa + p.transb

@@ -375,8 +375,8 @@ int run_tune(const options& o) {
   }
   const cpu_clock busy0 = cpu_clock::now();
   prism::machine_description d = prism::machine_description::detect();
-  std::printf("# prism tune: %s, %d cores, streaming kernel %s; best of %d timings of >= %g s, 1 thread unless said\n",
-              d.cpu().c_str(), d.cores(), d.simd().c_str(), reps, min_timing);
+  std::printf("# prism tune: %s, %d core%s, streaming kernel %s; best of %d timings of >= %g s, 1 thread unless said\n",
+              d.cpu().c_str(), d.cores(), d.cores() == 1 ? "" : "s", d.simd().c_str(), reps, min_timing);
   // The streaming kernels' own sizes first: the crossovers below time the kernels with them.
   {
     kernel_size_tuner sizes(d, reps, std::max(1, std::min(o.ctx.threads(), d.cores())));
@@ -561,8 +561,8 @@ int run_tune(const options& o) {
   // Timings taken beside other work are slow and uneven: said, so the values are not kept
   // unknowingly (tune measures one thread at a time, mostly, so 0.25 of a core is noise).
   if (const double others = others_busy(busy0, seconds_since(t0)); others > 0.25)
-    std::printf("# note: other processes kept %.2f of %d cores busy while tune measured; run prism tune again on an "
-                "idle machine for values that hold\n", others, busy0.cpus);
+    std::printf("# note: other processes kept %.2f of %d core%s busy while tune measured; run prism tune "
+                "again on an idle machine for values that hold\n", others, busy0.cpus, busy0.cpus == 1 ? "" : "s");
   return 0;
 }
 

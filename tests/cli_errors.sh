@@ -129,7 +129,7 @@ good "^usage: prism plan M N K" -- help plan
 good "^usage: prism plan M N K" -- plan --help
 good "^usage: prism bench M N K" -- bench 8 8 8 -h
 # The benchmark names its host and what moves its baseline (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE).
-good "^# host: .+, [0-9]+ cores; OPENBLAS_CORETYPE=[^ ]+ OPENBLAS_L2_SIZE=[^ ]+; openblas: .+ \(kernels [A-Za-z0-9]+\); prism's leaves: openblas [A-Za-z0-9]+, blis [a-z0-9]+$" -- bench 32 32 32 --reps 1
+good "^# host: .+, [0-9]+ cores?; OPENBLAS_CORETYPE=[^ ]+ OPENBLAS_L2_SIZE=[^ ]+; openblas: .+ \(kernels [A-Za-z0-9]+\); prism's leaves: openblas [A-Za-z0-9]+, blis [a-z0-9]+$" -- bench 32 32 32 --reps 1
 good "max_memory=1073741824" -- plan 8 8 8 --max-memory 1G
 good "max_memory=65536 " PRISM_MAX_MEMORY=64K -- plan 8 8 8
 good "^# empty product" -- plan 0 8 8

@@ -22,7 +22,7 @@ busy=$!
 kill "$busy"; wait "$busy" 2>/dev/null
 echo "prism tune took $(( $(date +%s) - start )) s"
 cat "$dir/out"
-grep -Eq "^# note: other processes kept [0-9.]+ of [0-9]+ cores busy while tune measured" "$dir/out" ||
+grep -Eq "^# note: other processes kept [0-9.]+ of [0-9]+ cores? busy while tune measured" "$dir/out" ||
   fail "no note that other processes were busy while tune measured beside a busy loop"
 [ -s "$dir/err" ] && fail "prism tune wrote on stderr: $(cat "$dir/err")"
 grep -q "^small_flops: [0-9.e+]* measured$" "$dir/machine" || fail "no measured small_flops line in the file"

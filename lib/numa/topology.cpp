@@ -212,9 +212,9 @@ std::string topology::synthetic_description() const {
 std::string topology::describe() const {
   std::ostringstream os;
   os << "topology (" << source() << (is_this_system() ? ", this machine" : ", not this machine") << "): "
-     << domains().size() << " NUMA domain" << (domains().size() == 1 ? "" : "s") << ", " << cores() << " cores\n";
+     << domains().size() << " NUMA domain" << (domains().size() == 1 ? "" : "s") << ", " << cores() << " core" << (cores() == 1 ? "" : "s") << "\n";
   for (auto& d : domains())
-    os << "  domain " << d.index << " (os " << d.os_index << "): " << d.cores << " cores, "
+    os << "  domain " << d.index << " (os " << d.os_index << "): " << d.cores << " core" << (d.cores == 1 ? "" : "s") << ", "
        << (d.memory_bytes >> 20) << " MiB\n";
   for (auto& c : caches())
     os << "  L" << c.level << ": " << (c.size_bytes >> 10) << " KiB, line " << c.line_bytes << " B, shared by "
