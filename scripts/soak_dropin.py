@@ -270,9 +270,9 @@ def main():
     last_rss = rows[-1][3]
     drift = 100.0 * (last_rss - first_rss) / first_rss
     ok = not failures and abs(drift) <= 5.0
-    env = {v: os.environ.get(v, "") for v in ("LD_PRELOAD", "PRISM_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                               "PRISM_BLAS_ROUTE", "PRISM_SMALL_FLOPS", "MALLOC_MMAP_THRESHOLD_",
-                                               "MALLOC_ARENA_MAX")}
+    env = {v: os.environ.get(v, "(unset)") for v in ("LD_PRELOAD", "PRISM_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                      "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "PRISM_BLAS_ROUTE",
+                                                      "PRISM_SMALL_FLOPS", "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX")}
     with open(args.out, "w") as f:
         f.write("# Drop-in soak: %d calls under LD_PRELOAD (scripts/soak.sh)\n\n" % done)
         f.write("- date: %s\n" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"))

@@ -61,8 +61,10 @@ int main(int argc, char** argv) {
     // once (a leaf library at its first use: 4 MB of RSS for BLIS and OpenBLAS's leaf copy)
     // comes before the first checkpoint, not at the first large call drawn later.
     std::array<std::int64_t, 3> s = {128, 128, 256};
-    if (c > 12) s = recurring[pick() % recurring.size()];
-    if (c > 12 && c % 10 == 0) s = {std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 256)};
+    if (c > 12) {
+      s = recurring[pick() % recurring.size()];
+      if (c % 10 == 0) s = {std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 128), std::int64_t(1 + pick() % 256)};
+    }
     // A syrk: C (m x m) = 2 op(A) op(A)^T - C on one triangle, op(A) m x k; uplo and trans
     // from the call's number (calls 3, 6, 9, 12: L T, U T, L N, U N, and so on).
     const bool syrk = c % 3 == 0;
@@ -137,12 +139,11 @@ int main(int argc, char** argv) {
       std::fprintf(f, "# Rank-level soak: %d prism::dist::gemm and syrk calls on %d ranks (scripts/soak.sh)\n\n", calls, size);
       std::fprintf(f, "- date: %s\n- machine: %s, %ld CPUs, %s %s\n", when, u.nodename, sysconf(_SC_NPROCESSORS_ONLN),
                    u.sysname, u.release);
-      std::fprintf(f, "- environment: PRISM_NUM_THREADS=%s, OPENBLAS_NUM_THREADS=%s, MALLOC_MMAP_THRESHOLD_=%s, "
-                   "MALLOC_ARENA_MAX=%s; mpiexec --oversubscribe\n",
-                   std::getenv("PRISM_NUM_THREADS") ? std::getenv("PRISM_NUM_THREADS") : "",
-                   std::getenv("OPENBLAS_NUM_THREADS") ? std::getenv("OPENBLAS_NUM_THREADS") : "",
-                   std::getenv("MALLOC_MMAP_THRESHOLD_") ? std::getenv("MALLOC_MMAP_THRESHOLD_") : "",
-                   std::getenv("MALLOC_ARENA_MAX") ? std::getenv("MALLOC_ARENA_MAX") : "");
+      std::fprintf(f, "- environment:");
+      for (const char* v : {"PRISM_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                            "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX"})
+        std::fprintf(f, " %s=%s,", v, std::getenv(v) != nullptr ? std::getenv(v) : "(unset)");
+      std::fprintf(f, " mpiexec --oversubscribe\n");
       std::fprintf(f, "- shapes: double, gemm NN, 40 recurring m, n <= 96, k <= 160 (the layout cache keeps 16), every "
                    "tenth call a fresh one m, n <= 128, k <= 256; every third call a syrk of m x k (n = m; uplo U "
                    "or L, trans N or T); calls 1-12 the largest, 128 x 128 x 256, in every variant (what a process loads once, "

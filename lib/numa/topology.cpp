@@ -212,10 +212,11 @@ std::string topology::synthetic_description() const {
 std::string topology::describe() const {
   std::ostringstream os;
   os << "topology (" << source() << (is_this_system() ? ", this machine" : ", not this machine") << "): "
-     << domains().size() << " NUMA domain" << (domains().size() == 1 ? "" : "s") << ", " << cores() << " core" << (cores() == 1 ? "" : "s") << "\n";
+     << domains().size() << " NUMA domain" << (domains().size() == 1 ? "" : "s") << ", " << cores() << " core"
+     << (cores() == 1 ? "" : "s") << "\n";
   for (auto& d : domains())
-    os << "  domain " << d.index << " (os " << d.os_index << "): " << d.cores << " core" << (d.cores == 1 ? "" : "s") << ", "
-       << (d.memory_bytes >> 20) << " MiB\n";
+    os << "  domain " << d.index << " (os " << d.os_index << "): " << d.cores << " core" << (d.cores == 1 ? "" : "s")
+       << ", " << (d.memory_bytes >> 20) << " MiB\n";
   for (auto& c : caches())
     os << "  L" << c.level << ": " << (c.size_bytes >> 10) << " KiB, line " << c.line_bytes << " B, shared by "
        << c.pus_sharing << " PU" << (c.pus_sharing == 1 ? "" : "s") << ", " << c.instances << " instances\n";

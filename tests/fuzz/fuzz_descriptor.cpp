@@ -6,13 +6,13 @@
 // the first letter as UPLO (N, T, C, n read as U, L, X, l: X is invalid), the second as
 // TRANS, n, k, A's offsets and descriptor, C's (B's unused); an even one, or none, pdgemm_.
 // (The corpus from before pdsyrk_ was fuzzed has that byte even or absent, so it decodes
-// as it did.) Each call either reports an INFO
-// through PB_Cabort (this program's, which records it and returns, as PBLAS's testers'
-// does) with C untouched, or computes sub(C) = alpha op(sub(A)) op(sub(B)) + beta sub(C)
-// (pdsyrk_: alpha op(sub(A)) op(sub(A))^T + beta sub(C) on its UPLO triangle) within the
-// componentwise bound with the rest of C untouched (on one process every operand is held
-// whole, local = global with the descriptor's LLD). The buffers are as large as the
-// descriptors say, so a valid call stays inside them.
+// as it did.) Each call either reports an INFO through PB_Cabort (this program's, which
+// records it and returns, as PBLAS's testers' does) with C untouched, or computes
+// sub(C) = alpha op(sub(A)) op(sub(B)) + beta sub(C) (pdsyrk_: alpha op(sub(A)) op(sub(A))^T
+// + beta sub(C) on its UPLO triangle) within the componentwise bound with the rest of C
+// untouched (on one process every operand is held whole, local = global with the
+// descriptor's LLD). The buffers are as large as the descriptors say, so a valid call
+// stays inside them.
 #include <mpi.h>
 
 #include <cmath>
